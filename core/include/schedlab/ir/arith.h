@@ -1,0 +1,64 @@
+// The builder API: free functions that create math expressions, as nvFuser's
+// ops/arith.h. The fusion-text frontend and tests both build IR through it.
+//
+// Semantics shared by every function here:
+//  * Axes count over a tensor's non-reduction logical axes; negative axes count
+//    from the end.
+//  * Elementwise operands broadcast NumPy-style: the lower-rank operand gains
+//    leading Broadcast axes (a BroadcastOp), then each axis must have equal
+//    extents or be Broadcast on all but one side.
+//  * f16/bf16 operands of math are cast to f32 first; results are f32. Integer
+//    operands of transcendental functions are cast to f32.
+//  * Constant-only operations fold to a Scalar.
+// Every rule violation is a user_error naming the op, the tensor and the axis.
+#pragma once
+
+#include <vector>
+
+#include "schedlab/ir/fusion.h"
+
+namespace schedlab::ir {
+
+/// A constant in f's scalar pool.
+Scalar* constant(Fusion& f, double v, DataType t = DataType::F64);
+
+Val* unary(UnaryOpType op, Val* in);
+Val* binary(BinaryOpType op, Val* lhs, Val* rhs);
+Val* where(Val* cond, Val* lhs, Val* rhs);
+Val* cast(Val* in, DataType t);
+
+/// Reduces over `axes` (all axes when empty). keepdim leaves Broadcast axes
+/// where the reduced axes were.
+TensorView* reduce(ReductionOpType op, TensorView* in, std::vector<int> axes, bool keepdim = false);
+/// Inserts Broadcast axes: one entry per output axis, true where it is new.
+TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim);
+/// A copy.
+TensorView* set(TensorView* in);
+/// Output axis k is input axis new2old[k].
+TensorView* permute(TensorView* in, std::vector<int> new2old);
+/// Swaps two axes.
+TensorView* transpose(TensorView* in, int a, int b);
+
+// Named shorthands.
+inline Val* neg(Val* x) { return unary(UnaryOpType::Neg, x); }
+inline Val* exp(Val* x) { return unary(UnaryOpType::Exp, x); }
+inline Val* log(Val* x) { return unary(UnaryOpType::Log, x); }
+inline Val* sqrt(Val* x) { return unary(UnaryOpType::Sqrt, x); }
+inline Val* rsqrt(Val* x) { return unary(UnaryOpType::Rsqrt, x); }
+inline Val* tanh(Val* x) { return unary(UnaryOpType::Tanh, x); }
+inline Val* relu(Val* x) { return unary(UnaryOpType::Relu, x); }
+inline Val* erf(Val* x) { return unary(UnaryOpType::Erf, x); }
+inline Val* add(Val* a, Val* b) { return binary(BinaryOpType::Add, a, b); }
+inline Val* sub(Val* a, Val* b) { return binary(BinaryOpType::Sub, a, b); }
+inline Val* mul(Val* a, Val* b) { return binary(BinaryOpType::Mul, a, b); }
+inline Val* div(Val* a, Val* b) { return binary(BinaryOpType::Div, a, b); }
+inline TensorView* sum(TensorView* x, std::vector<int> axes, bool keepdim = false) {
+  return reduce(ReductionOpType::Sum, x, std::move(axes), keepdim);
+}
+inline TensorView* max(TensorView* x, std::vector<int> axes, bool keepdim = false) {
+  return reduce(ReductionOpType::Max, x, std::move(axes), keepdim);
+}
+/// The tensor v holds; internal error if it is a scalar (for tests' brevity).
+TensorView* tv(Val* v);
+
+}  // namespace schedlab::ir

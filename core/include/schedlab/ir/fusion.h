@@ -1,0 +1,78 @@
+// The Fusion container: owns every IterDomain, Val and Expr of one fusion.
+//
+// Nodes are created only through the Fusion, which numbers them in creation
+// order (T0, T1, ..., iS0, iS1, ...) so printed IR is deterministic. Creating
+// an Expr wires definition/uses on its operands. Nothing is ever deleted while
+// the Fusion lives; scheduling rewires, it does not free.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedlab/ir/ir.h"
+
+namespace schedlab::ir {
+
+class Fusion {
+ public:
+  explicit Fusion(std::string name = "fusion") : name_(std::move(name)) {}
+  Fusion(const Fusion&) = delete;
+  Fusion& operator=(const Fusion&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  /// A new axis.
+  IterDomain* make_iter_domain(SizeExpr extent, IterType t);
+  /// A new tensor over the given logical axes (owned by this fusion).
+  TensorView* make_tensor(DataType t, std::vector<IterDomain*> logical);
+  /// A new tensor with fresh Iteration/Broadcast axes of the given extents;
+  /// extent constant 1 gives a Broadcast axis.
+  TensorView* make_tensor(DataType t, const std::vector<SizeExpr>& shape);
+  /// A constant.
+  Scalar* make_scalar(double v, DataType t);
+
+  /// Creates an expression node and wires its operands' uses and its outputs'
+  /// definition. Outputs must not already have a definition.
+  template <typename T, typename... Args>
+  T* create(Args&&... args) {
+    auto e = std::make_unique<T>(std::forward<Args>(args)...);
+    T* raw = e.get();
+    register_expr(std::move(e));
+    return raw;
+  }
+
+  /// Marks t a fusion input; it moves to Global memory.
+  void add_input(TensorView* t);
+  /// Marks t a fusion output; it moves to Global memory.
+  void add_output(TensorView* t);
+  const std::vector<TensorView*>& inputs() const { return inputs_; }
+  const std::vector<TensorView*>& outputs() const { return outputs_; }
+  bool is_input(const Val* v) const;
+  bool is_output(const Val* v) const;
+
+  /// Every tensor, in creation order.
+  std::vector<TensorView*> tensors() const;
+  /// Every expression in creation order (creation order is already topological
+  /// for the builder, which can only use values that exist).
+  std::vector<Expr*> exprs() const;
+  /// The expressions the outputs depend on, in a deterministic topological
+  /// order (statement sort): depth-first from the outputs, operands first.
+  std::vector<Expr*> exprs_for_outputs() const;
+  /// Named sizes in first-seen order over the inputs' shapes.
+  std::vector<std::string> size_symbols() const;
+  const std::vector<std::unique_ptr<IterDomain>>& iter_domains() const { return ids_; }
+
+ private:
+  void register_expr(std::unique_ptr<Expr> e);
+
+  std::string name_;
+  std::vector<std::unique_ptr<IterDomain>> ids_;
+  std::vector<std::unique_ptr<Val>> vals_;
+  std::vector<std::unique_ptr<Expr>> exprs_;
+  std::vector<TensorView*> inputs_;
+  std::vector<TensorView*> outputs_;
+  int next_tensor_ = 0;
+};
+
+}  // namespace schedlab::ir

@@ -1,0 +1,336 @@
+// schedlab/ir: the fusion IR.
+//
+// Owns: Fusion, the values it holds (TensorView, Scalar), their IterDomains,
+// and one small node type per math expression, after Halide's IR.h. The
+// vocabulary and semantics follow nvFuser: a TensorView has a logical domain
+// (its shape, reduction axes included) and a loop domain (how it is iterated
+// once scheduled); intermediates live in Local memory, fusion inputs and
+// outputs in Global.
+// May depend on: schedlab/base only.
+// Invariants: every node is owned by exactly one Fusion and is never shared
+// between fusions; an expression's outputs have that expression as their
+// definition, and its inputs list it among their uses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedlab/ir/dtype.h"
+#include "schedlab/ir/size_expr.h"
+
+namespace schedlab::ir {
+
+class Fusion;
+class Expr;
+
+/// How an axis is traversed by the expression that defines its tensor.
+enum class IterType {
+  Iteration,  ///< an ordinary data-parallel axis
+  Reduction,  ///< reduced by the defining ReductionOp; absent from the result's shape
+  Broadcast,  ///< extent 1, stretched to match the other operand
+};
+
+/// Hardware binding of a loop axis. Serial means not bound. Loop transforms
+/// (Vectorize, Unroll, ...) are a separate enum, introduced with scheduling.
+enum class ParallelType { Serial, DIDx, BIDx, BIDy, BIDz, TIDx, TIDy, TIDz };
+
+/// Where a tensor lives.
+enum class MemoryType { Local, Shared, Global };
+
+std::string_view iter_type_name(IterType t);
+std::string_view parallel_type_name(ParallelType t);
+std::string_view memory_type_name(MemoryType t);
+
+/// One axis of a tensor.
+class IterDomain {
+ public:
+  /// Fusion-unique number; printed as the suffix of iS3, rS4, bS5.
+  int id() const { return id_; }
+  /// Symbolic extent; constant 1 for Broadcast axes.
+  const SizeExpr& extent() const { return extent_; }
+  IterType iter_type() const { return iter_type_; }
+  ParallelType parallel_type() const { return parallel_type_; }
+  bool is_reduction() const { return iter_type_ == IterType::Reduction; }
+  bool is_broadcast() const { return iter_type_ == IterType::Broadcast; }
+  void parallelize(ParallelType p) { parallel_type_ = p; }
+  /// "iS3{N}", "rS4{K}", "bS5{1}".
+  std::string str() const;
+
+ private:
+  friend class Fusion;
+  IterDomain(int id, SizeExpr extent, IterType t) : id_(id), extent_(std::move(extent)), iter_type_(t) {}
+  int id_;
+  SizeExpr extent_;
+  IterType iter_type_;
+  ParallelType parallel_type_ = ParallelType::Serial;
+};
+
+/// Anything an expression consumes or produces: a tensor or a scalar.
+class Val {
+ public:
+  enum class Kind { Tensor, Scalar };
+  virtual ~Val() = default;
+  Val(const Val&) = delete;
+  Val& operator=(const Val&) = delete;
+
+  Kind kind() const { return kind_; }
+  DataType dtype() const { return dtype_; }
+  Fusion* fusion() const { return fusion_; }
+  /// The expression that produces this value; null for fusion inputs and constants.
+  Expr* definition() const { return definition_; }
+  /// Expressions that read this value, in creation order.
+  const std::vector<Expr*>& uses() const { return uses_; }
+  /// Printed form: "T3" for tensors, the literal for scalars.
+  virtual std::string str() const = 0;
+
+  template <typename T>
+  bool is() const {
+    return kind_ == T::kKind;
+  }
+  template <typename T>
+  T* as() {
+    return is<T>() ? static_cast<T*>(this) : nullptr;
+  }
+  template <typename T>
+  const T* as() const {
+    return is<T>() ? static_cast<const T*>(this) : nullptr;
+  }
+
+ protected:
+  Val(Kind k, Fusion* f, DataType t) : kind_(k), fusion_(f), dtype_(t) {}
+
+ private:
+  friend class Fusion;
+  Kind kind_;
+  Fusion* fusion_;
+  DataType dtype_;
+  Expr* definition_ = nullptr;
+  std::vector<Expr*> uses_;
+};
+
+/// A compile-time constant. Its value is held in double, exactly for every
+/// dtype the IR has (i64 constants are limited to 2^53 in magnitude).
+class Scalar final : public Val {
+ public:
+  static constexpr Kind kKind = Kind::Scalar;
+  double value() const { return value_; }
+  std::string str() const override;
+
+ private:
+  friend class Fusion;
+  Scalar(Fusion* f, DataType t, double v) : Val(kKind, f, t), value_(v) {}
+  double value_;
+};
+
+/// A tensor. Named T0, T1, ... in creation order, so printed IR is stable.
+class TensorView final : public Val {
+ public:
+  static constexpr Kind kKind = Kind::Tensor;
+  /// The N of "TN".
+  int number() const { return number_; }
+  std::string str() const override { return "T" + std::to_string(number_); }
+  /// The name the user gave in fusion text or the builder ("x", "m"); may be empty.
+  const std::string& user_name() const { return user_name_; }
+  void set_user_name(std::string n) { user_name_ = std::move(n); }
+  /// "T3 (m)" when there is a user name, "T3" otherwise: for messages.
+  std::string describe() const;
+
+  /// The shape, with Reduction axes in place (they are not part of the data).
+  const std::vector<IterDomain*>& logical() const { return logical_; }
+  /// The logical domain without Reduction axes: the shape of the data.
+  std::vector<IterDomain*> logical_no_reductions() const;
+  /// The loop domain; equal to logical until scheduling transforms it.
+  const std::vector<IterDomain*>& loop() const { return loop_; }
+  /// Number of logical axes, reductions included.
+  int nlogical() const { return static_cast<int>(logical_.size()); }
+  IterDomain* axis(int i) const { return loop_.at(static_cast<size_t>(i)); }
+
+  MemoryType memory_type() const { return memory_type_; }
+  void set_memory_type(MemoryType m) { memory_type_ = m; }
+  /// Compute-at (inline) position into its consumers' loop nests; 0 = not inlined.
+  int compute_at_pos() const { return compute_at_pos_; }
+  void set_compute_at_pos(int p) { compute_at_pos_ = p; }
+  bool has_reduction() const;
+
+ private:
+  friend class Fusion;
+  TensorView(Fusion* f, int number, DataType t, std::vector<IterDomain*> logical)
+      : Val(kKind, f, t), number_(number), logical_(logical), loop_(std::move(logical)) {}
+  int number_;
+  std::string user_name_;
+  std::vector<IterDomain*> logical_;
+  std::vector<IterDomain*> loop_;
+  MemoryType memory_type_ = MemoryType::Local;
+  int compute_at_pos_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Expressions. One small class per kind; fields are public-read through
+// accessors and fixed at construction (Fusion::create).
+
+enum class UnaryOpType { Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Erf, Reciprocal, Not };
+enum class BinaryOpType { Add, Sub, Mul, Div, Max, Min, Pow, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
+enum class ReductionOpType { Sum, Max, Min, Prod };
+/// How a LoadStoreOp moves data. Only Set is lowered so far; the others name
+/// the hardware paths cache_after can pick.
+enum class LoadStoreOpType { Set, CpAsync, LdMatrix, Tma };
+
+std::string_view unary_op_name(UnaryOpType t);
+std::string_view binary_op_name(BinaryOpType t);
+std::string_view reduction_op_name(ReductionOpType t);
+std::string_view load_store_op_name(LoadStoreOpType t);
+/// True for Lt..Ne: the result is bool.
+bool is_comparison(BinaryOpType t);
+/// True for And, Or: bool operands only.
+bool is_logical(BinaryOpType t);
+/// The identity of a reduction: 0, -inf, +inf, 1.
+double reduction_init(ReductionOpType t);
+
+class Expr {
+ public:
+  enum class Kind { Unary, Binary, Where, Cast, Reduction, Broadcast, LoadStore, Permute };
+  virtual ~Expr() = default;
+  Expr(const Expr&) = delete;
+  Expr& operator=(const Expr&) = delete;
+
+  Kind kind() const { return kind_; }
+  /// Operands, in the order the node documents.
+  const std::vector<Val*>& inputs() const { return inputs_; }
+  const std::vector<Val*>& outputs() const { return outputs_; }
+  /// The single output every current node has.
+  TensorView* out() const { return outputs_.front()->as<TensorView>(); }
+  /// Name in printed IR: "exp", "add", "reduction", "broadcast", ...
+  virtual std::string op_name() const = 0;
+
+  template <typename T>
+  bool is() const {
+    return kind_ == T::kKind;
+  }
+  template <typename T>
+  const T* as() const {
+    return is<T>() ? static_cast<const T*>(this) : nullptr;
+  }
+
+ protected:
+  Expr(Kind k, std::vector<Val*> in, std::vector<Val*> out)
+      : kind_(k), inputs_(std::move(in)), outputs_(std::move(out)) {}
+
+ private:
+  Kind kind_;
+  std::vector<Val*> inputs_;
+  std::vector<Val*> outputs_;
+};
+
+/// out = op(in), elementwise.
+class UnaryOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::Unary;
+  UnaryOp(UnaryOpType op, TensorView* out, Val* in) : Expr(kKind, {in}, {out}), op_(op) {}
+  UnaryOpType op() const { return op_; }
+  Val* in() const { return inputs()[0]; }
+  std::string op_name() const override { return std::string(unary_op_name(op_)); }
+
+ private:
+  UnaryOpType op_;  ///< which function
+};
+
+/// out = op(lhs, rhs), elementwise; operands have the output's rank, or are scalars.
+class BinaryOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::Binary;
+  BinaryOp(BinaryOpType op, TensorView* out, Val* lhs, Val* rhs)
+      : Expr(kKind, {lhs, rhs}, {out}), op_(op) {}
+  BinaryOpType op() const { return op_; }
+  Val* lhs() const { return inputs()[0]; }
+  Val* rhs() const { return inputs()[1]; }
+  std::string op_name() const override { return std::string(binary_op_name(op_)); }
+
+ private:
+  BinaryOpType op_;  ///< which function
+};
+
+/// out = cond ? lhs : rhs, elementwise.
+class WhereOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::Where;
+  WhereOp(TensorView* out, Val* cond, Val* lhs, Val* rhs) : Expr(kKind, {cond, lhs, rhs}, {out}) {}
+  Val* cond() const { return inputs()[0]; }
+  Val* lhs() const { return inputs()[1]; }
+  Val* rhs() const { return inputs()[2]; }
+  std::string op_name() const override { return "where"; }
+};
+
+/// out = (out.dtype) in. Float to integer truncates toward zero; to bool tests != 0.
+class CastOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::Cast;
+  CastOp(TensorView* out, Val* in) : Expr(kKind, {in}, {out}) {}
+  Val* in() const { return inputs()[0]; }
+  std::string op_name() const override { return "cast"; }
+};
+
+/// Reduces `in` over the axes that are Reduction in out's logical domain.
+/// out has in's rank; the reduced axes stay as Reduction IterDomains.
+class ReductionOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::Reduction;
+  ReductionOp(ReductionOpType op, TensorView* out, TensorView* in)
+      : Expr(kKind, {in}, {out}), op_(op) {}
+  ReductionOpType op() const { return op_; }
+  TensorView* in() const { return inputs()[0]->as<TensorView>(); }
+  /// The identity the accumulator starts from.
+  double init() const { return reduction_init(op_); }
+  std::string op_name() const override { return "reduction"; }
+
+ private:
+  ReductionOpType op_;  ///< which combiner
+};
+
+/// Inserts Broadcast axes. out's rank is in's (non-reduction) rank plus the
+/// number of true entries of is_broadcast_dim.
+class BroadcastOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::Broadcast;
+  BroadcastOp(TensorView* out, TensorView* in, std::vector<bool> is_broadcast_dim)
+      : Expr(kKind, {in}, {out}), is_broadcast_dim_(std::move(is_broadcast_dim)) {}
+  TensorView* in() const { return inputs()[0]->as<TensorView>(); }
+  /// One entry per output axis: true where the axis is new.
+  const std::vector<bool>& is_broadcast_dim() const { return is_broadcast_dim_; }
+  std::string op_name() const override { return "broadcast"; }
+
+ private:
+  std::vector<bool> is_broadcast_dim_;
+};
+
+/// out = in, a copy; the node cache_after/cache_before insert.
+class LoadStoreOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::LoadStore;
+  LoadStoreOp(LoadStoreOpType op, TensorView* out, TensorView* in)
+      : Expr(kKind, {in}, {out}), op_(op) {}
+  LoadStoreOpType op() const { return op_; }
+  TensorView* in() const { return inputs()[0]->as<TensorView>(); }
+  std::string op_name() const override { return "set"; }
+
+ private:
+  LoadStoreOpType op_;  ///< the data path
+};
+
+/// out[i_0, ..., i_n] = in[i_{new2old^-1}...]: axis k of out is axis new2old[k] of in.
+class PermuteOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::Permute;
+  PermuteOp(TensorView* out, TensorView* in, std::vector<int> new2old)
+      : Expr(kKind, {in}, {out}), new2old_(std::move(new2old)) {}
+  TensorView* in() const { return inputs()[0]->as<TensorView>(); }
+  /// Output axis k reads input axis new2old[k] (over non-reduction axes).
+  const std::vector<int>& new2old() const { return new2old_; }
+  std::string op_name() const override { return "permute"; }
+
+ private:
+  std::vector<int> new2old_;
+};
+
+}  // namespace schedlab::ir

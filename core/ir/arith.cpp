@@ -1,0 +1,313 @@
+#include "schedlab/ir/arith.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "schedlab/base/error.h"
+#include "schedlab/ir/op_semantics.h"
+
+namespace schedlab::ir {
+
+namespace {
+
+std::string shape_str(const std::vector<IterDomain*>& dom) {
+  std::string s = "[";
+  for (size_t i = 0; i < dom.size(); ++i) {
+    if (i) s += ", ";
+    s += dom[i]->extent().str();
+  }
+  return s + "]";
+}
+
+std::string shape_str(const TensorView* t) { return shape_str(t->logical_no_reductions()); }
+
+Fusion& fusion_of(std::initializer_list<Val*> vals) {
+  for (Val* v : vals)
+    if (v && v->is<TensorView>()) return *v->fusion();
+  return *(*vals.begin())->fusion();
+}
+
+/// Normalizes a possibly negative axis into [0, rank).
+int norm_axis(std::string_view op, const TensorView* t, int axis) {
+  int rank = static_cast<int>(t->logical_no_reductions().size());
+  user_assert(axis >= -rank && axis < rank)
+      << op << ": axis " << axis << " is out of range for " << t->describe() << " of shape "
+      << shape_str(t) << "; expected an axis in [" << -rank << ", " << rank - 1 << "]";
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Prepends Broadcast axes so that t has `rank` axes.
+TensorView* expand_rank(TensorView* t, size_t rank) {
+  size_t have = t->logical_no_reductions().size();
+  if (have >= rank) return t;
+  std::vector<bool> flags(rank, false);
+  std::fill(flags.begin(), flags.begin() + static_cast<long>(rank - have), true);
+  return broadcast(t, flags);
+}
+
+/// NumPy-style broadcast of the tensor operands to one shape; returns the
+/// output axes (fresh IterDomains) and rewrites `ops` in place.
+std::vector<IterDomain*> broadcast_operands(std::string_view op, std::vector<Val*>& ops) {
+  size_t rank = 0;
+  for (Val* v : ops)
+    if (auto* t = v->as<TensorView>()) rank = std::max(rank, t->logical_no_reductions().size());
+  for (Val*& v : ops)
+    if (auto* t = v->as<TensorView>()) v = expand_rank(t, rank);
+
+  Fusion& f = fusion_of({ops[0], ops.size() > 1 ? ops[1] : ops[0]});
+  std::vector<IterDomain*> out;
+  for (size_t ax = 0; ax < rank; ++ax) {
+    const TensorView* chosen = nullptr;
+    IterDomain* chosen_id = nullptr;
+    for (Val* v : ops) {
+      auto* t = v->as<TensorView>();
+      if (!t) continue;
+      IterDomain* id = t->logical_no_reductions()[ax];
+      if (id->is_broadcast()) continue;
+      if (!chosen_id) {
+        chosen = t;
+        chosen_id = id;
+        continue;
+      }
+      user_assert(chosen_id->extent().same_as(id->extent()))
+          << op << ": cannot broadcast " << chosen->describe() << " of shape " << shape_str(chosen)
+          << " with " << t->describe() << " of shape " << shape_str(t) << ": axis " << ax
+          << " has extent " << chosen_id->extent().str() << " on one side and "
+          << id->extent().str() << " on the other; expected equal extents or a broadcast (1)";
+    }
+    out.push_back(chosen_id ? f.make_iter_domain(chosen_id->extent(), IterType::Iteration)
+                            : f.make_iter_domain(SizeExpr::constant(1), IterType::Broadcast));
+  }
+  return out;
+}
+
+bool any_tensor(const std::vector<Val*>& ops) {
+  return std::any_of(ops.begin(), ops.end(), [](Val* v) { return v->is<TensorView>(); });
+}
+
+/// The result type of arithmetic over ops: tensors decide; a float constant
+/// makes an integer or bool tensor computation f32 (PyTorch's rule for Python
+/// scalars).
+DataType arith_dtype(const std::vector<Val*>& ops) {
+  std::optional<DataType> t;
+  bool float_scalar = false;
+  for (Val* v : ops) {
+    if (v->is<TensorView>())
+      t = t ? promote(*t, v->dtype()) : v->dtype();
+    else if (is_float(v->dtype()))
+      float_scalar = true;
+  }
+  if (!t) t = promote(ops[0]->dtype(), ops.back()->dtype());
+  if (float_scalar && !is_float(*t)) return DataType::F32;
+  return *t;
+}
+
+bool is_transcendental(UnaryOpType op) {
+  switch (op) {
+    case UnaryOpType::Neg:
+    case UnaryOpType::Abs:
+    case UnaryOpType::Relu:
+    case UnaryOpType::Not: return false;
+    default: return true;
+  }
+}
+
+}  // namespace
+
+Scalar* constant(Fusion& f, double v, DataType t) { return f.make_scalar(v, t); }
+
+TensorView* tv(Val* v) {
+  internal_assert(v && v->is<TensorView>()) << "expected a tensor";
+  return v->as<TensorView>();
+}
+
+Val* unary(UnaryOpType op, Val* in) {
+  auto name = unary_op_name(op);
+  if (op == UnaryOpType::Not) {
+    user_assert(in->dtype() == DataType::Bool)
+        << name << ": expected a bool operand, found " << dtype_name(in->dtype()) << " ("
+        << (in->is<TensorView>() ? in->as<TensorView>()->describe() : in->str()) << ")";
+  } else {
+    user_assert(in->dtype() != DataType::Bool)
+        << name << ": expected a numeric operand, found bool ("
+        << (in->is<TensorView>() ? in->as<TensorView>()->describe() : in->str()) << ")";
+  }
+  DataType out_t = compute_dtype(in->dtype());
+  if (is_transcendental(op) && !is_float(out_t)) out_t = DataType::F32;
+  Fusion& f = *in->fusion();
+  if (auto* s = in->as<Scalar>())
+    return f.make_scalar(round_to_dtype(apply_unary(op, s->value()), out_t), out_t);
+  if (in->dtype() != out_t) in = cast(in, out_t);
+  auto* t = in->as<TensorView>();
+  std::vector<IterDomain*> dom;
+  for (IterDomain* id : t->logical_no_reductions())
+    dom.push_back(f.make_iter_domain(id->extent(), id->iter_type()));
+  TensorView* out = f.make_tensor(out_t, dom);
+  f.create<UnaryOp>(op, out, in);
+  return out;
+}
+
+Val* binary(BinaryOpType op, Val* lhs, Val* rhs) {
+  auto name = binary_op_name(op);
+  std::vector<Val*> ops{lhs, rhs};
+  for (Val* v : ops) {
+    bool is_bool = v->dtype() == DataType::Bool;
+    std::string who = v->is<TensorView>() ? v->as<TensorView>()->describe() : v->str();
+    if (is_logical(op))
+      user_assert(is_bool) << name << ": expected bool operands, found " << dtype_name(v->dtype())
+                           << " (" << who << ")";
+    else if (!is_comparison(op) || (op != BinaryOpType::Eq && op != BinaryOpType::Ne))
+      user_assert(!is_bool) << name << ": expected numeric operands, found bool (" << who << ")";
+  }
+  DataType t = arith_dtype(ops);
+  DataType compute_t = compute_dtype(t);
+  // Division of integers is true division, as in PyTorch and NumPy.
+  if ((op == BinaryOpType::Div || op == BinaryOpType::Pow) && !is_float(compute_t))
+    compute_t = DataType::F32;
+  DataType out_t = (is_comparison(op) || is_logical(op)) ? DataType::Bool : compute_t;
+  Fusion& f = fusion_of({lhs, rhs});
+  if (!any_tensor(ops)) {
+    double v = apply_binary(op, lhs->as<Scalar>()->value(), rhs->as<Scalar>()->value());
+    return f.make_scalar(round_to_dtype(v, out_t), out_t);
+  }
+  for (Val*& v : ops)
+    if (v->is<TensorView>() && !(is_comparison(op) && v->dtype() == DataType::Bool) &&
+        !is_logical(op) && v->dtype() != compute_t)
+      v = cast(v, compute_t);
+  std::vector<IterDomain*> dom = broadcast_operands(name, ops);
+  TensorView* out = f.make_tensor(out_t, dom);
+  f.create<BinaryOp>(op, out, ops[0], ops[1]);
+  return out;
+}
+
+Val* where(Val* cond, Val* lhs, Val* rhs) {
+  user_assert(cond->dtype() == DataType::Bool)
+      << "where: expected a bool condition, found " << dtype_name(cond->dtype()) << " ("
+      << (cond->is<TensorView>() ? cond->as<TensorView>()->describe() : cond->str()) << ")";
+  DataType t = compute_dtype(arith_dtype({lhs, rhs}));
+  std::vector<Val*> ops{cond, lhs, rhs};
+  Fusion& f = fusion_of({cond, lhs, rhs});
+  if (!any_tensor(ops)) {
+    double v = cond->as<Scalar>()->value() != 0.0 ? lhs->as<Scalar>()->value()
+                                                  : rhs->as<Scalar>()->value();
+    return f.make_scalar(round_to_dtype(v, t), t);
+  }
+  for (size_t i = 1; i < 3; ++i)
+    if (ops[i]->is<TensorView>() && ops[i]->dtype() != t) ops[i] = cast(ops[i], t);
+  std::vector<IterDomain*> dom = broadcast_operands("where", ops);
+  TensorView* out = f.make_tensor(t, dom);
+  f.create<WhereOp>(out, ops[0], ops[1], ops[2]);
+  return out;
+}
+
+Val* cast(Val* in, DataType t) {
+  Fusion& f = *in->fusion();
+  if (auto* s = in->as<Scalar>()) return f.make_scalar(round_to_dtype(s->value(), t), t);
+  auto* src = in->as<TensorView>();
+  std::vector<IterDomain*> dom;
+  for (IterDomain* id : src->logical_no_reductions())
+    dom.push_back(f.make_iter_domain(id->extent(), id->iter_type()));
+  TensorView* out = f.make_tensor(t, dom);
+  f.create<CastOp>(out, in);
+  return out;
+}
+
+TensorView* reduce(ReductionOpType op, TensorView* in, std::vector<int> axes, bool keepdim) {
+  std::string name(reduction_op_name(op));
+  auto in_dom = in->logical_no_reductions();
+  int rank = static_cast<int>(in_dom.size());
+  user_assert(rank > 0) << name << ": cannot reduce " << in->describe()
+                        << ", which has no axes (rank 0)";
+  if (axes.empty())
+    for (int i = 0; i < rank; ++i) axes.push_back(i);
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int a : axes) {
+    int n = norm_axis(name, in, a);
+    user_assert(!reduced[static_cast<size_t>(n)])
+        << name << ": axis " << a << " of " << in->describe() << " is listed twice";
+    reduced[static_cast<size_t>(n)] = true;
+  }
+  if (in->dtype() == DataType::Bool)
+    user_assert(op == ReductionOpType::Max || op == ReductionOpType::Min)
+        << name << ": expected a numeric operand, found bool (" << in->describe() << ")";
+  DataType t = compute_dtype(in->dtype());
+  if (t != in->dtype()) in = tv(cast(in, t));
+  Fusion& f = *in->fusion();
+  std::vector<IterDomain*> dom;
+  for (int i = 0; i < rank; ++i) {
+    IterDomain* id = in_dom[static_cast<size_t>(i)];
+    dom.push_back(f.make_iter_domain(
+        id->extent(), reduced[static_cast<size_t>(i)] ? IterType::Reduction : id->iter_type()));
+  }
+  TensorView* out = f.make_tensor(t, dom);
+  f.create<ReductionOp>(op, out, in);
+  return keepdim ? broadcast(out, reduced) : out;
+}
+
+TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim) {
+  auto in_dom = in->logical_no_reductions();
+  size_t kept = static_cast<size_t>(std::count(is_broadcast_dim.begin(), is_broadcast_dim.end(), false));
+  user_assert(kept == in_dom.size())
+      << "broadcast: " << in->describe() << " has " << in_dom.size()
+      << " axes but the broadcast pattern keeps " << kept << "; expected one false entry per axis";
+  Fusion& f = *in->fusion();
+  std::vector<IterDomain*> dom;
+  size_t j = 0;
+  for (bool b : is_broadcast_dim) {
+    if (b) {
+      dom.push_back(f.make_iter_domain(SizeExpr::constant(1), IterType::Broadcast));
+    } else {
+      IterDomain* id = in_dom[j++];
+      dom.push_back(f.make_iter_domain(id->extent(), id->iter_type()));
+    }
+  }
+  TensorView* out = f.make_tensor(in->dtype(), dom);
+  f.create<BroadcastOp>(out, in, is_broadcast_dim);
+  return out;
+}
+
+TensorView* set(TensorView* in) {
+  Fusion& f = *in->fusion();
+  std::vector<IterDomain*> dom;
+  for (IterDomain* id : in->logical_no_reductions())
+    dom.push_back(f.make_iter_domain(id->extent(), id->iter_type()));
+  TensorView* out = f.make_tensor(in->dtype(), dom);
+  f.create<LoadStoreOp>(LoadStoreOpType::Set, out, in);
+  return out;
+}
+
+TensorView* permute(TensorView* in, std::vector<int> new2old) {
+  auto in_dom = in->logical_no_reductions();
+  int rank = static_cast<int>(in_dom.size());
+  user_assert(static_cast<int>(new2old.size()) == rank)
+      << "permute: expected " << rank << " axes for " << in->describe() << " of shape "
+      << shape_str(in) << ", found " << new2old.size();
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int& a : new2old) {
+    a = norm_axis("permute", in, a);
+    user_assert(!seen[static_cast<size_t>(a)])
+        << "permute: axis " << a << " of " << in->describe() << " appears twice";
+    seen[static_cast<size_t>(a)] = true;
+  }
+  Fusion& f = *in->fusion();
+  std::vector<IterDomain*> dom;
+  for (int a : new2old) {
+    IterDomain* id = in_dom[static_cast<size_t>(a)];
+    dom.push_back(f.make_iter_domain(id->extent(), id->iter_type()));
+  }
+  TensorView* out = f.make_tensor(in->dtype(), dom);
+  f.create<PermuteOp>(out, in, new2old);
+  return out;
+}
+
+TensorView* transpose(TensorView* in, int a, int b) {
+  int rank = static_cast<int>(in->logical_no_reductions().size());
+  a = norm_axis("transpose", in, a);
+  b = norm_axis("transpose", in, b);
+  std::vector<int> p(static_cast<size_t>(rank));
+  for (int i = 0; i < rank; ++i) p[static_cast<size_t>(i)] = i;
+  std::swap(p[static_cast<size_t>(a)], p[static_cast<size_t>(b)]);
+  return permute(in, p);
+}
+
+}  // namespace schedlab::ir

@@ -1,0 +1,125 @@
+#include "schedlab/ir/fusion.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "schedlab/base/error.h"
+
+namespace schedlab::ir {
+
+IterDomain* Fusion::make_iter_domain(SizeExpr extent, IterType t) {
+  ids_.emplace_back(new IterDomain(static_cast<int>(ids_.size()), std::move(extent), t));
+  return ids_.back().get();
+}
+
+TensorView* Fusion::make_tensor(DataType t, std::vector<IterDomain*> logical) {
+  auto* tv = new TensorView(this, next_tensor_++, t, std::move(logical));
+  vals_.emplace_back(tv);
+  return tv;
+}
+
+TensorView* Fusion::make_tensor(DataType t, const std::vector<SizeExpr>& shape) {
+  std::vector<IterDomain*> dom;
+  for (const auto& e : shape) {
+    bool bcast = e.is_const() && e.const_value() == 1;
+    dom.push_back(make_iter_domain(e, bcast ? IterType::Broadcast : IterType::Iteration));
+  }
+  return make_tensor(t, std::move(dom));
+}
+
+Scalar* Fusion::make_scalar(double v, DataType t) {
+  auto* s = new Scalar(this, t, v);
+  vals_.emplace_back(s);
+  return s;
+}
+
+void Fusion::register_expr(std::unique_ptr<Expr> e) {
+  for (Val* in : e->inputs()) {
+    internal_assert(in && in->fusion() == this) << e->op_name() << ": operand from another fusion";
+    in->uses_.push_back(e.get());
+  }
+  for (Val* out : e->outputs()) {
+    internal_assert(out && out->fusion() == this) << e->op_name() << ": output from another fusion";
+    internal_assert(out->definition_ == nullptr)
+        << out->str() << " already has a definition (" << out->definition_->op_name() << ")";
+    out->definition_ = e.get();
+  }
+  exprs_.push_back(std::move(e));
+}
+
+void Fusion::add_input(TensorView* t) {
+  user_assert(t->definition() == nullptr)
+      << "fusion input " << t->describe() << " must not have a definition, found "
+      << t->definition()->op_name();
+  user_assert(!is_input(t)) << t->describe() << " is already a fusion input";
+  inputs_.push_back(t);
+  t->set_memory_type(MemoryType::Global);
+}
+
+void Fusion::add_output(TensorView* t) {
+  user_assert(!is_output(t)) << t->describe() << " is listed twice as a fusion output";
+  outputs_.push_back(t);
+  t->set_memory_type(MemoryType::Global);
+}
+
+bool Fusion::is_input(const Val* v) const {
+  return std::find(inputs_.begin(), inputs_.end(), v) != inputs_.end();
+}
+bool Fusion::is_output(const Val* v) const {
+  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
+}
+
+std::vector<TensorView*> Fusion::tensors() const {
+  std::vector<TensorView*> r;
+  for (const auto& v : vals_)
+    if (auto* t = v->as<TensorView>()) r.push_back(t);
+  return r;
+}
+
+std::vector<Expr*> Fusion::exprs() const {
+  std::vector<Expr*> r;
+  r.reserve(exprs_.size());
+  for (const auto& e : exprs_) r.push_back(e.get());
+  return r;
+}
+
+std::vector<Expr*> Fusion::exprs_for_outputs() const {
+  std::vector<Expr*> order;
+  std::unordered_set<const Expr*> done, on_stack;
+  // Iterative post-order DFS; fusions from text can be deep chains.
+  struct Frame {
+    Expr* e;
+    size_t next;
+  };
+  for (TensorView* out : outputs_) {
+    Expr* root = out->definition();
+    if (root == nullptr || done.count(root)) continue;
+    std::vector<Frame> stack{{root, 0}};
+    on_stack.insert(root);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next < f.e->inputs().size()) {
+        Expr* d = f.e->inputs()[f.next++]->definition();
+        if (d == nullptr || done.count(d)) continue;
+        internal_assert(!on_stack.count(d)) << "cycle through " << d->op_name();
+        on_stack.insert(d);
+        stack.push_back({d, 0});
+        continue;
+      }
+      done.insert(f.e);
+      on_stack.erase(f.e);
+      order.push_back(f.e);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+std::vector<std::string> Fusion::size_symbols() const {
+  std::vector<std::string> syms;
+  for (TensorView* in : inputs_)
+    for (IterDomain* id : in->logical()) id->extent().collect_symbols(syms);
+  return syms;
+}
+
+}  // namespace schedlab::ir

@@ -1,0 +1,157 @@
+#include "schedlab/ir/verifier.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "schedlab/base/error.h"
+
+namespace schedlab::ir {
+
+namespace {
+
+std::string where_str(const Expr* e) { return e->out()->str() + " = " + e->op_name() + "(...)"; }
+
+// Elementwise: each tensor operand has the output's rank; each axis either
+// matches the output's extent or is a Broadcast on the operand side.
+void check_elementwise(const Expr* e) {
+  const TensorView* out = e->out();
+  internal_assert(!out->has_reduction()) << where_str(e) << ": elementwise output has a Reduction axis";
+  auto od = out->logical();
+  std::vector<bool> covered(od.size(), false);
+  for (Val* v : e->inputs()) {
+    auto* t = v->as<TensorView>();
+    if (!t) continue;
+    auto id = t->logical_no_reductions();
+    internal_assert(id.size() == od.size())
+        << where_str(e) << ": operand " << t->str() << " has rank " << id.size()
+        << ", expected " << od.size();
+    for (size_t i = 0; i < od.size(); ++i) {
+      if (id[i]->is_broadcast()) continue;
+      internal_assert(!od[i]->is_broadcast() && od[i]->extent().same_as(id[i]->extent()))
+          << where_str(e) << ": axis " << i << " of " << t->str() << " has extent "
+          << id[i]->extent().str() << " but the output's is " << od[i]->str();
+      covered[i] = true;
+    }
+  }
+  for (size_t i = 0; i < od.size(); ++i)
+    internal_assert(covered[i] || od[i]->is_broadcast())
+        << where_str(e) << ": output axis " << od[i]->str() << " is not Broadcast but no operand iterates it";
+}
+
+void check_same_axes(const Expr* e, const std::vector<IterDomain*>& in,
+                     const std::vector<IterDomain*>& out, bool allow_reduction) {
+  internal_assert(in.size() == out.size())
+      << where_str(e) << ": rank " << out.size() << " does not match operand rank " << in.size();
+  for (size_t i = 0; i < in.size(); ++i) {
+    internal_assert(in[i]->extent().same_as(out[i]->extent()))
+        << where_str(e) << ": axis " << i << " extent " << out[i]->extent().str()
+        << " does not match operand's " << in[i]->extent().str();
+    bool ok = out[i]->iter_type() == in[i]->iter_type() || (allow_reduction && out[i]->is_reduction());
+    internal_assert(ok) << where_str(e) << ": axis " << i << " is " << iter_type_name(out[i]->iter_type())
+                        << " but the operand's is " << iter_type_name(in[i]->iter_type());
+  }
+}
+
+void check_expr(const Fusion& f, const Expr* e) {
+  for (Val* o : e->outputs()) {
+    internal_assert(o->definition() == e) << where_str(e) << ": output " << o->str() << " is defined elsewhere";
+    internal_assert(o->is<TensorView>()) << where_str(e) << ": output is not a tensor";
+    internal_assert(!f.is_input(o)) << where_str(e) << ": fusion input " << o->str() << " has a definition";
+  }
+  for (Val* i : e->inputs()) {
+    const auto& u = i->uses();
+    internal_assert(std::find(u.begin(), u.end(), e) != u.end())
+        << where_str(e) << ": operand " << i->str() << " does not list it among its uses";
+  }
+  const TensorView* out = e->out();
+  switch (e->kind()) {
+    case Expr::Kind::Unary:
+    case Expr::Kind::Binary:
+    case Expr::Kind::Where:
+    case Expr::Kind::Cast:
+    case Expr::Kind::LoadStore: check_elementwise(e); break;
+    case Expr::Kind::Reduction: {
+      auto* r = e->as<ReductionOp>();
+      internal_assert(out->has_reduction()) << where_str(e) << ": reduction output has no Reduction axis";
+      check_same_axes(e, r->in()->logical_no_reductions(), out->logical(), true);
+      internal_assert(out->dtype() == r->in()->dtype()) << where_str(e) << ": dtype changes across a reduction";
+      break;
+    }
+    case Expr::Kind::Broadcast: {
+      auto* b = e->as<BroadcastOp>();
+      const auto& flags = b->is_broadcast_dim();
+      internal_assert(flags.size() == out->logical().size()) << where_str(e) << ": flag count != output rank";
+      std::vector<IterDomain*> kept;
+      for (size_t i = 0; i < flags.size(); ++i) {
+        if (flags[i])
+          internal_assert(out->logical()[i]->is_broadcast()) << where_str(e) << ": new axis " << i << " is not Broadcast";
+        else
+          kept.push_back(out->logical()[i]);
+      }
+      check_same_axes(e, b->in()->logical_no_reductions(), kept, false);
+      break;
+    }
+    case Expr::Kind::Permute: {
+      auto* p = e->as<PermuteOp>();
+      auto in = p->in()->logical_no_reductions();
+      std::vector<int> sorted = p->new2old();
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t i = 0; i < sorted.size(); ++i)
+        internal_assert(sorted[i] == static_cast<int>(i)) << where_str(e) << ": new2old is not a permutation";
+      internal_assert(in.size() == sorted.size()) << where_str(e) << ": permutation size != rank";
+      std::vector<IterDomain*> permuted;
+      for (int a : p->new2old()) permuted.push_back(in[static_cast<size_t>(a)]);
+      check_same_axes(e, permuted, out->logical(), false);
+      break;
+    }
+  }
+  // dtype rules.
+  if (auto* b = e->as<BinaryOp>()) {
+    bool boolean = is_comparison(b->op()) || is_logical(b->op());
+    internal_assert(boolean == (out->dtype() == DataType::Bool))
+        << where_str(e) << ": " << b->op_name() << " produces " << dtype_name(out->dtype());
+  }
+  if (e->is<LoadStoreOp>() || e->is<BroadcastOp>() || e->is<PermuteOp>())
+    internal_assert(out->dtype() == e->inputs()[0]->dtype()) << where_str(e) << ": a copy changes dtype";
+  if (e->is<UnaryOp>() || e->is<BinaryOp>() || e->is<ReductionOp>())
+    internal_assert(!is_half(out->dtype()))
+        << where_str(e) << ": math produces " << dtype_name(out->dtype()) << "; half types compute in f32";
+}
+
+}  // namespace
+
+void verify(const Fusion& f) {
+  // Ownership of IterDomains: exactly one tensor's logical domain each.
+  std::map<const IterDomain*, const TensorView*> owner;
+  for (const TensorView* t : f.tensors()) {
+    for (IterDomain* id : t->logical()) {
+      auto [it, fresh] = owner.emplace(id, t);
+      internal_assert(fresh) << id->str() << " is shared by " << it->second->str() << " and " << t->str();
+      if (id->is_broadcast())
+        internal_assert(id->extent().is_const() && id->extent().const_value() == 1)
+            << t->str() << ": Broadcast axis " << id->str() << " has extent other than 1";
+    }
+    // Until scheduling records transforms, the loop domain is a permutation
+    // of the logical domain.
+    std::set<const IterDomain*> logical(t->logical().begin(), t->logical().end());
+    std::set<const IterDomain*> loop(t->loop().begin(), t->loop().end());
+    internal_assert(loop.size() == t->loop().size()) << t->str() << ": loop domain repeats an axis";
+    internal_assert(t->compute_at_pos() >= 0 && t->compute_at_pos() <= static_cast<int>(t->loop().size()))
+        << t->str() << ": compute-at position " << t->compute_at_pos() << " outside [0, "
+        << t->loop().size() << "]";
+    if (t->definition() == nullptr)
+      internal_assert(f.is_input(t) || t->uses().empty())
+          << t->str() << " is used but neither defined nor a fusion input";
+  }
+  for (const TensorView* t : f.inputs())
+    internal_assert(t->memory_type() == MemoryType::Global) << "input " << t->str() << " is not Global";
+  for (const TensorView* t : f.outputs()) {
+    internal_assert(t->memory_type() == MemoryType::Global) << "output " << t->str() << " is not Global";
+    internal_assert(t->definition() != nullptr || f.is_input(t)) << "output " << t->str() << " is never computed";
+  }
+  for (const Expr* e : f.exprs()) check_expr(f, e);
+  (void)f.exprs_for_outputs();  // asserts acyclicity
+}
+
+}  // namespace schedlab::ir
