@@ -46,9 +46,11 @@ std::vector<int64_t> concrete_shape(const ir::TensorView* t, const ir::SizeBindi
 /// SplitMix64, seeded with seed * 0x9E3779B97F4A7C15 + (index + 1), one draw
 /// per element in row-major order, u = (draw >> 11) * 2^-53 in [0, 1).
 ///  * float dtypes: lo + (hi - lo) * u, then rounded to the dtype;
-///  * i32/i64:      floor(lo + (hi - lo + 1) * u), range default [-8, 8];
-///  * bool:         u < 0.5.
-/// If every element came out zero, element 0 is set to 1 (never all zeros).
+///  * i32/i64:      floor(lo + (hi - lo + 1) * u): integer lo, hi both occur;
+///  * bool:         1 if u < 0.5 else 0 (range ignored).
+/// `range` is used as given for every dtype; the integer default [-8, 8] is
+/// make_inputs' choice. The state arithmetic wraps mod 2^64. If every element
+/// came out zero (and there is one), element 0 is set to 1 (never all zeros).
 /// tests/fixtures/gen_fixtures.py implements the same generator in NumPy.
 HostTensor make_input(const ir::TensorView* in, const ir::SizeBindings& sizes, uint64_t seed,
                       int index, ValueRange range);
