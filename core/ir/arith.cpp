@@ -133,7 +133,10 @@ Val* unary(UnaryOpType op, Val* in) {
         << (in->is<TensorView>() ? in->as<TensorView>()->describe() : in->str()) << ")";
   }
   DataType out_t = compute_dtype(in->dtype());
-  if (is_transcendental(op) && !is_float(out_t)) out_t = DataType::F32;
+  // Constants are Python-style scalars: math on them stays in double, so
+  // `1 / sqrt(2)` folds exactly; tensors of integers compute in f32.
+  if (is_transcendental(op) && !is_float(out_t))
+    out_t = in->is<Scalar>() ? DataType::F64 : DataType::F32;
   Fusion& f = *in->fusion();
   if (auto* s = in->as<Scalar>())
     return f.make_scalar(round_to_dtype(apply_unary(op, s->value()), out_t), out_t);
@@ -163,7 +166,7 @@ Val* binary(BinaryOpType op, Val* lhs, Val* rhs) {
   DataType compute_t = compute_dtype(t);
   // Division of integers is true division, as in PyTorch and NumPy.
   if ((op == BinaryOpType::Div || op == BinaryOpType::Pow) && !is_float(compute_t))
-    compute_t = DataType::F32;
+    compute_t = any_tensor(ops) ? DataType::F32 : DataType::F64;
   DataType out_t = (is_comparison(op) || is_logical(op)) ? DataType::Bool : compute_t;
   Fusion& f = fusion_of({lhs, rhs});
   if (!any_tensor(ops)) {

@@ -77,10 +77,91 @@ std::vector<TensorView*> Fusion::tensors() const {
 }
 
 std::vector<Expr*> Fusion::exprs() const {
-  std::vector<Expr*> r;
-  r.reserve(exprs_.size());
-  for (const auto& e : exprs_) r.push_back(e.get());
+  // Stable topological order: creation order, except that an expression
+  // waits for the definitions of its inputs (cache_after and rfactor insert
+  // producers after their consumers were created).
+  std::vector<Expr*> order;
+  std::unordered_set<const Expr*> placed;
+  std::vector<Expr*> pending;
+  for (const auto& e : exprs_) pending.push_back(e.get());
+  while (!pending.empty()) {
+    std::vector<Expr*> next;
+    for (Expr* e : pending) {
+      bool ready = true;
+      for (Val* in : e->inputs())
+        if (in->definition() && !placed.count(in->definition())) ready = false;
+      if (ready) {
+        order.push_back(e);
+        placed.insert(e);
+      } else {
+        next.push_back(e);
+      }
+    }
+    internal_assert(next.size() < pending.size()) << "cycle in the expression graph";
+    pending = std::move(next);
+  }
+  return order;
+}
+
+std::pair<IterDomain*, IterDomain*> Fusion::split(IterDomain* in, int64_t factor, bool inner_split) {
+  internal_assert(factor > 0) << "split factor " << factor;
+  SizeExpr f = SizeExpr::constant(factor);
+  SizeExpr rest = SizeExpr::ceil_div(in->extent(), f);
+  IterDomain* outer = make_iter_domain(inner_split ? rest : f, in->iter_type());
+  IterDomain* inner = make_iter_domain(inner_split ? f : rest, in->iter_type());
+  id_exprs_.push_back(std::make_unique<Split>(in, outer, inner, factor, inner_split));
+  outer->definition_ = inner->definition_ = id_exprs_.back().get();
+  return {outer, inner};
+}
+
+IterDomain* Fusion::merge(IterDomain* outer, IterDomain* inner) {
+  // Broadcast merged with a real axis is that axis; Reduction wins over
+  // Broadcast (both were checked compatible by the caller).
+  IterType t = outer->iter_type();
+  if (t == IterType::Broadcast) t = inner->iter_type();
+  IterDomain* out = make_iter_domain(SizeExpr::mul(outer->extent(), inner->extent()), t);
+  id_exprs_.push_back(std::make_unique<Merge>(outer, inner, out));
+  out->definition_ = id_exprs_.back().get();
+  return out;
+}
+
+std::vector<IterDomainExpr*> Fusion::id_exprs() const {
+  std::vector<IterDomainExpr*> r;
+  for (const auto& e : id_exprs_) r.push_back(e.get());
   return r;
+}
+
+void Fusion::replace_input(Expr* e, Val* old, Val* with) {
+  bool found = false;
+  for (Val*& in : e->inputs_) {
+    if (in != old) continue;
+    in = with;
+    found = true;
+  }
+  internal_assert(found) << old->str() << " is not an input of " << e->op_name();
+  auto& u = old->uses_;
+  u.erase(std::remove(u.begin(), u.end(), e), u.end());
+  with->uses_.push_back(e);
+}
+
+void Fusion::replace_output(Expr* e, Val* old, Val* with) {
+  bool found = false;
+  for (Val*& out : e->outputs_) {
+    if (out != old) continue;
+    out = with;
+    found = true;
+  }
+  internal_assert(found) << old->str() << " is not an output of " << e->op_name();
+  internal_assert(with->definition_ == nullptr) << with->str() << " already has a definition";
+  old->definition_ = nullptr;
+  with->definition_ = e;
+}
+
+void Fusion::replace_fusion_output(TensorView* old, TensorView* with) {
+  auto it = std::find(outputs_.begin(), outputs_.end(), old);
+  internal_assert(it != outputs_.end()) << old->str() << " is not a fusion output";
+  *it = with;
+  with->set_memory_type(MemoryType::Global);
 }
 
 std::vector<Expr*> Fusion::exprs_for_outputs() const {

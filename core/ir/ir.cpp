@@ -54,7 +54,15 @@ std::string IterDomain::str() const {
     case ParallelType::TIDy: p = "threadIdx.y"; break;
     case ParallelType::TIDz: p = "threadIdx.z"; break;
   }
-  return std::string(1, t) + p + std::to_string(id_) + "{" + extent_.str() + "}";
+  std::string s = std::string(1, t) + p + std::to_string(id_) + "{" + extent_.str() + "}";
+  switch (loop_transform_) {
+    case LoopTransform::Serial: break;
+    case LoopTransform::Vectorize: s += "_vect"; break;
+    case LoopTransform::Unroll: s += "_unroll"; break;
+    case LoopTransform::Unswitch: s += "_unswitch"; break;
+    case LoopTransform::Bulk: s += "_bulk"; break;
+  }
+  return s;
 }
 
 std::string Scalar::str() const { return format_scalar(value_, dtype()); }
@@ -131,6 +139,16 @@ std::string_view load_store_op_name(LoadStoreOpType t) {
     case LoadStoreOpType::CpAsync: return "CpAsync";
     case LoadStoreOpType::LdMatrix: return "LdMatrix";
     case LoadStoreOpType::Tma: return "Tma";
+  }
+  return "?";
+}
+
+std::string_view cache_op_name(CacheOp c) {
+  switch (c) {
+    case CacheOp::Unspecified: return "Unspecified";
+    case CacheOp::AllLevels: return "AllLevels";
+    case CacheOp::Streaming: return "Streaming";
+    case CacheOp::Global: return "Global";
   }
   return "?";
 }

@@ -57,8 +57,10 @@ std::string expr_str(const Expr* e) {
     os << ", flags = " << bools_str(b->is_broadcast_dim());
   else if (auto* p = e->as<PermuteOp>())
     os << ", new2old = " << ints_str(p->new2old());
-  else if (auto* c = e->as<LoadStoreOp>(); c && c->op() != LoadStoreOpType::Set)
-    os << ", op = " << load_store_op_name(c->op());
+  else if (auto* c = e->as<LoadStoreOp>()) {
+    if (c->op() != LoadStoreOpType::Set) os << ", op = " << load_store_op_name(c->op());
+    if (c->cache_op() != CacheOp::Unspecified) os << ", cache_op = " << cache_op_name(c->cache_op());
+  }
   os << ")";
   return os.str();
 }

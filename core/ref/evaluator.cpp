@@ -1,1 +1,222 @@
-// placeholder, being written
+// The reference evaluator: interprets an unscheduled fusion's math in double.
+//
+// Every tensor is a HostTensor of its non-reduction logical shape. Elementwise
+// operands have the output's rank (the builder inserted BroadcastOps); an
+// operand axis of extent 1 stretches to the output's extent, and a Scalar
+// operand is a constant. Only CastOp rounds; everything else stays in double.
+#include <algorithm>
+#include <functional>
+#include <sstream>
+#include <unordered_map>
+
+#include "schedlab/base/error.h"
+#include "schedlab/ir/op_semantics.h"
+#include "schedlab/ref/evaluator.h"
+
+namespace schedlab::ref {
+
+namespace {
+
+using Env = std::unordered_map<const ir::TensorView*, HostTensor>;
+using Index = std::vector<int64_t>;
+
+std::string shape_str(const Index& shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+/// Calls fn(index, linear) for every element of `shape`, in row-major order.
+template <typename Fn>
+void for_each_index(const Index& shape, Fn fn) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  Index idx(shape.size(), 0);
+  for (int64_t lin = 0; lin < n; ++lin) {
+    fn(idx, lin);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+int64_t offset(const Index& idx, const Index& strides) {
+  int64_t off = 0;
+  for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * strides[i];
+  return off;
+}
+
+const HostTensor& lookup(const Env& env, const ir::TensorView* t) {
+  auto it = env.find(t);
+  if (it == env.end()) {
+    user_assert(t->definition() != nullptr)
+        << "evaluate: " << t->describe()
+        << " is read but is neither a fusion input nor computed by an expression";
+    internal_error << "evaluate: " << t->describe() << " is read before it is computed";
+  }
+  return it->second;
+}
+
+HostTensor alloc(const ir::TensorView* t, const ir::SizeBindings& sizes) {
+  HostTensor h{t->dtype(), concrete_shape(t, sizes), {}};
+  h.data.resize(static_cast<size_t>(h.numel()));
+  return h;
+}
+
+/// An elementwise operand read at output indices.
+class Operand {
+ public:
+  Operand(const ir::Val* v, const Index& out_shape, const Env& env) {
+    if (const auto* s = v->as<ir::Scalar>()) {
+      scalar_ = s->value();
+      return;
+    }
+    const auto* t = v->as<ir::TensorView>();
+    tensor_ = &lookup(env, t);
+    internal_assert(tensor_->shape.size() == out_shape.size())
+        << "evaluate: operand " << t->describe() << " has shape " << shape_str(tensor_->shape)
+        << ", not the rank of the output shape " << shape_str(out_shape);
+    strides_ = tensor_->strides();
+    for (size_t i = 0; i < out_shape.size(); ++i) {
+      int64_t e = tensor_->shape[i];
+      internal_assert(e == out_shape[i] || e == 1)
+          << "evaluate: operand " << t->describe() << " of shape " << shape_str(tensor_->shape)
+          << " does not broadcast to " << shape_str(out_shape);
+      if (e != out_shape[i]) strides_[i] = 0;
+    }
+  }
+  double at(const Index& idx) const {
+    return tensor_ ? tensor_->data[static_cast<size_t>(offset(idx, strides_))] : scalar_;
+  }
+
+ private:
+  const HostTensor* tensor_ = nullptr;
+  double scalar_ = 0.0;
+  Index strides_;
+};
+
+/// out[i] = fn(operands at i), for every input of e in order.
+HostTensor elementwise(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
+                       const std::function<double(const double*)>& fn) {
+  HostTensor out = alloc(e.out(), sizes);
+  std::vector<Operand> ops;
+  for (const ir::Val* v : e.inputs()) ops.emplace_back(v, out.shape, env);
+  std::vector<double> vals(ops.size());
+  for_each_index(out.shape, [&](const Index& idx, int64_t lin) {
+    for (size_t k = 0; k < ops.size(); ++k) vals[k] = ops[k].at(idx);
+    out.data[static_cast<size_t>(lin)] = fn(vals.data());
+  });
+  return out;
+}
+
+HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindings& sizes) {
+  const HostTensor& in = lookup(env, r.in());
+  HostTensor out = alloc(r.out(), sizes);
+  std::fill(out.data.begin(), out.data.end(), r.init());
+  // Input axis i lands on output stride out_strides[i]; reduced axes on 0.
+  const auto& logical = r.out()->logical();
+  internal_assert(logical.size() == in.shape.size())
+      << "evaluate: reduction " << r.out()->describe() << " has " << logical.size()
+      << " logical axes for an input of shape " << shape_str(in.shape);
+  Index kept_strides = out.strides(), out_strides;
+  size_t k = 0;
+  for (const ir::IterDomain* id : logical)
+    out_strides.push_back(id->is_reduction() ? 0 : kept_strides[k++]);
+  for_each_index(in.shape, [&](const Index& idx, int64_t lin) {
+    double& acc = out.data[static_cast<size_t>(offset(idx, out_strides))];
+    acc = ir::apply_reduction(r.op(), acc, in.data[static_cast<size_t>(lin)]);
+  });
+  return out;
+}
+
+HostTensor permute(const ir::PermuteOp& p, const Env& env, const ir::SizeBindings& sizes) {
+  const HostTensor& in = lookup(env, p.in());
+  HostTensor out = alloc(p.out(), sizes);
+  // Output axis k walks input axis new2old[k].
+  Index in_strides = in.strides(), strides;
+  for (size_t k = 0; k < p.new2old().size(); ++k) {
+    auto a = static_cast<size_t>(p.new2old()[k]);
+    internal_assert(in.shape.at(a) == out.shape.at(k))
+        << "evaluate: permute " << p.out()->describe() << " axis " << k << " has extent "
+        << out.shape[k] << " but reads input axis " << a << " of extent " << in.shape[a];
+    strides.push_back(in_strides[a]);
+  }
+  for_each_index(out.shape, [&](const Index& idx, int64_t lin) {
+    out.data[static_cast<size_t>(lin)] = in.data[static_cast<size_t>(offset(idx, strides))];
+  });
+  return out;
+}
+
+HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes) {
+  switch (e.kind()) {
+    case ir::Expr::Kind::Unary: {
+      ir::UnaryOpType op = e.as<ir::UnaryOp>()->op();
+      return elementwise(e, env, sizes,
+                         [op](const double* v) { return ir::apply_unary(op, v[0]); });
+    }
+    case ir::Expr::Kind::Binary: {
+      ir::BinaryOpType op = e.as<ir::BinaryOp>()->op();
+      return elementwise(e, env, sizes,
+                         [op](const double* v) { return ir::apply_binary(op, v[0], v[1]); });
+    }
+    case ir::Expr::Kind::Where:
+      return elementwise(e, env, sizes, [](const double* v) { return v[0] != 0.0 ? v[1] : v[2]; });
+    case ir::Expr::Kind::Cast: {
+      ir::DataType t = e.out()->dtype();
+      return elementwise(e, env, sizes,
+                         [t](const double* v) { return ir::round_to_dtype(v[0], t); });
+    }
+    case ir::Expr::Kind::LoadStore:
+      return elementwise(e, env, sizes, [](const double* v) { return v[0]; });
+    case ir::Expr::Kind::Broadcast: {
+      // New extent-1 axes do not move any element in row-major order.
+      HostTensor out = alloc(e.out(), sizes);
+      const HostTensor& in = lookup(env, e.as<ir::BroadcastOp>()->in());
+      internal_assert(in.data.size() == out.data.size())
+          << "evaluate: broadcast " << e.out()->describe() << " of shape " << shape_str(out.shape)
+          << " from input of shape " << shape_str(in.shape);
+      out.data = in.data;
+      return out;
+    }
+    case ir::Expr::Kind::Reduction:
+      return reduce(*e.as<ir::ReductionOp>(), env, sizes);
+    case ir::Expr::Kind::Permute:
+      return permute(*e.as<ir::PermuteOp>(), env, sizes);
+  }
+  internal_error << "evaluate: unknown expression " << e.op_name();
+  return {};
+}
+
+}  // namespace
+
+std::vector<HostTensor> evaluate(const ir::Fusion& f, const std::vector<HostTensor>& inputs,
+                                 const ir::SizeBindings& sizes) {
+  user_assert(inputs.size() == f.inputs().size())
+      << "evaluate: fusion '" << f.name() << "' has " << f.inputs().size() << " inputs, but "
+      << inputs.size() << " tensors were given";
+  Env env;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::TensorView* tv = f.inputs()[i];
+    const HostTensor& in = inputs[i];
+    Index expected = concrete_shape(tv, sizes);
+    user_assert(in.shape == expected)
+        << "evaluate: input " << i << " (" << tv->describe() << ") has shape "
+        << shape_str(in.shape) << ", expected " << shape_str(expected);
+    user_assert(in.dtype == tv->dtype())
+        << "evaluate: input " << i << " (" << tv->describe() << ") has dtype "
+        << ir::dtype_name(in.dtype) << ", expected " << ir::dtype_name(tv->dtype());
+    user_assert(static_cast<int64_t>(in.data.size()) == in.numel())
+        << "evaluate: input " << i << " (" << tv->describe() << ") holds " << in.data.size()
+        << " values, expected " << in.numel() << " for shape " << shape_str(in.shape);
+    env[tv] = in;
+  }
+  for (const ir::Expr* e : f.exprs_for_outputs()) env[e->out()] = run(*e, env, sizes);
+  std::vector<HostTensor> outs;
+  for (const ir::TensorView* o : f.outputs()) outs.push_back(lookup(env, o));
+  return outs;
+}
+
+}  // namespace schedlab::ref

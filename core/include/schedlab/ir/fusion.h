@@ -42,6 +42,24 @@ class Fusion {
     return raw;
   }
 
+  /// Records a split of `in` (a loop axis) and returns {outer, inner}. The
+  /// outputs inherit in's IterType.
+  std::pair<IterDomain*, IterDomain*> split(IterDomain* in, int64_t factor, bool inner_split);
+  /// Records a merge and returns the merged axis.
+  IterDomain* merge(IterDomain* outer, IterDomain* inner);
+  /// Changes an axis' IterType. Only rfactor uses it: the producer it makes
+  /// iterates, rather than reduces, the axes it leaves to the consumer.
+  void set_iter_type(IterDomain* id, IterType t) { id->iter_type_ = t; }
+  /// Every split and merge, in the order recorded.
+  std::vector<IterDomainExpr*> id_exprs() const;
+
+  /// Makes `e` read `with` where it read `old` (uses are updated).
+  void replace_input(Expr* e, Val* old, Val* with);
+  /// Makes `e` produce `with` instead of `old`; `old` loses its definition.
+  void replace_output(Expr* e, Val* old, Val* with);
+  /// Replaces `old` by `with` in the output list (cache_before).
+  void replace_fusion_output(TensorView* old, TensorView* with);
+
   /// Marks t a fusion input; it moves to Global memory.
   void add_input(TensorView* t);
   /// Marks t a fusion output; it moves to Global memory.
@@ -53,8 +71,8 @@ class Fusion {
 
   /// Every tensor, in creation order.
   std::vector<TensorView*> tensors() const;
-  /// Every expression in creation order (creation order is already topological
-  /// for the builder, which can only use values that exist).
+  /// Every expression, in a stable topological order: creation order, except
+  /// that an expression comes after the definitions of its inputs.
   std::vector<Expr*> exprs() const;
   /// The expressions the outputs depend on, in a deterministic topological
   /// order (statement sort): depth-first from the outputs, operands first.
@@ -70,6 +88,7 @@ class Fusion {
   std::vector<std::unique_ptr<IterDomain>> ids_;
   std::vector<std::unique_ptr<Val>> vals_;
   std::vector<std::unique_ptr<Expr>> exprs_;
+  std::vector<std::unique_ptr<IterDomainExpr>> id_exprs_;
   std::vector<TensorView*> inputs_;
   std::vector<TensorView*> outputs_;
   int next_tensor_ = 0;

@@ -36,12 +36,25 @@ enum class IterType {
 /// (Vectorize, Unroll, ...) are a separate enum, introduced with scheduling.
 enum class ParallelType { Serial, DIDx, BIDx, BIDy, BIDz, TIDx, TIDy, TIDz };
 
+/// How a loop is emitted, independent of its hardware binding (the plugin ABI
+/// keeps the two enums apart). Serial is the plain loop.
+enum class LoopTransform {
+  Serial,     ///< an ordinary loop
+  Vectorize,  ///< one vector load/store; innermost, constant extent
+  Unroll,     ///< fully unrolled
+  Unswitch,   ///< predicates hoisted out of the loop nest below
+  Bulk,       ///< moved as one bulk (TMA) copy
+};
+
 /// Where a tensor lives.
 enum class MemoryType { Local, Shared, Global };
 
 std::string_view iter_type_name(IterType t);
 std::string_view parallel_type_name(ParallelType t);
 std::string_view memory_type_name(MemoryType t);
+std::string_view loop_transform_name(LoopTransform t);
+
+class IterDomainExpr;
 
 /// One axis of a tensor.
 class IterDomain {
@@ -54,8 +67,14 @@ class IterDomain {
   ParallelType parallel_type() const { return parallel_type_; }
   bool is_reduction() const { return iter_type_ == IterType::Reduction; }
   bool is_broadcast() const { return iter_type_ == IterType::Broadcast; }
+  LoopTransform loop_transform() const { return loop_transform_; }
+  /// Sets the binding with no checks; TensorView::parallelize is the checked form.
   void parallelize(ParallelType p) { parallel_type_ = p; }
-  /// "iS3{N}", "rS4{K}", "bS5{1}".
+  void set_loop_transform(LoopTransform t) { loop_transform_ = t; }
+  /// The Split or Merge that produced this axis; null for axes made by math.
+  IterDomainExpr* definition() const { return definition_; }
+  /// "iS3{N}", "rS4{K}", "bS5{1}", "iblockIdx.x7{ceilDiv(N, 128)}", with a
+  /// suffix for a loop transform: "iS9{4}_vect".
   std::string str() const;
 
  private:
@@ -65,6 +84,67 @@ class IterDomain {
   SizeExpr extent_;
   IterType iter_type_;
   ParallelType parallel_type_ = ParallelType::Serial;
+  LoopTransform loop_transform_ = LoopTransform::Serial;
+  IterDomainExpr* definition_ = nullptr;
+};
+
+/// A transform between IterDomains, recorded so that indexing can replay it
+/// backward from loop indices to logical ones.
+class IterDomainExpr {
+ public:
+  enum class Kind { Split, Merge };
+  virtual ~IterDomainExpr() = default;
+  Kind kind() const { return kind_; }
+  const std::vector<IterDomain*>& inputs() const { return inputs_; }
+  const std::vector<IterDomain*>& outputs() const { return outputs_; }
+  /// "Split: iS2{N} by factor 128 -> iS5{ceilDiv(N, 128)}, iS6{128}".
+  virtual std::string str() const = 0;
+  template <typename T>
+  const T* as() const {
+    return kind_ == T::kKind ? static_cast<const T*>(this) : nullptr;
+  }
+
+ protected:
+  IterDomainExpr(Kind k, std::vector<IterDomain*> in, std::vector<IterDomain*> out)
+      : kind_(k), inputs_(std::move(in)), outputs_(std::move(out)) {}
+
+ private:
+  Kind kind_;
+  std::vector<IterDomain*> inputs_;
+  std::vector<IterDomain*> outputs_;
+};
+
+/// in -> (outer, inner). inner_split: inner has extent `factor` and
+/// in = outer * factor + inner; otherwise outer has extent `factor` and
+/// in = outer * ceilDiv(ext(in), factor) + inner. A factor that does not
+/// divide the extent leaves a remainder that lowering predicates away.
+class Split final : public IterDomainExpr {
+ public:
+  static constexpr Kind kKind = Kind::Split;
+  Split(IterDomain* in, IterDomain* outer, IterDomain* inner, int64_t factor, bool inner_split)
+      : IterDomainExpr(kKind, {in}, {outer, inner}), factor_(factor), inner_split_(inner_split) {}
+  IterDomain* in() const { return inputs()[0]; }
+  IterDomain* outer() const { return outputs()[0]; }
+  IterDomain* inner() const { return outputs()[1]; }
+  int64_t factor() const { return factor_; }
+  bool inner_split() const { return inner_split_; }
+  std::string str() const override;
+
+ private:
+  int64_t factor_;    ///< the constant extent of the split-off axis
+  bool inner_split_;  ///< true: the inner axis has extent factor
+};
+
+/// (outer, inner) -> out with out = outer * ext(inner) + inner.
+class Merge final : public IterDomainExpr {
+ public:
+  static constexpr Kind kKind = Kind::Merge;
+  Merge(IterDomain* outer, IterDomain* inner, IterDomain* out)
+      : IterDomainExpr(kKind, {outer, inner}, {out}) {}
+  IterDomain* outer() const { return inputs()[0]; }
+  IterDomain* inner() const { return inputs()[1]; }
+  IterDomain* out() const { return outputs()[0]; }
+  std::string str() const override;
 };
 
 /// Anything an expression consumes or produces: a tensor or a scalar.
@@ -143,9 +223,39 @@ class TensorView final : public Val {
   std::vector<IterDomain*> logical_no_reductions() const;
   /// The loop domain; equal to logical until scheduling transforms it.
   const std::vector<IterDomain*>& loop() const { return loop_; }
+  /// The domain the defining expression indexes: equal to logical except for
+  /// the producer made by rfactor, whose logical domain is derived from its
+  /// root by the rfactored splits and merges.
+  const std::vector<IterDomain*>& root() const { return root_.empty() ? logical_ : root_; }
+  bool has_root() const { return !root_.empty(); }
   /// Number of logical axes, reductions included.
   int nlogical() const { return static_cast<int>(logical_.size()); }
-  IterDomain* axis(int i) const { return loop_.at(static_cast<size_t>(i)); }
+  /// Number of loop axes.
+  int nloop() const { return static_cast<int>(loop_.size()); }
+  /// Loop axis i; negative counts from the end. user_error if out of range.
+  IterDomain* axis(int i) const;
+
+  // ---- loop transforms (checked at the call; see core/ir/transforms.cpp) ---
+  /// Splits loop axis `axis` by a constant factor: inner_split puts `factor`
+  /// on the inner axis. The factor need not divide the extent.
+  TensorView* split(int axis, int64_t factor, bool inner_split = true);
+  /// Merges loop axes axis_o and axis_i into one at axis_o's position
+  /// (axis_i is removed). Reduction axes merge only with reduction axes.
+  TensorView* merge(int axis_o, int axis_i);
+  TensorView* merge(int axis_o) { return merge(axis_o, axis_o + 1); }
+  /// Permutes the loop domain: each (old, new) pair moves loop axis old to
+  /// position new; axes not named keep their relative order in the free slots.
+  TensorView* reorder(const std::vector<std::pair<int, int>>& old2new);
+  /// Binds loop axis `axis` to a hardware index.
+  TensorView* parallelize(int axis, ParallelType p);
+  /// Sets how loop axis `axis` is emitted.
+  TensorView* parallelize(int axis, LoopTransform t);
+  /// The splits and merges from logical to loop, in the order applied.
+  std::vector<IterDomainExpr*> loop_history() const;
+  /// Replaces the loop domain; for scheduling utilities that build it whole.
+  void set_loop(std::vector<IterDomain*> loop) { loop_ = std::move(loop); }
+  /// Replaces root and logical (rfactor, cache_before). Loop is reset to logical.
+  void set_domains(std::vector<IterDomain*> root, std::vector<IterDomain*> logical);
 
   MemoryType memory_type() const { return memory_type_; }
   void set_memory_type(MemoryType m) { memory_type_ = m; }
@@ -160,6 +270,7 @@ class TensorView final : public Val {
       : Val(kKind, f, t), number_(number), logical_(logical), loop_(std::move(logical)) {}
   int number_;
   std::string user_name_;
+  std::vector<IterDomain*> root_;  ///< empty unless it differs from logical
   std::vector<IterDomain*> logical_;
   std::vector<IterDomain*> loop_;
   MemoryType memory_type_ = MemoryType::Local;
@@ -176,11 +287,19 @@ enum class ReductionOpType { Sum, Max, Min, Prod };
 /// How a LoadStoreOp moves data. Only Set is lowered so far; the others name
 /// the hardware paths cache_after can pick.
 enum class LoadStoreOpType { Set, CpAsync, LdMatrix, Tma };
+/// Cache policy of a load, as in nvFuser (and PTX's ld cache operators).
+enum class CacheOp {
+  Unspecified,  ///< the compiler's choice
+  AllLevels,    ///< ld.ca: cache in L1 and L2
+  Streaming,    ///< ld.cs: evict first
+  Global,       ///< ld.cg: cache in L2 only
+};
 
 std::string_view unary_op_name(UnaryOpType t);
 std::string_view binary_op_name(BinaryOpType t);
 std::string_view reduction_op_name(ReductionOpType t);
 std::string_view load_store_op_name(LoadStoreOpType t);
+std::string_view cache_op_name(CacheOp c);
 /// True for Lt..Ne: the result is bool.
 bool is_comparison(BinaryOpType t);
 /// True for And, Or: bool operands only.
@@ -218,6 +337,7 @@ class Expr {
       : kind_(k), inputs_(std::move(in)), outputs_(std::move(out)) {}
 
  private:
+  friend class Fusion;
   Kind kind_;
   std::vector<Val*> inputs_;
   std::vector<Val*> outputs_;
@@ -308,14 +428,17 @@ class BroadcastOp final : public Expr {
 class LoadStoreOp final : public Expr {
  public:
   static constexpr Kind kKind = Kind::LoadStore;
-  LoadStoreOp(LoadStoreOpType op, TensorView* out, TensorView* in)
-      : Expr(kKind, {in}, {out}), op_(op) {}
+  LoadStoreOp(LoadStoreOpType op, TensorView* out, TensorView* in,
+              CacheOp cache_op = CacheOp::Unspecified)
+      : Expr(kKind, {in}, {out}), op_(op), cache_op_(cache_op) {}
   LoadStoreOpType op() const { return op_; }
+  CacheOp cache_op() const { return cache_op_; }
   TensorView* in() const { return inputs()[0]->as<TensorView>(); }
   std::string op_name() const override { return "set"; }
 
  private:
   LoadStoreOpType op_;  ///< the data path
+  CacheOp cache_op_;    ///< the cache policy of the load
 };
 
 /// out[i_0, ..., i_n] = in[i_{new2old^-1}...]: axis k of out is axis new2old[k] of in.

@@ -1,0 +1,31 @@
+// Memory primitives: cache_after, cache_before, cache_fork, set_memory_type.
+//
+// Each cache inserts one copy (a LoadStoreOp) and rewires the def/use graph
+// around it; the cache it returns is named after tv ("x" -> "x_cache") when tv
+// has a name. Fusion inputs and outputs stay in Global memory throughout.
+#pragma once
+
+#include "schedlab/ir/fusion.h"
+
+namespace schedlab::sched {
+
+/// Inserts c = LoadStoreOp(op, tv, cache_op) and makes every existing use of
+/// tv read c instead. Returns c (Local memory, tv's dtype, fresh unscheduled
+/// copies of tv's non-reduction logical axes). tv must have uses.
+ir::TensorView* cache_after(ir::TensorView* tv,
+                            ir::LoadStoreOpType op = ir::LoadStoreOpType::Set,
+                            ir::CacheOp cache_op = ir::CacheOp::Unspecified);
+/// Moves tv's definition onto a new tensor c and makes tv = set(c). Returns c,
+/// which keeps tv's logical domain (reduction axes included) and is Local; tv
+/// gets fresh non-reduction axes and keeps its memory type. tv must be
+/// computed (not a fusion input), not yet transformed, bound or inlined, and
+/// none of its producers may be inlined.
+ir::TensorView* cache_before(ir::TensorView* tv);
+/// For a fusion output tv that other expressions also read: adds c = set(tv),
+/// makes c the fusion output in tv's place (Global) and tv a Local
+/// intermediate. Returns c.
+ir::TensorView* cache_fork(ir::TensorView* tv);
+/// Sets where tv lives. Fusion inputs and outputs must stay Global.
+void set_memory_type(ir::TensorView* tv, ir::MemoryType m);
+
+}  // namespace schedlab::sched

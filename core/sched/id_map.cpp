@@ -1,0 +1,91 @@
+// Axis mappings: the exact map across one expression and its closure over a
+// fusion (LoopMap).
+#include "schedlab/sched/id_map.h"
+
+#include "schedlab/base/error.h"
+
+namespace schedlab::sched {
+
+using ir::IterDomain;
+
+std::vector<std::pair<IterDomain*, IterDomain*>> producer_consumer_pairs(
+    const ir::Expr* e, const ir::TensorView* producer) {
+  std::vector<std::pair<IterDomain*, IterDomain*>> pairs;
+  auto pd = producer->logical_no_reductions();
+  const auto& cd = e->out()->root();
+  if (auto* b = e->as<ir::BroadcastOp>()) {
+    size_t k = 0;
+    for (size_t j = 0; j < cd.size(); ++j)
+      if (!b->is_broadcast_dim()[j]) pairs.emplace_back(pd.at(k++), cd[j]);
+    return pairs;
+  }
+  if (auto* p = e->as<ir::PermuteOp>()) {
+    for (size_t k = 0; k < cd.size(); ++k)
+      pairs.emplace_back(pd.at(static_cast<size_t>(p->new2old()[k])), cd[k]);
+    return pairs;
+  }
+  internal_assert(pd.size() == cd.size())
+      << e->op_name() << ": producer " << producer->str() << " has rank " << pd.size()
+      << ", consumer root has " << cd.size();
+  for (size_t i = 0; i < pd.size(); ++i) pairs.emplace_back(pd[i], cd[i]);
+  return pairs;
+}
+
+LoopMap::LoopMap(const ir::Fusion& f) {
+  for (const ir::Expr* e : f.exprs())
+    for (ir::Val* in : e->inputs())
+      if (auto* p = in->as<ir::TensorView>())
+        for (auto [a, b] : producer_consumer_pairs(e, p)) unite(a, b);
+  // An rfactor producer's logical axes derive from its root, and its consumer
+  // maps to the logical ones; tie root to root through the original input
+  // is already done above. Close over identical transforms until stable.
+  auto id_exprs = f.id_exprs();
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < id_exprs.size(); ++i) {
+      for (size_t j = i + 1; j < id_exprs.size(); ++j) {
+        const ir::IterDomainExpr* a = id_exprs[i];
+        const ir::IterDomainExpr* b = id_exprs[j];
+        if (a->kind() != b->kind()) continue;
+        if (auto* sa = a->as<ir::Split>()) {
+          auto* sb = b->as<ir::Split>();
+          if (sa->factor() != sb->factor() || sa->inner_split() != sb->inner_split()) continue;
+          if (!mapped(sa->in(), sb->in())) continue;
+          changed |= unite(sa->outer(), sb->outer());
+          changed |= unite(sa->inner(), sb->inner());
+        } else {
+          auto* ma = a->as<ir::Merge>();
+          auto* mb = b->as<ir::Merge>();
+          if (!mapped(ma->outer(), mb->outer()) || !mapped(ma->inner(), mb->inner())) continue;
+          changed |= unite(ma->out(), mb->out());
+        }
+      }
+    }
+  }
+}
+
+const IterDomain* LoopMap::find_mut(const IterDomain* a) const {
+  auto it = parent_.find(a);
+  if (it == parent_.end()) return a;
+  const IterDomain* root = find_mut(it->second);
+  it->second = root;  // path compression
+  return root;
+}
+
+const IterDomain* LoopMap::find(const IterDomain* a) const { return find_mut(a); }
+
+bool LoopMap::mapped(const IterDomain* a, const IterDomain* b) const {
+  return find_mut(a) == find_mut(b);
+}
+
+bool LoopMap::unite(const IterDomain* a, const IterDomain* b) {
+  const IterDomain* ra = find_mut(a);
+  const IterDomain* rb = find_mut(b);
+  if (ra == rb) return false;
+  // The older axis (smaller id) represents the class: deterministic.
+  if (rb->id() < ra->id()) std::swap(ra, rb);
+  parent_[rb] = ra;
+  return true;
+}
+
+}  // namespace schedlab::sched

@@ -1,0 +1,136 @@
+// Inlining (compute-at). A producer inlined at position p shares its first p
+// loops with every consumer, so those loops must iterate the same thing
+// (LoopMap), must not reduce (a consumer may only read a finished
+// reduction), and must carry the same bindings.
+#include "schedlab/sched/inline.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "schedlab/base/error.h"
+#include "schedlab/sched/id_map.h"
+
+namespace schedlab::sched {
+
+using ir::TensorView;
+
+namespace {
+
+std::vector<TensorView*> consumers_of(const TensorView* tv) {
+  std::vector<TensorView*> r;
+  for (ir::Expr* e : tv->uses())
+    if (std::find(r.begin(), r.end(), e->out()) == r.end()) r.push_back(e->out());
+  return r;
+}
+
+/// Why position k + 1 is illegal, or "" if it is legal.
+std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
+  const ir::IterDomain* id = tv->loop()[static_cast<size_t>(k)];
+  std::ostringstream os;
+  if (id->is_reduction()) {
+    os << "its loop axis " << k << " (" << id->str()
+       << ") is a Reduction, which must finish before any consumer reads it";
+    return os.str();
+  }
+  for (const TensorView* c : consumers_of(tv)) {
+    if (k >= c->nloop()) {
+      os << "consumer " << c->describe() << " has only " << c->nloop() << " loop axes";
+      return os.str();
+    }
+    const ir::IterDomain* cid = c->loop()[static_cast<size_t>(k)];
+    if (!map.mapped(id, cid)) {
+      os << "its loop axis " << k << " (" << id->str() << ") does not map to axis " << k
+         << " of consumer " << c->describe() << " (" << cid->str() << ")";
+      return os.str();
+    }
+    if (id->parallel_type() != cid->parallel_type()) {
+      os << "its loop axis " << k << " (" << id->str() << ") is bound to "
+         << ir::parallel_type_name(id->parallel_type()) << " but axis " << k << " of consumer "
+         << c->describe() << " (" << cid->str() << ") is bound to "
+         << ir::parallel_type_name(cid->parallel_type())
+         << "; inlined axes are shared loops, so their bindings must agree";
+      return os.str();
+    }
+  }
+  return "";
+}
+
+int max_position(const TensorView* tv, const LoopMap& map) {
+  if (tv->fusion()->is_input(tv) || tv->uses().empty()) return 0;
+  int k = 0;
+  while (k < tv->nloop() && blocker(tv, k, map).empty()) ++k;
+  return k;
+}
+
+void inline_with(TensorView* tv, int pos, bool best_effort, const LoopMap& map) {
+  user_assert(!tv->fusion()->is_input(tv))
+      << "inline_at: " << tv->describe()
+      << " is a fusion input; inputs are read from global memory and have no loops to inline";
+  user_assert(pos >= -1 && pos <= tv->nloop())
+      << "inline_at: position " << pos << " is out of range for " << tv->describe() << " with "
+      << tv->nloop() << " loop axes; expected -1 (all) or a position in [0, " << tv->nloop()
+      << "]";
+  if (pos == -1) pos = tv->nloop();
+  int max = max_position(tv, map);
+  if (pos > max) {
+    user_assert(best_effort) << "inline_at: cannot inline " << tv->describe() << " at position "
+                             << pos << ": "
+                             << (tv->uses().empty() ? "it has no consumers"
+                                                    : blocker(tv, max, map))
+                             << "; the largest legal position is " << max;
+    pos = max;
+  }
+  tv->set_compute_at_pos(pos);
+}
+
+}  // namespace
+
+int max_inline_position(const TensorView* tv) { return max_position(tv, LoopMap(*tv->fusion())); }
+
+void inline_at(TensorView* tv, int pos, bool best_effort) {
+  inline_with(tv, pos, best_effort, LoopMap(*tv->fusion()));
+}
+
+void inline_selected_at(const std::vector<TensorView*>& selected, const TensorView* reference,
+                        int pos) {
+  user_assert(pos >= -1 && pos <= reference->nloop())
+      << "inline_selected_at: position " << pos << " is out of range for reference "
+      << reference->describe() << " with " << reference->nloop()
+      << " loop axes; expected -1 (all) or a position in [0, " << reference->nloop() << "]";
+  if (pos == -1) pos = reference->nloop();
+  LoopMap map(*reference->fusion());
+  for (TensorView* tv : selected) {
+    if (tv->fusion()->is_input(tv)) continue;
+    // The leading loop axes of tv that iterate something among reference's
+    // first pos loops.
+    int p = 0;
+    while (p < tv->nloop()) {
+      const ir::IterDomain* id = tv->loop()[static_cast<size_t>(p)];
+      bool covered = false;
+      for (int j = 0; j < pos && !covered; ++j)
+        covered = map.mapped(id, reference->loop()[static_cast<size_t>(j)]);
+      if (!covered) break;
+      ++p;
+    }
+    inline_with(tv, p, /*best_effort=*/true, map);
+  }
+}
+
+void inline_most(ir::Fusion& f, const std::vector<TensorView*>& selected) {
+  LoopMap map(f);
+  for (TensorView* tv : selected.empty() ? f.tensors() : selected)
+    if (!tv->fusion()->is_input(tv)) inline_with(tv, max_position(tv, map), true, map);
+}
+
+void validate_bindings(const ir::Fusion& f) {
+  LoopMap map(f);
+  for (const TensorView* tv : f.tensors()) {
+    for (int k = 0; k < tv->compute_at_pos(); ++k) {
+      std::string why = blocker(tv, k, map);
+      user_assert(why.empty()) << tv->describe() << " is inlined at position "
+                               << tv->compute_at_pos() << " but " << why;
+    }
+  }
+}
+
+}  // namespace schedlab::sched

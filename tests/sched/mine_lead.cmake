@@ -1,0 +1,1 @@
+schedlab_test(sched_rfactor_inline_test rfactor_inline_test.cpp)
