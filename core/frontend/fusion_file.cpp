@@ -50,8 +50,8 @@ std::optional<double> as_double(const std::string& s) {
 
 std::string kind_name(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return n.size() == 0 ? "an empty mapping" : "a mapping";
+    case YAML::NodeType::Sequence: return n.size() == 0 ? "an empty list" : "a list";
     case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
     case YAML::NodeType::Null: return "nothing";
     default: return "an undefined node";
@@ -150,7 +150,10 @@ SizeExpr shape_entry(const Reader& r, const YAML::Node& e, const std::string& in
 ref::ValueRange parse_range(const Reader& r, const YAML::Node& n, const std::string& input) {
   if (!n.IsSequence() || n.size() != 2)
     user_error_at(r.loc(n)) << "input '" << input << "': range must be a list [lo, hi], found "
-                            << kind_name(n);
+                            << (n.IsSequence() && n.size() > 0
+                                    ? "a list of " + std::to_string(n.size()) +
+                                          (n.size() == 1 ? " item" : " items")
+                                    : kind_name(n));
   std::optional<double> v[2];
   for (size_t i = 0; i < 2; ++i) {
     if (n[i].IsScalar()) v[i] = as_double(n[i].Scalar());
@@ -271,13 +274,14 @@ FusionDefinition parse_fusion_text(const std::string& text, const std::string& p
   } catch (const YAML::ParserException& e) {
     throw UserError(r.loc(e.mark), "invalid YAML: " + e.msg);
   }
+  // The document's first token; an empty document has no mark.
+  const SourceLoc top = root.Mark().is_null() ? SourceLoc{path, 1, 1} : r.loc(root);
   if (!root.IsMap())
-    user_error_at((SourceLoc{path, 1, 1})) << "expected a mapping with keys fusion, inputs, body, "
-                                           << "outputs; found " << kind_name(root);
+    user_error_at(top) << "expected a mapping with keys fusion, inputs, body, outputs; found "
+                       << kind_name(root);
   r.check_keys(root, kTopKeys, "the fusion definition");
   for (const char* k : {"inputs", "body", "outputs"})
-    if (!root[k])
-      user_error_at((SourceLoc{path, 1, 1})) << "missing required key '" << k << "'";
+    if (!root[k]) user_error_at(top) << "missing required key '" << k << "'";
 
   FusionDefinition def;
   def.path = path;
@@ -368,6 +372,8 @@ ir::SizeBindings bind_sizes(const FusionDefinition& def, const ir::SizeBindings&
       user_error << "fusion '" << def.fusion->name() << "' has no size named " << k
                  << "; its sizes are " << (list.empty() ? "(none)" : list);
     }
+    user_assert(v > 0) << "fusion '" << def.fusion->name() << "': size " << k
+                       << " must be positive, found " << v;
     out[k] = v;
   }
   for (const auto& s : symbols)

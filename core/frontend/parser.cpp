@@ -45,6 +45,7 @@ namespace {
 /// list, or a dtype name.
 struct Arg {
   Token at;                 ///< first token of the value
+  Token key;                ///< the keyword's token; equals `at` when positional
   std::string keyword;      ///< "" when positional
   Val* val = nullptr;       ///< an expression's value
   bool is_list = false;     ///< a [ ... ] list
@@ -81,7 +82,7 @@ const std::vector<std::pair<std::string, ReductionOpType>> kReduce = {
     {"min", ReductionOpType::Min},
     {"prod", ReductionOpType::Prod}};
 
-const std::vector<std::string> kOtherFunctions = {"where",   "cast", "broadcast",
+const std::vector<std::string> kOtherFunctions = {"mean", "where",   "cast", "broadcast",
                                                   "set",     "permute", "transpose"};
 const std::vector<std::string> kReserved = {"true", "false", "inf", "nan", "pi"};
 
@@ -236,7 +237,15 @@ class Parser {
     if (t.kind == Token::Kind::Number) {
       take();
       bool integral = t.text.find_first_of(".eE") == std::string::npos;
-      double v = std::strtod(t.text.c_str(), nullptr);
+      char* end = nullptr;
+      double v = std::strtod(t.text.c_str(), &end);
+      // The lexer takes any run of digits and dots, so "1.2.3" arrives here.
+      if (*end != '\0')
+        user_error_at(at(t)) << "malformed number '" << t.text << "'; expected digits with an "
+                             << "optional fraction and exponent, e.g. 2, 0.5, 1e-5";
+      if (!std::isfinite(v))
+        user_error_at(at(t)) << "number " << t.text << " is out of range; expected a finite "
+                             << "value (write inf for infinity)";
       if (integral && std::fabs(v) > 9007199254740992.0)
         user_error_at(at(t)) << "integer constant " << t.text
                              << " is too large; expected at most 2^53 in magnitude";
@@ -253,6 +262,14 @@ class Parser {
     if (t.text == "nan") return ir::constant(f_, NAN, DataType::F64);
     if (t.text == "pi") return ir::constant(f_, std::numbers::pi, DataType::F64);
     auto it = scope_.find(t.text);
+    // A named size of the inputs' shapes is a value known at launch.
+    if (auto sizes = f_.size_symbols();
+        it == scope_.end() && std::find(sizes.begin(), sizes.end(), t.text) != sizes.end())
+      return f_.make_size_scalar(ir::SizeExpr::symbol(t.text));
+    if (auto fns = all_function_names();
+        it == scope_.end() && std::find(fns.begin(), fns.end(), t.text) != fns.end())
+      user_error_at(at(cur())) << "expected '(' after the function '" << t.text << "', found "
+                               << cur().describe();
     if (it == scope_.end()) {
       std::vector<std::string> names;
       for (const auto& [k, v] : scope_) names.push_back(k);
@@ -264,8 +281,9 @@ class Parser {
     return it->second.val;
   }
 
-  Arg argument() {
-    Arg a{cur(), "", nullptr, false, {}, std::nullopt};
+  /// Argument number `index` of a call to `callee`.
+  Arg argument(const Token& callee, size_t index) {
+    Arg a{cur(), cur(), "", nullptr, false, {}, std::nullopt};
     if (cur().kind == Token::Kind::Ident && peek().is("=")) {
       a.keyword = take().text;
       take();
@@ -302,6 +320,13 @@ class Parser {
         a.dtype = d;
         return a;
       }
+      // A misspelt dtype would otherwise be reported as an unknown name.
+      bool dtype_slot =
+          callee.text == "cast" && (a.keyword == "dtype" || (a.keyword.empty() && index == 1));
+      if (dtype_slot &&
+          std::find(kReserved.begin(), kReserved.end(), cur().text) == kReserved.end())
+        user_error_at(at(cur())) << "cast: expected a dtype (" << ir::dtype_choices() << "), found "
+                                 << cur().describe();
     }
     a.val = expr();
     return a;
@@ -314,7 +339,7 @@ class Parser {
       if (cur().kind == Token::Kind::Newline || cur().kind == Token::Kind::End)
         user_error_at(at(cur())) << "expected ')' to close the call to '" << name.text << "' at "
                                  << at(name).str() << ", found " << cur().describe();
-      c.args.push_back(argument());
+      c.args.push_back(argument(name, c.args.size()));
       if (cur().is(",")) take();
       else if (!cur().is(")"))
         user_error_at(at(cur())) << "expected ',' or ')' in the call to '" << name.text
@@ -336,7 +361,8 @@ class Parser {
 
   void check_keywords(const Call& c, const std::vector<std::string>& allowed) const {
     bool seen_kw = false;
-    for (const Arg& a : c.args) {
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const Arg& a = c.args[i];
       if (a.keyword.empty()) {
         if (seen_kw)
           user_error_at(at(a.at)) << c.name.text
@@ -345,15 +371,16 @@ class Parser {
       }
       seen_kw = true;
       if (std::find(allowed.begin(), allowed.end(), a.keyword) == allowed.end()) {
-        std::string list;
+        std::string list, hint = closest_name(a.keyword, allowed);
         for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
-        user_error_at(at(a.at)) << c.name.text << ": unknown keyword '" << a.keyword
-                                << "'; expected " << (list.empty() ? "no keywords" : list);
+        user_error_at(at(a.key)) << c.name.text << ": unknown keyword '" << a.keyword
+                                 << "'; expected " << (list.empty() ? "no keywords" : list)
+                                 << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
       }
-      int count = 0;
-      for (const Arg& b : c.args) count += b.keyword == a.keyword;
-      if (count > 1)
-        user_error_at(at(a.at)) << c.name.text << ": keyword '" << a.keyword << "' given twice";
+      for (size_t j = 0; j < i; ++j)
+        if (c.args[j].keyword == a.keyword)
+          user_error_at(at(a.key)) << c.name.text << ": keyword '" << a.keyword
+                                   << "' given twice (first at " << at(c.args[j].key).str() << ")";
     }
   }
 
@@ -402,7 +429,7 @@ class Parser {
       return r;
     }
     auto* s = a->val ? a->val->as<ir::Scalar>() : nullptr;
-    if (!s || !ir::is_integral(s->dtype()))
+    if (!s || s->is_size() || !ir::is_integral(s->dtype()))
       user_error_at(at(a->at)) << c.name.text << ": expected an integer or a list of integers for "
                                << what << ", found " << (a->val ? a->val->str() : "a dtype name");
     r.push_back(static_cast<int>(s->value()));
@@ -439,7 +466,10 @@ class Parser {
       Val* b = value(c, pos[1], "the second operand");
       return build(c.name, [&] { return ir::binary(bop, a, b); });
     }
-    if (red) {
+    if (red || n == "mean") {
+      if ((n == "max" || n == "min") && pos.size() > 2)
+        user_error_at(at(c.name)) << n << ": expected 1 positional argument (a reduction) or 2 "
+                                  << "(elementwise), found " << pos.size();
       check_keywords(c, {"axis", "keepdim"});
       check_arity(c, 1, 1);
       TensorView* x = tensor(c, pos[0], "the operand");
@@ -449,6 +479,7 @@ class Parser {
         user_error_at(at(a->at)) << n << ": expected at least one axis, found an empty list";
       bool keepdim = false;
       if (const Arg* a = keyword(c, "keepdim")) keepdim = bool_value(c, a, "keepdim");
+      if (!red) return build(c.name, [&] { return ir::mean(x, axes, keepdim); });
       return build(c.name, [&] { return ir::reduce(*red, x, axes, keepdim); });
     }
     if (n == "where") {
@@ -505,8 +536,13 @@ class Parser {
       check_keywords(c, {});
       check_arity(c, 3, 3);
       TensorView* x = tensor(c, pos[0], "the operand");
-      int a = int_list(c, pos[1], "axis").at(0);
-      int b = int_list(c, pos[2], "axis").at(0);
+      auto axis = [&](const Arg* a) {
+        if (a->is_list)
+          user_error_at(at(a->at)) << "transpose: expected an integer axis, found a list";
+        return int_list(c, a, "axis").at(0);
+      };
+      int a = axis(pos[1]);
+      int b = axis(pos[2]);
       return build(c.name, [&] { return ir::transpose(x, a, b); });
     }
     std::string hint = closest_name(n, all_function_names());

@@ -114,7 +114,9 @@ bool is_transcendental(UnaryOpType op) {
 
 }  // namespace
 
-Scalar* constant(Fusion& f, double v, DataType t) { return f.make_scalar(v, t); }
+Scalar* constant(Fusion& f, double v, DataType t) {
+  return f.make_scalar(round_to_dtype(v, t), t);
+}
 
 TensorView* tv(Val* v) {
   internal_assert(v && v->is<TensorView>()) << "expected a tensor";
@@ -138,8 +140,12 @@ Val* unary(UnaryOpType op, Val* in) {
   if (is_transcendental(op) && !is_float(out_t))
     out_t = in->is<Scalar>() ? DataType::F64 : DataType::F32;
   Fusion& f = *in->fusion();
-  if (auto* s = in->as<Scalar>())
+  if (auto* s = in->as<Scalar>()) {
+    user_assert(!s->is_size()) << name << ": cannot fold " << name << "(" << s->str()
+                               << "): the size " << s->str()
+                               << " is known only at launch; expected a tensor operand";
     return f.make_scalar(round_to_dtype(apply_unary(op, s->value()), out_t), out_t);
+  }
   if (in->dtype() != out_t) in = cast(in, out_t);
   auto* t = in->as<TensorView>();
   std::vector<IterDomain*> dom;
@@ -170,6 +176,11 @@ Val* binary(BinaryOpType op, Val* lhs, Val* rhs) {
   DataType out_t = (is_comparison(op) || is_logical(op)) ? DataType::Bool : compute_t;
   Fusion& f = fusion_of({lhs, rhs});
   if (!any_tensor(ops)) {
+    for (Val* v : ops)
+      user_assert(!v->as<Scalar>()->is_size())
+          << name << ": cannot fold " << lhs->str() << " and " << rhs->str() << ": the size "
+          << v->str() << " is known only at launch; expected a tensor operand (write x / (N * K) "
+          << "as x / N / K)";
     double v = apply_binary(op, lhs->as<Scalar>()->value(), rhs->as<Scalar>()->value());
     return f.make_scalar(round_to_dtype(v, out_t), out_t);
   }
@@ -191,6 +202,10 @@ Val* where(Val* cond, Val* lhs, Val* rhs) {
   std::vector<Val*> ops{cond, lhs, rhs};
   Fusion& f = fusion_of({cond, lhs, rhs});
   if (!any_tensor(ops)) {
+    for (Val* v : ops)
+      user_assert(!v->as<Scalar>()->is_size())
+          << "where: cannot fold with the size " << v->str()
+          << ", which is known only at launch; expected a tensor operand";
     double v = cond->as<Scalar>()->value() != 0.0 ? lhs->as<Scalar>()->value()
                                                   : rhs->as<Scalar>()->value();
     return f.make_scalar(round_to_dtype(v, t), t);
@@ -205,7 +220,11 @@ Val* where(Val* cond, Val* lhs, Val* rhs) {
 
 Val* cast(Val* in, DataType t) {
   Fusion& f = *in->fusion();
-  if (auto* s = in->as<Scalar>()) return f.make_scalar(round_to_dtype(s->value(), t), t);
+  if (auto* s = in->as<Scalar>()) {
+    user_assert(!s->is_size()) << "cast: cannot fold cast(" << s->str() << ") : the size "
+                               << s->str() << " is known only at launch; expected a tensor";
+    return f.make_scalar(round_to_dtype(s->value(), t), t);
+  }
   auto* src = in->as<TensorView>();
   std::vector<IterDomain*> dom;
   for (IterDomain* id : src->logical_no_reductions())
@@ -245,6 +264,19 @@ TensorView* reduce(ReductionOpType op, TensorView* in, std::vector<int> axes, bo
   TensorView* out = f.make_tensor(t, dom);
   f.create<ReductionOp>(op, out, in);
   return keepdim ? broadcast(out, reduced) : out;
+}
+
+TensorView* mean(TensorView* in, std::vector<int> axes, bool keepdim) {
+  TensorView* s = reduce(ReductionOpType::Sum, in, axes, keepdim);
+  // The count is the product of the extents the reduction consumed.
+  const TensorView* r = keepdim ? s->definition()->inputs()[0]->as<TensorView>() : s;
+  SizeExpr count = SizeExpr::constant(1);
+  for (IterDomain* id : r->logical())
+    if (id->is_reduction()) count = SizeExpr::mul(count, id->extent());
+  Fusion& f = *in->fusion();
+  Val* n = count.is_const() ? static_cast<Val*>(f.make_scalar(static_cast<double>(count.const_value()), DataType::I64))
+                            : f.make_size_scalar(count);
+  return tv(binary(BinaryOpType::Div, s, n));
 }
 
 TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim) {

@@ -33,6 +33,12 @@ Scalar* Fusion::make_scalar(double v, DataType t) {
   return s;
 }
 
+Scalar* Fusion::make_size_scalar(SizeExpr size) {
+  auto* s = new Scalar(this, std::move(size));
+  vals_.emplace_back(s);
+  return s;
+}
+
 void Fusion::register_expr(std::unique_ptr<Expr> e) {
   for (Val* in : e->inputs()) {
     internal_assert(in && in->fusion() == this) << e->op_name() << ": operand from another fusion";

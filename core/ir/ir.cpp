@@ -65,7 +65,19 @@ std::string IterDomain::str() const {
   return s;
 }
 
-std::string Scalar::str() const { return format_scalar(value_, dtype()); }
+double Scalar::value() const {
+  internal_assert(!size_) << "value() of the size scalar " << size_->str();
+  return value_;
+}
+
+std::optional<double> Scalar::evaluate(const SizeBindings& sizes) const {
+  if (!size_) return value_;
+  auto v = size_->evaluate(sizes);
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+std::string Scalar::str() const { return size_ ? size_->str() : format_scalar(value_, dtype()); }
 
 std::string TensorView::describe() const {
   return user_name_.empty() ? str() : str() + " (" + user_name_ + ")";

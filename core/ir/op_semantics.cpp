@@ -107,12 +107,11 @@ double round_to_dtype(double v, DataType t) {
     case DataType::I64: {
       if (std::isnan(v)) return 0.0;
       double tr = std::trunc(v);
-      if (t == DataType::I32) {
-        // Out-of-range float to int is undefined in C++; saturate, as CUDA does.
-        if (tr >= 2147483647.0) return 2147483647.0;
-        if (tr <= -2147483648.0) return -2147483648.0;
-      }
-      return tr;
+      // Out-of-range float to int is undefined in C++; saturate, as CUDA does.
+      // i64: the largest double below 2^63, which i64 can hold.
+      double hi = t == DataType::I32 ? 2147483647.0 : 9223372036854774784.0;
+      double lo = t == DataType::I32 ? -2147483648.0 : -9223372036854775808.0;
+      return std::clamp(tr, lo, hi);
     }
   }
   return v;

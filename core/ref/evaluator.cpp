@@ -69,9 +69,11 @@ HostTensor alloc(const ir::TensorView* t, const ir::SizeBindings& sizes) {
 /// An elementwise operand read at output indices.
 class Operand {
  public:
-  Operand(const ir::Val* v, const Index& out_shape, const Env& env) {
+  Operand(const ir::Val* v, const Index& out_shape, const Env& env, const ir::SizeBindings& sizes) {
     if (const auto* s = v->as<ir::Scalar>()) {
-      scalar_ = s->value();
+      auto value = s->evaluate(sizes);
+      user_assert(value.has_value()) << "evaluate: size " << s->str() << " is unbound";
+      scalar_ = *value;
       return;
     }
     const auto* t = v->as<ir::TensorView>();
@@ -103,7 +105,7 @@ HostTensor elementwise(const ir::Expr& e, const Env& env, const ir::SizeBindings
                        const std::function<double(const double*)>& fn) {
   HostTensor out = alloc(e.out(), sizes);
   std::vector<Operand> ops;
-  for (const ir::Val* v : e.inputs()) ops.emplace_back(v, out.shape, env);
+  for (const ir::Val* v : e.inputs()) ops.emplace_back(v, out.shape, env, sizes);
   std::vector<double> vals(ops.size());
   for_each_index(out.shape, [&](const Index& idx, int64_t lin) {
     for (size_t k = 0; k < ops.size(); ++k) vals[k] = ops[k].at(idx);

@@ -32,6 +32,18 @@ std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
        << ") is a Reduction, which must finish before any consumer reads it";
     return os.str();
   }
+  // As nvFuser's MaxPosCalculator: a vector (or bulk) access is the
+  // tensor's own innermost loop, never one shared with a consumer.
+  auto own_access = [](const ir::IterDomain* a) {
+    return a->loop_transform() == ir::LoopTransform::Vectorize ||
+           a->loop_transform() == ir::LoopTransform::Bulk;
+  };
+  if (own_access(id)) {
+    os << "its loop axis " << k << " (" << id->str() << ") is "
+       << ir::loop_transform_name(id->loop_transform())
+       << ", which is emitted as the tensor's own access and cannot be shared with a consumer";
+    return os.str();
+  }
   for (const TensorView* c : consumers_of(tv)) {
     if (k >= c->nloop()) {
       os << "consumer " << c->describe() << " has only " << c->nloop() << " loop axes";
@@ -41,6 +53,12 @@ std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
     if (!map.mapped(id, cid)) {
       os << "its loop axis " << k << " (" << id->str() << ") does not map to axis " << k
          << " of consumer " << c->describe() << " (" << cid->str() << ")";
+      return os.str();
+    }
+    if (own_access(cid)) {
+      os << "axis " << k << " of consumer " << c->describe() << " (" << cid->str() << ") is "
+         << ir::loop_transform_name(cid->loop_transform())
+         << ", which cannot be shared with a producer";
       return os.str();
     }
     if (id->parallel_type() != cid->parallel_type()) {

@@ -39,8 +39,10 @@ AxisMap cross(const AxisMap& m, const ir::Expr* e, const TensorView* from, const
     for (auto [p, c] : producer_consumer_pairs(e, from))
       if (contains(to->logical(), c)) step[p] = c;
   } else {  // from is the consumer, to a producer
+    // Only the reference's map holds root axes that are not logical (an
+    // rfactor producer used as the reference), and those cross.
     for (auto [p, c] : producer_consumer_pairs(e, to))
-      if (contains(from->logical(), c)) step[c] = p;
+      if (contains(from->root(), c)) step[c] = p;
   }
   AxisMap out;
   for (auto [r, x] : m)
@@ -53,6 +55,8 @@ AxisMap cross(const AxisMap& m, const ir::Expr* e, const TensorView* from, const
 std::vector<Reached> spanning_tree(TensorView* ref, const std::set<TensorView*>& allowed) {
   AxisMap identity;
   for (IterDomain* id : ref->logical()) identity[id] = id;
+  // An rfactor producer is reached from its producers through its root.
+  for (IterDomain* id : ref->root()) identity[id] = id;
   // Max-heap on preserved axes; ties go to the earlier discovery so the
   // result is deterministic.
   struct Item {
@@ -99,6 +103,26 @@ void check_not_inlined(const TensorView* tv) {
             << tv->describe() << "; expected no inlining yet (propagate, then inline)";
 }
 
+/// The splits and merges from ref's root to its loop domain, in the order
+/// applied: for an rfactor producer, its root -> logical transforms first.
+std::vector<ir::IterDomainExpr*> history_from_root(const TensorView* ref) {
+  if (!ref->has_root()) return ref->loop_history();
+  std::set<const ir::IterDomainExpr*> seen;
+  std::set<const IterDomain*> root(ref->root().begin(), ref->root().end());
+  std::vector<IterDomain*> stack(ref->loop().begin(), ref->loop().end());
+  while (!stack.empty()) {
+    IterDomain* id = stack.back();
+    stack.pop_back();
+    if (root.count(id) || id->definition() == nullptr) continue;
+    if (!seen.insert(id->definition()).second) continue;
+    for (IterDomain* in : id->definition()->inputs()) stack.push_back(in);
+  }
+  std::vector<ir::IterDomainExpr*> r;
+  for (ir::IterDomainExpr* e : ref->fusion()->id_exprs())
+    if (seen.count(e)) r.push_back(e);
+  return r;
+}
+
 /// Replays ref's loop transforms on tv, starting from tv's logical domain.
 void replay(const TensorView* ref, TensorView* tv, const AxisMap& logical_map) {
   ir::Fusion& f = *tv->fusion();
@@ -110,7 +134,7 @@ void replay(const TensorView* ref, TensorView* tv, const AxisMap& logical_map) {
     auto p = std::find(loop.begin(), loop.end(), it->second);
     return p == loop.end() ? -1 : p - loop.begin();
   };
-  for (ir::IterDomainExpr* e : ref->loop_history()) {
+  for (ir::IterDomainExpr* e : history_from_root(ref)) {
     if (auto* s = e->as<ir::Split>()) {
       long p = position(s->in());
       if (p < 0) continue;

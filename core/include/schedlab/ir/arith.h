@@ -30,6 +30,8 @@ Val* cast(Val* in, DataType t);
 /// Reduces over `axes` (all axes when empty). keepdim leaves Broadcast axes
 /// where the reduced axes were.
 TensorView* reduce(ReductionOpType op, TensorView* in, std::vector<int> axes, bool keepdim = false);
+/// sum(in, axes) / (the product of the reduced extents), as nvFuser's mean.
+TensorView* mean(TensorView* in, std::vector<int> axes, bool keepdim = false);
 /// Inserts Broadcast axes: one entry per output axis, true where it is new.
 TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim);
 /// A copy.

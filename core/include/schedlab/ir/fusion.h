@@ -31,6 +31,8 @@ class Fusion {
   TensorView* make_tensor(DataType t, const std::vector<SizeExpr>& shape);
   /// A constant.
   Scalar* make_scalar(double v, DataType t);
+  /// A named size used as a value (i64, known at launch).
+  Scalar* make_size_scalar(SizeExpr size);
 
   /// Creates an expression node and wires its operands' uses and its outputs'
   /// definition. Outputs must not already have a definition.

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -190,18 +191,29 @@ class Val {
   std::vector<Expr*> uses_;
 };
 
-/// A compile-time constant. Its value is held in double, exactly for every
-/// dtype the IR has (i64 constants are limited to 2^53 in magnitude).
+/// A scalar operand: a compile-time constant, or a named size (an extent
+/// expression such as K) whose value is known only at launch. Constants are
+/// held in double, exactly for every dtype the IR has (i64 constants are
+/// limited to 2^53 in magnitude).
 class Scalar final : public Val {
  public:
   static constexpr Kind kKind = Kind::Scalar;
-  double value() const { return value_; }
+  /// The constant; internal error for a size scalar.
+  double value() const;
+  /// True for a named size (value known at launch).
+  bool is_size() const { return size_.has_value(); }
+  /// The size expression of a size scalar.
+  const SizeExpr& size() const { return *size_; }
+  /// The value under `sizes` (constants ignore them).
+  std::optional<double> evaluate(const SizeBindings& sizes) const;
   std::string str() const override;
 
  private:
   friend class Fusion;
   Scalar(Fusion* f, DataType t, double v) : Val(kKind, f, t), value_(v) {}
-  double value_;
+  Scalar(Fusion* f, SizeExpr size) : Val(kKind, f, DataType::I64), value_(0), size_(std::move(size)) {}
+  double value_;                  ///< the constant, when not a size
+  std::optional<SizeExpr> size_;  ///< the size expression, when a size
 };
 
 /// A tensor. Named T0, T1, ... in creation order, so printed IR is stable.

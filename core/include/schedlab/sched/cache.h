@@ -11,9 +11,9 @@ namespace schedlab::sched {
 
 /// Inserts c = LoadStoreOp(op, tv, cache_op) and makes every existing use of
 /// tv read c instead. Returns c (Local memory, tv's dtype, fresh unscheduled
-/// copies of tv's non-reduction logical axes). tv must have uses.
-ir::TensorView* cache_after(ir::TensorView* tv,
-                            ir::LoadStoreOpType op = ir::LoadStoreOpType::Set,
+/// copies of tv's non-reduction logical axes). tv must have uses and not be
+/// inlined.
+ir::TensorView* cache_after(ir::TensorView* tv, ir::LoadStoreOpType op = ir::LoadStoreOpType::Set,
                             ir::CacheOp cache_op = ir::CacheOp::Unspecified);
 /// Moves tv's definition onto a new tensor c and makes tv = set(c). Returns c,
 /// which keeps tv's logical domain (reduction axes included) and is Local; tv
@@ -23,7 +23,7 @@ ir::TensorView* cache_after(ir::TensorView* tv,
 ir::TensorView* cache_before(ir::TensorView* tv);
 /// For a fusion output tv that other expressions also read: adds c = set(tv),
 /// makes c the fusion output in tv's place (Global) and tv a Local
-/// intermediate. Returns c.
+/// intermediate. Returns c. tv must not be inlined.
 ir::TensorView* cache_fork(ir::TensorView* tv);
 /// Sets where tv lives. Fusion inputs and outputs must stay Global.
 void set_memory_type(ir::TensorView* tv, ir::MemoryType m);

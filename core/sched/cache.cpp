@@ -1,0 +1,127 @@
+// Memory primitives: cache_after, cache_before, cache_fork, set_memory_type.
+// Each inserts one copy (a LoadStoreOp) and rewires the def/use graph around
+// it; nothing is freed (the Fusion never deletes), so the tensors and axes a
+// cache replaces simply drop out of the graph.
+#include "schedlab/sched/cache.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "schedlab/base/error.h"
+#include "schedlab/ir/arith.h"
+
+namespace schedlab::sched {
+
+namespace {
+
+using ir::IterDomain;
+using ir::TensorView;
+
+/// Fresh axes with the extents and IterTypes of `dom`, unscheduled and unbound.
+std::vector<IterDomain*> fresh_axes(ir::Fusion& f, const std::vector<IterDomain*>& dom) {
+  std::vector<IterDomain*> r;
+  for (IterDomain* id : dom) r.push_back(f.make_iter_domain(id->extent(), id->iter_type()));
+  return r;
+}
+
+/// An inlined tensor shares loops with its consumers; a cache would become a
+/// consumer (or producer) whose loops nobody checked against them.
+void check_not_inlined(std::string_view op, const TensorView* tv) {
+  user_assert(tv->compute_at_pos() == 0)
+      << op << ": " << tv->describe() << " is inlined at position " << tv->compute_at_pos()
+      << "; expected compute_at_pos 0 (cache before inlining)";
+}
+
+void name_cache(TensorView* c, const TensorView* tv) {
+  if (!tv->user_name().empty()) c->set_user_name(tv->user_name() + "_cache");
+}
+
+}  // namespace
+
+TensorView* cache_after(TensorView* tv, ir::LoadStoreOpType op, ir::CacheOp cache_op) {
+  user_assert(!tv->uses().empty()) << "cache_after: " << tv->describe()
+                                   << " has no uses; expected a tensor that some expression reads";
+  check_not_inlined("cache_after", tv);
+  ir::Fusion& f = *tv->fusion();
+  // Taken before the copy exists, which is itself a use. An expression that
+  // reads tv twice (mul(d, d)) is listed once per operand; replace_input
+  // rewires every operand at once, so each expression is visited once.
+  std::vector<ir::Expr*> uses;
+  for (ir::Expr* e : tv->uses())
+    if (std::find(uses.begin(), uses.end(), e) == uses.end()) uses.push_back(e);
+  TensorView* c = f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical_no_reductions()));
+  name_cache(c, tv);
+  f.create<ir::LoadStoreOp>(op, c, tv, cache_op);
+  for (ir::Expr* e : uses) f.replace_input(e, tv, c);
+  return c;
+}
+
+TensorView* cache_before(TensorView* tv) {
+  ir::Expr* def = tv->definition();
+  user_assert(def != nullptr) << "cache_before: " << tv->describe()
+                              << " has no definition (a fusion input); expected a tensor "
+                                 "computed by an expression";
+  // The copy gets tv's logical domain, not its schedule: moving loop
+  // transforms, bindings or an inline position onto c would silently change
+  // which loops compute what, so cache_before comes first.
+  user_assert(!tv->has_root() && tv->loop() == tv->logical())
+      << "cache_before: " << tv->describe()
+      << " is already transformed (its loop domain differs from its logical domain); expected "
+         "an unscheduled tensor (cache before transforming)";
+  check_not_inlined("cache_before", tv);
+  for (int i = 0; i < tv->nloop(); ++i) {
+    const IterDomain* id = tv->loop()[static_cast<size_t>(i)];
+    bool bound = id->parallel_type() != ir::ParallelType::Serial ||
+                 id->loop_transform() != ir::LoopTransform::Serial;
+    user_assert(!bound) << "cache_before: " << tv->describe() << " axis " << i << " (" << id->str()
+                        << ") is already bound; expected an unscheduled tensor "
+                        << "(cache before binding)";
+  }
+  // A producer inlined into tv shares tv's loops; it would end up inlined
+  // into c, whose loops nobody has checked it against.
+  for (ir::Val* in : def->inputs()) {
+    auto* p = in->as<TensorView>();
+    user_assert(p == nullptr || p->compute_at_pos() == 0)
+        << "cache_before: producer " << p->describe() << " of " << tv->describe()
+        << " is inlined at position " << p->compute_at_pos()
+        << "; expected producers not yet inlined (cache before inlining)";
+  }
+  ir::Fusion& f = *tv->fusion();
+  TensorView* c = f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical()));
+  name_cache(c, tv);
+  f.replace_output(def, tv, c);
+  // tv is now a plain copy: its reduction axes (if any) stay with c.
+  tv->set_domains({}, fresh_axes(f, tv->logical_no_reductions()));
+  f.create<ir::LoadStoreOp>(ir::LoadStoreOpType::Set, tv, c);
+  return c;
+}
+
+TensorView* cache_fork(TensorView* tv) {
+  ir::Fusion& f = *tv->fusion();
+  user_assert(f.is_output(tv)) << "cache_fork: " << tv->describe()
+                               << " is not a fusion output; expected an output that other "
+                                  "expressions also read";
+  user_assert(!f.is_input(tv)) << "cache_fork: " << tv->describe()
+                               << " is a fusion input; expected a computed fusion output";
+  user_assert(!tv->uses().empty())
+      << "cache_fork: fusion output " << tv->describe()
+      << " has no uses; expected an output that other expressions also read";
+  check_not_inlined("cache_fork", tv);
+  TensorView* c = ir::set(tv);
+  name_cache(c, tv);
+  f.replace_fusion_output(tv, c);
+  tv->set_memory_type(ir::MemoryType::Local);
+  return c;
+}
+
+void set_memory_type(TensorView* tv, ir::MemoryType m) {
+  const ir::Fusion& f = *tv->fusion();
+  if (m != ir::MemoryType::Global) {
+    const char* role = f.is_input(tv) ? "input" : f.is_output(tv) ? "output" : nullptr;
+    user_assert(role == nullptr) << "set_memory_type: " << tv->describe() << " is a fusion " << role
+                                 << "; expected Global memory, found " << ir::memory_type_name(m);
+  }
+  tv->set_memory_type(m);
+}
+
+}  // namespace schedlab::sched

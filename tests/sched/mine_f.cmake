@@ -1,0 +1,2 @@
+schedlab_test(sched_index_replay_test index_replay_test.cpp)
+schedlab_test(sched_transforms_test transforms_test.cpp)

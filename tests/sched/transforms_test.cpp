@@ -1,0 +1,327 @@
+// TensorView loop transforms (core/ir/transforms.cpp): the loop domain each
+// one produces, and one test per rule asserting the diagnostic, which names
+// the tensor, the axis and the rule.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "schedlab/base/error.h"
+#include "schedlab/ir/arith.h"
+
+namespace schedlab::ir {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string user_error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.message();
+  }
+  ADD_FAILURE() << "expected a UserError";
+  return "";
+}
+
+SizeExpr sym(const std::string& name) {
+  return SizeExpr::symbol(name);
+}
+
+/// T0 (x), a fusion input of the given shape; its axes are iS0, iS1, ...
+TensorView* input(Fusion& f, const std::vector<SizeExpr>& shape, DataType t = DataType::F32) {
+  TensorView* x = f.make_tensor(t, shape);
+  x->set_user_name("x");
+  f.add_input(x);
+  return x;
+}
+
+std::vector<std::string> loop_strs(const TensorView* tv) {
+  std::vector<std::string> r;
+  for (const IterDomain* id : tv->loop()) r.push_back(id->str());
+  return r;
+}
+
+// ---- what each transform produces -----------------------------------------
+
+TEST(TransformsTest, InnerSplitPutsTheFactorInside) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), sym("K")});
+  x->split(0, 128);
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS2{ceilDiv(N, 128)}", "iS3{128}", "iS1{K}"));
+  EXPECT_THAT(x->logical(), ElementsAre(f.iter_domains()[0].get(), f.iter_domains()[1].get()));
+}
+
+TEST(TransformsTest, OuterSplitPutsTheFactorOutside) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N")});
+  x->split(-1, 4, /*inner_split=*/false);
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS1{4}", "iS2{ceilDiv(N, 4)}"));
+  const auto* s = x->axis(0)->definition()->as<Split>();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->str(), "Split: iS0{N} by factor 4 (outer) -> iS1{4}, iS2{ceilDiv(N, 4)}");
+}
+
+TEST(TransformsTest, SplitOfAConstantFolds) {
+  Fusion f;
+  TensorView* x = input(f, {SizeExpr::constant(10)});
+  x->split(0, 4);
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS1{3}", "iS2{4}"));
+}
+
+TEST(TransformsTest, SplitKeepsTheIterType) {
+  Fusion f;
+  TensorView* y = sum(input(f, {sym("N"), sym("K")}), {1});
+  y->split(1, 32);
+  EXPECT_THAT(loop_strs(y), ElementsAre("iS2{N}", "rS4{ceilDiv(K, 32)}", "rS5{32}"));
+}
+
+TEST(TransformsTest, MergeMultipliesTheExtents) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), sym("K"), SizeExpr::constant(4)});
+  x->merge(0);
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS3{(N * K)}", "iS2{4}"));
+  x->merge(0, -1);
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS4{((N * K) * 4)}"));
+}
+
+TEST(TransformsTest, MergeWithABroadcastKeepsTheOtherType) {
+  Fusion f;
+  TensorView* y = sum(input(f, {SizeExpr::constant(1), sym("K")}), {1});
+  y->merge(0);
+  EXPECT_THAT(loop_strs(y), ElementsAre("rS4{K}"));
+}
+
+TEST(TransformsTest, ReorderWithAFullMap) {
+  Fusion f;
+  TensorView* x = input(f, {sym("A"), sym("B"), sym("C")});
+  x->reorder({{0, 2}, {1, 0}, {2, 1}});
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS1{B}", "iS2{C}", "iS0{A}"));
+}
+
+TEST(TransformsTest, ReorderWithAPartialMapKeepsTheRestInOrder) {
+  Fusion f;
+  TensorView* x = input(f, {sym("A"), sym("B"), sym("C"), sym("D")});
+  x->reorder({{-1, 0}});
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS3{D}", "iS0{A}", "iS1{B}", "iS2{C}"));
+  x->reorder({{0, -1}, {-1, 1}});
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS0{A}", "iS2{C}", "iS1{B}", "iS3{D}"));
+}
+
+TEST(TransformsTest, LoopHistoryIsInApplicationOrder) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), sym("K")});
+  TensorView* other = input(f, {sym("M")});
+  x->merge(0);
+  other->split(0, 2);  // another tensor's transform is not in x's history
+  x->split(0, 128)->split(0, 4, false)->reorder({{0, -1}});
+  std::vector<std::string> h;
+  for (const IterDomainExpr* e : x->loop_history()) h.push_back(e->str());
+  EXPECT_THAT(h, ElementsAre("Merge: iS0{N} and iS1{K} -> iS3{(N * K)}",
+                             "Split: iS3{(N * K)} by factor 128 -> iS6{ceilDiv((N * K), 128)}, "
+                             "iS7{128}",
+                             "Split: iS6{ceilDiv((N * K), 128)} by factor 4 (outer) -> iS8{4}, "
+                             "iS9{ceilDiv(ceilDiv((N * K), 128), 4)}"));
+  EXPECT_TRUE(other->loop_history().size() == 1u);
+}
+
+TEST(TransformsTest, ParallelizeBindsAndPrints) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), SizeExpr::constant(4)});
+  x->split(0, 128)->parallelize(0, ParallelType::BIDx)->parallelize(1, ParallelType::TIDx);
+  x->parallelize(-1, LoopTransform::Vectorize);
+  EXPECT_THAT(loop_strs(x),
+              ElementsAre("iblockIdx.x2{ceilDiv(N, 128)}", "ithreadIdx.x3{128}", "iS1{4}_vect"));
+  x->parallelize(0, ParallelType::BIDx);  // rebinding the same axis is fine
+  x->parallelize(0, ParallelType::Serial)->parallelize(1, ParallelType::BIDx);
+  EXPECT_EQ(x->axis(1)->parallel_type(), ParallelType::BIDx);
+}
+
+TEST(TransformsTest, VectorizeOfSixteenBytesIsLegal) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), SizeExpr::constant(8)}, DataType::F16);
+  x->parallelize(1, LoopTransform::Vectorize);
+  EXPECT_EQ(x->axis(1)->loop_transform(), LoopTransform::Vectorize);
+}
+
+TEST(TransformsTest, BulkOnATmaLoad) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N")});
+  TensorView* c = f.make_tensor(DataType::F32, {sym("N")});
+  f.create<LoadStoreOp>(LoadStoreOpType::Tma, c, x);
+  c->parallelize(0, LoopTransform::Bulk);
+  EXPECT_EQ(c->axis(0)->str(), "iS1{N}_bulk");
+}
+
+// ---- one test per rule --------------------------------------------------------
+
+TEST(TransformsErrorTest, AxisOutOfRange) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), sym("K")});
+  auto range = [](const std::string& op, int axis) {
+    return AllOf(HasSubstr(op + ": axis " + std::to_string(axis) + " is out of range for T0 (x)"),
+                 HasSubstr("with 2 loop axes; expected an axis in [-2, 1]"));
+  };
+  EXPECT_THAT(user_error_of([&] { x->split(2, 4); }), range("split", 2));
+  EXPECT_THAT(user_error_of([&] { x->split(-3, 4); }), range("split", -3));
+  EXPECT_THAT(user_error_of([&] { x->merge(1); }), range("merge", 2));
+  EXPECT_THAT(user_error_of([&] { x->merge(-3, 0); }), range("merge", -3));
+  EXPECT_THAT(user_error_of([&] { x->reorder({{5, 0}}); }), range("reorder", 5));
+  EXPECT_THAT(user_error_of([&] { x->reorder({{0, -3}}); }), range("reorder", -3));
+  EXPECT_THAT(user_error_of([&] { x->parallelize(2, ParallelType::TIDx); }),
+              range("parallelize", 2));
+  EXPECT_THAT(user_error_of([&] { x->parallelize(-3, LoopTransform::Unroll); }),
+              range("parallelize", -3));
+  EXPECT_THAT(user_error_of([&] { x->axis(-3); }), range("axis", -3));
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS0{N}", "iS1{K}"));  // nothing half-applied
+}
+
+TEST(TransformsErrorTest, SplitFactorMustBePositive) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), sym("K")});
+  EXPECT_THAT(user_error_of([&] { x->split(1, -2); }),
+              HasSubstr("split: factor must be positive, got -2 (T0 (x) axis 1 (iS1{K}))"));
+  EXPECT_THAT(user_error_of([&] { x->split(0, 0); }),
+              HasSubstr("split: factor must be positive, got 0 (T0 (x) axis 0 (iS0{N}))"));
+}
+
+TEST(TransformsErrorTest, MergeOfReductionWithIteration) {
+  Fusion f;
+  TensorView* y = sum(input(f, {sym("N"), sym("K")}), {1});
+  y->set_user_name("y");
+  std::string msg = user_error_of([&] { y->merge(0); });
+  EXPECT_THAT(msg, HasSubstr("merge: cannot merge Iteration T1 (y) axis 0 (iS2{N}) with "
+                             "Reduction axis 1 (rS3{K}); expected both Reduction or both "
+                             "non-Reduction"));
+  EXPECT_THAT(user_error_of([&] { y->merge(1, 0); }),
+              HasSubstr("merge: cannot merge Reduction T1 (y) axis 1 (rS3{K}) with Iteration"));
+}
+
+TEST(TransformsErrorTest, MergeOfAnAxisWithItself) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), sym("K")});
+  EXPECT_THAT(user_error_of([&] { x->merge(1, -1); }),
+              HasSubstr("merge: cannot merge T0 (x) axis 1 (iS1{K}) with itself; expected two "
+                        "different axes"));
+}
+
+TEST(TransformsErrorTest, TransformInsideTheComputeAtPosition) {
+  Fusion f;
+  TensorView* x = input(f, {sym("A"), sym("B"), sym("C")});
+  x->set_compute_at_pos(2);
+  auto inlined = [](const std::string& op, const std::string& axis) {
+    return HasSubstr(op + ": T0 (x) axis " + axis +
+                     " is inside the compute-at position 2; expected an axis at or after it");
+  };
+  EXPECT_THAT(user_error_of([&] { x->split(1, 4); }), inlined("split", "1 (iS1{B})"));
+  EXPECT_THAT(user_error_of([&] { x->merge(1); }), inlined("merge", "1 (iS1{B})"));
+  EXPECT_THAT(user_error_of([&] { x->merge(2, 0); }), inlined("merge", "0 (iS0{A})"));
+  EXPECT_THAT(user_error_of([&] { x->reorder({{2, 0}}); }), inlined("reorder", "0 (iS0{A})"));
+  // At or after the position is fine, and so is a reorder that fixes the prefix.
+  x->split(2, 4)->reorder({{0, 0}, {-1, 2}});
+  EXPECT_THAT(loop_strs(x), ElementsAre("iS0{A}", "iS1{B}", "iS4{4}", "iS3{ceilDiv(C, 4)}"));
+}
+
+TEST(TransformsErrorTest, TransformOfABoundAxis) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), sym("K")});
+  x->parallelize(0, ParallelType::BIDx)->parallelize(1, LoopTransform::Unroll);
+  EXPECT_THAT(user_error_of([&] { x->split(0, 4); }),
+              HasSubstr("split: T0 (x) axis 0 (iblockIdx.x0{N}) is already bound to BIDx; "
+                        "expected a Serial axis"));
+  EXPECT_THAT(user_error_of([&] { x->split(1, 4); }),
+              HasSubstr("split: T0 (x) axis 1 (iS1{K}_unroll) is already bound to Unroll"));
+  EXPECT_THAT(user_error_of([&] { x->merge(0); }),
+              HasSubstr("merge: T0 (x) axis 0 (iblockIdx.x0{N}) is already bound to BIDx"));
+}
+
+TEST(TransformsErrorTest, ReorderMovesAnAxisTwice) {
+  Fusion f;
+  TensorView* x = input(f, {sym("A"), sym("B"), sym("C")});
+  EXPECT_THAT(user_error_of([&] {
+                x->reorder({{0, 1}, {-3, 2}});
+              }),
+              HasSubstr("reorder: T0 (x) axis 0 (iS0{A}) is moved twice (to positions 1 and "
+                        "2); expected each loop axis at most once"));
+}
+
+TEST(TransformsErrorTest, ReorderMovesTwoAxesToOnePosition) {
+  Fusion f;
+  TensorView* x = input(f, {sym("A"), sym("B"), sym("C")});
+  EXPECT_THAT(user_error_of([&] {
+                x->reorder({{0, 2}, {1, -1}});
+              }),
+              HasSubstr("reorder: axes 0 and 1 of T0 (x) are both moved to position -1; "
+                        "expected distinct new positions"));
+}
+
+TEST(TransformsErrorTest, ParallelTypeBoundTwice) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N"), sym("K")});
+  x->parallelize(0, ParallelType::TIDx);
+  EXPECT_THAT(user_error_of([&] { x->parallelize(1, ParallelType::TIDx); }),
+              HasSubstr("parallelize: TIDx is already bound to T0 (x) axis 0 "
+                        "(ithreadIdx.x0{N}); cannot also bind T0 (x) axis 1 (iS1{K})"));
+}
+
+TEST(TransformsErrorTest, VectorizeNotInnermost) {
+  Fusion f;
+  TensorView* x = input(f, {SizeExpr::constant(4), SizeExpr::constant(4)});
+  EXPECT_THAT(user_error_of([&] { x->parallelize(0, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize T0 (x) axis 0 (iS0{4}); expected the "
+                        "innermost loop axis (1)"));
+}
+
+TEST(TransformsErrorTest, VectorizeSymbolicExtent) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N")});
+  EXPECT_THAT(user_error_of([&] { x->parallelize(0, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize T0 (x) axis 0 (iS0{N}) of symbolic "
+                        "extent N; expected a constant extent"));
+}
+
+TEST(TransformsErrorTest, VectorizeWidthNotAPowerOfTwo) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N")});
+  x->split(0, 3);
+  EXPECT_THAT(user_error_of([&] { x->parallelize(1, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize T0 (x) axis 1 (iS2{3}): width 3 x 4 "
+                        "bytes; expected a power of two of at most 16 bytes"));
+}
+
+TEST(TransformsErrorTest, VectorizeWiderThanSixteenBytes) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N")});
+  x->split(0, 8);
+  EXPECT_THAT(user_error_of([&] { x->parallelize(-1, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize T0 (x) axis 1 (iS2{8}): width 8 x 4 "
+                        "bytes; expected a power of two of at most 16 bytes"));
+}
+
+TEST(TransformsErrorTest, VectorizeReductionAxis) {
+  Fusion f;
+  TensorView* y = sum(input(f, {sym("N"), SizeExpr::constant(4)}), {1});
+  EXPECT_THAT(user_error_of([&] { y->parallelize(1, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize Reduction T1 axis 1 (rS3{4}); expected "
+                        "a non-Reduction axis"));
+}
+
+TEST(TransformsErrorTest, BulkNeedsATmaLoad) {
+  Fusion f;
+  TensorView* x = input(f, {sym("N")});
+  TensorView* c = set(x);
+  auto bulk = [](const std::string& t, const std::string& axis) {
+    return HasSubstr("parallelize: cannot make " + t + " axis 0 (" + axis +
+                     ") Bulk; expected a tensor defined by a Tma load");
+  };
+  EXPECT_THAT(user_error_of([&] { c->parallelize(0, LoopTransform::Bulk); }), bulk("T1", "iS1{N}"));
+  EXPECT_THAT(user_error_of([&] { x->parallelize(0, LoopTransform::Bulk); }),
+              bulk("T0 (x)", "iS0{N}"));
+}
+
+}  // namespace
+}  // namespace schedlab::ir
