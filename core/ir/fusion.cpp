@@ -138,16 +138,17 @@ std::vector<IterDomainExpr*> Fusion::id_exprs() const {
 }
 
 void Fusion::replace_input(Expr* e, Val* old, Val* with) {
-  bool found = false;
+  // uses() lists an expression once per operand slot, as register_expr does.
+  int replaced = 0;
   for (Val*& in : e->inputs_) {
     if (in != old) continue;
     in = with;
-    found = true;
+    ++replaced;
   }
-  internal_assert(found) << old->str() << " is not an input of " << e->op_name();
+  internal_assert(replaced > 0) << old->str() << " is not an input of " << e->op_name();
   auto& u = old->uses_;
   u.erase(std::remove(u.begin(), u.end(), e), u.end());
-  with->uses_.push_back(e);
+  for (int i = 0; i < replaced; ++i) with->uses_.push_back(e);
 }
 
 void Fusion::replace_output(Expr* e, Val* old, Val* with) {

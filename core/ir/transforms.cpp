@@ -32,6 +32,15 @@ void check_not_inlined(std::string_view op, const TensorView* t, int axis) {
   user_assert(axis >= t->compute_at_pos())
       << op << ": " << axis_desc(t, axis) << " is inside the compute-at position "
       << t->compute_at_pos() << "; expected an axis at or after it (transform before inlining)";
+  // A producer inlined into t shares t's first loops too (nvFuser's "max
+  // producer position").
+  if (const Expr* d = t->definition())
+    for (const Val* in : d->inputs())
+      if (const auto* p = in->as<TensorView>())
+        user_assert(axis >= p->compute_at_pos())
+            << op << ": " << axis_desc(t, axis) << " is inside the inline position "
+            << p->compute_at_pos() << " of its producer " << p->describe()
+            << "; expected an axis at or after it (transform before inlining)";
 }
 
 void check_serial(std::string_view op, const TensorView* t, int axis) {
@@ -178,23 +187,34 @@ TensorView* TensorView::parallelize(int axis, LoopTransform t) {
   return this;
 }
 
-std::vector<IterDomainExpr*> TensorView::loop_history() const {
-  // Walk back from the loop domain to the logical one and keep the recorded
-  // order, which is the order the transforms were applied in.
+namespace {
+/// The recorded splits and merges between `base` and t's loop domain, in the
+/// order they were applied.
+std::vector<IterDomainExpr*> history_between(const TensorView* t,
+                                             const std::vector<IterDomain*>& base_domain) {
   std::set<const IterDomainExpr*> seen;
-  std::set<const IterDomain*> logical(logical_.begin(), logical_.end());
-  std::vector<IterDomain*> stack(loop_.begin(), loop_.end());
+  std::set<const IterDomain*> base(base_domain.begin(), base_domain.end());
+  std::vector<IterDomain*> stack(t->loop().begin(), t->loop().end());
   while (!stack.empty()) {
     IterDomain* id = stack.back();
     stack.pop_back();
-    if (logical.count(id) || id->definition() == nullptr) continue;
+    if (base.count(id) || id->definition() == nullptr) continue;
     if (!seen.insert(id->definition()).second) continue;
     for (IterDomain* in : id->definition()->inputs()) stack.push_back(in);
   }
   std::vector<IterDomainExpr*> r;
-  for (IterDomainExpr* e : fusion()->id_exprs())
+  for (IterDomainExpr* e : t->fusion()->id_exprs())
     if (seen.count(e)) r.push_back(e);
   return r;
+}
+}  // namespace
+
+std::vector<IterDomainExpr*> TensorView::loop_history() const {
+  return history_between(this, logical_);
+}
+
+std::vector<IterDomainExpr*> TensorView::root_history() const {
+  return history_between(this, root());
 }
 
 void TensorView::set_domains(std::vector<IterDomain*> root, std::vector<IterDomain*> logical) {

@@ -5,6 +5,7 @@
 #include "schedlab/sched/inline.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "schedlab/base/error.h"
@@ -22,6 +23,21 @@ std::vector<TensorView*> consumers_of(const TensorView* tv) {
     if (std::find(r.begin(), r.end(), e->out()) == r.end()) r.push_back(e->out());
   return r;
 }
+
+}  // namespace
+
+std::optional<LoopKey> loop_owner(const TensorView* t, int k) {
+  if (k >= t->compute_at_pos()) return LoopKey{t, k};
+  std::optional<LoopKey> owner;
+  for (const ir::Expr* use : t->uses()) {
+    auto o = loop_owner(use->out(), k);
+    if (!o || (owner && !(*owner == *o))) return std::nullopt;
+    owner = o;
+  }
+  return owner;
+}
+
+namespace {
 
 /// Why position k + 1 is illegal, or "" if it is legal.
 std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
@@ -59,6 +75,11 @@ std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
       os << "axis " << k << " of consumer " << c->describe() << " (" << cid->str() << ") is "
          << ir::loop_transform_name(cid->loop_transform())
          << ", which cannot be shared with a producer";
+      return os.str();
+    }
+    if (auto a = loop_owner(c, k), b = loop_owner(consumers_of(tv).front(), k); !a || !b || !(*a == *b)) {
+      os << "its consumers " << consumers_of(tv).front()->describe() << " and " << c->describe()
+         << " run loop " << k << " in different loop nests, so it cannot be shared";
       return os.str();
     }
     if (id->parallel_type() != cid->parallel_type()) {
@@ -136,8 +157,12 @@ void inline_selected_at(const std::vector<TensorView*>& selected, const TensorVi
 
 void inline_most(ir::Fusion& f, const std::vector<TensorView*>& selected) {
   LoopMap map(f);
-  for (TensorView* tv : selected.empty() ? f.tensors() : selected)
-    if (!tv->fusion()->is_input(tv)) inline_with(tv, max_position(tv, map), true, map);
+  std::set<const TensorView*> chosen(selected.begin(), selected.end());
+  auto exprs = f.exprs();
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    TensorView* tv = (*it)->out();
+    if (selected.empty() || chosen.count(tv)) inline_with(tv, max_position(tv, map), true, map);
+  }
 }
 
 void validate_bindings(const ir::Fusion& f) {

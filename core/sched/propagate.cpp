@@ -103,26 +103,6 @@ void check_not_inlined(const TensorView* tv) {
             << tv->describe() << "; expected no inlining yet (propagate, then inline)";
 }
 
-/// The splits and merges from ref's root to its loop domain, in the order
-/// applied: for an rfactor producer, its root -> logical transforms first.
-std::vector<ir::IterDomainExpr*> history_from_root(const TensorView* ref) {
-  if (!ref->has_root()) return ref->loop_history();
-  std::set<const ir::IterDomainExpr*> seen;
-  std::set<const IterDomain*> root(ref->root().begin(), ref->root().end());
-  std::vector<IterDomain*> stack(ref->loop().begin(), ref->loop().end());
-  while (!stack.empty()) {
-    IterDomain* id = stack.back();
-    stack.pop_back();
-    if (root.count(id) || id->definition() == nullptr) continue;
-    if (!seen.insert(id->definition()).second) continue;
-    for (IterDomain* in : id->definition()->inputs()) stack.push_back(in);
-  }
-  std::vector<ir::IterDomainExpr*> r;
-  for (ir::IterDomainExpr* e : ref->fusion()->id_exprs())
-    if (seen.count(e)) r.push_back(e);
-  return r;
-}
-
 /// Replays ref's loop transforms on tv, starting from tv's logical domain.
 void replay(const TensorView* ref, TensorView* tv, const AxisMap& logical_map) {
   ir::Fusion& f = *tv->fusion();
@@ -134,7 +114,7 @@ void replay(const TensorView* ref, TensorView* tv, const AxisMap& logical_map) {
     auto p = std::find(loop.begin(), loop.end(), it->second);
     return p == loop.end() ? -1 : p - loop.begin();
   };
-  for (ir::IterDomainExpr* e : history_from_root(ref)) {
+  for (ir::IterDomainExpr* e : ref->root_history()) {
     if (auto* s = e->as<ir::Split>()) {
       long p = position(s->in());
       if (p < 0) continue;

@@ -257,3 +257,23 @@ TEST(ParallelizeAllLike, TypesAndPositionFilter) {
 
 }  // namespace
 }  // namespace schedlab::sched
+
+namespace schedlab::sched {
+namespace {
+TEST(Transforms, InsideProducerInlinePositionIsRejected) {
+  ir::Fusion f;
+  auto* x = f.make_tensor(ir::DataType::F32, {ir::SizeExpr::symbol("N"), ir::SizeExpr::symbol("K")});
+  f.add_input(x);
+  auto* e = ir::tv(ir::exp(x));
+  auto* y = ir::tv(ir::neg(e));
+  f.add_output(y);
+  inline_at(e, 2);
+  try {
+    y->split(0, 4);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& err) {
+    EXPECT_THAT(err.message(), ::testing::HasSubstr("is inside the inline position 2 of its producer T1"));
+  }
+}
+}  // namespace
+}  // namespace schedlab::sched

@@ -161,7 +161,8 @@ class Val {
   Fusion* fusion() const { return fusion_; }
   /// The expression that produces this value; null for fusion inputs and constants.
   Expr* definition() const { return definition_; }
-  /// Expressions that read this value, in creation order.
+  /// Expressions that read this value, once per operand slot (in the order
+  /// they were wired, which rewiring by cache_after may change).
   const std::vector<Expr*>& uses() const { return uses_; }
   /// Printed form: "T3" for tensors, the literal for scalars.
   virtual std::string str() const = 0;
@@ -264,6 +265,9 @@ class TensorView final : public Val {
   TensorView* parallelize(int axis, LoopTransform t);
   /// The splits and merges from logical to loop, in the order applied.
   std::vector<IterDomainExpr*> loop_history() const;
+  /// The splits and merges from root to loop (for an rfactor producer, its
+  /// root -> logical transforms come first), in the order applied.
+  std::vector<IterDomainExpr*> root_history() const;
   /// Replaces the loop domain; for scheduling utilities that build it whole.
   void set_loop(std::vector<IterDomain*> loop) { loop_ = std::move(loop); }
   /// Replaces root and logical (rfactor, cache_before). Loop is reset to logical.

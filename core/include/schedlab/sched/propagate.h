@@ -9,7 +9,8 @@
 
 namespace schedlab::sched {
 
-/// Replays reference's splits and merges (logical -> loop) onto the selected
+/// Replays reference's splits and merges (root -> logical -> loop, so an
+/// rfactor producer can be the reference) onto the selected
 /// tensors (all but the reference when empty), then orders their loop axes
 /// like the reference's, with the axes the reference lacks last. Tensors are
 /// reached along a max-information spanning tree of producer-consumer edges

@@ -1,0 +1,194 @@
+// The CUDA printer: one small function per node kind.
+#include "schedlab/codegen/cuda_printer.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "schedlab/base/error.h"
+#include "schedlab/codegen/runtime_header.h"
+#include "schedlab/ir/scalar_format.h"
+
+namespace schedlab::codegen {
+
+using kir::Expr;
+using kir::Stmt;
+
+std::string c_type(ir::DataType t) {
+  switch (t) {
+    case ir::DataType::Bool: return "bool";
+    case ir::DataType::I32: return "int32_t";
+    case ir::DataType::I64: return "int64_t";
+    case ir::DataType::F16: return "sl_half";
+    case ir::DataType::BF16: return "sl_bfloat16";
+    case ir::DataType::F32: return "float";
+    case ir::DataType::F64: return "double";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string literal(double v, ir::DataType t) {
+  if (ir::is_integral(t)) {
+    if (std::isinf(v)) return v > 0 ? "INT64_MAX" : "INT64_MIN";
+    return "(" + c_type(t) + ")" + ir::format_scalar(v, ir::DataType::I64);
+  }
+  if (t == ir::DataType::Bool) return v != 0.0 ? "true" : "false";
+  std::string suffix = t == ir::DataType::F64 ? "" : "f";
+  if (std::isnan(v)) return t == ir::DataType::F64 ? "(double)SL_NAN" : "SL_NAN";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (t == ir::DataType::F64 ? "(double)SL_INF" : "SL_INF");
+  std::string s = ir::format_scalar(v, ir::DataType::F64);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s + suffix;
+}
+
+/// The C function for a float math op: expf for f32, exp for f64.
+std::string math_fn(const char* base, ir::DataType t) {
+  return std::string(base) + (t == ir::DataType::F64 ? "" : "f");
+}
+
+std::string expr(const kir::ExprP& e);
+
+std::string unary(const Expr& e) {
+  std::string a = expr(e.args[0]);
+  ir::DataType t = e.dtype;
+  switch (static_cast<ir::UnaryOpType>(e.op)) {
+    case ir::UnaryOpType::Neg: return "(-" + a + ")";
+    case ir::UnaryOpType::Abs:
+      return ir::is_float(t) ? math_fn("fabs", t) + "(" + a + ")" : "(" + a + " < 0 ? -" + a + " : " + a + ")";
+    case ir::UnaryOpType::Exp: return math_fn("exp", t) + "(" + a + ")";
+    case ir::UnaryOpType::Log: return math_fn("log", t) + "(" + a + ")";
+    case ir::UnaryOpType::Sqrt: return math_fn("sqrt", t) + "(" + a + ")";
+    case ir::UnaryOpType::Tanh: return math_fn("tanh", t) + "(" + a + ")";
+    case ir::UnaryOpType::Erf: return math_fn("erf", t) + "(" + a + ")";
+    case ir::UnaryOpType::Rsqrt: return "sl_rsqrt(" + a + ")";
+    case ir::UnaryOpType::Sigmoid: return "sl_sigmoid(" + a + ")";
+    case ir::UnaryOpType::Relu: return "sl_relu(" + a + ")";
+    case ir::UnaryOpType::Reciprocal: return "(" + literal(1.0, t) + " / " + a + ")";
+    case ir::UnaryOpType::Not: return "(!" + a + ")";
+  }
+  return "?";
+}
+
+std::string binary(const Expr& e) {
+  std::string a = expr(e.args[0]), b = expr(e.args[1]);
+  auto infix = [&](const char* op) { return "(" + a + " " + op + " " + b + ")"; };
+  switch (static_cast<ir::BinaryOpType>(e.op)) {
+    case ir::BinaryOpType::Add: return infix("+");
+    case ir::BinaryOpType::Sub: return infix("-");
+    case ir::BinaryOpType::Mul: return infix("*");
+    case ir::BinaryOpType::Div: return infix("/");
+    case ir::BinaryOpType::Max: return "sl_max(" + a + ", " + b + ")";
+    case ir::BinaryOpType::Min: return "sl_min(" + a + ", " + b + ")";
+    case ir::BinaryOpType::Pow: return math_fn("pow", e.dtype) + "(" + a + ", " + b + ")";
+    case ir::BinaryOpType::Lt: return infix("<");
+    case ir::BinaryOpType::Le: return infix("<=");
+    case ir::BinaryOpType::Gt: return infix(">");
+    case ir::BinaryOpType::Ge: return infix(">=");
+    case ir::BinaryOpType::Eq: return infix("==");
+    case ir::BinaryOpType::Ne: return infix("!=");
+    case ir::BinaryOpType::And: return infix("&&");
+    case ir::BinaryOpType::Or: return infix("||");
+  }
+  return "?";
+}
+
+std::string cast(const Expr& e) {
+  const kir::ExprP& a = e.args[0];
+  std::string s = expr(a);
+  ir::DataType from = a->dtype, to = e.dtype;
+  if (ir::is_half(from)) s = "sl_to_float(" + s + ")", from = ir::DataType::F32;
+  if (from == to) return s;
+  if (to == ir::DataType::F16) return "sl_to_half((float)(" + s + "))";
+  if (to == ir::DataType::BF16) return "sl_to_bf16((float)(" + s + "))";
+  if (to == ir::DataType::Bool) return "((" + s + ") != 0)";
+  return "((" + c_type(to) + ")(" + s + "))";
+}
+
+std::string expr(const kir::ExprP& e) {
+  switch (e->kind) {
+    case Expr::Kind::Int: return e->i < 0 ? "(" + std::to_string(e->i) + ")" : std::to_string(e->i);
+    case Expr::Kind::Bool: return e->i ? "true" : "false";
+    case Expr::Kind::Float: return literal(e->f, e->dtype);
+    case Expr::Kind::Var: return e->name;
+    case Expr::Kind::Unary: return unary(*e);
+    case Expr::Kind::Binary: return binary(*e);
+    case Expr::Kind::Select:
+      return "(" + expr(e->args[0]) + " ? " + expr(e->args[1]) + " : " + expr(e->args[2]) + ")";
+    case Expr::Kind::Cast: return cast(*e);
+    case Expr::Kind::Load:
+      return e->buffer->name + (e->buffer->is_param ? ".data[" : "[") + expr(e->args[0]) + "]";
+    case Expr::Kind::IntOp:
+      if (e->name == "ceilDiv") return "sl_ceil_div(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
+      return "(" + expr(e->args[0]) + " " + e->name + " " + expr(e->args[1]) + ")";
+  }
+  return "?";
+}
+
+std::string param_type(const kir::Buffer& b) {
+  return "Tensor<" + c_type(b.dtype) + ", " + std::to_string(b.rank) + ", sl_index_t>";
+}
+
+void stmt(const Stmt& s, int depth, std::ostringstream& os) {
+  std::string pad(static_cast<size_t>(depth) * 2, ' ');
+  switch (s.kind) {
+    case Stmt::Kind::Block:
+      for (const auto& c : s.body) stmt(*c, depth, os);
+      break;
+    case Stmt::Kind::For:
+      if (s.unroll) os << pad << "#pragma unroll\n";
+      os << pad << "for (sl_index_t " << s.var << " = 0; " << s.var << " < " << expr(s.extent) << "; ++"
+         << s.var << ") {\n";
+      for (const auto& c : s.body) stmt(*c, depth + 1, os);
+      os << pad << "}\n";
+      break;
+    case Stmt::Kind::If:
+      os << pad << "if (" << expr(s.cond) << ") {\n";
+      for (const auto& c : s.body) stmt(*c, depth + 1, os);
+      os << pad << "}\n";
+      break;
+    case Stmt::Kind::Store:
+      os << pad << s.buffer->name << (s.buffer->is_param ? ".data[" : "[") << expr(s.index)
+         << "] = " << expr(s.value) << ";\n";
+      break;
+    case Stmt::Kind::Allocate: {
+      const kir::Buffer& b = *s.buffer;
+      if (b.memory == ir::MemoryType::Shared)
+        os << pad << c_type(b.dtype) << "* " << b.name << " = reinterpret_cast<" << c_type(b.dtype)
+           << "*>(sl_smem + " << b.shared_offset << ");  // " << b.size << " elements\n";
+      else
+        os << pad << c_type(b.dtype) << " " << b.name << "[" << b.size << "];\n";
+      break;
+    }
+    case Stmt::Kind::Sync: os << pad << "__syncthreads();\n"; break;
+    case Stmt::Kind::Comment: os << pad << "// " << s.text << "\n"; break;
+  }
+}
+
+}  // namespace
+
+std::string print_kernel(const kir::Kernel& k) {
+  std::ostringstream os;
+  os << "extern \"C\" __global__ void schedlab_kernel(";
+  for (size_t i = 0; i < k.params.size(); ++i)
+    os << (i ? ", " : "") << param_type(*k.params[i].buffer) << " " << k.params[i].buffer->name;
+  os << ") {\n";
+  if (k.shared_bytes > 0) os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes\n";
+  stmt(*k.body, 1, os);
+  os << "}\n";
+  return os.str();
+}
+
+std::string print_cuda(const kir::Kernel& k) {
+  std::ostringstream os;
+  os << runtime_header();
+  os << "typedef " << (k.index_bits == 64 ? "int64_t" : "int32_t") << " sl_index_t;\n\n";
+  os << print_kernel(k);
+  os << "\n#ifdef SCHEDLAB_CPU\nextern \"C\" void schedlab_kernel_entry(void** p) {\n  schedlab_kernel(";
+  for (size_t i = 0; i < k.params.size(); ++i)
+    os << (i ? ", " : "") << "*static_cast<" << param_type(*k.params[i].buffer) << "*>(p[" << i << "])";
+  os << ");\n}\n#endif\n";
+  return os.str();
+}
+
+}  // namespace schedlab::codegen

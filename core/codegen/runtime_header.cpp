@@ -1,0 +1,98 @@
+#include "schedlab/codegen/runtime_header.h"
+
+namespace schedlab::codegen {
+
+namespace {
+// Kept free of any #include: NVRTC has no standard headers, and the CPU shim
+// supplies them on the host.
+constexpr std::string_view kHeader = R"CUDA(// ---- schedlab runtime header ----
+#ifndef SCHEDLAB_CPU
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define SL_FN __device__ __forceinline__
+#define SL_NAN __int_as_float(0x7fffffff)
+#define SL_INF __int_as_float(0x7f800000)
+SL_FN uint32_t sl_f2u(float f) { return __float_as_uint(f); }
+SL_FN float sl_u2f(uint32_t u) { return __uint_as_float(u); }
+// Dynamic shared memory; the CPU shim maps it to the block's buffer.
+#define SL_DYNAMIC_SMEM(name) extern __shared__ __align__(16) char name[]
+#else
+#define SL_FN inline
+#define SL_NAN __builtin_nanf("")
+#define SL_INF __builtin_inff()
+inline uint32_t sl_f2u(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }
+inline float sl_u2f(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+#endif
+
+// A strided view: sizes and strides (in elements) of index type I.
+template <typename T, int N, typename I>
+struct Tensor {
+  T* data;
+  I size[N];
+  I stride[N];
+};
+template <typename T, typename I>
+struct Tensor<T, 0, I> {
+  T* data;
+};
+
+// Storage-only half types; arithmetic happens in float.
+struct sl_half { uint16_t bits; };
+struct sl_bfloat16 { uint16_t bits; };
+
+SL_FN float sl_to_float(sl_bfloat16 h) { return sl_u2f(uint32_t(h.bits) << 16); }
+SL_FN sl_bfloat16 sl_to_bf16(float f) {
+  uint32_t u = sl_f2u(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return sl_bfloat16{uint16_t((u >> 16) | 0x40u)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return sl_bfloat16{uint16_t(u >> 16)};
+}
+SL_FN float sl_to_float(sl_half h) {
+  uint32_t s = uint32_t(h.bits & 0x8000u) << 16, e = (h.bits >> 10) & 0x1fu, m = h.bits & 0x3ffu;
+  if (e == 0x1fu) return sl_u2f(s | 0x7f800000u | (m << 13));
+  if (e == 0) {  // subnormal: m * 2^-24
+    float v = float(m) * 5.9604644775390625e-8f;
+    return s ? -v : v;
+  }
+  return sl_u2f(s | ((e + 112u) << 23) | (m << 13));
+}
+SL_FN sl_half sl_to_half(float f) {
+  uint32_t u = sl_f2u(f), s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return sl_half{uint16_t(s | 0x7e00u)};   // NaN
+  if (a >= 0x477ff000u) return sl_half{uint16_t(s | 0x7c00u)};  // rounds to inf
+  if (a < 0x38800000u) {  // below 2^-14: subnormal, round to nearest even
+    float v = sl_u2f(a) * 16777216.0f;  // in units of 2^-24, exact
+    uint32_t q = uint32_t(v);
+    float r = v - float(q);
+    if (r > 0.5f || (r == 0.5f && (q & 1u))) ++q;
+    return sl_half{uint16_t(s | q)};
+  }
+  uint32_t e = ((a >> 23) - 112u) << 10, m = (a >> 13) & 0x3ffu, rest = a & 0x1fffu;
+  uint32_t h = e | m;
+  if (rest > 0x1000u || (rest == 0x1000u && (m & 1u))) ++h;
+  return sl_half{uint16_t(s | h)};
+}
+SL_FN float sl_to_float(float x) { return x; }
+
+// Math whose NaN behaviour matches the reference evaluator.
+template <typename T> SL_FN T sl_max(T a, T b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
+template <typename T> SL_FN T sl_min(T a, T b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
+template <typename T> SL_FN T sl_relu(T a) { return a != a ? a : (a > T(0) ? a : T(0)); }
+SL_FN float sl_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+SL_FN double sl_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+SL_FN float sl_rsqrt(float x) { return 1.0f / sqrtf(x); }
+SL_FN double sl_rsqrt(double x) { return 1.0 / sqrt(x); }
+template <typename T> SL_FN T sl_ceil_div(T a, T b) { return (a + b - 1) / b; }
+// ---- end of schedlab runtime header ----
+)CUDA";
+}  // namespace
+
+std::string_view runtime_header() { return kHeader; }
+
+}  // namespace schedlab::codegen

@@ -1,0 +1,143 @@
+// schedlab/lower: lowering a scheduled fusion to kernel IR.
+//
+// Owns: the kernel IR (this file) and the passes that build it (lower.h
+// lists them in order). Kernel IR is a small imperative tree: loops,
+// predicated stores, allocations and barriers over scalar expressions.
+// May depend on: schedlab/base, schedlab/ir, schedlab/sched.
+// Invariants: kernel IR never refers back to scheduling decisions; codegen
+// prints it without consulting the fusion. Every expression node is
+// immutable and may be shared.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedlab/ir/fusion.h"
+
+namespace schedlab::kir {
+
+struct Buffer;
+
+/// A scalar expression: index math, loaded values and elementwise math.
+struct Expr;
+using ExprP = std::shared_ptr<const Expr>;
+
+struct Expr {
+  enum class Kind {
+    Int,     ///< integer literal `i`
+    Float,   ///< floating literal `f` of `dtype`
+    Bool,    ///< true/false in `i`
+    Var,     ///< a named value: loop variable, threadIdx.x, a tensor size
+    Unary,   ///< op(a): `op` is an ir::UnaryOpType
+    Binary,  ///< op(a, b): `op` is an ir::BinaryOpType
+    Select,  ///< a ? b : c
+    Cast,    ///< (dtype) a
+    Load,    ///< buffer[a]
+    IntOp,   ///< index arithmetic: `name` is one of + - * / % < && ceilDiv
+  };
+  Kind kind = Kind::Int;
+  ir::DataType dtype = ir::DataType::I64;  ///< value type
+  int64_t i = 0;                          ///< Int, Bool
+  double f = 0.0;                         ///< Float
+  std::string name;                       ///< Var name, IntOp symbol
+  int op = 0;                             ///< Unary/Binary operator
+  std::vector<ExprP> args;                ///< operands
+  const Buffer* buffer = nullptr;         ///< Load
+
+  static ExprP integer(int64_t v);
+  static ExprP boolean(bool v);
+  static ExprP floating(double v, ir::DataType t);
+  static ExprP var(std::string name, ir::DataType t = ir::DataType::I64);
+  static ExprP unary(ir::UnaryOpType op, ExprP a, ir::DataType t);
+  static ExprP binary(ir::BinaryOpType op, ExprP a, ExprP b, ir::DataType t);
+  static ExprP select(ExprP c, ExprP a, ExprP b, ir::DataType t);
+  static ExprP cast(ExprP a, ir::DataType t);
+  static ExprP load(const Buffer* b, ExprP index);
+  /// Index arithmetic with constant folding of the trivial cases (x*1, x+0,
+  /// x/1, x%1, ...) so generated indices stay readable.
+  static ExprP int_op(const std::string& op, ExprP a, ExprP b);
+  bool is_int(int64_t v) const { return kind == Kind::Int && i == v; }
+};
+
+ExprP operator+(ExprP a, ExprP b);
+ExprP operator*(ExprP a, ExprP b);
+ExprP operator/(ExprP a, ExprP b);
+ExprP operator%(ExprP a, ExprP b);
+ExprP operator<(ExprP a, ExprP b);
+ExprP operator&&(ExprP a, ExprP b);
+
+/// Storage of one tensor in the kernel.
+struct Buffer {
+  std::string name;            ///< "T3"
+  ir::DataType dtype;          ///< element type
+  ir::MemoryType memory;       ///< Global (a parameter), Local or Shared
+  bool is_param = false;       ///< passed as Tensor<T, N> (fusion I/O and workspaces);
+                               ///< a workspace may hold a Local tensor too large for registers
+  int rank = 0;                ///< parameter rank (number of sizes/strides)
+  int64_t size = 0;            ///< elements, for Local and Shared
+  int64_t shared_offset = 0;   ///< byte offset into dynamic shared memory
+  const ir::TensorView* tv = nullptr;  ///< the tensor it stores (for messages)
+};
+
+/// A statement.
+struct Stmt;
+using StmtP = std::unique_ptr<Stmt>;
+
+struct Stmt {
+  enum class Kind {
+    Block,     ///< body in order
+    For,       ///< for (var = 0; var < extent; ++var) body
+    If,        ///< if (cond) body
+    Store,     ///< buffer[index] = value
+    Allocate,  ///< declares a Local buffer (Shared ones are carved from dynamic smem)
+    Sync,      ///< __syncthreads()
+    Comment,   ///< a line of text for readers
+  };
+  Kind kind = Kind::Block;
+  std::vector<StmtP> body;            ///< Block/For/If children
+  std::string var;                    ///< For: loop variable
+  ExprP extent;                       ///< For: trip count
+  bool unroll = false;                ///< For: #pragma unroll
+  ExprP cond;                         ///< If
+  const Buffer* buffer = nullptr;     ///< Store/Allocate
+  ExprP index;                        ///< Store
+  ExprP value;                        ///< Store
+  std::string text;                   ///< Comment
+
+  static StmtP block();
+  static StmtP for_loop(std::string var, ExprP extent, bool unroll);
+  static StmtP if_then(ExprP cond);
+  static StmtP store(const Buffer* b, ExprP index, ExprP value);
+  static StmtP allocate(const Buffer* b);
+  static StmtP sync();
+  static StmtP comment(std::string text);
+};
+
+/// Which host value a kernel parameter is bound to.
+struct Param {
+  enum class Source { Input, Output, Workspace };
+  Source source;                      ///< where the host finds the memory
+  int index = 0;                      ///< fusion input/output number
+  const ir::TensorView* tv = nullptr; ///< the tensor (shape for workspaces)
+  const Buffer* buffer = nullptr;     ///< the kernel-side buffer
+};
+
+/// A lowered kernel: parameters, launch extents and body.
+struct Kernel {
+  std::vector<std::unique_ptr<Buffer>> buffers;  ///< every buffer, params first
+  std::vector<Param> params;                     ///< in signature order
+  /// For each bound parallel type, the extents of the loops bound to it; the
+  /// launch uses the largest (evaluated under the sizes).
+  std::map<ir::ParallelType, std::vector<ir::SizeExpr>> launch_extents;
+  /// How each named size is read in the kernel, e.g. K -> T0.size[1].
+  std::map<std::string, std::pair<const Buffer*, int>> size_sources;
+  int64_t shared_bytes = 0;  ///< dynamic shared memory per block
+  int index_bits = 32;       ///< 32 or 64
+  bool has_barrier = false;  ///< any Sync
+  StmtP body;                ///< the kernel body
+};
+
+}  // namespace schedlab::kir

@@ -1,0 +1,38 @@
+// Running a scheduled fusion: lower for the sizes at hand, generate the
+// source, compile on a backend, launch on host-provided inputs, read back.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "schedlab/lower/kir.h"
+#include "schedlab/ref/evaluator.h"
+#include "schedlab/runtime/kernel.h"
+
+namespace schedlab::runtime {
+
+/// A lowered kernel and its source.
+struct PreparedKernel {
+  kir::Kernel kernel;
+  KernelSource source;
+};
+
+/// Lowers and prints f. The index type is int32 when every tensor of the
+/// fusion has fewer than 2^31 elements under `sizes`, int64 otherwise.
+PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes);
+/// Grid and block from the extents of the bound loops (the largest per
+/// parallel type), and the dynamic shared memory.
+LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes);
+/// Runs a compiled kernel on host inputs (one per fusion input, values held
+/// in double and converted to each dtype) and returns the fusion outputs.
+/// Workspaces are allocated and zeroed per launch.
+std::vector<ref::HostTensor> execute(Backend& backend, CompiledKernel& compiled,
+                                     const PreparedKernel& prepared,
+                                     const std::vector<ref::HostTensor>& inputs,
+                                     const ir::SizeBindings& sizes);
+
+/// Encodes `v` (already representable) in dtype t's storage; decodes back.
+void encode(double v, ir::DataType t, void* dst);
+double decode(const void* src, ir::DataType t);
+
+}  // namespace schedlab::runtime

@@ -1,0 +1,76 @@
+// Buffers and kernel parameters.
+#include "allocation.h"
+
+#include <algorithm>
+#include <set>
+
+#include "indexing.h"
+#include "schedlab/base/error.h"
+
+namespace schedlab::lower {
+
+using ir::TensorView;
+
+std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusion& f,
+                                                                 kir::Kernel& kernel) {
+  std::map<const TensorView*, const kir::Buffer*> buf;
+  auto add = [&](const TensorView* t, bool param) {
+    auto b = std::make_unique<kir::Buffer>();
+    b->name = t->str();
+    b->dtype = t->dtype();
+    b->memory = t->memory_type();
+    b->is_param = param;
+    b->rank = static_cast<int>(t->logical_no_reductions().size());
+    b->tv = t;
+    buf[t] = b.get();
+    kernel.buffers.push_back(std::move(b));
+    return kernel.buffers.back().get();
+  };
+  for (size_t i = 0; i < f.inputs().size(); ++i)
+    kernel.params.push_back({kir::Param::Source::Input, static_cast<int>(i), f.inputs()[i],
+                             add(f.inputs()[i], true)});
+  for (size_t i = 0; i < f.outputs().size(); ++i)
+    kernel.params.push_back({kir::Param::Source::Output, static_cast<int>(i), f.outputs()[i],
+                             add(f.outputs()[i], true)});
+  std::set<const TensorView*> live;
+  for (const ir::Expr* e : f.exprs_for_outputs()) {
+    live.insert(e->out());
+    for (const ir::Val* v : e->inputs())
+      if (auto* t = v->as<TensorView>()) live.insert(t);
+  }
+  for (const TensorView* t : f.tensors()) {
+    if (!live.count(t) || buf.count(t)) continue;
+    auto axes = Indexer::allocation_axes(t);
+    // An unscheduled (or partly scheduled) Local tensor whose buffer would span
+    // a symbolic extent cannot live in registers: it gets a global workspace,
+    // which is what makes an unscheduled fusion lower to a correct kernel.
+    bool symbolic = std::any_of(axes.begin(), axes.end(), [](auto a) { return a.second < 0; });
+    if (t->memory_type() == ir::MemoryType::Global || symbolic) {
+      kernel.params.push_back({kir::Param::Source::Workspace, 0, t, add(t, true)});
+      continue;
+    }
+    kir::Buffer* b = add(t, false);
+    int64_t n = 1;
+    for (auto [k, ext] : axes) n *= ext;
+    b->size = n;
+    if (t->memory_type() == ir::MemoryType::Shared) {
+      int64_t align = 16;
+      kernel.shared_bytes = (kernel.shared_bytes + align - 1) / align * align;
+      b->shared_offset = kernel.shared_bytes;
+      kernel.shared_bytes += n * ir::dtype_size(t->dtype());
+    }
+  }
+  for (const TensorView* in : f.inputs()) {
+    auto dom = in->logical_no_reductions();
+    for (size_t k = 0; k < dom.size(); ++k) {
+      if (!dom[k]->extent().is_symbol()) continue;
+      kernel.size_sources.emplace(dom[k]->extent().symbol_name(),
+                                  std::make_pair(buf.at(in), static_cast<int>(k)));
+    }
+  }
+  for (const std::string& s : f.size_symbols())
+    internal_assert(kernel.size_sources.count(s)) << "size " << s << " has no source";
+  return buf;
+}
+
+}  // namespace schedlab::lower

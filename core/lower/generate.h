@@ -1,0 +1,25 @@
+// Pass: statements. Walks the loop tree and emits a for loop per serial loop
+// (a bound loop emits no loop: its index is threadIdx/blockIdx), and for each
+// expression one predicated store of its value; a reduction gets an
+// initialising store (under loops over its non-reduction axes after the
+// first reduction axis) and an accumulating store.
+//
+// Needs: the loop tree and the buffers. Guarantees: a store is guarded by the
+// predicate of the element it writes, so out-of-range points of uneven
+// splits and of launch extents larger than a loop are never written; the
+// kernel records the extent of every bound loop for the launch.
+#pragma once
+
+#include <map>
+
+#include "indexing.h"
+#include "loop_tree.h"
+#include "schedlab/lower/kir.h"
+
+namespace schedlab::lower {
+
+kir::StmtP generate(const LoopNode& root, const Indexer& indexer,
+                    const std::map<const ir::TensorView*, const kir::Buffer*>& buffers,
+                    kir::Kernel& kernel);
+
+}  // namespace schedlab::lower

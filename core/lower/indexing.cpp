@@ -1,0 +1,174 @@
+// Index math for lowering; see indexing.h for the scheme.
+#include "indexing.h"
+
+#include "schedlab/base/error.h"
+#include "schedlab/sched/id_map.h"
+
+namespace schedlab::lower {
+
+using kir::Expr;
+using kir::ExprP;
+using ir::IterDomain;
+using ir::TensorView;
+
+namespace {
+
+std::string parallel_var(ir::ParallelType p) {
+  switch (p) {
+    case ir::ParallelType::BIDx: return "blockIdx.x";
+    case ir::ParallelType::BIDy: return "blockIdx.y";
+    case ir::ParallelType::BIDz: return "blockIdx.z";
+    case ir::ParallelType::TIDx: return "threadIdx.x";
+    case ir::ParallelType::TIDy: return "threadIdx.y";
+    case ir::ParallelType::TIDz: return "threadIdx.z";
+    default: return "";
+  }
+}
+
+bool divides(const ir::SizeExpr& ext, int64_t f) {
+  return ext.is_const() && ext.const_value() % f == 0;
+}
+
+}  // namespace
+
+ExprP Indexer::size(const ir::SizeExpr& e) const {
+  switch (e.kind()) {
+    case ir::SizeExpr::Kind::Const: return Expr::integer(e.const_value());
+    case ir::SizeExpr::Kind::Symbol: {
+      auto it = sizes_.find(e.symbol_name());
+      internal_assert(it != sizes_.end()) << "no kernel source for size " << e.symbol_name();
+      return it->second;
+    }
+    case ir::SizeExpr::Kind::Mul: return size(e.lhs()) * size(e.rhs());
+    case ir::SizeExpr::Kind::CeilDiv: return Expr::int_op("ceilDiv", size(e.lhs()), size(e.rhs()));
+  }
+  return nullptr;
+}
+
+ExprP Indexer::loop_var(const LoopKey& key) {
+  const IterDomain* id = key.id();
+  std::string p = parallel_var(id->parallel_type());
+  return Expr::var(p.empty() ? "i" + std::to_string(id->id()) : p);
+}
+
+TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_index) const {
+  // Shared loops whose extent differs from t's own axis iterate a domain
+  // widened by a broadcast: t's element is the one its consumer reads.
+  bool exact = true;
+  for (int k = 0; k < t->compute_at_pos(); ++k)
+    exact &= loop_owner(t, k).id()->extent().same_as(t->loop()[static_cast<size_t>(k)]->extent());
+  if (!exact) {
+    user_assert(t->compute_at_pos() == t->nloop())
+        << "lowering: " << t->describe() << " is inlined at position " << t->compute_at_pos()
+        << " into loops that iterate a broadcast-widened domain, but keeps loops of its own; "
+           "expected it fully inlined (inline_most) or not inlined past the broadcast";
+    const ir::Expr* use = t->uses().front();
+    TensorIndex c = write_index(use->out(), loop_index);
+    TensorIndex r{{}, c.predicate};
+    auto idx = operand_index(use, t, c);
+    auto dom = t->logical_no_reductions();
+    for (size_t i = 0; i < dom.size(); ++i) r.index[dom[i]] = idx[i];
+    return r;
+  }
+  TensorIndex r{{}, Expr::boolean(true)};
+  for (int k = 0; k < t->nloop(); ++k) {
+    const IterDomain* id = t->loop()[static_cast<size_t>(k)];
+    ExprP v = loop_index(t, k);
+    r.index[id] = v;
+    // A bound loop runs over the launch extent, which may exceed this one.
+    if (id->parallel_type() != ir::ParallelType::Serial && v->kind == Expr::Kind::Var)
+      r.predicate = r.predicate && (v < size(loop_owner(t, k).id()->extent()));
+  }
+  auto history = t->root_history();
+  for (auto it = history.rbegin(); it != history.rend(); ++it) {
+    if (auto* s = (*it)->as<ir::Split>()) {
+      ExprP o = r.index.at(s->outer()), i = r.index.at(s->inner());
+      ExprP stride = s->inner_split()
+                         ? Expr::integer(s->factor())
+                         : Expr::int_op("ceilDiv", size(s->in()->extent()), Expr::integer(s->factor()));
+      ExprP in = o * stride + i;
+      r.index[s->in()] = in;
+      if (!divides(s->in()->extent(), s->factor()))
+        r.predicate = r.predicate && (in < size(s->in()->extent()));
+    } else if (auto* m = (*it)->as<ir::Merge>()) {
+      ExprP out = r.index.at(m->out());
+      ExprP inner_ext = size(m->inner()->extent());
+      r.index[m->outer()] = out / inner_ext;
+      r.index[m->inner()] = out % inner_ext;
+    }
+  }
+  return r;
+}
+
+std::vector<ExprP> Indexer::operand_index(const ir::Expr* e, const TensorView* p,
+                                          const TensorIndex& out) const {
+  std::map<const IterDomain*, ExprP> pidx;
+  for (auto [pid, cid] : sched::producer_consumer_pairs(e, p)) {
+    auto it = out.index.find(cid);
+    internal_assert(it != out.index.end()) << "no index for " << cid->str() << " of " << e->out()->str();
+    pidx[pid] = pid->is_broadcast() ? Expr::integer(0) : it->second;
+  }
+  std::vector<ExprP> r;
+  for (const IterDomain* id : p->logical_no_reductions()) r.push_back(pidx.at(id));
+  return r;
+}
+
+std::vector<std::pair<int, int64_t>> Indexer::allocation_axes(const TensorView* t) {
+  std::vector<std::pair<int, int64_t>> axes;
+  bool shared = t->memory_type() == ir::MemoryType::Shared;
+  for (int k = 0; k < t->nloop(); ++k) {
+    const IterDomain* id = t->loop()[static_cast<size_t>(k)];
+    ir::ParallelType p = id->parallel_type();
+    bool tid = p == ir::ParallelType::TIDx || p == ir::ParallelType::TIDy || p == ir::ParallelType::TIDz;
+    bool bid = p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy || p == ir::ParallelType::BIDz;
+    if (id->is_reduction() || id->is_broadcast()) continue;
+    bool inside = k >= t->compute_at_pos() || (shared && tid);
+    if (!inside || (!shared && (tid || bid)) || (shared && bid)) continue;
+    user_assert(id->extent().is_const() || !shared)
+        << "lowering: " << t->describe() << " is Shared and its buffer spans loop axis " << k
+        << " (" << id->str()
+        << ") of symbolic extent; expected constant extents (split by a constant, bind or "
+           "inline the outer part)";
+    // A Local buffer over a symbolic extent is kept in a global workspace
+    // instead (allocation.cpp); report it as unbounded here.
+    axes.emplace_back(k, id->extent().is_const() ? id->extent().const_value() : -1);
+  }
+  return axes;
+}
+
+ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) const {
+  const kir::Buffer* b = buffers_.at(p);
+  auto dom = p->logical_no_reductions();
+  internal_assert(dom.size() == logical.size()) << p->str() << ": index rank mismatch";
+  if (b->is_param) {
+    ExprP off = Expr::integer(0);
+    for (size_t k = 0; k < dom.size(); ++k) {
+      if (dom[k]->is_broadcast()) continue;
+      off = off + logical[k] * Expr::var(b->name + ".stride[" + std::to_string(k) + "]");
+    }
+    return off;
+  }
+  // Forward replay from logical to loop, then row-major over allocation axes.
+  std::map<const IterDomain*, ExprP> idx;
+  for (size_t k = 0; k < dom.size(); ++k) idx[dom[k]] = logical[k];
+  for (const IterDomain* id : p->logical())
+    if (id->is_reduction()) idx[id] = Expr::integer(0);
+  for (const ir::IterDomainExpr* e : p->loop_history()) {
+    if (auto* s = e->as<ir::Split>()) {
+      ExprP in = idx.at(s->in());
+      ExprP f = s->inner_split()
+                    ? Expr::integer(s->factor())
+                    : Expr::int_op("ceilDiv", size(s->in()->extent()), Expr::integer(s->factor()));
+      idx[s->outer()] = in / f;
+      idx[s->inner()] = in % f;
+    } else if (auto* m = e->as<ir::Merge>()) {
+      idx[m->out()] = idx.at(m->outer()) * size(m->inner()->extent()) + idx.at(m->inner());
+    }
+  }
+  ExprP off = Expr::integer(0);
+  for (auto [k, ext] : allocation_axes(p))
+    off = off * Expr::integer(ext) + idx.at(p->loop()[static_cast<size_t>(k)]);
+  return off;
+}
+
+}  // namespace schedlab::lower

@@ -1,0 +1,59 @@
+// Pass helper: index math. Every access goes through logical indices:
+//  * a written tensor's root/logical index comes from its loop indices by
+//    replaying its splits and merges backward (split: in = outer * f + inner;
+//    merge: outer = m / ext(inner), inner = m % ext(inner)), with an in-range
+//    predicate for every split that may not divide evenly;
+//  * a tensor inlined into loops that iterate a broadcast-widened domain
+//    (the permissive map) instead takes its index from its consumer's, through
+//    the producer-consumer axis pairs, a Broadcast axis reading index 0;
+//  * an operand's logical index comes from the consumer's root index through
+//    the same pairs;
+//  * a Global tensor's offset is sum(index * stride); a Local or Shared one is
+//    laid out over its allocation axes, reached by replaying forward.
+#pragma once
+
+#include <functional>
+#include <map>
+
+#include "loop_tree.h"
+#include "schedlab/lower/kir.h"
+
+namespace schedlab::lower {
+
+/// The index of loop k of tensor t at the point of emission.
+using LoopIndexFn = std::function<kir::ExprP(const ir::TensorView* t, int k)>;
+
+/// An index per IterDomain of a tensor, and the predicate guarding it.
+struct TensorIndex {
+  std::map<const ir::IterDomain*, kir::ExprP> index;
+  kir::ExprP predicate;
+};
+
+class Indexer {
+ public:
+  /// buffers: the kernel buffer of every tensor; sizes: how each named size is read.
+  Indexer(const std::map<const ir::TensorView*, const kir::Buffer*>& buffers,
+          const std::map<std::string, kir::ExprP>& sizes)
+      : buffers_(buffers), sizes_(sizes) {}
+
+  /// A SizeExpr as a kernel expression.
+  kir::ExprP size(const ir::SizeExpr& e) const;
+  /// The variable of a loop: threadIdx.x for a TIDx loop, i<id> for a serial one.
+  static kir::ExprP loop_var(const LoopKey& key);
+  /// Root and logical indices of t where it is written, and its predicate.
+  TensorIndex write_index(const ir::TensorView* t, const LoopIndexFn& loop_index) const;
+  /// Logical (non-reduction) indices of operand p of e, given e's output index.
+  std::vector<kir::ExprP> operand_index(const ir::Expr* e, const ir::TensorView* p,
+                                        const TensorIndex& out) const;
+  /// The element offset of p's buffer at a non-reduction logical index.
+  kir::ExprP offset(const ir::TensorView* p, const std::vector<kir::ExprP>& logical) const;
+  /// Allocation axes of a Local/Shared tensor and their extents; -1 marks a
+  /// symbolic extent (a Local tensor then lives in a global workspace).
+  static std::vector<std::pair<int, int64_t>> allocation_axes(const ir::TensorView* t);
+
+ private:
+  const std::map<const ir::TensorView*, const kir::Buffer*>& buffers_;
+  const std::map<std::string, kir::ExprP>& sizes_;
+};
+
+}  // namespace schedlab::lower

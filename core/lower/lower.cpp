@@ -1,0 +1,38 @@
+// The lowering pipeline, pass after pass (Halide's Lower.cpp is the model).
+#include "schedlab/lower/lower.h"
+
+#include "allocation.h"
+#include "barriers.h"
+#include "generate.h"
+#include "indexing.h"
+#include "loop_tree.h"
+#include "lowerable.h"
+#include "schedlab/base/error.h"
+#include "schedlab/ir/verifier.h"
+
+namespace schedlab::lower {
+
+kir::Kernel lower(const ir::Fusion& f, int index_bits) {
+  internal_assert(index_bits == 32 || index_bits == 64) << "index_bits " << index_bits;
+  ir::verify(f);
+  // 1. Refuse what later passes cannot lower correctly, before doing any work.
+  check_lowerable(f);
+  kir::Kernel kernel;
+  kernel.index_bits = index_bits;
+  // 2. Buffers first: indexing needs to know which tensors are parameters and
+  //    how Local/Shared ones are laid out.
+  auto buffers = allocate_buffers(f, kernel);
+  std::map<std::string, kir::ExprP> sizes;
+  for (const auto& [name, src] : kernel.size_sources)
+    sizes[name] = kir::Expr::var(src.first->name + ".size[" + std::to_string(src.second) + "]");
+  Indexer indexer(buffers, sizes);
+  // 3. The loop structure from inline positions, ordered writer-before-reader.
+  auto tree = build_loop_tree(f);
+  // 4. Loops and predicated stores.
+  kernel.body = generate(*tree, indexer, buffers, kernel);
+  // 5. Barriers last: they depend on the final statement order.
+  insert_barriers(kernel);
+  return kernel;
+}
+
+}  // namespace schedlab::lower

@@ -1,0 +1,176 @@
+// Host side of a launch: buffers, parameters, dimensions.
+#include "schedlab/runtime/executor.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "schedlab/base/error.h"
+#include "schedlab/codegen/cuda_printer.h"
+#include "schedlab/lower/lower.h"
+
+namespace schedlab::runtime {
+
+namespace {
+
+int64_t eval(const ir::SizeExpr& e, const ir::SizeBindings& sizes) {
+  auto v = e.evaluate(sizes);
+  user_assert(v.has_value()) << "size expression " << e.str() << " has an unbound size";
+  return *v;
+}
+
+uint16_t f32_to_bf16_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>(u >> 16);  // values are already bf16-representable
+}
+
+uint16_t f64_to_f16_bits(double v) {
+  // v is representable in f16 (inputs are rounded when generated).
+  uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  double a = std::fabs(v);
+  if (std::isnan(v)) return 0x7e00;
+  if (std::isinf(a)) return sign | 0x7c00;
+  if (a == 0.0) return sign;
+  int e;
+  double m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  int exp = e - 1;               // a = (2m) * 2^exp
+  if (exp < -14) return sign | static_cast<uint16_t>(std::lround(a / std::ldexp(1.0, -24)));
+  auto mant = static_cast<uint16_t>(std::lround((2 * m - 1) * 1024));
+  return sign | static_cast<uint16_t>((exp + 15) << 10) | mant;
+}
+
+double f16_bits_to_f64(uint16_t h) {
+  double sign = (h & 0x8000) ? -1.0 : 1.0;
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e == 0x1f) return m ? std::nan("") : sign * INFINITY;
+  if (e == 0) return sign * std::ldexp(m, -24);
+  return sign * std::ldexp(1.0 + m / 1024.0, e - 15);
+}
+
+}  // namespace
+
+void encode(double v, ir::DataType t, void* dst) {
+  switch (t) {
+    case ir::DataType::Bool: *static_cast<uint8_t*>(dst) = v != 0.0; break;
+    case ir::DataType::I32: *static_cast<int32_t*>(dst) = static_cast<int32_t>(v); break;
+    case ir::DataType::I64: *static_cast<int64_t*>(dst) = static_cast<int64_t>(v); break;
+    case ir::DataType::F16: *static_cast<uint16_t*>(dst) = f64_to_f16_bits(v); break;
+    case ir::DataType::BF16: *static_cast<uint16_t*>(dst) = f32_to_bf16_bits(static_cast<float>(v)); break;
+    case ir::DataType::F32: *static_cast<float*>(dst) = static_cast<float>(v); break;
+    case ir::DataType::F64: *static_cast<double*>(dst) = v; break;
+  }
+}
+
+double decode(const void* src, ir::DataType t) {
+  switch (t) {
+    case ir::DataType::Bool: return *static_cast<const uint8_t*>(src) ? 1.0 : 0.0;
+    case ir::DataType::I32: return *static_cast<const int32_t*>(src);
+    case ir::DataType::I64: return static_cast<double>(*static_cast<const int64_t*>(src));
+    case ir::DataType::F16: return f16_bits_to_f64(*static_cast<const uint16_t*>(src));
+    case ir::DataType::BF16: {
+      uint32_t u = uint32_t(*static_cast<const uint16_t*>(src)) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+    case ir::DataType::F32: return *static_cast<const float*>(src);
+    case ir::DataType::F64: return *static_cast<const double*>(src);
+  }
+  return 0.0;
+}
+
+PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes) {
+  int bits = 32;
+  for (const ir::TensorView* t : f.tensors()) {
+    int64_t n = 1;
+    for (const ir::IterDomain* id : t->logical()) n *= eval(id->extent(), sizes);
+    if (n >= (int64_t{1} << 31)) bits = 64;
+  }
+  PreparedKernel p;
+  p.kernel = lower::lower(f, bits);
+  p.source.source = codegen::print_cuda(p.kernel);
+  p.source.index_bits = bits;
+  p.source.has_barrier = p.kernel.has_barrier;
+  return p;
+}
+
+LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes) {
+  LaunchDims d;
+  auto extent = [&](ir::ParallelType p) -> int64_t {
+    auto it = k.launch_extents.find(p);
+    if (it == k.launch_extents.end()) return 1;
+    int64_t m = 1;
+    for (const auto& e : it->second) m = std::max(m, eval(e, sizes));
+    return m;
+  };
+  d.grid = {extent(ir::ParallelType::BIDx), extent(ir::ParallelType::BIDy),
+            extent(ir::ParallelType::BIDz)};
+  d.block = {extent(ir::ParallelType::TIDx), extent(ir::ParallelType::TIDy),
+             extent(ir::ParallelType::TIDz)};
+  int64_t threads = d.block[0] * d.block[1] * d.block[2];
+  user_assert(threads <= 1024) << "launch: " << threads << " threads per block (" << d.block[0]
+                               << " x " << d.block[1] << " x " << d.block[2]
+                               << "); expected at most 1024 (split the TID axes smaller)";
+  d.shared_bytes = static_cast<size_t>(k.shared_bytes);
+  return d;
+}
+
+std::vector<ref::HostTensor> execute(Backend& backend, CompiledKernel& compiled,
+                                     const PreparedKernel& prepared,
+                                     const std::vector<ref::HostTensor>& inputs,
+                                     const ir::SizeBindings& sizes) {
+  const kir::Kernel& k = prepared.kernel;
+  std::vector<TensorArg> args;
+  std::vector<void*> owned;
+  std::vector<ref::HostTensor> outputs;
+  std::vector<std::pair<size_t, size_t>> output_args;  // (arg index, output index)
+  for (const kir::Param& p : k.params) {
+    TensorArg a;
+    a.dtype = p.tv->dtype();
+    a.sizes = ref::concrete_shape(p.tv, sizes);
+    int64_t n = 1;
+    for (int64_t s : a.sizes) n *= s;
+    a.strides.assign(a.sizes.size(), 1);
+    for (size_t i = a.sizes.size(); i-- > 1;) a.strides[i - 1] = a.strides[i] * a.sizes[i];
+    size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * static_cast<size_t>(ir::dtype_size(a.dtype));
+    a.data = backend.alloc(bytes);
+    owned.push_back(a.data);
+    if (p.source == kir::Param::Source::Input) {
+      const ref::HostTensor& h = inputs.at(static_cast<size_t>(p.index));
+      user_assert(h.shape == a.sizes) << "execute: input " << p.index << " (" << p.tv->describe()
+                                      << ") has the wrong shape";
+      std::vector<std::byte> host(bytes);
+      for (int64_t i = 0; i < n; ++i)
+        encode(h.data[static_cast<size_t>(i)], a.dtype, host.data() + i * ir::dtype_size(a.dtype));
+      backend.copy_to_device(a.data, host.data(), bytes);
+    } else {
+      backend.memset_zero(a.data, bytes);
+    }
+    if (p.source == kir::Param::Source::Output) {
+      output_args.emplace_back(args.size(), static_cast<size_t>(p.index));
+    }
+    args.push_back(std::move(a));
+  }
+  outputs.resize(output_args.size());
+  try {
+    backend.launch(compiled, launch_dims(k, sizes), args);
+    for (auto [ai, oi] : output_args) {
+      const TensorArg& a = args[ai];
+      ref::HostTensor h{a.dtype, a.sizes, {}};
+      h.data.resize(static_cast<size_t>(h.numel()));
+      std::vector<std::byte> host(static_cast<size_t>(std::max<int64_t>(h.numel(), 1)) *
+                                  static_cast<size_t>(ir::dtype_size(a.dtype)));
+      backend.copy_to_host(host.data(), a.data, host.size());
+      for (size_t i = 0; i < h.data.size(); ++i)
+        h.data[i] = decode(host.data() + i * static_cast<size_t>(ir::dtype_size(a.dtype)), a.dtype);
+      outputs[oi] = std::move(h);
+    }
+  } catch (...) {
+    for (void* p : owned) backend.free(p);
+    throw;
+  }
+  for (void* p : owned) backend.free(p);
+  return outputs;
+}
+
+}  // namespace schedlab::runtime
