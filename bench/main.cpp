@@ -10,9 +10,16 @@
 #include <sstream>
 
 #include "schedlab/base/error.h"
+#include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/frontend/fusion_file.h"
+#include "schedlab/frontend/schedule_script.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
+#include "schedlab/ref/compare.h"
+#include "schedlab/runtime/cpu_backend.h"
+#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/runtime/executor.h"
+#include "schedlab/sched/debug_print.h"
 
 namespace {
 
@@ -33,26 +40,118 @@ std::vector<std::string> fusion_dirs(const std::vector<std::string>& flags) {
   return dirs;
 }
 
-struct ShowOptions {
+constexpr int kExitFailures = 1;
+
+/// What `show` and `exec` share: the fusion, its sizes and its schedule.
+struct FusionOptions {
   std::string fusion;
   std::string sizes;
-  std::string stage = "math";
+  std::string schedule;
+  std::string params;
   std::vector<std::string> fusion_dirs;
+
+  void add_to(CLI::App* cmd) {
+    cmd->add_option("fusion", fusion,
+                    "A fusion name from configs/fusions (e.g. softmax) or a path to a .yaml")
+        ->required();
+    cmd->add_option("--size", sizes,
+                    "Named sizes, e.g. N=4,K=8 (overrides the file's `sizes:` defaults)");
+    cmd->add_option("--schedule", schedule, "A schedule script to apply (configs/schedules/*.sched)");
+    cmd->add_option("--param", params, "Schedule parameters for {name} placeholders, e.g. block=128");
+    cmd->add_option("--fusion-dir", fusion_dirs,
+                    "Extra directory searched for fusion names (repeatable)");
+  }
 };
 
-int run_show(const ShowOptions& o) {
+/// A loaded fusion with its sizes and (if asked) its schedule applied.
+struct Loaded {
+  std::string path;
+  schedlab::frontend::FusionDefinition def;
+  schedlab::ir::SizeBindings sizes;
+  std::vector<std::string> schedule_log;
+};
+
+Loaded load(const FusionOptions& o) {
   using namespace schedlab;
-  auto path = frontend::resolve_fusion(o.fusion, fusion_dirs(o.fusion_dirs));
-  auto def = frontend::load_fusion_file(path);
-  auto sizes = frontend::bind_sizes(def, frontend::parse_size_list(o.sizes, "--size"));
-  ir::verify(*def.fusion);
+  Loaded l;
+  l.path = frontend::resolve_fusion(o.fusion, fusion_dirs(o.fusion_dirs));
+  l.def = frontend::load_fusion_file(l.path);
+  l.sizes = frontend::bind_sizes(l.def, frontend::parse_size_list(o.sizes, "--size"));
+  ir::verify(*l.def.fusion);
+  if (!o.schedule.empty()) {
+    frontend::ScheduleParams params;
+    for (const auto& [k, v] : frontend::parse_size_list(o.params, "--param")) params[k] = v;
+    l.schedule_log = frontend::apply_schedule_file(o.schedule, l.def, params);
+  }
+  return l;
+}
+
+std::string sizes_str(const schedlab::ir::SizeBindings& sizes) {
   std::string bound;
   for (const auto& [k, v] : sizes) bound += fmt::format("{}{}={}", bound.empty() ? "" : ", ", k, v);
-  fmt::print("// {} ({})\n", def.fusion->name(), path);
-  if (!def.description.empty()) fmt::print("// {}\n", def.description);
-  fmt::print("// sizes: {}\n", bound.empty() ? "(none)" : bound);
-  fmt::print("{}", ir::print_math(*def.fusion));
+  return bound.empty() ? "(none)" : bound;
+}
+
+int run_show(const FusionOptions& o, const std::string& stage) {
+  using namespace schedlab;
+  Loaded l = load(o);
+  const ir::Fusion& f = *l.def.fusion;
+  fmt::print("// {} ({})\n", f.name(), l.path);
+  if (!l.def.description.empty()) fmt::print("// {}\n", l.def.description);
+  fmt::print("// sizes: {}\n", sizes_str(l.sizes));
+  if (stage == "math") {
+    fmt::print("{}", ir::print_math(f));
+  } else if (stage == "schedule") {
+    for (const auto& line : l.schedule_log) fmt::print("// {}\n", line);
+    fmt::print("{}", sched::print_scheduled_fusion(f));
+  } else {
+    runtime::PreparedKernel p = runtime::prepare(f, l.sizes);
+    fmt::print("{}", stage == "cuda" ? p.source.source : codegen::print_kernel(p.kernel));
+  }
   return kExitOk;
+}
+
+struct ExecOptions {
+  std::string backend = "auto";
+  std::string cache_dir;
+  uint64_t seed = 1;
+};
+
+std::unique_ptr<schedlab::runtime::Backend> make_backend(const ExecOptions& o) {
+  using namespace schedlab;
+  std::string why;
+  if (o.backend == "cuda" || (o.backend == "auto" && runtime::cuda_available(&why)))
+    return runtime::make_cuda_backend(o.cache_dir);
+  return runtime::make_cpu_backend(o.cache_dir);
+}
+
+int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
+  using namespace schedlab;
+  Loaded l = load(fo);
+  // The reference evaluates an unscheduled copy: scheduling rewrites the math
+  // (caches, rfactor) and the oracle must not depend on it.
+  auto plain = frontend::load_fusion_file(l.path);
+  auto inputs = ref::make_inputs(*plain.fusion, l.sizes, eo.seed, plain.input_ranges);
+  auto want = ref::evaluate(*plain.fusion, inputs, l.sizes);
+  auto backend = make_backend(eo);
+  runtime::PreparedKernel p = runtime::prepare(*l.def.fusion, l.sizes);
+  auto compiled = backend->compile(p.source);
+  auto got = runtime::execute(*backend, *compiled, p, inputs, l.sizes);
+  auto dims = runtime::launch_dims(p.kernel, l.sizes);
+  fmt::print("{} on {}: sizes {}, grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index\n",
+             l.def.fusion->name(), backend->name(), sizes_str(l.sizes), dims.grid[0], dims.grid[1],
+             dims.grid[2], dims.block[0], dims.block[1], dims.block[2], dims.shared_bytes,
+             p.source.index_bits);
+  bool all_ok = true;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const ir::TensorView* out = l.def.fusion->outputs()[i];
+    auto c = ref::compare(got[i], want[i], ref::default_tolerance(out->dtype()));
+    all_ok &= c.ok;
+    fmt::print("  output {} ({}): {} (max abs error {:.3g}){}\n", i, out->describe(),
+               c.ok ? "ok" : "wrong_result", c.max_abs_error,
+               c.ok ? "" : fmt::format(", {} mismatches, first at {}", c.mismatches, c.first_mismatch));
+  }
+  return all_ok ? kExitOk : kExitFailures;
 }
 
 }  // namespace
@@ -63,17 +162,26 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
 
-  ShowOptions show;
+  FusionOptions show;
+  std::string stage = "math";
   CLI::App* show_cmd = app.add_subcommand("show", "Print a fusion at a stage of the pipeline");
-  show_cmd->add_option("fusion", show.fusion,
-                       "A fusion name from configs/fusions (e.g. softmax) or a path to a .yaml")
-      ->required();
-  show_cmd->add_option("--size", show.sizes,
-                       "Named sizes, e.g. N=4,K=8 (overrides the file's `sizes:` defaults)");
-  show_cmd->add_option("--stage", show.stage, "What to print; `math` is the fusion IR")
-      ->check(CLI::IsMember({"math"}));
-  show_cmd->add_option("--fusion-dir", show.fusion_dirs,
-                       "Extra directory searched for fusion names (repeatable)");
+  show.add_to(show_cmd);
+  show_cmd
+      ->add_option("--stage", stage,
+                   "math: the fusion IR; schedule: the scheduled tensors; kernel: the lowered "
+                   "kernel; cuda: the whole CUDA translation unit")
+      ->check(CLI::IsMember({"math", "schedule", "kernel", "cuda"}));
+
+  FusionOptions exec;
+  ExecOptions exec_opts;
+  CLI::App* exec_cmd = app.add_subcommand(
+      "exec", "Lower, compile and run a (scheduled) fusion once; validate it against the reference");
+  exec.add_to(exec_cmd);
+  exec_cmd->add_option("--backend", exec_opts.backend, "auto (CUDA when a device answers), cuda or cpu")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  exec_cmd->add_option("--cache-dir", exec_opts.cache_dir,
+                       "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
+  exec_cmd->add_option("--seed", exec_opts.seed, "Seed of the generated inputs");
 
   try {
     app.parse(argc, argv);
@@ -89,7 +197,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (show_cmd->parsed()) return run_show(show);
+    if (show_cmd->parsed()) return run_show(show, stage);
+    if (exec_cmd->parsed()) return run_exec(exec, exec_opts);
   } catch (const schedlab::UserError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;

@@ -22,7 +22,8 @@ constexpr const char* kPuncts[] = {"**", "==", "!=", "<=", ">=", "+", "-", "*", 
                                    ")",  ",",  "=",  "<",  ">",  "[", "]"};
 }  // namespace
 
-std::vector<Token> tokenize(const std::string& body, const Locator& loc) {
+std::vector<Token> tokenize(const std::string& body, const Locator& loc,
+                            std::string_view extra_puncts) {
   std::vector<Token> toks;
   int line = 1;
   size_t line_start = 0;
@@ -85,10 +86,18 @@ std::vector<Token> tokenize(const std::string& body, const Locator& loc) {
         break;
       }
     }
-    if (!matched)
+    if (!matched && extra_puncts.find(c) != std::string_view::npos) {
+      toks.push_back({Token::Kind::Punct, std::string(1, c), line, col_of(i)});
+      ++i;
+      matched = true;
+    }
+    if (!matched) {
+      std::string extra;
+      for (char e : extra_puncts) extra += std::string(" ") + e;
       user_error_at(loc(line, col_of(i)))
           << "unexpected character '" << c << "'; expected a name, a number, an operator "
-          << "(+ - * / ** == != < <= > >=) or one of ( ) [ ] , =";
+          << "(+ - * / ** == != < <= > >=) or one of ( ) [ ] , =" << extra;
+    }
   }
   push_newline(line, col_of(i));
   toks.push_back({Token::Kind::End, "", line, col_of(i)});

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedlab/base/error.h"
@@ -30,6 +31,9 @@ struct Token {
 
 /// Splits `body` into tokens; comments are dropped, blank lines yield no
 /// Newline. The sequence always ends with Newline (if non-empty) then End.
-std::vector<Token> tokenize(const std::string& body, const Locator& loc);
+/// `extra_puncts` adds single-character punctuation for another dialect
+/// (schedule scripts use "{}:"); the fusion body takes none.
+std::vector<Token> tokenize(const std::string& body, const Locator& loc,
+                            std::string_view extra_puncts = "");
 
 }  // namespace schedlab::frontend

@@ -112,21 +112,21 @@ constexpr auto B = IterType::Broadcast;
 
 // ---- precedence and associativity -------------------------------------------
 
-TEST(FrontendPrecedence, AdditiveAndMultiplicativeAreLeftAssociative) {
+TEST(Precedence, AdditiveAndMultiplicativeAreLeftAssociative) {
   auto d = fusion(kAbc, "y = a - b - c\nz = a / b * c\nw = a - b + c", "y, z, w");
   EXPECT_EQ(tree(d, "y"), "sub(sub(a, b), c)");
   EXPECT_EQ(tree(d, "z"), "mul(div(a, b), c)");
   EXPECT_EQ(tree(d, "w"), "add(sub(a, b), c)");
 }
 
-TEST(FrontendPrecedence, MultiplicationBindsTighterThanAddition) {
+TEST(Precedence, MultiplicationBindsTighterThanAddition) {
   auto d = fusion(kAbc, "y = a + b * c\nz = (a + b) * c\nw = a * b - c / a", "y, z, w");
   EXPECT_EQ(tree(d, "y"), "add(a, mul(b, c))");
   EXPECT_EQ(tree(d, "z"), "mul(add(a, b), c)");
   EXPECT_EQ(tree(d, "w"), "sub(mul(a, b), div(c, a))");
 }
 
-TEST(FrontendPrecedence, PowerBindsTighterThanUnaryMinus) {
+TEST(Precedence, PowerBindsTighterThanUnaryMinus) {
   auto d = fusion(kAbc, "y = -a ** 2\nz = -(a ** 2)\nw = (-a) ** 2\nv = a - -b\nu = a ** -b",
                   "y, z, w, v, u");
   EXPECT_EQ(tree(d, "y"), "neg(pow(a, 2))");
@@ -136,7 +136,7 @@ TEST(FrontendPrecedence, PowerBindsTighterThanUnaryMinus) {
   EXPECT_EQ(tree(d, "u"), "pow(a, neg(b))");
 }
 
-TEST(FrontendPrecedence, PowerIsRightAssociativeAndFolds) {
+TEST(Precedence, PowerIsRightAssociativeAndFolds) {
   auto d = fusion(
       kAbc, "p = 2 ** 3 ** 2\nq = (2 ** 3) ** 2\nr = 2 ** -1\ny = a * p\nz = a * q\nw = a * r",
       "y, z, w");
@@ -145,7 +145,7 @@ TEST(FrontendPrecedence, PowerIsRightAssociativeAndFolds) {
   EXPECT_EQ(constant_operand(d, "w", 1), 0.5);
 }
 
-TEST(FrontendPrecedence, ComparisonsBindLoosestAndYieldBool) {
+TEST(Precedence, ComparisonsBindLoosestAndYieldBool) {
   auto d = fusion(kAbc,
                   "e = a == b\nn = a != b\nl = a < b\nle = a <= b\ng = a > b\nge = a >= b\n"
                   "m = a + 1 < b * 2",
@@ -163,7 +163,7 @@ TEST(FrontendPrecedence, ComparisonsBindLoosestAndYieldBool) {
 
 // ---- constants --------------------------------------------------------------
 
-TEST(FrontendConstants, NamedConstantIsReusedNotATensor) {
+TEST(Constants, NamedConstantIsReusedNotATensor) {
   auto d = fusion(kAbc, "eps = 1e-5\ny = a + eps\nz = b * eps", "y, z");
   EXPECT_FLOAT_EQ(constant_operand(d, "y", 1), 1e-5);
   EXPECT_FLOAT_EQ(constant_operand(d, "z", 1), 1e-5);
@@ -171,7 +171,7 @@ TEST(FrontendConstants, NamedConstantIsReusedNotATensor) {
   EXPECT_EQ(d.fusion->exprs().size(), 2u);
 }
 
-TEST(FrontendConstants, ConstantOnlyExpressionsFold) {
+TEST(Constants, ConstantOnlyExpressionsFold) {
   auto d =
       fusion(kAbc, "r = 1 / sqrt(2)\nh = pi / 2\nk = -(3 - 5)\ny = a * r\nz = a + h\nw = a - k",
              "y, z, w");
@@ -181,7 +181,7 @@ TEST(FrontendConstants, ConstantOnlyExpressionsFold) {
   EXPECT_EQ(d.fusion->exprs().size(), 3u);
 }
 
-TEST(FrontendConstants, ReservedNamesAndNumberForms) {
+TEST(Constants, ReservedNamesAndNumberForms) {
   auto d = fusion(kAbc, "y = where(a > 0.5, a, -inf)\nz = a * 2.5e+1\nw = a + .25", "y, z, w");
   EXPECT_EQ(def(d, "y")->kind(), Expr::Kind::Where);
   EXPECT_EQ(def(d, "y")->inputs()[2]->as<Scalar>()->value(), -INFINITY);
@@ -193,7 +193,7 @@ TEST(FrontendConstants, ReservedNamesAndNumberForms) {
 
 // ---- reductions ---------------------------------------------------------------
 
-TEST(FrontendReductions, KeepdimLeavesABroadcastAxis) {
+TEST(Reductions, KeepdimLeavesABroadcastAxis) {
   auto d = fusion(kNK, "m = max(x, axis=1, keepdim=true)\ns = sum(x, axis=1)", "m, s");
   EXPECT_EQ(tree(d, "m"), "broadcast(reduction.max(x))");
   EXPECT_THAT(iter_types(named(d, "m")), ElementsAre(I, B));
@@ -204,7 +204,7 @@ TEST(FrontendReductions, KeepdimLeavesABroadcastAxis) {
   EXPECT_THAT(extents(named(d, "s")), ElementsAre("N", "K"));
 }
 
-TEST(FrontendReductions, AxisListsNegativeAxesAndAllAxes) {
+TEST(Reductions, AxisListsNegativeAxesAndAllAxes) {
   auto d = fusion("x: {dtype: f32, shape: [B, N, K]}",
                   "s = sum(x, axis=[0, -1])\nt = prod(x, axis=-2)\nu = min(x)\n"
                   "v = sum(x, axis=[2], keepdim=false)",
@@ -217,7 +217,7 @@ TEST(FrontendReductions, AxisListsNegativeAxesAndAllAxes) {
   EXPECT_EQ(tree(d, "u"), "reduction.min(x)");
 }
 
-TEST(FrontendReductions, MaxWithTwoOperandsIsElementwise) {
+TEST(Reductions, MaxWithTwoOperandsIsElementwise) {
   auto d = fusion(kNK, "e = max(x, 0)\nf = min(x, e)\nr = max(x, axis=1)\ng = maximum(x, 1)",
                   "e, f, r, g");
   EXPECT_EQ(tree(d, "e"), "maximum(x, 0)");
@@ -226,9 +226,29 @@ TEST(FrontendReductions, MaxWithTwoOperandsIsElementwise) {
   EXPECT_EQ(tree(d, "g"), "maximum(x, 1)");
 }
 
+TEST(Reductions, MeanDividesBySizesOfTheReducedAxes) {
+  auto d = fusion(kNK, "m = mean(x, axis=1, keepdim=true)\na = mean(x)", "m, a");
+  EXPECT_EQ(tree(d, "m"), "div(broadcast(reduction.sum(x)), K)");
+  EXPECT_THAT(iter_types(named(d, "m")), ElementsAre(I, B));
+  EXPECT_EQ(tree(d, "a"), "div(reduction.sum(x), (N * K))");
+  EXPECT_TRUE(def(d, "a")->inputs()[1]->as<Scalar>()->is_size());
+}
+
+TEST(Constants, NamedSizesAreValuesKnownAtLaunch) {
+  auto d = fusion(kNK, "k = K\ny = x / k\nz = x - N", "y, z");
+  EXPECT_EQ(tree(d, "y"), "div(x, K)");
+  EXPECT_EQ(tree(d, "z"), "sub(x, N)");
+  const auto* k = def(d, "y")->inputs()[1]->as<Scalar>();
+  ASSERT_NE(k, nullptr);
+  EXPECT_TRUE(k->is_size());
+  EXPECT_EQ(k->dtype(), DataType::I64);
+  // Binding a size to a name creates no tensor.
+  EXPECT_EQ(d.fusion->exprs().size(), 2u);
+}
+
 // ---- other functions ------------------------------------------------------------
 
-TEST(FrontendFunctions, CastTakesThePositionalOrKeywordDtype) {
+TEST(Functions, CastTakesThePositionalOrKeywordDtype) {
   auto d = fusion(kNK, "h = cast(x, f16)\nb = cast(x, dtype=bf16)\ni = cast(x, i32)", "h, b, i");
   EXPECT_EQ(def(d, "h")->kind(), Expr::Kind::Cast);
   EXPECT_EQ(named(d, "h")->dtype(), DataType::F16);
@@ -236,14 +256,14 @@ TEST(FrontendFunctions, CastTakesThePositionalOrKeywordDtype) {
   EXPECT_EQ(named(d, "i")->dtype(), DataType::I32);
 }
 
-TEST(FrontendFunctions, BroadcastInsertsAxesWhereFlagged) {
+TEST(Functions, BroadcastInsertsAxesWhereFlagged) {
   auto d = fusion("v: {dtype: f32, shape: [N]}", "b = broadcast(v, [true, false, true])", "b");
   EXPECT_THAT(iter_types(named(d, "b")), ElementsAre(B, I, B));
   EXPECT_THAT(def(d, "b")->as<schedlab::ir::BroadcastOp>()->is_broadcast_dim(),
               ElementsAre(true, false, true));
 }
 
-TEST(FrontendFunctions, PermuteAndTranspose) {
+TEST(Functions, PermuteAndTranspose) {
   auto d = fusion("x: {dtype: f32, shape: [B, N, K]}",
                   "p = permute(x, [2, 0, 1])\nt = transpose(x, 0, -1)", "p, t");
   EXPECT_THAT(def(d, "p")->as<schedlab::ir::PermuteOp>()->new2old(), ElementsAre(2, 0, 1));
@@ -252,7 +272,7 @@ TEST(FrontendFunctions, PermuteAndTranspose) {
   EXPECT_THAT(extents(named(d, "t")), ElementsAre("K", "N", "B"));
 }
 
-TEST(FrontendFunctions, BindingANameCopiesIt) {
+TEST(Functions, BindingANameCopiesIt) {
   auto d = fusion(kNK, "y = x\nz = y\nw = set(x)", "y, z, w");
   EXPECT_EQ(tree(d, "y"), "set(x)");
   EXPECT_EQ(tree(d, "z"), "set(y)");
@@ -261,7 +281,7 @@ TEST(FrontendFunctions, BindingANameCopiesIt) {
   EXPECT_EQ(d.fusion->inputs().at(0)->user_name(), "x");
 }
 
-TEST(FrontendFunctions, WhereAndLogicalOperators) {
+TEST(Functions, WhereAndLogicalOperators) {
   auto d = fusion(
       kAbc, "p = a > 0\nq = logical_and(p, b < 1)\nn = logical_not(q)\ny = where(n, a, b)", "y");
   EXPECT_EQ(tree(d, "q"), "logical_and(p, lt(b, 1))");
@@ -271,7 +291,7 @@ TEST(FrontendFunctions, WhereAndLogicalOperators) {
 
 // ---- body layout ------------------------------------------------------------------
 
-TEST(FrontendBody, CommentsAndBlankLinesAreIgnored) {
+TEST(Body, CommentsAndBlankLinesAreIgnored) {
   auto d = fusion(kNK,
                   "# row softmax, numerically stable\n\nm = max(x, axis=1)   # row max\n\n\n"
                   "# the rest\ny = exp(x)\n",
@@ -280,7 +300,7 @@ TEST(FrontendBody, CommentsAndBlankLinesAreIgnored) {
   EXPECT_EQ(tree(d, "y"), "exp(x)");
 }
 
-TEST(FrontendBody, InlineBodies) {
+TEST(Body, InlineBodies) {
   const std::string head = "inputs:\n  x: {dtype: f32, shape: [N]}\n";
   for (const char* body : {"\"y = exp(x) * 2\"", "'y = exp(x) * 2'", "y = exp(x) * 2"}) {
     auto d = schedlab::frontend::parse_fusion_text(head + "body: " + body + "\noutputs: [y]\n",
@@ -289,7 +309,7 @@ TEST(FrontendBody, InlineBodies) {
   }
 }
 
-TEST(FrontendBody, UserNamesMarkBoundTensorsOnly) {
+TEST(Body, UserNamesMarkBoundTensorsOnly) {
   auto d = fusion(kNK, "y = exp(x - 1) * 2", "y");
   std::vector<std::string> names;
   for (const TensorView* t : d.fusion->tensors()) names.push_back(t->user_name());
@@ -298,7 +318,7 @@ TEST(FrontendBody, UserNamesMarkBoundTensorsOnly) {
 
 // ---- dtypes -------------------------------------------------------------------------
 
-TEST(FrontendDtypes, HalfInputsComputeInF32) {
+TEST(Dtypes, HalfInputsComputeInF32) {
   auto d = fusion("x: {dtype: f16, shape: [N]}\nh: {dtype: bf16, shape: [N]}",
                   "y = x + x\nz = cast(y, f16)\ns = sum(x)\nm = x * h", "z, s, m");
   EXPECT_EQ(tree(d, "y"), "add(cast(x), cast(x))");
@@ -308,7 +328,7 @@ TEST(FrontendDtypes, HalfInputsComputeInF32) {
   EXPECT_EQ(named(d, "m")->dtype(), DataType::F32);
 }
 
-TEST(FrontendDtypes, IntegerPromotion) {
+TEST(Dtypes, IntegerPromotion) {
   auto d = fusion("i: {dtype: i32, shape: [N]}",
                   "q = i / 2\nf = i + 0.5\nk = i * 3\np = i ** 2\nc = i > 0", "q, f, k, p, c");
   EXPECT_EQ(named(d, "q")->dtype(), DataType::F32);
@@ -320,7 +340,7 @@ TEST(FrontendDtypes, IntegerPromotion) {
 
 // ---- the YAML around the body ------------------------------------------------------------
 
-TEST(FrontendFile, InputsRangesSizesAndNames) {
+TEST(FusionFile, InputsRangesSizesAndNames) {
   auto d = schedlab::frontend::parse_fusion_text(
       "description: three inputs\n"
       "inputs:\n"
@@ -360,7 +380,7 @@ TEST(FrontendFile, InputsRangesSizesAndNames) {
   EXPECT_EQ(named(d, "w")->dtype(), DataType::F64);
 }
 
-TEST(FrontendFile, FusionKeyOverridesTheFileStem) {
+TEST(FusionFile, FusionKeyOverridesTheFileStem) {
   auto d = schedlab::frontend::parse_fusion_text(
       "fusion: named\ninputs: {x: {dtype: bool, shape: [N]}}\nbody: y = logical_not(x)\n"
       "outputs: [y]\n",
@@ -369,7 +389,7 @@ TEST(FrontendFile, FusionKeyOverridesTheFileStem) {
   EXPECT_EQ(named(d, "y")->dtype(), DataType::Bool);
 }
 
-TEST(FrontendFile, PrintsTheSoftmaxMath) {
+TEST(FusionFile, PrintsTheSoftmaxMath) {
   auto d = schedlab::frontend::load_fusion_file(kFusionDir + "/softmax.yaml");
   std::string math = schedlab::ir::print_math(*d.fusion);
   EXPECT_THAT(math, HasSubstr("T0_g_f32[iS0{N}, iS1{K}]   # x"));
@@ -378,7 +398,7 @@ TEST(FrontendFile, PrintsTheSoftmaxMath) {
 }
 
 // Every shipped fusion parses and verifies.
-TEST(FrontendFile, EveryConfiguredFusionLoads) {
+TEST(FusionFile, EveryConfiguredFusionLoads) {
   int n = 0;
   for (const auto& e : fs::directory_iterator(kFusionDir)) {
     if (e.path().extension() != ".yaml") continue;
@@ -391,7 +411,7 @@ TEST(FrontendFile, EveryConfiguredFusionLoads) {
   EXPECT_GT(n, 0);
 }
 
-TEST(FrontendFile, UnreadableFileIsAUserError) {
+TEST(FusionFile, UnreadableFileIsAUserError) {
   try {
     schedlab::frontend::load_fusion_file("/nonexistent/fusion.yaml");
     FAIL() << "expected a UserError";
@@ -416,7 +436,7 @@ std::string user_error_of(F&& fn) {
   return "";
 }
 
-TEST(FrontendResolve, ByNameAndByPath) {
+TEST(ResolveFusion, ByNameAndByPath) {
   using schedlab::frontend::resolve_fusion;
   const std::string softmax = kFusionDir + "/softmax.yaml";
   EXPECT_EQ(resolve_fusion("softmax", {kFusionDir}), softmax);
@@ -425,7 +445,7 @@ TEST(FrontendResolve, ByNameAndByPath) {
   EXPECT_EQ(resolve_fusion(softmax, {}), softmax);
 }
 
-TEST(FrontendResolve, Errors) {
+TEST(ResolveFusion, Errors) {
   using schedlab::frontend::resolve_fusion;
   EXPECT_EQ(user_error_of([&] { resolve_fusion("softmx", {kFusionDir}); }),
             "unknown fusion 'softmx'; expected a file path or a name from " + kFusionDir +
@@ -438,13 +458,13 @@ TEST(FrontendResolve, Errors) {
 
 // ---- sizes ---------------------------------------------------------------------------------
 
-TEST(FrontendSizes, ParseSizeList) {
+TEST(Sizes, ParseSizeList) {
   using schedlab::frontend::parse_size_list;
   EXPECT_EQ(parse_size_list("N=4,K=8", "--size"), (schedlab::ir::SizeBindings{{"N", 4}, {"K", 8}}));
   EXPECT_TRUE(parse_size_list("", "--size").empty());
 }
 
-TEST(FrontendSizes, ParseSizeListErrors) {
+TEST(Sizes, ParseSizeListErrors) {
   using schedlab::frontend::parse_size_list;
   auto err = [](const std::string& text) {
     return user_error_of([&] { parse_size_list(text, "--size"); });
@@ -457,7 +477,7 @@ TEST(FrontendSizes, ParseSizeListErrors) {
   EXPECT_EQ(err("N=4,N=5"), "--size: N is given twice");
 }
 
-TEST(FrontendSizes, BindSizesOverlaysDefaults) {
+TEST(Sizes, BindSizesOverlaysDefaults) {
   using schedlab::frontend::bind_sizes;
   auto d = schedlab::frontend::parse_fusion_text(
       "inputs: {x: {dtype: f32, shape: [N, K]}}\nsizes: {K: 8}\nbody: y = exp(x)\noutputs: [y]\n",
@@ -466,7 +486,7 @@ TEST(FrontendSizes, BindSizesOverlaysDefaults) {
   EXPECT_EQ(bind_sizes(d, {{"N", 2}, {"K", 3}}), (schedlab::ir::SizeBindings{{"N", 2}, {"K", 3}}));
 }
 
-TEST(FrontendSizes, BindSizesErrors) {
+TEST(Sizes, BindSizesErrors) {
   using schedlab::frontend::bind_sizes;
   auto d = schedlab::frontend::parse_fusion_text(
       "inputs: {x: {dtype: f32, shape: [N, K]}}\nbody: y = exp(x)\noutputs: [y]\n", "f.yaml");

@@ -238,6 +238,43 @@ TEST(UserSchedule, SharedMemoryCachesBiasRelu) {
   EXPECT_EQ(x->compute_at_pos(), 0);
 }
 
+// nvFuser's vectorized pointwise schedule: the input is loaded and the output
+// stored four elements at a time; the computation in between is inlined
+// fully, the vector accesses only up to their vector axis.
+TEST(UserSchedule, BiasReluVectorizedLoadStore) {
+  auto def = load("bias_relu");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* x = named(f, "x");
+  TensorView* y = named(f, "y");
+  TensorView* xc = cache_after(x);
+  TensorView* yc = cache_before(y);
+  y->merge(0)->split(0, 4)->split(0, 128);  // [ceilDiv(ceilDiv(N * K, 4), 128), 128, 4]
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(1, ParallelType::TIDx);
+  propagate_transformation(y);
+  parallelize_all_like(y);
+  xc->parallelize(-1, LoopTransform::Vectorize);
+  y->parallelize(-1, LoopTransform::Vectorize);
+  inline_most(f);
+  check_valid(f);
+  EXPECT_THAT(loop_sig(xc), ElementsAre("iblockIdx.x{ceilDiv(ceilDiv((N * K), 4), 128)}",
+                                        "ithreadIdx.x{128}", "iS{4}_vect"));
+  EXPECT_THAT(loop_sig(y), ElementsAre("iblockIdx.x{ceilDiv(ceilDiv((N * K), 4), 128)}",
+                                       "ithreadIdx.x{128}", "iS{4}_vect"));
+  TensorView* add = producer_of(yc);
+  EXPECT_THAT(loop_sig(add), ElementsAre("iblockIdx.x{ceilDiv(ceilDiv((N * K), 4), 128)}",
+                                         "ithreadIdx.x{128}", "iS{4}"));
+  EXPECT_EQ(xc->compute_at_pos(), 2);   // its own vector axis
+  EXPECT_EQ(add->compute_at_pos(), 3);  // fully, into the relu
+  EXPECT_EQ(yc->compute_at_pos(), 2);   // its consumer's vector axis
+  EXPECT_EQ(y->compute_at_pos(), 0);
+  EXPECT_THAT(user_error_of([&] { inline_at(yc, 3); }),
+              AllOf(HasSubstr("axis 2 of consumer T4 (y)"),
+                    HasSubstr("is Vectorize, which cannot be shared with a producer"),
+                    HasSubstr("the largest legal position is 2")));
+}
+
 // ---------------------------------------------------------------------------
 // 3. Softmax, persistent style: the row is split into a fixed number of
 // per-thread chunks (outer split) and the chunk index is bound to TIDx.
@@ -263,8 +300,7 @@ TEST(UserSchedule, SoftmaxPersistentPropagateInline) {
   ASSERT_EQ(reds.size(), 2u);
   for (TensorView* r : reds) {
     SCOPED_TRACE(print_tensor(r));
-    EXPECT_THAT(loop_sig(r),
-                ElementsAre("iblockIdx.x{N}", "rS{4}", "rthreadIdx.x{ceilDiv(K, 4)}"));
+    EXPECT_THAT(loop_sig(r), ElementsAre("iblockIdx.x{N}", "rS{4}", "rthreadIdx.x{ceilDiv(K, 4)}"));
     EXPECT_EQ(r->axis(2)->iter_type(), IterType::Reduction);
     EXPECT_EQ(r->axis(2)->parallel_type(), ParallelType::TIDx);
   }
@@ -286,8 +322,8 @@ TEST(UserSchedule, SoftmaxPersistentPropagateInline) {
   // Everything else is inlined fully into its consumers' loops.
   EXPECT_EQ(e->compute_at_pos(), 3);
   EXPECT_EQ(producer_of(e)->compute_at_pos(), 3);  // x - m
-  EXPECT_EQ(named(f, "m")->compute_at_pos(), 3);
-  EXPECT_EQ(named(f, "s")->compute_at_pos(), 3);
+  // The broadcasts m and s are not checked: schedlab inlines them at 3,
+  // nvFuser would hoist their trailing broadcast axes (position 1).
   EXPECT_EQ(y->compute_at_pos(), 0);
   EXPECT_EQ(named(f, "x")->compute_at_pos(), 0);
 }
@@ -320,15 +356,18 @@ TEST(UserSchedule, GeluInlineAtAndSelectedAt) {
                 ElementsAre("iblockIdx.x{N}", "iS{ceilDiv(K, 32)}", "ithreadIdx.x{32}"))
         << print_tensor(tv);
 
+  // Positions only grow here: nvFuser's inlineAt never lowers one, so a
+  // schedule that relies on lowering it would not port.
+  // Relative to cdf's first loop only.
+  inline_selected_at({t1, t2, t3}, cdf, 1);
+  for (TensorView* tv : {t1, t2, t3}) EXPECT_EQ(tv->compute_at_pos(), 1) << print_tensor(tv);
   inline_at(cdf, 1);
   EXPECT_EQ(cdf->compute_at_pos(), 1);
   inline_selected_at({t1, t2, t3}, y, 2);
   EXPECT_EQ(t1->compute_at_pos(), 2);
   EXPECT_EQ(t2->compute_at_pos(), 2);
   EXPECT_EQ(t3->compute_at_pos(), 2);
-  // Relative to cdf's first loop only.
-  inline_selected_at({t3}, cdf, 1);
-  EXPECT_EQ(t3->compute_at_pos(), 1);
+  EXPECT_EQ(cdf->compute_at_pos(), 1);
   inline_selected_at({t1, t2, t3, cdf}, y, -1);
   for (TensorView* tv : {t1, t2, t3, cdf}) EXPECT_EQ(tv->compute_at_pos(), 3) << print_tensor(tv);
   EXPECT_EQ(max_inline_position(y), 0);
@@ -417,12 +456,12 @@ TEST(UserSchedule, RowSumRfactorTwiceTidxInnermost) {
   y->split(2, 32);   // [N, rceilDiv(K, 128), r4, r32]
   y->parallelize(0, ParallelType::BIDx);
   y->parallelize(3, ParallelType::TIDx);
-  EXPECT_THAT(loop_sig(y), ElementsAre("iblockIdx.x{N}", "rS{ceilDiv(K, 128)}", "rS{4}",
-                                       "rthreadIdx.x{32}"));
+  EXPECT_THAT(loop_sig(y),
+              ElementsAre("iblockIdx.x{N}", "rS{ceilDiv(K, 128)}", "rS{4}", "rthreadIdx.x{32}"));
   TensorView* rf1 = rfactor(y, {1});
   ir::verify(f);
-  EXPECT_THAT(loop_sig(rf1), ElementsAre("iblockIdx.x{N}", "rS{ceilDiv(K, 128)}", "iS{4}",
-                                         "ithreadIdx.x{32}"));
+  EXPECT_THAT(loop_sig(rf1),
+              ElementsAre("iblockIdx.x{N}", "rS{ceilDiv(K, 128)}", "iS{4}", "ithreadIdx.x{32}"));
   // Root axes that no split touched are the loop axes themselves.
   EXPECT_THAT(domain_sig(rf1->root()), ElementsAre("iblockIdx.x{N}", "rS{K}"));
   EXPECT_THAT(loop_sig(y), ElementsAre("iblockIdx.x{N}", "rS{4}", "rthreadIdx.x{32}"));
@@ -472,8 +511,8 @@ TEST(UserSchedule, LayernormVarMeanStyle) {
   TensorView* ref = reds.back();
   ref->split(1, 4);    // [N, rceilDiv(K, 4), r4]
   ref->split(1, 128);  // [N, rceilDiv(ceilDiv(K, 4), 128), r128, r4]
-  EXPECT_THAT(loop_sig(ref), ElementsAre("iS{N}", "rS{ceilDiv(ceilDiv(K, 4), 128)}", "rS{128}",
-                                         "rS{4}"));
+  EXPECT_THAT(loop_sig(ref),
+              ElementsAre("iS{N}", "rS{ceilDiv(ceilDiv(K, 4), 128)}", "rS{128}", "rS{4}"));
   propagate_transformation(ref);
   for (TensorView* tv : f.tensors()) {
     // Skip the inputs and the broadcasts ([N, 1] of the statistics, [1, K]
@@ -532,6 +571,11 @@ TEST(UserSchedule, LayernormVarMeanStyle) {
   // As in nvFuser, a vectorized axis is not shared with a consumer: the
   // cache is inlined up to its vector axis.
   EXPECT_EQ(xc->compute_at_pos(), 3);
+  EXPECT_EQ(max_inline_position(xc), 3);
+  EXPECT_THAT(user_error_of([&] { inline_at(xc, 4); }),
+              AllOf(HasSubstr("its loop axis 3 (iS"),
+                    HasSubstr("is Vectorize, which is emitted as the tensor's own access"),
+                    HasSubstr("the largest legal position is 3")));
 }
 
 // nvFuser's own order: rfactor right after splitting the reference, then
@@ -573,6 +617,8 @@ TEST(UserSchedule, LayernormPropagateFromRfactorProducer) {
   check_valid(f);
   EXPECT_EQ(rf->compute_at_pos(), 1);
   EXPECT_EQ(other_rf->compute_at_pos(), 1);
+  EXPECT_EQ(xc->compute_at_pos(), 3);
+  EXPECT_EQ(named(f, "d")->compute_at_pos(), 4);
 }
 
 // ---------------------------------------------------------------------------
@@ -606,7 +652,9 @@ TEST(UserScheduleErrors, RfactorAllReductionAxes) {
   PrintOnFailure guard(f);
   TensorView* y = named(f, "y");
   y->split(1, 128);
-  EXPECT_THAT(user_error_of([&] { rfactor(y, {1, 2}); }),
+  EXPECT_THAT(user_error_of([&] {
+                rfactor(y, {1, 2});
+              }),
               HasSubstr("all 2 reduction axes of T1 (y) are selected; expected to leave at least "
                         "one for the consumer to reduce"));
   EXPECT_THAT(user_error_of([&] { rfactor(y, {0}); }),

@@ -1,0 +1,69 @@
+// schedlab/frontend: schedule scripts, a hand schedule written as text and
+// applied to a parsed fusion, so that trying a schedule needs no compile
+// (DESIGN.md section 4, "Schedule scripts"; full reference in
+// docs/schedule-scripts.md).
+//
+// Owns: the script language below and the mapping of every diagnostic to
+// file:line:col. May depend on: schedlab/base, schedlab/ir, schedlab/sched,
+// and the fusion-body lexer (core/frontend/lexer.h).
+// Invariants: every error is a UserError at the offending token; an error
+// raised by a primitive keeps its message and is placed at the call. Lines
+// are applied in order and ir::verify holds after each, so on an error the
+// fusion keeps the lines before the failing one (it is not rolled back).
+//
+// Syntax: one statement per line, '#' starts a comment.
+//   [name =] primitive(arg, ..., keyword=arg, ...)
+//   params(block=128, ...)        # defaults for {placeholders}; callers override
+// Arguments:
+//   tensor    a name from the fusion body (TensorView::user_name(), including
+//             the names caches and rfactor give: x_cache, y_rf), T<n> for any
+//             tensor by number, or a name bound earlier in the script
+//   integer   2, -1, or {param}, replaced by the parameter's value
+//   enum      case-insensitive: BIDx BIDy BIDz TIDx TIDy TIDz DIDx Serial;
+//             Vectorize Unroll Unswitch Bulk; local shared global;
+//             Set CpAsync LdMatrix Tma; Unspecified AllLevels Streaming Global
+//   bool      true, false
+//   list      [a, b, ...] of integers, tensors or enums
+//   map       {old: new, ...} of integers (reorder only, as nvFuser's Python)
+// Primitives (keyword names in parentheses are the parameter names):
+//   split(tv, axis, factor, inner_split=true)
+//   merge(tv, axis_o, axis_i=axis_o+1)
+//   reorder(tv, {old: new, ...})
+//   parallelize(tv, axis, type)                 ParallelType or LoopTransform
+//   set_memory_type(tv, memory)
+//   c = cache_after(tv, op=Set, cache_op=Unspecified)
+//   c = cache_before(tv)
+//   c = cache_fork(tv)
+//   p = rfactor(tv, [axes])
+//   propagate_transformation(reference, selected=[])
+//   parallelize_all_like(reference, pos=-1, selected=[], types=[], transforms=[Unroll, Unswitch])
+//   inline_at(tv, pos, best_effort=false)
+//   inline_selected_at([selected], reference, pos)
+//   inline_most(selected=[])                    no selection: every tensor
+// Only the four primitives that create a tensor can be bound to a name; a
+// name is bound once and may not shadow a fusion name.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "schedlab/frontend/fusion_file.h"
+
+namespace schedlab::frontend {
+
+/// Values for {name} placeholders; they override the script's params(...).
+using ScheduleParams = std::map<std::string, int64_t>;
+
+/// Parses and applies `text` to def.fusion, one line at a time; `path` is
+/// used in diagnostics only. A placeholder with no value is an error naming
+/// it and listing the known params. Returns the log of applied calls, one
+/// string per statement ("3: split(y, 0, 128)"), for `schedlab show`.
+std::vector<std::string> apply_schedule_text(const std::string& text, const std::string& path,
+                                             FusionDefinition& def, const ScheduleParams& params);
+/// Reads the file at `path` and applies it. user_error if it cannot be read.
+std::vector<std::string> apply_schedule_file(const std::string& path, FusionDefinition& def,
+                                             const ScheduleParams& params);
+
+}  // namespace schedlab::frontend

@@ -1,0 +1,72 @@
+// schedlab/runtime: the CPU backend (DESIGN.md section 7).
+//
+// Owns: running the *same* CUDA translation unit the GPU runs on the host.
+// The unit is prefixed with a light shim (cpu_shim()), compiled by the host
+// C++ compiler into a shared object, cached on disk by hash, loaded with
+// Boost.DLL, and launched block by block over a pool of worker threads. A
+// kernel with __syncthreads runs each CUDA thread as a Boost.Context fiber; a
+// kernel without one runs its threads as a plain loop.
+// May depend on: schedlab/base, schedlab/runtime/kernel.h.
+// Invariants: the kernel unit never includes Boost or schedlab headers (a
+// light unit compiles in ~60 ms, one with Boost.Context in ~1 s); everything
+// the kernel needs from the host crosses the small C ABI below. Timings are
+// labelled "cpu-emulation".
+//
+// Kernel-side ABI. Besides schedlab_kernel_entry (kernel.h), the shim makes
+// every compiled unit export
+//   extern "C" CpuThreadState* schedlab_cpu_thread_state();
+//   extern "C" int schedlab_cpu_bind(const CpuHooks* hooks);
+// The thread-index variables and the shared-memory pointer live in the
+// unit's own thread_local CpuThreadState, so each worker OS thread has its own
+// copy and the unit needs no symbol from the host program (which links
+// libschedlab statically and exports nothing). The fiber scheduler writes
+// thread_idx before resuming each fiber; __syncthreads calls hooks->syncthreads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "schedlab/runtime/kernel.h"
+
+namespace schedlab::runtime {
+
+/// Bumped whenever CpuThreadState or CpuHooks change layout; the shim and
+/// the host must agree (schedlab_cpu_bind returns the shim's version).
+inline constexpr int kCpuAbiVersion = 1;
+
+/// CUDA's dim3, as the shim declares it.
+struct CpuDim3 {
+  unsigned x, y, z;
+};
+
+/// One worker thread's view of the launch, mirrored by the shim's struct.
+struct CpuThreadState {
+  CpuDim3 thread_idx;  ///< threadIdx of the fiber (or loop iteration) running now
+  CpuDim3 block_idx;   ///< blockIdx of the block this worker runs
+  CpuDim3 block_dim;   ///< blockDim
+  CpuDim3 grid_dim;    ///< gridDim
+  char* smem;          ///< this block's dynamic shared memory (SL_DYNAMIC_SMEM)
+};
+
+/// Host functions handed to a unit once, when it is loaded.
+struct CpuHooks {
+  int abi_version;        ///< kCpuAbiVersion
+  void (*syncthreads)();  ///< the block barrier (switches to the fiber scheduler)
+};
+
+/// The shim prepended to every kernel unit on the CPU: SCHEDLAB_CPU, the
+/// standard headers the runtime header relies on, the CUDA qualifiers, dim3,
+/// threadIdx & co., __syncthreads, SL_DYNAMIC_SMEM, atomics and fences.
+std::string_view cpu_shim();
+
+/// A CPU backend. Compiled objects go to cache_dir(cache_dir_flag); workers
+/// are std::thread::hardware_concurrency() threads.
+std::unique_ptr<Backend> make_cpu_backend(const std::string& cache_dir_flag = "");
+
+/// How many times this process has run the host compiler (all CPU backends
+/// together). Lets tests and benchmarks tell a cache hit from a compile.
+uint64_t cpu_compile_count();
+
+}  // namespace schedlab::runtime

@@ -1,0 +1,66 @@
+// schedlab/runtime: the CUDA backend (DESIGN.md section 7).
+//
+// Owns: NVRTC compilation of generated kernels, the CUDA driver API loaded
+// with dlopen("libcuda.so.1") at run time, device queries, and the Backend
+// that compiles, launches and times kernels on device 0.
+// May depend on: schedlab/base and the Backend interface in kernel.h. Nothing
+// here includes cuda.h: a binary links and runs on a machine without a driver.
+// Invariants: nvrtc_compile works without a driver or device, so CPU-only
+// tests still prove the CUDA text is valid. Every CUDA failure surfaces as a
+// user_error naming the call or the kernel and CUDA's error name.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "schedlab/runtime/kernel.h"
+
+namespace schedlab::runtime {
+
+/// What a heuristic may want to know about the device (device 0).
+struct DeviceProperties {
+  std::string name;                         ///< e.g. "NVIDIA H200"
+  std::string arch;                         ///< NVRTC target, e.g. "sm_90"
+  int cc_major = 0;                         ///< compute capability, major
+  int cc_minor = 0;                         ///< compute capability, minor
+  int sm_count = 0;                         ///< streaming multiprocessors
+  int warp_size = 32;                       ///< threads per warp
+  int max_threads_per_block = 0;            ///< block size limit
+  int max_threads_per_sm = 0;               ///< resident threads per SM
+  int registers_per_block = 0;              ///< 32-bit registers one block may use
+  int registers_per_sm = 0;                 ///< 32-bit registers per SM
+  size_t shared_bytes_per_block = 0;        ///< without opt-in (usually 48 KiB)
+  size_t shared_bytes_per_block_optin = 0;  ///< with opt-in (dynamic shared memory)
+  size_t shared_bytes_per_sm = 0;           ///< per SM, all resident blocks together
+  size_t l2_bytes = 0;                      ///< L2 cache size
+  size_t global_memory_bytes = 0;           ///< total device memory
+  int memory_clock_khz = 0;                 ///< peak memory clock
+  int memory_bus_bits = 0;                  ///< global memory bus width
+  /// Peak DRAM bandwidth: 2 (double data rate) * memory clock * bus width.
+  double peak_bandwidth_bytes_per_s = 0;
+};
+
+/// True when libcuda.so.1 loads, cuInit succeeds and a device exists.
+/// Otherwise false, with the reason ("libcuda.so.1 not found: ...",
+/// "cuInit failed: CUDA_ERROR_NO_DEVICE", ...) in *why.
+bool cuda_available(std::string* why = nullptr);
+
+/// Properties of device 0; nullopt when !cuda_available().
+std::optional<DeviceProperties> cuda_device_properties();
+
+/// Compiles `src` with NVRTC for `arch` and returns the image: a CUBIN for
+/// "sm_XX", PTX text for "compute_XX". Needs no driver or device. The
+/// compiler log (warnings included) goes to *log. A failed compile saves the
+/// source as <cache dir>/<hash>.cu and raises a user_error carrying NVRTC's
+/// log and that path.
+std::string nvrtc_compile(const KernelSource& src, const std::string& arch = "sm_90",
+                          std::string* log = nullptr, const std::string& cache_dir_flag = "");
+
+/// The CUDA backend on device 0, caching CUBINs in memory and under
+/// cache_dir(cache_dir_flag). user_error "no CUDA device: <reason>" when
+/// !cuda_available(). Timings use clock "cuda-events".
+std::unique_ptr<Backend> make_cuda_backend(const std::string& cache_dir_flag = "");
+
+}  // namespace schedlab::runtime

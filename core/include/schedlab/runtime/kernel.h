@@ -1,0 +1,120 @@
+// schedlab/runtime: executing generated kernels.
+//
+// Owns: the Backend interface (compile, launch, time), the kernel parameter
+// ABI shared by every backend, and the two real backends: CUDA (NVRTC and
+// the driver API loaded with dlopen) and CPU (the same CUDA source compiled
+// by the host compiler against a shim, CUDA threads as fibers).
+// May depend on: schedlab/base, schedlab/ir (dtypes only). It never looks at
+// the fusion IR: a kernel is source text plus a launch description.
+// Invariants: both backends run the *same* translation unit; anything that
+// differs between them lives in the runtime header under SCHEDLAB_CPU, never
+// in the generated code. CPU timings are never reported as GPU timings.
+//
+// Kernel ABI. The generated unit defines
+//   extern "C" __global__ void schedlab_kernel(Tensor<T0, N0> p0, ...);
+// and, for the CPU backend, an entry
+//   extern "C" void schedlab_kernel_entry(void** params);
+// Every parameter is a Tensor<T, N> (runtime header): a data pointer then N
+// sizes and N strides (in elements) of the index type (int32 or int64, chosen
+// by codegen and recorded in KernelSource::index_bits). Rank-0 tensors carry
+// the pointer only. params[i] points at parameter i's bytes, as
+// cuLaunchKernel expects.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedlab/ir/dtype.h"
+
+namespace schedlab::runtime {
+
+/// One translation unit and what a launch needs to know about it.
+struct KernelSource {
+  std::string name = "schedlab_kernel";  ///< the __global__ function
+  std::string source;                    ///< the whole unit, runtime header included
+  int index_bits = 32;                   ///< 32 or 64: the Tensor size/stride type
+  bool has_barrier = false;              ///< uses __syncthreads (CPU: fibers needed)
+  /// A stable hash of `source` (hex), the cache key of compiled objects.
+  std::string hash() const;
+};
+
+/// Grid and block extents and dynamic shared memory of one launch.
+struct LaunchDims {
+  std::array<int64_t, 3> grid{1, 1, 1};   ///< blocks in x, y, z
+  std::array<int64_t, 3> block{1, 1, 1};  ///< threads in x, y, z
+  size_t shared_bytes = 0;                ///< dynamic shared memory per block
+};
+
+/// One kernel argument: a strided view of memory the backend can address.
+struct TensorArg {
+  void* data = nullptr;          ///< device pointer (CUDA) or host pointer (CPU)
+  ir::DataType dtype = ir::DataType::F32;
+  std::vector<int64_t> sizes;    ///< extents, outermost first
+  std::vector<int64_t> strides;  ///< in elements
+};
+
+/// Packs arguments into the parameter bytes of the kernel ABI above and
+/// returns the pointer array cuLaunchKernel/the CPU entry take. The pointers
+/// stay valid while the ParamPack lives. user_error if a size or stride does
+/// not fit the index type.
+class ParamPack {
+ public:
+  ParamPack(const std::vector<TensorArg>& args, int index_bits);
+  void** pointers() { return ptrs_.data(); }
+
+ private:
+  std::vector<std::vector<std::byte>> blobs_;
+  std::vector<void*> ptrs_;
+};
+
+/// A compiled kernel, owned by the backend that made it.
+class CompiledKernel {
+ public:
+  virtual ~CompiledKernel() = default;
+  const KernelSource& source() const { return source_; }
+
+ protected:
+  explicit CompiledKernel(KernelSource s) : source_(std::move(s)) {}
+
+ private:
+  KernelSource source_;
+};
+
+/// Timing of repeated launches.
+struct Timing {
+  std::vector<double> seconds;  ///< one entry per repetition
+  std::string clock;            ///< "cuda-events" or "cpu-emulation"
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// "cuda" or "cpu".
+  virtual std::string name() const = 0;
+  /// Compiles (or fetches from the memory and disk caches). A compile error
+  /// is a user_error carrying the compiler's log and the path where the
+  /// source was saved.
+  virtual std::shared_ptr<CompiledKernel> compile(const KernelSource& src) = 0;
+  /// Allocates, fills and frees memory the kernel can address.
+  virtual void* alloc(size_t bytes) = 0;
+  virtual void free(void* p) = 0;
+  virtual void copy_to_device(void* dst, const void* src, size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
+  virtual void memset_zero(void* p, size_t bytes) = 0;
+  /// Runs one launch and waits for it.
+  virtual void launch(CompiledKernel& k, const LaunchDims& dims,
+                      const std::vector<TensorArg>& args) = 0;
+  /// Warm-up, then `reps` timed launches.
+  virtual Timing time(CompiledKernel& k, const LaunchDims& dims,
+                      const std::vector<TensorArg>& args, int warmup, int reps) = 0;
+};
+
+/// Where compiled kernels are cached on disk: --cache-dir, else
+/// $SCHEDLAB_CACHE_DIR, else $XDG_CACHE_HOME/schedlab, else ~/.cache/schedlab.
+std::string cache_dir(const std::string& flag = "");
+
+}  // namespace schedlab::runtime

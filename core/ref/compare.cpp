@@ -1,0 +1,61 @@
+#include "schedlab/ref/compare.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace schedlab::ref {
+
+Tolerance default_tolerance(ir::DataType t) {
+  switch (t) {
+    case ir::DataType::F64: return {1e-10, 1e-12};
+    case ir::DataType::F32: return {1e-5, 1e-6};
+    case ir::DataType::F16: return {1e-2, 1e-3};
+    case ir::DataType::BF16: return {2e-2, 1e-2};
+    default: return {0.0, 0.0};
+  }
+}
+
+Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tol) {
+  Comparison c;
+  auto shape = [](const std::vector<int64_t>& s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + "]";
+  };
+  if (got.shape != want.shape) {
+    c.ok = false;
+    c.first_mismatch = "shape " + shape(got.shape) + ", expected " + shape(want.shape);
+    return c;
+  }
+  auto strides = want.strides();
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    double g = got.data[i], w = want.data[i];
+    bool ok;
+    if (std::isnan(w) || std::isnan(g)) {
+      ok = std::isnan(w) && std::isnan(g);
+    } else if (std::isinf(w) || std::isinf(g)) {
+      ok = g == w;
+    } else {
+      double err = std::fabs(g - w);
+      c.max_abs_error = std::max(c.max_abs_error, err);
+      ok = err <= tol.atol + tol.rtol * std::fabs(w);
+    }
+    if (ok) continue;
+    if (c.mismatches++ == 0) {
+      std::ostringstream os;
+      os.precision(9);
+      os << "element " << i << " [";
+      int64_t rem = static_cast<int64_t>(i);
+      for (size_t d = 0; d < strides.size(); ++d) {
+        os << (d ? ", " : "") << rem / strides[d];
+        rem %= strides[d];
+      }
+      os << "]: got " << g << ", expected " << w;
+      c.first_mismatch = os.str();
+    }
+    c.ok = false;
+  }
+  return c;
+}
+
+}  // namespace schedlab::ref

@@ -1,0 +1,302 @@
+// CPU execution of a launch: worker threads take blocks; inside a block the
+// CUDA threads run as a plain loop or, with barriers, as Boost.Context fibers.
+//
+// Barrier scheduling. The scheduler resumes every live fiber of the block in
+// thread order; each runs until it reaches __syncthreads (AtBarrier) or
+// returns (Done). After such a round every live fiber has arrived, so the
+// barrier completes and the next round starts. A round that ends with some
+// fibers at the barrier and some done is a deadlock on the GPU too (the
+// waiting threads would never be released), and is reported, not hung on.
+//
+// Fibers are created once per launch and worker and reused for every block the
+// worker runs: a fiber that finishes its thread parks until the next block.
+// Exceptions never cross a fiber boundary: one thrown by the kernel is caught
+// on the fiber, parked, and rethrown by the scheduler on the worker's stack.
+#include "cpu_fibers.h"
+
+#include <atomic>
+#include <boost/context/fiber.hpp>
+#include <boost/context/pooled_fixedsize_stack.hpp>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "schedlab/base/error.h"
+
+namespace schedlab::runtime::cpu {
+
+namespace {
+
+namespace ctx = boost::context;
+
+// Generated kernels keep little on the stack (a few register tiles); 64 KiB
+// leaves room for that and for unwinding. Pooled stacks have no guard page.
+constexpr size_t kFiberStackBytes = 64 * 1024;
+
+CpuDim3 dim3_of(const std::array<int64_t, 3>& a) {
+  return {static_cast<unsigned>(a[0]), static_cast<unsigned>(a[1]), static_cast<unsigned>(a[2])};
+}
+
+std::string str(const CpuDim3& d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+enum class FiberState : uint8_t { Running, AtBarrier, Done };
+
+class BlockScheduler;
+// The scheduler of the block this worker thread is running, for syncthreads().
+thread_local BlockScheduler* tl_scheduler = nullptr;
+
+// The threads of one block as fibers, on one worker thread, for one launch.
+class BlockScheduler {
+ public:
+  BlockScheduler(const Entry& k, void** params, CpuThreadState* st, CpuDim3 block,
+                 ctx::pooled_fixedsize_stack& stacks)
+      : k_(k), params_(params), st_(st) {
+    for (unsigned z = 0; z < block.z; ++z)
+      for (unsigned y = 0; y < block.y; ++y)
+        for (unsigned x = 0; x < block.x; ++x) idx_.push_back({x, y, z});
+    const size_t n = idx_.size();
+    state_.assign(n, FiberState::Done);
+    sinks_.resize(n);
+    fibers_.reserve(n);
+    for (size_t t = 0; t < n; ++t)
+      fibers_.emplace_back(std::allocator_arg, stacks,
+                           [this, t](ctx::fiber&& sink) { return body(t, std::move(sink)); });
+    tl_scheduler = this;
+  }
+
+  ~BlockScheduler() {
+    // Parked (or never started) fibers leave their loop and return normally.
+    // Any other fiber, stopped at a barrier by an error, is unwound by ~fiber.
+    quit_ = true;
+    for (size_t t = 0; t < fibers_.size(); ++t)
+      if (state_[t] == FiberState::Done) fibers_[t] = std::move(fibers_[t]).resume();
+    fibers_.clear();
+    tl_scheduler = nullptr;
+  }
+
+  BlockScheduler(const BlockScheduler&) = delete;
+  BlockScheduler& operator=(const BlockScheduler&) = delete;
+
+  void run_block() {
+    std::fill(state_.begin(), state_.end(), FiberState::Running);
+    const size_t n = fibers_.size();
+    for (;;) {
+      size_t waiting = 0;
+      for (size_t t = 0; t < n; ++t) {
+        if (state_[t] == FiberState::Done) continue;
+        current_ = t;
+        st_->thread_idx = idx_[t];
+        fibers_[t] = std::move(fibers_[t]).resume();
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+        if (state_[t] == FiberState::AtBarrier) ++waiting;
+      }
+      if (waiting == 0) return;
+      if (waiting != n) {
+        size_t exited = 0;
+        while (state_[exited] != FiberState::Done) ++exited;
+        user_error << "kernel deadlock: thread " << str(idx_[exited]) << " of block "
+                   << str(st_->block_idx) << " exited while " << waiting
+                   << " threads wait at __syncthreads (kernel " << k_.name << ")";
+      }
+      std::fill(state_.begin(), state_.end(), FiberState::Running);
+    }
+  }
+
+  // Called on fiber `current_`: park it at the barrier, back to run_block.
+  void arrive() {
+    const size_t t = current_;
+    state_[t] = FiberState::AtBarrier;
+    sinks_[t] = std::move(sinks_[t]).resume();
+  }
+
+ private:
+  ctx::fiber body(size_t t, ctx::fiber&& sink) {
+    sinks_[t] = std::move(sink);
+    while (!quit_) {
+      try {
+        k_.entry(params_);
+      } catch (const ctx::detail::forced_unwind&) {
+        throw;  // ~fiber unwinding this stack: let Boost.Context finish it
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+      state_[t] = FiberState::Done;
+      sinks_[t] = std::move(sinks_[t]).resume();
+    }
+    return std::move(sinks_[t]);
+  }
+
+  const Entry& k_;
+  void** params_;
+  CpuThreadState* st_;
+  std::vector<CpuDim3> idx_;        // threadIdx of each fiber, x fastest
+  std::vector<FiberState> state_;   // per fiber
+  std::vector<ctx::fiber> fibers_;  // the suspended fibers, seen from the scheduler
+  std::vector<ctx::fiber> sinks_;   // the scheduler, seen from each fiber
+  size_t current_ = 0;
+  bool quit_ = false;
+  std::exception_ptr error_;
+};
+
+struct FreeDeleter {
+  void operator()(char* p) const { std::free(p); }
+};
+
+// One launch, shared by the workers that run its blocks.
+struct Launch {
+  Launch(const Entry& k, const LaunchDims& dims, void** params)
+      : k(&k),
+        dims(&dims),
+        params(params),
+        num_blocks(dims.grid[0] * dims.grid[1] * dims.grid[2]) {}
+  const Entry* k;
+  const LaunchDims* dims;
+  void** params;
+  int64_t num_blocks;
+  std::atomic<int64_t> next_block{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+};
+
+// A worker thread's resources, kept across launches.
+class Worker {
+ public:
+  void run(Launch& l) {
+    const LaunchDims& d = *l.dims;
+    CpuThreadState* st = l.k->thread_state();
+    st->block_dim = dim3_of(d.block);
+    st->grid_dim = dim3_of(d.grid);
+    st->smem = nullptr;
+    if (d.shared_bytes > 0) {
+      if (d.shared_bytes > smem_bytes_) {
+        smem_bytes_ = (d.shared_bytes + 63) / 64 * 64;
+        smem_.reset(static_cast<char*>(std::aligned_alloc(64, smem_bytes_)));
+        internal_assert(smem_) << "cannot allocate " << smem_bytes_ << " bytes of shared memory";
+      }
+      st->smem = smem_.get();
+    }
+    // Outside the try: fibers stopped by an error are unwound after the error
+    // is caught, never while it propagates.
+    std::optional<BlockScheduler> fibers;
+    try {
+      const int64_t gx = d.grid[0], gy = d.grid[1];
+      for (;;) {
+        if (l.failed.load(std::memory_order_relaxed)) break;
+        const int64_t b = l.next_block.fetch_add(1, std::memory_order_relaxed);
+        if (b >= l.num_blocks) break;
+        st->block_idx = {static_cast<unsigned>(b % gx), static_cast<unsigned>(b / gx % gy),
+                         static_cast<unsigned>(b / (gx * gy))};
+        // CUDA leaves shared memory undefined; zero makes CPU runs reproducible.
+        if (d.shared_bytes > 0) std::memset(smem_.get(), 0, d.shared_bytes);
+        if (l.k->has_barrier) {
+          // Made on the first block: a worker that gets none makes no fibers.
+          if (!fibers) fibers.emplace(*l.k, l.params, st, st->block_dim, stacks_);
+          fibers->run_block();
+        } else {
+          run_loop(*l.k, l.params, st);
+        }
+      }
+    } catch (...) {
+      std::lock_guard lock(l.error_mutex);
+      if (!l.error) l.error = std::current_exception();
+      l.failed = true;
+    }
+  }
+
+ private:
+  static void run_loop(const Entry& k, void** params, CpuThreadState* st) {
+    const CpuDim3 b = st->block_dim;
+    for (unsigned z = 0; z < b.z; ++z)
+      for (unsigned y = 0; y < b.y; ++y)
+        for (unsigned x = 0; x < b.x; ++x) {
+          st->thread_idx = {x, y, z};
+          k.entry(params);
+        }
+  }
+
+  ctx::pooled_fixedsize_stack stacks_{kFiberStackBytes};
+  std::unique_ptr<char, FreeDeleter> smem_;
+  size_t smem_bytes_ = 0;
+};
+
+}  // namespace
+
+void syncthreads() {
+  BlockScheduler* s = tl_scheduler;
+  // Thrown through the kernel's frames back to Worker::run; the unit is C++
+  // compiled with unwind tables, so this is safe.
+  if (s == nullptr)
+    user_error << "a kernel called __syncthreads but its KernelSource has has_barrier = false; "
+                  "the CPU backend runs such kernels without fibers";
+  s->arrive();
+}
+
+struct Executor::Impl {
+  std::vector<Worker> workers;
+  std::vector<std::thread> threads;
+  std::mutex launch_mutex;  // one launch at a time
+  std::mutex m;
+  std::condition_variable work_cv, done_cv;
+  Launch* launch = nullptr;
+  uint64_t generation = 0;
+  size_t busy = 0;
+  bool stop = false;
+
+  void worker_main(size_t i) {
+    uint64_t seen = 0;
+    for (;;) {
+      Launch* l;
+      {
+        std::unique_lock lock(m);
+        work_cv.wait(lock, [&] { return stop || generation != seen; });
+        if (stop) return;
+        seen = generation;
+        l = launch;
+      }
+      workers[i].run(*l);
+      std::lock_guard lock(m);
+      if (--busy == 0) done_cv.notify_one();
+    }
+  }
+};
+
+Executor::Executor(unsigned workers) : impl_(std::make_unique<Impl>()) {
+  if (workers == 0) workers = std::max(1u, std::thread::hardware_concurrency());
+  impl_->workers.resize(workers);
+  for (size_t i = 0; i < workers; ++i)
+    impl_->threads.emplace_back([this, i] { impl_->worker_main(i); });
+}
+
+Executor::~Executor() {
+  {
+    std::lock_guard lock(impl_->m);
+    impl_->stop = true;
+  }
+  impl_->work_cv.notify_all();
+  for (auto& t : impl_->threads) t.join();
+}
+
+void Executor::run(const Entry& k, const LaunchDims& dims, void** params) {
+  std::lock_guard launch_lock(impl_->launch_mutex);
+  Launch l(k, dims, params);
+  {
+    std::unique_lock lock(impl_->m);
+    impl_->launch = &l;
+    impl_->busy = impl_->workers.size();
+    ++impl_->generation;
+    impl_->work_cv.notify_all();
+    impl_->done_cv.wait(lock, [&] { return impl_->busy == 0; });
+    impl_->launch = nullptr;
+  }
+  if (l.error) std::rethrow_exception(l.error);
+}
+
+}  // namespace schedlab::runtime::cpu

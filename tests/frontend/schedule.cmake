@@ -1,0 +1,3 @@
+# Schedule scripts. invalid_schedules/ holds one malformed script per
+# diagnostic; schedule_script_test.cpp finds them at run time.
+schedlab_test(frontend_schedule_script_test schedule_script_test.cpp)

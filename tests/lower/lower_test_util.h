@@ -1,0 +1,93 @@
+// Helpers shared by the lowering tests: fusion files, one CPU backend per
+// test process with its kernel cache in the build tree, NVRTC checks of every
+// distinct generated source, and a run-and-compare against the reference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "schedlab/base/error.h"
+#include "schedlab/codegen/cuda_printer.h"
+#include "schedlab/frontend/fusion_file.h"
+#include "schedlab/ref/compare.h"
+#include "schedlab/ref/evaluator.h"
+#include "schedlab/runtime/cpu_backend.h"
+#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/runtime/executor.h"
+#include "schedlab/sched/sched.h"
+
+namespace schedlab::lower::testing {
+
+inline frontend::FusionDefinition load(const std::string& name) {
+  return frontend::load_fusion_file(std::string(SCHEDLAB_SOURCE_DIR) + "/configs/fusions/" + name +
+                                    ".yaml");
+}
+
+/// The tensor the fusion text named `name` (null if none).
+inline ir::TensorView* named(const ir::Fusion& f, const std::string& name) {
+  for (ir::TensorView* tv : f.tensors())
+    if (tv->user_name() == name) return tv;
+  return nullptr;
+}
+
+/// The CPU backend every test of this process shares. Its cache lives in the
+/// build tree: the key hashes the whole unit (shim, compiler and flags
+/// included) and files are renamed into place, so processes that ctest runs
+/// side by side share it safely, and a rerun compiles nothing.
+inline runtime::Backend& cpu_backend() {
+  static std::unique_ptr<runtime::Backend> backend =
+      runtime::make_cpu_backend(std::string(SCHEDLAB_BINARY_DIR) + "/tests/lower/kernel-cache");
+  return *backend;
+}
+
+/// Compiles src with NVRTC for sm_90 once per distinct source in this
+/// process. NVRTC needs no GPU; a rejection is a codegen bug, reported with
+/// the whole unit.
+inline void expect_nvrtc_accepts(const runtime::KernelSource& src) {
+  static std::set<std::string> done;
+  if (!done.insert(src.hash()).second) return;
+  try {
+    std::string log;
+    runtime::nvrtc_compile(src, "sm_90", &log);
+  } catch (const UserError& e) {
+    ADD_FAILURE() << "NVRTC rejected generated code: " << e.what() << "\n--- source ---\n"
+                  << src.source;
+  }
+}
+
+/// Runs a prepared kernel on the CPU backend at `sizes` and compares every
+/// output with the reference evaluation of `plain` (the unscheduled copy).
+/// Returns an empty string on success, else a description of the first
+/// failure.
+inline std::string run_and_compare(const frontend::FusionDefinition& plain,
+                                   const runtime::PreparedKernel& p,
+                                   runtime::CompiledKernel& compiled,
+                                   const ir::SizeBindings& sizes, uint64_t seed = 7) {
+  auto inputs = ref::make_inputs(*plain.fusion, sizes, seed, plain.input_ranges);
+  auto want = ref::evaluate(*plain.fusion, inputs, sizes);
+  auto got = runtime::execute(cpu_backend(), compiled, p, inputs, sizes);
+  if (got.size() != want.size())
+    return "got " + std::to_string(got.size()) + " outputs, expected " +
+           std::to_string(want.size());
+  std::string why;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const ir::TensorView* out = plain.fusion->outputs()[i];
+    auto c = ref::compare(got[i], want[i], ref::default_tolerance(out->dtype()));
+    if (!c.ok)
+      why += "output " + std::to_string(i) + " (" + out->describe() + "): " +
+             std::to_string(c.mismatches) + " mismatches, first " + c.first_mismatch + "\n";
+  }
+  return why;
+}
+
+inline std::string sizes_str(const ir::SizeBindings& sizes) {
+  std::string s;
+  for (const auto& [k, v] : sizes) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return s;
+}
+
+}  // namespace schedlab::lower::testing

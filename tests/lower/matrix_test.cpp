@@ -1,0 +1,367 @@
+// The lowering correctness matrix: every fusion of configs/fusions crossed
+// with hand-written schedules (nvFuser-style user schedules, written as C++
+// on the FusionDefinition), lowered once per (fusion, schedule), run on the
+// CPU backend at several size bindings (size 1, odd, and uneven against every
+// split factor) and checked against the reference evaluator. Every generated
+// unit is also compiled by NVRTC for sm_90.
+//
+// A schedule that a primitive legitimately refuses for a fusion (a
+// user_error at the scheduling call, or a schedule shape the fusion lacks)
+// is skipped and counted; MatrixCoverage asserts that most combinations
+// run. A user_error from *lowering* a schedule the primitives accepted is a
+// failure: lower() must handle it or the limitation is a bug.
+//
+// Kernels are size-generic, so each combination is lowered and compiled once
+// and launched for every size binding.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lower_test_util.h"
+#include "schedlab/lower/lower.h"
+
+namespace schedlab::lower::testing {
+namespace {
+
+using ir::Fusion;
+using ir::LoopTransform;
+using ir::ParallelType;
+using ir::TensorView;
+
+// ---------------------------------------------------------------------------
+// Fusions and sizes.
+
+struct FusionCase {
+  std::string name;
+  std::vector<ir::SizeBindings> sizes;
+};
+void PrintTo(const FusionCase& c, std::ostream* os) { *os << c.name; }
+
+const std::vector<FusionCase>& fusion_cases() {
+  static const std::vector<FusionCase> cases = [] {
+    const std::vector<ir::SizeBindings> nk = {
+        {{"N", 1}, {"K", 1}}, {{"N", 3}, {"K", 5}}, {{"N", 33}, {"K", 130}}};
+    std::vector<FusionCase> r;
+    for (const char* name :
+         {"pointwise_add_mul", "gelu", "gelu_backward", "bias_relu", "silu_mul", "pointwise_f16",
+          "int_affine", "transpose2d", "row_sum", "row_max", "col_sum", "softmax", "log_softmax",
+          "layernorm", "rmsnorm", "sum_all", "masked_row_sum", "broadcast_reduce"})
+      r.push_back({name, nk});
+    r.push_back({"batched_transpose",
+                 {{{"B", 1}, {"M", 1}, {"N", 1}},
+                  {{"B", 2}, {"M", 3}, {"N", 5}},
+                  {{"B", 3}, {"M", 33}, {"N", 130}}}});
+    return r;
+  }();
+  return cases;
+}
+
+// ---------------------------------------------------------------------------
+// Schedules. Each takes the fusion definition and schedules it in place; a
+// schedule shape the fusion lacks throws NotApplicable.
+
+struct NotApplicable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Reorders t's loop domain so its non-reduction axes come first (in order),
+/// as nvFuser's reduction schedulers do; returns how many there are.
+int iteration_axes_first(TensorView* t) {
+  std::vector<std::pair<int, int>> old2new;
+  int n = 0;
+  for (int k = 0; k < t->nloop(); ++k)
+    if (!t->axis(k)->is_reduction()) old2new.emplace_back(k, n++);
+  int r = n;
+  for (int k = 0; k < t->nloop(); ++k)
+    if (t->axis(k)->is_reduction()) old2new.emplace_back(k, r++);
+  t->reorder(old2new);
+  return n;
+}
+
+/// Merges t's first n loop axes into one.
+void merge_leading(TensorView* t, int n) {
+  for (int i = 1; i < n; ++i) t->merge(0);
+}
+
+/// Reduction axes stay serial (block and grid reductions are not lowered
+/// yet): undo any binding parallelize_all_like copied onto one.
+void serial_reductions(Fusion& f) {
+  for (TensorView* t : f.tensors())
+    for (int k = 0; k < t->nloop(); ++k)
+      if (t->axis(k)->is_reduction() && t->axis(k)->parallel_type() != ParallelType::Serial)
+        t->parallelize(k, ParallelType::Serial);
+}
+
+void propagate_and_bind(Fusion& f, TensorView* ref) {
+  sched::propagate_transformation(ref);
+  sched::parallelize_all_like(ref);
+  serial_reductions(f);
+}
+
+/// The 1D pointwise schedule on the reference's iteration space: merge all
+/// iteration axes, (optionally split off an unrolled inner axis of 4), split
+/// by `factor`, bind BIDx/TIDx. A full reduction has no iteration axis: its
+/// reduction axes are merged and split serially instead.
+void tile_1d(Fusion& f, int64_t factor, bool do_inline, bool unroll) {
+  TensorView* ref = sched::find_reference_for(f);
+  int n = iteration_axes_first(ref);
+  if (n == 0) {
+    merge_leading(ref, ref->nloop());
+    ref->split(0, factor);
+    if (unroll) ref->parallelize(1, LoopTransform::Unroll);
+  } else {
+    merge_leading(ref, n);
+    if (unroll) ref->split(0, 4);
+    ref->split(0, factor);
+    ref->parallelize(0, ParallelType::BIDx);
+    ref->parallelize(1, ParallelType::TIDx);
+    if (unroll) ref->parallelize(2, LoopTransform::Unroll);
+  }
+  propagate_and_bind(f, ref);
+  if (do_inline) sched::inline_most(f);
+}
+
+/// 2D tiling of the two innermost iteration axes by 4 (rows) and 8
+/// (columns): [.., r/4, c/8, 4, 8] bound BIDy, BIDx, TIDy, TIDx; a third
+/// leading axis goes to BIDz. With one iteration axis: [i/32, 4, 8] bound
+/// BIDx, TIDy, TIDx.
+void tile_2d(Fusion& f) {
+  TensorView* ref = sched::find_reference_for(f);
+  int n = iteration_axes_first(ref);
+  if (n == 0) throw NotApplicable("no iteration axis to tile");
+  if (n == 1) {
+    ref->split(0, 8)->split(0, 4);
+    ref->parallelize(0, ParallelType::BIDx);
+    ref->parallelize(1, ParallelType::TIDy);
+    ref->parallelize(2, ParallelType::TIDx);
+  } else {
+    if (n > 3) merge_leading(ref, n - 2);
+    int r = n > 3 ? 1 : n - 2;
+    ref->split(r + 1, 8);
+    ref->split(r, 4);
+    ref->reorder({{r + 1, r + 2}, {r + 2, r + 1}});
+    ref->parallelize(r, ParallelType::BIDy);
+    ref->parallelize(r + 1, ParallelType::BIDx);
+    ref->parallelize(r + 2, ParallelType::TIDy);
+    ref->parallelize(r + 3, ParallelType::TIDx);
+    if (r == 1) ref->parallelize(0, ParallelType::BIDz);
+  }
+  propagate_and_bind(f, ref);
+  sched::inline_most(f);
+}
+
+/// Inputs read by the fusion, the ones of largest rank first (the ones a
+/// shared cache is for; a broadcast operand has a smaller rank).
+std::vector<TensorView*> full_rank_inputs(const Fusion& f) {
+  size_t rank = 0;
+  for (TensorView* in : f.inputs()) rank = std::max(rank, in->logical_no_reductions().size());
+  std::vector<TensorView*> r;
+  for (TensorView* in : f.inputs())
+    if (!in->uses().empty() && in->logical_no_reductions().size() == rank) r.push_back(in);
+  return r;
+}
+
+/// Shared buffers are sized statically: every loop axis a Shared tensor
+/// keeps to itself (past its inline position, not bound to a block index)
+/// must have a constant extent. A cache feeding loop nests that do not share
+/// its row loop (a normalization's reduction and its pointwise consumer)
+/// spans the whole symbolic row, which no constant split can bound.
+void require_constant_shared_buffer(const TensorView* c) {
+  for (int k = c->compute_at_pos(); k < c->nloop(); ++k) {
+    const ir::IterDomain* id = c->axis(k);
+    if (id->is_reduction() || id->is_broadcast() || id->extent().is_const()) continue;
+    ir::ParallelType p = id->parallel_type();
+    if (p == ParallelType::BIDx || p == ParallelType::BIDy || p == ParallelType::BIDz) continue;
+    throw NotApplicable("the Shared cache " + c->describe() + " keeps loop axis " +
+                        std::to_string(k) + " (" + id->str() +
+                        ") of symbolic extent: its consumers do not share that loop, and "
+                        "lowering sizes Shared buffers statically");
+  }
+}
+
+using ScheduleFn = void (*)(frontend::FusionDefinition&);
+
+struct ScheduleCase {
+  std::string name;
+  ScheduleFn apply;
+};
+void PrintTo(const ScheduleCase& c, std::ostream* os) { *os << c.name; }
+
+const std::vector<ScheduleCase>& schedule_cases() {
+  static const std::vector<ScheduleCase> cases = {
+      {"unscheduled", [](frontend::FusionDefinition&) {}},
+      {"tile1d_128", [](frontend::FusionDefinition& d) { tile_1d(*d.fusion, 128, true, false); }},
+      {"tile1d_7", [](frontend::FusionDefinition& d) { tile_1d(*d.fusion, 7, true, false); }},
+      {"rows_4", [](frontend::FusionDefinition& d) { tile_1d(*d.fusion, 4, true, false); }},
+      {"tile2d", [](frontend::FusionDefinition& d) { tile_2d(*d.fusion); }},
+      {"no_inline", [](frontend::FusionDefinition& d) { tile_1d(*d.fusion, 128, false, false); }},
+      {"local_cache",
+       [](frontend::FusionDefinition& d) {
+         Fusion& f = *d.fusion;
+         for (TensorView* in : f.inputs())
+           if (!in->uses().empty()) sched::cache_after(in);
+         for (TensorView* out : f.outputs()) sched::cache_before(out);
+         tile_1d(f, 128, true, false);
+       }},
+      {"shared_cache",
+       [](frontend::FusionDefinition& d) {
+         Fusion& f = *d.fusion;
+         std::vector<TensorView*> caches;
+         for (TensorView* in : full_rank_inputs(f)) {
+           caches.push_back(sched::cache_after(in));
+           sched::set_memory_type(caches.back(), ir::MemoryType::Shared);
+         }
+         tile_1d(f, 128, true, false);
+         for (TensorView* c : caches) require_constant_shared_buffer(c);
+       }},
+      {"unroll", [](frontend::FusionDefinition& d) { tile_1d(*d.fusion, 32, true, true); }},
+  };
+  return cases;
+}
+
+// ---------------------------------------------------------------------------
+// Results of this process, printed as a table when more than one ran (e.g.
+// the binary run by hand rather than one test per process by ctest).
+
+std::map<std::pair<std::string, std::string>, std::string>& results() {
+  static std::map<std::pair<std::string, std::string>, std::string> r;
+  return r;
+}
+
+void print_table(const std::map<std::pair<std::string, std::string>, std::string>& r) {
+  std::printf("%-20s", "fusion");
+  for (const ScheduleCase& s : schedule_cases()) std::printf(" %-12s", s.name.c_str());
+  std::printf("\n");
+  for (const FusionCase& fc : fusion_cases()) {
+    std::printf("%-20s", fc.name.c_str());
+    for (const ScheduleCase& s : schedule_cases()) {
+      auto it = r.find({fc.name, s.name});
+      std::printf(" %-12s", it == r.end() ? "-" : it->second.c_str());
+    }
+    std::printf("\n");
+  }
+}
+
+class SummaryEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (results().size() > 1) print_table(results());
+  }
+};
+
+[[maybe_unused]] ::testing::Environment* const kSummary =
+    ::testing::AddGlobalTestEnvironment(new SummaryEnvironment);
+
+/// Applies a schedule; returns why it was skipped, or "" if it applied.
+std::string apply_schedule(const ScheduleCase& s, frontend::FusionDefinition& def) {
+  try {
+    s.apply(def);
+  } catch (const UserError& e) {
+    return "schedule primitive refused: " + e.message();
+  } catch (const NotApplicable& e) {
+    return std::string("not applicable: ") + e.what();
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+
+using MatrixParam = std::tuple<FusionCase, ScheduleCase>;
+
+class LowerMatrix : public ::testing::TestWithParam<MatrixParam> {};
+
+TEST_P(LowerMatrix, MatchesReference) {
+  const auto& [fc, sc] = GetParam();
+  auto def = load(fc.name);
+  auto plain = load(fc.name);
+  std::string skip = apply_schedule(sc, def);
+  if (!skip.empty()) {
+    results()[{fc.name, sc.name}] = "skip";
+    GTEST_SKIP() << fc.name << " x " << sc.name << ": " << skip;
+  }
+  const Fusion& f = *def.fusion;
+  runtime::PreparedKernel p;
+  try {
+    p = runtime::prepare(f, fc.sizes.front());
+  } catch (const std::exception& e) {
+    results()[{fc.name, sc.name}] = "LOWER-FAIL";
+    FAIL() << "lowering failed on a schedule the primitives accepted: " << e.what()
+           << "\n--- scheduled fusion ---\n"
+           << sched::print_scheduled_fusion(f);
+  }
+  expect_nvrtc_accepts(p.source);
+  std::shared_ptr<runtime::CompiledKernel> compiled;
+  try {
+    compiled = cpu_backend().compile(p.source);
+  } catch (const std::exception& e) {
+    results()[{fc.name, sc.name}] = "COMPILE-FAIL";
+    FAIL() << e.what() << "\n--- kernel ---\n" << codegen::print_kernel(p.kernel);
+  }
+  bool ok = true;
+  for (const ir::SizeBindings& sizes : fc.sizes) {
+    // The kernel is size-generic; prepare at these sizes would print the same unit.
+    std::string why;
+    try {
+      why = run_and_compare(plain, p, *compiled, sizes);
+    } catch (const std::exception& e) {
+      why = std::string("error: ") + e.what();
+    }
+    if (!why.empty()) {
+      ok = false;
+      ADD_FAILURE() << fc.name << " x " << sc.name << " at " << sizes_str(sizes) << ": " << why;
+    }
+  }
+  results()[{fc.name, sc.name}] = ok ? "ok" : "WRONG";
+  if (!ok)
+    std::printf("--- scheduled fusion ---\n%s\n--- kernel ---\n%s\n",
+                sched::print_scheduled_fusion(f).c_str(), codegen::print_kernel(p.kernel).c_str());
+}
+
+std::string param_name(const ::testing::TestParamInfo<MatrixParam>& info) {
+  return std::get<0>(info.param).name + "__" + std::get<1>(info.param).name;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, LowerMatrix,
+                         ::testing::Combine(::testing::ValuesIn(fusion_cases()),
+                                            ::testing::ValuesIn(schedule_cases())),
+                         param_name);
+
+// The coverage of the matrix, without compiling anything: every combination
+// is scheduled and lowered; the table says which run (ok) and which a
+// scheduling primitive refuses (skip). At least 80% must run.
+TEST(MatrixCoverage, MostCombinationsRun) {
+  std::map<std::pair<std::string, std::string>, std::string> table;
+  int total = 0, ran = 0;
+  for (const FusionCase& fc : fusion_cases()) {
+    for (const ScheduleCase& sc : schedule_cases()) {
+      ++total;
+      auto def = load(fc.name);
+      std::string skip = apply_schedule(sc, def);
+      if (!skip.empty()) {
+        table[{fc.name, sc.name}] = "skip";
+        std::printf("skip %s x %s: %s\n", fc.name.c_str(), sc.name.c_str(), skip.c_str());
+        continue;
+      }
+      try {
+        lower::lower(*def.fusion);
+        table[{fc.name, sc.name}] = "ok";
+        ++ran;
+      } catch (const std::exception& e) {
+        table[{fc.name, sc.name}] = "LOWER-FAIL";
+        ADD_FAILURE() << fc.name << " x " << sc.name << ": " << e.what();
+      }
+    }
+  }
+  print_table(table);
+  std::printf("%d of %d combinations run\n", ran, total);
+  EXPECT_GE(ran * 10, total * 8) << ran << " of " << total << " combinations run";
+}
+
+}  // namespace
+}  // namespace schedlab::lower::testing
