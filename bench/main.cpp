@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
 #include "schedlab/ref/compare.h"
+#include "schedlab/ref/npy.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
@@ -115,7 +117,55 @@ struct ExecOptions {
   std::string backend = "auto";
   std::string cache_dir;
   uint64_t seed = 1;
+  std::string inputs;        ///< --inputs: comma-separated .npy files, one per fusion input
+  std::string save_outputs;  ///< --save-outputs: a directory for <name>.npy and <name>.ref.npy
 };
+
+/// --inputs a.npy,b.npy: one file per input of f, in order, each checked
+/// against the input's dtype and its shape under `sizes`.
+std::vector<schedlab::ref::HostTensor> read_inputs(const std::string& list,
+                                                   const schedlab::ir::Fusion& f,
+                                                   const schedlab::ir::SizeBindings& sizes) {
+  using namespace schedlab;
+  std::vector<std::string> paths;
+  std::stringstream ss(list);
+  for (std::string p; std::getline(ss, p, ',');) paths.push_back(p);
+  if (!list.empty() && list.back() == ',') paths.emplace_back();
+  std::string names;
+  for (const ir::TensorView* in : f.inputs()) names += (names.empty() ? "" : ", ") + in->describe();
+  user_assert(paths.size() == f.inputs().size())
+      << "--inputs: fusion '" << f.name() << "' has " << f.inputs().size() << " input"
+      << (f.inputs().size() == 1 ? "" : "s") << " (" << names << "), found " << paths.size()
+      << " file" << (paths.size() == 1 ? "" : "s") << " in '" << list << "'";
+  std::vector<ref::HostTensor> r;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    user_assert(!paths[i].empty()) << "--inputs: file " << i + 1 << " of '" << list
+                                   << "' is empty; expected a .npy path for "
+                                   << f.inputs()[i]->describe();
+    r.push_back(ref::read_npy_input(paths[i], f.inputs()[i], sizes));
+  }
+  return r;
+}
+
+/// --save-outputs DIR: each output as DIR/<name>.npy and the reference as
+/// DIR/<name>.ref.npy, <name> being the output's name in the fusion or T<n>.
+void save_outputs(const std::string& dir, const schedlab::ir::Fusion& f,
+                  const std::vector<schedlab::ref::HostTensor>& got,
+                  const std::vector<schedlab::ref::HostTensor>& want) {
+  using namespace schedlab;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  user_assert(!ec) << "--save-outputs: cannot create directory '" << dir << "': " << ec.message();
+  for (size_t i = 0; i < got.size(); ++i) {
+    const ir::TensorView* out = f.outputs()[i];
+    std::string base = (std::filesystem::path(dir) /
+                        (out->user_name().empty() ? out->str() : out->user_name()))
+                           .string();
+    ref::write_npy(base + ".npy", got[i]);
+    ref::write_npy(base + ".ref.npy", want[i]);
+    fmt::print("  saved output {} to {}.npy and {}.ref.npy\n", i, base, base);
+  }
+}
 
 std::unique_ptr<schedlab::runtime::Backend> make_backend(const ExecOptions& o) {
   using namespace schedlab;
@@ -131,7 +181,9 @@ int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
   // The reference evaluates an unscheduled copy: scheduling rewrites the math
   // (caches, rfactor) and the oracle must not depend on it.
   auto plain = frontend::load_fusion_file(l.path);
-  auto inputs = ref::make_inputs(*plain.fusion, l.sizes, eo.seed, plain.input_ranges);
+  auto inputs = eo.inputs.empty()
+                    ? ref::make_inputs(*plain.fusion, l.sizes, eo.seed, plain.input_ranges)
+                    : read_inputs(eo.inputs, *plain.fusion, l.sizes);
   auto want = ref::evaluate(*plain.fusion, inputs, l.sizes);
   auto backend = make_backend(eo);
   runtime::PreparedKernel p = runtime::prepare(*l.def.fusion, l.sizes);
@@ -151,6 +203,8 @@ int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
                c.ok ? "ok" : "wrong_result", c.max_abs_error,
                c.ok ? "" : fmt::format(", {} mismatches, first at {}", c.mismatches, c.first_mismatch));
   }
+  // Named after the unscheduled fusion's outputs: the names do not depend on the schedule.
+  if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *plain.fusion, got, want);
   return all_ok ? kExitOk : kExitFailures;
 }
 
@@ -182,6 +236,12 @@ int main(int argc, char** argv) {
   exec_cmd->add_option("--cache-dir", exec_opts.cache_dir,
                        "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
   exec_cmd->add_option("--seed", exec_opts.seed, "Seed of the generated inputs");
+  exec_cmd->add_option("--inputs", exec_opts.inputs,
+                       "NumPy .npy files, one per fusion input in order (e.g. x.npy,w.npy), "
+                       "instead of generated inputs");
+  exec_cmd->add_option("--save-outputs", exec_opts.save_outputs,
+                       "Directory to write each output to as <name>.npy, and the reference as "
+                       "<name>.ref.npy");
 
   try {
     app.parse(argc, argv);

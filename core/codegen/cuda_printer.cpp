@@ -110,7 +110,12 @@ std::string expr(const kir::ExprP& e) {
     case Expr::Kind::Int: return e->i < 0 ? "(" + std::to_string(e->i) + ")" : std::to_string(e->i);
     case Expr::Kind::Bool: return e->i ? "true" : "false";
     case Expr::Kind::Float: return literal(e->f, e->dtype);
-    case Expr::Kind::Var: return e->name;
+    case Expr::Kind::Var:
+      // threadIdx/blockIdx are unsigned int: read them as the index type, or
+      // blockIdx.x * 128 wraps at 2^32 in an int64 kernel.
+      if (e->name.starts_with("threadIdx.") || e->name.starts_with("blockIdx."))
+        return "((sl_index_t)" + e->name + ")";
+      return e->name;
     case Expr::Kind::Unary: return unary(*e);
     case Expr::Kind::Binary: return binary(*e);
     case Expr::Kind::Select:

@@ -88,7 +88,10 @@ SL_FN float sl_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 SL_FN double sl_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 SL_FN float sl_rsqrt(float x) { return 1.0f / sqrtf(x); }
 SL_FN double sl_rsqrt(double x) { return 1.0 / sqrt(x); }
-template <typename T> SL_FN T sl_ceil_div(T a, T b) { return (a + b - 1) / b; }
+// Mixed operand types: an int64 size divided by an int literal.
+template <typename A, typename B> SL_FN auto sl_ceil_div(A a, B b) -> decltype(a + b) {
+  return (a + b - 1) / b;
+}
 // ---- end of schedlab runtime header ----
 )CUDA";
 }  // namespace

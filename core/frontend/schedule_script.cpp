@@ -1,6 +1,7 @@
-// Schedule scripts: parse the whole text into statements first (so a syntax
-// error anywhere applies nothing), then resolve and apply one statement at a
-// time against the fusion as it is at that line.
+// Schedule scripts, applied: the whole text is parsed first
+// (schedule_parser.cpp, so a syntax error anywhere applies nothing), then
+// each statement is resolved and applied against the fusion as it is at
+// that line.
 #include "schedlab/frontend/schedule_script.h"
 
 #include <algorithm>
@@ -15,7 +16,6 @@
 #include <sstream>
 #include <variant>
 
-#include "lexer.h"
 #include "parser.h"
 #include "schedlab/base/error.h"
 #include "schedlab/ir/verifier.h"
@@ -32,147 +32,9 @@ using ir::TensorView;
 
 namespace {
 
-/// One argument value as written; resolved against a parameter's type later.
-struct Value {
-  enum class Kind { Int, Param, Name, List, Map };
-  Kind kind = Kind::Int;
-  Token at;                  ///< first token: the number ('-' if negative), '{', '[' or the name
-  std::string text;          ///< Int: the spelling with its sign; Param, Name: the name
-  std::vector<Value> items;  ///< List: the items; Map: key, value, key, value, ...
-};
-
-struct Arg {
-  Token key;            ///< the keyword's token; equals value.at when positional
-  std::string keyword;  ///< "" when positional
-  Value value;
-};
-
-/// `[bind =] name(args)` on one line.
-struct Statement {
-  std::optional<Token> bind;  ///< the bound name, if any
-  Token name;                 ///< the primitive
-  std::vector<Arg> args;
-};
-
-class ScriptParser {
- public:
-  ScriptParser(std::vector<Token> toks, const Locator& loc) : toks_(std::move(toks)), loc_(loc) {}
-
-  std::vector<Statement> run() {
-    std::vector<Statement> r;
-    while (cur().kind != Token::Kind::End) r.push_back(statement());
-    return r;
-  }
-
- private:
-  const Token& cur() const { return toks_[pos_]; }
-  const Token& peek(size_t k = 1) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
-  Token take() { return toks_[pos_ < toks_.size() - 1 ? pos_++ : pos_]; }
-  SourceLoc at(const Token& t) const { return loc_(t.line, t.col); }
-
-  Statement statement() {
-    Statement s;
-    if (cur().kind == Token::Kind::Ident && peek().is("=")) {
-      s.bind = take();
-      take();
-    }
-    if (cur().kind != Token::Kind::Ident)
-      user_error_at(at(cur())) << "expected "
-                               << (s.bind ? "a primitive call after '" + s.bind->text + " ='"
-                                          : std::string("a statement '[name =] primitive(args)'"))
-                               << ", found " << cur().describe();
-    s.name = take();
-    if (!cur().is("("))
-      user_error_at(at(cur())) << "expected '(' after '" << s.name.text << "', found "
-                               << cur().describe();
-    take();
-    while (!cur().is(")")) {
-      if (cur().kind == Token::Kind::Newline)
-        user_error_at(at(cur())) << "expected ')' to close the call to '" << s.name.text << "' at "
-                                 << at(s.name).str() << ", found " << cur().describe();
-      Arg a;
-      a.key = cur();
-      if (cur().kind == Token::Kind::Ident && peek().is("=")) {
-        a.keyword = take().text;
-        take();
-      }
-      a.value = value();
-      s.args.push_back(std::move(a));
-      if (cur().is(","))
-        take();
-      else if (!cur().is(")") && cur().kind != Token::Kind::Newline)  // unclosed: see above
-        user_error_at(at(cur())) << "expected ',' or ')' in the call to '" << s.name.text
-                                 << "', found " << cur().describe();
-    }
-    take();
-    if (cur().kind != Token::Kind::Newline)
-      user_error_at(at(cur())) << "expected end of line after the call to '" << s.name.text
-                               << "', found " << cur().describe();
-    take();
-    return s;
-  }
-
-  Value value() {
-    Value v;
-    v.at = cur();
-    if (cur().is("-")) {
-      take();
-      if (cur().kind != Token::Kind::Number)
-        user_error_at(at(cur())) << "expected a number after '-', found " << cur().describe();
-      v.text = "-" + take().text;
-      return v;
-    }
-    if (cur().kind == Token::Kind::Number) {
-      v.text = take().text;
-      return v;
-    }
-    if (cur().kind == Token::Kind::Ident) {
-      v.kind = Value::Kind::Name;
-      v.text = take().text;
-      return v;
-    }
-    if (cur().is("{") && peek().kind == Token::Kind::Ident && peek(2).is("}")) {
-      take();
-      v.kind = Value::Kind::Param;
-      v.text = take().text;
-      take();
-      return v;
-    }
-    if (cur().is("[") || cur().is("{")) {
-      bool map = cur().is("{");
-      const char* close = map ? "}" : "]";
-      v.kind = map ? Value::Kind::Map : Value::Kind::List;
-      take();
-      while (!cur().is(close)) {
-        if (cur().kind == Token::Kind::Newline)
-          user_error_at(at(cur())) << "expected '" << close << "' to close the '" << v.at.text
-                                   << "' at " << at(v.at).str() << ", found " << cur().describe();
-        v.items.push_back(value());
-        if (map) {
-          if (!cur().is(":"))
-            user_error_at(at(cur())) << "expected ':' after the key in a map {old: new, ...}, "
-                                     << "found " << cur().describe();
-          take();
-          v.items.push_back(value());
-        }
-        if (cur().is(","))
-          take();
-        else if (!cur().is(close) && cur().kind != Token::Kind::Newline)
-          user_error_at(at(cur())) << "expected ',' or '" << close << "' in the "
-                                   << (map ? "map" : "list") << ", found " << cur().describe();
-      }
-      take();
-      return v;
-    }
-    user_error_at(at(cur())) << "expected an argument (a name, an integer, {param}, a list "
-                             << "[...] or a map {old: new}), found " << cur().describe();
-    return v;
-  }
-
-  std::vector<Token> toks_;
-  size_t pos_ = 0;
-  const Locator& loc_;
-};
+using Value = ScheduleValue;
+using Arg = ScheduleArg;
+using Statement = ScheduleStatement;
 
 // ---- enumerations, matched case-insensitively -------------------------------
 
@@ -242,6 +104,23 @@ std::optional<int64_t> to_integer(const std::string& text) {
   long long x = std::strtoll(text.c_str(), &end, 10);
   if (errno == ERANGE || *end != '\0') return std::nullopt;
   return x;
+}
+
+/// v's first token as Token::describe() spells it ("'4'", "'-'", "'['"): for
+/// messages about what was found where a name was expected.
+std::string first_token(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Int:
+      return v.text[0] == '-' ? "'-'" : "'" + v.text + "'";
+    case Value::Kind::Name:
+      return "'" + v.text + "'";
+    case Value::Kind::List:
+      return "'['";
+    case Value::Kind::Param:
+    case Value::Kind::Map:
+      return "'{'";
+  }
+  return "";
 }
 
 // ---- primitives ---------------------------------------------------------------
@@ -486,59 +365,56 @@ const std::vector<Primitive> kPrimitives = {
 /// Applies statements to one fusion and keeps the script's names and params.
 class Script {
  public:
-  Script(std::string path, FusionDefinition& def, const ScheduleParams& params)
-      : path_(std::move(path)), def_(def), params_(params) {}
-
-  SourceLoc at(const Token& t) const { return {path_, t.line, t.col}; }
+  Script(FusionDefinition& def, const ScheduleParams& params) : def_(def), params_(params) {}
 
   std::string apply(const Statement& st) {
-    if (st.name.text == "params") return declare_params(st);
+    if (st.primitive == "params") return declare_params(st);
     auto prim = std::find_if(kPrimitives.begin(), kPrimitives.end(),
-                             [&](const Primitive& p) { return p.name == st.name.text; });
+                             [&](const Primitive& p) { return p.name == st.primitive; });
     if (prim == kPrimitives.end()) {
       std::vector<std::string> names{"params"};
       for (const Primitive& p : kPrimitives) names.push_back(p.name);
-      user_error_at(at(st.name)) << "unknown primitive '" << st.name.text << "'"
-                                 << did_you_mean(st.name.text, names) << "; expected one of "
-                                 << join(names);
+      user_error_at(st.loc) << "unknown primitive '" << st.primitive << "'"
+                            << did_you_mean(st.primitive, names) << "; expected one of "
+                            << join(names);
     }
-    if (st.bind) check_bindable(*st.bind, *prim);
+    if (st.bind) check_bindable(*st.bind, st.bind_loc, *prim);
     Args args(*this, *prim, match(st, *prim));
     TensorView* made = nullptr;
     try {
       made = prim->apply(args, *def_.fusion);
     } catch (const UserError& e) {
       if (e.loc().valid()) throw;
-      throw UserError(at(st.name), e.message());
+      throw UserError(st.loc, e.message());
     }
-    if (st.bind) bindings_.emplace(st.bind->text, std::make_pair(made, at(*st.bind)));
+    if (st.bind) bindings_.emplace(*st.bind, std::make_pair(made, st.bind_loc));
     ir::verify(*def_.fusion);
     return render(st) + (made ? " -> " + made->describe() : "");
   }
 
-  TensorView* lookup(const Token& t) const {
-    if (auto it = bindings_.find(t.text); it != bindings_.end()) return it->second.first;
+  TensorView* lookup(const std::string& name, const SourceLoc& loc) const {
+    if (auto it = bindings_.find(name); it != bindings_.end()) return it->second.first;
     std::vector<TensorView*> named;
     for (TensorView* tv : def_.fusion->tensors())
-      if (tv->user_name() == t.text) named.push_back(tv);
+      if (tv->user_name() == name) named.push_back(tv);
     if (named.size() > 1)
-      user_error_at(at(t)) << "tensor name '" << t.text << "' is ambiguous: it names "
+      user_error_at(loc) << "tensor name '" << name << "' is ambiguous: it names "
                            << named[0]->str() << " and " << named[1]->str()
                            << "; write T<n> to pick one";
     if (named.size() == 1) return named[0];
-    if (auto n = tensor_number(t.text)) {
+    if (auto n = tensor_number(name)) {
       for (TensorView* tv : def_.fusion->tensors())
         if (tv->number() == *n) return tv;
-      user_error_at(at(t)) << "unknown tensor '" << t.text << "'; the fusion has T0 to T"
+      user_error_at(loc) << "unknown tensor '" << name << "'; the fusion has T0 to T"
                            << def_.fusion->tensors().back()->number();
     }
     std::vector<std::string> names;
     for (const auto& [k, v] : bindings_) names.push_back(k);
     for (TensorView* tv : def_.fusion->tensors())
       if (!tv->user_name().empty()) names.push_back(tv->user_name());
-    user_error_at(at(t)) << "unknown tensor '" << t.text
+    user_error_at(loc) << "unknown tensor '" << name
                          << "'; expected a fusion name, T<n> or a name bound earlier in the "
-                         << "script" << did_you_mean(t.text, names);
+                         << "script" << did_you_mean(name, names);
     return nullptr;
   }
 
@@ -549,7 +425,7 @@ class Script {
     for (const auto& [k, x] : params_) known.push_back(k);
     for (const auto& [k, x] : defaults_)
       if (!params_.count(k)) known.push_back(k);
-    user_error_at(at(v.at)) << "no value for parameter '{" << v.text
+    user_error_at(v.loc) << "no value for parameter '{" << v.text
                             << "}'; known params: " << (known.empty() ? "(none)" : join(known))
                             << did_you_mean(v.text, known) << " (declare a default with params("
                             << v.text << "=...))";
@@ -564,20 +440,20 @@ class Script {
     return std::atoi(s.c_str() + 1);
   }
 
-  void check_bindable(const Token& name, const Primitive& p) const {
+  void check_bindable(const std::string& name, const SourceLoc& loc, const Primitive& p) const {
     if (!p.creates)
-      user_error_at(at(name)) << "cannot bind '" << name.text << "': " << p.name
+      user_error_at(loc) << "cannot bind '" << name << "': " << p.name
                               << " creates no tensor; only cache_after, cache_before, "
                               << "cache_fork and rfactor results can be bound";
-    if (auto it = bindings_.find(name.text); it != bindings_.end())
-      user_error_at(at(name)) << "'" << name.text << "' is already bound at "
+    if (auto it = bindings_.find(name); it != bindings_.end())
+      user_error_at(loc) << "'" << name << "' is already bound at "
                               << it->second.second.str() << "; each name is bound once";
-    if (tensor_number(name.text))
-      user_error_at(at(name)) << "cannot bind '" << name.text
+    if (tensor_number(name))
+      user_error_at(loc) << "cannot bind '" << name
                               << "': names of the form T<n> refer to tensors by number";
     for (TensorView* tv : def_.fusion->tensors())
-      if (tv->user_name() == name.text)
-        user_error_at(at(name)) << "cannot bind '" << name.text << "': it already names "
+      if (tv->user_name() == name)
+        user_error_at(loc) << "cannot bind '" << name << "': it already names "
                                 << tv->describe() << " in the fusion; choose another name";
   }
 
@@ -589,10 +465,10 @@ class Script {
     for (const Arg& a : st.args) {
       if (a.keyword.empty()) {
         if (first_kw)
-          user_error_at(at(a.value.at)) << p.name << ": positional argument after the keyword "
+          user_error_at(a.value.loc) << p.name << ": positional argument after the keyword "
                                         << "argument '" << first_kw->keyword << "'";
         if (next == p.params.size())
-          user_error_at(at(a.value.at)) << p.name << ": expected at most " << p.params.size()
+          user_error_at(a.value.loc) << p.name << ": expected at most " << p.params.size()
                                         << " argument" << (p.params.size() == 1 ? "" : "s")
                                         << ", found " << st.args.size() << "; usage: " << p.usage();
         slots[next++] = &a.value;
@@ -604,18 +480,18 @@ class Script {
       if (k == p.params.end()) {
         std::vector<std::string> names;
         for (const Param& q : p.params) names.push_back(q.name);
-        user_error_at(at(a.key)) << p.name << ": unknown keyword '" << a.keyword
+        user_error_at(a.loc) << p.name << ": unknown keyword '" << a.keyword
                                  << "'; expected one of " << join(names)
                                  << did_you_mean(a.keyword, names);
       }
       size_t idx = static_cast<size_t>(k - p.params.begin());
       if (slots[idx])
-        user_error_at(at(a.key)) << p.name << ": argument '" << a.keyword << "' given twice";
+        user_error_at(a.loc) << p.name << ": argument '" << a.keyword << "' given twice";
       slots[idx] = &a.value;
     }
     for (size_t i = 0; i < p.params.size(); ++i)
       if (!slots[i] && !p.params[i].default_text)
-        user_error_at(at(st.name))
+        user_error_at(st.loc)
             << p.name << ": missing argument '" << p.params[i].name << "'; usage: " << p.usage();
     return slots;
   }
@@ -623,19 +499,19 @@ class Script {
   /// params(name=value, ...): defaults for placeholders, which callers override.
   std::string declare_params(const Statement& st) {
     if (st.bind)
-      user_error_at(at(*st.bind)) << "cannot bind '" << st.bind->text
+      user_error_at(st.bind_loc) << "cannot bind '" << *st.bind
                                   << "': params creates no tensor";
     for (const Arg& a : st.args) {
       if (a.keyword.empty() || a.value.kind != Value::Kind::Int)
-        user_error_at(at(a.key)) << "params: expected name=integer, such as params(block=128), "
-                                 << "found "
-                                 << (a.keyword.empty() ? a.key.describe() : "a non-integer value");
+        user_error_at(a.loc) << "params: expected name=integer, such as params(block=128), "
+                             << "found "
+                             << (a.keyword.empty() ? first_token(a.value) : "a non-integer value");
       if (defaults_.count(a.keyword))
-        user_error_at(at(a.key)) << "params: '" << a.keyword << "' already has a default ("
+        user_error_at(a.loc) << "params: '" << a.keyword << "' already has a default ("
                                  << defaults_.at(a.keyword) << ")";
       auto v = to_integer(a.value.text);
       if (!v)
-        user_error_at(at(a.value.at))
+        user_error_at(a.value.loc)
             << "params: " << a.keyword << "=" << a.value.text << " is not a 64-bit integer";
       defaults_[a.keyword] = *v;
     }
@@ -669,11 +545,10 @@ class Script {
     std::vector<std::string> args;
     for (const Arg& a : st.args)
       args.push_back((a.keyword.empty() ? "" : a.keyword + "=") + render(a.value));
-    return std::to_string(st.name.line) + ": " + (st.bind ? st.bind->text + " = " : "") +
-           st.name.text + "(" + join(args) + ")";
+    return std::to_string(st.loc.line) + ": " + (st.bind ? *st.bind + " = " : "") + st.primitive +
+           "(" + join(args) + ")";
   }
 
-  std::string path_;
   FusionDefinition& def_;
   const ScheduleParams& params_;
   std::map<std::string, int64_t> defaults_;  ///< from params(...)
@@ -700,14 +575,14 @@ void Args::fail(const Value& v, size_t i, const std::string& want,
       found = "a map";
       break;
   }
-  user_error_at(s_.at(v.at)) << p_.name << ": expected " << want << " for '" << p_.params[i].name
+  user_error_at(v.loc) << p_.name << ": expected " << want << " for '" << p_.params[i].name
                              << "', found " << found;
   std::abort();  // not reached: the report throws
 }
 
 TensorView* Args::tensor_of(const Value& v, size_t i) const {
   if (v.kind != Value::Kind::Name) fail(v, i, "a tensor");
-  return s_.lookup(v.at);
+  return s_.lookup(v.text, v.loc);
 }
 
 int64_t Args::integer_of(const Value& v, size_t i) const {
@@ -721,15 +596,20 @@ int64_t Args::integer_of(const Value& v, size_t i) const {
 
 }  // namespace
 
+std::vector<std::string> apply_parsed_schedule(const ParsedSchedule& schedule,
+                                               FusionDefinition& def,
+                                               const ScheduleParams& params) {
+  internal_assert(def.fusion != nullptr);
+  Script script(def, params);
+  std::vector<std::string> log;
+  for (const Statement& st : schedule.statements) log.push_back(script.apply(st));
+  return log;
+}
+
 std::vector<std::string> apply_schedule_text(const std::string& text, const std::string& path,
                                              FusionDefinition& def, const ScheduleParams& params) {
   internal_assert(def.fusion != nullptr);
-  Locator loc = [path](int line, int col) { return SourceLoc{path, line, col}; };
-  std::vector<Statement> statements = ScriptParser(tokenize(text, loc, "{}:"), loc).run();
-  Script script(path, def, params);
-  std::vector<std::string> log;
-  for (const Statement& st : statements) log.push_back(script.apply(st));
-  return log;
+  return apply_parsed_schedule(parse_schedule(text, path), def, params);
 }
 
 std::vector<std::string> apply_schedule_file(const std::string& path, FusionDefinition& def,

@@ -3,7 +3,11 @@
 // Needs: a verified fusion. Guarantees: on return, bindings of inlined axes
 // agree with their consumers', every reduction axis is serial, and no
 // construct reserved for later work (Bulk, cp.async, ldmatrix, TMA loads) is
-// used; otherwise a user_error naming the tensor, the axis and the construct.
+// used, and every consumer reads only elements of a producer that the same
+// thread computed, or (for a Shared producer) the same block: a bound axis of
+// the producer outside its inline position must map exactly to an axis of
+// each consumer bound the same way. Otherwise a user_error naming the tensor,
+// the axis and the construct.
 #pragma once
 
 #include "schedlab/ir/fusion.h"

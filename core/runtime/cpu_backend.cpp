@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/dll/shared_library.hpp>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -148,8 +150,8 @@ static_assert(sizeof(CpuThreadState) == 4 * sizeof(CpuDim3) + sizeof(char*),
 
 // No -ffast-math: results must match the reference bit for bit where the
 // reference is exact. -fno-math-errno only lets sqrtf and friends inline.
-const std::vector<std::string> kFlags = {"-std=c++17",      "-O2", "-shared", "-fPIC",
-                                         "-fno-math-errno", "-x",  "c++"};
+constexpr const char* kFlags[] = {"-std=c++17",      "-O2", "-shared", "-fPIC",
+                                  "-fno-math-errno", "-x",  "c++"};
 
 std::atomic<uint64_t> g_compile_count{0};
 
@@ -228,7 +230,7 @@ class CpuBackend final : public Backend {
   std::shared_ptr<CompiledKernel> compile(const KernelSource& src) override {
     std::string unit_text =
         "// schedlab cpu unit, compiled with: " + std::string(SCHEDLAB_HOST_CXX);
-    for (const auto& f : kFlags) unit_text += " " + f;
+    for (const char* f : kFlags) unit_text += std::string(" ") + f;
     unit_text += "\n";
     unit_text += kShim;
     unit_text += src.source;
@@ -322,7 +324,7 @@ class CpuBackend final : public Backend {
     const fs::path tmp_so = temp_name(so);
     const fs::path log = temp_name(so.string() + ".log");
     std::vector<std::string> args{SCHEDLAB_HOST_CXX};
-    args.insert(args.end(), kFlags.begin(), kFlags.end());
+    args.insert(args.end(), std::begin(kFlags), std::end(kFlags));
     args.insert(args.end(), {cpp.string(), "-o", tmp_so.string()});
     ++g_compile_count;
     const int rc = run_compiler(args, log);
@@ -354,10 +356,11 @@ class CpuBackend final : public Backend {
           << "launch of '" << k.source().name << "': grid " << dims_str(dims.grid) << " and block "
           << dims_str(dims.block) << " must be positive in every dimension";
     // CUDA's limits, enforced here too so a launch valid on the CPU is valid on the GPU.
-    const int64_t threads = dims.block[0] * dims.block[1] * dims.block[2];
-    user_assert(threads <= 1024 && dims.block[2] <= 64)
-        << "launch of '" << k.source().name << "': block " << dims_str(dims.block) << " has "
-        << threads << " threads; CUDA allows at most 1024 (and 64 in z)";
+    const bool each_fits = dims.block[0] <= 1024 && dims.block[1] <= 1024 && dims.block[2] <= 64;
+    const int64_t threads = each_fits ? dims.block[0] * dims.block[1] * dims.block[2] : -1;
+    user_assert(each_fits && threads <= 1024)
+        << "launch of '" << k.source().name << "': block " << dims_str(dims.block)
+        << " exceeds CUDA's limits: at most 1024 threads, 1024 in x and y, 64 in z";
     user_assert(dims.grid[0] <= 2147483647 && dims.grid[1] <= 65535 && dims.grid[2] <= 65535)
         << "launch of '" << k.source().name << "': grid " << dims_str(dims.grid)
         << " exceeds CUDA's limits (2^31-1, 65535, 65535)";

@@ -170,23 +170,15 @@ struct Launch {
 class Worker {
  public:
   void run(Launch& l) {
-    const LaunchDims& d = *l.dims;
-    CpuThreadState* st = l.k->thread_state();
-    st->block_dim = dim3_of(d.block);
-    st->grid_dim = dim3_of(d.grid);
-    st->smem = nullptr;
-    if (d.shared_bytes > 0) {
-      if (d.shared_bytes > smem_bytes_) {
-        smem_bytes_ = (d.shared_bytes + 63) / 64 * 64;
-        smem_.reset(static_cast<char*>(std::aligned_alloc(64, smem_bytes_)));
-        internal_assert(smem_) << "cannot allocate " << smem_bytes_ << " bytes of shared memory";
-      }
-      st->smem = smem_.get();
-    }
     // Outside the try: fibers stopped by an error are unwound after the error
     // is caught, never while it propagates.
     std::optional<BlockScheduler> fibers;
     try {
+      const LaunchDims& d = *l.dims;
+      CpuThreadState* st = l.k->thread_state();
+      st->block_dim = dim3_of(d.block);
+      st->grid_dim = dim3_of(d.grid);
+      st->smem = d.shared_bytes > 0 ? shared_memory(d.shared_bytes) : nullptr;
       const int64_t gx = d.grid[0], gy = d.grid[1];
       for (;;) {
         if (l.failed.load(std::memory_order_relaxed)) break;
@@ -195,7 +187,7 @@ class Worker {
         st->block_idx = {static_cast<unsigned>(b % gx), static_cast<unsigned>(b / gx % gy),
                          static_cast<unsigned>(b / (gx * gy))};
         // CUDA leaves shared memory undefined; zero makes CPU runs reproducible.
-        if (d.shared_bytes > 0) std::memset(smem_.get(), 0, d.shared_bytes);
+        if (d.shared_bytes > 0) std::memset(st->smem, 0, d.shared_bytes);
         if (l.k->has_barrier) {
           // Made on the first block: a worker that gets none makes no fibers.
           if (!fibers) fibers.emplace(*l.k, l.params, st, st->block_dim, stacks_);
@@ -220,6 +212,17 @@ class Worker {
           st->thread_idx = {x, y, z};
           k.entry(params);
         }
+  }
+
+  // This worker's block buffer, grown to the largest launch seen.
+  char* shared_memory(size_t bytes) {
+    if (bytes > smem_bytes_) {
+      smem_.reset(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+      smem_bytes_ = smem_ ? bytes : 0;
+      user_assert(smem_ != nullptr)
+          << "cpu backend: cannot allocate " << bytes << " bytes of shared memory per block";
+    }
+    return smem_.get();
   }
 
   ctx::pooled_fixedsize_stack stacks_{kFiberStackBytes};

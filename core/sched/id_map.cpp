@@ -31,11 +31,12 @@ std::vector<std::pair<IterDomain*, IterDomain*>> producer_consumer_pairs(
   return pairs;
 }
 
-LoopMap::LoopMap(const ir::Fusion& f) {
+LoopMap::LoopMap(const ir::Fusion& f, Mode mode) {
   for (const ir::Expr* e : f.exprs())
     for (ir::Val* in : e->inputs())
       if (auto* p = in->as<ir::TensorView>())
-        for (auto [a, b] : producer_consumer_pairs(e, p)) unite(a, b);
+        for (auto [a, b] : producer_consumer_pairs(e, p))
+          if (mode == Mode::Permissive || a->is_broadcast() == b->is_broadcast()) unite(a, b);
   // An rfactor producer's logical axes derive from its root, and its consumer
   // maps to the logical ones; tie root to root through the original input
   // is already done above. Close over identical transforms until stable.

@@ -38,21 +38,23 @@ inline ir::TensorView* named(const ir::Fusion& f, const std::string& name) {
 /// build tree: the key hashes the whole unit (shim, compiler and flags
 /// included) and files are renamed into place, so processes that ctest runs
 /// side by side share it safely, and a rerun compiles nothing.
+inline std::string kernel_cache_dir() {
+  return std::string(SCHEDLAB_BINARY_DIR) + "/tests/lower/kernel-cache";
+}
 inline runtime::Backend& cpu_backend() {
-  static std::unique_ptr<runtime::Backend> backend =
-      runtime::make_cpu_backend(std::string(SCHEDLAB_BINARY_DIR) + "/tests/lower/kernel-cache");
+  static std::unique_ptr<runtime::Backend> backend = runtime::make_cpu_backend(kernel_cache_dir());
   return *backend;
 }
 
 /// Compiles src with NVRTC for sm_90 once per distinct source in this
 /// process. NVRTC needs no GPU; a rejection is a codegen bug, reported with
-/// the whole unit.
+/// the whole unit (NVRTC also saves it in the kernel cache directory).
 inline void expect_nvrtc_accepts(const runtime::KernelSource& src) {
   static std::set<std::string> done;
   if (!done.insert(src.hash()).second) return;
   try {
     std::string log;
-    runtime::nvrtc_compile(src, "sm_90", &log);
+    runtime::nvrtc_compile(src, "sm_90", &log, kernel_cache_dir());
   } catch (const UserError& e) {
     ADD_FAILURE() << "NVRTC rejected generated code: " << e.what() << "\n--- source ---\n"
                   << src.source;

@@ -1,1 +1,576 @@
+// Before/expected tests of the lowering passes (core/lower): each builds a
+// small scheduled fusion, runs one pass (or lower() where the pass needs the
+// others), and compares what matters of the output with what is expected.
+// The negative tests check lowering's user errors. On failure the guard
+// prints the input (the scheduled fusion) and, when there is one, the output
+// kernel.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "allocation.h"
+#include "indexing.h"
+#include "loop_tree.h"
+#include "lower_test_util.h"
+#include "schedlab/lower/lower.h"
+
+namespace schedlab::lower::testing {
+namespace {
+
+using ir::Fusion;
+using ir::MemoryType;
+using ir::ParallelType;
+using ir::TensorView;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+/// A fusion from YAML text (one op per body line, so every tensor is named).
+frontend::FusionDefinition parse(const std::string& text) {
+  return frontend::parse_fusion_text(text, "passes_test.yaml");
+}
+
+TensorView* tv(const Fusion& f, const std::string& name) {
+  TensorView* t = named(f, name);
+  EXPECT_NE(t, nullptr) << "no tensor named " << name;
+  return t;
+}
+
+/// Prints the input and the output of the pass under test if the test has
+/// failed (or is unwinding) when the guard goes out of scope.
+class PrintOnFailure {
+ public:
+  explicit PrintOnFailure(const Fusion& f) : f_(f) {}
+  PrintOnFailure(const PrintOnFailure&) = delete;
+  PrintOnFailure& operator=(const PrintOnFailure&) = delete;
+  ~PrintOnFailure() {
+    if (!::testing::Test::HasFailure() && std::uncaught_exceptions() == 0) return;
+    std::cout << "--- input ---\n" << sched::print_scheduled_fusion(f_);
+    if (kernel_) std::cout << "--- output ---\n" << codegen::print_kernel(*kernel_);
+    std::cout << std::flush;
+  }
+  /// The kernel to print as the output.
+  void set_output(const kir::Kernel& k) { kernel_ = &k; }
+
+ private:
+  const Fusion& f_;
+  const kir::Kernel* kernel_ = nullptr;
+};
+
+template <typename F>
+std::string user_error_of(F&& fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.message();
+  }
+  return "(no error)";
+}
+
+/// A tensor's name for tree dumps: its user name, else T<n>.
+std::string name_of(const TensorView* t) {
+  return t->user_name().empty() ? t->str() : t->user_name();
+}
+
+/// The loop tree as indented text: "for <owner>[<pos>] <extent>" for a loop
+/// ('r' marks a reduction loop), "init <t>" and "<t> = <op>" for the leaves.
+void dump(const LoopNode& n, int depth, std::string& out) {
+  for (const LoopItem& it : n.items) {
+    out += std::string(static_cast<size_t>(depth) * 2, ' ');
+    switch (it.kind) {
+      case LoopItem::Kind::Loop: {
+        const ir::IterDomain* id = it.loop->key.id();
+        out += "for " + name_of(it.loop->key.owner) + "[" + std::to_string(it.loop->key.pos) +
+               "] " + (id->is_reduction() ? "r" : "") + "{" + id->extent().str() + "}\n";
+        dump(*it.loop, depth + 1, out);
+        break;
+      }
+      case LoopItem::Kind::Init: out += "init " + name_of(it.expr->out()) + "\n"; break;
+      case LoopItem::Kind::Expr:
+        out += name_of(it.expr->out()) + " = " + it.expr->op_name() + "\n";
+        break;
+    }
+  }
+}
+
+std::string loop_tree(const Fusion& f) {
+  std::string out;
+  dump(*build_loop_tree(f), 0, out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Loop tree.
+
+TEST(LoopTree, ReductionInitPrecedesItsLoop) {
+  auto def = load("row_sum");
+  PrintOnFailure guard(*def.fusion);
+  EXPECT_EQ(loop_tree(*def.fusion),
+            "for y[0] {N}\n"
+            "  init y\n"
+            "  for y[1] r{K}\n"
+            "    y = reduction\n");
+}
+
+TEST(LoopTree, OuterReductionInitIsHoistedAboveTheReductionLoop) {
+  // col_sum reduces axis 0: the accumulator of every column is initialised
+  // (in its own loop over K) before the loop over N that accumulates.
+  auto def = load("col_sum");
+  PrintOnFailure guard(*def.fusion);
+  EXPECT_EQ(loop_tree(*def.fusion),
+            "init y\n"
+            "for y[0] r{N}\n"
+            "  for y[1] {K}\n"
+            "    y = reduction\n");
+}
+
+TEST(LoopTree, InlinedReductionSharesTheRowLoop) {
+  // softmax inlined most at rows: both reductions run inside the row loop,
+  // each initialised just before its own reduction loop, and every reader
+  // after its writer.
+  auto def = load("softmax");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* y = tv(f, "y");
+  sched::propagate_transformation(y);
+  sched::inline_most(f);
+  // e feeds both the sum and the division, whose column loops differ: it
+  // keeps a column loop of its own, in which the max's broadcast and the
+  // subtraction are inlined.
+  EXPECT_EQ(loop_tree(f),
+            "for y[0] {N}\n"
+            "  init T1\n"
+            "  for T1[1] r{K}\n"
+            "    T1 = reduction\n"
+            "  for e[1] {K}\n"
+            "    m = broadcast\n"
+            "    T3 = sub\n"
+            "    e = exp\n"
+            "  init T5\n"
+            "  for T5[1] r{K}\n"
+            "    T5 = reduction\n"
+            "  for y[1] {K}\n"
+            "    s = broadcast\n"
+            "    y = div\n");
+}
+
+constexpr const char* kTwoChains = R"(
+fusion: two_chains
+inputs:
+  x: {dtype: f32, shape: [N, K]}
+  z: {dtype: f32, shape: [N, K]}
+body: |
+  a = exp(x)
+  b = exp(z)
+  c = a + b
+outputs: [c]
+)";
+
+TEST(LoopTree, WriterPrecedesReaderAcrossSiblingNests) {
+  // a is inlined into c's row loop and b is not. The row loop is created by
+  // a (the first expression), before b's nest, but c in it reads b: the
+  // sibling order must put b's nest first.
+  auto def = parse(kTwoChains);
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  sched::inline_at(tv(f, "a"), 1);
+  EXPECT_EQ(loop_tree(f),
+            "for b[0] {N}\n"
+            "  for b[1] {K}\n"
+            "    b = exp\n"
+            "for c[0] {N}\n"
+            "  for a[1] {K}\n"
+            "    a = exp\n"
+            "  for c[1] {K}\n"
+            "    c = add\n");
+}
+
+constexpr const char* kFork = R"(
+fusion: fork
+inputs:
+  x: {dtype: f32, shape: [N, K]}
+body: |
+  p = exp(x)
+  c1 = p + 1
+  c2 = p * 2
+outputs: [c1, c2]
+)";
+
+TEST(LoopTree, LoopOwnerOfConsumersInDifferentNestsIsAnError) {
+  // p's two consumers run their row loops in separate nests; p inlined at 1
+  // (forced past inline_at's check) has no single loop to live in.
+  auto def = parse(kFork);
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* p = tv(f, "p");
+  EXPECT_EQ(loop_owner(p, 1).owner, p);  // its own loop past the position
+  p->set_compute_at_pos(1);
+  EXPECT_THAT(user_error_of([&] { loop_owner(p, 0); }),
+              AllOf(HasSubstr("lowering: T1 (p) is inlined at position 1"),
+                    HasSubstr("its consumers run loop 0 in different loop nests")));
+  // lower() finds it first in its admission check (the bindings of shared
+  // loops), with both consumers named.
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              HasSubstr("its consumers T2 (c1) and T3 (c2) run loop 0 in different loop nests"));
+}
+
+TEST(LoopTree, LoopOwnerFollowsTheConsumerChain) {
+  // q fully inlined into r, p inlined into q at the row: p's row loop is
+  // r's (through q), its column loop its own.
+  auto def = parse(R"(
+fusion: chain
+inputs:
+  x: {dtype: f32, shape: [N, K]}
+body: |
+  p = exp(x)
+  q = p + 1
+  r = q * 2
+outputs: [r]
+)");
+  Fusion& g = *def.fusion;
+  PrintOnFailure guard(g);
+  sched::inline_at(tv(g, "q"), 2);
+  sched::inline_at(tv(g, "p"), 1);
+  LoopKey k0 = loop_owner(tv(g, "p"), 0), k1 = loop_owner(tv(g, "p"), 1);
+  EXPECT_EQ(k0.owner, tv(g, "r"));
+  EXPECT_EQ(k0.pos, 0);
+  EXPECT_EQ(k1.owner, tv(g, "p"));
+  EXPECT_EQ(k1.pos, 1);
+  EXPECT_EQ(loop_tree(g),
+            "for r[0] {N}\n"
+            "  for p[1] {K}\n"
+            "    p = exp\n"
+            "  for r[1] {K}\n"
+            "    q = add\n"
+            "    r = mul\n");
+}
+
+// ---------------------------------------------------------------------------
+// Allocation.
+
+constexpr const char* kExpScale = R"(
+fusion: exp_scale
+inputs:
+  x: {dtype: f32, shape: [N, K]}
+body: |
+  t = exp(x)
+  y = t * 2
+outputs: [y]
+)";
+
+/// y [N, K] -> [N, ceilDiv(K, 32), 4, 8] bound BIDx, -, TIDx, -; t scheduled
+/// alike and inlined at `pos`.
+void tile_exp_scale(Fusion& f, int pos) {
+  TensorView* y = named(f, "y");
+  y->split(1, 8)->split(1, 4);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(2, ParallelType::TIDx);
+  sched::propagate_transformation(y);
+  sched::parallelize_all_like(y);
+  sched::inline_at(named(f, "t"), pos);
+}
+
+TEST(Allocation, LocalBufferSpansItsOwnSerialLoops) {
+  // t at position 2 keeps loops 2 (TIDx: one thread each, no storage) and
+  // 3 (8, serial): 8 registers.
+  auto def = parse(kExpScale);
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  tile_exp_scale(f, 2);
+  TensorView* t = tv(f, "t");
+  using Axes = std::vector<std::pair<int, int64_t>>;
+  EXPECT_EQ(Indexer::allocation_axes(t), (Axes{{3, 8}}));
+  kir::Kernel k;
+  auto buffers = allocate_buffers(f, k);
+  const kir::Buffer* b = buffers.at(t);
+  EXPECT_FALSE(b->is_param);
+  EXPECT_EQ(b->memory, MemoryType::Local);
+  EXPECT_EQ(b->size, 8);
+  EXPECT_EQ(k.shared_bytes, 0);
+  ASSERT_EQ(k.params.size(), 2u);  // x, y: no workspace
+}
+
+TEST(Allocation, SharedBufferSpansThreadLoopsToo) {
+  // The same t in shared memory is one buffer per block: it spans the TIDx
+  // loop (4) and the serial one (8), but not the BIDx one.
+  auto def = parse(kExpScale);
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* t = tv(f, "t");
+  sched::set_memory_type(t, MemoryType::Shared);
+  tile_exp_scale(f, 2);
+  using Axes = std::vector<std::pair<int, int64_t>>;
+  EXPECT_EQ(Indexer::allocation_axes(t), (Axes{{2, 4}, {3, 8}}));
+  kir::Kernel k;
+  auto buffers = allocate_buffers(f, k);
+  const kir::Buffer* b = buffers.at(t);
+  EXPECT_EQ(b->memory, MemoryType::Shared);
+  EXPECT_EQ(b->size, 32);
+  EXPECT_EQ(b->shared_offset, 0);
+  EXPECT_EQ(k.shared_bytes, 32 * 4);
+}
+
+TEST(Allocation, SharedBufferOverSymbolicExtentIsAnError) {
+  // At position 1 the Shared t keeps loop 1, of extent ceilDiv(K, 32).
+  auto def = parse(kExpScale);
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* t = tv(f, "t");
+  sched::set_memory_type(t, MemoryType::Shared);
+  tile_exp_scale(f, 1);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              AllOf(HasSubstr("T1 (t) is Shared and its buffer spans loop axis 1"),
+                    HasSubstr("of symbolic extent; expected constant extents")));
+}
+
+TEST(Allocation, SymbolicLocalBufferBecomesAGlobalWorkspace) {
+  // Unscheduled, t would need N * K registers: it gets a workspace parameter
+  // after the inputs and outputs. Inlined at the row it still spans K.
+  // Inlined fully, it is one register.
+  for (int pos : {0, 1, 2}) {
+    SCOPED_TRACE("t inlined at " + std::to_string(pos));
+    auto def = parse(kExpScale);
+    Fusion& f = *def.fusion;
+    PrintOnFailure guard(f);
+    TensorView* t = tv(f, "t");
+    if (pos > 0) sched::inline_at(t, pos);
+    kir::Kernel k;
+    auto buffers = allocate_buffers(f, k);
+    const kir::Buffer* b = buffers.at(t);
+    if (pos < 2) {
+      ASSERT_EQ(k.params.size(), 3u);
+      EXPECT_EQ(k.params[0].source, kir::Param::Source::Input);
+      EXPECT_EQ(k.params[1].source, kir::Param::Source::Output);
+      EXPECT_EQ(k.params[2].source, kir::Param::Source::Workspace);
+      EXPECT_EQ(k.params[2].tv, t);
+      EXPECT_TRUE(b->is_param);
+      EXPECT_EQ(b->rank, 2);
+    } else {
+      EXPECT_EQ(k.params.size(), 2u);
+      EXPECT_FALSE(b->is_param);
+      EXPECT_EQ(b->size, 1);
+    }
+    // Named sizes are read from the first input that has them.
+    ASSERT_EQ(k.size_sources.count("K"), 1u);
+    EXPECT_EQ(k.size_sources.at("K").first->tv, tv(f, "x"));
+    EXPECT_EQ(k.size_sources.at("K").second, 1);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Barriers.
+
+constexpr const char* kSmemTranspose = R"(
+fusion: smem_transpose
+inputs:
+  x: {dtype: f32, shape: [N, 32, 32]}
+body: |
+  y = permute(x, [0, 2, 1])
+outputs: [y]
+)";
+
+/// x -> xs (Shared cache) -> y = permute(xs). y binds its axis 2 to TIDx,
+/// xs its own axis 2: a thread reads what another thread wrote. xs is
+/// inlined at the batch loop, bound to BIDx or serial.
+struct SmemTranspose {
+  frontend::FusionDefinition def = parse(kSmemTranspose);
+  TensorView* xs = nullptr;
+  explicit SmemTranspose(bool batch_on_bidx) {
+    Fusion& f = *def.fusion;
+    TensorView* y = named(f, "y");
+    xs = sched::cache_after(named(f, "x"));
+    sched::set_memory_type(xs, MemoryType::Shared);
+    if (batch_on_bidx) y->parallelize(0, ParallelType::BIDx);
+    y->parallelize(2, ParallelType::TIDx);
+    if (batch_on_bidx) xs->parallelize(0, ParallelType::BIDx);
+    xs->parallelize(2, ParallelType::TIDx);
+    sched::inline_at(xs, 1);
+  }
+};
+
+TEST(Barriers, SharedWriteThenReadByAnotherThreadMappingGetsSyncthreads) {
+  SmemTranspose s(/*batch_on_bidx=*/true);
+  const Fusion& f = *s.def.fusion;
+  PrintOnFailure guard(f);
+  kir::Kernel k = lower::lower(f);
+  guard.set_output(k);
+  EXPECT_TRUE(k.has_barrier);
+  EXPECT_EQ(k.shared_bytes, 32 * 32 * 4);
+  std::string text = codegen::print_kernel(k);
+  std::string xs = s.xs->str();
+  size_t write = text.find("  " + xs + "[");
+  size_t sync = text.find("__syncthreads();");
+  size_t read = text.find("= " + xs + "[");
+  ASSERT_NE(write, std::string::npos);
+  ASSERT_NE(sync, std::string::npos);
+  ASSERT_NE(read, std::string::npos);
+  EXPECT_LT(write, sync);
+  EXPECT_LT(sync, read);
+  // One barrier: nothing is written after the read.
+  EXPECT_EQ(text.find("__syncthreads();", sync + 1), std::string::npos);
+
+  // And the kernel is right on the CPU backend, whose threads are fibers.
+  auto plain = parse(kSmemTranspose);
+  runtime::PreparedKernel p = runtime::prepare(f, {{"N", 3}});
+  ASSERT_EQ(codegen::print_kernel(p.kernel), text);
+  expect_nvrtc_accepts(p.source);
+  auto compiled = cpu_backend().compile(p.source);
+  EXPECT_EQ(run_and_compare(plain, p, *compiled, {{"N", 3}}), "");
+}
+
+TEST(Barriers, LoopThatWritesAndReadsSharedEndsWithSyncthreads) {
+  // With the batch loop serial, the next iteration's writes must wait for
+  // this iteration's reads: a second barrier closes the loop body.
+  SmemTranspose s(/*batch_on_bidx=*/false);
+  const Fusion& f = *s.def.fusion;
+  PrintOnFailure guard(f);
+  kir::Kernel k = lower::lower(f);
+  guard.set_output(k);
+  ASSERT_TRUE(k.has_barrier);
+  // The body: Allocate, then the batch loop.
+  const kir::Stmt* loop = nullptr;
+  for (const auto& st : k.body->body)
+    if (st->kind == kir::Stmt::Kind::For) loop = st.get();
+  ASSERT_NE(loop, nullptr);
+  std::vector<kir::Stmt::Kind> kinds;
+  for (const auto& st : loop->body) kinds.push_back(st->kind);
+  using K = kir::Stmt::Kind;
+  EXPECT_EQ(kinds, (std::vector<K>{K::For, K::Sync, K::For, K::Sync}));
+
+  auto plain = parse(kSmemTranspose);
+  runtime::PreparedKernel p = runtime::prepare(f, {{"N", 2}});
+  expect_nvrtc_accepts(p.source);
+  auto compiled = cpu_backend().compile(p.source);
+  EXPECT_EQ(run_and_compare(plain, p, *compiled, {{"N", 2}}), "");
+}
+
+TEST(Barriers, NoSharedMemoryNoBarrier) {
+  auto def = parse(kExpScale);
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  tile_exp_scale(f, 4);
+  kir::Kernel k = lower::lower(f);
+  guard.set_output(k);
+  EXPECT_FALSE(k.has_barrier);
+  EXPECT_THAT(codegen::print_kernel(k), ::testing::Not(HasSubstr("__syncthreads")));
+}
+
+// ---------------------------------------------------------------------------
+// Generated statements: predicates and launch extents.
+
+TEST(Generate, UnevenSplitIsPredicatedAndBoundLoopsAreRecorded) {
+  auto def = parse(kExpScale);
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  tile_exp_scale(f, 4);
+  kir::Kernel k = lower::lower(f);
+  guard.set_output(k);
+  std::string text = codegen::print_kernel(k);
+  // K is split by 8 then 4: the rebuilt column index is checked against K.
+  EXPECT_THAT(text, HasSubstr("< T0.size[1])"));
+  ASSERT_EQ(k.launch_extents.count(ParallelType::BIDx), 1u);
+  ASSERT_EQ(k.launch_extents.count(ParallelType::TIDx), 1u);
+  EXPECT_EQ(k.launch_extents.at(ParallelType::BIDx).front().str(), "N");
+  EXPECT_EQ(k.launch_extents.at(ParallelType::TIDx).front().str(), "4");
+  auto dims = runtime::launch_dims(k, {{"N", 5}, {"K", 70}});
+  EXPECT_EQ(dims.grid[0], 5);
+  EXPECT_EQ(dims.block[0], 4);
+}
+
+// ---------------------------------------------------------------------------
+// Lowering's user errors.
+
+TEST(Lowerable, ReductionAxisBoundToThreadsIsNotSupportedYet) {
+  auto def = load("row_sum");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  tv(f, "y")->parallelize(1, ParallelType::TIDx);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              AllOf(HasSubstr("lowering: T1 (y) axis 1"), HasSubstr("is a Reduction bound to TIDx"),
+                    HasSubstr("block and grid reductions are not supported yet")));
+}
+
+TEST(Lowerable, ReductionAxisBoundToBlocksIsNotSupportedYet) {
+  auto def = load("col_sum");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  tv(f, "y")->parallelize(0, ParallelType::BIDx);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              AllOf(HasSubstr("is a Reduction bound to BIDx"),
+                    HasSubstr("block and grid reductions are not supported yet")));
+}
+
+TEST(Lowerable, NonSetLoadIsNotSupportedYet) {
+  auto def = load("gelu");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  sched::cache_after(tv(f, "x"), ir::LoadStoreOpType::CpAsync);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }), HasSubstr("only Set is supported yet"));
+}
+
+TEST(Lowerable, NotInlinedBroadcastInRegistersIsAnError) {
+  // bias_relu flattened: the broadcast of b [K] -> [1, K] merges to K, not
+  // N * K. Kept in its own loop nest in registers, the thread computing
+  // column k would hold it, while the thread at (n, k) reads it.
+  auto def = load("bias_relu");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* y = tv(f, "y");
+  TensorView* add = y->definition()->inputs()[0]->as<TensorView>();
+  TensorView* bcast = add->definition()->inputs()[1]->as<TensorView>();
+  y->merge(0)->split(0, 128);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(1, ParallelType::TIDx);
+  sched::propagate_transformation(y);
+  sched::parallelize_all_like(y);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              AllOf(HasSubstr("lowering: T2 is Local and keeps its loop axis 0"),
+                    HasSubstr("bound to BIDx, but its consumer T3"),
+                    HasSubstr("would read elements another block wrote"),
+                    HasSubstr("expected it inlined past axis 0 (inline_most)")));
+  // Inlined, it is computed where it is read.
+  sched::inline_most(f, {bcast});
+  EXPECT_NO_THROW(lower::lower(f));
+}
+
+TEST(Lowerable, InlinedIntoBroadcastWidenedLoopsButKeepingOwnLoopsIsAnError) {
+  // The broadcast's flattened axis 0 is ceilDiv(K, 128) while the loop it
+  // would share is ceilDiv(N * K, 128); it must then take its index from its
+  // consumer, which works only if it has no loops of its own.
+  auto def = load("bias_relu");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* y = tv(f, "y");
+  y->merge(0)->split(0, 128);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(1, ParallelType::TIDx);
+  sched::propagate_transformation(y);
+  sched::parallelize_all_like(y);
+  TensorView* add = y->definition()->inputs()[0]->as<TensorView>();
+  TensorView* bcast = add->definition()->inputs()[1]->as<TensorView>();
+  sched::inline_at(add, 2);
+  sched::inline_at(bcast, 1);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              AllOf(HasSubstr("is inlined at position 1 into loops that iterate a "
+                              "broadcast-widened domain, but keeps loops of its own"),
+                    HasSubstr("expected it fully inlined")));
+}
+
+TEST(Lowerable, InlineIntoConsumersThatDoNotShareLoopsIsAnError) {
+  // The same shape as LoopOwnerOfConsumersInDifferentNestsIsAnError, reached
+  // through lower(): p's consumers are separate nests.
+  auto def = parse(kFork);
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  tv(f, "p")->set_compute_at_pos(2);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              AllOf(HasSubstr("T1 (p) is inlined at position 2 but its consumers T2 (c1) and "
+                              "T3 (c2) run loop 0 in different loop nests")));
+}
+
+}  // namespace
+}  // namespace schedlab::lower::testing

@@ -471,8 +471,12 @@ TEST_F(CpuBackendTest, LaunchDimsAreChecked) {
   LaunchDims dims;
   dims.block = {2048, 1, 1};
   EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {}); }),
-            "launch of 'schedlab_kernel': block (2048,1,1) has 2048 threads; CUDA allows at most "
-            "1024 (and 64 in z)");
+            "launch of 'schedlab_kernel': block (2048,1,1) exceeds CUDA's limits: at most 1024 "
+            "threads, 1024 in x and y, 64 in z");
+  dims.block = {64, 32, 1};
+  EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {}); }),
+            "launch of 'schedlab_kernel': block (64,32,1) exceeds CUDA's limits: at most 1024 "
+            "threads, 1024 in x and y, 64 in z");
   dims.block = {32, 1, 1};
   dims.grid = {0, 1, 1};
   EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {}); }),

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 
 #include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
 
 #include "schedlab/base/error.h"
 
@@ -109,16 +113,38 @@ TEST(KernelSourceHash, IsFnv1a64Hex) {
   EXPECT_NE(KernelSource{.source = "ab"}.hash(), KernelSource{.source = "ba"}.hash());
 }
 
+// Sets environment variables for one scope and restores them after.
+class ScopedEnv {
+ public:
+  ~ScopedEnv() {
+    for (auto& [name, old] : saved_)
+      old ? setenv(name.c_str(), old->c_str(), 1) : unsetenv(name.c_str());
+  }
+  void set(const std::string& name, const char* value) {
+    if (!saved_.count(name)) {
+      const char* old = std::getenv(name.c_str());
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    value ? setenv(name.c_str(), value, 1) : unsetenv(name.c_str());
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
 TEST(CacheDir, Precedence) {
-  setenv("SCHEDLAB_CACHE_DIR", "/c/env", 1);
-  setenv("XDG_CACHE_HOME", "/c/xdg", 1);
-  setenv("HOME", "/c/home", 1);
+  ScopedEnv env;
+  env.set("SCHEDLAB_CACHE_DIR", "/c/env");
+  env.set("XDG_CACHE_HOME", "/c/xdg");
+  env.set("HOME", "/c/home");
   EXPECT_EQ(cache_dir("/c/flag"), "/c/flag");
   EXPECT_EQ(cache_dir(), "/c/env");
-  unsetenv("SCHEDLAB_CACHE_DIR");
+  env.set("SCHEDLAB_CACHE_DIR", nullptr);
   EXPECT_EQ(cache_dir(), "/c/xdg/schedlab");
-  unsetenv("XDG_CACHE_HOME");
+  env.set("XDG_CACHE_HOME", nullptr);
   EXPECT_EQ(cache_dir(), "/c/home/.cache/schedlab");
+  env.set("HOME", nullptr);
+  EXPECT_EQ(cache_dir(), (std::filesystem::temp_directory_path() / "schedlab-cache").string());
 }
 
 }  // namespace

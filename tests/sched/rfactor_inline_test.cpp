@@ -140,7 +140,9 @@ TEST(Propagate, SoftmaxFromOutput) {
   validate_bindings(f);
   // A reduction stops inlining at its first reduction axis.
   for (auto* r : reds) EXPECT_EQ(r->compute_at_pos(), 1) << ir::tensor_str(r);
-  EXPECT_EQ(e->compute_at_pos(), 3);
+  // e is read by the sum and by y, whose loops past the row are different
+  // loop nests: it stays at the row.
+  EXPECT_EQ(e->compute_at_pos(), 1);
   EXPECT_EQ(x->compute_at_pos(), 0);
 }
 
@@ -233,8 +235,8 @@ TEST(Propagate, RefusesInlined) {
   auto* e = ir::tv(ir::exp(x));
   auto* y = ir::tv(ir::neg(e));
   f.add_output(y);
-  inline_at(e, 2);
   y->split(1, 4, true);
+  inline_at(e, 1);
   EXPECT_THAT(user_error_of([&] { propagate_transformation(y); }),
               HasSubstr("propagate, then inline"));
 }

@@ -319,8 +319,11 @@ TEST(UserSchedule, SoftmaxPersistentPropagateInline) {
   // A reduction finishes before its consumer reads it: inlined at the row.
   for (TensorView* r : reds) EXPECT_EQ(r->compute_at_pos(), 1) << print_tensor(r);
   EXPECT_EQ(max_inline_position(reds[0]), 1);
-  // Everything else is inlined fully into its consumers' loops.
-  EXPECT_EQ(e->compute_at_pos(), 3);
+  // e feeds both the sum (inside its serial reduction loop) and y (inside
+  // y's own loops): those are different loop nests past the row, so e is
+  // computed once per row into its own buffer (a persistent buffer) and
+  // inlined at 1. Its single-consumer producer x - m is inlined fully.
+  EXPECT_EQ(e->compute_at_pos(), 1);
   EXPECT_EQ(producer_of(e)->compute_at_pos(), 3);  // x - m
   // The broadcasts m and s are not checked: schedlab inlines them at 3,
   // nvFuser would hoist their trailing broadcast axes (position 1).
@@ -568,14 +571,13 @@ TEST(UserSchedule, LayernormVarMeanStyle) {
   }
   EXPECT_THAT(loop_sig(y), ElementsAre("iblockIdx.x{N}", "iS{ceilDiv(ceilDiv(K, 4), 128)}",
                                        "ithreadIdx.x{128}", "iS{4}"));
-  // As in nvFuser, a vectorized axis is not shared with a consumer: the
-  // cache is inlined up to its vector axis.
-  EXPECT_EQ(xc->compute_at_pos(), 3);
-  EXPECT_EQ(max_inline_position(xc), 3);
+  // The cache feeds the mean's reduction and d = x - mean, which run their
+  // loops past the row in different loop nests: it is inlined at the row.
+  EXPECT_EQ(xc->compute_at_pos(), 1);
+  EXPECT_EQ(max_inline_position(xc), 1);
   EXPECT_THAT(user_error_of([&] { inline_at(xc, 4); }),
-              AllOf(HasSubstr("its loop axis 3 (iS"),
-                    HasSubstr("is Vectorize, which is emitted as the tensor's own access"),
-                    HasSubstr("the largest legal position is 3")));
+              AllOf(HasSubstr("run loop 1 in different loop nests"),
+                    HasSubstr("the largest legal position is 1")));
 }
 
 // nvFuser's own order: rfactor right after splitting the reference, then
@@ -617,8 +619,9 @@ TEST(UserSchedule, LayernormPropagateFromRfactorProducer) {
   check_valid(f);
   EXPECT_EQ(rf->compute_at_pos(), 1);
   EXPECT_EQ(other_rf->compute_at_pos(), 1);
-  EXPECT_EQ(xc->compute_at_pos(), 3);
-  EXPECT_EQ(named(f, "d")->compute_at_pos(), 4);
+  EXPECT_EQ(xc->compute_at_pos(), 1);  // read by two loop nests, see above
+  // d feeds d * d (the variance) and y: also two nests past the row.
+  EXPECT_EQ(named(f, "d")->compute_at_pos(), 1);
 }
 
 // ---------------------------------------------------------------------------

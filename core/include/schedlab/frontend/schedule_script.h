@@ -3,9 +3,9 @@
 // (DESIGN.md section 4, "Schedule scripts"; full reference in
 // docs/schedule-scripts.md).
 //
-// Owns: the script language below and the mapping of every diagnostic to
-// file:line:col. May depend on: schedlab/base, schedlab/ir, schedlab/sched,
-// and the fusion-body lexer (core/frontend/lexer.h).
+// Owns: the meaning of the script language below (its syntax is parsed by
+// schedule_ast.h) and the mapping of every diagnostic to file:line:col.
+// May depend on: schedlab/base, schedlab/ir, schedlab/sched.
 // Invariants: every error is a UserError at the offending token; an error
 // raised by a primitive keeps its message and is placed at the call. Lines
 // are applied in order and ir::verify holds after each, so on an error the
@@ -50,16 +50,23 @@
 #include <vector>
 
 #include "schedlab/frontend/fusion_file.h"
+#include "schedlab/frontend/schedule_ast.h"
 
 namespace schedlab::frontend {
 
 /// Values for {name} placeholders; they override the script's params(...).
 using ScheduleParams = std::map<std::string, int64_t>;
 
-/// Parses and applies `text` to def.fusion, one line at a time; `path` is
-/// used in diagnostics only. A placeholder with no value is an error naming
-/// it and listing the known params. Returns the log of applied calls, one
-/// string per statement ("3: split(y, 0, 128)"), for `schedlab show`.
+/// Applies a parsed script to def.fusion, one statement at a time, resolving
+/// names against the fusion as it is at that statement. A placeholder with
+/// no value is an error naming it and listing the known params. Returns the
+/// log of applied calls, one string per statement ("3: split(y, 0, 128)"),
+/// for `schedlab show`.
+std::vector<std::string> apply_parsed_schedule(const ParsedSchedule& schedule,
+                                               FusionDefinition& def,
+                                               const ScheduleParams& params);
+/// parse_schedule(text, path), then apply_parsed_schedule; `path` is used in
+/// diagnostics only.
 std::vector<std::string> apply_schedule_text(const std::string& text, const std::string& path,
                                              FusionDefinition& def, const ScheduleParams& params);
 /// Reads the file at `path` and applies it. user_error if it cannot be read.

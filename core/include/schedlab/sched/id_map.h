@@ -26,7 +26,12 @@ std::vector<std::pair<ir::IterDomain*, ir::IterDomain*>> producer_consumer_pairs
 /// the fusion changes.
 class LoopMap {
  public:
-  explicit LoopMap(const ir::Fusion& f);
+  /// How producer and consumer axes are tied together.
+  enum class Mode {
+    Permissive,  ///< a Broadcast axis maps to the axis it is broadcast to (inlining)
+    Exact,       ///< only axes that index the same data: no Broadcast-to-Iteration ties
+  };
+  explicit LoopMap(const ir::Fusion& f, Mode mode = Mode::Permissive);
   /// True if a and b iterate the same thing.
   bool mapped(const ir::IterDomain* a, const ir::IterDomain* b) const;
   /// A representative of a's class.
