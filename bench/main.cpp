@@ -139,9 +139,9 @@ std::vector<schedlab::ref::HostTensor> read_inputs(const std::string& list,
       << " file" << (paths.size() == 1 ? "" : "s") << " in '" << list << "'";
   std::vector<ref::HostTensor> r;
   for (size_t i = 0; i < paths.size(); ++i) {
-    user_assert(!paths[i].empty()) << "--inputs: file " << i + 1 << " of '" << list
-                                   << "' is empty; expected a .npy path for "
-                                   << f.inputs()[i]->describe();
+    user_assert(!paths[i].empty())
+        << "--inputs: file " << i + 1 << " of '" << list << "' is empty; expected a .npy path for "
+        << f.inputs()[i]->describe();
     r.push_back(ref::read_npy_input(paths[i], f.inputs()[i], sizes));
   }
   return r;
@@ -158,9 +158,9 @@ void save_outputs(const std::string& dir, const schedlab::ir::Fusion& f,
   user_assert(!ec) << "--save-outputs: cannot create directory '" << dir << "': " << ec.message();
   for (size_t i = 0; i < got.size(); ++i) {
     const ir::TensorView* out = f.outputs()[i];
-    std::string base = (std::filesystem::path(dir) /
-                        (out->user_name().empty() ? out->str() : out->user_name()))
-                           .string();
+    std::string base =
+        (std::filesystem::path(dir) / (out->user_name().empty() ? out->str() : out->user_name()))
+            .string();
     ref::write_npy(base + ".npy", got[i]);
     ref::write_npy(base + ".ref.npy", want[i]);
     fmt::print("  saved output {} to {}.npy and {}.ref.npy\n", i, base, base);
