@@ -399,22 +399,22 @@ class Script {
       if (tv->user_name() == name) named.push_back(tv);
     if (named.size() > 1)
       user_error_at(loc) << "tensor name '" << name << "' is ambiguous: it names "
-                           << named[0]->str() << " and " << named[1]->str()
-                           << "; write T<n> to pick one";
+                         << named[0]->str() << " and " << named[1]->str()
+                         << "; write T<n> to pick one";
     if (named.size() == 1) return named[0];
     if (auto n = tensor_number(name)) {
       for (TensorView* tv : def_.fusion->tensors())
         if (tv->number() == *n) return tv;
       user_error_at(loc) << "unknown tensor '" << name << "'; the fusion has T0 to T"
-                           << def_.fusion->tensors().back()->number();
+                         << def_.fusion->tensors().back()->number();
     }
     std::vector<std::string> names;
     for (const auto& [k, v] : bindings_) names.push_back(k);
     for (TensorView* tv : def_.fusion->tensors())
       if (!tv->user_name().empty()) names.push_back(tv->user_name());
     user_error_at(loc) << "unknown tensor '" << name
-                         << "'; expected a fusion name, T<n> or a name bound earlier in the "
-                         << "script" << did_you_mean(name, names);
+                       << "'; expected a fusion name, T<n> or a name bound earlier in the "
+                       << "script" << did_you_mean(name, names);
     return nullptr;
   }
 
@@ -426,9 +426,9 @@ class Script {
     for (const auto& [k, x] : defaults_)
       if (!params_.count(k)) known.push_back(k);
     user_error_at(v.loc) << "no value for parameter '{" << v.text
-                            << "}'; known params: " << (known.empty() ? "(none)" : join(known))
-                            << did_you_mean(v.text, known) << " (declare a default with params("
-                            << v.text << "=...))";
+                         << "}'; known params: " << (known.empty() ? "(none)" : join(known))
+                         << did_you_mean(v.text, known) << " (declare a default with params("
+                         << v.text << "=...))";
     return 0;
   }
 
@@ -443,18 +443,18 @@ class Script {
   void check_bindable(const std::string& name, const SourceLoc& loc, const Primitive& p) const {
     if (!p.creates)
       user_error_at(loc) << "cannot bind '" << name << "': " << p.name
-                              << " creates no tensor; only cache_after, cache_before, "
-                              << "cache_fork and rfactor results can be bound";
+                         << " creates no tensor; only cache_after, cache_before, "
+                         << "cache_fork and rfactor results can be bound";
     if (auto it = bindings_.find(name); it != bindings_.end())
-      user_error_at(loc) << "'" << name << "' is already bound at "
-                              << it->second.second.str() << "; each name is bound once";
+      user_error_at(loc) << "'" << name << "' is already bound at " << it->second.second.str()
+                         << "; each name is bound once";
     if (tensor_number(name))
       user_error_at(loc) << "cannot bind '" << name
-                              << "': names of the form T<n> refer to tensors by number";
+                         << "': names of the form T<n> refer to tensors by number";
     for (TensorView* tv : def_.fusion->tensors())
       if (tv->user_name() == name)
-        user_error_at(loc) << "cannot bind '" << name << "': it already names "
-                                << tv->describe() << " in the fusion; choose another name";
+        user_error_at(loc) << "cannot bind '" << name << "': it already names " << tv->describe()
+                           << " in the fusion; choose another name";
   }
 
   /// Matches positional then keyword arguments to p's parameters.
@@ -466,11 +466,11 @@ class Script {
       if (a.keyword.empty()) {
         if (first_kw)
           user_error_at(a.value.loc) << p.name << ": positional argument after the keyword "
-                                        << "argument '" << first_kw->keyword << "'";
+                                     << "argument '" << first_kw->keyword << "'";
         if (next == p.params.size())
           user_error_at(a.value.loc) << p.name << ": expected at most " << p.params.size()
-                                        << " argument" << (p.params.size() == 1 ? "" : "s")
-                                        << ", found " << st.args.size() << "; usage: " << p.usage();
+                                     << " argument" << (p.params.size() == 1 ? "" : "s")
+                                     << ", found " << st.args.size() << "; usage: " << p.usage();
         slots[next++] = &a.value;
         continue;
       }
@@ -481,8 +481,8 @@ class Script {
         std::vector<std::string> names;
         for (const Param& q : p.params) names.push_back(q.name);
         user_error_at(a.loc) << p.name << ": unknown keyword '" << a.keyword
-                                 << "'; expected one of " << join(names)
-                                 << did_you_mean(a.keyword, names);
+                             << "'; expected one of " << join(names)
+                             << did_you_mean(a.keyword, names);
       }
       size_t idx = static_cast<size_t>(k - p.params.begin());
       if (slots[idx])
@@ -491,16 +491,15 @@ class Script {
     }
     for (size_t i = 0; i < p.params.size(); ++i)
       if (!slots[i] && !p.params[i].default_text)
-        user_error_at(st.loc)
-            << p.name << ": missing argument '" << p.params[i].name << "'; usage: " << p.usage();
+        user_error_at(st.loc) << p.name << ": missing argument '" << p.params[i].name
+                              << "'; usage: " << p.usage();
     return slots;
   }
 
   /// params(name=value, ...): defaults for placeholders, which callers override.
   std::string declare_params(const Statement& st) {
     if (st.bind)
-      user_error_at(st.bind_loc) << "cannot bind '" << *st.bind
-                                  << "': params creates no tensor";
+      user_error_at(st.bind_loc) << "cannot bind '" << *st.bind << "': params creates no tensor";
     for (const Arg& a : st.args) {
       if (a.keyword.empty() || a.value.kind != Value::Kind::Int)
         user_error_at(a.loc) << "params: expected name=integer, such as params(block=128), "
@@ -508,7 +507,7 @@ class Script {
                              << (a.keyword.empty() ? first_token(a.value) : "a non-integer value");
       if (defaults_.count(a.keyword))
         user_error_at(a.loc) << "params: '" << a.keyword << "' already has a default ("
-                                 << defaults_.at(a.keyword) << ")";
+                             << defaults_.at(a.keyword) << ")";
       auto v = to_integer(a.value.text);
       if (!v)
         user_error_at(a.value.loc)
@@ -576,7 +575,7 @@ void Args::fail(const Value& v, size_t i, const std::string& want,
       break;
   }
   user_error_at(v.loc) << p_.name << ": expected " << want << " for '" << p_.params[i].name
-                             << "', found " << found;
+                       << "', found " << found;
   std::abort();  // not reached: the report throws
 }
 

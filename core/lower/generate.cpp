@@ -134,7 +134,7 @@ class Generator {
       if (id->is_reduction()) return Expr::integer(0);
       if (id->parallel_type() != ir::ParallelType::Serial) return Indexer::loop_var({tv, k});
       return Expr::var("j" + std::to_string(id->id()));
-    });
+    }, /*root_predicates=*/false);
     at->body.push_back(guarded(idx.predicate, Stmt::store(buffers_.at(t), out_offset(t, idx),
                                                           Expr::floating(r->init(), t->dtype()))));
     return block;

@@ -1,6 +1,8 @@
 // Index math for lowering; see indexing.h for the scheme.
 #include "indexing.h"
 
+#include <algorithm>
+
 #include "schedlab/base/error.h"
 #include "schedlab/sched/id_map.h"
 
@@ -51,7 +53,8 @@ ExprP Indexer::loop_var(const LoopKey& key) {
   return Expr::var(p.empty() ? "i" + std::to_string(id->id()) : p);
 }
 
-TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_index) const {
+TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_index,
+                                 bool root_predicates) const {
   // Shared loops whose extent differs from t's own axis iterate a domain
   // widened by a broadcast: t's element is the one its consumer reads.
   bool exact = true;
@@ -80,6 +83,7 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
       r.predicate = r.predicate && (v < size(loop_owner(t, k).id()->extent()));
   }
   auto history = t->root_history();
+  auto loop_part = t->loop_history();
   for (auto it = history.rbegin(); it != history.rend(); ++it) {
     if (auto* s = (*it)->as<ir::Split>()) {
       ExprP o = r.index.at(s->outer()), i = r.index.at(s->inner());
@@ -88,7 +92,9 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
                          : Expr::int_op("ceilDiv", size(s->in()->extent()), Expr::integer(s->factor()));
       ExprP in = o * stride + i;
       r.index[s->in()] = in;
-      if (!divides(s->in()->extent(), s->factor()))
+      bool predicated =
+          root_predicates || std::find(loop_part.begin(), loop_part.end(), s) != loop_part.end();
+      if (predicated && !divides(s->in()->extent(), s->factor()))
         r.predicate = r.predicate && (in < size(s->in()->extent()));
     } else if (auto* m = (*it)->as<ir::Merge>()) {
       ExprP out = r.index.at(m->out());

@@ -41,7 +41,11 @@ class Indexer {
   /// The variable of a loop: threadIdx.x for a TIDx loop, i<id> for a serial one.
   static kir::ExprP loop_var(const LoopKey& key);
   /// Root and logical indices of t where it is written, and its predicate.
-  TensorIndex write_index(const ir::TensorView* t, const LoopIndexFn& loop_index) const;
+  /// root_predicates = false leaves out the predicates of the splits between
+  /// root and logical (an rfactor producer's reduction side): initialising
+  /// its partials, every slot is an accumulator, even one no element reaches.
+  TensorIndex write_index(const ir::TensorView* t, const LoopIndexFn& loop_index,
+                          bool root_predicates = true) const;
   /// Logical (non-reduction) indices of operand p of e, given e's output index.
   std::vector<kir::ExprP> operand_index(const ir::Expr* e, const ir::TensorView* p,
                                         const TensorIndex& out) const;

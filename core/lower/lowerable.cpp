@@ -3,59 +3,9 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/sched/id_map.h"
-#include "schedlab/sched/id_map.h"
 #include "schedlab/sched/inline.h"
 
 namespace schedlab::lower {
-
-namespace {
-
-bool is_block_index(ir::ParallelType p) {
-  return p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy || p == ir::ParallelType::BIDz;
-}
-
-// A loop axis a tensor keeps to itself (past its inline position) and binds
-// is run by the thread or block its own loop index names; its consumers read
-// each element where *their* loops point. Unless the binding maps exactly
-// (same iteration, same extent) to one of the loops a consumer runs in, the
-// reader is another thread or block: registers are private to a thread,
-// shared memory to a block, and no kernel synchronizes blocks (nor emits a
-// barrier for global memory). The typical case is a broadcast operand scheduled
-// like its consumer but not inlined: merging its broadcast axis gives it a
-// shorter flattened axis than the consumer's.
-void check_parallel_mapping(const ir::Fusion& f) {
-  sched::LoopMap map(f);
-  for (const ir::TensorView* t : f.tensors()) {
-    for (int k = t->compute_at_pos(); k < t->nloop(); ++k) {
-      const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
-      ir::ParallelType p = id->parallel_type();
-      if (p == ir::ParallelType::Serial || id->is_reduction()) continue;
-      if (t->memory_type() == ir::MemoryType::Shared && !is_block_index(p)) continue;
-      for (const ir::Expr* use : t->uses()) {
-        const ir::TensorView* c = use->out();
-        bool exact = false;
-        for (int j = 0; j < c->nloop() && !exact; ++j) {
-          auto owner = sched::loop_owner(c, j);
-          const ir::IterDomain* cid = owner ? owner->id() : c->loop()[static_cast<size_t>(j)];
-          exact = cid->parallel_type() == p && map.mapped(id, cid) &&
-                  cid->extent().same_as(id->extent());
-        }
-        user_assert(exact)
-            << "lowering: " << t->describe() << " is " << ir::memory_type_name(t->memory_type())
-            << " and keeps its loop axis " << k << " (" << id->str() << ") bound to "
-            << ir::parallel_type_name(p) << ", but its consumer " << c->describe()
-            << " runs no loop bound to " << ir::parallel_type_name(p)
-            << " over the same iteration, so it would read elements another "
-            << (is_block_index(p) ? "block" : "thread")
-            << " wrote; expected it inlined past axis " << k << " (inline_most)"
-            << (is_block_index(p) ? "" : " or kept in Shared memory")
-            << ", or scheduled so the bindings map exactly";
-      }
-    }
-  }
-}
-
-}  // namespace
 
 namespace {
 
@@ -100,7 +50,6 @@ void check_thread_consistency(const ir::Fusion& f) {
 void check_lowerable(const ir::Fusion& f) {
   sched::validate_bindings(f);
   check_thread_consistency(f);
-  check_parallel_mapping(f);
   for (const ir::TensorView* t : f.tensors()) {
     for (int k = 0; k < t->nloop(); ++k) {
       const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];

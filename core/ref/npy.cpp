@@ -84,6 +84,7 @@ uint16_t double_to_f16(double v) {
   double a = std::fabs(v);
   if (std::isnan(v)) return sign | 0x7e00;
   if (a == 0.0) return sign;
+  if (std::isinf(a)) return sign | 0x7c00;
   int e;
   std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
   if (e - 1 > 15) return sign | 0x7c00;
@@ -123,9 +124,10 @@ class HeaderParser {
       std::string key = str("a quoted key");
       expect(':', "':' after the key '" + key + "'");
       if (key == "descr") {
-        if (at('[')) user_error_at(SourceLoc{path_}) << "unsupported dtype: a structured array "
-                                                     << "(descr is a list); expected one of "
-                                                     << type_choices();
+        if (at('['))
+          user_error_at(SourceLoc{path_})
+              << "unsupported dtype: a structured array "
+              << "(descr is a list); expected one of " << type_choices();
         h.descr = str("a quoted dtype string for 'descr'");
         seen[0] = true;
       } else if (key == "fortran_order") {
@@ -168,9 +170,9 @@ class HeaderParser {
     std::string header = s_;
     while (!header.empty() && std::isspace(static_cast<unsigned char>(header.back())))
       header.pop_back();
-    user_error_at(SourceLoc{path_}) << "cannot parse the header dict: expected " << what
-                                    << " at character " << i_ << ", found " << found
-                                    << "; header: " << header;
+    user_error_at(SourceLoc{path_})
+        << "cannot parse the header dict: expected " << what << " at character " << i_ << ", found "
+        << found << "; header: " << header;
     std::abort();  // not reached: the report throws
   }
   std::string str(const std::string& what) {
@@ -250,8 +252,7 @@ HostTensor parse_npy(const std::string& bytes, const std::string& path) {
   size_t header_len = load_le(bytes.data() + 8, static_cast<int>(len_bytes));
   if (bytes.size() - preamble < header_len)
     user_error_at(loc) << "truncated header: the preamble declares a " << header_len
-                       << "-byte header, but only " << bytes.size() - preamble
-                       << " bytes follow";
+                       << "-byte header, but only " << bytes.size() - preamble << " bytes follow";
   Header h = HeaderParser(bytes.substr(preamble, header_len), path).run();
 
   const NpyType* type = find_type(h.descr);
@@ -294,7 +295,9 @@ HostTensor parse_npy(const std::string& bytes, const std::string& path) {
     uint64_t bits = load_le(p, type->size);
     p += type->size;
     switch (t.dtype) {
-      case DataType::F16: v = f16_to_double(static_cast<uint16_t>(bits)); break;
+      case DataType::F16:
+        v = f16_to_double(static_cast<uint16_t>(bits));
+        break;
       case DataType::F32: {
         float f;
         auto b32 = static_cast<uint32_t>(bits);
@@ -302,11 +305,21 @@ HostTensor parse_npy(const std::string& bytes, const std::string& path) {
         v = f;
         break;
       }
-      case DataType::F64: std::memcpy(&v, &bits, sizeof v); break;
-      case DataType::I32: v = static_cast<int32_t>(static_cast<uint32_t>(bits)); break;
-      case DataType::I64: v = static_cast<double>(static_cast<int64_t>(bits)); break;
-      case DataType::Bool: v = bits != 0 ? 1.0 : 0.0; break;
-      case DataType::BF16: internal_error << "bf16 is never read from .npy"; break;
+      case DataType::F64:
+        std::memcpy(&v, &bits, sizeof v);
+        break;
+      case DataType::I32:
+        v = static_cast<int32_t>(static_cast<uint32_t>(bits));
+        break;
+      case DataType::I64:
+        v = static_cast<double>(static_cast<int64_t>(bits));
+        break;
+      case DataType::Bool:
+        v = bits != 0 ? 1.0 : 0.0;
+        break;
+      case DataType::BF16:
+        internal_error << "bf16 is never read from .npy";
+        break;
     }
   }
   return t;
@@ -334,7 +347,9 @@ std::string encode_npy(const HostTensor& t) {
     // bf16 values are f32 values, so rounding to bf16 then storing f32 is exact.
     double r = ir::round_to_dtype(v, t.dtype);
     switch (type.dtype) {
-      case DataType::F16: store_le(out, double_to_f16(r), 2); break;
+      case DataType::F16:
+        store_le(out, double_to_f16(r), 2);
+        break;
       case DataType::F32: {
         auto f = static_cast<float>(r);
         uint32_t bits;
@@ -348,10 +363,18 @@ std::string encode_npy(const HostTensor& t) {
         store_le(out, bits, 8);
         break;
       }
-      case DataType::I32: store_le(out, static_cast<uint32_t>(static_cast<int32_t>(r)), 4); break;
-      case DataType::I64: store_le(out, static_cast<uint64_t>(static_cast<int64_t>(r)), 8); break;
-      case DataType::Bool: out += r != 0.0 ? '\x01' : '\x00'; break;
-      case DataType::BF16: internal_error << "bf16 is written as f32"; break;
+      case DataType::I32:
+        store_le(out, static_cast<uint32_t>(static_cast<int32_t>(r)), 4);
+        break;
+      case DataType::I64:
+        store_le(out, static_cast<uint64_t>(static_cast<int64_t>(r)), 8);
+        break;
+      case DataType::Bool:
+        out += r != 0.0 ? '\x01' : '\x00';
+        break;
+      case DataType::BF16:
+        internal_error << "bf16 is written as f32";
+        break;
     }
   }
   return out;
@@ -361,8 +384,9 @@ HostTensor read_npy(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
-    user_error_at(SourceLoc{path}) << "cannot read .npy file: "
-                                   << (fs::exists(path, ec) ? "not a regular file" : "no such file");
+    user_error_at(SourceLoc{path})
+        << "cannot read .npy file: "
+        << (fs::exists(path, ec) ? "not a regular file" : "no such file");
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -394,7 +418,8 @@ HostTensor read_npy_input(const std::string& path, const ir::TensorView* in,
   std::vector<int64_t> shape = concrete_shape(in, sizes);
   if (t.shape != shape) {
     std::string bound;
-    for (const auto& [k, v] : sizes) bound += (bound.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+    for (const auto& [k, v] : sizes)
+      bound += (bound.empty() ? "" : ", ") + k + "=" + std::to_string(v);
     user_error_at(loc) << "shape " << shape_str(t.shape) << " does not match input "
                        << in->describe() << ", which is " << shape_str(shape) << " with sizes "
                        << (bound.empty() ? "(none)" : bound);

@@ -1,6 +1,7 @@
 // codegen_emit_tool <name>: builds one named scheduled fusion, lowers it and
 // prints the whole CUDA unit (codegen::print_cuda) for FileCheck. The
 // fusions come from configs/fusions, scheduled as nvFuser users would.
+// codegen_emit_tool --nvrtc compiles every one of them with NVRTC instead.
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -10,6 +11,7 @@
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/lower/lower.h"
+#include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/sched/sched.h"
 
 namespace {
@@ -99,10 +101,20 @@ outputs: [y]
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: codegen_emit_tool <name>\n");
+    std::fprintf(stderr, "usage: codegen_emit_tool <name> | --nvrtc\n");
     return 2;
   }
   try {
+    if (std::string(argv[1]) == "--nvrtc") {
+      // Every unit above must compile for sm_90 (NVRTC needs no GPU).
+      for (const char* name : {"pointwise_1d", "unroll", "f16", "reduction", "shared_cache"}) {
+        runtime::KernelSource src;
+        src.source = codegen::print_cuda(lower::lower(*build(name).fusion));
+        runtime::nvrtc_compile(src, "sm_90", nullptr, SCHEDLAB_BINARY_DIR "/tests/codegen");
+        std::printf("%s: ok\n", name);
+      }
+      return 0;
+    }
     auto def = build(argv[1]);
     std::fputs(codegen::print_cuda(lower::lower(*def.fusion)).c_str(), stdout);
   } catch (const std::exception& e) {

@@ -13,7 +13,9 @@ namespace {
 using Kind = ScheduleValue::Kind;
 
 /// "file:line:col" of a node, for compact location checks.
-std::string where(const SourceLoc& loc) { return loc.str(); }
+std::string where(const SourceLoc& loc) {
+  return loc.str();
+}
 
 TEST(ScheduleParser, StatementsArgumentsAndLocations) {
   const std::string text =

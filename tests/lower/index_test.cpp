@@ -80,9 +80,8 @@ TEST(IndexType, Int64KernelRunsOnCpu) {
   auto plain = load("pointwise_add_mul");
   runtime::PreparedKernel p;
   p.kernel = lower::lower(*def.fusion, 64);
-  p.source.source = codegen::print_cuda(p.kernel);
-  p.source.index_bits = 64;
-  p.source.has_barrier = p.kernel.has_barrier;
+  p.source = source_of(p.kernel);
+  ASSERT_EQ(p.source.index_bits, 64);
   ASSERT_THAT(p.source.source, HasSubstr("typedef int64_t sl_index_t;"));
   expect_nvrtc_accepts(p.source);
   auto compiled = cpu_backend().compile(p.source);

@@ -46,6 +46,15 @@ inline runtime::Backend& cpu_backend() {
   return *backend;
 }
 
+/// The unit of a lowered kernel, as runtime::prepare makes it.
+inline runtime::KernelSource source_of(const kir::Kernel& k) {
+  runtime::KernelSource src;
+  src.source = codegen::print_cuda(k);
+  src.index_bits = k.index_bits;
+  src.has_barrier = k.has_barrier;
+  return src;
+}
+
 /// Compiles src with NVRTC for sm_90 once per distinct source in this
 /// process. NVRTC needs no GPU; a rejection is a codegen bug, reported with
 /// the whole unit (NVRTC also saves it in the kernel cache directory).

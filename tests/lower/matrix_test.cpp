@@ -147,7 +147,7 @@ void tile_1d(Fusion& f, bool threads, int64_t factor, bool do_inline, bool unrol
 /// (columns): [.., r/4, c/8, 4, 8] bound BIDy, BIDx, TIDy, TIDx; a third
 /// leading axis goes to BIDz. With one iteration axis: [i/32, 4, 8] bound
 /// BIDx, TIDy, TIDx.
-void tile_2d(Fusion& f, bool threads) {
+int tile_2d(Fusion& f, bool threads, bool do_inline = true) {
   TensorView* ref = sched::find_reference_for(f);
   int n = iteration_axes_first(ref);
   if (n == 0) throw NotApplicable("no iteration axis to tile");
@@ -168,6 +168,63 @@ void tile_2d(Fusion& f, bool threads) {
     bind(ref, r + 3, ParallelType::TIDx, threads);
     if (r == 1) bind(ref, 0, ParallelType::BIDz, threads);
   }
+  propagate_and_bind(f, ref);
+  if (do_inline) sched::inline_most(f);
+  return n == 1 ? 1 : (n > 3 ? 1 : n - 2) + 2;
+}
+
+/// Rows split by 4 over BIDx/TIDx; the reduction axes (merged) are split by
+/// 8, serially: the accumulation runs over an uneven split.
+void rows(Fusion& f, bool threads) {
+  TensorView* ref = sched::find_reference_for(f);
+  int n = iteration_axes_first(ref);
+  if (n > 0) {
+    merge_leading(ref, n);
+    ref->split(0, 4);
+    bind(ref, 0, ParallelType::BIDx, threads);
+    bind(ref, 1, ParallelType::TIDx, threads);
+  }
+  int first_reduction = n > 0 ? 2 : 0;
+  if (ref->nloop() > first_reduction) {
+    while (ref->nloop() > first_reduction + 1) ref->merge(first_reduction);
+    ref->split(first_reduction, 8);
+  }
+  propagate_and_bind(f, ref);
+  sched::inline_most(f);
+}
+
+/// Serial rfactor: the reference reduction's axes are merged and split by 8;
+/// a producer accumulates 8 partials over the outer part (rfactor), the
+/// reduction then sums the partials. Rows are split by 4 over BIDx/TIDx.
+void rfactor_rows(Fusion& f, bool threads) {
+  if (sched::get_reduction_tvs(f).empty()) throw NotApplicable("no reduction to rfactor");
+  TensorView* ref = sched::find_reference_for(f);
+  int n = iteration_axes_first(ref);
+  while (ref->nloop() > n + 1) ref->merge(n);
+  ref->split(n, 8);
+  TensorView* partials = sched::rfactor(ref, {n});
+  if (n > 0) {
+    merge_leading(partials, n);
+    partials->split(0, 4);
+    bind(partials, 0, ParallelType::BIDx, threads);
+    bind(partials, 1, ParallelType::TIDx, threads);
+  }
+  propagate_and_bind(f, partials);
+  sched::inline_most(f);
+}
+
+/// An outer split on top of the 1D tiling: [I/128, 128] -> [3, ceilDiv(I/128,
+/// 3), 128] bound BIDy, BIDx, TIDx; the outer split divides unevenly.
+void outer_split(Fusion& f, bool threads) {
+  TensorView* ref = sched::find_reference_for(f);
+  int n = iteration_axes_first(ref);
+  if (n == 0) throw NotApplicable("no iteration axis to tile");
+  merge_leading(ref, n);
+  ref->split(0, 128);
+  ref->split(0, 3, /*inner_split=*/false);
+  bind(ref, 0, ParallelType::BIDy, threads);
+  bind(ref, 1, ParallelType::BIDx, threads);
+  bind(ref, 2, ParallelType::TIDx, threads);
   propagate_and_bind(f, ref);
   sched::inline_most(f);
 }
@@ -215,8 +272,24 @@ const std::vector<ScheduleCase>& schedule_cases() {
       {"unscheduled", [](Fusion&, bool) {}},
       {"tile1d_128", [](Fusion& f, bool t) { tile_1d(f, t, 128, true, false); }},
       {"tile1d_7", [](Fusion& f, bool t) { tile_1d(f, t, 7, true, false); }},
-      {"rows_4", [](Fusion& f, bool t) { tile_1d(f, t, 4, true, false); }},
+      {"rows_4", [](Fusion& f, bool t) { rows(f, t); }},
+      {"rfactor", [](Fusion& f, bool t) { rfactor_rows(f, t); }},
       {"tile2d", [](Fusion& f, bool t) { tile_2d(f, t); }},
+      {"inline_blocks",
+       [](Fusion& f, bool t) {
+         // The 2D tiling, inlined only at its block loops: every tensor runs
+         // its own thread loops (bound: one element per thread) in the block.
+         TensorView* ref = sched::find_reference_for(f);
+         int pos = tile_2d(f, t, /*do_inline=*/false);
+         std::vector<TensorView*> all, broadcasts;
+         for (TensorView* tv : f.tensors()) {
+           if (f.is_input(tv)) continue;
+           all.push_back(tv);
+           if (tv->definition()->is<ir::BroadcastOp>()) broadcasts.push_back(tv);
+         }
+         sched::inline_selected_at(all, ref, pos);
+         if (!broadcasts.empty()) sched::inline_most(f, broadcasts);
+       }},
       {"no_inline",
        [](Fusion& f, bool t) {
          // Every tensor gets its own loop nest, except broadcasts: a merged
@@ -247,6 +320,28 @@ const std::vector<ScheduleCase>& schedule_cases() {
          for (TensorView* c : caches) require_constant_shared_buffer(c);
        }},
       {"unroll", [](Fusion& f, bool t) { tile_1d(f, t, 32, true, true); }},
+      {"outer_split", [](Fusion& f, bool t) { outer_split(f, t); }},
+      {"vectorize",
+       [](Fusion& f, bool t) {
+         // nvFuser's vectorized pointwise schedule: the full-rank inputs are
+         // loaded and the outputs stored 4 elements at a time.
+         std::vector<TensorView*> vectors;
+         for (TensorView* in : full_rank_inputs(f)) vectors.push_back(sched::cache_after(in));
+         for (TensorView* out : f.outputs()) {
+           sched::cache_before(out);
+           vectors.push_back(out);
+         }
+         TensorView* ref = sched::find_reference_for(f);
+         int n = iteration_axes_first(ref);
+         if (n == 0) throw NotApplicable("no iteration axis to vectorize");
+         merge_leading(ref, n);
+         ref->split(0, 4)->split(0, 128);
+         bind(ref, 0, ParallelType::BIDx, t);
+         bind(ref, 1, ParallelType::TIDx, t);
+         propagate_and_bind(f, ref);
+         for (TensorView* v : vectors) v->parallelize(-1, LoopTransform::Vectorize);
+         sched::inline_most(f);
+       }},
   };
   return cases;
 }

@@ -29,8 +29,7 @@ std::string npy_bytes(const std::string& dict, const std::string& data, int majo
   std::string header = dict + " \n";
   std::string out = std::string("\x93NUMPY") + static_cast<char>(major) + '\0';
   const int len_bytes = major == 1 ? 2 : 4;
-  for (int k = 0; k < len_bytes; ++k)
-    out += static_cast<char>((header.size() >> (8 * k)) & 0xff);
+  for (int k = 0; k < len_bytes; ++k) out += static_cast<char>((header.size() >> (8 * k)) & 0xff);
   return out + header + data;
 }
 
@@ -50,7 +49,9 @@ std::string error_of(F f) {
   return "";
 }
 
-HostTensor round_trip(const HostTensor& t) { return parse_npy(encode_npy(t), "rt.npy"); }
+HostTensor round_trip(const HostTensor& t) {
+  return parse_npy(encode_npy(t), "rt.npy");
+}
 
 TEST(Npy, RoundTripEachDtype) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -61,8 +62,8 @@ TEST(Npy, RoundTripEachDtype) {
       {DataType::I32, {4}, {-2147483648.0, 2147483647.0, 0, -7}},
       {DataType::I64, {1, 3}, {-9007199254740992.0, 9007199254740992.0, 42}},
       {DataType::Bool, {2, 2}, {1, 0, 0, 1}},
-      {DataType::F64, {}, {3.5}},        // a 0-d array
-      {DataType::F32, {2, 0, 3}, {}},    // an empty one
+      {DataType::F64, {}, {3.5}},      // a 0-d array
+      {DataType::F32, {2, 0, 3}, {}},  // an empty one
   };
   for (const HostTensor& t : cases) {
     HostTensor r = round_trip(t);
@@ -88,7 +89,8 @@ TEST(Npy, Bf16IsWrittenAsF32) {
 TEST(Npy, WritesVersion1WithAlignedData) {
   std::string bytes = encode_npy({DataType::F32, {2, 3}, {0, 1, 2, 3, 4, 5}});
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-  size_t header_len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
+  size_t header_len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9])
+                                                                 << 8;
   EXPECT_EQ((10 + header_len) % 64, 0u);
   EXPECT_EQ(bytes[10 + header_len - 1], '\n');
   EXPECT_EQ(bytes.size(), 10 + header_len + 6 * 4);
@@ -167,8 +169,8 @@ TEST(NpyInvalid, TruncatedHeader) {
 }
 
 TEST(NpyInvalid, UnparsableDict) {
-  std::string bytes = npy_bytes("{'descr': '<f4', 'fortran_order': Nope, 'shape': (1,), }",
-                                std::string(4, '\0'));
+  std::string bytes =
+      npy_bytes("{'descr': '<f4', 'fortran_order': Nope, 'shape': (1,), }", std::string(4, '\0'));
   EXPECT_EQ(error_of([&] { parse_npy(bytes, "d.npy"); }),
             "d.npy: error: cannot parse the header dict: expected True or False for "
             "'fortran_order' at character 34, found 'Nope, 'shape'; header: {'descr': '<f4', "
@@ -234,8 +236,8 @@ outputs: [y]
 
 TEST(NpyInput, MatchingFileIsRead) {
   auto def = mixed();
-  HostTensor t = read_npy_input(kFixtures + "f32_2x3.npy", def.fusion->inputs()[0],
-                                {{"N", 2}, {"K", 3}});
+  HostTensor t =
+      read_npy_input(kFixtures + "f32_2x3.npy", def.fusion->inputs()[0], {{"N", 2}, {"K", 3}});
   EXPECT_EQ(t.dtype, DataType::F32);
   EXPECT_EQ(t.data.size(), 6u);
 }
@@ -243,16 +245,21 @@ TEST(NpyInput, MatchingFileIsRead) {
 TEST(NpyInput, DtypeMismatch) {
   auto def = mixed();
   const std::string path = kFixtures + "f32_2x3.npy";
-  EXPECT_EQ(error_of([&] { read_npy_input(path, def.fusion->inputs()[1], {{"N", 2}, {"K", 3}}); }),
+  EXPECT_EQ(error_of([&] {
+              read_npy_input(path, def.fusion->inputs()[1], {{"N", 2}, {"K", 3}});
+            }),
             path + ": error: dtype <f4 (f32) does not match input T1 (n), which is i64 (<i8)");
 }
 
 TEST(NpyInput, ShapeMismatch) {
   auto def = mixed();
   const std::string path = kFixtures + "f32_2x3.npy";
-  EXPECT_EQ(error_of([&] { read_npy_input(path, def.fusion->inputs()[0], {{"N", 3}, {"K", 5}}); }),
-            path + ": error: shape (2, 3) does not match input T0 (x), which is (3, 5) with sizes "
-                   "K=5, N=3");
+  EXPECT_EQ(error_of([&] {
+              read_npy_input(path, def.fusion->inputs()[0], {{"N", 3}, {"K", 5}});
+            }),
+            path +
+                ": error: shape (2, 3) does not match input T0 (x), which is (3, 5) with sizes "
+                "K=5, N=3");
 }
 
 TEST(NpyInput, Bf16IsReadFromF32AndRounded) {
@@ -262,10 +269,13 @@ TEST(NpyInput, Bf16IsReadFromF32AndRounded) {
   HostTensor t = read_npy_input(path, def.fusion->inputs()[2], {{"N", 1}, {"K", 2}});
   EXPECT_EQ(t.dtype, DataType::BF16);
   EXPECT_EQ(t.data, (std::vector<double>{1.0, 1.0}));
-  EXPECT_EQ(error_of([&] { read_npy_input(kFixtures + "f16_5.npy", def.fusion->inputs()[2],
-                                          {{"N", 1}, {"K", 5}}); }),
-            kFixtures + "f16_5.npy: error: dtype <f2 (f16) does not match input T2 (h), which is "
-                        "bf16 (<f4, rounded to bf16)");
+  EXPECT_EQ(
+      error_of([&] {
+        read_npy_input(kFixtures + "f16_5.npy", def.fusion->inputs()[2], {{"N", 1}, {"K", 5}});
+      }),
+      kFixtures +
+          "f16_5.npy: error: dtype <f2 (f16) does not match input T2 (h), which is "
+          "bf16 (<f4, rounded to bf16)");
   std::filesystem::remove(path);
 }
 

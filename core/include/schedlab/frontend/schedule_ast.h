@@ -29,10 +29,10 @@ struct ScheduleValue {
     List,   ///< "[a, b, ...]"
     Map,    ///< "{old: new, ...}"
   };
-  Kind kind = Kind::Int;              ///< what was written
-  SourceLoc loc;                      ///< the first token: the number ('-' if negative), '{', '[' or the name
-  std::string text;                   ///< Int: the spelling with its sign; Param, Name: the name; else ""
-  std::vector<ScheduleValue> items;   ///< List: the items; Map: key, value, key, value, ...
+  Kind kind = Kind::Int;  ///< what was written
+  SourceLoc loc;          ///< the first token: the number ('-' if negative), '{', '[' or the name
+  std::string text;       ///< Int: the spelling with its sign; Param, Name: the name; else ""
+  std::vector<ScheduleValue> items;  ///< List: the items; Map: key, value, key, value, ...
 };
 
 /// One argument of a call, positional or `keyword=value`.

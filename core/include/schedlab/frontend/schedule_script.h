@@ -63,8 +63,7 @@ using ScheduleParams = std::map<std::string, int64_t>;
 /// log of applied calls, one string per statement ("3: split(y, 0, 128)"),
 /// for `schedlab show`.
 std::vector<std::string> apply_parsed_schedule(const ParsedSchedule& schedule,
-                                               FusionDefinition& def,
-                                               const ScheduleParams& params);
+                                               FusionDefinition& def, const ScheduleParams& params);
 /// parse_schedule(text, path), then apply_parsed_schedule; `path` is used in
 /// diagnostics only.
 std::vector<std::string> apply_schedule_text(const std::string& text, const std::string& path,
