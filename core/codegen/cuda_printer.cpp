@@ -150,6 +150,10 @@ void stmt(const Stmt& s, int depth, std::ostringstream& os) {
     case Stmt::Kind::If:
       os << pad << "if (" << expr(s.cond) << ") {\n";
       for (const auto& c : s.body) stmt(*c, depth + 1, os);
+      if (!s.else_body.empty()) {
+        os << pad << "} else {\n";
+        for (const auto& c : s.else_body) stmt(*c, depth + 1, os);
+      }
       os << pad << "}\n";
       break;
     case Stmt::Kind::Store:

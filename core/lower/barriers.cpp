@@ -23,6 +23,7 @@ void effects(const kir::Stmt& s, Buffers& reads, Buffers& writes) {
   if (s.kind == kir::Stmt::Kind::Store && s.buffer->memory == ir::MemoryType::Shared)
     writes.insert(s.buffer);
   for (const auto& c : s.body) effects(*c, reads, writes);
+  for (const auto& c : s.else_body) effects(*c, reads, writes);
 }
 
 bool intersects(const Buffers& a, const Buffers& b) {

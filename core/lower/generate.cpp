@@ -39,6 +39,7 @@ class Generator {
     bool unroll = id->loop_transform() == ir::LoopTransform::Unroll ||
                   id->loop_transform() == ir::LoopTransform::Vectorize;
     out.body.push_back(Stmt::for_loop(var, ix_.size(id->extent()), unroll));
+    out.body.back()->unswitch = id->loop_transform() == ir::LoopTransform::Unswitch;
     return out.body.back().get();
   }
 

@@ -134,4 +134,40 @@ StmtP Stmt::comment(std::string text) {
   return s;
 }
 
+StmtP Stmt::clone() const {
+  StmtP s = stmt(kind);
+  s->var = var;
+  s->extent = extent;
+  s->unroll = unroll;
+  s->unswitch = unswitch;
+  s->cond = cond;
+  s->buffer = buffer;
+  s->index = index;
+  s->value = value;
+  s->text = text;
+  for (const auto& c : body) s->body.push_back(c->clone());
+  for (const auto& c : else_body) s->else_body.push_back(c->clone());
+  return s;
+}
+
+ExprP substitute(const ExprP& e, const std::map<std::string, ExprP>& values) {
+  if (!e) return e;
+  if (e->kind == Expr::Kind::Var) {
+    auto it = values.find(e->name);
+    return it == values.end() ? e : it->second;
+  }
+  if (e->args.empty()) return e;
+  std::vector<ExprP> args;
+  bool changed = false;
+  for (const auto& a : e->args) {
+    args.push_back(substitute(a, values));
+    changed |= args.back() != a;
+  }
+  if (!changed) return e;
+  if (e->kind == Expr::Kind::IntOp) return Expr::int_op(e->name, args[0], args[1]);
+  Expr copy = *e;
+  copy.args = std::move(args);
+  return make(std::move(copy));
+}
+
 }  // namespace schedlab::kir

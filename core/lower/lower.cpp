@@ -7,6 +7,7 @@
 #include "indexing.h"
 #include "loop_tree.h"
 #include "lowerable.h"
+#include "unswitch.h"
 #include "schedlab/base/error.h"
 #include "schedlab/ir/verifier.h"
 
@@ -30,7 +31,10 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits) {
   auto tree = build_loop_tree(f);
   // 4. Loops and predicated stores.
   kernel.body = generate(*tree, indexer, buffers, kernel);
-  // 5. Barriers last: they depend on the final statement order.
+  // 5. Unswitch before barriers: it duplicates nests, and refuses nests that
+  //    touch Shared memory, so no barrier ends up under a divergent branch.
+  unswitch_loops(kernel);
+  // 6. Barriers last: they depend on the final statement order.
   insert_barriers(kernel);
   return kernel;
 }

@@ -58,6 +58,11 @@ void check_lowerable(const ir::Fusion& f) {
           << ") is a Reduction bound to " << ir::parallel_type_name(id->parallel_type())
           << "; block and grid reductions are not supported yet, expected a serial reduction "
              "axis (rfactor the parallel part into a producer)";
+      user_assert(!(id->loop_transform() == ir::LoopTransform::Unswitch &&
+                    id->parallel_type() != ir::ParallelType::Serial))
+          << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
+          << ") is Unswitch but bound to " << ir::parallel_type_name(id->parallel_type())
+          << "; expected Unswitch on a serial loop (a bound axis has no loop to unswitch)";
       user_assert(id->loop_transform() != ir::LoopTransform::Bulk)
           << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
           << ") is Bulk; TMA bulk copies are not supported yet";

@@ -101,7 +101,9 @@ struct Stmt {
   std::string var;                    ///< For: loop variable
   ExprP extent;                       ///< For: trip count
   bool unroll = false;                ///< For: #pragma unroll
+  bool unswitch = false;              ///< For: hoist the nest's predicates (unswitch pass)
   ExprP cond;                         ///< If
+  std::vector<StmtP> else_body;       ///< If: run when cond is false
   const Buffer* buffer = nullptr;     ///< Store/Allocate
   ExprP index;                        ///< Store
   ExprP value;                        ///< Store
@@ -114,7 +116,12 @@ struct Stmt {
   static StmtP allocate(const Buffer* b);
   static StmtP sync();
   static StmtP comment(std::string text);
+  /// A deep copy (expressions are shared: they are immutable).
+  StmtP clone() const;
 };
+
+/// e with every Var named in `values` replaced, index arithmetic refolded.
+ExprP substitute(const ExprP& e, const std::map<std::string, ExprP>& values);
 
 /// Which host value a kernel parameter is bound to.
 struct Param {
