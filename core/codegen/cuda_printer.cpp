@@ -30,7 +30,10 @@ namespace {
 
 std::string literal(double v, ir::DataType t) {
   if (ir::is_integral(t)) {
-    if (std::isinf(v)) return v > 0 ? "INT64_MAX" : "INT64_MIN";
+    // The identity of an integer max/min reduction is the type's own limit
+    // (INT64_MIN stored to an int32_t truncates to 0).
+    if (std::isinf(v))
+      return std::string(t == ir::DataType::I32 ? "INT32" : "INT64") + (v > 0 ? "_MAX" : "_MIN");
     return "(" + c_type(t) + ")" + ir::format_scalar(v, ir::DataType::I64);
   }
   if (t == ir::DataType::Bool) return v != 0.0 ? "true" : "false";
@@ -157,6 +160,13 @@ void stmt(const Stmt& s, int depth, std::ostringstream& os) {
       os << pad << "}\n";
       break;
     case Stmt::Kind::Store:
+      if (s.vector > 1) {
+        const kir::Buffer* src = s.value->buffer;
+        os << pad << "sl_vec_copy<" << c_type(s.buffer->dtype) << ", " << s.vector << ">(&"
+           << s.buffer->name << (s.buffer->is_param ? ".data[" : "[") << expr(s.index) << "], &"
+           << src->name << (src->is_param ? ".data[" : "[") << expr(s.value->args[0]) << "]);\n";
+        break;
+      }
       os << pad << s.buffer->name << (s.buffer->is_param ? ".data[" : "[") << expr(s.index)
          << "] = " << expr(s.value) << ";\n";
       break;
@@ -165,8 +175,8 @@ void stmt(const Stmt& s, int depth, std::ostringstream& os) {
       if (b.memory == ir::MemoryType::Shared)
         os << pad << c_type(b.dtype) << "* " << b.name << " = reinterpret_cast<" << c_type(b.dtype)
            << "*>(sl_smem + " << b.shared_offset << ");  // " << b.size << " elements\n";
-      else
-        os << pad << c_type(b.dtype) << " " << b.name << "[" << b.size << "];\n";
+      else  // aligned so that vectorized copies into registers are legal
+        os << pad << "alignas(16) " << c_type(b.dtype) << " " << b.name << "[" << b.size << "];\n";
       break;
     }
     case Stmt::Kind::Sync: os << pad << "__syncthreads();\n"; break;

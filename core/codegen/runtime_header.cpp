@@ -15,6 +15,10 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
+#define INT32_MAX 2147483647
+#define INT32_MIN (-INT32_MAX - 1)
+#define INT64_MAX 9223372036854775807LL
+#define INT64_MIN (-INT64_MAX - 1LL)
 #define SL_FN __device__ __forceinline__
 #define SL_NAN __int_as_float(0x7fffffff)
 #define SL_INF __int_as_float(0x7f800000)
@@ -91,6 +95,11 @@ SL_FN double sl_rsqrt(double x) { return 1.0 / sqrt(x); }
 // Mixed operand types: an int64 size divided by an int literal.
 template <typename A, typename B> SL_FN auto sl_ceil_div(A a, B b) -> decltype(a + b) {
   return (a + b - 1) / b;
+}
+// A w-wide copy as one vector access; the launch checked the alignment.
+template <typename T, int N> struct alignas(sizeof(T) * N) SlVector { T v[N]; };
+template <typename T, int N> SL_FN void sl_vec_copy(T* dst, const T* src) {
+  *reinterpret_cast<SlVector<T, N>*>(dst) = *reinterpret_cast<const SlVector<T, N>*>(src);
 }
 // ---- end of schedlab runtime header ----
 )CUDA";

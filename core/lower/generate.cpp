@@ -45,7 +45,31 @@ class Generator {
 
   void emit_loop(const LoopNode& node, Stmt& out) {
     const ir::IterDomain* id = node.key.id();
+    if (id->loop_transform() == ir::LoopTransform::Vectorize) {
+      internal_assert(node.items.size() == 1 && node.items[0].kind == LoopItem::Kind::Expr)
+          << "a vectorized loop holds exactly its own copy";
+      out.body.push_back(vector_copy(node.items[0].expr, node.key));
+      return;
+    }
     emit(node, *open(id, Indexer::loop_var(node.key)->name, out));
+  }
+
+  /// One w-wide copy: offsets at the first element, predicate at the last.
+  StmtP vector_copy(const ir::Expr* e, const LoopKey& vec) {
+    const TensorView* t = e->out();
+    int64_t w = vec.id()->extent().const_value();
+    auto at = [&](int64_t lane) {
+      return ix_.write_index(t, [&](const TensorView* tv, int k) {
+        LoopKey key = loop_owner(tv, k);
+        return key == vec ? Expr::integer(lane) : Indexer::loop_var(key);
+      });
+    };
+    TensorIndex first = at(0), last = at(w - 1);
+    const TensorView* p = e->inputs()[0]->as<TensorView>();
+    ExprP src = Expr::load(buffers_.at(p), ix_.offset(p, ix_.operand_index(e, p, first)));
+    StmtP s = Stmt::store(buffers_.at(t), out_offset(t, first), src);
+    s->vector = w;
+    return guarded(last.predicate, std::move(s));
   }
 
   ExprP operand(const ir::Expr* e, const ir::Val* v, const TensorIndex& out_idx, ir::DataType t) {

@@ -65,6 +65,15 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
         << "lowering: " << t->describe() << " is inlined at position " << t->compute_at_pos()
         << " into loops that iterate a broadcast-widened domain, but keeps loops of its own; "
            "expected it fully inlined (inline_most) or not inlined past the broadcast";
+    // A Shared buffer is laid out by t's own loops (allocation_axes), whose
+    // elements per block are not the ones the widened loops touch: two of
+    // them can land in one slot.
+    user_assert(t->memory_type() != ir::MemoryType::Shared)
+        << "lowering: " << t->describe() << " is Shared and inlined at position "
+        << t->compute_at_pos()
+        << " into loops that iterate a broadcast-widened domain; its buffer is laid out by its "
+           "own loops, which do not cover the elements a block reads there; expected it Local, or "
+           "not inlined past the broadcast";
     const ir::Expr* use = t->uses().front();
     TensorIndex c = write_index(use->out(), loop_index);
     TensorIndex r{{}, c.predicate};

@@ -144,6 +144,7 @@ StmtP Stmt::clone() const {
   s->buffer = buffer;
   s->index = index;
   s->value = value;
+  s->vector = vector;
   s->text = text;
   for (const auto& c : body) s->body.push_back(c->clone());
   for (const auto& c : else_body) s->else_body.push_back(c->clone());

@@ -8,6 +8,7 @@
 #include "loop_tree.h"
 #include "lowerable.h"
 #include "unswitch.h"
+#include "vectorize.h"
 #include "schedlab/base/error.h"
 #include "schedlab/ir/verifier.h"
 
@@ -27,6 +28,8 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits) {
   for (const auto& [name, src] : kernel.size_sources)
     sizes[name] = kir::Expr::var(src.first->name + ".size[" + std::to_string(src.second) + "]");
   Indexer indexer(buffers, sizes);
+  // Vectorized copies are checked here, before any statement exists.
+  plan_vectorization(f, buffers, kernel);
   // 3. The loop structure from inline positions, ordered writer-before-reader.
   auto tree = build_loop_tree(f);
   // 4. Loops and predicated stores.

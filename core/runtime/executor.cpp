@@ -49,6 +49,33 @@ double f16_bits_to_f64(uint16_t h) {
 
 }  // namespace
 
+void check_vector_accesses(const kir::Kernel& k, const std::vector<TensorArg>& args) {
+  for (const auto& v : k.vector_accesses) {
+    size_t i = 0;
+    while (i < k.params.size() && k.params[i].buffer != v.buffer) ++i;
+    internal_assert(i < args.size()) << "vector access to a non-parameter " << v.buffer->name;
+    const TensorArg& a = args[i];
+    std::string who = k.params[i].tv->describe();
+    if (a.sizes.empty()) continue;
+    user_assert(a.strides.back() == 1)
+        << "launch: " << who << " is accessed with " << v.width
+        << "-wide vector loads/stores but its innermost stride is " << a.strides.back()
+        << "; expected 1 (a contiguous innermost axis), or remove Vectorize";
+    user_assert(a.sizes.back() % v.width == 0)
+        << "launch: " << who << " is accessed with " << v.width
+        << "-wide vector loads/stores but its innermost extent " << a.sizes.back()
+        << " is not a multiple of " << v.width << "; expected a multiple, or a smaller width";
+    for (size_t d = 0; d + 1 < a.strides.size(); ++d)
+      user_assert(a.strides[d] % v.width == 0)
+          << "launch: " << who << " is accessed with " << v.width << "-wide vectors but stride "
+          << a.strides[d] << " of axis " << d << " is not a multiple of " << v.width;
+    auto bytes = static_cast<uintptr_t>(v.width * ir::dtype_size(a.dtype));
+    user_assert(reinterpret_cast<uintptr_t>(a.data) % bytes == 0)
+        << "launch: " << who << " is accessed with " << bytes << "-byte vectors but its data "
+        << "pointer is not " << bytes << "-byte aligned";
+  }
+}
+
 void encode(double v, ir::DataType t, void* dst) {
   switch (t) {
     case ir::DataType::Bool: *static_cast<uint8_t*>(dst) = v != 0.0; break;
@@ -153,6 +180,7 @@ std::vector<ref::HostTensor> execute(Backend& backend, CompiledKernel& compiled,
   }
   outputs.resize(output_args.size());
   try {
+    check_vector_accesses(k, args);
     backend.launch(compiled, launch_dims(k, sizes), args);
     for (auto [ai, oi] : output_args) {
       const TensorArg& a = args[ai];

@@ -107,6 +107,8 @@ struct Stmt {
   const Buffer* buffer = nullptr;     ///< Store/Allocate
   ExprP index;                        ///< Store
   ExprP value;                        ///< Store
+  int64_t vector = 1;                 ///< Store: a copy of this many adjacent elements
+                                      ///< (value is then a Load at the first one)
   std::string text;                   ///< Comment
 
   static StmtP block();
@@ -144,6 +146,14 @@ struct Kernel {
   int64_t shared_bytes = 0;  ///< dynamic shared memory per block
   int index_bits = 32;       ///< 32 or 64
   bool has_barrier = false;  ///< any Sync
+  /// A Global parameter read or written with `width`-wide vector accesses:
+  /// the launch checks its innermost stride is 1, its innermost extent and
+  /// other strides are multiples of width, and its pointer is aligned.
+  struct VectorAccess {
+    const Buffer* buffer;
+    int64_t width;
+  };
+  std::vector<VectorAccess> vector_accesses;
   StmtP body;                ///< the kernel body
 };
 

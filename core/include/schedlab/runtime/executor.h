@@ -31,6 +31,11 @@ std::vector<ref::HostTensor> execute(Backend& backend, CompiledKernel& compiled,
                                      const std::vector<ref::HostTensor>& inputs,
                                      const ir::SizeBindings& sizes);
 
+/// The launch-time half of vectorization (lower/vectorize.h): innermost
+/// stride 1, innermost extent and other strides multiples of the width, and
+/// aligned pointers, for every vector-accessed parameter. user_error otherwise.
+void check_vector_accesses(const kir::Kernel& k, const std::vector<TensorArg>& args);
+
 /// Encodes `v` (already representable) in dtype t's storage; decodes back.
 void encode(double v, ir::DataType t, void* dst);
 double decode(const void* src, ir::DataType t);

@@ -1,0 +1,65 @@
+// Static checks of vectorized copies; the dynamic ones run at launch.
+#include "vectorize.h"
+
+#include "schedlab/base/error.h"
+#include "schedlab/sched/id_map.h"
+
+namespace schedlab::lower {
+
+using ir::IterDomain;
+using ir::TensorView;
+
+namespace {
+
+/// True if `id` is the inner part of a split by w whose input reaches t's
+/// innermost logical axis through the inner side of merges.
+bool inner_split_of_innermost(const TensorView* t, const IterDomain* id, int64_t w) {
+  auto* s = id->definition() ? id->definition()->as<ir::Split>() : nullptr;
+  if (!s || !s->inner_split() || s->inner() != id || s->factor() != w) return false;
+  auto dom = t->logical_no_reductions();
+  if (dom.empty()) return false;
+  const IterDomain* x = s->in();
+  while (auto* m = x->definition() ? x->definition()->as<ir::Merge>() : nullptr) x = m->inner();
+  return x == dom.back();
+}
+
+}  // namespace
+
+std::map<const TensorView*, int64_t> plan_vectorization(
+    const ir::Fusion& f, const std::map<const TensorView*, const kir::Buffer*>& buffers,
+    kir::Kernel& kernel) {
+  std::map<const TensorView*, int64_t> plan;
+  sched::LoopMap exact(f, sched::LoopMap::Mode::Exact);
+  for (const ir::Expr* e : f.exprs_for_outputs()) {
+    const TensorView* t = e->out();
+    if (t->nloop() == 0) continue;
+    const IterDomain* v = t->loop().back();
+    if (v->loop_transform() != ir::LoopTransform::Vectorize) continue;
+    int64_t w = v->extent().const_value();  // checked constant by parallelize()
+    std::string what = "lowering: " + t->describe() + " is vectorized (" + v->str() + ")";
+    auto* ls = e->as<ir::LoadStoreOp>();
+    user_assert(ls) << what << " but defined by " << e->op_name()
+                    << "; expected a copy (vectorize the cache made by cache_after or "
+                       "cache_before, not the math)";
+    user_assert(inner_split_of_innermost(t, v, w))
+        << what << " but that axis is not the inner part of a split by " << w
+        << " of its innermost logical axis; expected split(innermost, " << w
+        << ") then Vectorize on the inner part, so the " << w << " elements are adjacent";
+    const TensorView* p = ls->in();
+    if (!buffers.at(p)->is_param) {
+      const IterDomain* pv = p->loop().back();
+      user_assert(exact.mapped(pv, v) && pv->extent().same_as(v->extent()) &&
+                  pv->parallel_type() == ir::ParallelType::Serial)
+          << what << " but its operand " << p->describe() << " ("
+          << ir::memory_type_name(p->memory_type()) << ") does not keep the " << w
+          << " elements adjacent: its innermost loop axis " << pv->str()
+          << " should be the same split, unbound (propagate_transformation first)";
+    }
+    for (const TensorView* g : {p, t})
+      if (buffers.at(g)->is_param) kernel.vector_accesses.push_back({buffers.at(g), w});
+    plan[t] = w;
+  }
+  return plan;
+}
+
+}  // namespace schedlab::lower
