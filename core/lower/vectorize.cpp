@@ -1,6 +1,8 @@
 // Static checks of vectorized copies; the dynamic ones run at launch.
 #include "vectorize.h"
 
+#include "indexing.h"
+
 #include "schedlab/base/error.h"
 #include "schedlab/sched/id_map.h"
 
@@ -47,13 +49,17 @@ std::map<const TensorView*, int64_t> plan_vectorization(
         << ") then Vectorize on the inner part, so the " << w << " elements are adjacent";
     const TensorView* p = ls->in();
     if (!buffers.at(p)->is_param) {
-      const IterDomain* pv = p->loop().back();
-      user_assert(exact.mapped(pv, v) && pv->extent().same_as(v->extent()) &&
-                  pv->parallel_type() == ir::ParallelType::Serial)
+      // The operand's buffer is row-major over its allocation axes: the w
+      // elements are adjacent when its last allocation axis is the same split.
+      auto axes = Indexer::allocation_axes(p);
+      const IterDomain* pv = axes.empty() ? nullptr : p->loop()[static_cast<size_t>(axes.back().first)];
+      user_assert(pv && exact.mapped(pv, v) && pv->extent().same_as(v->extent()))
           << what << " but its operand " << p->describe() << " ("
           << ir::memory_type_name(p->memory_type()) << ") does not keep the " << w
-          << " elements adjacent: its innermost loop axis " << pv->str()
-          << " should be the same split, unbound (propagate_transformation first)";
+          << " elements adjacent: the last axis of its buffer is "
+          << (pv ? pv->str() : std::string("(none)"))
+          << "; expected the same split by " << w
+          << ", not bound to a thread (propagate_transformation first)";
     }
     for (const TensorView* g : {p, t})
       if (buffers.at(g)->is_param) kernel.vector_accesses.push_back({buffers.at(g), w});
