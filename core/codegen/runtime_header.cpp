@@ -3,10 +3,15 @@
 namespace schedlab::codegen {
 
 namespace {
-// Kept free of any #include: NVRTC has no standard headers, and the CPU shim
-// supplies them on the host.
+// Free of #include under NVRTC, which has no standard headers; the CPU shim
+// supplies them on the host, and offline nvcc gets <cstdint>.
 constexpr std::string_view kHeader = R"CUDA(// ---- schedlab runtime header ----
 #ifndef SCHEDLAB_CPU
+#ifndef __CUDACC_RTC__
+// nvcc (offline, e.g. `nvcc -arch=sm_90 -c`) has the standard headers.
+#include <cstdint>
+#else
+// NVRTC has none: the fixed-width types and limits are spelled out.
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -19,6 +24,7 @@ typedef unsigned long long uint64_t;
 #define INT32_MIN (-INT32_MAX - 1)
 #define INT64_MAX 9223372036854775807LL
 #define INT64_MIN (-INT64_MAX - 1LL)
+#endif
 #define SL_FN __device__ __forceinline__
 #define SL_NAN __int_as_float(0x7fffffff)
 #define SL_INF __int_as_float(0x7f800000)
