@@ -7,8 +7,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -17,21 +15,16 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/frontend/fusion_file.h"
+#include "test_support.h"
 
 namespace {
 
-namespace fs = std::filesystem;
 using testing::HasSubstr;
 
 const std::string kInvalidDir = SCHEDLAB_SOURCE_DIR "/tests/frontend/invalid";
 
 std::vector<std::string> invalid_files() {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(kInvalidDir, ec))
-    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
+  return schedlab::test_support::files_with_extension(kInvalidDir, ".yaml");
 }
 
 /// The diagnostic a file's first line promises; line 0 if it has none.
@@ -74,14 +67,8 @@ TEST_P(InvalidFusionFile, Diagnoses) {
   }
 }
 
-std::string case_name(const testing::TestParamInfo<std::string>& info) {
-  std::string n = fs::path(info.param).stem().string();
-  std::replace_if(
-      n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
-  return n;
-}
-
-INSTANTIATE_TEST_SUITE_P(Files, InvalidFusionFile, testing::ValuesIn(invalid_files()), case_name);
+INSTANTIATE_TEST_SUITE_P(Files, InvalidFusionFile, testing::ValuesIn(invalid_files()),
+                         schedlab::test_support::file_case_name);
 
 // Guards against the directory going missing (zero cases would pass silently)
 // and against two files testing the same thing.

@@ -15,6 +15,7 @@
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
+#include "test_support.h"
 
 namespace {
 
@@ -30,7 +31,7 @@ using schedlab::ir::Val;
 using testing::ElementsAre;
 using testing::HasSubstr;
 
-const std::string kFusionDir = SCHEDLAB_SOURCE_DIR "/configs/fusions";
+const std::string kFusionDir = schedlab::test_support::config_fusion_dir();
 
 std::string indent(const std::string& text) {
   std::stringstream in(text);
@@ -390,7 +391,7 @@ TEST(FusionFile, FusionKeyOverridesTheFileStem) {
 }
 
 TEST(FusionFile, PrintsTheSoftmaxMath) {
-  auto d = schedlab::frontend::load_fusion_file(kFusionDir + "/softmax.yaml");
+  auto d = schedlab::test_support::load_config_fusion("softmax");
   std::string math = schedlab::ir::print_math(*d.fusion);
   EXPECT_THAT(math, HasSubstr("T0_g_f32[iS0{N}, iS1{K}]   # x"));
   EXPECT_THAT(math, HasSubstr("= reduction(T0_g_f32[iS0{N}, iS1{K}], op = max, init = -inf)"));
@@ -423,17 +424,18 @@ TEST(FusionFile, UnreadableFileIsAUserError) {
 
 // ---- resolve_fusion ------------------------------------------------------------------
 
-/// The message of the UserError `fn` throws, or "" (and a failure) if none.
+/// test_support::user_error_of for the command-line helpers, whose errors
+/// must carry no file position.
 template <typename F>
-std::string user_error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    EXPECT_FALSE(e.loc().valid()) << "command-line errors have no file position";
-    return e.message();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
+std::string cli_error_of(F&& fn) {
+  return schedlab::test_support::user_error_of([&] {
+    try {
+      fn();
+    } catch (const UserError& e) {
+      EXPECT_FALSE(e.loc().valid()) << "command-line errors have no file position";
+      throw;
+    }
+  });
 }
 
 TEST(ResolveFusion, ByNameAndByPath) {
@@ -447,12 +449,12 @@ TEST(ResolveFusion, ByNameAndByPath) {
 
 TEST(ResolveFusion, Errors) {
   using schedlab::frontend::resolve_fusion;
-  EXPECT_EQ(user_error_of([&] { resolve_fusion("softmx", {kFusionDir}); }),
+  EXPECT_EQ(cli_error_of([&] { resolve_fusion("softmx", {kFusionDir}); }),
             "unknown fusion 'softmx'; expected a file path or a name from " + kFusionDir +
                 " (did you mean 'softmax'?)");
-  EXPECT_EQ(user_error_of([&] { resolve_fusion("softmax", {}); }),
+  EXPECT_EQ(cli_error_of([&] { resolve_fusion("softmax", {}); }),
             "unknown fusion 'softmax'; expected a file path or a name from (no directories)");
-  EXPECT_EQ(user_error_of([&] { resolve_fusion("no/such.yaml", {kFusionDir}); }),
+  EXPECT_EQ(cli_error_of([&] { resolve_fusion("no/such.yaml", {kFusionDir}); }),
             "fusion file 'no/such.yaml' does not exist");
 }
 
@@ -467,7 +469,7 @@ TEST(Sizes, ParseSizeList) {
 TEST(Sizes, ParseSizeListErrors) {
   using schedlab::frontend::parse_size_list;
   auto err = [](const std::string& text) {
-    return user_error_of([&] { parse_size_list(text, "--size"); });
+    return cli_error_of([&] { parse_size_list(text, "--size"); });
   };
   EXPECT_EQ(err("N=4,K8"), "--size: expected NAME=VALUE, found 'K8' in 'N=4,K8'");
   EXPECT_EQ(err("4=4"), "--size: expected a size name before '=', found '4'");
@@ -490,22 +492,22 @@ TEST(Sizes, BindSizesErrors) {
   using schedlab::frontend::bind_sizes;
   auto d = schedlab::frontend::parse_fusion_text(
       "inputs: {x: {dtype: f32, shape: [N, K]}}\nbody: y = exp(x)\noutputs: [y]\n", "f.yaml");
-  EXPECT_EQ(user_error_of([&] {
+  EXPECT_EQ(cli_error_of([&] {
               bind_sizes(d, {{"N", 2}});
             }),
             "fusion 'f': size K is not bound; pass it with --size K=<value>");
-  EXPECT_EQ(user_error_of([&] {
+  EXPECT_EQ(cli_error_of([&] {
               bind_sizes(d, {{"N", 2}, {"K", 2}, {"Q", 3}});
             }),
             "fusion 'f' has no size named Q; its sizes are N, K");
-  EXPECT_EQ(user_error_of([&] {
+  EXPECT_EQ(cli_error_of([&] {
               bind_sizes(d, {{"N", 0}, {"K", 2}});
             }),
             "fusion 'f': size N must be positive, found 0");
   auto c = schedlab::frontend::parse_fusion_text(
       "inputs: {x: {dtype: f32, shape: [4]}}\nbody: y = exp(x)\noutputs: [y]\n", "c.yaml");
   EXPECT_TRUE(bind_sizes(c, {}).empty());
-  EXPECT_EQ(user_error_of([&] {
+  EXPECT_EQ(cli_error_of([&] {
               bind_sizes(c, {{"N", 2}});
             }),
             "fusion 'c' has no size named N; its sizes are (none)");

@@ -10,8 +10,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <regex>
@@ -25,23 +23,21 @@
 #include "schedlab/ir/verifier.h"
 #include "schedlab/lower/lower.h"
 #include "schedlab/sched/sched.h"
+#include "test_support.h"
 
 namespace schedlab::frontend {
 namespace {
 
-namespace fs = std::filesystem;
 using ir::Fusion;
 using ir::LoopTransform;
 using ir::ParallelType;
 using ir::TensorView;
+using test_support::load_config_fusion;
+using test_support::named;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const std::string kSource = SCHEDLAB_SOURCE_DIR;
-
-FusionDefinition load(const std::string& name) {
-  return load_fusion_file(kSource + "/configs/fusions/" + name + ".yaml");
-}
 
 /// A fusion whose output `s` is also read by `y`: for cache_fork.
 const char* kForkFusion = R"(fusion: fork
@@ -54,14 +50,7 @@ outputs: [s, y]
 )";
 
 FusionDefinition load_any(const std::string& name) {
-  return name == "fork" ? parse_fusion_text(kForkFusion, "fork.yaml") : load(name);
-}
-
-TensorView* named(const Fusion& f, const std::string& name) {
-  for (TensorView* tv : f.tensors())
-    if (tv->user_name() == name) return tv;
-  ADD_FAILURE() << "no tensor named " << name;
-  return nullptr;
+  return name == "fork" ? parse_fusion_text(kForkFusion, "fork.yaml") : load_config_fusion(name);
 }
 
 /// Applies `script` to one copy of `fusion` and `api` to another; both
@@ -273,7 +262,7 @@ TEST(ScheduleScript, ParamsSubstituteAndOverrideDefaults) {
 }
 
 TEST(ScheduleScript, LogHasOneLinePerStatement) {
-  auto def = load("pointwise_add_mul");
+  auto def = load_config_fusion("pointwise_add_mul");
   auto log = apply_schedule_text(
       "# comment\nparams(block=4)\n\nc0 = cache_after(x)   # trailing\nsplit(out, 1, {block}, "
       "inner_split=false)\nreorder(out, {0: 1})\n",
@@ -284,7 +273,7 @@ TEST(ScheduleScript, LogHasOneLinePerStatement) {
 }
 
 TEST(ScheduleScript, SyntaxErrorAppliesNothing) {
-  auto def = load("pointwise_add_mul");
+  auto def = load_config_fusion("pointwise_add_mul");
   const std::string before = sched::print_scheduled_fusion(*def.fusion);
   EXPECT_THROW(apply_schedule_text("merge(out, 0)\nsplit(out, 0, 4\n", "t.sched", def, {}),
                UserError);
@@ -292,7 +281,7 @@ TEST(ScheduleScript, SyntaxErrorAppliesNothing) {
 }
 
 TEST(ScheduleScript, UnreadableFile) {
-  auto def = load("softmax");
+  auto def = load_config_fusion("softmax");
   try {
     apply_schedule_file(kSource + "/no/such.sched", def, {});
     FAIL() << "no error";
@@ -314,7 +303,7 @@ class ExampleSchedule : public testing::TestWithParam<Example> {};
 
 TEST_P(ExampleSchedule, AppliesCleanly) {
   const Example& ex = GetParam();
-  auto def = load(ex.fusion);
+  auto def = load_config_fusion(ex.fusion);
   const std::string path = kSource + "/configs/schedules/" + ex.schedule + ".sched";
   std::vector<std::string> log;
   try {
@@ -347,7 +336,7 @@ TEST_P(ExampleSchedule, AppliesCleanly) {
     ADD_FAILURE() << "lowering failed: " << e.what();
   }
   // The block size is a parameter with a default that callers override.
-  auto again = load(ex.fusion);
+  auto again = load_config_fusion(ex.fusion);
   apply_schedule_file(path, again, {{"block", 32}});
   EXPECT_EQ(named(*again.fusion, ex.output)->axis(1)->extent().str(), "32");
 }
@@ -365,12 +354,7 @@ INSTANTIATE_TEST_SUITE_P(Configs, ExampleSchedule,
 const std::string kInvalidDir = kSource + "/tests/frontend/invalid_schedules";
 
 std::vector<std::string> invalid_files() {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(kInvalidDir, ec))
-    if (e.path().extension() == ".sched") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
+  return test_support::files_with_extension(kInvalidDir, ".sched");
 }
 
 struct Expectation {
@@ -416,14 +400,8 @@ TEST_P(InvalidSchedule, Diagnoses) {
   }
 }
 
-std::string case_name(const testing::TestParamInfo<std::string>& info) {
-  std::string n = fs::path(info.param).stem().string();
-  std::replace_if(
-      n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
-  return n;
-}
-
-INSTANTIATE_TEST_SUITE_P(Files, InvalidSchedule, testing::ValuesIn(invalid_files()), case_name);
+INSTANTIATE_TEST_SUITE_P(Files, InvalidSchedule, testing::ValuesIn(invalid_files()),
+                         test_support::file_case_name);
 
 // Guards against the directory going missing and two files testing one thing.
 TEST(InvalidSchedules, AtLeast12DistinctCases) {

@@ -6,33 +6,23 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <string>
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
 #include "test_fusions.h"
+#include "test_support.h"
 
 namespace schedlab::ir {
 namespace {
 
+using test_support::user_error_of;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::input;
 using testing::sym;
-
-/// The message of the UserError `fn` throws; fails the test if it throws none.
-std::string user_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
 
 std::vector<IterType> iter_types(const TensorView* t) {
   std::vector<IterType> r;
@@ -511,12 +501,8 @@ TEST(BuilderScalarTest, MeanDividesBySymbolicCount) {
 TEST(BuilderScalarTest, SizeScalarsDoNotFold) {
   Fusion f;
   auto* k = f.make_size_scalar(SizeExpr::symbol("K"));
-  try {
-    sub(k, constant(f, 1.0));
-    FAIL() << "expected a UserError";
-  } catch (const UserError& e) {
-    EXPECT_THAT(e.message(), ::testing::HasSubstr("the size K is known only at launch"));
-  }
+  EXPECT_THAT(user_error_of([&] { sub(k, constant(f, 1.0)); }),
+              HasSubstr("the size K is known only at launch"));
 }
 }  // namespace
 }  // namespace schedlab::ir

@@ -5,30 +5,21 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 
 #include "schedlab/base/error.h"
 #include "test_fusions.h"
+#include "test_support.h"
 
 namespace schedlab::ir {
 namespace {
 
+using test_support::user_error_of;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::input;
 using ::testing::IsEmpty;
 using testing::sym;
-
-std::string user_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
 
 TEST(FusionTest, NumbersTensorsAndAxesInCreationOrder) {
   Fusion f;

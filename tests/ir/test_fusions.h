@@ -23,6 +23,14 @@ inline SizeExpr sym(const std::string& name) {
   return SizeExpr::symbol(name);
 }
 
+/// The tensor of `v`, added to f's outputs under the name `name`.
+inline TensorView* output(Fusion& f, Val* v, const std::string& name) {
+  TensorView* t = tv(v);
+  t->set_user_name(name);
+  f.add_output(t);
+  return t;
+}
+
 /// y = softmax(x, axis = -1) over x[N, K], in the numerically stable form.
 inline std::unique_ptr<Fusion> make_softmax() {
   auto f = std::make_unique<Fusion>("softmax");

@@ -8,32 +8,23 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <random>
 #include <regex>
 
 #include "cpu_test_util.h"
-#include "schedlab/base/error.h"
 #include "schedlab/ir/op_semantics.h"
+#include "test_support.h"
 
 namespace schedlab::runtime {
 namespace {
 
+using test_support::user_error_of;
 using testing::Buffer;
 using testing::subst;
 using testing::TempDir;
 using testing::unit;
 namespace fs = std::filesystem;
 constexpr auto F32 = ir::DataType::F32;
-
-std::string user_error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  return "<no user_error>";
-}
 
 // out = a + b over a 2-D grid of 2-D blocks; b is read through a transposed view.
 constexpr std::string_view kAdd2d = R"CUDA(
@@ -286,7 +277,7 @@ TEST_F(CpuBackendTest, EarlyExitBeforeBarrierIsDeadlock) {
   Buffer<float> out(*be, 64);
   LaunchDims dims;
   dims.block = {64, 1, 1};
-  EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {out.arg1(F32)}); }),
+  EXPECT_EQ(user_error_of([&] { be->launch(*k, dims, {out.arg1(F32)}); }),
             "kernel deadlock: thread (0,0,0) of block (0,0,0) exited while 63 threads wait at "
             "__syncthreads (kernel schedlab_kernel)");
 }
@@ -297,7 +288,7 @@ TEST_F(CpuBackendTest, EarlyExitInOneBlockAfterFirstBarrier) {
   LaunchDims dims;
   dims.grid = {8, 1, 1};
   dims.block = {16, 2, 1};
-  EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {out.arg1(F32)}); }),
+  EXPECT_EQ(user_error_of([&] { be->launch(*k, dims, {out.arg1(F32)}); }),
             "kernel deadlock: thread (0,1,0) of block (3,0,0) exited while 16 threads wait at "
             "__syncthreads (kernel schedlab_kernel)");
   // The stopped fibers were unwound: the backend keeps working.
@@ -313,7 +304,7 @@ TEST_F(CpuBackendTest, BarrierWithoutHasBarrierIsAnError) {
   Buffer<float> out(*be, 32);
   LaunchDims dims;
   dims.block = {32, 1, 1};
-  EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {out.arg1(F32)}); }),
+  EXPECT_EQ(user_error_of([&] { be->launch(*k, dims, {out.arg1(F32)}); }),
             "a kernel called __syncthreads but its KernelSource has has_barrier = false; the CPU "
             "backend runs such kernels without fibers");
 }
@@ -322,7 +313,7 @@ TEST_F(CpuBackendTest, CompileErrorCarriesLogAndSavedSource) {
   KernelSource src =
       kernel("extern \"C\" void schedlab_kernel_entry(void**) { not_declared(); }", false);
   src.name = "broken";
-  std::string msg = user_error_message([&] { be->compile(src); });
+  std::string msg = user_error_of([&] { be->compile(src); });
   std::smatch m;
   ASSERT_TRUE(std::regex_search(msg, m, std::regex("source saved at (\\S+\\.cu\\.cpp)"))) << msg;
   EXPECT_NE(msg.find("the host compiler failed on kernel 'broken'"), std::string::npos) << msg;
@@ -341,7 +332,7 @@ TEST_F(CpuBackendTest, CompileErrorCarriesLogAndSavedSource) {
 
 TEST_F(CpuBackendTest, MissingEntryIsAnError) {
   KernelSource src = kernel("extern \"C\" __global__ void schedlab_kernel() {}", false);
-  EXPECT_NE(user_error_message([&] { be->compile(src); })
+  EXPECT_NE(user_error_of([&] { be->compile(src); })
                 .find("kernel 'schedlab_kernel' does not define extern \"C\" void "
                       "schedlab_kernel_entry(void**)"),
             std::string::npos);
@@ -470,20 +461,20 @@ TEST_F(CpuBackendTest, LaunchDimsAreChecked) {
   auto k = be->compile(block_sum(true));
   LaunchDims dims;
   dims.block = {2048, 1, 1};
-  EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {}); }),
+  EXPECT_EQ(user_error_of([&] { be->launch(*k, dims, {}); }),
             "launch of 'schedlab_kernel': block (2048,1,1) exceeds CUDA's limits: at most 1024 "
             "threads, 1024 in x and y, 64 in z");
   dims.block = {64, 32, 1};
-  EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {}); }),
+  EXPECT_EQ(user_error_of([&] { be->launch(*k, dims, {}); }),
             "launch of 'schedlab_kernel': block (64,32,1) exceeds CUDA's limits: at most 1024 "
             "threads, 1024 in x and y, 64 in z");
   dims.block = {32, 1, 1};
   dims.grid = {0, 1, 1};
-  EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {}); }),
+  EXPECT_EQ(user_error_of([&] { be->launch(*k, dims, {}); }),
             "launch of 'schedlab_kernel': grid (0,1,1) and block (32,1,1) must be positive in "
             "every dimension");
   dims.grid = {1, 70000, 1};
-  EXPECT_EQ(user_error_message([&] { be->launch(*k, dims, {}); }),
+  EXPECT_EQ(user_error_of([&] { be->launch(*k, dims, {}); }),
             "launch of 'schedlab_kernel': grid (1,70000,1) exceeds CUDA's limits (2^31-1, 65535, "
             "65535)");
 }

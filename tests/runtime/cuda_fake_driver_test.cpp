@@ -15,11 +15,13 @@
 #include "schedlab/base/error.h"
 #include "schedlab/codegen/runtime_header.h"
 #include "schedlab/runtime/cuda_backend.h"
+#include "test_support.h"
 
 namespace schedlab::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::user_error_of;
 using ::testing::HasSubstr;
 
 const char* kKernel = R"(
@@ -48,16 +50,6 @@ class CudaFakeDriverTest : public ::testing::Test {
 
   fs::path cubin_path() const { return fs::path(dir_) / (src_.hash() + ".sm_90.cubin"); }
   TensorArg vec(void* p, int64_t n) const { return TensorArg{p, ir::DataType::F32, {n}, {1}}; }
-  /// The message of the user_error `f` raises, or "" when it raises none.
-  template <typename F>
-  static std::string user_error_of(F&& f) {
-    try {
-      f();
-    } catch (const UserError& e) {
-      return e.message();
-    }
-    return "";
-  }
 
   FakeCudaState* fake_ = nullptr;
   std::string dir_;
@@ -213,11 +205,14 @@ TEST_F(CudaFakeDriverTest, UsableFromAnotherThread) {
   auto k = backend_->compile(src_);
   std::string error = "not run";
   std::thread([&] {
-    error = user_error_of([&] {
+    try {
       void* buf = backend_->alloc(4);
       backend_->launch(*k, LaunchDims{}, {vec(buf, 1), vec(buf, 1)});
       backend_->free(buf);
-    });
+      error = "";
+    } catch (const UserError& e) {
+      error = e.message();
+    }
   }).join();
   EXPECT_EQ(error, "");
 }

@@ -7,14 +7,15 @@
 
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <optional>
 
-#include "schedlab/base/error.h"
+#include "test_support.h"
 
 namespace schedlab::runtime {
 namespace {
+
+using test_support::user_error_of;
 
 // The runtime header's Tensor<T, N, I>, as the kernel sees its parameters.
 template <typename T, int N, typename I>
@@ -29,15 +30,6 @@ S read_param(ParamPack& p, size_t i) {
   S s;
   std::memcpy(&s, p.pointers()[i], sizeof s);
   return s;
-}
-
-std::string user_error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  return "<no user_error>";
 }
 
 TEST(ParamPack, Int32LayoutMatchesTensorStruct) {
@@ -74,7 +66,7 @@ TEST(ParamPack, Int64LayoutAndRankZero) {
 
 TEST(ParamPack, SizeOverflowsInt32) {
   float x = 0;
-  EXPECT_EQ(user_error_message([&] {
+  EXPECT_EQ(user_error_of([&] {
               ParamPack p({{&x, ir::DataType::F32, {4}, {1}},
                            {&x, ir::DataType::F32, {2, int64_t{1} << 31}, {1, 1}}},
                           32);
@@ -87,7 +79,7 @@ TEST(ParamPack, SizeOverflowsInt32) {
 
 TEST(ParamPack, StrideOverflowsInt32) {
   float x = 0;
-  EXPECT_EQ(user_error_message([&] {
+  EXPECT_EQ(user_error_of([&] {
               ParamPack p({{&x, ir::DataType::F32, {2}, {-(int64_t{1} << 31) - 1}}}, 32);
             }),
             "kernel argument 0: stride[0] = -2147483649 does not fit the 32-bit index type the "
@@ -96,14 +88,14 @@ TEST(ParamPack, StrideOverflowsInt32) {
 
 TEST(ParamPack, RankMismatch) {
   float x = 0;
-  EXPECT_EQ(user_error_message([&] {
+  EXPECT_EQ(user_error_of([&] {
               ParamPack p({{&x, ir::DataType::F32, {2, 3}, {1}}}, 32);
             }),
             "kernel argument 0: 2 sizes but 1 strides");
 }
 
 TEST(ParamPack, BadIndexBits) {
-  EXPECT_EQ(user_error_message([&] { ParamPack p({}, 16); }),
+  EXPECT_EQ(user_error_of([&] { ParamPack p({}, 16); }),
             "kernel parameters: index_bits must be 32 or 64, got 16");
 }
 

@@ -6,12 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 
 #include "../ir/test_fusions.h"
-#include "schedlab/base/error.h"
 #include "schedlab/ir/verifier.h"
+#include "test_support.h"
 
 namespace schedlab::sched {
 namespace {
@@ -21,27 +20,12 @@ using ir::Fusion;
 using ir::MemoryType;
 using ir::TensorView;
 using ir::testing::input;
+using ir::testing::output;
 using ir::testing::sym;
+using test_support::user_error_of;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
-
-std::string user_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
-
-TensorView* output(Fusion& f, ir::Val* v, const std::string& name) {
-  TensorView* t = ir::tv(v);
-  t->set_user_name(name);
-  f.add_output(t);
-  return t;
-}
 
 /// The single LoadStoreOp defining t; fails the test otherwise.
 const ir::LoadStoreOp* copy_of(const TensorView* t) {

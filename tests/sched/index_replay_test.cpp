@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../ir/test_fusions.h"
 #include "schedlab/base/error.h"
 #include "schedlab/ir/arith.h"
 
@@ -24,6 +25,7 @@ using ir::DataType;
 using ir::Fusion;
 using ir::SizeExpr;
 using ir::TensorView;
+using ir::testing::sym;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Optional;
@@ -32,10 +34,6 @@ TensorView* input(Fusion& f, const std::vector<SizeExpr>& shape) {
   TensorView* x = f.make_tensor(DataType::F32, shape);
   f.add_input(x);
   return x;
-}
-
-SizeExpr sym(const std::string& name) {
-  return SizeExpr::symbol(name);
 }
 
 TEST(IndexReplayTest, InnerSplitWithRemainderIsMasked) {

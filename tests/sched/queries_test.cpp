@@ -18,16 +18,10 @@ using ir::DataType;
 using ir::Fusion;
 using ir::TensorView;
 using ir::testing::input;
+using ir::testing::output;
 using ir::testing::sym;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
-TensorView* output(Fusion& f, ir::Val* v, const std::string& name) {
-  TensorView* t = ir::tv(v);
-  t->set_user_name(name);
-  f.add_output(t);
-  return t;
-}
 
 /// The tensor numbered n ("T<n>").
 TensorView* tensor(const Fusion& f, int n) {

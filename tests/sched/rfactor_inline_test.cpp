@@ -4,11 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "schedlab/base/error.h"
+#include "../ir/test_fusions.h"
 #include "schedlab/ir/arith.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
 #include "schedlab/sched/sched.h"
+#include "test_support.h"
 
 namespace schedlab::sched {
 namespace {
@@ -18,29 +19,15 @@ using ir::Fusion;
 using ir::ParallelType;
 using ir::SizeExpr;
 using ir::TensorView;
+using ir::testing::sym;
+using test_support::loop_sig;
+using test_support::user_error_of;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+/// An f32 fusion input of shape [N, K].
 TensorView* input2d(Fusion& f, const char* name = "x") {
-  auto* x = f.make_tensor(DataType::F32, {SizeExpr::symbol("N"), SizeExpr::symbol("K")});
-  x->set_user_name(name);
-  f.add_input(x);
-  return x;
-}
-
-std::string loop_str(const TensorView* t) {
-  std::string s;
-  for (auto* id : t->loop()) s += (s.empty() ? "" : " ") + id->str();
-  return s;
-}
-
-template <typename F>
-std::string user_error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  return "(no error)";
+  return ir::testing::input(f, name, DataType::F32, {sym("N"), sym("K")});
 }
 
 TEST(Rfactor, SplitReductionMakesPartialProducer) {
@@ -124,9 +111,7 @@ TEST(Propagate, SoftmaxFromOutput) {
   parallelize_all_like(y);
   ir::verify(f);
   // e maps fully: same loop shape and bindings.
-  EXPECT_EQ(loop_str(e), "iblockIdx.x" + std::to_string(e->loop()[0]->id()) + "{N} iS" +
-                              std::to_string(e->loop()[1]->id()) + "{ceilDiv(K, 32)} ithreadIdx.x" +
-                              std::to_string(e->loop()[2]->id()) + "{32}");
+  EXPECT_THAT(loop_sig(e), ElementsAre("iblockIdx.x{N}", "iS{ceilDiv(K, 32)}", "ithreadIdx.x{32}"));
   // The reductions split their reduction axis the same way.
   auto reds = get_reduction_tvs(f);
   ASSERT_EQ(reds.size(), 2u);
@@ -257,25 +242,16 @@ TEST(ParallelizeAllLike, TypesAndPositionFilter) {
   EXPECT_THAT(user_error_of([&] { parallelize_all_like(y, 7); }), HasSubstr("out of range"));
 }
 
-}  // namespace
-}  // namespace schedlab::sched
-
-namespace schedlab::sched {
-namespace {
 TEST(Transforms, InsideProducerInlinePositionIsRejected) {
-  ir::Fusion f;
-  auto* x = f.make_tensor(ir::DataType::F32, {ir::SizeExpr::symbol("N"), ir::SizeExpr::symbol("K")});
-  f.add_input(x);
+  Fusion f;
+  auto* x = input2d(f);
   auto* e = ir::tv(ir::exp(x));
   auto* y = ir::tv(ir::neg(e));
   f.add_output(y);
   inline_at(e, 2);
-  try {
-    y->split(0, 4);
-    FAIL() << "expected a UserError";
-  } catch (const UserError& err) {
-    EXPECT_THAT(err.message(), ::testing::HasSubstr("is inside the inline position 2 of its producer T1"));
-  }
+  EXPECT_THAT(user_error_of([&] { y->split(0, 4); }),
+              HasSubstr("is inside the inline position 2 of its producer T1"));
 }
+
 }  // namespace
 }  // namespace schedlab::sched

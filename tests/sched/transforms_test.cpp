@@ -4,40 +4,25 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "schedlab/base/error.h"
+#include "../ir/test_fusions.h"
 #include "schedlab/ir/arith.h"
+#include "test_support.h"
 
 namespace schedlab::ir {
 namespace {
 
+using test_support::user_error_of;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string user_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
-}
-
-SizeExpr sym(const std::string& name) {
-  return SizeExpr::symbol(name);
-}
+using testing::sym;
 
 /// T0 (x), a fusion input of the given shape; its axes are iS0, iS1, ...
 TensorView* input(Fusion& f, const std::vector<SizeExpr>& shape, DataType t = DataType::F32) {
-  TensorView* x = f.make_tensor(t, shape);
-  x->set_user_name("x");
-  f.add_input(x);
-  return x;
+  return testing::input(f, "x", t, shape);
 }
 
 std::vector<std::string> loop_strs(const TensorView* tv) {

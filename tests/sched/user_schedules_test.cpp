@@ -11,11 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "schedlab/base/error.h"
-#include "schedlab/frontend/fusion_file.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
 #include "schedlab/sched/sched.h"
+#include "test_support.h"
 
 namespace schedlab::sched {
 namespace {
@@ -26,48 +25,18 @@ using ir::LoopTransform;
 using ir::MemoryType;
 using ir::ParallelType;
 using ir::TensorView;
+using test_support::axis_sig;
+using test_support::domain_sig;
+using test_support::load_config_fusion;
+using test_support::loop_sig;
+using test_support::named;
+using test_support::user_error_of;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-frontend::FusionDefinition load(const std::string& name) {
-  return frontend::load_fusion_file(std::string(SCHEDLAB_SOURCE_DIR) + "/configs/fusions/" + name +
-                                    ".yaml");
-}
-
-/// The tensor the fusion text named `name`.
-TensorView* named(const Fusion& f, const std::string& name) {
-  for (TensorView* tv : f.tensors())
-    if (tv->user_name() == name) return tv;
-  ADD_FAILURE() << "no tensor named " << name;
-  return nullptr;
-}
 
 /// The first operand of t's definition.
 TensorView* producer_of(const TensorView* t) {
   return t->definition()->inputs().front()->as<TensorView>();
-}
-
-/// One loop axis as "<IterType><binding>{extent}", with the binding and loop
-/// transform spelled as IterDomain::str spells them but without the axis
-/// number: "iblockIdx.x{N}", "rS{128}", "iS{4}_vect".
-std::string axis_sig(const ir::IterDomain* id) {
-  std::string s = id->str();
-  size_t brace = s.find('{');
-  size_t digits = brace;
-  while (digits > 0 && s[digits - 1] >= '0' && s[digits - 1] <= '9') --digits;
-  return s.substr(0, digits) + s.substr(brace);
-}
-
-std::vector<std::string> loop_sig(const TensorView* tv) {
-  std::vector<std::string> r;
-  for (const ir::IterDomain* id : tv->loop()) r.push_back(axis_sig(id));
-  return r;
-}
-
-std::vector<std::string> domain_sig(const std::vector<ir::IterDomain*>& dom) {
-  std::vector<std::string> r;
-  for (const ir::IterDomain* id : dom) r.push_back(axis_sig(id));
-  return r;
 }
 
 /// Prints the scheduled fusion when the test has failed (or is unwinding
@@ -86,16 +55,6 @@ class PrintOnFailure {
   const Fusion& f_;
 };
 
-template <typename F>
-std::string user_error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
-
 void check_valid(const Fusion& f) {
   EXPECT_NO_THROW(ir::verify(f));
   EXPECT_NO_THROW(validate_bindings(f));
@@ -106,7 +65,7 @@ void check_valid(const Fusion& f) {
 // and inline (nvFuser's pointwise user schedule).
 
 TEST(UserSchedule, PointwiseAddMulMergeSplitPropagateInline) {
-  auto def = load("pointwise_add_mul");
+  auto def = load_config_fusion("pointwise_add_mul");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* out = named(f, "out");
@@ -155,7 +114,7 @@ TEST(UserSchedule, PointwiseAddMulMergeSplitPropagateInline) {
 }
 
 TEST(UserSchedule, BiasReluMergeSplitPropagateInline) {
-  auto def = load("bias_relu");
+  auto def = load_config_fusion("bias_relu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* y = named(f, "y");
@@ -185,7 +144,7 @@ TEST(UserSchedule, BiasReluMergeSplitPropagateInline) {
 // cache_before on the output, then the pointwise schedule.
 
 TEST(UserSchedule, SharedMemoryCachesBiasRelu) {
-  auto def = load("bias_relu");
+  auto def = load_config_fusion("bias_relu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* x = named(f, "x");
@@ -242,7 +201,7 @@ TEST(UserSchedule, SharedMemoryCachesBiasRelu) {
 // stored four elements at a time; the computation in between is inlined
 // fully, the vector accesses only up to their vector axis.
 TEST(UserSchedule, BiasReluVectorizedLoadStore) {
-  auto def = load("bias_relu");
+  auto def = load_config_fusion("bias_relu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* x = named(f, "x");
@@ -280,7 +239,7 @@ TEST(UserSchedule, BiasReluVectorizedLoadStore) {
 // per-thread chunks (outer split) and the chunk index is bound to TIDx.
 
 TEST(UserSchedule, SoftmaxPersistentPropagateInline) {
-  auto def = load("softmax");
+  auto def = load_config_fusion("softmax");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* y = named(f, "y");
@@ -335,7 +294,7 @@ TEST(UserSchedule, SoftmaxPersistentPropagateInline) {
 // 4. inline_at and inline_selected_at on the gelu chain.
 
 TEST(UserSchedule, GeluInlineAtAndSelectedAt) {
-  auto def = load("gelu");
+  auto def = load_config_fusion("gelu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* y = named(f, "y");
@@ -383,7 +342,7 @@ TEST(UserSchedule, GeluInlineAtAndSelectedAt) {
 // A real mistake: reordering the output after its producers were scheduled
 // like it. The producers can then only share the first loop.
 TEST(UserSchedule, GeluInlinePastLegalMaximum) {
-  auto def = load("gelu");
+  auto def = load_config_fusion("gelu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* y = named(f, "y");
@@ -408,7 +367,7 @@ TEST(UserSchedule, GeluInlinePastLegalMaximum) {
 // 5. rfactor of a split reduction (row_sum).
 
 TEST(UserSchedule, RowSumRfactorSplitReduction) {
-  auto def = load("row_sum");
+  auto def = load_config_fusion("row_sum");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* x = named(f, "x");
@@ -450,7 +409,7 @@ TEST(UserSchedule, RowSumRfactorSplitReduction) {
 }
 
 TEST(UserSchedule, RowSumRfactorTwiceTidxInnermost) {
-  auto def = load("row_sum");
+  auto def = load_config_fusion("row_sum");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* x = named(f, "x");
@@ -495,7 +454,7 @@ TEST(UserSchedule, RowSumRfactorTwiceTidxInnermost) {
 // the block reduction.
 
 TEST(UserSchedule, LayernormVarMeanStyle) {
-  auto def = load("layernorm");
+  auto def = load_config_fusion("layernorm");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* x = named(f, "x");
@@ -585,7 +544,7 @@ TEST(UserSchedule, LayernormVarMeanStyle) {
 // scheduler). The root -> logical split of the producer must reach the
 // other tensors as well.
 TEST(UserSchedule, LayernormPropagateFromRfactorProducer) {
-  auto def = load("layernorm");
+  auto def = load_config_fusion("layernorm");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* xc = cache_after(named(f, "x"), ir::LoadStoreOpType::Set, ir::CacheOp::Streaming);
@@ -628,7 +587,7 @@ TEST(UserSchedule, LayernormPropagateFromRfactorProducer) {
 // Mistakes users make in these flows.
 
 TEST(UserScheduleErrors, VectorizeBeforeSplit) {
-  auto def = load("layernorm");
+  auto def = load_config_fusion("layernorm");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* xc = cache_after(named(f, "x"), ir::LoadStoreOpType::Set, ir::CacheOp::Streaming);
@@ -650,7 +609,7 @@ TEST(UserScheduleErrors, VectorizeBeforeSplit) {
 }
 
 TEST(UserScheduleErrors, RfactorAllReductionAxes) {
-  auto def = load("row_sum");
+  auto def = load_config_fusion("row_sum");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* y = named(f, "y");
@@ -669,7 +628,7 @@ TEST(UserScheduleErrors, RfactorAllReductionAxes) {
 }
 
 TEST(UserScheduleErrors, InlineReductionPastItsReductionAxis) {
-  auto def = load("softmax");
+  auto def = load_config_fusion("softmax");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* y = named(f, "y");
@@ -692,7 +651,7 @@ TEST(UserScheduleErrors, InlineReductionPastItsReductionAxis) {
 }
 
 TEST(UserScheduleErrors, CacheAfterTensorWithNoUses) {
-  auto def = load("bias_relu");
+  auto def = load_config_fusion("bias_relu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* y = named(f, "y");
@@ -706,7 +665,7 @@ TEST(UserScheduleErrors, CacheAfterTensorWithNoUses) {
 }
 
 TEST(UserScheduleErrors, SharedMemoryFusionOutput) {
-  auto def = load("bias_relu");
+  auto def = load_config_fusion("bias_relu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* y = named(f, "y");
