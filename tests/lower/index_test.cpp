@@ -88,8 +88,7 @@ TEST(IndexType, Int64KernelRunsOnCpu) {
   for (const ir::SizeBindings& sizes :
        {ir::SizeBindings{{"N", 1}, {"K", 1}}, ir::SizeBindings{{"N", 33}, {"K", 130}}}) {
     SCOPED_TRACE(sizes_str(sizes));
-    EXPECT_EQ(run_and_compare(plain, p, *compiled, sizes), "")
-        << codegen::print_kernel(p.kernel);
+    EXPECT_EQ(run_and_compare(plain, p, *compiled, sizes), "") << codegen::print_kernel(p.kernel);
   }
 }
 

@@ -19,19 +19,16 @@
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
 #include "schedlab/sched/sched.h"
+#include "test_support.h"
 
 namespace schedlab::lower::testing {
 
-inline frontend::FusionDefinition load(const std::string& name) {
-  return frontend::load_fusion_file(std::string(SCHEDLAB_SOURCE_DIR) + "/configs/fusions/" + name +
-                                    ".yaml");
-}
+using test_support::named;
+using test_support::user_error_of;
 
-/// The tensor the fusion text named `name` (null if none).
-inline ir::TensorView* named(const ir::Fusion& f, const std::string& name) {
-  for (ir::TensorView* tv : f.tensors())
-    if (tv->user_name() == name) return tv;
-  return nullptr;
+/// configs/fusions/<name>.yaml.
+inline frontend::FusionDefinition load(const std::string& name) {
+  return test_support::load_config_fusion(name);
 }
 
 /// The CPU backend every test of this process shares. Its cache lives in the
@@ -76,8 +73,8 @@ inline void expect_nvrtc_accepts(const runtime::KernelSource& src) {
 /// failure.
 inline std::string run_and_compare(const frontend::FusionDefinition& plain,
                                    const runtime::PreparedKernel& p,
-                                   runtime::CompiledKernel& compiled,
-                                   const ir::SizeBindings& sizes, uint64_t seed = 7) {
+                                   runtime::CompiledKernel& compiled, const ir::SizeBindings& sizes,
+                                   uint64_t seed = 7) {
   auto inputs = ref::make_inputs(*plain.fusion, sizes, seed, plain.input_ranges);
   auto want = ref::evaluate(*plain.fusion, inputs, sizes);
   auto got = runtime::execute(cpu_backend(), compiled, p, inputs, sizes);
@@ -89,8 +86,8 @@ inline std::string run_and_compare(const frontend::FusionDefinition& plain,
     const ir::TensorView* out = plain.fusion->outputs()[i];
     auto c = ref::compare(got[i], want[i], ref::default_tolerance(out->dtype()));
     if (!c.ok)
-      why += "output " + std::to_string(i) + " (" + out->describe() + "): " +
-             std::to_string(c.mismatches) + " mismatches, first " + c.first_mismatch + "\n";
+      why += "output " + std::to_string(i) + " (" + out->describe() +
+             "): " + std::to_string(c.mismatches) + " mismatches, first " + c.first_mismatch + "\n";
   }
   return why;
 }

@@ -1,7 +1,11 @@
-// The lowering correctness matrix: every fusion of configs/fusions crossed
-// with hand-written schedules (nvFuser-style user schedules, written as C++
-// on the FusionDefinition), lowered once per (fusion, schedule), run on the
-// CPU backend at several size bindings (size 1, odd, and uneven against every
+// The lowering correctness matrix: every fusion of configs/fusions (and four
+// defined here for dtypes and shapes the library lacks) crossed with
+// hand-written schedules (nvFuser-style user schedules written as C++:
+// unscheduled; 1D tiling by 128 and by 7; rows by 4 with the reduction split
+// by 8; serial rfactor; 2D tiling; inlining only at block loops or not at
+// all; Local and Shared caches; unroll; an uneven outer split; unswitch;
+// vectorized copies), lowered once per (fusion, schedule), run on the CPU
+// backend at several size bindings (size 1, odd, and uneven against every
 // split factor) and checked against the reference evaluator. Every generated
 // unit is also compiled by NVRTC for sm_90.
 //
@@ -12,8 +16,10 @@
 // failure: lower() must handle it or the limitation is a bug.
 //
 // Kernels are size-generic, so each combination is lowered and compiled once
-// and launched for every size binding. SCHEDLAB_DUMP_KERNELS=1 prints every
-// scheduled fusion and kernel.
+// and launched for every size binding (vectorized ones at sizes rounded up to
+// the vector width, after checking the launch refuses the others).
+// SCHEDLAB_DUMP_KERNELS=1 prints every scheduled fusion and kernel.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,7 +55,9 @@ struct FusionCase {
   /// configs/fusions/<name>.yaml.
   std::string text;
 };
-void PrintTo(const FusionCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const FusionCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 frontend::FusionDefinition load_case(const FusionCase& c) {
   return c.text.empty() ? load(c.name) : frontend::parse_fusion_text(c.text, c.name + ".yaml");
@@ -292,6 +300,29 @@ void outer_split(Fusion& f, bool threads) {
   sched::inline_most(f);
 }
 
+/// nvFuser's unswitched pointwise tiling: [I/128, 1, 32, 4] bound BIDx,
+/// Unswitch, TIDx, Unroll; a full tile runs without predicates. A reduction
+/// keeps its (serial) reduction axes inside the unswitched nest.
+void unswitch(Fusion& f, bool threads) {
+  TensorView* ref = sched::find_reference_for(f);
+  int n = iteration_axes_first(ref);
+  if (n == 0) {
+    merge_leading(ref, ref->nloop());
+    ref->split(0, 4)->split(0, 1);
+    ref->parallelize(1, LoopTransform::Unswitch);
+    ref->parallelize(2, LoopTransform::Unroll);
+  } else {
+    merge_leading(ref, n);
+    ref->split(0, 4)->split(0, 32)->split(0, 1);
+    bind(ref, 0, ParallelType::BIDx, threads);
+    ref->parallelize(1, LoopTransform::Unswitch);
+    bind(ref, 2, ParallelType::TIDx, threads);
+    ref->parallelize(3, LoopTransform::Unroll);
+  }
+  propagate_and_bind(f, ref);
+  sched::inline_most(f);
+}
+
 /// Inputs read by the fusion, the ones of largest rank first (the ones a
 /// shared cache is for; a broadcast operand has a smaller rank).
 std::vector<TensorView*> full_rank_inputs(const Fusion& f) {
@@ -301,6 +332,11 @@ std::vector<TensorView*> full_rank_inputs(const Fusion& f) {
   for (TensorView* in : f.inputs())
     if (!in->uses().empty() && in->logical_no_reductions().size() == rank) r.push_back(in);
   return r;
+}
+
+bool has_broadcast(const TensorView* t) {
+  auto dom = t->logical_no_reductions();
+  return std::any_of(dom.begin(), dom.end(), [](auto* id) { return id->is_broadcast(); });
 }
 
 /// Shared buffers are sized statically: every loop axis a Shared tensor
@@ -321,6 +357,32 @@ void require_constant_shared_buffer(const TensorView* c) {
   }
 }
 
+/// The named sizes that are the innermost extent of a vectorized tensor, and
+/// the vector width.
+std::map<std::string, int64_t> vectorized_sizes(const Fusion& f) {
+  std::map<std::string, int64_t> r;
+  for (const TensorView* t : f.tensors()) {
+    if (t->nloop() == 0 || t->loop().back()->loop_transform() != LoopTransform::Vectorize) continue;
+    const ir::SizeExpr& inner = t->logical_no_reductions().back()->extent();
+    if (inner.is_symbol()) r[inner.symbol_name()] = t->loop().back()->extent().const_value();
+  }
+  return r;
+}
+
+/// Shared caches of the full-rank inputs. Not of an input with a broadcast
+/// axis ([N, 1]): inlined into loops its broadcast widens, its own loops do
+/// not lay out what a block reads (lowering rejects it;
+/// Lowerable.SharedCacheOfABroadcastInput).
+std::vector<TensorView*> shared_caches(Fusion& f) {
+  std::vector<TensorView*> caches;
+  for (TensorView* in : full_rank_inputs(f)) {
+    if (has_broadcast(in)) continue;
+    caches.push_back(sched::cache_after(in));
+    sched::set_memory_type(caches.back(), ir::MemoryType::Shared);
+  }
+  return caches;
+}
+
 /// Schedules a fusion in place; `threads` says whether it may bind loops.
 using ScheduleFn = void (*)(Fusion&, bool threads);
 
@@ -328,7 +390,9 @@ struct ScheduleCase {
   std::string name;
   ScheduleFn apply;
 };
-void PrintTo(const ScheduleCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const ScheduleCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 const std::vector<ScheduleCase>& schedule_cases() {
   static const std::vector<ScheduleCase> cases = {
@@ -362,7 +426,8 @@ const std::vector<ScheduleCase>& schedule_cases() {
          tile_1d(f, t, 128, false, false);
          std::vector<TensorView*> broadcasts;
          for (TensorView* tv : f.tensors())
-           if (tv->definition() && tv->definition()->is<ir::BroadcastOp>()) broadcasts.push_back(tv);
+           if (tv->definition() && tv->definition()->is<ir::BroadcastOp>())
+             broadcasts.push_back(tv);
          if (!broadcasts.empty()) sched::inline_most(f, broadcasts);
        }},
       {"local_cache",
@@ -374,29 +439,43 @@ const std::vector<ScheduleCase>& schedule_cases() {
        }},
       {"shared_cache",
        [](Fusion& f, bool t) {
-         std::vector<TensorView*> caches;
-         for (TensorView* in : full_rank_inputs(f)) {
-           caches.push_back(sched::cache_after(in));
-           sched::set_memory_type(caches.back(), ir::MemoryType::Shared);
-         }
+         auto caches = shared_caches(f);
          tile_1d(f, t, 128, true, false);
+         for (TensorView* c : caches) require_constant_shared_buffer(c);
+       }},
+      {"shared_2d",
+       [](Fusion& f, bool t) {
+         // Shared buffers over two thread axes (TIDy x TIDx).
+         auto caches = shared_caches(f);
+         tile_2d(f, t);
          for (TensorView* c : caches) require_constant_shared_buffer(c);
        }},
       {"unroll", [](Fusion& f, bool t) { tile_1d(f, t, 32, true, true); }},
       {"outer_split", [](Fusion& f, bool t) { outer_split(f, t); }},
+      {"unswitch", [](Fusion& f, bool t) { unswitch(f, t); }},
       {"vectorize",
        [](Fusion& f, bool t) {
-         // nvFuser's vectorized pointwise schedule: the full-rank inputs are
-         // loaded and the outputs stored 4 elements at a time. An input with
-         // a broadcast axis ([N, 1]) is not: merged, its vector axis is not
-         // its consumer's (parallelize accepts it; lowering then rejects it).
+         // nvFuser's vectorized pointwise schedule: the inputs and outputs
+         // whose innermost axis is the reference output's (the transpose
+         // scheduler's grouping) are loaded and stored 4 elements at a time,
+         // through caches. An input with a broadcast axis ([N, 1]) is not:
+         // merged, its vector axis is not its consumer's. A reduction's
+         // output cannot be stored from a vector of partial accumulators.
+         if (!sched::get_reduction_tvs(f).empty())
+           throw NotApplicable(
+               "the vectorized pointwise schedule is for fusions without reductions");
+         const auto groups = sched::group_inputs_outputs_by_inner_dim(f);
+         auto in_group = [&](const TensorView* x) {
+           for (const auto& g : groups)
+             if (std::find(g.begin(), g.end(), f.outputs().front()) != g.end())
+               return std::find(g.begin(), g.end(), x) != g.end();
+           return false;
+         };
          std::vector<TensorView*> vectors;
-         for (TensorView* in : full_rank_inputs(f)) {
-           auto dom = in->logical_no_reductions();
-           if (std::none_of(dom.begin(), dom.end(), [](auto* id) { return id->is_broadcast(); }))
-             vectors.push_back(sched::cache_after(in));
-         }
+         for (TensorView* in : full_rank_inputs(f))
+           if (in_group(in) && !has_broadcast(in)) vectors.push_back(sched::cache_after(in));
          for (TensorView* out : f.outputs()) {
+           if (!in_group(out)) continue;
            sched::cache_before(out);
            vectors.push_back(out);
          }
@@ -497,8 +576,25 @@ TEST_P(LowerMatrix, MatchesReference) {
     results()[{fc.name, sc.name}] = "COMPILE-FAIL";
     FAIL() << e.what() << "\n--- kernel ---\n" << codegen::print_kernel(p.kernel);
   }
+  // Vector accesses need the innermost extent of each vectorized tensor to be
+  // a multiple of the width, which the launch checks: rounded up here, after
+  // one launch at sizes that break it has been refused with that message.
+  std::vector<ir::SizeBindings> all_sizes = fc.sizes;
+  auto vec = vectorized_sizes(f);
+  if (!vec.empty()) {
+    std::string err;
+    try {
+      run_and_compare(plain, p, *compiled, fc.sizes[1]);
+    } catch (const UserError& e) {
+      err = e.message();
+    }
+    EXPECT_THAT(err, ::testing::HasSubstr("-wide vector loads/stores but its innermost extent"))
+        << "at " << sizes_str(fc.sizes[1]);
+    for (ir::SizeBindings& sizes : all_sizes)
+      for (auto [name, width] : vec) sizes[name] = (sizes[name] + width - 1) / width * width;
+  }
   bool ok = true;
-  for (const ir::SizeBindings& sizes : fc.sizes) {
+  for (const ir::SizeBindings& sizes : all_sizes) {
     // The kernel is size-generic; prepare at these sizes would print the same unit.
     std::string why;
     try {

@@ -34,12 +34,6 @@ frontend::FusionDefinition parse(const std::string& text) {
   return frontend::parse_fusion_text(text, "passes_test.yaml");
 }
 
-TensorView* tv(const Fusion& f, const std::string& name) {
-  TensorView* t = named(f, name);
-  EXPECT_NE(t, nullptr) << "no tensor named " << name;
-  return t;
-}
-
 /// Prints the input and the output of the pass under test if the test has
 /// failed (or is unwinding) when the guard goes out of scope.
 class PrintOnFailure {
@@ -61,16 +55,6 @@ class PrintOnFailure {
   const kir::Kernel* kernel_ = nullptr;
 };
 
-template <typename F>
-std::string user_error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
-
 /// A tensor's name for tree dumps: its user name, else T<n>.
 std::string name_of(const TensorView* t) {
   return t->user_name().empty() ? t->str() : t->user_name();
@@ -89,7 +73,9 @@ void dump(const LoopNode& n, int depth, std::string& out) {
         dump(*it.loop, depth + 1, out);
         break;
       }
-      case LoopItem::Kind::Init: out += "init " + name_of(it.expr->out()) + "\n"; break;
+      case LoopItem::Kind::Init:
+        out += "init " + name_of(it.expr->out()) + "\n";
+        break;
       case LoopItem::Kind::Expr:
         out += name_of(it.expr->out()) + " = " + it.expr->op_name() + "\n";
         break;
@@ -135,7 +121,7 @@ TEST(LoopTree, InlinedReductionSharesTheRowLoop) {
   auto def = load("softmax");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  TensorView* y = tv(f, "y");
+  TensorView* y = named(f, "y");
   sched::propagate_transformation(y);
   sched::inline_most(f);
   // e feeds both the sum and the division, whose column loops differ: it
@@ -177,7 +163,7 @@ TEST(LoopTree, WriterPrecedesReaderAcrossSiblingNests) {
   auto def = parse(kTwoChains);
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  sched::inline_at(tv(f, "a"), 1);
+  sched::inline_at(named(f, "a"), 1);
   EXPECT_EQ(loop_tree(f),
             "for b[0] {N}\n"
             "  for b[1] {K}\n"
@@ -206,7 +192,7 @@ TEST(LoopTree, LoopOwnerOfConsumersInDifferentNestsIsAnError) {
   auto def = parse(kFork);
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  TensorView* p = tv(f, "p");
+  TensorView* p = named(f, "p");
   EXPECT_EQ(loop_owner(p, 1).owner, p);  // its own loop past the position
   p->set_compute_at_pos(1);
   EXPECT_THAT(user_error_of([&] { loop_owner(p, 0); }),
@@ -233,12 +219,12 @@ outputs: [r]
 )");
   Fusion& g = *def.fusion;
   PrintOnFailure guard(g);
-  sched::inline_at(tv(g, "q"), 2);
-  sched::inline_at(tv(g, "p"), 1);
-  LoopKey k0 = loop_owner(tv(g, "p"), 0), k1 = loop_owner(tv(g, "p"), 1);
-  EXPECT_EQ(k0.owner, tv(g, "r"));
+  sched::inline_at(named(g, "q"), 2);
+  sched::inline_at(named(g, "p"), 1);
+  LoopKey k0 = loop_owner(named(g, "p"), 0), k1 = loop_owner(named(g, "p"), 1);
+  EXPECT_EQ(k0.owner, named(g, "r"));
   EXPECT_EQ(k0.pos, 0);
-  EXPECT_EQ(k1.owner, tv(g, "p"));
+  EXPECT_EQ(k1.owner, named(g, "p"));
   EXPECT_EQ(k1.pos, 1);
   EXPECT_EQ(loop_tree(g),
             "for r[0] {N}\n"
@@ -281,7 +267,7 @@ TEST(Allocation, LocalBufferSpansItsOwnSerialLoops) {
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   tile_exp_scale(f, 2);
-  TensorView* t = tv(f, "t");
+  TensorView* t = named(f, "t");
   using Axes = std::vector<std::pair<int, int64_t>>;
   EXPECT_EQ(Indexer::allocation_axes(t), (Axes{{3, 8}}));
   kir::Kernel k;
@@ -300,7 +286,7 @@ TEST(Allocation, SharedBufferSpansThreadLoopsToo) {
   auto def = parse(kExpScale);
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  TensorView* t = tv(f, "t");
+  TensorView* t = named(f, "t");
   sched::set_memory_type(t, MemoryType::Shared);
   tile_exp_scale(f, 2);
   using Axes = std::vector<std::pair<int, int64_t>>;
@@ -319,7 +305,7 @@ TEST(Allocation, SharedBufferOverSymbolicExtentIsAnError) {
   auto def = parse(kExpScale);
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  TensorView* t = tv(f, "t");
+  TensorView* t = named(f, "t");
   sched::set_memory_type(t, MemoryType::Shared);
   tile_exp_scale(f, 1);
   EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
@@ -336,7 +322,7 @@ TEST(Allocation, SymbolicLocalBufferBecomesAGlobalWorkspace) {
     auto def = parse(kExpScale);
     Fusion& f = *def.fusion;
     PrintOnFailure guard(f);
-    TensorView* t = tv(f, "t");
+    TensorView* t = named(f, "t");
     if (pos > 0) sched::inline_at(t, pos);
     kir::Kernel k;
     auto buffers = allocate_buffers(f, k);
@@ -356,7 +342,7 @@ TEST(Allocation, SymbolicLocalBufferBecomesAGlobalWorkspace) {
     }
     // Named sizes are read from the first input that has them.
     ASSERT_EQ(k.size_sources.count("K"), 1u);
-    EXPECT_EQ(k.size_sources.at("K").first->tv, tv(f, "x"));
+    EXPECT_EQ(k.size_sources.at("K").first->tv, named(f, "x"));
     EXPECT_EQ(k.size_sources.at("K").second, 1);
   }
 }
@@ -493,7 +479,7 @@ TEST(Generate, RfactorPartialsAreAllInitialised) {
   auto def = load("row_sum");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  TensorView* y = tv(f, "y");
+  TensorView* y = named(f, "y");
   y->split(1, 8);
   TensorView* partials = sched::rfactor(y, {1});
   sched::inline_most(f);
@@ -524,7 +510,7 @@ TEST(Lowerable, ReductionAxisBoundToThreadsIsNotSupportedYet) {
   auto def = load("row_sum");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  tv(f, "y")->parallelize(1, ParallelType::TIDx);
+  named(f, "y")->parallelize(1, ParallelType::TIDx);
   EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
               AllOf(HasSubstr("lowering: T1 (y) axis 1"), HasSubstr("is a Reduction bound to TIDx"),
                     HasSubstr("block and grid reductions are not supported yet")));
@@ -534,7 +520,7 @@ TEST(Lowerable, ReductionAxisBoundToBlocksIsNotSupportedYet) {
   auto def = load("col_sum");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  tv(f, "y")->parallelize(0, ParallelType::BIDx);
+  named(f, "y")->parallelize(0, ParallelType::BIDx);
   EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
               AllOf(HasSubstr("is a Reduction bound to BIDx"),
                     HasSubstr("block and grid reductions are not supported yet")));
@@ -544,7 +530,7 @@ TEST(Lowerable, NonSetLoadIsNotSupportedYet) {
   auto def = load("gelu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  sched::cache_after(tv(f, "x"), ir::LoadStoreOpType::CpAsync);
+  sched::cache_after(named(f, "x"), ir::LoadStoreOpType::CpAsync);
   EXPECT_THAT(user_error_of([&] { lower::lower(f); }), HasSubstr("only Set is supported yet"));
 }
 
@@ -555,7 +541,7 @@ TEST(Lowerable, NotInlinedBroadcastInRegistersIsAnError) {
   auto def = load("bias_relu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  TensorView* y = tv(f, "y");
+  TensorView* y = named(f, "y");
   TensorView* add = y->definition()->inputs()[0]->as<TensorView>();
   TensorView* bcast = add->definition()->inputs()[1]->as<TensorView>();
   y->merge(0)->split(0, 128);
@@ -583,8 +569,8 @@ TEST(Lowerable, NotInlinedProducerOfAWidenedBroadcastIsAnError) {
   auto def = load("bias_relu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  TensorView* y = tv(f, "y");
-  TensorView* bc = sched::cache_after(tv(f, "b"));
+  TensorView* y = named(f, "y");
+  TensorView* bc = sched::cache_after(named(f, "b"));
   y->merge(0)->split(0, 128);
   y->parallelize(0, ParallelType::BIDx);
   y->parallelize(1, ParallelType::TIDx);
@@ -619,7 +605,7 @@ TEST(Lowerable, InlinedIntoBroadcastWidenedLoopsButKeepingOwnLoopsIsAnError) {
   auto def = load("bias_relu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  TensorView* y = tv(f, "y");
+  TensorView* y = named(f, "y");
   // Serial loops: the check of bound loops read across threads does not
   // apply, the indexing one does.
   y->merge(0)->split(0, 128);
@@ -634,13 +620,60 @@ TEST(Lowerable, InlinedIntoBroadcastWidenedLoopsButKeepingOwnLoopsIsAnError) {
                     HasSubstr("expected it fully inlined")));
 }
 
+TEST(Lowerable, SharedCacheOfABroadcastInput) {
+  // w [1, K] cached in shared memory and inlined into y's flattened loops over
+  // N * K: the cache's own loops (K split by 128) put columns k and k + 128
+  // in one slot, and one block of y reads both when K = 130.
+  auto def = parse(R"(
+fusion: row_bias
+inputs:
+  x: {dtype: f32, shape: [N, K]}
+  w: {dtype: f32, shape: [1, K]}
+body: |
+  y = x + w
+outputs: [y]
+)");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* y = named(f, "y");
+  TensorView* wc = sched::cache_after(named(f, "w"));
+  sched::set_memory_type(wc, MemoryType::Shared);
+  y->merge(0)->split(0, 128);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(1, ParallelType::TIDx);
+  sched::propagate_transformation(y);
+  sched::parallelize_all_like(y);
+  sched::inline_most(f);
+  ASSERT_EQ(wc->compute_at_pos(), 2);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              AllOf(HasSubstr("lowering: T3 (w_cache) is Shared and inlined at position 2 into "
+                              "loops that iterate a broadcast-widened domain"),
+                    HasSubstr("expected it Local")));
+  // In registers it is right: each thread holds the element it reads.
+  sched::set_memory_type(wc, MemoryType::Local);
+  auto plain = parse(R"(
+fusion: row_bias
+inputs:
+  x: {dtype: f32, shape: [N, K]}
+  w: {dtype: f32, shape: [1, K]}
+body: |
+  y = x + w
+outputs: [y]
+)");
+  runtime::PreparedKernel p = runtime::prepare(f, {{"N", 3}, {"K", 130}});
+  guard.set_output(p.kernel);
+  expect_nvrtc_accepts(p.source);
+  auto compiled = cpu_backend().compile(p.source);
+  EXPECT_EQ(run_and_compare(plain, p, *compiled, {{"N", 3}, {"K", 130}}), "");
+}
+
 TEST(Lowerable, InlineIntoConsumersThatDoNotShareLoopsIsAnError) {
   // The same shape as LoopOwnerOfConsumersInDifferentNestsIsAnError, reached
   // through lower(): p's consumers are separate nests.
   auto def = parse(kFork);
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  tv(f, "p")->set_compute_at_pos(2);
+  named(f, "p")->set_compute_at_pos(2);
   EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
               AllOf(HasSubstr("T1 (p) is inlined at position 2 but its consumers T2 (c1) and "
                               "T3 (c2) run loop 0 in different loop nests")));
