@@ -180,6 +180,21 @@ void stmt(const Stmt& s, int depth, std::ostringstream& os) {
       break;
     }
     case Stmt::Kind::Sync: os << pad << "__syncthreads();\n"; break;
+    case Stmt::Kind::BlockReduce: {
+      static constexpr const char* kOps[] = {"SlOpSum()", "SlOpMax()", "SlOpMin()", "SlOpProd()"};
+      static_assert(static_cast<int>(ir::ReductionOpType::Sum) == 0 &&
+                    static_cast<int>(ir::ReductionOpType::Max) == 1 &&
+                    static_cast<int>(ir::ReductionOpType::Min) == 2 &&
+                    static_cast<int>(ir::ReductionOpType::Prod) == 3);
+      std::string t = c_type(s.buffer->dtype);
+      std::string elem = s.buffer->name + "[" + expr(s.index) + "]";
+      auto b = [](bool v) { return v ? "true" : "false"; };
+      os << pad << elem << " = sl_block_reduce<" << b(s.reduce_dims[0]) << ", "
+         << b(s.reduce_dims[1]) << ", " << b(s.reduce_dims[2]) << ", " << t << ">(" << elem << ", "
+         << kOps[s.reduce_op] << ", " << expr(s.value) << ", reinterpret_cast<" << t
+         << "*>(sl_smem + " << s.workspace << "), " << expr(s.cond) << ");\n";
+      break;
+    }
     case Stmt::Kind::Comment: os << pad << "// " << s.text << "\n"; break;
   }
 }
@@ -192,7 +207,12 @@ std::string print_kernel(const kir::Kernel& k) {
   for (size_t i = 0; i < k.params.size(); ++i)
     os << (i ? ", " : "") << param_type(*k.params[i].buffer) << " " << k.params[i].buffer->name;
   os << ") {\n";
-  if (k.shared_bytes > 0) os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes\n";
+  if (k.reduce_workspace_bytes > 0)
+    os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes, then "
+       << k.reduce_workspace_bytes << " per thread from byte " << k.reduce_workspace_offset
+       << " for block reductions\n";
+  else if (k.shared_bytes > 0)
+    os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes\n";
   stmt(*k.body, 1, os);
   os << "}\n";
   return os.str();

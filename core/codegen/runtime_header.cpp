@@ -107,6 +107,53 @@ template <typename T, int N> struct alignas(sizeof(T) * N) SlVector { T v[N]; };
 template <typename T, int N> SL_FN void sl_vec_copy(T* dst, const T* src) {
   *reinterpret_cast<SlVector<T, N>*>(dst) = *reinterpret_cast<const SlVector<T, N>*>(src);
 }
+// Reduction operators of block reductions; max and min propagate NaN as sl_max/sl_min.
+struct SlOpSum {
+  template <typename T> SL_FN T operator()(T a, T b) const { return a + b; }
+};
+struct SlOpProd {
+  template <typename T> SL_FN T operator()(T a, T b) const { return a * b; }
+};
+struct SlOpMax {
+  template <typename T> SL_FN T operator()(T a, T b) const { return sl_max(a, b); }
+};
+struct SlOpMin {
+  template <typename T> SL_FN T operator()(T a, T b) const { return sl_min(a, b); }
+};
+// A block allreduce: combines `val` over the threads of the block that share
+// their threadIdx in every dimension not reduced (X, Y, Z say which are) and
+// returns the result to each of them. Every thread of the block calls it (it
+// synchronizes the block); a thread whose value must not count passes
+// participate = false and contributes `init`. `ws` holds blockDim.x *
+// blockDim.y * blockDim.z values and is free again when it returns. The
+// combination order is a fixed tree, the same on every backend.
+template <bool X, bool Y, bool Z, typename T, typename Op>
+SL_FN T sl_block_reduce(T val, Op op, T init, T* ws, bool participate) {
+  const unsigned nx = X ? blockDim.x : 1u, ny = Y ? blockDim.y : 1u, nz = Z ? blockDim.z : 1u;
+  const unsigned size = nx * ny * nz;
+  // This thread's place in its group, and the group's among the block's.
+  const unsigned pos =
+      (X ? threadIdx.x : 0u) + nx * ((Y ? threadIdx.y : 0u) + ny * (Z ? threadIdx.z : 0u));
+  const unsigned gx = X ? 1u : blockDim.x, gy = Y ? 1u : blockDim.y;
+  const unsigned group =
+      (X ? 0u : threadIdx.x) + gx * ((Y ? 0u : threadIdx.y) + gy * (Z ? 0u : threadIdx.z));
+  T* g = ws + group * size;
+  g[pos] = participate ? val : init;
+  __syncthreads();
+  unsigned pow2 = 1u;  // the largest power of two <= size
+  while (pow2 * 2u <= size) pow2 *= 2u;
+  if (pow2 != size) {  // uniform: fold the part above it into the lower part
+    if (pos < size - pow2) g[pos] = op(g[pos], g[pos + pow2]);
+    __syncthreads();
+  }
+  for (unsigned s = pow2 / 2u; s > 0u; s /= 2u) {
+    if (pos < s) g[pos] = op(g[pos], g[pos + s]);
+    __syncthreads();
+  }
+  T r = g[0];
+  __syncthreads();  // every thread has read the result: ws may be reused
+  return r;
+}
 // ---- end of schedlab runtime header ----
 )CUDA";
 }  // namespace

@@ -32,6 +32,16 @@ bool intersects(const Buffers& a, const Buffers& b) {
   return false;
 }
 
+/// Whether s is or contains a block reduction (which synchronizes the block).
+bool has_block_reduce(const kir::Stmt& s) {
+  if (s.kind == kir::Stmt::Kind::BlockReduce) return true;
+  for (const auto& c : s.body)
+    if (has_block_reduce(*c)) return true;
+  for (const auto& c : s.else_body)
+    if (has_block_reduce(*c)) return true;
+  return false;
+}
+
 bool place(kir::Stmt& s) {
   bool any = false;
   if (s.kind != kir::Stmt::Kind::Block && s.kind != kir::Stmt::Kind::For) return false;
@@ -63,6 +73,9 @@ bool place(kir::Stmt& s) {
 
 }  // namespace
 
-void insert_barriers(kir::Kernel& kernel) { kernel.has_barrier = place(*kernel.body); }
+void insert_barriers(kir::Kernel& kernel) {
+  bool synced = place(*kernel.body);
+  kernel.has_barrier = synced || has_block_reduce(*kernel.body);
+}
 
 }  // namespace schedlab::lower

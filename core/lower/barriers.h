@@ -5,8 +5,9 @@
 //
 // Needs: statements whose only conditionals guard single stores (bound loops
 // emit no branch), so a barrier placed between statements is reached by every
-// thread of the block. Guarantees: kernel.has_barrier says whether any was
-// inserted.
+// thread of the block; block reductions likewise at points every thread
+// reaches. Guarantees: kernel.has_barrier says whether any was inserted or a
+// block reduction (whose helper synchronizes) is present.
 #pragma once
 
 #include "schedlab/lower/kir.h"

@@ -1,6 +1,10 @@
 // Statements from the loop tree.
 #include "generate.h"
 
+#include <algorithm>
+#include <array>
+#include <tuple>
+
 #include "schedlab/base/error.h"
 
 namespace schedlab::lower {
@@ -13,16 +17,108 @@ using ir::TensorView;
 
 namespace {
 
+bool is_tid(ir::ParallelType p) {
+  return p == ir::ParallelType::TIDx || p == ir::ParallelType::TIDy || p == ir::ParallelType::TIDz;
+}
+
+/// A reduction with reduction axes bound to thread indices.
+struct BlockReduction {
+  int first = 0;               ///< the tensor's first reduction loop axis
+  std::array<bool, 3> dims{};  ///< the reduced thread dimensions (x, y, z)
+  /// Where each thread accumulates its partial: the tensor's own buffer when
+  /// it is in registers, else a register accumulator with a slot per
+  /// iteration of its serial non-reduction loops past `first`.
+  const kir::Buffer* acc = nullptr;
+};
+
+/// The block reductions of the kernel, each with its accumulator; reserves
+/// the shared workspace they use (one slot per thread, of the widest type).
+std::map<const TensorView*, BlockReduction> plan_block_reductions(
+    const LoopNode& node, const std::map<const TensorView*, const kir::Buffer*>& buffers,
+    kir::Kernel& kernel, std::map<const TensorView*, BlockReduction> plan = {}) {
+  for (const LoopItem& it : node.items) {
+    if (it.kind == LoopItem::Kind::Loop) {
+      plan = plan_block_reductions(*it.loop, buffers, kernel, std::move(plan));
+      continue;
+    }
+    if (it.kind != LoopItem::Kind::Expr || !it.expr->is<ir::ReductionOp>()) continue;
+    const TensorView* t = it.expr->out();
+    BlockReduction br;
+    bool block = false;
+    br.first = -1;
+    for (int k = 0; k < t->nloop(); ++k) {
+      const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
+      if (!id->is_reduction()) continue;
+      if (br.first < 0) br.first = k;
+      ir::ParallelType p = id->parallel_type();
+      if (!is_tid(p)) continue;
+      block = true;
+      br.dims[p == ir::ParallelType::TIDx ? 0 : p == ir::ParallelType::TIDy ? 1 : 2] = true;
+    }
+    if (!block) continue;
+    const kir::Buffer* own = buffers.at(t);
+    if (own->is_param || own->memory != ir::MemoryType::Local) {
+      // Threads of a row must not accumulate into one shared element: each
+      // keeps its partial in registers, and all of them store the result.
+      int64_t n = 1;
+      for (int k = br.first + 1; k < t->nloop(); ++k) {
+        const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
+        if (id->is_reduction() || id->parallel_type() != ir::ParallelType::Serial) continue;
+        user_assert(id->extent().is_const())
+            << "lowering: " << t->describe() << " is a block reduction into "
+            << ir::memory_type_name(t->memory_type()) << " memory with loop axis " << k << " ("
+            << id->str()
+            << ") of symbolic extent inside its reduction loops; its partials are "
+               "kept in registers, which need constant extents: expected the reduction axes "
+               "innermost (reorder), or a constant split of that axis";
+        n *= id->extent().const_value();
+      }
+      auto b = std::make_unique<kir::Buffer>();
+      b->name = own->name + "_acc";
+      b->dtype = t->dtype();
+      b->memory = ir::MemoryType::Local;
+      b->size = n;
+      b->tv = t;
+      br.acc = b.get();
+      kernel.buffers.push_back(std::move(b));
+    } else {
+      br.acc = own;
+    }
+    if (kernel.reduce_workspace_bytes == 0)
+      kernel.reduce_workspace_offset = (kernel.shared_bytes + 15) / 16 * 16;
+    kernel.reduce_workspace_bytes =
+        std::max<int64_t>(kernel.reduce_workspace_bytes, ir::dtype_size(t->dtype()));
+    plan[t] = br;
+  }
+  return plan;
+}
+
+ir::BinaryOpType combine_op(ir::ReductionOpType op) {
+  switch (op) {
+    case ir::ReductionOpType::Sum: return ir::BinaryOpType::Add;
+    case ir::ReductionOpType::Prod: return ir::BinaryOpType::Mul;
+    case ir::ReductionOpType::Max: return ir::BinaryOpType::Max;
+    case ir::ReductionOpType::Min: return ir::BinaryOpType::Min;
+  }
+  return ir::BinaryOpType::Add;
+}
+
 class Generator {
  public:
   Generator(const Indexer& ix, const std::map<const TensorView*, const kir::Buffer*>& buffers,
-            kir::Kernel& kernel)
-      : ix_(ix), buffers_(buffers), kernel_(kernel) {}
+            kir::Kernel& kernel, std::map<const TensorView*, BlockReduction> block)
+      : ix_(ix), buffers_(buffers), kernel_(kernel), block_(std::move(block)) {}
 
   void emit(const LoopNode& node, Stmt& out) {
     for (const LoopItem& it : node.items) {
       switch (it.kind) {
-        case LoopItem::Kind::Loop: emit_loop(*it.loop, out); break;
+        case LoopItem::Kind::Loop:
+          emit_loop(*it.loop, out);
+          // A block reduction combines the partials once its loops are done.
+          if (auto b = block_.find(it.loop->key.owner);
+              b != block_.end() && b->second.first == it.loop->key.pos)
+            out.body.push_back(finish(b->first->definition()->as<ir::ReductionOp>()));
+          break;
         case LoopItem::Kind::Expr: out.body.push_back(store(it.expr)); break;
         case LoopItem::Kind::Init: out.body.push_back(init(it.expr->as<ir::ReductionOp>())); break;
       }
@@ -130,54 +226,108 @@ class Generator {
     const kir::Buffer* b = buffers_.at(t);
     ExprP off = out_offset(t, idx);
     if (auto* r = e->as<ir::ReductionOp>()) {
-      ir::BinaryOpType op = ir::BinaryOpType::Add;
-      switch (r->op()) {
-        case ir::ReductionOpType::Sum: op = ir::BinaryOpType::Add; break;
-        case ir::ReductionOpType::Prod: op = ir::BinaryOpType::Mul; break;
-        case ir::ReductionOpType::Max: op = ir::BinaryOpType::Max; break;
-        case ir::ReductionOpType::Min: op = ir::BinaryOpType::Min; break;
-      }
-      v = Expr::binary(op, Expr::load(b, off), v, t->dtype());
+      std::tie(b, off) = accumulator(
+          t, idx, [](const TensorView* tv, int k) { return Indexer::loop_var(loop_owner(tv, k)); });
+      v = Expr::binary(combine_op(r->op()), Expr::load(b, off), v, t->dtype());
     }
     return guarded(idx.predicate, Stmt::store(b, off, v));
   }
 
-  /// acc = init, over t's non-reduction axes after its first reduction axis.
-  StmtP init(const ir::ReductionOp* r) {
-    const TensorView* t = r->out();
+  /// Where the reduction t accumulates the element at idx: t's buffer, or
+  /// for a block reduction its accumulator (at the loop indices `index`).
+  std::pair<const kir::Buffer*, ExprP> accumulator(const TensorView* t, const TensorIndex& idx,
+                                                   const LoopIndexFn& index) {
+    auto b = block_.find(t);
+    if (b == block_.end() || b->second.acc == buffers_.at(t))
+      return {buffers_.at(t), out_offset(t, idx)};
+    ExprP off = Expr::integer(0);
+    for (int k = b->second.first + 1; k < t->nloop(); ++k) {
+      const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
+      if (id->is_reduction() || id->parallel_type() != ir::ParallelType::Serial) continue;
+      off = off * Expr::integer(id->extent().const_value()) + index(t, k);
+    }
+    return {b->second.acc, off};
+  }
+
+  static int first_reduction(const TensorView* t) {
     int first = 0;
     while (!t->loop()[static_cast<size_t>(first)]->is_reduction()) ++first;
-    StmtP block = Stmt::block();
-    Stmt* at = block.get();
+    return first;
+  }
+
+  /// Opens loops over t's non-reduction axes after `first` (a serial one as
+  /// j<id>); returns where their body goes.
+  Stmt* open_after(const TensorView* t, int first, Stmt& out) {
+    Stmt* at = &out;
     for (int k = first + 1; k < t->nloop(); ++k) {
       const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
       if (!id->is_reduction()) at = open(id, "j" + std::to_string(id->id()), *at);
     }
-    TensorIndex idx = ix_.write_index(t, [&](const TensorView* tv, int k) -> ExprP {
+    return at;
+  }
+
+  /// The loop indices under open_after: loops before `first` as they are,
+  /// reduction loops at 0.
+  static LoopIndexFn after_index(int first) {
+    return [first](const TensorView* tv, int k) -> ExprP {
       const ir::IterDomain* id = tv->loop()[static_cast<size_t>(k)];
       if (k < first) return Indexer::loop_var(loop_owner(tv, k));
       if (id->is_reduction()) return Expr::integer(0);
       if (id->parallel_type() != ir::ParallelType::Serial) return Indexer::loop_var({tv, k});
       return Expr::var("j" + std::to_string(id->id()));
-    }, /*root_predicates=*/false);
-    at->body.push_back(guarded(idx.predicate, Stmt::store(buffers_.at(t), out_offset(t, idx),
-                                                          Expr::floating(r->init(), t->dtype()))));
+    };
+  }
+
+  /// acc = init, over t's non-reduction axes after its first reduction axis.
+  StmtP init(const ir::ReductionOp* r) {
+    const TensorView* t = r->out();
+    int first = first_reduction(t);
+    StmtP block = Stmt::block();
+    Stmt* at = open_after(t, first, *block);
+    LoopIndexFn index = after_index(first);
+    TensorIndex idx = ix_.write_index(t, index, /*root_predicates=*/false);
+    auto [b, off] = accumulator(t, idx, index);
+    at->body.push_back(
+        guarded(idx.predicate, Stmt::store(b, off, Expr::floating(r->init(), t->dtype()))));
+    return block;
+  }
+
+  /// After a block reduction's loops: every thread of the block combines the
+  /// partials of its row (unpredicated: the call synchronizes the block; a
+  /// thread outside the tensor contributes the identity), and a tensor not in
+  /// registers is then stored by every thread of the row, so that each reads
+  /// back its own write.
+  StmtP finish(const ir::ReductionOp* r) {
+    const TensorView* t = r->out();
+    const BlockReduction& br = block_.at(t);
+    StmtP block = Stmt::block();
+    Stmt* at = open_after(t, br.first, *block);
+    LoopIndexFn index = after_index(br.first);
+    TensorIndex idx = ix_.write_index(t, index, /*root_predicates=*/false);
+    auto [b, off] = accumulator(t, idx, index);
+    at->body.push_back(Stmt::block_reduce(b, off, r->op(), Expr::floating(r->init(), t->dtype()),
+                                          idx.predicate, br.dims, kernel_.reduce_workspace_offset));
+    if (b != buffers_.at(t))
+      at->body.push_back(guarded(
+          idx.predicate, Stmt::store(buffers_.at(t), out_offset(t, idx), Expr::load(b, off))));
     return block;
   }
 
   const Indexer& ix_;
   const std::map<const TensorView*, const kir::Buffer*>& buffers_;
   kir::Kernel& kernel_;
+  std::map<const TensorView*, BlockReduction> block_;
 };
 
 }  // namespace
 
 StmtP generate(const LoopNode& root, const Indexer& indexer,
                const std::map<const TensorView*, const kir::Buffer*>& buffers, kir::Kernel& kernel) {
+  auto block = plan_block_reductions(root, buffers, kernel);
   StmtP body = Stmt::block();
   for (const auto& b : kernel.buffers)
     if (!b->is_param) body->body.push_back(Stmt::allocate(b.get()));
-  Generator(indexer, buffers, kernel).emit(root, *body);
+  Generator(indexer, buffers, kernel, std::move(block)).emit(root, *body);
   return body;
 }
 

@@ -134,6 +134,21 @@ StmtP Stmt::comment(std::string text) {
   return s;
 }
 
+StmtP Stmt::block_reduce(const Buffer* b, ExprP index, ir::ReductionOpType op, ExprP identity,
+                         ExprP participate, std::array<bool, 3> dims, int64_t workspace) {
+  internal_assert(b->memory == ir::MemoryType::Local && !b->is_param)
+      << "a block reduction works on a register buffer, not " << b->name;
+  StmtP s = stmt(Kind::BlockReduce);
+  s->buffer = b;
+  s->index = std::move(index);
+  s->value = std::move(identity);
+  s->cond = std::move(participate);
+  s->reduce_op = static_cast<int>(op);
+  s->reduce_dims = dims;
+  s->workspace = workspace;
+  return s;
+}
+
 StmtP Stmt::clone() const {
   StmtP s = stmt(kind);
   s->var = var;
@@ -146,6 +161,9 @@ StmtP Stmt::clone() const {
   s->value = value;
   s->vector = vector;
   s->text = text;
+  s->reduce_op = reduce_op;
+  s->reduce_dims = reduce_dims;
+  s->workspace = workspace;
   for (const auto& c : body) s->body.push_back(c->clone());
   for (const auto& c : else_body) s->else_body.push_back(c->clone());
   return s;

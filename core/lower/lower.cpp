@@ -35,7 +35,8 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits) {
   // 4. Loops and predicated stores.
   kernel.body = generate(*tree, indexer, buffers, kernel);
   // 5. Unswitch before barriers: it duplicates nests, and refuses nests that
-  //    touch Shared memory, so no barrier ends up under a divergent branch.
+  //    touch Shared memory or hold a block reduction, so no barrier ends up
+  //    under a divergent branch.
   unswitch_loops(kernel);
   // 6. Barriers last: they depend on the final statement order.
   insert_barriers(kernel);

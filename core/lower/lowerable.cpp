@@ -53,11 +53,18 @@ void check_lowerable(const ir::Fusion& f) {
   for (const ir::TensorView* t : f.tensors()) {
     for (int k = 0; k < t->nloop(); ++k) {
       const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
-      user_assert(!(id->is_reduction() && id->parallel_type() != ir::ParallelType::Serial))
-          << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
-          << ") is a Reduction bound to " << ir::parallel_type_name(id->parallel_type())
-          << "; block and grid reductions are not supported yet, expected a serial reduction "
-             "axis (rfactor the parallel part into a producer)";
+      if (id->is_reduction() && id->parallel_type() != ir::ParallelType::Serial) {
+        user_assert(is_tid(id->parallel_type()))
+            << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
+            << ") is a Reduction bound to " << ir::parallel_type_name(id->parallel_type())
+            << "; grid reductions are not supported yet, expected a serial or thread-bound "
+               "(TIDx/TIDy/TIDz: a block reduction) reduction axis";
+        user_assert(!ir::is_half(t->dtype()))
+            << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
+            << ") is a block reduction of " << ir::dtype_name(t->dtype())
+            << " values; block reductions of half types are not supported, expected the "
+               "reduction in f32 (cast before reducing)";
+      }
       user_assert(!(id->loop_transform() == ir::LoopTransform::Unswitch &&
                     id->parallel_type() != ir::ParallelType::Serial))
           << "lowering: " << t->describe() << " axis " << k << " (" << id->str()

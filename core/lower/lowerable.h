@@ -1,7 +1,8 @@
 // Pass: check that lowering supports every construct of the schedule.
 //
 // Needs: a verified fusion. Guarantees: on return, bindings of inlined axes
-// agree with their consumers', every reduction axis is serial, and no
+// agree with their consumers', every reduction axis is serial or bound to a
+// thread index (a block reduction, of a non-half type), and no
 // construct reserved for later work (Bulk, cp.async, ldmatrix, TMA loads) is
 // used, and every consumer reads only elements of a producer that the same
 // thread computed, or (for a Shared producer) the same block: a bound axis of

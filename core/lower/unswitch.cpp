@@ -32,7 +32,8 @@ bool monotone(const ExprP& e, const std::set<std::string>& vars) {
   return false;  // %, and anything else
 }
 
-/// Collects the loop variables (with their last value) and predicates of a nest.
+/// Collects the loop variables (with their last value) and predicates of a
+/// nest; true if the nest touches Shared memory or has a block reduction.
 bool scan(const Stmt& s, std::map<std::string, ExprP>& last, std::vector<ExprP>& conds) {
   bool shared = false;
   auto touches_shared = [](const ExprP& e) {
@@ -48,6 +49,7 @@ bool scan(const Stmt& s, std::map<std::string, ExprP>& last, std::vector<ExprP>&
   };
   if (s.kind == Stmt::Kind::For) last[s.var] = s.extent + Expr::integer(-1);
   if (s.kind == Stmt::Kind::If) conds.push_back(s.cond);
+  if (s.kind == Stmt::Kind::BlockReduce) return true;  // synchronizes the block
   if (s.kind == Stmt::Kind::Store)
     shared |= s.buffer->memory == ir::MemoryType::Shared || touches_shared(s.value) ||
               touches_shared(s.index);

@@ -8,8 +8,8 @@
 // nest's loop variables (built from +, *, / and ceilDiv, with no % or
 // division by a loop variable), so holding at the last iteration implies
 // holding at every iteration; otherwise, and for nests that touch Shared
-// memory (a barrier under a thread-dependent branch would deadlock), the loop
-// stays as it was. Runs before barrier insertion.
+// memory or contain a block reduction (a barrier under a thread-dependent
+// branch would deadlock), the loop stays as it was. Runs before barrier insertion.
 #pragma once
 
 #include "schedlab/lower/kir.h"

@@ -139,6 +139,10 @@ LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes) {
                                << " x " << d.block[1] << " x " << d.block[2]
                                << "); expected at most 1024 (split the TID axes smaller)";
   d.shared_bytes = static_cast<size_t>(k.shared_bytes);
+  // Block reductions: one workspace slot per thread of the block.
+  if (k.reduce_workspace_bytes > 0)
+    d.shared_bytes =
+        static_cast<size_t>(k.reduce_workspace_offset + threads * k.reduce_workspace_bytes);
   return d;
 }
 

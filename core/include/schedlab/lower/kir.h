@@ -9,6 +9,7 @@
 // immutable and may be shared.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -95,6 +96,12 @@ struct Stmt {
     Allocate,  ///< declares a Local buffer (Shared ones are carved from dynamic smem)
     Sync,      ///< __syncthreads()
     Comment,   ///< a line of text for readers
+    /// buffer[index] = sl_block_reduce(buffer[index]) over the thread
+    /// dimensions in reduce_dims, an allreduce: every thread of a group gets
+    /// the result. value is the identity, cond whether this thread's value
+    /// takes part (else it contributes the identity). Contains barriers: it is
+    /// reached by every thread of the block, never under a branch.
+    BlockReduce,
   };
   Kind kind = Kind::Block;
   std::vector<StmtP> body;            ///< Block/For/If children
@@ -110,6 +117,10 @@ struct Stmt {
   int64_t vector = 1;                 ///< Store: a copy of this many adjacent elements
                                       ///< (value is then a Load at the first one)
   std::string text;                   ///< Comment
+  int reduce_op = 0;                  ///< BlockReduce: an ir::ReductionOpType
+  std::array<bool, 3> reduce_dims{};  ///< BlockReduce: whether threadIdx.x/y/z are reduced
+  int64_t workspace = 0;              ///< BlockReduce: byte offset of its workspace in
+                                      ///< dynamic shared memory (Kernel::reduce_workspace_*)
 
   static StmtP block();
   static StmtP for_loop(std::string var, ExprP extent, bool unroll);
@@ -118,6 +129,9 @@ struct Stmt {
   static StmtP allocate(const Buffer* b);
   static StmtP sync();
   static StmtP comment(std::string text);
+  /// A BlockReduce of the Local buffer b at index.
+  static StmtP block_reduce(const Buffer* b, ExprP index, ir::ReductionOpType op, ExprP identity,
+                            ExprP participate, std::array<bool, 3> dims, int64_t workspace);
   /// A deep copy (expressions are shared: they are immutable).
   StmtP clone() const;
 };
@@ -143,9 +157,15 @@ struct Kernel {
   std::map<ir::ParallelType, std::vector<ir::SizeExpr>> launch_extents;
   /// How each named size is read in the kernel, e.g. K -> T0.size[1].
   std::map<std::string, std::pair<const Buffer*, int>> size_sources;
-  int64_t shared_bytes = 0;  ///< dynamic shared memory per block
+  int64_t shared_bytes = 0;  ///< dynamic shared memory per block (the Shared buffers)
+  /// Block reductions share one workspace in dynamic shared memory, at this
+  /// byte offset past the Shared buffers, of reduce_workspace_bytes per
+  /// thread of the block (the launch adds blockDim.x*y*z times that to
+  /// shared_bytes); 0 bytes: no block reduction.
+  int64_t reduce_workspace_offset = 0;
+  int64_t reduce_workspace_bytes = 0;
   int index_bits = 32;       ///< 32 or 64
-  bool has_barrier = false;  ///< any Sync
+  bool has_barrier = false;  ///< any Sync or BlockReduce
   /// A Global parameter read or written with `width`-wide vector accesses:
   /// the launch checks its innermost stride is 1, its innermost extent and
   /// other strides are multiples of width, and its pointer is aligned.

@@ -21,7 +21,8 @@ struct PreparedKernel {
 /// fusion has fewer than 2^31 elements under `sizes`, int64 otherwise.
 PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes);
 /// Grid and block from the extents of the bound loops (the largest per
-/// parallel type), and the dynamic shared memory.
+/// parallel type), and the dynamic shared memory (the Shared buffers, then
+/// the block-reduction workspace, sized by the block).
 LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes);
 /// Runs a compiled kernel on host inputs (one per fusion input, values held
 /// in double and converted to each dtype) and returns the fusion outputs.

@@ -1,0 +1,445 @@
+// Block reductions (reduction axes bound to TIDx/TIDy/TIDz) on the CPU
+// backend, against the reference: inner and outer reductions, reductions over
+// TIDy and over TIDx and TIDy together, block + rfactor, several rows per
+// block, NaN propagation of max, persistent softmax, layernorm and rmsnorm
+// (the row in registers, or in a workspace), the example schedule
+// configs/schedules/softmax_block.sched, a repeated launch, and the passes'
+// guarantees (no block reduction under an unswitched branch, the workspace in
+// dynamic shared memory). Every generated unit also compiles with NVRTC for
+// sm_90. SCHEDLAB_DUMP_KERNELS=1 prints every kernel.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "lower_test_util.h"
+#include "schedlab/frontend/schedule_script.h"
+#include "schedlab/lower/lower.h"
+
+namespace schedlab::lower::testing {
+namespace {
+
+using ir::Fusion;
+using ir::LoopTransform;
+using ir::ParallelType;
+using ir::TensorView;
+using ::testing::HasSubstr;
+
+/// N = 3 rows of K = 1, 31, 32, 33 and 1000: one element, around a warp, and
+/// many more elements than threads.
+std::vector<ir::SizeBindings> row_sizes() {
+  std::vector<ir::SizeBindings> r;
+  for (int64_t k : {1, 31, 32, 33, 1000}) r.push_back({{"N", 3}, {"K", k}});
+  return r;
+}
+
+/// The same for an outer reduction (N is reduced): N = 1, 31, 32, 33, 1000
+/// rows, K = 5 columns.
+std::vector<ir::SizeBindings> col_sizes() {
+  std::vector<ir::SizeBindings> r;
+  for (int64_t n : {1, 31, 32, 33, 1000}) r.push_back({{"N", n}, {"K", 5}});
+  return r;
+}
+
+/// Lowers the scheduled `def` and checks that it has a block reduction and
+/// that NVRTC accepts it; returns the prepared kernel.
+runtime::PreparedKernel prepare_block(const frontend::FusionDefinition& def,
+                                      const ir::SizeBindings& sizes) {
+  runtime::PreparedKernel p;
+  try {
+    p = runtime::prepare(*def.fusion, sizes);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "lowering failed: " << e.what() << "\n--- scheduled fusion ---\n"
+                  << sched::print_scheduled_fusion(*def.fusion);
+    throw;
+  }
+  if (std::getenv("SCHEDLAB_DUMP_KERNELS"))
+    std::printf("%s%s", sched::print_scheduled_fusion(*def.fusion).c_str(),
+                codegen::print_kernel(p.kernel).c_str());
+  EXPECT_THAT(p.source.source, HasSubstr("= sl_block_reduce<"));
+  EXPECT_TRUE(p.kernel.has_barrier) << "a block reduction synchronizes the block";
+  EXPECT_GT(p.kernel.reduce_workspace_bytes, 0);
+  expect_nvrtc_accepts(p.source);
+  return p;
+}
+
+/// Lowers, compiles and runs the scheduled `def` at every size binding,
+/// comparing with the reference evaluation of `plain`.
+void expect_matches(const frontend::FusionDefinition& def, const frontend::FusionDefinition& plain,
+                    const std::vector<ir::SizeBindings>& all_sizes) {
+  runtime::PreparedKernel p = prepare_block(def, all_sizes.front());
+  auto compiled = cpu_backend().compile(p.source);
+  for (const ir::SizeBindings& sizes : all_sizes) {
+    std::string why;
+    try {
+      why = run_and_compare(plain, p, *compiled, sizes);
+    } catch (const std::exception& e) {
+      why = std::string("error: ") + e.what();
+    }
+    EXPECT_EQ(why, "") << "at " << sizes_str(sizes) << "\n--- scheduled fusion ---\n"
+                       << sched::print_scheduled_fusion(*def.fusion) << "--- kernel ---\n"
+                       << codegen::print_kernel(p.kernel);
+  }
+}
+
+/// Schedules a fusion in place.
+using Schedule = std::function<void(Fusion&)>;
+
+/// Loads `fusion`, schedules it and checks it at `sizes`.
+void check(const std::string& fusion, const Schedule& schedule,
+           const std::vector<ir::SizeBindings>& sizes) {
+  auto def = load(fusion);
+  auto plain = load(fusion);
+  schedule(*def.fusion);
+  expect_matches(def, plain, sizes);
+}
+
+/// Propagates the reference's loop structure and bindings to every tensor
+/// (reduction axes included: the TID-bound ones become block reductions)
+/// and inlines as much as possible.
+void finish(Fusion& f, TensorView* ref) {
+  sched::propagate_transformation(ref);
+  sched::parallelize_all_like(ref);
+  sched::inline_most(f);
+}
+
+/// An inner reduction y[N, rK]: a row per block, K split by `threads`:
+/// [N, ceilDiv(K, threads), threads] bound BIDx, serial, TIDx.
+Schedule inner(const std::string& out, int64_t threads) {
+  return [=](Fusion& f) {
+    TensorView* y = named(f, out);
+    y->split(1, threads);
+    y->parallelize(0, ParallelType::BIDx);
+    y->parallelize(2, ParallelType::TIDx);
+    finish(f, y);
+  };
+}
+
+/// The persistent schedule: [N, persist, ceilDiv(K, persist)] bound BIDx,
+/// serial, TIDx, so each thread keeps `persist` elements of the row in
+/// registers (buffers inlined at the row are [persist]).
+Schedule persistent(const std::string& out, int64_t persist) {
+  return [=](Fusion& f) {
+    TensorView* y = named(f, out);
+    y->split(1, persist, /*inner_split=*/false);
+    y->parallelize(0, ParallelType::BIDx);
+    y->parallelize(2, ParallelType::TIDx);
+    finish(f, y);
+  };
+}
+
+TEST(BlockReduction, RowSum) {
+  check("row_sum", inner("y", 32), row_sizes());
+  check("row_sum", inner("y", 128), row_sizes());
+}
+
+TEST(BlockReduction, RowMax) {
+  check("row_max", inner("y", 32), row_sizes());
+  check("row_max", persistent("y", 4), row_sizes());
+}
+
+TEST(BlockReduction, RowSumWholeRowOnThreads) {
+  // No serial part: the reduction axis itself is bound to TIDx (K threads).
+  check(
+      "row_sum",
+      [](Fusion& f) {
+        TensorView* y = named(f, "y");
+        y->parallelize(0, ParallelType::BIDx);
+        y->parallelize(1, ParallelType::TIDx);
+      },
+      row_sizes());
+}
+
+TEST(BlockReduction, RowMaxPropagatesNaN) {
+  auto def = load("row_max");
+  auto plain = load("row_max");
+  inner("y", 32)(*def.fusion);
+  ir::SizeBindings sizes{{"N", 4}, {"K", 33}};
+  runtime::PreparedKernel p = prepare_block(def, sizes);
+  auto compiled = cpu_backend().compile(p.source);
+  auto inputs = ref::make_inputs(*plain.fusion, sizes, 3, plain.input_ranges);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  inputs[0].data[1 * 33 + 5] = nan;    // row 1: a NaN in the serial part of thread 5
+  inputs[0].data[2 * 33 + 32] = nan;   // row 2: in the tail (thread 0, second iteration)
+  inputs[0].data[3 * 33 + 0] = nan;    // row 3: NaN first, then larger values
+  inputs[0].data[3 * 33 + 1] = 100.0;  // (a max that ignored the NaN would return 100)
+  auto want = ref::evaluate(*plain.fusion, inputs, sizes);
+  auto got = runtime::execute(cpu_backend(), *compiled, p, inputs, sizes);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_FALSE(std::isnan(got[0].data[0]));
+  for (int row : {1, 2, 3}) EXPECT_TRUE(std::isnan(got[0].data[static_cast<size_t>(row)])) << row;
+  auto c = ref::compare(got[0], want[0], ref::default_tolerance(ir::DataType::F32));
+  EXPECT_TRUE(c.ok) << c.mismatches << " mismatches, first " << c.first_mismatch;
+}
+
+TEST(BlockReduction, SeveralRowsPerBlockOnTIDy) {
+  // [ceilDiv(N, 4), 4, ceilDiv(K, 32), 32] bound BIDx, TIDy, serial, TIDx:
+  // four independent block reductions per block, one per threadIdx.y.
+  check("row_sum",
+        [](Fusion& f) {
+          TensorView* y = named(f, "y");
+          y->split(1, 32)->split(0, 4);
+          y->parallelize(0, ParallelType::BIDx);
+          y->parallelize(1, ParallelType::TIDy);
+          y->parallelize(3, ParallelType::TIDx);
+          finish(f, y);
+        },
+        {{{"N", 3}, {"K", 1}}, {{"N", 7}, {"K", 33}}, {{"N", 9}, {"K", 1000}}});
+}
+
+TEST(BlockReduction, ReductionOverTIDy) {
+  // Rows on TIDx, the reduction on TIDy: [ceilDiv(N, 32), 32, ceilDiv(K, 8), 8]
+  // bound BIDx, TIDx, serial, TIDy.
+  check("row_max",
+        [](Fusion& f) {
+          TensorView* y = named(f, "y");
+          y->split(1, 8)->split(0, 32);
+          y->parallelize(0, ParallelType::BIDx);
+          y->parallelize(1, ParallelType::TIDx);
+          y->parallelize(3, ParallelType::TIDy);
+          finish(f, y);
+        },
+        {{{"N", 3}, {"K", 1}}, {{"N", 33}, {"K", 31}}, {{"N", 40}, {"K", 1000}}});
+}
+
+TEST(BlockReduction, ReductionOverTIDxAndTIDy) {
+  // [N, ceilDiv(ceilDiv(K, 32), 4), 4, 32] bound BIDx, serial, TIDy, TIDx.
+  check(
+      "row_sum",
+      [](Fusion& f) {
+        TensorView* y = named(f, "y");
+        y->split(1, 32)->split(1, 4);
+        y->parallelize(0, ParallelType::BIDx);
+        y->parallelize(2, ParallelType::TIDy);
+        y->parallelize(3, ParallelType::TIDx);
+        finish(f, y);
+      },
+      row_sizes());
+}
+
+TEST(BlockReduction, ColumnSum) {
+  // The outer reduction: y[rN, K] reordered to [K, rN]; columns on BIDx and
+  // TIDy, the rows reduced over TIDx: [ceilDiv(K, 4), 4, ceilDiv(N, 32), 32].
+  check(
+      "col_sum",
+      [](Fusion& f) {
+        TensorView* y = named(f, "y");
+        y->reorder({{0, 1}, {1, 0}});
+        y->split(1, 32)->split(0, 4);
+        y->parallelize(0, ParallelType::BIDx);
+        y->parallelize(1, ParallelType::TIDy);
+        y->parallelize(3, ParallelType::TIDx);
+        finish(f, y);
+      },
+      col_sizes());
+}
+
+TEST(BlockReduction, ColumnSumWithSerialColumnsInsideTheReduction) {
+  // [ceilDiv(N, 32), 32, ceilDiv(K, 2), 2] bound serial, TIDx, BIDx, serial:
+  // the reduction loops enclose a serial column loop of 2, so each thread
+  // keeps two partials (y is a Global output: a register accumulator of 2).
+  check(
+      "col_sum",
+      [](Fusion& f) {
+        TensorView* y = named(f, "y");
+        y->split(1, 2)->split(0, 32);
+        y->parallelize(1, ParallelType::TIDx);
+        y->parallelize(2, ParallelType::BIDx);
+        finish(f, y);
+      },
+      col_sizes());
+}
+
+TEST(BlockReduction, BlockAndRfactor) {
+  // rfactor: partials[N, ceilDiv(K, 32) (reduced serially), 32 (TIDx)], then
+  // y[N, r32] reduces the 32 partials over TIDx.
+  check(
+      "row_sum",
+      [](Fusion& f) {
+        TensorView* y = named(f, "y");
+        y->split(1, 32);
+        TensorView* partials = sched::rfactor(y, {1});
+        partials->parallelize(0, ParallelType::BIDx);
+        partials->parallelize(2, ParallelType::TIDx);
+        finish(f, partials);
+      },
+      row_sizes());
+}
+
+TEST(BlockReduction, FromASharedCache) {
+  // x staged through a Shared cache inside the serial reduction loop:
+  // barriers and a block reduction in one kernel, the workspace placed after
+  // the Shared buffer.
+  auto def = load("row_sum");
+  auto plain = load("row_sum");
+  Fusion& f = *def.fusion;
+  TensorView* x_cache = sched::cache_after(f.inputs()[0]);
+  sched::set_memory_type(x_cache, ir::MemoryType::Shared);
+  inner("y", 32)(f);
+  kir::Kernel k = lower::lower(f);
+  EXPECT_EQ(k.shared_bytes, 32 * 4);
+  EXPECT_EQ(k.reduce_workspace_offset, 128);
+  EXPECT_THAT(codegen::print_kernel(k), HasSubstr("__syncthreads();"));
+  EXPECT_EQ(runtime::launch_dims(k, {{"N", 3}, {"K", 40}}).shared_bytes, 128u + 32 * 4);
+  expect_matches(def, plain, row_sizes());
+}
+
+TEST(BlockReduction, IntoSharedMemory) {
+  // softmax's max reduction kept in Shared memory: the threads accumulate in
+  // registers, combine, and all store the row's result, which a barrier
+  // orders before the reads.
+  check(
+      "softmax",
+      [](Fusion& f) {
+        persistent("y", 8)(f);
+        sched::set_memory_type(sched::get_reduction_tvs(f).front(), ir::MemoryType::Shared);
+      },
+      row_sizes());
+}
+
+// ---------------------------------------------------------------------------
+// Normalizations: softmax, log_softmax, layernorm and rmsnorm, with K split
+// by the thread count (the serial part has ceilDiv(K, threads) iterations)
+// and persistent (each thread keeps `persist` elements in registers).
+
+using NormParam = std::tuple<std::string, std::string>;
+
+class Normalization : public ::testing::TestWithParam<NormParam> {};
+
+TEST_P(Normalization, MatchesReference) {
+  const auto& [fusion, schedule] = GetParam();
+  Schedule s = schedule == "threads_32"    ? inner("y", 32)
+               : schedule == "threads_128" ? inner("y", 128)
+                                           : persistent("y", 8);
+  check(fusion, s, row_sizes());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, Normalization,
+    ::testing::Combine(::testing::Values("softmax", "log_softmax", "layernorm", "rmsnorm"),
+                       ::testing::Values("threads_32", "threads_128", "persistent_8")),
+    [](const ::testing::TestParamInfo<NormParam>& info) {
+      return std::get<0>(info.param) + "__" + std::get<1>(info.param);
+    });
+
+TEST(BlockReduction, SoftmaxBlockScheduleFile) {
+  const std::string path =
+      std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules/softmax_block.sched";
+  auto def = load("softmax");
+  auto plain = load("softmax");
+  frontend::apply_schedule_file(path, def, {});
+  std::vector<ir::SizeBindings> sizes = row_sizes();
+  sizes.push_back({{"N", 33}, {"K", 1000}});
+  sizes.push_back({{"N", 2}, {"K", 8192}});  // 1024 threads
+  expect_matches(def, plain, sizes);
+
+  // The CPU-emulation time of the exec case (N=33, K=1000), for the record.
+  ir::SizeBindings at{{"N", 33}, {"K", 1000}};
+  runtime::PreparedKernel p = runtime::prepare(*def.fusion, at);
+  auto compiled = cpu_backend().compile(p.source);
+  auto inputs = ref::make_inputs(*plain.fusion, at, 7, plain.input_ranges);
+  std::vector<double> secs;
+  for (int i = 0; i < 5; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    runtime::execute(cpu_backend(), *compiled, p, inputs, at);
+    secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(secs.begin(), secs.end());
+  std::printf("softmax_block N=33 K=1000: %.3f ms per execute (cpu-emulation, median of 5)\n",
+              secs[2] * 1e3);
+}
+
+TEST(BlockReduction, RepeatedLaunchGivesTheSameResult) {
+  auto def = load("layernorm");
+  auto plain = load("layernorm");
+  persistent("y", 8)(*def.fusion);
+  ir::SizeBindings sizes{{"N", 5}, {"K", 333}};
+  runtime::PreparedKernel p = prepare_block(def, sizes);
+  auto compiled = cpu_backend().compile(p.source);
+  auto inputs = ref::make_inputs(*plain.fusion, sizes, 11, plain.input_ranges);
+  auto first = runtime::execute(cpu_backend(), *compiled, p, inputs, sizes);
+  auto second = runtime::execute(cpu_backend(), *compiled, p, inputs, sizes);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(first[0].data, second[0].data);
+  EXPECT_EQ(run_and_compare(plain, p, *compiled, sizes, 11), "");
+}
+
+// ---------------------------------------------------------------------------
+// What the passes guarantee.
+
+TEST(BlockReduction, WorkspaceIsSizedByTheBlockAtLaunch) {
+  auto def = load("softmax");
+  persistent("y", 8)(*def.fusion);
+  kir::Kernel k = lower::lower(*def.fusion);
+  EXPECT_EQ(k.shared_bytes, 0);
+  EXPECT_EQ(k.reduce_workspace_offset, 0);
+  EXPECT_EQ(k.reduce_workspace_bytes, 4);
+  auto dims = runtime::launch_dims(k, {{"N", 3}, {"K", 1000}});
+  EXPECT_EQ(dims.block[0], 125);
+  EXPECT_EQ(dims.shared_bytes, 125u * 4);
+  std::string text = codegen::print_kernel(k);
+  EXPECT_THAT(text, HasSubstr("SL_DYNAMIC_SMEM(sl_smem);"));
+  EXPECT_THAT(text, HasSubstr("sl_block_reduce<true, false, false, float>("));
+  EXPECT_THAT(text, HasSubstr("SlOpMax()"));
+  EXPECT_THAT(text, HasSubstr("SlOpSum()"));
+  std::string log;
+  runtime::nvrtc_compile(source_of(k), "sm_90", &log, kernel_cache_dir());
+  EXPECT_EQ(log, "") << "NVRTC warns about the block reduction";
+}
+
+TEST(BlockReduction, GlobalOutputAccumulatesInRegisters) {
+  // row_sum's y is the fusion output: threads keep partials in a register
+  // accumulator and every thread of the row stores the result.
+  auto def = load("row_sum");
+  inner("y", 32)(*def.fusion);
+  kir::Kernel k = lower::lower(*def.fusion);
+  std::string text = codegen::print_kernel(k);
+  EXPECT_THAT(text, HasSubstr("float T1_acc[1];"));
+  EXPECT_THAT(text, HasSubstr("T1_acc[0] = sl_block_reduce<true, false, false, float>(T1_acc[0]"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("T1\\.data\\[[^\n]*\\] = T1_acc\\[0\\];"));
+}
+
+TEST(BlockReduction, UnswitchKeepsABlockReductionOutOfBranches) {
+  // Two rows per block, run serially and marked Unswitch: its nest holds a
+  // block reduction, whose barriers must be reached by every thread, so the
+  // nest is not split into predicated and unpredicated branches.
+  auto def = load("row_sum");
+  auto plain = load("row_sum");
+  Fusion& f = *def.fusion;
+  TensorView* y = named(f, "y");
+  y->split(1, 32)->split(0, 2);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(1, LoopTransform::Unswitch);
+  y->parallelize(3, ParallelType::TIDx);
+  finish(f, y);
+  kir::Kernel k = lower::lower(f);
+  std::string text = codegen::print_kernel(k);
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("else")));
+  EXPECT_THAT(text, HasSubstr("sl_block_reduce<"));
+  expect_matches(def, plain, {{{"N", 3}, {"K", 33}}, {{"N", 4}, {"K", 1000}}});
+}
+
+TEST(BlockReduction, GridReductionIsNotSupportedYet) {
+  auto def = load("col_sum");
+  named(*def.fusion, "y")->parallelize(0, ParallelType::BIDx);
+  std::string err;
+  try {
+    lower::lower(*def.fusion);
+  } catch (const UserError& e) {
+    err = e.message();
+  }
+  EXPECT_THAT(err, HasSubstr("is a Reduction bound to BIDx"));
+  EXPECT_THAT(err, HasSubstr("grid reductions are not supported yet"));
+}
+
+}  // namespace
+}  // namespace schedlab::lower::testing
