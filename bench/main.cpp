@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "schedlab/base/error.h"
@@ -16,6 +17,8 @@
 #include "schedlab/frontend/schedule_script.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
+#include "schedlab/plugin/host.h"
+#include "schedlab/plugin/registry.h"
 #include "schedlab/ref/compare.h"
 #include "schedlab/ref/npy.h"
 #include "schedlab/runtime/cpu_backend.h"
@@ -51,6 +54,9 @@ struct FusionOptions {
   std::string schedule;
   std::string params;
   std::vector<std::string> fusion_dirs;
+  std::string plugin;                    ///< --plugin: schedule with this plugin
+  std::vector<std::string> settings;     ///< --set key=value, for --plugin
+  std::vector<std::string> plugin_dirs;  ///< --plugin-dir
 
   void add_to(CLI::App* cmd) {
     cmd->add_option("fusion", fusion,
@@ -62,6 +68,18 @@ struct FusionOptions {
     cmd->add_option("--param", params, "Schedule parameters for {name} placeholders, e.g. block=128");
     cmd->add_option("--fusion-dir", fusion_dirs,
                     "Extra directory searched for fusion names (repeatable)");
+    cmd->add_option("--plugin", plugin,
+                    "Schedule with this plugin (see `schedlab plugins`) instead of --schedule");
+    cmd->add_option("--set", settings,
+                    "Plugin parameter, e.g. --set block=256 (repeatable; overrides the "
+                    "plugin's own choice)");
+    add_plugin_dir_option(cmd, plugin_dirs);
+  }
+
+  static void add_plugin_dir_option(CLI::App* cmd, std::vector<std::string>& dirs) {
+    cmd->add_option("--plugin-dir", dirs,
+                    "Directory searched for plugins before $SCHEDLAB_PLUGIN_PATH and the "
+                    "built-in ones (repeatable)");
   }
 };
 
@@ -73,13 +91,38 @@ struct Loaded {
   std::vector<std::string> schedule_log;
 };
 
-Loaded load(const FusionOptions& o) {
+/// `device`: the target a plugin schedules for; the model device when empty.
+Loaded load(const FusionOptions& o,
+            const std::optional<schedlab::runtime::DeviceProperties>& device = {}) {
   using namespace schedlab;
   Loaded l;
   l.path = frontend::resolve_fusion(o.fusion, fusion_dirs(o.fusion_dirs));
   l.def = frontend::load_fusion_file(l.path);
   l.sizes = frontend::bind_sizes(l.def, frontend::parse_size_list(o.sizes, "--size"));
   ir::verify(*l.def.fusion);
+  user_assert(o.plugin.empty() || o.schedule.empty())
+      << "--plugin and --schedule both schedule the fusion; give one of them";
+  user_assert(!o.plugin.empty() || o.settings.empty()) << "--set needs --plugin";
+  if (!o.plugin.empty()) {
+    // The heuristic chooses its parameters; --set overrides that choice.
+    plugin::Registry registry(plugin::plugin_search_path(o.plugin_dirs));
+    std::shared_ptr<const plugin::Plugin> p = registry.get(o.plugin);
+    plugin::Segment seg;
+    seg.fusion = l.def.fusion.get();
+    seg.sizes = l.sizes;
+    if (device) {
+      seg.device = *device;
+      seg.device_is_model = false;
+    }
+    plugin::Verdict v = p->can_schedule(seg, p->defaults());
+    user_assert(v.accepted) << "plugin '" << p->name() << "' cannot schedule fusion '"
+                            << l.def.fusion->name() << "': " << v.reason;
+    plugin::ParamValues params = p->with_settings(p->compute_params(seg), o.settings);
+    p->schedule(seg, params);
+    l.schedule_log.push_back(fmt::format("plugin {} {} (plugin ABI {}) on {}: {}", p->name(),
+                                         p->version(), p->abi_str(), seg.device.name,
+                                         p->format(params)));
+  }
   if (!o.schedule.empty()) {
     frontend::ScheduleParams params;
     for (const auto& [k, v] : frontend::parse_size_list(o.params, "--param")) params[k] = v;
@@ -177,7 +220,11 @@ std::unique_ptr<schedlab::runtime::Backend> make_backend(const ExecOptions& o) {
 
 int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
   using namespace schedlab;
-  Loaded l = load(fo);
+  auto backend = make_backend(eo);
+  // A plugin schedules for the device that will run the kernel.
+  std::optional<runtime::DeviceProperties> device;
+  if (backend->name().find("cuda") != std::string::npos) device = runtime::cuda_device_properties();
+  Loaded l = load(fo, device);
   // The reference evaluates an unscheduled copy: scheduling rewrites the math
   // (caches, rfactor) and the oracle must not depend on it.
   auto plain = frontend::load_fusion_file(l.path);
@@ -185,7 +232,6 @@ int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
                     ? ref::make_inputs(*plain.fusion, l.sizes, eo.seed, plain.input_ranges)
                     : read_inputs(eo.inputs, *plain.fusion, l.sizes);
   auto want = ref::evaluate(*plain.fusion, inputs, l.sizes);
-  auto backend = make_backend(eo);
   runtime::PreparedKernel p = runtime::prepare(*l.def.fusion, l.sizes);
   auto compiled = backend->compile(p.source);
   auto got = runtime::execute(*backend, *compiled, p, inputs, l.sizes);
@@ -206,6 +252,34 @@ int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
   // Named after the unscheduled fusion's outputs: the names do not depend on the schedule.
   if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *plain.fusion, got, want);
   return all_ok ? kExitOk : kExitFailures;
+}
+
+/// `schedlab plugins`: every plugin on the search path, with its ABI version
+/// and parameter schema. Plugins that fail to load are listed with the reason
+/// (exit 1).
+int run_plugins(const std::vector<std::string>& plugin_dirs) {
+  using namespace schedlab;
+  std::vector<std::string> dirs = plugin::plugin_search_path(plugin_dirs);
+  plugin::Registry registry(dirs);
+  std::vector<std::string> errors = registry.add_search_path();
+  auto plugins = registry.plugins();
+  if (plugins.empty()) {
+    std::string searched;
+    for (const std::string& d : dirs) searched += (searched.empty() ? "" : ", ") + d;
+    fmt::print("no plugins found (searched: {})\n", searched.empty() ? "nothing" : searched);
+  }
+  for (const auto& p : plugins) {
+    fmt::print("{} {} (plugin ABI {})\n  {}\n  file: {}\n", p->name(), p->version(), p->abi_str(),
+               p->description(), p->path());
+    if (p->schema().empty()) fmt::print("  no parameters\n");
+    for (const plugin::ParamDesc& d : p->schema()) {
+      size_t i = static_cast<size_t>(&d - p->schema().data());
+      fmt::print("  {:<16} {:<28} default {:<8} {}\n", d.name, d.domain_str(),
+                 p->format_value(i, p->defaults()[i]), d.doc);
+    }
+  }
+  for (const std::string& e : errors) std::cerr << e << "\n";
+  return errors.empty() ? kExitOk : kExitFailures;
 }
 
 }  // namespace
@@ -243,6 +317,11 @@ int main(int argc, char** argv) {
                        "Directory to write each output to as <name>.npy, and the reference as "
                        "<name>.ref.npy");
 
+  std::vector<std::string> plugins_dirs;
+  CLI::App* plugins_cmd = app.add_subcommand(
+      "plugins", "List the scheduler plugins found, with their ABI version and parameters");
+  FusionOptions::add_plugin_dir_option(plugins_cmd, plugins_dirs);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -259,6 +338,7 @@ int main(int argc, char** argv) {
   try {
     if (show_cmd->parsed()) return run_show(show, stage);
     if (exec_cmd->parsed()) return run_exec(exec, exec_opts);
+    if (plugins_cmd->parsed()) return run_plugins(plugins_dirs);
   } catch (const schedlab::UserError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;

@@ -75,7 +75,7 @@ class Reader {
                   const std::string& where) const {
     std::map<std::string, YAML::Mark> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& k = it->first;
+      const YAML::Node k = it->first;  // a copy: it-> yields a temporary proxy
       std::string key = k.IsScalar() ? k.Scalar() : "";
       if (auto s = seen.find(key); s != seen.end())
         user_error_at(loc(k)) << "duplicate key '" << key << "' in " << where << " (first at "
@@ -179,7 +179,7 @@ void parse_inputs(const Reader& r, const YAML::Node& inputs, FusionDefinition& d
   }(), "inputs");
   for (auto it = inputs.begin(); it != inputs.end(); ++it) {
     const std::string name = it->first.Scalar();
-    const YAML::Node& spec = it->second;
+    const YAML::Node spec = it->second;  // a copy: it-> yields a temporary proxy
     if (!is_identifier(name))
       user_error_at(r.loc(it->first)) << "input name '" << name
                                       << "' is not an identifier; expected letters, digits and _";

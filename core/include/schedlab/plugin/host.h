@@ -1,0 +1,146 @@
+// schedlab/plugin: the host side of the plugin ABI (DESIGN.md section 10).
+//
+// Owns: loading one plugin library (Boost.DLL), ABI negotiation, schema
+// validation, the C API table handed to plugins (core/plugin/host_api.cpp),
+// and calls into a plugin with every failure turned back into a schedlab
+// error. The registry, search path and hot reload are in registry.h.
+// May depend on: schedlab/base, ir, sched, runtime (DeviceProperties) and the
+// C ABI in plugin-api/include/schedlab/plugin.h.
+// Invariants: no exception crosses into a plugin and none comes out of one;
+// a plugin's failure surfaces here as a UserError (or InternalError when
+// schedlab itself failed). A user error raised by a primitive the plugin
+// called comes back with its message unchanged. A loaded Plugin keeps its
+// library mapped until the last shared_ptr to it is released, so a caller
+// mid-call is never pulled from under by a reload.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedlab/ir/fusion.h"
+#include "schedlab/runtime/cuda_backend.h"
+
+struct SchedlabPluginInfo;
+
+namespace schedlab::plugin {
+
+/// The device heuristics see on the CPU backend: "schedlab-model-sm90", an
+/// H100 SXM's figures (the table is in plugin.h, SchedlabDeviceProperties).
+runtime::DeviceProperties model_device();
+
+/// What a plugin schedules: a fusion (today the whole fusion; the segmenter
+/// will hand out parts), the concrete sizes it runs at, and the device.
+struct Segment {
+  ir::Fusion* fusion = nullptr;                       ///< scheduled in place
+  ir::SizeBindings sizes;                             ///< every named size, bound
+  runtime::DeviceProperties device = model_device();  ///< the target
+  bool device_is_model = true;                        ///< false for a real (queried) device
+};
+
+/// Kinds of plugin parameter (SchedlabParamKind).
+enum class ParamKind { Int, Float, Bool, Choice };
+std::string_view param_kind_name(ParamKind k);
+
+/// One entry of a plugin's parameter schema, copied out of the plugin.
+struct ParamDesc {
+  std::string name;                  ///< identifier, unique in the schema
+  ParamKind kind = ParamKind::Int;   ///< what values look like
+  std::string doc;                   ///< one line
+  int64_t int_default = 0;           ///< Int, Bool (0/1), Choice (an index)
+  int64_t int_min = 0;               ///< Int: smallest value
+  int64_t int_max = 0;               ///< Int: largest value
+  double float_default = 0;          ///< Float
+  double float_min = 0;              ///< Float: smallest value
+  double float_max = 0;              ///< Float: largest value
+  std::vector<std::string> choices;  ///< Choice: the names
+  /// "int in [32, 1024]", "bool", "one of {inner, outer}".
+  std::string domain_str() const;
+};
+
+/// One parameter value; which field counts depends on the kind.
+struct ParamValue {
+  ParamKind kind = ParamKind::Int;
+  int64_t i = 0;  ///< Int, Bool (0/1), Choice (an index)
+  double f = 0;   ///< Float
+};
+/// One value per schema entry, in schema order.
+using ParamValues = std::vector<ParamValue>;
+
+/// can_schedule's answer.
+struct Verdict {
+  bool accepted = false;
+  std::string reason;  ///< the plugin's reason when !accepted
+};
+
+/// Where plugin log lines go (stderr by default). The sink may be called
+/// from any thread that runs a plugin.
+using LogSink =
+    std::function<void(int level, const std::string& plugin, const std::string& message)>;
+void set_log_sink(LogSink sink);
+
+/// One loaded plugin library. Immutable once loaded; shared between callers.
+class Plugin {
+ public:
+  ~Plugin();
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const std::string& description() const { return description_; }
+  /// The ABI the plugin was built against (SCHEDLAB_PLUGIN_ABI_VERSION_OF).
+  uint32_t abi_version() const { return abi_version_; }
+  /// "1.0".
+  std::string abi_str() const;
+  /// The file it was loaded from (not the shadow copy).
+  const std::string& path() const { return path_; }
+  /// The file actually mapped: the shadow copy, or path() when loaded in place.
+  const std::string& loaded_path() const { return loaded_path_; }
+  const std::vector<ParamDesc>& schema() const { return schema_; }
+
+  ParamValues defaults() const;
+  /// Applies "key=value" settings (--set) on top of `base`. user_error for an
+  /// unknown key (listing the schema), a malformed value or one out of range.
+  ParamValues with_settings(ParamValues base, const std::vector<std::string>& settings) const;
+  /// "block=128, vectorize=true, order=inner".
+  std::string format(const ParamValues& values) const;
+  /// One value of schema entry `index`: "128", "true", "inner".
+  std::string format_value(size_t index, const ParamValue& value) const;
+
+  Verdict can_schedule(Segment& seg, const ParamValues& params) const;
+  /// The heuristic's choice for seg, checked against the schema.
+  ParamValues compute_params(Segment& seg) const;
+  /// Schedules seg.fusion in place.
+  void schedule(Segment& seg, const ParamValues& params) const;
+
+ private:
+  friend std::shared_ptr<const Plugin> load_plugin(const std::string&, const std::string&);
+  struct Library;
+  Plugin();
+  /// Throws the schedlab error for a failed plugin call.
+  [[noreturn]] void fail(const char* what, int32_t status) const;
+  void check_values(const ParamValues& v, const char* what) const;
+
+  std::unique_ptr<Library> lib_;  ///< the mapping and the plugin's function table
+  std::string name_, version_, description_;
+  uint32_t abi_version_ = 0;
+  std::string path_, loaded_path_;
+  bool remove_loaded_ = false;  ///< loaded_path_ is a shadow copy to delete on unload
+  std::vector<ParamDesc> schema_;
+};
+
+/// Loads the plugin at `path`: checks the file is a complete ELF image, maps
+/// it (a copy in shadow_path when that is non-empty, so the original can be
+/// rewritten freely), calls its entry point, negotiates the ABI and validates
+/// the schema. user_error naming the file and the reason otherwise.
+std::shared_ptr<const Plugin> load_plugin(const std::string& path,
+                                          const std::string& shadow_path = "");
+
+/// Name of a status ("SCHEDLAB_ERR_USER"), for messages.
+std::string_view status_name(int32_t status);
+
+}  // namespace schedlab::plugin

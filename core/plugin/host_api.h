@@ -1,0 +1,43 @@
+// The host's C API table and the per-call segment context behind a
+// SchedlabSegment handle. Internal to core/plugin.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <unordered_set>
+
+#include "schedlab/plugin.h"
+#include "schedlab/plugin/host.h"
+
+/// The host side of a SchedlabSegment handle. One lives on the stack for
+/// each call into a plugin; the strings handed out during the call live in
+/// it, which is what makes them valid "until the call returns".
+struct SchedlabSegment {
+  schedlab::plugin::Segment* segment = nullptr;
+  std::string plugin;                       ///< who is calling, for log lines
+  std::deque<std::string> strings;          ///< strings returned during this call
+  std::unordered_set<const void*> tensors;  ///< known tensor handles (refreshed on a miss)
+};
+
+namespace schedlab::plugin {
+
+/// The table every plugin receives; static, so it outlives every plugin.
+const SchedlabHostApi* host_api();
+
+/// Sends a log line from `plugin` to the current sink.
+void log_line(int level, const std::string& plugin, const std::string& message);
+
+/// Names the plugin this thread is calling into, for the log entry (which
+/// takes no handle). Scopes nest.
+class CallScope {
+ public:
+  explicit CallScope(const std::string& plugin);
+  ~CallScope();
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  const std::string* previous_;
+};
+
+}  // namespace schedlab::plugin

@@ -1,0 +1,183 @@
+// The plugin registry: search path, name -> serving instance, reload by swap.
+#include "schedlab/plugin/registry.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include "schedlab/base/error.h"
+
+#ifndef SCHEDLAB_BUILTIN_PLUGIN_DIR
+#define SCHEDLAB_BUILTIN_PLUGIN_DIR ""
+#endif
+
+namespace schedlab::plugin {
+
+namespace fs = std::filesystem;
+
+std::string builtin_plugin_dir() {
+  return SCHEDLAB_BUILTIN_PLUGIN_DIR;
+}
+
+std::vector<std::string> plugin_search_path(const std::vector<std::string>& explicit_dirs) {
+  std::vector<std::string> dirs = explicit_dirs;
+  if (const char* env = std::getenv("SCHEDLAB_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty()) dirs.push_back(d);
+  }
+  if (!builtin_plugin_dir().empty()) dirs.push_back(builtin_plugin_dir());
+  return dirs;
+}
+
+Registry::Registry(std::vector<std::string> search_path) : search_path_(std::move(search_path)) {}
+
+Registry::~Registry() {
+  // Instances still held elsewhere keep their mapping; only files go.
+  if (!shadow_dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(shadow_dir_, ec);
+  }
+}
+
+std::string Registry::next_shadow(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shadow_dir_.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "schedlab-plugins-XXXXXX").string();
+    user_assert(mkdtemp(tmpl.data()) != nullptr)
+        << "cannot create a shadow directory for plugins under " << fs::temp_directory_path();
+    shadow_dir_ = tmpl;
+  }
+  return (fs::path(shadow_dir_) /
+          (fs::path(path).stem().string() + "." + std::to_string(++next_shadow_) + ".so"))
+      .string();
+}
+
+std::shared_ptr<const Plugin> Registry::add(const std::string& path) {
+  std::shared_ptr<const Plugin> p = load_plugin(path, next_shadow(path));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(p->name());
+  user_assert(it == entries_.end())
+      << "duplicate plugin name '" << p->name() << "': '" << path
+      << "' cannot be registered under it, it is taken by '" << it->second.path << "'";
+  entries_[p->name()] = Entry{path, p, 1};
+  return p;
+}
+
+std::vector<std::string> Registry::add_directory(const std::string& dir) {
+  std::vector<std::string> errors;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return errors;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".so" && e.is_regular_file()) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    try {
+      add(f);
+    } catch (const UserError& e) {
+      errors.push_back(e.what());
+    }
+  }
+  return errors;
+}
+
+std::vector<std::string> Registry::add_search_path() {
+  std::vector<std::string> errors;
+  for (const std::string& d : search_path_) {
+    auto e = add_directory(d);
+    errors.insert(errors.end(), e.begin(), e.end());
+  }
+  return errors;
+}
+
+std::shared_ptr<const Plugin> Registry::find(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : it->second.current;
+}
+
+std::shared_ptr<const Plugin> Registry::get(const std::string& name) {
+  if (auto p = find(name)) return p;
+  for (const std::string& d : search_path_) {
+    fs::path f = fs::path(d) / (name + ".so");
+    std::error_code ec;
+    if (!fs::is_regular_file(f, ec)) continue;
+    auto p = add(f.string());
+    user_assert(p->name() == name) << "plugin file '" << f.string() << "' names itself '"
+                                   << p->name() << "', not '" << name << "'";
+    return p;
+  }
+  // The file need not be named after the plugin: load the whole path. Files
+  // that fail to load are skipped here; `schedlab plugins` reports them.
+  add_search_path();
+  if (auto p = find(name)) return p;
+  std::string known, dirs;
+  for (const auto& [n, e] : files()) known += (known.empty() ? "" : ", ") + n;
+  for (const std::string& d : search_path_) dirs += (dirs.empty() ? "" : ", ") + d;
+  user_error << "unknown plugin '" << name << "' (loaded: " << (known.empty() ? "none" : known)
+             << "; searched " << (dirs.empty() ? "no directories" : dirs) << ")";
+  return nullptr;
+}
+
+std::vector<std::shared_ptr<const Plugin>> Registry::plugins() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<const Plugin>> r;
+  for (const auto& [n, e] : entries_) r.push_back(e.current);
+  return r;
+}
+
+std::vector<std::pair<std::string, std::string>> Registry::files() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, std::string>> r;
+  for (const auto& [n, e] : entries_) r.emplace_back(n, e.path);
+  return r;
+}
+
+uint64_t Registry::generation(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(name);
+  return it == entries_.end() ? 0 : it->second.generation;
+}
+
+ReloadResult Registry::reload(const std::string& name) {
+  ReloadResult r;
+  r.name = name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(name);
+    if (it == entries_.end()) {
+      r.message = "no plugin named '" + name + "' is registered";
+      return r;
+    }
+    r.path = it->second.path;
+    r.plugin = it->second.current;
+    r.generation = it->second.generation;
+  }
+  std::shared_ptr<const Plugin> fresh;
+  try {
+    fresh = load_plugin(r.path, next_shadow(r.path));
+    user_assert(fresh->name() == name) << "'" << r.path << "' now names itself '" << fresh->name()
+                                       << "', not '" << name << "'; a reload must keep the name";
+  } catch (const std::exception& e) {
+    // Whatever went wrong (the host's own errors included), the last good
+    // version keeps serving.
+    r.message = e.what();
+    return r;
+  }
+  std::shared_ptr<const Plugin> old;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry& e = entries_[name];
+    old = std::move(e.current);  // released below, outside the lock
+    e.current = fresh;
+    r.generation = ++e.generation;
+  }
+  r.ok = true;
+  r.plugin = std::move(fresh);
+  return r;
+}
+
+}  // namespace schedlab::plugin

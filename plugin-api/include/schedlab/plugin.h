@@ -1,0 +1,474 @@
+/* schedlab/plugin.h: the C ABI between the schedlab host and a scheduler
+ * heuristic plugin (DESIGN.md section 9). This header is the whole contract.
+ *
+ * Pure C99: <stdint.h> and <stddef.h> only, no C++ type, no exception and no
+ * allocator crosses the boundary. plugin.hpp wraps it for C++ plugins.
+ *
+ * Invariants a change must not break:
+ *   - Every struct that crosses the boundary starts with `uint32_t
+ *     struct_size`. The receiver zero-fills its own copy and copies only
+ *     min(its size, struct_size) bytes, so either side may be older.
+ *   - Structs and function tables are append-only. A new field or entry goes
+ *     at the end and bumps SCHEDLAB_PLUGIN_ABI_MINOR; a changed signature is a
+ *     new entry with a `_v2` suffix, the old one stays. Removing or reordering
+ *     anything is a new SCHEDLAB_PLUGIN_ABI_MAJOR.
+ *
+ * Versioning and negotiation (one entry point, as Vulkan's loader does):
+ *   The plugin exports exactly one symbol, schedlab_plugin_entry. The host
+ *   calls it once after loading, with its API table (struct_size and
+ *   abi_version set) and a zero-filled SchedlabPluginInfo whose struct_size is
+ *   the host's sizeof. The plugin fills the info (abi_version = the version it
+ *   was built against) and returns SCHEDLAB_OK. The host rejects a plugin
+ *   whose major differs from its own, or whose minor is newer than its own,
+ *   with a message naming both versions.
+ *
+ * Experimental entries: a struct field or table entry whose name starts with
+ * an underscore (e.g. `_cache_after_op`) is still in flux. It is OUTSIDE the
+ * compatibility promise: it may change or disappear in any minor version, and
+ * a plugin that uses it must check it for NULL and expect to be rebuilt.
+ *
+ * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
+ * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
+ * host's (SchedlabHostApi.last_error) after a failed host call, the plugin's
+ * (SchedlabPluginInfo.last_error) after a failed plugin call.
+ *
+ * Ownership and lifetimes:
+ *   - Handles (SchedlabSegment, SchedlabTensor) are opaque and owned by the
+ *     host. They are valid only during the plugin call that received them
+ *     (can_schedule, compute_params or schedule); a plugin must not keep them.
+ *   - Strings and arrays the host returns stay valid until the plugin call in
+ *     progress returns to the host, unless an entry says otherwise. The
+ *     plugin never frees them.
+ *   - Lists use the two-call idiom of Vulkan: the caller passes a buffer of
+ *     `capacity` entries (or NULL and 0); the host writes min(capacity, n)
+ *     entries and always stores n, the full count, in *count.
+ *   - Strings and tables the plugin hands over in SchedlabPluginInfo (name,
+ *     version, description, the parameter schema and its strings) must stay
+ *     valid and unchanged until the plugin is unloaded.
+ *   - The host API table stays valid for as long as the plugin is loaded.
+ *   - Out-structs: the caller zero-fills the struct and sets struct_size to
+ *     its own sizeof; the callee writes min(both sizes) bytes and stores that
+ *     count in struct_size.
+ *   - Arrays of structs (parameter descriptors, parameter values) are laid
+ *     out with a stride equal to their first element's struct_size.
+ *
+ * Threads: the host may call a plugin from several threads at once, each on
+ * its own segment. last_error is per thread on both sides.
+ */
+#ifndef SCHEDLAB_PLUGIN_H
+#define SCHEDLAB_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- versions ------------------------------------------------------------ */
+
+/** A layout change: plugins built against another major never load. */
+#define SCHEDLAB_PLUGIN_ABI_MAJOR 1
+/** Appended fields or entries: a host serves plugins of its minor or older. */
+#define SCHEDLAB_PLUGIN_ABI_MINOR 0
+/** major in the high 16 bits, minor in the low 16. */
+#define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
+  ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
+#define SCHEDLAB_PLUGIN_ABI_VERSION \
+  SCHEDLAB_PLUGIN_ABI_VERSION_OF(SCHEDLAB_PLUGIN_ABI_MAJOR, SCHEDLAB_PLUGIN_ABI_MINOR)
+#define SCHEDLAB_PLUGIN_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
+#define SCHEDLAB_PLUGIN_ABI_VERSION_MINOR(v) ((uint32_t)(v)&0xffffu)
+
+/** The one exported symbol's name, for loaders. */
+#define SCHEDLAB_PLUGIN_ENTRY_NAME "schedlab_plugin_entry"
+
+/* ---- statuses -------------------------------------------------------------- */
+
+/** The call succeeded. */
+#define SCHEDLAB_OK 0
+/** A user error: a scheduling primitive refused the call (split factor 0, an
+ * axis out of range, ...). last_error holds the primitive's message unchanged,
+ * and the host reports it to its caller as the same user error. */
+#define SCHEDLAB_ERR_USER (-1)
+/** A bug in schedlab (the host's internal_assert fired). */
+#define SCHEDLAB_ERR_INTERNAL (-2)
+/** An argument the ABI itself rejects: a NULL or foreign handle, an unknown
+ * enum value, a negative count. */
+#define SCHEDLAB_ERR_INVALID_ARGUMENT (-3)
+/** The plugin failed on its own (an exception or error in plugin code). */
+#define SCHEDLAB_ERR_PLUGIN (-4)
+/** Version negotiation failed. */
+#define SCHEDLAB_ERR_VERSION (-5)
+/** The entry exists in the table but this host does not implement it. */
+#define SCHEDLAB_ERR_UNSUPPORTED (-6)
+
+/* ---- enums (passed as int32_t) ------------------------------------------- */
+
+/** Element types; ir::DataType. */
+enum SchedlabDType {
+  SCHEDLAB_DTYPE_BOOL = 0,
+  SCHEDLAB_DTYPE_I32 = 1,
+  SCHEDLAB_DTYPE_I64 = 2,
+  SCHEDLAB_DTYPE_F16 = 3,
+  SCHEDLAB_DTYPE_BF16 = 4,
+  SCHEDLAB_DTYPE_F32 = 5,
+  SCHEDLAB_DTYPE_F64 = 6
+};
+
+/** How an axis is traversed; ir::IterType. */
+enum SchedlabIterType {
+  SCHEDLAB_ITER_ITERATION = 0,
+  SCHEDLAB_ITER_REDUCTION = 1,
+  SCHEDLAB_ITER_BROADCAST = 2
+};
+
+/** Hardware binding of a loop axis; ir::ParallelType. Kept apart from the
+ * loop transforms below, as the two are in the IR. */
+enum SchedlabParallelType {
+  SCHEDLAB_PARALLEL_SERIAL = 0,
+  SCHEDLAB_PARALLEL_DIDX = 1,
+  SCHEDLAB_PARALLEL_BIDX = 2,
+  SCHEDLAB_PARALLEL_BIDY = 3,
+  SCHEDLAB_PARALLEL_BIDZ = 4,
+  SCHEDLAB_PARALLEL_TIDX = 5,
+  SCHEDLAB_PARALLEL_TIDY = 6,
+  SCHEDLAB_PARALLEL_TIDZ = 7
+};
+
+/** How a loop is emitted; ir::LoopTransform. */
+enum SchedlabLoopTransform {
+  SCHEDLAB_LOOP_SERIAL = 0,
+  SCHEDLAB_LOOP_VECTORIZE = 1,
+  SCHEDLAB_LOOP_UNROLL = 2,
+  SCHEDLAB_LOOP_UNSWITCH = 3,
+  SCHEDLAB_LOOP_BULK = 4
+};
+
+/** Where a tensor lives; ir::MemoryType. */
+enum SchedlabMemoryType {
+  SCHEDLAB_MEMORY_LOCAL = 0,
+  SCHEDLAB_MEMORY_SHARED = 1,
+  SCHEDLAB_MEMORY_GLOBAL = 2
+};
+
+/** The data path of a cache copy; ir::LoadStoreOpType. */
+enum SchedlabLoadStoreOp {
+  SCHEDLAB_LOAD_SET = 0,
+  SCHEDLAB_LOAD_CP_ASYNC = 1,
+  SCHEDLAB_LOAD_LDMATRIX = 2,
+  SCHEDLAB_LOAD_TMA = 3
+};
+
+/** Cache policy of a load; ir::CacheOp. */
+enum SchedlabCacheOp {
+  SCHEDLAB_CACHE_UNSPECIFIED = 0,
+  SCHEDLAB_CACHE_ALL_LEVELS = 1,
+  SCHEDLAB_CACHE_STREAMING = 2,
+  SCHEDLAB_CACHE_GLOBAL = 3
+};
+
+/** The kind of expression that defines a tensor; ir::Expr::Kind, and NONE for
+ * a fusion input. */
+enum SchedlabOpKind {
+  SCHEDLAB_OP_NONE = 0,
+  SCHEDLAB_OP_UNARY = 1,
+  SCHEDLAB_OP_BINARY = 2,
+  SCHEDLAB_OP_WHERE = 3,
+  SCHEDLAB_OP_CAST = 4,
+  SCHEDLAB_OP_REDUCTION = 5,
+  SCHEDLAB_OP_BROADCAST = 6,
+  SCHEDLAB_OP_LOAD_STORE = 7,
+  SCHEDLAB_OP_PERMUTE = 8
+};
+
+/** Which tensors segment_tensors lists. */
+enum SchedlabTensorSet {
+  SCHEDLAB_TENSORS_ALL = 0,    /**< every tensor, in creation order */
+  SCHEDLAB_TENSORS_INPUTS = 1, /**< segment inputs, in order */
+  SCHEDLAB_TENSORS_OUTPUTS = 2 /**< segment outputs, in order */
+};
+
+/** Which domain of a tensor tensor_axis reads. */
+enum SchedlabDomain {
+  SCHEDLAB_DOMAIN_LOGICAL = 0, /**< the shape, reduction axes included */
+  SCHEDLAB_DOMAIN_LOOP = 1,    /**< the scheduled loop nest */
+  SCHEDLAB_DOMAIN_ROOT = 2     /**< what the definition indexes (differs after rfactor) */
+};
+
+/** Log levels. */
+enum SchedlabLogLevel {
+  SCHEDLAB_LOG_DEBUG = 0,
+  SCHEDLAB_LOG_INFO = 1,
+  SCHEDLAB_LOG_WARNING = 2,
+  SCHEDLAB_LOG_ERROR = 3
+};
+
+/** Kinds of parameter in a plugin's schema. */
+enum SchedlabParamKind {
+  SCHEDLAB_PARAM_INT = 0,   /**< int64 in [int_min, int_max] */
+  SCHEDLAB_PARAM_FLOAT = 1, /**< double in [float_min, float_max] */
+  SCHEDLAB_PARAM_BOOL = 2,  /**< 0 or 1, in int_value */
+  SCHEDLAB_PARAM_CHOICE = 3 /**< an index into choices, in int_value */
+};
+
+/* ---- handles --------------------------------------------------------------- */
+
+/** A segment being scheduled: a part of a fusion (today the whole fusion),
+ * the concrete sizes it runs at and the target device. Owned by the host. */
+typedef struct SchedlabSegment SchedlabSegment;
+/** A tensor of a segment. Owned by the host; never dereferenced by a plugin. */
+typedef struct SchedlabTensor SchedlabTensor;
+
+/* ---- structs ---------------------------------------------------------------- */
+
+/** What the host says about one tensor (out-struct of tensor_info). */
+typedef struct SchedlabTensorInfo {
+  uint32_t struct_size;
+  int32_t number;         /**< the N of "TN": unique in the segment */
+  const char* name;       /**< the user's name ("x") or "" */
+  int32_t dtype;          /**< SchedlabDType */
+  int32_t op_kind;        /**< SchedlabOpKind of the definition */
+  const char* op_name;    /**< "add", "exp", "sum", "max", "broadcast", "set", ... or "" */
+  int32_t memory_type;    /**< SchedlabMemoryType */
+  int32_t is_input;       /**< 1 for a segment input */
+  int32_t is_output;      /**< 1 for a segment output */
+  int32_t nlogical;       /**< logical axes, reductions included */
+  int32_t nloop;          /**< loop axes */
+  int32_t nroot;          /**< root axes (== nlogical unless rfactor made it) */
+  int32_t compute_at_pos; /**< inline position, 0 when not inlined */
+  int32_t has_reduction;  /**< 1 if any logical axis is a Reduction */
+} SchedlabTensorInfo;
+
+/** One axis of a tensor (out-struct of tensor_axis). */
+typedef struct SchedlabAxisInfo {
+  uint32_t struct_size;
+  int32_t id;             /**< fusion-unique IterDomain number */
+  int32_t iter_type;      /**< SchedlabIterType */
+  int32_t parallel_type;  /**< SchedlabParallelType */
+  int32_t loop_transform; /**< SchedlabLoopTransform */
+  int32_t reserved0;      /**< zero; keeps extent 8-byte aligned */
+  int64_t extent;         /**< the extent at the segment's sizes; -1 if unknown */
+  const char* extent_expr; /**< the symbolic extent: "N", "ceilDiv((N * K), 128)" */
+} SchedlabAxisInfo;
+
+/** The device a segment is scheduled for (out-struct of device_properties).
+ * On the CPU backend (is_model == 1) these describe a documented model
+ * device, "schedlab-model-sm90", shaped like an H100 SXM: sm_90, 132 SMs,
+ * warp 32, 1024 threads per block, 2048 per SM, 64 Ki registers per block and
+ * per SM, 48 KiB shared per block (227 KiB opt-in, 228 KiB per SM), 50 MiB
+ * L2, 80 GiB, 3.35e12 bytes/s. A heuristic then makes the same choices for
+ * the CPU run as it would for that GPU. */
+typedef struct SchedlabDeviceProperties {
+  uint32_t struct_size;
+  int32_t is_model;              /**< 1: the model device above, not a real one */
+  const char* name;              /**< "NVIDIA H200", "schedlab-model-sm90" */
+  const char* arch;              /**< NVRTC target, "sm_90" */
+  int32_t cc_major;              /**< compute capability */
+  int32_t cc_minor;
+  int32_t sm_count;              /**< streaming multiprocessors */
+  int32_t warp_size;             /**< threads per warp */
+  int32_t max_threads_per_block; /**< block size limit */
+  int32_t max_threads_per_sm;    /**< resident threads per SM */
+  int32_t registers_per_block;   /**< 32-bit registers one block may use */
+  int32_t registers_per_sm;      /**< 32-bit registers per SM */
+  uint64_t shared_bytes_per_block;       /**< without opt-in */
+  uint64_t shared_bytes_per_block_optin; /**< with opt-in */
+  uint64_t shared_bytes_per_sm;          /**< all resident blocks together */
+  uint64_t l2_bytes;                     /**< L2 cache */
+  uint64_t global_memory_bytes;          /**< device memory */
+  double peak_bandwidth_bytes_per_s;     /**< peak DRAM bandwidth */
+} SchedlabDeviceProperties;
+
+/** One parameter value. */
+typedef struct SchedlabParamValue {
+  uint32_t struct_size;
+  int32_t kind;        /**< SchedlabParamKind, equal to the schema's */
+  int64_t int_value;   /**< INT; BOOL (0 or 1); CHOICE (the index) */
+  double float_value;  /**< FLOAT */
+} SchedlabParamValue;
+
+/** The parameter values of one call, one per schema entry, in schema order.
+ * Owned by the host; valid during the call that receives it. */
+typedef struct SchedlabParamSet {
+  uint32_t struct_size;
+  uint32_t count;              /**< the schema's param_count */
+  SchedlabParamValue* values;  /**< stride values[0].struct_size; written only by compute_params */
+} SchedlabParamSet;
+
+/** One entry of a plugin's parameter schema. */
+typedef struct SchedlabParamDesc {
+  uint32_t struct_size;
+  int32_t kind;             /**< SchedlabParamKind */
+  const char* name;         /**< an identifier, [a-z_][a-z0-9_]*, unique in the schema */
+  const char* doc;          /**< one line; may be "" */
+  int64_t int_default;      /**< INT, BOOL (0/1), CHOICE (an index into choices) */
+  int64_t int_min;          /**< INT: smallest value */
+  int64_t int_max;          /**< INT: largest value */
+  double float_default;     /**< FLOAT */
+  double float_min;         /**< FLOAT: smallest value */
+  double float_max;         /**< FLOAT: largest value */
+  const char* const* choices; /**< CHOICE: choice_count distinct names */
+  uint32_t choice_count;    /**< CHOICE: at least 1 */
+} SchedlabParamDesc;
+
+/* ---- the host's API table ----------------------------------------------------
+ * Every entry but last_error and log returns a status; on failure
+ * last_error() tells why. Tensor arguments must belong to the segment passed
+ * with them. Axis arguments are positions in the loop domain; negative counts
+ * from the end. */
+typedef struct SchedlabHostApi {
+  uint32_t struct_size; /**< sizeof the host's table */
+  uint32_t abi_version; /**< SCHEDLAB_PLUGIN_ABI_VERSION the host was built with */
+
+  /* errors and logging */
+  /** The message of the last failed host call on this thread. Valid until
+   * the next host call on this thread; never NULL. */
+  const char* (*last_error)(void);
+  /** Writes one line to the host's log (stderr by default). */
+  void (*log)(int32_t level, const char* message);
+
+  /* segment queries */
+  int32_t (*segment_name)(SchedlabSegment* seg, const char** name);
+  /** Tensors of a SchedlabTensorSet, in order. */
+  int32_t (*segment_tensors)(SchedlabSegment* seg, int32_t which, SchedlabTensor** items,
+                             int32_t capacity, int32_t* count);
+  /** The concrete value of a named size ("N") at this segment. */
+  int32_t (*segment_size)(SchedlabSegment* seg, const char* name, int64_t* value);
+  int32_t (*device_properties)(SchedlabSegment* seg, SchedlabDeviceProperties* out);
+  int32_t (*tensor_info)(SchedlabSegment* seg, SchedlabTensor* t, SchedlabTensorInfo* out);
+  /** Axis `index` of a SchedlabDomain of t. */
+  int32_t (*tensor_axis)(SchedlabSegment* seg, SchedlabTensor* t, int32_t domain, int32_t index,
+                         SchedlabAxisInfo* out);
+  /** Tensor operands of t's definition, in operand order (none for inputs). */
+  int32_t (*tensor_producers)(SchedlabSegment* seg, SchedlabTensor* t, SchedlabTensor** items,
+                              int32_t capacity, int32_t* count);
+  /** Tensors whose definition reads t, each once, in use order. */
+  int32_t (*tensor_consumers)(SchedlabSegment* seg, SchedlabTensor* t, SchedlabTensor** items,
+                              int32_t capacity, int32_t* count);
+
+  /* loop transforms (TensorView methods) */
+  int32_t (*split)(SchedlabSegment* seg, SchedlabTensor* t, int32_t axis, int64_t factor,
+                   int32_t inner_split);
+  int32_t (*merge)(SchedlabSegment* seg, SchedlabTensor* t, int32_t axis_o, int32_t axis_i);
+  /** Moves loop axis old_axes[k] to new_axes[k] for each k < n. */
+  int32_t (*reorder)(SchedlabSegment* seg, SchedlabTensor* t, const int32_t* old_axes,
+                     const int32_t* new_axes, int32_t n);
+  int32_t (*parallelize)(SchedlabSegment* seg, SchedlabTensor* t, int32_t axis,
+                         int32_t parallel_type);
+  int32_t (*set_loop_transform)(SchedlabSegment* seg, SchedlabTensor* t, int32_t axis,
+                                int32_t loop_transform);
+
+  /* memory */
+  int32_t (*set_memory_type)(SchedlabSegment* seg, SchedlabTensor* t, int32_t memory_type);
+  /** cache_after with a Set copy and a SchedlabCacheOp; the cache in *out. */
+  int32_t (*cache_after)(SchedlabSegment* seg, SchedlabTensor* t, int32_t cache_op,
+                         SchedlabTensor** out);
+  int32_t (*cache_before)(SchedlabSegment* seg, SchedlabTensor* t, SchedlabTensor** out);
+  int32_t (*cache_fork)(SchedlabSegment* seg, SchedlabTensor* t, SchedlabTensor** out);
+  /** The new producer in *out. */
+  int32_t (*rfactor)(SchedlabSegment* seg, SchedlabTensor* t, const int32_t* axes, int32_t n,
+                     SchedlabTensor** out);
+
+  /* propagation; a NULL or empty `selected` means every tensor */
+  int32_t (*propagate_transformation)(SchedlabSegment* seg, SchedlabTensor* reference,
+                                      SchedlabTensor* const* selected, int32_t n_selected);
+  /** types: SchedlabParallelType list, NULL/0 = all. transforms:
+   * SchedlabLoopTransform list; NULL = the default (Unroll, Unswitch), a
+   * non-NULL list with n_transforms 0 = none. pos -1 = every axis. */
+  int32_t (*parallelize_all_like)(SchedlabSegment* seg, SchedlabTensor* reference, int32_t pos,
+                                  SchedlabTensor* const* selected, int32_t n_selected,
+                                  const int32_t* types, int32_t n_types,
+                                  const int32_t* transforms, int32_t n_transforms);
+
+  /* inlining */
+  int32_t (*inline_at)(SchedlabSegment* seg, SchedlabTensor* t, int32_t pos, int32_t best_effort);
+  int32_t (*inline_selected_at)(SchedlabSegment* seg, SchedlabTensor* const* selected,
+                                int32_t n_selected, SchedlabTensor* reference, int32_t pos);
+  int32_t (*inline_most)(SchedlabSegment* seg, SchedlabTensor* const* selected,
+                         int32_t n_selected);
+
+  /* queries */
+  int32_t (*max_inline_position)(SchedlabSegment* seg, SchedlabTensor* t, int32_t* pos);
+  int32_t (*get_reduction_tvs)(SchedlabSegment* seg, SchedlabTensor** items, int32_t capacity,
+                               int32_t* count);
+  /** find_reference_for; *out is NULL when there is none. */
+  int32_t (*find_reference)(SchedlabSegment* seg, SchedlabTensor** out);
+  /** group_inputs_outputs_by_inner_dim, flattened: items[k] is in group
+   * groups[k] (0, 1, ...). Both buffers hold `capacity` entries. */
+  int32_t (*group_inputs_outputs_by_inner_dim)(SchedlabSegment* seg, SchedlabTensor** items,
+                                               int32_t* groups, int32_t capacity,
+                                               int32_t* count);
+  /** *result = 1 if `of` depends on v (or is v). */
+  int32_t (*is_dependency_of)(SchedlabSegment* seg, SchedlabTensor* v, SchedlabTensor* of,
+                              int32_t* result);
+  /** Tensors on a path from `from` to `to`, in topological order. */
+  int32_t (*vals_between)(SchedlabSegment* seg, SchedlabTensor* const* from, int32_t n_from,
+                          SchedlabTensor* const* to, int32_t n_to, SchedlabTensor** items,
+                          int32_t capacity, int32_t* count);
+
+  /* debug printing; the text lives until the plugin call returns */
+  int32_t (*print_tensor)(SchedlabSegment* seg, SchedlabTensor* t, const char** text);
+  int32_t (*print_scheduled_fusion)(SchedlabSegment* seg, const char** text);
+
+  /* experimental: outside the compatibility promise (see the top) */
+  /** cache_after with a LoadStoreOp other than Set: lowering emits only Set
+   * so far, so the meaning of the others may still change. */
+  int32_t (*_cache_after_op)(SchedlabSegment* seg, SchedlabTensor* t, int32_t load_store_op,
+                             int32_t cache_op, SchedlabTensor** out);
+  /** *result = 1 if loop axis a_axis of a and b_axis of b are mapped in the
+   * permissive LoopMap (exact = 1: the exact one). */
+  int32_t (*_axes_mapped)(SchedlabSegment* seg, SchedlabTensor* a, int32_t a_axis,
+                          SchedlabTensor* b, int32_t b_axis, int32_t exact, int32_t* result);
+} SchedlabHostApi;
+
+/* ---- what a plugin provides ------------------------------------------------- */
+
+typedef struct SchedlabPluginInfo {
+  uint32_t struct_size; /**< set by the host; the plugin stores the bytes it wrote */
+  uint32_t abi_version; /**< SCHEDLAB_PLUGIN_ABI_VERSION the plugin was built with */
+  const char* name;        /**< registry key: an identifier, unique among loaded plugins */
+  const char* version;     /**< free form, e.g. "1.2.0" */
+  const char* description; /**< one line */
+  const SchedlabParamDesc* params; /**< param_count entries (stride params[0].struct_size) */
+  uint32_t param_count;
+  uint32_t reserved0; /**< zero */
+
+  /** The plugin's message for its last failed call on this thread. Valid
+   * until the next call into the plugin on this thread; never NULL. */
+  const char* (*last_error)(void);
+  /** Whether the plugin can schedule seg with these params. Sets *accepted
+   * to 1 or 0; on 0 it writes a NUL-terminated reason of at most
+   * reason_size bytes (truncated) into reason. */
+  int32_t (*can_schedule)(SchedlabSegment* seg, const SchedlabParamSet* params, int32_t* accepted,
+                          char* reason, uint32_t reason_size);
+  /** The heuristic's own choice for seg: params arrives holding the
+   * defaults; the plugin overwrites the values it chooses. */
+  int32_t (*compute_params)(SchedlabSegment* seg, SchedlabParamSet* params);
+  /** Schedules seg with params, through the host's primitives. */
+  int32_t (*schedule)(SchedlabSegment* seg, const SchedlabParamSet* params);
+} SchedlabPluginInfo;
+
+/** Marks the entry point exported when everything else is hidden. */
+#if defined(_WIN32)
+#define SCHEDLAB_PLUGIN_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__)
+#define SCHEDLAB_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define SCHEDLAB_PLUGIN_EXPORT
+#endif
+
+/** The entry point's type. */
+typedef int32_t (*SchedlabPluginEntryFn)(const SchedlabHostApi* host, SchedlabPluginInfo* info);
+
+/** The one symbol a plugin exports (SCHEDLAB_PLUGIN defines it for C++).
+ * Called once per load, before any other call. It writes info->abi_version
+ * and info->last_error first, so that the host can name both versions or
+ * read the reason even when it returns an error. */
+SCHEDLAB_PLUGIN_EXPORT int32_t schedlab_plugin_entry(const SchedlabHostApi* host,
+                                                     SchedlabPluginInfo* info);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SCHEDLAB_PLUGIN_H */

@@ -1,0 +1,833 @@
+// schedlab/plugin.hpp: the C++ face of the plugin ABI, header-only
+// (DESIGN.md section 9).
+//
+// Owns: a TensorView-style API over the host's C table (schedlab/plugin.h),
+// the parameter schema builders, and SCHEDLAB_PLUGIN(Class), which defines the
+// one exported entry point. May use: plugin.h and the C++17 standard library;
+// never a schedlab host header (a plugin links nothing from schedlab).
+// Invariants: exceptions live only inside the plugin. A host call that fails
+// throws plugin_api::Error carrying the host's status and last_error message;
+// SCHEDLAB_PLUGIN catches every exception at the boundary and turns it into a
+// status plus the plugin's last_error, so a user error raised by a primitive
+// reaches the host with its message intact. Handles (Segment, TensorView) are
+// valid only during the call that received them.
+//
+// A plugin:
+//   class MyPlugin : public schedlab::plugin_api::Plugin { ... };
+//   SCHEDLAB_PLUGIN(MyPlugin)
+// built with schedlab_add_plugin(my_plugin my_plugin.cpp) (hidden visibility).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedlab/plugin.h"
+
+namespace schedlab::plugin_api {
+
+enum class DataType : int32_t {
+  Bool = SCHEDLAB_DTYPE_BOOL,
+  I32 = SCHEDLAB_DTYPE_I32,
+  I64 = SCHEDLAB_DTYPE_I64,
+  F16 = SCHEDLAB_DTYPE_F16,
+  BF16 = SCHEDLAB_DTYPE_BF16,
+  F32 = SCHEDLAB_DTYPE_F32,
+  F64 = SCHEDLAB_DTYPE_F64,
+};
+enum class IterType : int32_t {
+  Iteration = SCHEDLAB_ITER_ITERATION,
+  Reduction = SCHEDLAB_ITER_REDUCTION,
+  Broadcast = SCHEDLAB_ITER_BROADCAST,
+};
+enum class ParallelType : int32_t {
+  Serial = SCHEDLAB_PARALLEL_SERIAL,
+  DIDx = SCHEDLAB_PARALLEL_DIDX,
+  BIDx = SCHEDLAB_PARALLEL_BIDX,
+  BIDy = SCHEDLAB_PARALLEL_BIDY,
+  BIDz = SCHEDLAB_PARALLEL_BIDZ,
+  TIDx = SCHEDLAB_PARALLEL_TIDX,
+  TIDy = SCHEDLAB_PARALLEL_TIDY,
+  TIDz = SCHEDLAB_PARALLEL_TIDZ,
+};
+enum class LoopTransform : int32_t {
+  Serial = SCHEDLAB_LOOP_SERIAL,
+  Vectorize = SCHEDLAB_LOOP_VECTORIZE,
+  Unroll = SCHEDLAB_LOOP_UNROLL,
+  Unswitch = SCHEDLAB_LOOP_UNSWITCH,
+  Bulk = SCHEDLAB_LOOP_BULK,
+};
+enum class MemoryType : int32_t {
+  Local = SCHEDLAB_MEMORY_LOCAL,
+  Shared = SCHEDLAB_MEMORY_SHARED,
+  Global = SCHEDLAB_MEMORY_GLOBAL,
+};
+enum class CacheOp : int32_t {
+  Unspecified = SCHEDLAB_CACHE_UNSPECIFIED,
+  AllLevels = SCHEDLAB_CACHE_ALL_LEVELS,
+  Streaming = SCHEDLAB_CACHE_STREAMING,
+  Global = SCHEDLAB_CACHE_GLOBAL,
+};
+enum class LoadStoreOp : int32_t {
+  Set = SCHEDLAB_LOAD_SET,
+  CpAsync = SCHEDLAB_LOAD_CP_ASYNC,
+  LdMatrix = SCHEDLAB_LOAD_LDMATRIX,
+  Tma = SCHEDLAB_LOAD_TMA,
+};
+enum class OpKind : int32_t {
+  None = SCHEDLAB_OP_NONE,
+  Unary = SCHEDLAB_OP_UNARY,
+  Binary = SCHEDLAB_OP_BINARY,
+  Where = SCHEDLAB_OP_WHERE,
+  Cast = SCHEDLAB_OP_CAST,
+  Reduction = SCHEDLAB_OP_REDUCTION,
+  Broadcast = SCHEDLAB_OP_BROADCAST,
+  LoadStore = SCHEDLAB_OP_LOAD_STORE,
+  Permute = SCHEDLAB_OP_PERMUTE,
+};
+enum class LogLevel : int32_t {
+  Debug = SCHEDLAB_LOG_DEBUG,
+  Info = SCHEDLAB_LOG_INFO,
+  Warning = SCHEDLAB_LOG_WARNING,
+  Error = SCHEDLAB_LOG_ERROR,
+};
+
+/// A failed call: the status (SCHEDLAB_ERR_*) and the message. Thrown by the
+/// wrappers below when the host refuses a call; plugin code may throw it too
+/// (with SCHEDLAB_ERR_USER for a mistake in the user's request).
+class Error : public std::runtime_error {
+ public:
+  Error(int32_t status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  int32_t status() const { return status_; }
+
+ private:
+  int32_t status_;
+};
+
+namespace detail {
+
+/// The host's table as this plugin knows it: zero-filled, then the bytes
+/// both sides know copied in, so entries an older host lacks read as null.
+inline SchedlabHostApi& host_table() {
+  static SchedlabHostApi table;
+  return table;
+}
+
+inline void bind_host(const SchedlabHostApi* host) {
+  SchedlabHostApi& t = host_table();
+  std::memset(&t, 0, sizeof t);
+  size_t n = std::min<size_t>(host->struct_size, sizeof t);
+  std::memcpy(&t, host, n);
+  t.struct_size = static_cast<uint32_t>(n);
+}
+
+/// Throws Error for a negative status, with the host's message.
+inline void check(int32_t status) {
+  if (status >= 0) return;
+  const SchedlabHostApi& t = host_table();
+  throw Error(status, t.last_error != nullptr ? t.last_error() : "host call failed");
+}
+
+/// The host entry `member`, or Error(UNSUPPORTED) when the host is too old for it.
+template <typename F>
+F entry(F SchedlabHostApi::*member, const char* name) {
+  F fn = host_table().*member;
+  if (fn == nullptr) {
+    uint32_t v = host_table().abi_version;
+    throw Error(
+        SCHEDLAB_ERR_UNSUPPORTED,
+        std::string("the host (ABI ") + std::to_string(SCHEDLAB_PLUGIN_ABI_VERSION_MAJOR(v)) + "." +
+            std::to_string(SCHEDLAB_PLUGIN_ABI_VERSION_MINOR(v)) + ") has no '" + name + "' entry");
+  }
+  return fn;
+}
+
+template <typename F, typename... Args>
+void call(F SchedlabHostApi::*member, const char* name, Args... args) {
+  check(entry(member, name)(args...));
+}
+
+/// Runs a list entry with the two-call idiom: count, then fill.
+template <typename F, typename... Args>
+std::vector<SchedlabTensor*> list(F SchedlabHostApi::*member, const char* name, Args... args) {
+  int32_t n = 0;
+  check(entry(member, name)(args..., nullptr, 0, &n));
+  std::vector<SchedlabTensor*> items(static_cast<size_t>(n));
+  if (n > 0) check(entry(member, name)(args..., items.data(), n, &n));
+  items.resize(static_cast<size_t>(n));
+  return items;
+}
+
+}  // namespace detail
+
+/// Writes one line to the host's log.
+inline void log(LogLevel level, const std::string& message) {
+  if (detail::host_table().log != nullptr)
+    detail::host_table().log(static_cast<int32_t>(level), message.c_str());
+}
+
+/// One axis of a tensor, as the host describes it.
+struct AxisInfo {
+  int id = 0;                                            ///< fusion-unique IterDomain number
+  IterType iter_type = IterType::Iteration;              ///< iteration, reduction or broadcast
+  ParallelType parallel_type = ParallelType::Serial;     ///< hardware binding
+  LoopTransform loop_transform = LoopTransform::Serial;  ///< how the loop is emitted
+  int64_t extent = -1;                                   ///< at the segment's sizes; -1 unknown
+  std::string extent_expr;                               ///< symbolic: "ceilDiv(N, 128)"
+  bool is_reduction() const { return iter_type == IterType::Reduction; }
+  bool is_broadcast() const { return iter_type == IterType::Broadcast; }
+};
+
+/// The target device (SchedlabDeviceProperties; a model device on the CPU backend).
+struct DeviceProperties {
+  bool is_model = false;
+  std::string name;
+  std::string arch;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  int warp_size = 32;
+  int max_threads_per_block = 0;
+  int max_threads_per_sm = 0;
+  int registers_per_block = 0;
+  int registers_per_sm = 0;
+  uint64_t shared_bytes_per_block = 0;
+  uint64_t shared_bytes_per_block_optin = 0;
+  uint64_t shared_bytes_per_sm = 0;
+  uint64_t l2_bytes = 0;
+  uint64_t global_memory_bytes = 0;
+  double peak_bandwidth_bytes_per_s = 0;
+};
+
+/// A tensor of the segment being scheduled. Transforms return *this so that
+/// calls chain; primitives that create a tensor return it.
+class TensorView {
+ public:
+  TensorView() = default;
+  TensorView(SchedlabSegment* seg, SchedlabTensor* t) : seg_(seg), t_(t) {}
+  SchedlabTensor* handle() const { return t_; }
+  explicit operator bool() const { return t_ != nullptr; }
+  bool operator==(const TensorView& o) const { return t_ == o.t_; }
+  bool operator!=(const TensorView& o) const { return t_ != o.t_; }
+
+  // ---- queries
+  int number() const { return info().number; }
+  /// "T3", as the host prints it.
+  std::string str() const { return "T" + std::to_string(number()); }
+  /// The user's name ("x"), or "".
+  std::string name() const { return info().name; }
+  DataType dtype() const { return static_cast<DataType>(info().dtype); }
+  OpKind op_kind() const { return static_cast<OpKind>(info().op_kind); }
+  std::string op_name() const { return info().op_name; }
+  MemoryType memory_type() const { return static_cast<MemoryType>(info().memory_type); }
+  bool is_input() const { return info().is_input != 0; }
+  bool is_output() const { return info().is_output != 0; }
+  bool has_reduction() const { return info().has_reduction != 0; }
+  int nlogical() const { return info().nlogical; }
+  int nloop() const { return info().nloop; }
+  int compute_at_pos() const { return info().compute_at_pos; }
+  /// Loop axis i (negative counts from the end).
+  AxisInfo axis(int i) const { return axis_in(SCHEDLAB_DOMAIN_LOOP, i); }
+  AxisInfo logical_axis(int i) const { return axis_in(SCHEDLAB_DOMAIN_LOGICAL, i); }
+  std::vector<AxisInfo> loop() const { return domain(SCHEDLAB_DOMAIN_LOOP, nloop()); }
+  std::vector<AxisInfo> logical() const { return domain(SCHEDLAB_DOMAIN_LOGICAL, nlogical()); }
+  std::vector<TensorView> producers() const {
+    return wrap(detail::list(&SchedlabHostApi::tensor_producers, "tensor_producers", seg_, t_));
+  }
+  std::vector<TensorView> consumers() const {
+    return wrap(detail::list(&SchedlabHostApi::tensor_consumers, "tensor_consumers", seg_, t_));
+  }
+  int max_inline_position() const {
+    int32_t pos = 0;
+    detail::call(&SchedlabHostApi::max_inline_position, "max_inline_position", seg_, t_, &pos);
+    return pos;
+  }
+  /// The host's debug print of this tensor (domains, transforms, memory).
+  std::string print() const {
+    const char* text = nullptr;
+    detail::call(&SchedlabHostApi::print_tensor, "print_tensor", seg_, t_, &text);
+    return text;
+  }
+
+  // ---- loop transforms
+  TensorView& split(int axis, int64_t factor, bool inner_split = true) {
+    detail::call(&SchedlabHostApi::split, "split", seg_, t_, axis, factor,
+                 static_cast<int32_t>(inner_split));
+    return *this;
+  }
+  TensorView& merge(int axis_o, int axis_i) {
+    detail::call(&SchedlabHostApi::merge, "merge", seg_, t_, axis_o, axis_i);
+    return *this;
+  }
+  TensorView& merge(int axis_o) { return merge(axis_o, axis_o + 1); }
+  /// Each (old, new) pair moves loop axis old to position new.
+  TensorView& reorder(const std::vector<std::pair<int, int>>& old2new) {
+    std::vector<int32_t> from, to;
+    for (const auto& [o, n] : old2new) {
+      from.push_back(o);
+      to.push_back(n);
+    }
+    detail::call(&SchedlabHostApi::reorder, "reorder", seg_, t_, from.data(), to.data(),
+                 static_cast<int32_t>(from.size()));
+    return *this;
+  }
+  TensorView& parallelize(int axis, ParallelType p) {
+    detail::call(&SchedlabHostApi::parallelize, "parallelize", seg_, t_, axis,
+                 static_cast<int32_t>(p));
+    return *this;
+  }
+  TensorView& parallelize(int axis, LoopTransform t) {
+    detail::call(&SchedlabHostApi::set_loop_transform, "set_loop_transform", seg_, t_, axis,
+                 static_cast<int32_t>(t));
+    return *this;
+  }
+
+  // ---- memory
+  TensorView& set_memory_type(MemoryType m) {
+    detail::call(&SchedlabHostApi::set_memory_type, "set_memory_type", seg_, t_,
+                 static_cast<int32_t>(m));
+    return *this;
+  }
+  TensorView cache_after(CacheOp op = CacheOp::Unspecified) {
+    SchedlabTensor* out = nullptr;
+    detail::call(&SchedlabHostApi::cache_after, "cache_after", seg_, t_, static_cast<int32_t>(op),
+                 &out);
+    return TensorView(seg_, out);
+  }
+  /// Experimental (outside the ABI promise): a cache copy through another data path.
+  TensorView cache_after(LoadStoreOp path, CacheOp op) {
+    SchedlabTensor* out = nullptr;
+    detail::call(&SchedlabHostApi::_cache_after_op, "_cache_after_op", seg_, t_,
+                 static_cast<int32_t>(path), static_cast<int32_t>(op), &out);
+    return TensorView(seg_, out);
+  }
+  TensorView cache_before() {
+    SchedlabTensor* out = nullptr;
+    detail::call(&SchedlabHostApi::cache_before, "cache_before", seg_, t_, &out);
+    return TensorView(seg_, out);
+  }
+  TensorView cache_fork() {
+    SchedlabTensor* out = nullptr;
+    detail::call(&SchedlabHostApi::cache_fork, "cache_fork", seg_, t_, &out);
+    return TensorView(seg_, out);
+  }
+  /// The new producer that reduces over `axes` first.
+  TensorView rfactor(const std::vector<int>& axes) {
+    std::vector<int32_t> a(axes.begin(), axes.end());
+    SchedlabTensor* out = nullptr;
+    detail::call(&SchedlabHostApi::rfactor, "rfactor", seg_, t_, a.data(),
+                 static_cast<int32_t>(a.size()), &out);
+    return TensorView(seg_, out);
+  }
+
+  // ---- inlining
+  TensorView& inline_at(int pos, bool best_effort = false) {
+    detail::call(&SchedlabHostApi::inline_at, "inline_at", seg_, t_, pos,
+                 static_cast<int32_t>(best_effort));
+    return *this;
+  }
+
+ private:
+  SchedlabTensorInfo info() const {
+    SchedlabTensorInfo i{};
+    i.struct_size = sizeof i;
+    detail::call(&SchedlabHostApi::tensor_info, "tensor_info", seg_, t_, &i);
+    if (i.name == nullptr) i.name = "";
+    if (i.op_name == nullptr) i.op_name = "";
+    return i;
+  }
+  AxisInfo axis_in(int32_t domain, int i) const {
+    SchedlabAxisInfo a{};
+    a.struct_size = sizeof a;
+    detail::call(&SchedlabHostApi::tensor_axis, "tensor_axis", seg_, t_, domain, i, &a);
+    AxisInfo r;
+    r.id = a.id;
+    r.iter_type = static_cast<IterType>(a.iter_type);
+    r.parallel_type = static_cast<ParallelType>(a.parallel_type);
+    r.loop_transform = static_cast<LoopTransform>(a.loop_transform);
+    r.extent = a.extent;
+    r.extent_expr = a.extent_expr != nullptr ? a.extent_expr : "";
+    return r;
+  }
+  std::vector<AxisInfo> domain(int32_t which, int n) const {
+    std::vector<AxisInfo> r;
+    for (int i = 0; i < n; ++i) r.push_back(axis_in(which, i));
+    return r;
+  }
+  std::vector<TensorView> wrap(const std::vector<SchedlabTensor*>& ts) const {
+    std::vector<TensorView> r;
+    for (SchedlabTensor* t : ts) r.emplace_back(seg_, t);
+    return r;
+  }
+
+  SchedlabSegment* seg_ = nullptr;
+  SchedlabTensor* t_ = nullptr;
+};
+
+inline std::vector<SchedlabTensor*> handles(const std::vector<TensorView>& tvs) {
+  std::vector<SchedlabTensor*> r;
+  for (const TensorView& tv : tvs) r.push_back(tv.handle());
+  return r;
+}
+
+/// The segment being scheduled: its tensors, sizes and target device, and
+/// the primitives that relate several tensors.
+class Segment {
+ public:
+  explicit Segment(SchedlabSegment* seg) : seg_(seg) {}
+  SchedlabSegment* handle() const { return seg_; }
+
+  std::string name() const {
+    const char* n = nullptr;
+    detail::call(&SchedlabHostApi::segment_name, "segment_name", seg_, &n);
+    return n;
+  }
+  std::vector<TensorView> tensors() const { return set(SCHEDLAB_TENSORS_ALL); }
+  std::vector<TensorView> inputs() const { return set(SCHEDLAB_TENSORS_INPUTS); }
+  std::vector<TensorView> outputs() const { return set(SCHEDLAB_TENSORS_OUTPUTS); }
+  /// The concrete value of a named size.
+  int64_t size(const std::string& name) const {
+    int64_t v = 0;
+    detail::call(&SchedlabHostApi::segment_size, "segment_size", seg_, name.c_str(), &v);
+    return v;
+  }
+  DeviceProperties device() const {
+    SchedlabDeviceProperties p{};
+    p.struct_size = sizeof p;
+    detail::call(&SchedlabHostApi::device_properties, "device_properties", seg_, &p);
+    DeviceProperties d;
+    d.is_model = p.is_model != 0;
+    d.name = p.name != nullptr ? p.name : "";
+    d.arch = p.arch != nullptr ? p.arch : "";
+    d.cc_major = p.cc_major;
+    d.cc_minor = p.cc_minor;
+    d.sm_count = p.sm_count;
+    d.warp_size = p.warp_size;
+    d.max_threads_per_block = p.max_threads_per_block;
+    d.max_threads_per_sm = p.max_threads_per_sm;
+    d.registers_per_block = p.registers_per_block;
+    d.registers_per_sm = p.registers_per_sm;
+    d.shared_bytes_per_block = p.shared_bytes_per_block;
+    d.shared_bytes_per_block_optin = p.shared_bytes_per_block_optin;
+    d.shared_bytes_per_sm = p.shared_bytes_per_sm;
+    d.l2_bytes = p.l2_bytes;
+    d.global_memory_bytes = p.global_memory_bytes;
+    d.peak_bandwidth_bytes_per_s = p.peak_bandwidth_bytes_per_s;
+    return d;
+  }
+
+  // ---- queries
+  std::vector<TensorView> reduction_tvs() const {
+    return wrap(detail::list(&SchedlabHostApi::get_reduction_tvs, "get_reduction_tvs", seg_));
+  }
+  /// find_reference_for; a null TensorView when there is none.
+  TensorView find_reference() const {
+    SchedlabTensor* t = nullptr;
+    detail::call(&SchedlabHostApi::find_reference, "find_reference", seg_, &t);
+    return TensorView(seg_, t);
+  }
+  std::vector<std::vector<TensorView>> group_inputs_outputs_by_inner_dim() const {
+    auto fn = detail::entry(&SchedlabHostApi::group_inputs_outputs_by_inner_dim,
+                            "group_inputs_outputs_by_inner_dim");
+    int32_t n = 0;
+    detail::check(fn(seg_, nullptr, nullptr, 0, &n));
+    std::vector<SchedlabTensor*> items(static_cast<size_t>(n));
+    std::vector<int32_t> groups(static_cast<size_t>(n));
+    if (n > 0) detail::check(fn(seg_, items.data(), groups.data(), n, &n));
+    std::vector<std::vector<TensorView>> r;
+    for (int32_t k = 0; k < n; ++k) {
+      size_t g = static_cast<size_t>(groups[static_cast<size_t>(k)]);
+      if (r.size() <= g) r.resize(g + 1);
+      r[g].emplace_back(seg_, items[static_cast<size_t>(k)]);
+    }
+    return r;
+  }
+  bool is_dependency_of(const TensorView& v, const TensorView& of) const {
+    int32_t r = 0;
+    detail::call(&SchedlabHostApi::is_dependency_of, "is_dependency_of", seg_, v.handle(),
+                 of.handle(), &r);
+    return r != 0;
+  }
+  std::vector<TensorView> vals_between(const std::vector<TensorView>& from,
+                                       const std::vector<TensorView>& to) const {
+    auto f = handles(from), t = handles(to);
+    return wrap(detail::list(
+        &SchedlabHostApi::vals_between, "vals_between", seg_,
+        static_cast<SchedlabTensor* const*>(f.data()), static_cast<int32_t>(f.size()),
+        static_cast<SchedlabTensor* const*>(t.data()), static_cast<int32_t>(t.size())));
+  }
+  /// Experimental (outside the ABI promise): LoopMap between two loop axes.
+  bool axes_mapped(const TensorView& a, int a_axis, const TensorView& b, int b_axis,
+                   bool exact = false) const {
+    int32_t r = 0;
+    detail::call(&SchedlabHostApi::_axes_mapped, "_axes_mapped", seg_, a.handle(), a_axis,
+                 b.handle(), b_axis, static_cast<int32_t>(exact), &r);
+    return r != 0;
+  }
+
+  // ---- propagation and inlining (empty `selected`: every tensor)
+  void propagate_transformation(const TensorView& reference,
+                                const std::vector<TensorView>& selected = {}) {
+    auto s = handles(selected);
+    detail::call(&SchedlabHostApi::propagate_transformation, "propagate_transformation", seg_,
+                 reference.handle(), static_cast<SchedlabTensor* const*>(s.data()),
+                 static_cast<int32_t>(s.size()));
+  }
+  /// `transforms` nullopt: the host's default (Unroll, Unswitch).
+  void parallelize_all_like(const TensorView& reference, int pos = -1,
+                            const std::vector<TensorView>& selected = {},
+                            const std::vector<ParallelType>& types = {},
+                            const std::optional<std::vector<LoopTransform>>& transforms = {}) {
+    auto s = handles(selected);
+    std::vector<int32_t> ty, tr;
+    for (ParallelType p : types) ty.push_back(static_cast<int32_t>(p));
+    if (transforms)
+      for (LoopTransform t : *transforms) tr.push_back(static_cast<int32_t>(t));
+    // A non-null pointer tells an explicit (maybe empty) list from "default".
+    static const int32_t kNone = 0;
+    const int32_t* tr_ptr = transforms ? (tr.empty() ? &kNone : tr.data()) : nullptr;
+    detail::call(&SchedlabHostApi::parallelize_all_like, "parallelize_all_like", seg_,
+                 reference.handle(), pos, static_cast<SchedlabTensor* const*>(s.data()),
+                 static_cast<int32_t>(s.size()), static_cast<const int32_t*>(ty.data()),
+                 static_cast<int32_t>(ty.size()), tr_ptr, static_cast<int32_t>(tr.size()));
+  }
+  void inline_selected_at(const std::vector<TensorView>& selected, const TensorView& reference,
+                          int pos) {
+    auto s = handles(selected);
+    detail::call(&SchedlabHostApi::inline_selected_at, "inline_selected_at", seg_,
+                 static_cast<SchedlabTensor* const*>(s.data()), static_cast<int32_t>(s.size()),
+                 reference.handle(), pos);
+  }
+  void inline_most(const std::vector<TensorView>& selected = {}) {
+    auto s = handles(selected);
+    detail::call(&SchedlabHostApi::inline_most, "inline_most", seg_,
+                 static_cast<SchedlabTensor* const*>(s.data()), static_cast<int32_t>(s.size()));
+  }
+  /// The host's debug print of the whole scheduled segment.
+  std::string print() const {
+    const char* text = nullptr;
+    detail::call(&SchedlabHostApi::print_scheduled_fusion, "print_scheduled_fusion", seg_, &text);
+    return text;
+  }
+
+ private:
+  std::vector<TensorView> set(int32_t which) const {
+    return wrap(detail::list(&SchedlabHostApi::segment_tensors, "segment_tensors", seg_, which));
+  }
+  std::vector<TensorView> wrap(const std::vector<SchedlabTensor*>& ts) const {
+    std::vector<TensorView> r;
+    for (SchedlabTensor* t : ts) r.emplace_back(seg_, t);
+    return r;
+  }
+  SchedlabSegment* seg_;
+};
+
+/// One parameter of a plugin's schema.
+struct Param {
+  int32_t kind = SCHEDLAB_PARAM_INT;  ///< SchedlabParamKind
+  std::string name;                   ///< identifier, unique in the schema
+  std::string doc;                    ///< one line
+  int64_t int_default = 0, int_min = 0, int_max = 0;
+  double float_default = 0, float_min = 0, float_max = 0;
+  std::vector<std::string> choices;
+
+  static Param integer(std::string name, int64_t def, int64_t min, int64_t max, std::string doc) {
+    Param p;
+    p.kind = SCHEDLAB_PARAM_INT;
+    p.name = std::move(name);
+    p.doc = std::move(doc);
+    p.int_default = def;
+    p.int_min = min;
+    p.int_max = max;
+    return p;
+  }
+  static Param real(std::string name, double def, double min, double max, std::string doc) {
+    Param p;
+    p.kind = SCHEDLAB_PARAM_FLOAT;
+    p.name = std::move(name);
+    p.doc = std::move(doc);
+    p.float_default = def;
+    p.float_min = min;
+    p.float_max = max;
+    return p;
+  }
+  static Param boolean(std::string name, bool def, std::string doc) {
+    Param p;
+    p.kind = SCHEDLAB_PARAM_BOOL;
+    p.name = std::move(name);
+    p.doc = std::move(doc);
+    p.int_default = def ? 1 : 0;
+    p.int_max = 1;
+    return p;
+  }
+  static Param choice(std::string name, std::vector<std::string> choices, const std::string& def,
+                      std::string doc) {
+    Param p;
+    p.kind = SCHEDLAB_PARAM_CHOICE;
+    p.name = std::move(name);
+    p.doc = std::move(doc);
+    p.choices = std::move(choices);
+    auto it = std::find(p.choices.begin(), p.choices.end(), def);
+    p.int_default =
+        static_cast<int64_t>(it - p.choices.begin());  // past the end: the host rejects it
+    return p;
+  }
+};
+
+/// The values of one call, looked up by name. compute_params writes them.
+class Params {
+ public:
+  Params(const std::vector<Param>* schema, std::vector<SchedlabParamValue> values)
+      : schema_(schema), values_(std::move(values)) {}
+  int64_t integer(const std::string& name) const { return at(name, SCHEDLAB_PARAM_INT).int_value; }
+  double real(const std::string& name) const { return at(name, SCHEDLAB_PARAM_FLOAT).float_value; }
+  bool boolean(const std::string& name) const {
+    return at(name, SCHEDLAB_PARAM_BOOL).int_value != 0;
+  }
+  std::string choice(const std::string& name) const {
+    size_t i = index(name, SCHEDLAB_PARAM_CHOICE);
+    return (*schema_)[i].choices.at(static_cast<size_t>(values_[i].int_value));
+  }
+  void set_integer(const std::string& name, int64_t v) {
+    values_[index(name, SCHEDLAB_PARAM_INT)].int_value = v;
+  }
+  void set_real(const std::string& name, double v) {
+    values_[index(name, SCHEDLAB_PARAM_FLOAT)].float_value = v;
+  }
+  void set_boolean(const std::string& name, bool v) {
+    values_[index(name, SCHEDLAB_PARAM_BOOL)].int_value = v ? 1 : 0;
+  }
+  void set_choice(const std::string& name, const std::string& v) {
+    size_t i = index(name, SCHEDLAB_PARAM_CHOICE);
+    const auto& cs = (*schema_)[i].choices;
+    auto it = std::find(cs.begin(), cs.end(), v);
+    if (it == cs.end())
+      throw Error(SCHEDLAB_ERR_PLUGIN, "parameter '" + name + "' has no choice '" + v + "'");
+    values_[i].int_value = static_cast<int64_t>(it - cs.begin());
+  }
+  const std::vector<SchedlabParamValue>& values() const { return values_; }
+
+ private:
+  size_t index(const std::string& name, int32_t kind) const {
+    for (size_t i = 0; i < schema_->size(); ++i) {
+      if ((*schema_)[i].name != name) continue;
+      if ((*schema_)[i].kind != kind)
+        throw Error(SCHEDLAB_ERR_PLUGIN, "parameter '" + name + "' is read as the wrong kind");
+      return i;
+    }
+    throw Error(SCHEDLAB_ERR_PLUGIN, "no parameter named '" + name + "' in the schema");
+  }
+  const SchedlabParamValue& at(const std::string& name, int32_t kind) const {
+    return values_[index(name, kind)];
+  }
+  const std::vector<Param>* schema_;
+  std::vector<SchedlabParamValue> values_;
+};
+
+/// can_schedule's answer.
+struct Verdict {
+  bool accepted = true;
+  std::string reason;  ///< why not, when !accepted
+  static Verdict yes() { return {}; }
+  static Verdict no(std::string why) { return {false, std::move(why)}; }
+};
+
+/// Base class of a C++ plugin. One instance lives from the entry call until
+/// the library is unloaded; the host may call it from several threads.
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  /// Registry key: an identifier unique among loaded plugins.
+  virtual std::string name() const = 0;
+  virtual std::string version() const = 0;
+  virtual std::string description() const = 0;
+  virtual std::vector<Param> params() const { return {}; }
+  virtual Verdict can_schedule(Segment&, const Params&) { return Verdict::yes(); }
+  /// The heuristic's own choice; `params` arrives with the defaults.
+  virtual void compute_params(Segment&, Params&) {}
+  virtual void schedule(Segment& seg, const Params& params) = 0;
+};
+
+namespace detail {
+
+/// Everything the plugin hands the host, kept alive until unload.
+struct State {
+  std::unique_ptr<Plugin> plugin;
+  std::string name, version, description;
+  std::vector<Param> schema;
+  std::vector<std::vector<const char*>> choice_ptrs;
+  std::vector<SchedlabParamDesc> descs;
+};
+inline State& state() {
+  static State s;
+  return s;
+}
+
+/// The plugin's last_error. A plain char array: a thread_local with a
+/// destructor would pin the library in memory (glibc refuses to dlclose a
+/// library with live TLS destructors), and hot reload must unload it.
+inline char* error_buffer() {
+  thread_local char buffer[4096];
+  return buffer;
+}
+inline const char* last_error() {
+  return error_buffer();
+}
+inline int32_t fail(int32_t status, const char* message) {
+  std::strncpy(error_buffer(), message, 4095);
+  error_buffer()[4095] = '\0';
+  return status;
+}
+
+/// Runs f, turning every exception into a status and the plugin's last_error.
+template <typename F>
+int32_t guard(F&& f) noexcept {
+  try {
+    f();
+    return SCHEDLAB_OK;
+  } catch (const Error& e) {
+    return fail(e.status() < 0 ? e.status() : SCHEDLAB_ERR_PLUGIN, e.what());
+  } catch (const std::exception& e) {
+    return fail(SCHEDLAB_ERR_PLUGIN, e.what());
+  } catch (...) {
+    return fail(SCHEDLAB_ERR_PLUGIN, "unknown exception");
+  }
+}
+
+/// Reads the host's values (stride values[0].struct_size) into our layout.
+inline Params read_params(const SchedlabParamSet* set) {
+  const State& s = state();
+  if (set == nullptr || set->count != s.schema.size())
+    throw Error(SCHEDLAB_ERR_INVALID_ARGUMENT,
+                "expected " + std::to_string(s.schema.size()) + " parameter values, got " +
+                    std::to_string(set == nullptr ? 0u : set->count));
+  std::vector<SchedlabParamValue> values(set->count);
+  if (set->count > 0) {
+    size_t stride = set->values[0].struct_size;
+    const char* base = reinterpret_cast<const char*>(set->values);
+    for (size_t i = 0; i < set->count; ++i) {
+      std::memset(&values[i], 0, sizeof values[i]);
+      std::memcpy(&values[i], base + i * stride, std::min(stride, sizeof values[i]));
+      values[i].struct_size = sizeof values[i];
+    }
+  }
+  return Params(&s.schema, std::move(values));
+}
+
+inline void write_params(const Params& p, SchedlabParamSet* set) {
+  if (set->count == 0) return;
+  size_t stride = set->values[0].struct_size;
+  char* base = reinterpret_cast<char*>(set->values);
+  for (size_t i = 0; i < set->count; ++i) {
+    SchedlabParamValue v = p.values()[i];
+    v.struct_size = static_cast<uint32_t>(stride);
+    std::memcpy(base + i * stride, &v, std::min(stride, sizeof v));
+  }
+}
+
+inline int32_t can_schedule(SchedlabSegment* seg, const SchedlabParamSet* params, int32_t* accepted,
+                            char* reason, uint32_t reason_size) {
+  return guard([&] {
+    Segment s(seg);
+    Params p = read_params(params);
+    Verdict v = state().plugin->can_schedule(s, p);
+    *accepted = v.accepted ? 1 : 0;
+    if (reason != nullptr && reason_size > 0) {
+      size_t n = std::min<size_t>(v.reason.size(), reason_size - 1);
+      std::memcpy(reason, v.reason.data(), n);
+      reason[n] = '\0';
+    }
+  });
+}
+
+inline int32_t compute_params(SchedlabSegment* seg, SchedlabParamSet* params) {
+  return guard([&] {
+    Segment s(seg);
+    Params p = read_params(params);
+    state().plugin->compute_params(s, p);
+    write_params(p, params);
+  });
+}
+
+inline int32_t schedule(SchedlabSegment* seg, const SchedlabParamSet* params) {
+  return guard([&] {
+    Segment s(seg);
+    Params p = read_params(params);
+    state().plugin->schedule(s, p);
+  });
+}
+
+/// The body of schedlab_plugin_entry for plugin class C.
+template <typename C>
+int32_t entry(const SchedlabHostApi* host, SchedlabPluginInfo* info) noexcept {
+  if (host == nullptr || info == nullptr) return SCHEDLAB_ERR_INVALID_ARGUMENT;
+  if (info->struct_size < offsetof(SchedlabPluginInfo, can_schedule)) return SCHEDLAB_ERR_VERSION;
+  // These two go first, so that the host can name both versions, or read
+  // why the entry failed, whatever happens next.
+  info->abi_version = SCHEDLAB_PLUGIN_ABI_VERSION;
+  info->last_error = &detail::last_error;
+  return guard([&] {
+    bind_host(host);
+    State& s = state();
+    s = State{};
+    s.plugin = std::make_unique<C>();
+    s.name = s.plugin->name();
+    s.version = s.plugin->version();
+    s.description = s.plugin->description();
+    s.schema = s.plugin->params();
+    s.choice_ptrs.resize(s.schema.size());
+    for (size_t i = 0; i < s.schema.size(); ++i) {
+      const Param& p = s.schema[i];
+      for (const std::string& c : p.choices) s.choice_ptrs[i].push_back(c.c_str());
+      SchedlabParamDesc d{};
+      d.struct_size = sizeof d;
+      d.kind = p.kind;
+      d.name = p.name.c_str();
+      d.doc = p.doc.c_str();
+      d.int_default = p.int_default;
+      d.int_min = p.int_min;
+      d.int_max = p.int_max;
+      d.float_default = p.float_default;
+      d.float_min = p.float_min;
+      d.float_max = p.float_max;
+      d.choices = s.choice_ptrs[i].empty() ? nullptr : s.choice_ptrs[i].data();
+      d.choice_count = static_cast<uint32_t>(p.choices.size());
+      s.descs.push_back(d);
+    }
+    SchedlabPluginInfo mine{};
+    mine.abi_version = SCHEDLAB_PLUGIN_ABI_VERSION;
+    mine.name = s.name.c_str();
+    mine.version = s.version.c_str();
+    mine.description = s.description.c_str();
+    mine.params = s.descs.empty() ? nullptr : s.descs.data();
+    mine.param_count = static_cast<uint32_t>(s.descs.size());
+    mine.last_error = &detail::last_error;
+    mine.can_schedule = &detail::can_schedule;
+    mine.compute_params = &detail::compute_params;
+    mine.schedule = &detail::schedule;
+    // The host zero-filled *info; write only what both of us know.
+    uint32_t n = std::min<uint32_t>(info->struct_size, sizeof mine);
+    mine.struct_size = n;
+    std::memcpy(info, &mine, n);
+  });
+}
+
+}  // namespace detail
+}  // namespace schedlab::plugin_api
+
+/// Defines the plugin's one exported symbol for plugin class Class (a
+/// default-constructible schedlab::plugin_api::Plugin). Use once per library.
+#define SCHEDLAB_PLUGIN(Class)                                                                 \
+  extern "C" SCHEDLAB_PLUGIN_EXPORT int32_t schedlab_plugin_entry(const SchedlabHostApi* host, \
+                                                                  SchedlabPluginInfo* info) {  \
+    return ::schedlab::plugin_api::detail::entry<Class>(host, info);                           \
+  }
