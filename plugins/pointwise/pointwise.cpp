@@ -1,0 +1,245 @@
+// pointwise: the built-in pointwise scheduler plugin, after nvFuser's
+// pointwise scheduler in its 1D form. Written only against plugin.hpp.
+//
+// The heuristic (compute_params), from the segment's concrete sizes and the
+// target device (the model device, schedlab-model-sm90, on the CPU backend):
+//   vector  the widest access that is legal for every tensor it applies to:
+//           the largest power of two v with v * sizeof(dtype) <= 16 bytes (one
+//           128-bit access) that divides the innermost extent of every
+//           vectorizable input and output (see vector_candidates); 1 if none.
+//   block   threads per block: nvFuser's default of 128, clamped to the
+//           device's max_threads_per_block, and halved (down to one warp)
+//           while the grid would leave SMs idle (fewer blocks than SMs).
+//   unroll  elements each thread handles per vector, serially: how many
+//           times the problem (in vectors) covers every resident thread of
+//           the device (sm_count * max_threads_per_sm), rounded down to a
+//           power of two, capped at kMaxUnroll; 1 for problems that do not
+//           fill the device once.
+//   break point (the 2D scheduler's split of the iteration space into an
+//           outer and an inner part) is 0 for now: every axis is flattened
+//           into one, as nvFuser's 1D pointwise schedule does. Broadcast
+//           inputs ([K] bias) are then read through the flattened index.
+//
+// The schedule (schedule):
+//   reference = the largest output (find_reference); merge every axis;
+//   split by vector (inner), then by block, then by unroll:
+//     [BIDx, unroll (Unroll), TIDx (block), vector]
+//   propagate to every tensor, parallelize_all_like, and, when vector > 1,
+//   read each vectorizable input through a cache_after copy and write each
+//   vectorizable output from a cache_before copy, with their innermost
+//   (vector) axes Vectorize; inline_most last.
+//
+// Vectorizable (lowering's rules, core/lower/vectorize.h): the Vectorize axis
+// must be the inner split of the tensor's innermost logical axis. That holds
+// for a tensor whose innermost axis is the reference's (the same group of
+// group_inputs_outputs_by_inner_dim) and that has the reference's rank and no
+// broadcast axis. A transposed input, or a broadcast one ([K] bias under
+// [N, K]), is read element by element instead.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedlab/plugin.hpp"
+
+namespace pa = schedlab::plugin_api;
+
+namespace {
+
+/// nvFuser's default block size for pointwise kernels.
+constexpr int64_t kDefaultBlock = 128;
+/// The widest single access, in bytes (LDG.128 / STG.128).
+constexpr int64_t kMaxVectorBytes = 16;
+/// The most unrolling compute_params chooses (the schema allows more).
+constexpr int64_t kMaxUnroll = 4;
+
+int64_t dtype_bytes(pa::DataType t) {
+  switch (t) {
+    case pa::DataType::Bool:
+      return 1;
+    case pa::DataType::F16:
+    case pa::DataType::BF16:
+      return 2;
+    case pa::DataType::I32:
+    case pa::DataType::F32:
+      return 4;
+    case pa::DataType::I64:
+    case pa::DataType::F64:
+      return 8;
+  }
+  return 8;
+}
+
+/// Logical axes that are not reductions.
+std::vector<pa::AxisInfo> iteration_domain(const pa::TensorView& tv) {
+  std::vector<pa::AxisInfo> r;
+  for (const pa::AxisInfo& a : tv.logical())
+    if (!a.is_reduction()) r.push_back(a);
+  return r;
+}
+
+int64_t numel(const pa::TensorView& tv) {
+  int64_t n = 1;
+  for (const pa::AxisInfo& a : iteration_domain(tv)) n *= std::max<int64_t>(a.extent, 1);
+  return n;
+}
+
+/// The inputs and outputs that can be accessed with vectors (see the top).
+struct Candidates {
+  std::vector<pa::TensorView> inputs, outputs;
+  std::vector<pa::TensorView> all() const {
+    std::vector<pa::TensorView> r = inputs;
+    r.insert(r.end(), outputs.begin(), outputs.end());
+    return r;
+  }
+};
+
+Candidates vector_candidates(pa::Segment& seg, const pa::TensorView& ref) {
+  std::vector<pa::TensorView> group;
+  for (const auto& g : seg.group_inputs_outputs_by_inner_dim())
+    if (std::find(g.begin(), g.end(), ref) != g.end()) group = g;
+  size_t rank = iteration_domain(ref).size();
+  auto vectorizable = [&](const pa::TensorView& tv) {
+    if (std::find(group.begin(), group.end(), tv) == group.end()) return false;
+    auto dom = iteration_domain(tv);
+    if (dom.size() != rank || dom.empty()) return false;
+    return std::none_of(dom.begin(), dom.end(),
+                        [](const pa::AxisInfo& a) { return a.is_broadcast() || a.extent < 0; });
+  };
+  Candidates c;
+  for (const pa::TensorView& in : seg.inputs())
+    if (!in.consumers().empty() && vectorizable(in)) c.inputs.push_back(in);
+  for (const pa::TensorView& out : seg.outputs())
+    if (vectorizable(out)) c.outputs.push_back(out);
+  return c;
+}
+
+int64_t inner_extent(const pa::TensorView& tv) {
+  return iteration_domain(tv).back().extent;
+}
+
+int64_t largest_pow2_at_most(int64_t x) {
+  int64_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+class Pointwise : public pa::Plugin {
+ public:
+  std::string name() const override { return "pointwise"; }
+  std::string version() const override { return "1.0"; }
+  std::string description() const override {
+    return "nvFuser-style 1D pointwise: flatten, vectorize, unroll, bind BIDx/TIDx, inline";
+  }
+  std::vector<pa::Param> params() const override {
+    return {
+        pa::Param::integer("block", kDefaultBlock, 32, 1024, "threads per block (TIDx)"),
+        pa::Param::choice("vector", {"1", "2", "4", "8"}, "1",
+                          "elements per vector load/store of inputs and outputs (1: none)"),
+        pa::Param::integer("unroll", 1, 1, 16, "vectors each thread handles, unrolled"),
+    };
+  }
+
+  pa::Verdict can_schedule(pa::Segment& seg, const pa::Params&) override {
+    if (seg.outputs().empty()) return pa::Verdict::no("the segment has no outputs");
+    for (const pa::TensorView& tv : seg.tensors())
+      if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
+        return pa::Verdict::no("pointwise schedules fusions without reductions; " + tv.str() +
+                               " is a " + tv.op_name() + " reduction");
+    pa::TensorView ref = seg.find_reference();
+    if (!ref) return pa::Verdict::no("the segment has no reference tensor");
+    if (iteration_domain(ref).empty())
+      return pa::Verdict::no("the reference " + ref.str() + " has no axis to parallelize");
+    return pa::Verdict::yes();
+  }
+
+  void compute_params(pa::Segment& seg, pa::Params& p) override {
+    pa::TensorView ref = seg.find_reference();
+    pa::DeviceProperties d = seg.device();
+    const int64_t n = numel(ref);
+
+    // Vector width: the widest 16-byte-or-narrower access that divides the
+    // innermost extent of every tensor it would apply to.
+    Candidates c = vector_candidates(seg, ref);
+    int64_t vector = 1;
+    if (!c.all().empty()) {
+      int64_t widest = 1;
+      for (const pa::TensorView& tv : c.all()) widest = std::max(widest, dtype_bytes(tv.dtype()));
+      // 8 is the widest the schema offers (16 bytes of f16; a bool tensor stops there too).
+      vector = std::min<int64_t>(8, largest_pow2_at_most(kMaxVectorBytes / widest));
+      for (const pa::TensorView& tv : c.all())
+        while (vector > 1 && inner_extent(tv) % vector != 0) vector /= 2;
+    }
+
+    // Threads per block: 128, within the device's limit, fewer for a small
+    // problem so that every SM gets a block.
+    const int64_t warp = std::max(1, d.warp_size);
+    const int64_t sms = std::max(1, d.sm_count);
+    int64_t block =
+        std::min<int64_t>(kDefaultBlock, std::max<int64_t>(d.max_threads_per_block, 32));
+    const int64_t vectors = (n + vector - 1) / vector;
+    while (block / 2 >= std::max<int64_t>(warp, 32) && (vectors + block - 1) / block < sms)
+      block /= 2;
+
+    // Unroll: once the problem covers every resident thread more than once.
+    const int64_t resident = sms * std::max<int64_t>(d.max_threads_per_sm, block);
+    int64_t unroll =
+        std::min(kMaxUnroll, largest_pow2_at_most(std::max<int64_t>(vectors / resident, 1)));
+
+    p.set_integer("block", block);
+    p.set_choice("vector", std::to_string(vector));
+    p.set_integer("unroll", unroll);
+  }
+
+  void schedule(pa::Segment& seg, const pa::Params& p) override {
+    const int64_t block = p.integer("block");
+    const int64_t vector = std::stoll(p.choice("vector"));
+    const int64_t unroll = p.integer("unroll");
+    pa::DeviceProperties d = seg.device();
+    if (d.max_threads_per_block > 0 && block > d.max_threads_per_block)
+      throw pa::Error(SCHEDLAB_ERR_USER,
+                      "pointwise: block=" + std::to_string(block) + " exceeds the device's " +
+                          std::to_string(d.max_threads_per_block) + " threads per block");
+
+    // Caches for the vector accesses, made before the reference is chosen.
+    std::vector<pa::TensorView> vectors;
+    if (vector > 1) {
+      Candidates c = vector_candidates(seg, seg.find_reference());
+      for (const pa::TensorView& tv : c.all())
+        if (inner_extent(tv) % vector != 0)
+          throw pa::Error(SCHEDLAB_ERR_USER, "pointwise: vector=" + std::to_string(vector) +
+                                                 " does not divide the innermost extent " +
+                                                 std::to_string(inner_extent(tv)) + " of " +
+                                                 tv.str());
+      for (pa::TensorView in : c.inputs) vectors.push_back(in.cache_after());
+      for (pa::TensorView out : c.outputs) {
+        out.cache_before();
+        vectors.push_back(out);
+      }
+    }
+
+    pa::TensorView ref = seg.find_reference();
+    while (ref.nloop() > 1) ref.merge(0);
+    // [I] -> [I/v, v] -> [I/v/b, b, v] -> [I/v/b/u, u, b, v]
+    int tidx = 0;
+    if (vector > 1) ref.split(0, vector);
+    ref.split(0, block);
+    if (unroll > 1) {
+      ref.split(0, unroll);
+      ref.parallelize(1, pa::LoopTransform::Unroll);
+      tidx = 2;
+    } else {
+      tidx = 1;
+    }
+    ref.parallelize(0, pa::ParallelType::BIDx);
+    ref.parallelize(tidx, pa::ParallelType::TIDx);
+    seg.propagate_transformation(ref);
+    seg.parallelize_all_like(ref);
+    for (pa::TensorView& tv : vectors) tv.parallelize(-1, pa::LoopTransform::Vectorize);
+    seg.inline_most();
+  }
+};
+
+SCHEDLAB_PLUGIN(Pointwise)

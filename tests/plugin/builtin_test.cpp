@@ -1,0 +1,220 @@
+// The built-in plugins (plugins/): each standard fusion they accept,
+// scheduled by the plugin's own choice and by explicit settings, validates on
+// the CPU backend and compiles with NVRTC; what they cannot schedule is
+// rejected with the reason. The same steps as `schedlab exec` (bench/main.cpp).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plugin_test_util.h"
+#include "schedlab/plugin/host.h"
+#include "schedlab/ref/compare.h"
+#include "schedlab/ref/evaluator.h"
+#include "schedlab/runtime/cpu_backend.h"
+#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/runtime/executor.h"
+#include "schedlab/sched/sched.h"
+
+namespace schedlab::plugin {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::load_fusion;
+
+std::shared_ptr<const Plugin> builtin(const std::string& name) {
+  return load_plugin(std::string(BUILTIN_PLUGIN_DIR) + "/" + name + ".so");
+}
+
+std::string cache_dir() {
+  return std::string(SCHEDLAB_BINARY_DIR) + "/tests/plugin/kernel_cache";
+}
+
+struct Scheduled {
+  frontend::FusionDefinition def;
+  Segment seg;
+};
+
+Scheduled segment_of(const std::string& fusion, const ir::SizeBindings& sizes) {
+  Scheduled s{load_fusion(fusion), {}};
+  s.seg.fusion = s.def.fusion.get();
+  s.seg.sizes = frontend::bind_sizes(s.def, sizes);
+  return s;
+}
+
+/// Schedules `fusion` at `sizes` with the plugin's own choice, overridden by
+/// `settings`; runs it on the CPU backend against the reference and compiles
+/// it with NVRTC. Returns the parameters used.
+std::string schedule_and_validate(const std::string& plugin, const std::string& fusion,
+                                  const ir::SizeBindings& sizes,
+                                  const std::vector<std::string>& settings = {}) {
+  auto p = builtin(plugin);
+  auto s = segment_of(fusion, sizes);
+  Verdict v = p->can_schedule(s.seg, p->defaults());
+  EXPECT_TRUE(v.accepted) << v.reason;
+  if (!v.accepted) return "";
+  ParamValues params = p->with_settings(p->compute_params(s.seg), settings);
+  p->schedule(s.seg, params);
+  std::string what = fusion + " with " + p->format(params);
+
+  auto plain = load_fusion(fusion);
+  auto inputs = ref::make_inputs(*plain.fusion, s.seg.sizes, 7, plain.input_ranges);
+  auto want = ref::evaluate(*plain.fusion, inputs, s.seg.sizes);
+  auto prepared = runtime::prepare(*s.def.fusion, s.seg.sizes);
+  auto backend = runtime::make_cpu_backend(cache_dir());
+  auto compiled = backend->compile(prepared.source);
+  auto got = runtime::execute(*backend, *compiled, prepared, inputs, s.seg.sizes);
+  EXPECT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    auto c =
+        ref::compare(got[i], want[i], ref::default_tolerance(s.def.fusion->outputs()[i]->dtype()));
+    EXPECT_TRUE(c.ok) << what << ": output " << i << " first mismatch at " << c.first_mismatch;
+  }
+  std::string log;
+  std::string image = runtime::nvrtc_compile(prepared.source, "sm_90", &log, cache_dir());
+  EXPECT_FALSE(image.empty()) << what << ": " << log;
+  return p->format(params);
+}
+
+// ---- pointwise
+
+struct Case {
+  std::string fusion;
+  ir::SizeBindings sizes;
+};
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.fusion;
+}
+
+/// Every pointwise-only standard fusion at an odd size and at vector-friendly ones.
+std::vector<Case> pointwise_cases() {
+  std::vector<Case> r;
+  for (const char* f : {"add", "pointwise_add_mul", "gelu", "gelu_backward", "bias_relu",
+                        "silu_mul", "pointwise_f16", "transpose2d"}) {
+    r.push_back({f, {{"N", 37}, {"K", 29}}});
+    r.push_back({f, {{"N", 64}, {"K", 128}}});
+    r.push_back({f, {{"N", 1030}, {"K", 1024}}});
+  }
+  r.push_back({"batched_transpose", {{"B", 3}, {"M", 7}, {"N", 5}}});
+  r.push_back({"batched_transpose", {{"B", 4}, {"M", 32}, {"N", 64}}});
+  r.push_back({"batched_transpose", {{"B", 8}, {"M", 256}, {"N", 512}}});
+  return r;
+}
+
+class PointwiseFusions : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PointwiseFusions, OwnChoiceValidatesOnCpuAndCompilesWithNvrtc) {
+  schedule_and_validate("pointwise", GetParam().fusion, GetParam().sizes);
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.fusion;
+  for (const auto& [k, v] : info.param.sizes) n += "_" + k + std::to_string(v);
+  return n;
+}
+INSTANTIATE_TEST_SUITE_P(Builtin, PointwiseFusions, ::testing::ValuesIn(pointwise_cases()),
+                         case_name);
+
+TEST(BuiltinPointwise, ComputeParamsFollowsSizesDtypesAndDevice) {
+  // f32: 16 bytes hold 4; an odd innermost extent allows no vector.
+  // 2048 vectors: 32-thread blocks, so that more SMs get one.
+  EXPECT_EQ(schedule_and_validate("pointwise", "add", {{"N", 64}, {"K", 128}}),
+            "block=32, vector=4, unroll=1");
+  EXPECT_EQ(schedule_and_validate("pointwise", "add", {{"N", 1024}, {"K", 128}}),
+            "block=128, vector=4, unroll=1");
+  EXPECT_EQ(schedule_and_validate("pointwise", "add", {{"N", 37}, {"K", 29}}),
+            "block=32, vector=1, unroll=1");
+  // f16: 8 elements per 16 bytes.
+  // (16384 vectors: 128 blocks of 128 would leave 4 of the 132 SMs idle.)
+  EXPECT_EQ(schedule_and_validate("pointwise", "pointwise_f16", {{"N", 1024}, {"K", 128}}),
+            "block=64, vector=8, unroll=1");
+  // K=6: the vector divides the innermost extent.
+  EXPECT_EQ(schedule_and_validate("pointwise", "add", {{"N", 1000}, {"K", 6}}),
+            "block=32, vector=2, unroll=1");
+  // A [K] bias is read element by element, the rest vectorized.
+  EXPECT_EQ(schedule_and_validate("pointwise", "bias_relu", {{"N", 1024}, {"K", 128}}),
+            "block=128, vector=4, unroll=1");
+  // Transposed: the output's innermost extent (N) decides.
+  EXPECT_EQ(schedule_and_validate("pointwise", "transpose2d", {{"N", 64}, {"K", 30}}),
+            "block=32, vector=4, unroll=1");
+  // Enough work to cover every resident thread of the device (132 * 2048) twice.
+  auto p = builtin("pointwise");
+  auto big = segment_of("add", {{"N", 4096}, {"K", 1024}});  // 2^20 vectors: 3.9 times
+  EXPECT_EQ(p->format(p->compute_params(big.seg)), "block=128, vector=4, unroll=2");
+  big.seg.device.max_threads_per_block = 64;
+  EXPECT_EQ(p->format(p->compute_params(big.seg)), "block=64, vector=4, unroll=2");
+  auto huge = segment_of("add", {{"N", 16384}, {"K", 1024}});  // capped at 4
+  EXPECT_EQ(p->format(p->compute_params(huge.seg)), "block=128, vector=4, unroll=4");
+  big.seg.device.sm_count = 16;  // a smaller device is covered sooner
+  EXPECT_EQ(p->format(p->compute_params(big.seg)), "block=64, vector=4, unroll=4");
+  auto odd = segment_of("add", {{"N", 16384}, {"K", 1023}});
+  EXPECT_EQ(p->format(p->compute_params(odd.seg)), "block=128, vector=1, unroll=4");
+}
+
+TEST(BuiltinPointwise, ExplicitSettingsValidate) {
+  schedule_and_validate("pointwise", "pointwise_add_mul", {{"N", 33}, {"K", 64}},
+                        {"block=64", "vector=4", "unroll=2"});
+  schedule_and_validate("pointwise", "gelu_backward", {{"N", 17}, {"K", 8}},
+                        {"block=32", "vector=2", "unroll=3"});
+  schedule_and_validate("pointwise", "pointwise_f16", {{"N", 5}, {"K", 24}},
+                        {"block=32", "vector=8", "unroll=2"});
+  schedule_and_validate("pointwise", "silu_mul", {{"N", 37}, {"K", 29}},
+                        {"block=256", "vector=1", "unroll=4"});
+  schedule_and_validate("pointwise", "batched_transpose", {{"B", 2}, {"M", 6}, {"N", 4}},
+                        {"block=32", "vector=2", "unroll=2"});
+}
+
+TEST(BuiltinPointwise, AVectorThatDoesNotDivideIsAUserError) {
+  auto p = builtin("pointwise");
+  auto s = segment_of("add", {{"N", 4}, {"K", 6}});
+  auto params = p->with_settings(p->defaults(), {"vector=4"});
+  EXPECT_THAT(testing::user_error_of([&] { p->schedule(s.seg, params); }),
+              HasSubstr("pointwise: vector=4 does not divide the innermost extent 6 of T"));
+  // Wider than 16 bytes: the host's primitive refuses it.
+  auto wide = segment_of("add", {{"N", 4}, {"K", 8}});
+  auto eight = p->with_settings(p->defaults(), {"vector=8"});
+  EXPECT_THAT(testing::user_error_of([&] { p->schedule(wide.seg, eight); }),
+              HasSubstr("expected a power of two of at most 16 bytes"));
+}
+
+/// The user names of the tensors whose innermost loop axis is Vectorize.
+std::vector<std::string> vectorized(const ir::Fusion& f) {
+  std::vector<std::string> r;
+  for (const ir::TensorView* t : f.tensors())
+    if (t->nloop() > 0 && t->loop().back()->loop_transform() == ir::LoopTransform::Vectorize)
+      r.push_back(t->user_name());
+  return r;
+}
+
+TEST(BuiltinPointwise, VectorizesTheInputsAndOutputsLoweringAllows) {
+  auto p = builtin("pointwise");
+  auto vectorize = [&](const std::string& fusion, const ir::SizeBindings& sizes) {
+    auto s = segment_of(fusion, sizes);
+    p->schedule(s.seg, p->compute_params(s.seg));
+    return vectorized(*s.def.fusion);
+  };
+  using ::testing::UnorderedElementsAre;
+  EXPECT_THAT(vectorize("pointwise_add_mul", {{"N", 64}, {"K", 128}}),
+              UnorderedElementsAre("x_cache", "y_cache", "out"));  // not the [K] bias
+  EXPECT_THAT(vectorize("bias_relu", {{"N", 64}, {"K", 128}}),
+              UnorderedElementsAre("x_cache", "y"));
+  EXPECT_THAT(vectorize("transpose2d", {{"N", 64}, {"K", 128}}),
+              UnorderedElementsAre("y"));  // x's innermost axis is not y's
+  EXPECT_THAT(vectorize("add", {{"N", 37}, {"K", 29}}), ::testing::IsEmpty());
+}
+
+TEST(BuiltinPointwise, RejectsReductionsWithTheReason) {
+  auto p = builtin("pointwise");
+  for (const char* f : {"softmax", "int_affine", "row_sum", "layernorm"}) {
+    auto s = segment_of(f, {});
+    Verdict v = p->can_schedule(s.seg, p->defaults());
+    EXPECT_FALSE(v.accepted) << f;
+    EXPECT_THAT(v.reason, HasSubstr("pointwise schedules fusions without reductions; T")) << f;
+  }
+  auto s = segment_of("int_affine", {});
+  EXPECT_THAT(p->can_schedule(s.seg, p->defaults()).reason, HasSubstr(" is a sum reduction"));
+}
+
+}  // namespace
+}  // namespace schedlab::plugin
