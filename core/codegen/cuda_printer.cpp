@@ -137,6 +137,16 @@ std::string param_type(const kir::Buffer& b) {
   return "Tensor<" + c_type(b.dtype) + ", " + std::to_string(b.rank) + ", sl_index_t>";
 }
 
+/// The runtime header's functor for an ir::ReductionOpType.
+const char* reduce_op(int op) {
+  static constexpr const char* kOps[] = {"SlOpSum()", "SlOpMax()", "SlOpMin()", "SlOpProd()"};
+  static_assert(static_cast<int>(ir::ReductionOpType::Sum) == 0 &&
+                static_cast<int>(ir::ReductionOpType::Max) == 1 &&
+                static_cast<int>(ir::ReductionOpType::Min) == 2 &&
+                static_cast<int>(ir::ReductionOpType::Prod) == 3);
+  return kOps[op];
+}
+
 void stmt(const Stmt& s, int depth, std::ostringstream& os) {
   std::string pad(static_cast<size_t>(depth) * 2, ' ');
   switch (s.kind) {
@@ -181,18 +191,23 @@ void stmt(const Stmt& s, int depth, std::ostringstream& os) {
     }
     case Stmt::Kind::Sync: os << pad << "__syncthreads();\n"; break;
     case Stmt::Kind::BlockReduce: {
-      static constexpr const char* kOps[] = {"SlOpSum()", "SlOpMax()", "SlOpMin()", "SlOpProd()"};
-      static_assert(static_cast<int>(ir::ReductionOpType::Sum) == 0 &&
-                    static_cast<int>(ir::ReductionOpType::Max) == 1 &&
-                    static_cast<int>(ir::ReductionOpType::Min) == 2 &&
-                    static_cast<int>(ir::ReductionOpType::Prod) == 3);
       std::string t = c_type(s.buffer->dtype);
       std::string elem = s.buffer->name + "[" + expr(s.index) + "]";
       auto b = [](bool v) { return v ? "true" : "false"; };
       os << pad << elem << " = sl_block_reduce<" << b(s.reduce_dims[0]) << ", "
          << b(s.reduce_dims[1]) << ", " << b(s.reduce_dims[2]) << ", " << t << ">(" << elem << ", "
-         << kOps[s.reduce_op] << ", " << expr(s.value) << ", reinterpret_cast<" << t
+         << reduce_op(s.reduce_op) << ", " << expr(s.value) << ", reinterpret_cast<" << t
          << "*>(sl_smem + " << s.workspace << "), " << expr(s.cond) << ");\n";
+      break;
+    }
+    case Stmt::Kind::GridReduce: {
+      os << pad << "if (" << expr(s.cond) << ") {\n";
+      os << pad << "  sl_grid_reduce<" << c_type(s.buffer->dtype) << ">(&" << s.out->name
+         << ".data[" << expr(s.out_index) << "], " << s.buffer->name << "[" << expr(s.index)
+         << "], " << reduce_op(s.reduce_op) << ", " << expr(s.value) << ", "
+         << s.workspaces[0]->name << ".data, " << s.workspaces[1]->name << ".data, "
+         << expr(s.grid[0]) << ", " << expr(s.grid[1]) << ", " << expr(s.grid[2]) << ");\n";
+      os << pad << "}\n";
       break;
     }
     case Stmt::Kind::Comment: os << pad << "// " << s.text << "\n"; break;

@@ -154,6 +154,27 @@ SL_FN T sl_block_reduce(T val, Op op, T init, T* ws, bool participate) {
   __syncthreads();  // every thread has read the result: ws may be reused
   return r;
 }
+// A grid reduction's last step, for the one thread of its block that holds
+// the block's partial `val` of output element `elem`: it stores the partial in
+// slot elem * nblocks + block of `partials` (block: this block's index along
+// the reduced blockIdx dimensions, of nblocks), fences, and counts its arrival
+// on sem[elem]. The last block to arrive combines the nblocks partials in
+// block order (deterministic, whichever block is last), stores the result at
+// `out` and resets sem[elem] to 0 for the next launch. No block ever waits on
+// another, so blocks may run in any order or one after another.
+template <typename T, typename Op>
+SL_FN void sl_grid_reduce(T* out, T val, Op op, T init, T* partials, int32_t* sem, int64_t elem,
+                          int64_t block, int64_t nblocks) {
+  volatile T* slots = partials + elem * nblocks;
+  slots[block] = val;
+  __threadfence();  // the partial is visible before the arrival is
+  if (atomicAdd(&sem[elem], 1) != int32_t(nblocks - 1)) return;
+  __threadfence();  // every other block's partial is visible now
+  T r = init;
+  for (int64_t b = 0; b < nblocks; ++b) r = op(r, T(slots[b]));
+  *out = r;
+  sem[elem] = 0;
+}
 // ---- end of schedlab runtime header ----
 )CUDA";
 }  // namespace

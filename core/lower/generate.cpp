@@ -21,10 +21,22 @@ bool is_tid(ir::ParallelType p) {
   return p == ir::ParallelType::TIDx || p == ir::ParallelType::TIDy || p == ir::ParallelType::TIDz;
 }
 
-/// A reduction with reduction axes bound to thread indices.
+bool is_bid(ir::ParallelType p) {
+  return p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy || p == ir::ParallelType::BIDz;
+}
+
+/// A reduction with reduction axes bound to thread indices (a block
+/// reduction) and/or to block indices (a grid reduction).
 struct BlockReduction {
   int first = 0;               ///< the tensor's first reduction loop axis
   std::array<bool, 3> dims{};  ///< the reduced thread dimensions (x, y, z)
+  /// Grid reduction: the reduction loop axes bound to blockIdx.x/y/z (-1: none)
+  /// and its workspaces (partials, semaphores).
+  std::array<int, 3> grid_axis{-1, -1, -1};
+  const kir::Buffer* partials = nullptr;
+  const kir::Buffer* semaphores = nullptr;
+  bool block() const { return dims[0] || dims[1] || dims[2]; }
+  bool grid() const { return partials != nullptr; }
   /// Where each thread accumulates its partial: the tensor's own buffer when
   /// it is in registers, else a register accumulator with a slot per
   /// iteration of its serial non-reduction loops past `first`.
@@ -51,6 +63,10 @@ std::map<const TensorView*, BlockReduction> plan_block_reductions(
       if (!id->is_reduction()) continue;
       if (br.first < 0) br.first = k;
       ir::ParallelType p = id->parallel_type();
+      if (is_bid(p)) {
+        block = true;
+        br.grid_axis[p == ir::ParallelType::BIDx ? 0 : p == ir::ParallelType::BIDy ? 1 : 2] = k;
+      }
       if (!is_tid(p)) continue;
       block = true;
       br.dims[p == ir::ParallelType::TIDx ? 0 : p == ir::ParallelType::TIDy ? 1 : 2] = true;
@@ -65,7 +81,7 @@ std::map<const TensorView*, BlockReduction> plan_block_reductions(
         const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
         if (id->is_reduction() || id->parallel_type() != ir::ParallelType::Serial) continue;
         user_assert(id->extent().is_const())
-            << "lowering: " << t->describe() << " is a block reduction into "
+            << "lowering: " << t->describe() << " is a block or grid reduction into "
             << ir::memory_type_name(t->memory_type()) << " memory with loop axis " << k << " ("
             << id->str()
             << ") of symbolic extent inside its reduction loops; its partials are "
@@ -84,10 +100,32 @@ std::map<const TensorView*, BlockReduction> plan_block_reductions(
     } else {
       br.acc = own;
     }
-    if (kernel.reduce_workspace_bytes == 0)
-      kernel.reduce_workspace_offset = (kernel.shared_bytes + 15) / 16 * 16;
-    kernel.reduce_workspace_bytes =
-        std::max<int64_t>(kernel.reduce_workspace_bytes, ir::dtype_size(t->dtype()));
+    if (br.grid_axis != std::array<int, 3>{-1, -1, -1}) {
+      internal_assert(own->is_param && br.acc != own) << "a grid reduction into " << own->name;
+      std::array<bool, 3> gdims{};
+      for (size_t d = 0; d < 3; ++d) gdims[d] = br.grid_axis[d] >= 0;
+      auto workspace = [&](const std::string& suffix, ir::DataType dt, bool semaphore) {
+        auto b = std::make_unique<kir::Buffer>();
+        b->name = own->name + suffix;
+        b->dtype = dt;
+        b->memory = ir::MemoryType::Global;
+        b->is_param = true;
+        b->rank = 1;
+        b->tv = t;
+        const kir::Buffer* raw = b.get();
+        kernel.buffers.push_back(std::move(b));
+        kernel.params.push_back({kir::Param::Source::GridWorkspace, 0, t, raw, gdims, semaphore});
+        return raw;
+      };
+      br.partials = workspace("_grid_partials", t->dtype(), false);
+      br.semaphores = workspace("_grid_semaphores", ir::DataType::I32, true);
+    }
+    if (br.block()) {
+      if (kernel.reduce_workspace_bytes == 0)
+        kernel.reduce_workspace_offset = (kernel.shared_bytes + 15) / 16 * 16;
+      kernel.reduce_workspace_bytes =
+          std::max<int64_t>(kernel.reduce_workspace_bytes, ir::dtype_size(t->dtype()));
+    }
     plan[t] = br;
   }
   return plan;
@@ -305,12 +343,47 @@ class Generator {
     LoopIndexFn index = after_index(br.first);
     TensorIndex idx = ix_.write_index(t, index, /*root_predicates=*/false);
     auto [b, off] = accumulator(t, idx, index);
-    at->body.push_back(Stmt::block_reduce(b, off, r->op(), Expr::floating(r->init(), t->dtype()),
-                                          idx.predicate, br.dims, kernel_.reduce_workspace_offset));
+    if (br.block())
+      at->body.push_back(Stmt::block_reduce(b, off, r->op(), Expr::floating(r->init(), t->dtype()),
+                                            idx.predicate, br.dims,
+                                            kernel_.reduce_workspace_offset));
+    if (br.grid()) {
+      at->body.push_back(grid_reduce(r, br, idx, b, off));
+      return block;
+    }
     if (b != buffers_.at(t))
       at->body.push_back(guarded(
           idx.predicate, Stmt::store(buffers_.at(t), out_offset(t, idx), Expr::load(b, off))));
     return block;
+  }
+
+  /// The grid step after the block step: one thread per group (the first
+  /// along the reduced thread dimensions) of each block within the reduced
+  /// axes' extents hands its partial to sl_grid_reduce, indexed by the output
+  /// element's linear logical index and the block's index along the reduced
+  /// blockIdx dimensions (x fastest).
+  StmtP grid_reduce(const ir::ReductionOp* r, const BlockReduction& br, const TensorIndex& idx,
+                    const kir::Buffer* acc, const ExprP& acc_off) {
+    const TensorView* t = r->out();
+    ExprP participate = idx.predicate;
+    static const char* const kTid[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
+    static const char* const kBid[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
+    for (size_t d = 0; d < 3; ++d)
+      if (br.dims[d]) participate = participate && (Expr::var(kTid[d]) < Expr::integer(1));
+    ExprP block = Expr::integer(0), nblocks = Expr::integer(1);
+    for (size_t d = 3; d-- > 0;) {
+      if (br.grid_axis[d] < 0) continue;
+      ExprP ext = ix_.size(t->loop()[static_cast<size_t>(br.grid_axis[d])]->extent());
+      participate = participate && (Expr::var(kBid[d]) < ext);
+      block = block * ext + Expr::var(kBid[d]);
+      nblocks = nblocks * ext;
+    }
+    ExprP elem = Expr::integer(0);
+    for (const ir::IterDomain* id : t->logical_no_reductions())
+      elem = elem * ix_.size(id->extent()) + idx.index.at(id);
+    return Stmt::grid_reduce(acc, acc_off, buffers_.at(t), out_offset(t, idx), r->op(),
+                             Expr::floating(r->init(), t->dtype()), participate, br.partials,
+                             br.semaphores, {elem, block, nblocks});
   }
 
   const Indexer& ix_;

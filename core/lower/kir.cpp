@@ -149,6 +149,25 @@ StmtP Stmt::block_reduce(const Buffer* b, ExprP index, ir::ReductionOpType op, E
   return s;
 }
 
+StmtP Stmt::grid_reduce(const Buffer* b, ExprP index, const Buffer* out, ExprP out_index,
+                        ir::ReductionOpType op, ExprP identity, ExprP participate,
+                        const Buffer* partials, const Buffer* semaphores, std::vector<ExprP> grid) {
+  internal_assert(b->memory == ir::MemoryType::Local && !b->is_param && out->is_param &&
+                  grid.size() == 3)
+      << "a grid reduction combines a register partial into a parameter, not " << b->name;
+  StmtP s = stmt(Kind::GridReduce);
+  s->buffer = b;
+  s->index = std::move(index);
+  s->out = out;
+  s->out_index = std::move(out_index);
+  s->value = std::move(identity);
+  s->cond = std::move(participate);
+  s->reduce_op = static_cast<int>(op);
+  s->workspaces = {partials, semaphores};
+  s->grid = std::move(grid);
+  return s;
+}
+
 StmtP Stmt::clone() const {
   StmtP s = stmt(kind);
   s->var = var;
@@ -164,6 +183,10 @@ StmtP Stmt::clone() const {
   s->reduce_op = reduce_op;
   s->reduce_dims = reduce_dims;
   s->workspace = workspace;
+  s->out = out;
+  s->out_index = out_index;
+  s->workspaces = workspaces;
+  s->grid = grid;
   for (const auto& c : body) s->body.push_back(c->clone());
   for (const auto& c : else_body) s->else_body.push_back(c->clone());
   return s;

@@ -45,20 +45,52 @@ void check_thread_consistency(const ir::Fusion& f) {
   }
 }
 
+bool is_grid(ir::ParallelType p) {
+  return p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy;
+}
+
+/// A grid reduction (t's axis k is a Reduction bound to BIDx/BIDy): only the
+/// last block to finish holds the result, so nothing in the kernel may read it.
+void check_grid_reduction(const ir::Fusion& f, const ir::TensorView* t, int k) {
+  const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
+  std::string what = "lowering: " + t->describe() + " axis " + std::to_string(k) + " (" +
+                     id->str() + ") is a grid reduction (a Reduction bound to " +
+                     std::string(ir::parallel_type_name(id->parallel_type())) + ")";
+  ir::DataType dt = t->dtype();
+  user_assert(dt == ir::DataType::F32 || dt == ir::DataType::F64 || dt == ir::DataType::I32 ||
+              dt == ir::DataType::I64)
+      << what << " of " << ir::dtype_name(dt)
+      << " values; grid reductions support f32, f64, i32 and i64, expected the reduction in one "
+         "of them (cast before reducing)";
+  for (const ir::Expr* e : f.exprs_for_outputs())
+    for (const ir::Val* v : e->inputs())
+      user_assert(v != t) << what << ", and " << e->out()->describe()
+                          << " reads it; a grid reduction's result is read inside the same "
+                             "kernel; expected it to be a fusion output (segmentation comes later)";
+  user_assert(f.is_output(t)) << what << "; expected the grid-reduced tensor to be a fusion output";
+}
+
 }  // namespace
 
 void check_lowerable(const ir::Fusion& f) {
   sched::validate_bindings(f);
+  // Grid reductions first: reading one's result elsewhere in the kernel is
+  // also a read of other blocks' elements, and this says why.
+  for (const ir::TensorView* t : f.tensors())
+    for (int k = 0; k < t->nloop(); ++k) {
+      const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
+      if (id->is_reduction() && is_grid(id->parallel_type())) check_grid_reduction(f, t, k);
+    }
   check_thread_consistency(f);
   for (const ir::TensorView* t : f.tensors()) {
     for (int k = 0; k < t->nloop(); ++k) {
       const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
       if (id->is_reduction() && id->parallel_type() != ir::ParallelType::Serial) {
-        user_assert(is_tid(id->parallel_type()))
+        user_assert(is_tid(id->parallel_type()) || is_grid(id->parallel_type()))
             << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
             << ") is a Reduction bound to " << ir::parallel_type_name(id->parallel_type())
-            << "; grid reductions are not supported yet, expected a serial or thread-bound "
-               "(TIDx/TIDy/TIDz: a block reduction) reduction axis";
+            << "; expected a serial, thread-bound (TIDx/TIDy/TIDz: a block reduction) or "
+               "BIDx/BIDy-bound (a grid reduction) reduction axis";
         user_assert(!ir::is_half(t->dtype()))
             << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
             << ") is a block reduction of " << ir::dtype_name(t->dtype())

@@ -50,6 +50,7 @@ bool scan(const Stmt& s, std::map<std::string, ExprP>& last, std::vector<ExprP>&
   if (s.kind == Stmt::Kind::For) last[s.var] = s.extent + Expr::integer(-1);
   if (s.kind == Stmt::Kind::If) conds.push_back(s.cond);
   if (s.kind == Stmt::Kind::BlockReduce) return true;  // synchronizes the block
+  if (s.kind == Stmt::Kind::GridReduce) return true;   // one thread per group arrives once
   if (s.kind == Stmt::Kind::Store)
     shared |= s.buffer->memory == ir::MemoryType::Shared || touches_shared(s.value) ||
               touches_shared(s.index);

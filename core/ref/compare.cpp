@@ -1,5 +1,6 @@
 #include "schedlab/ref/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -13,6 +14,36 @@ Tolerance default_tolerance(ir::DataType t) {
     case ir::DataType::BF16: return {2e-2, 1e-2};
     default: return {0.0, 0.0};
   }
+}
+
+Tolerance reduction_tolerance(ir::DataType t, int64_t reduced_count) {
+  Tolerance tol = default_tolerance(t);
+  if (reduced_count <= 1 || !ir::is_float(t)) return tol;
+  double u = 0.0;
+  switch (t) {
+    case ir::DataType::F64: u = 0x1p-53; break;
+    case ir::DataType::F32: u = 0x1p-24; break;
+    case ir::DataType::F16: u = 0x1p-11; break;
+    case ir::DataType::BF16: u = 0x1p-8; break;
+    default: break;
+  }
+  // Half types reduce in f32 (the IR casts first), so the f32 bound applies
+  // on top of their own storage rounding.
+  if (ir::is_half(t)) u = 0x1p-24;
+  tol.atol += static_cast<double>(reduced_count) * u;
+  return tol;
+}
+
+int64_t max_reduced_count(const ir::Fusion& f, const ir::SizeBindings& sizes) {
+  int64_t best = 1;
+  for (const ir::Expr* e : f.exprs()) {
+    if (!e->is<ir::ReductionOp>()) continue;
+    int64_t n = 1;
+    for (const ir::IterDomain* id : e->out()->root())
+      if (id->is_reduction()) n *= id->extent().evaluate(sizes).value_or(1);
+    best = std::max(best, n);
+  }
+  return best;
 }
 
 Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tol) {

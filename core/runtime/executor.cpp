@@ -106,6 +106,20 @@ double decode(const void* src, ir::DataType t) {
   return 0.0;
 }
 
+std::vector<int64_t> param_shape(const kir::Param& p, const LaunchDims& dims,
+                                 const ir::SizeBindings& sizes) {
+  std::vector<int64_t> shape = ref::concrete_shape(p.tv, sizes);
+  if (p.source != kir::Param::Source::GridWorkspace) return shape;
+  // A grid reduction's workspace: a slot (partials: one per block along the
+  // reduced blockIdx dimensions) per element of the reduced tensor.
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  if (!p.semaphore)
+    for (size_t d = 0; d < 3; ++d)
+      if (p.grid_dims[d]) n *= dims.grid[d];
+  return {n};
+}
+
 PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes) {
   int bits = 32;
   for (const ir::TensorView* t : f.tensors()) {
@@ -155,10 +169,11 @@ std::vector<ref::HostTensor> execute(Backend& backend, CompiledKernel& compiled,
   std::vector<void*> owned;
   std::vector<ref::HostTensor> outputs;
   std::vector<std::pair<size_t, size_t>> output_args;  // (arg index, output index)
+  const LaunchDims dims = launch_dims(k, sizes);
   for (const kir::Param& p : k.params) {
     TensorArg a;
-    a.dtype = p.tv->dtype();
-    a.sizes = ref::concrete_shape(p.tv, sizes);
+    a.dtype = p.buffer->dtype;
+    a.sizes = param_shape(p, dims, sizes);
     int64_t n = 1;
     for (int64_t s : a.sizes) n *= s;
     a.strides.assign(a.sizes.size(), 1);
@@ -185,7 +200,7 @@ std::vector<ref::HostTensor> execute(Backend& backend, CompiledKernel& compiled,
   outputs.resize(output_args.size());
   try {
     check_vector_accesses(k, args);
-    backend.launch(compiled, launch_dims(k, sizes), args);
+    backend.launch(compiled, dims, args);
     for (auto [ai, oi] : output_args) {
       const TensorArg& a = args[ai];
       ref::HostTensor h{a.dtype, a.sizes, {}};

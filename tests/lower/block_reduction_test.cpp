@@ -428,18 +428,5 @@ TEST(BlockReduction, UnswitchKeepsABlockReductionOutOfBranches) {
   expect_matches(def, plain, {{{"N", 3}, {"K", 33}}, {{"N", 4}, {"K", 1000}}});
 }
 
-TEST(BlockReduction, GridReductionIsNotSupportedYet) {
-  auto def = load("col_sum");
-  named(*def.fusion, "y")->parallelize(0, ParallelType::BIDx);
-  std::string err;
-  try {
-    lower::lower(*def.fusion);
-  } catch (const UserError& e) {
-    err = e.message();
-  }
-  EXPECT_THAT(err, HasSubstr("is a Reduction bound to BIDx"));
-  EXPECT_THAT(err, HasSubstr("grid reductions are not supported yet"));
-}
-
 }  // namespace
 }  // namespace schedlab::lower::testing

@@ -171,8 +171,8 @@ void merge_leading(TensorView* t, int n) {
   for (int i = 1; i < n; ++i) t->merge(0);
 }
 
-/// Reduction axes stay serial (block and grid reductions are not lowered
-/// yet): undo any binding parallelize_all_like copied onto one.
+/// Reduction axes stay serial (block and grid reductions have their own
+/// tests): undo any binding parallelize_all_like copied onto one.
 void serial_reductions(Fusion& f) {
   for (TensorView* t : f.tensors())
     for (int k = 0; k < t->nloop(); ++k)

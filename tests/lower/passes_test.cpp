@@ -518,14 +518,31 @@ TEST(Lowerable, ReductionAxisBoundToThreadsIsABlockReduction) {
   EXPECT_THAT(codegen::print_kernel(k), HasSubstr("sl_block_reduce<true, false, false, float>("));
 }
 
-TEST(Lowerable, ReductionAxisBoundToBlocksIsNotSupportedYet) {
+TEST(Lowerable, ReductionAxisBoundToBlocksIsAGridReduction) {
+  // Once refused; now a grid reduction (grid_reduction_test.cpp runs them).
   auto def = load("col_sum");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
+  // [rN, K] bound BIDx, TIDx: a thread per column, a block per row.
   named(f, "y")->parallelize(0, ParallelType::BIDx);
-  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
-              AllOf(HasSubstr("is a Reduction bound to BIDx"),
-                    HasSubstr("grid reductions are not supported yet")));
+  named(f, "y")->parallelize(1, ParallelType::TIDx);
+  kir::Kernel k = lower::lower(f);
+  guard.set_output(k);
+  EXPECT_FALSE(k.has_barrier);
+  EXPECT_THAT(codegen::print_kernel(k), HasSubstr("sl_grid_reduce<float>("));
+  ASSERT_EQ(k.params.size(), 4u);
+  EXPECT_EQ(k.params[2].source, kir::Param::Source::GridWorkspace);
+  EXPECT_FALSE(k.params[2].semaphore);
+  EXPECT_TRUE(k.params[3].semaphore);
+  EXPECT_EQ(k.params[3].buffer->dtype, ir::DataType::I32);
+}
+
+TEST(Lowerable, ReductionAxisBoundToBIDzIsNotSupported) {
+  auto def = load("col_sum");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  named(f, "y")->parallelize(0, ParallelType::BIDz);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }), HasSubstr("is a Reduction bound to BIDz"));
 }
 
 TEST(Lowerable, NonSetLoadIsNotSupportedYet) {

@@ -102,6 +102,15 @@ struct Stmt {
     /// takes part (else it contributes the identity). Contains barriers: it is
     /// reached by every thread of the block, never under a branch.
     BlockReduce,
+    /// A grid reduction's last step (sl_grid_reduce): if cond, this thread
+    /// stores its block's partial buffer[index] in slot grid[0] *
+    /// grid[2] + grid[1] of workspaces[0] (output element grid[0], block
+    /// grid[1] of grid[2] along the reduced block dimensions), fences, and
+    /// counts its arrival on workspaces[1][grid[0]]; the last block to arrive
+    /// combines the grid[2] partials in block order from value (the identity),
+    /// stores the result at out[out_index] and resets the counter to 0. No
+    /// block waits on another; no barrier.
+    GridReduce,
   };
   Kind kind = Kind::Block;
   std::vector<StmtP> body;            ///< Block/For/If children
@@ -121,6 +130,10 @@ struct Stmt {
   std::array<bool, 3> reduce_dims{};  ///< BlockReduce: whether threadIdx.x/y/z are reduced
   int64_t workspace = 0;              ///< BlockReduce: byte offset of its workspace in
                                       ///< dynamic shared memory (Kernel::reduce_workspace_*)
+  const Buffer* out = nullptr;        ///< GridReduce: where the result goes
+  ExprP out_index;                    ///< GridReduce: its element in out
+  std::vector<const Buffer*> workspaces;  ///< GridReduce: partials, semaphores
+  std::vector<ExprP> grid;                ///< GridReduce: element, block, number of blocks
 
   static StmtP block();
   static StmtP for_loop(std::string var, ExprP extent, bool unroll);
@@ -132,6 +145,12 @@ struct Stmt {
   /// A BlockReduce of the Local buffer b at index.
   static StmtP block_reduce(const Buffer* b, ExprP index, ir::ReductionOpType op, ExprP identity,
                             ExprP participate, std::array<bool, 3> dims, int64_t workspace);
+  /// A GridReduce of the partial in the Local buffer b at index into out at
+  /// out_index; grid is {element, block, number of blocks}.
+  static StmtP grid_reduce(const Buffer* b, ExprP index, const Buffer* out, ExprP out_index,
+                           ir::ReductionOpType op, ExprP identity, ExprP participate,
+                           const Buffer* partials, const Buffer* semaphores,
+                           std::vector<ExprP> grid);
   /// A deep copy (expressions are shared: they are immutable).
   StmtP clone() const;
 };
@@ -141,11 +160,17 @@ ExprP substitute(const ExprP& e, const std::map<std::string, ExprP>& values);
 
 /// Which host value a kernel parameter is bound to.
 struct Param {
-  enum class Source { Input, Output, Workspace };
+  /// GridWorkspace: a grid reduction's rank-1 buffer, allocated and zeroed
+  /// per launch: its partials (numel(tv) times the launch's blocks along
+  /// grid_dims, of the buffer's dtype) or its semaphores (numel(tv) int32
+  /// counters, when semaphore).
+  enum class Source { Input, Output, Workspace, GridWorkspace };
   Source source;                      ///< where the host finds the memory
   int index = 0;                      ///< fusion input/output number
   const ir::TensorView* tv = nullptr; ///< the tensor (shape for workspaces)
   const Buffer* buffer = nullptr;     ///< the kernel-side buffer
+  std::array<bool, 3> grid_dims{};    ///< GridWorkspace: the reduced blockIdx dimensions
+  bool semaphore = false;             ///< GridWorkspace: the counters, not the partials
 };
 
 /// A lowered kernel: parameters, launch extents and body.

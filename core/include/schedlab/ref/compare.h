@@ -18,6 +18,17 @@ struct Tolerance {
 /// hundred ulps of the storage type relative, to absorb reduction order.
 Tolerance default_tolerance(ir::DataType t);
 
+/// The tolerance for an output computed by reductions over up to
+/// `reduced_count` elements: the dtype's default plus the classic bound on
+/// recursive summation error, (count) * u * mean|x| with u the unit roundoff
+/// and |x| taken as 1 (generated inputs lie in [-1, 1] unless a range says
+/// otherwise), as an absolute term. Reduction order differs between the
+/// reference (sequential, in double) and any schedule.
+Tolerance reduction_tolerance(ir::DataType t, int64_t reduced_count);
+/// The largest number of elements any reduction of f combines under `sizes`
+/// (1 when f has no reduction).
+int64_t max_reduced_count(const ir::Fusion& f, const ir::SizeBindings& sizes);
+
 /// Outcome of one comparison.
 struct Comparison {
   bool ok = true;

@@ -24,6 +24,12 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes);
 /// parallel type), and the dynamic shared memory (the Shared buffers, then
 /// the block-reduction workspace, sized by the block).
 LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes);
+/// The sizes a parameter is allocated with at this launch: the tensor's shape,
+/// or for a grid reduction's workspace (kir::Param::Source::GridWorkspace) one
+/// extent, its element count times (for the partials) the grid's blocks along
+/// the reduced blockIdx dimensions. Its dtype is the parameter buffer's.
+std::vector<int64_t> param_shape(const kir::Param& p, const LaunchDims& dims,
+                                 const ir::SizeBindings& sizes);
 /// Runs a compiled kernel on host inputs (one per fusion input, values held
 /// in double and converted to each dtype) and returns the fusion outputs.
 /// Workspaces are allocated and zeroed per launch.

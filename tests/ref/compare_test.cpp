@@ -1,0 +1,64 @@
+// Validation tolerances and comparison of kernel outputs with the reference.
+#include "schedlab/ref/compare.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "schedlab/ir/arith.h"
+
+namespace schedlab::ref {
+namespace {
+
+using ir::DataType;
+using ir::SizeExpr;
+
+HostTensor tensor(std::vector<int64_t> shape, std::vector<double> data) {
+  return {DataType::F32, std::move(shape), std::move(data)};
+}
+
+TEST(Compare, WithinAndOutsideTolerance) {
+  auto want = tensor({2, 2}, {1.0, 2.0, 3.0, 4.0});
+  EXPECT_TRUE(compare(tensor({2, 2}, {1.0, 2.0, 3.0, 4.00001}), want, {1e-5, 0.0}).ok);
+  auto c = compare(tensor({2, 2}, {1.0, 2.0, 3.5, 4.0}), want, {1e-5, 1e-6});
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.mismatches, 1);
+  EXPECT_THAT(c.first_mismatch, ::testing::HasSubstr("element 2 [1, 0]: got 3.5, expected 3"));
+}
+
+TEST(Compare, NanMatchesOnlyNanAndShapesMustAgree) {
+  EXPECT_TRUE(compare(tensor({1}, {NAN}), tensor({1}, {NAN}), {}).ok);
+  EXPECT_FALSE(compare(tensor({1}, {0.0}), tensor({1}, {NAN}), {}).ok);
+  auto c = compare(tensor({2}, {0, 0}), tensor({1, 2}, {0, 0}), {});
+  EXPECT_FALSE(c.ok);
+  EXPECT_THAT(c.first_mismatch, ::testing::HasSubstr("shape [2], expected [1, 2]"));
+}
+
+TEST(Compare, ReductionToleranceGrowsWithTheReducedCount) {
+  Tolerance base = default_tolerance(DataType::F32);
+  Tolerance small = reduction_tolerance(DataType::F32, 1);
+  Tolerance big = reduction_tolerance(DataType::F32, 100000);
+  EXPECT_EQ(small.atol, base.atol);
+  EXPECT_NEAR(big.atol - base.atol, 100000 * 0x1p-24, 1e-12);
+  EXPECT_EQ(reduction_tolerance(DataType::I32, 100000).atol, 0.0);  // integers stay exact
+}
+
+TEST(Compare, MaxReducedCountOverReductions) {
+  ir::Fusion f;
+  auto* x = f.make_tensor(DataType::F32, {SizeExpr::symbol("N"), SizeExpr::symbol("K")});
+  f.add_input(x);
+  auto* rows = ir::sum(x, {1});
+  auto* all = ir::sum(x, {});
+  f.add_output(rows);
+  f.add_output(all);
+  EXPECT_EQ(max_reduced_count(f, {{"N", 3}, {"K", 7}}), 21);
+  ir::Fusion g;
+  auto* y = g.make_tensor(DataType::F32, {SizeExpr::symbol("N")});
+  g.add_input(y);
+  g.add_output(ir::tv(ir::exp(y)));
+  EXPECT_EQ(max_reduced_count(g, {{"N", 3}}), 1);
+}
+
+}  // namespace
+}  // namespace schedlab::ref
