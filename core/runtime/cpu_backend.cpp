@@ -51,6 +51,9 @@ constexpr std::string_view kShim = R"SHIM(// ---- schedlab CPU shim ----
 //    memory barrier, so shared values are re-read after it.
 //  * threadIdx, blockIdx, blockDim, gridDim read this worker thread's state,
 //    which the host sets before running each CUDA thread.
+//  * __shfl*_sync and __syncwarp are warp barriers in the host's fiber
+//    scheduler (warp = 32 consecutive linear thread ids); like __syncthreads
+//    they need has_barrier. Values cross as up to 8 bytes of bits.
 #define SCHEDLAB_CPU 1
 #include <cstdint>
 #include <cstring>
@@ -94,13 +97,19 @@ SL_CPU_CLASSIFY(isnan) SL_CPU_CLASSIFY(isinf) SL_CPU_CLASSIFY(isfinite) SL_CPU_C
 struct dim3 { unsigned x, y, z; };
 // Mirrors schedlab::runtime::CpuThreadState and CpuHooks (cpu_backend.h).
 struct SlCpuThreadState { dim3 thread_idx, block_idx, block_dim, grid_dim; char* smem; };
-struct SlCpuHooks { int abi_version; void (*syncthreads)(); };
+struct SlCpuHooks {
+  int abi_version;
+  void (*syncthreads)();
+  unsigned long long (*warp_exchange)(int, unsigned, unsigned long long, int, int);
+};
 static thread_local SlCpuThreadState sl_cpu_state;
 static void (*sl_cpu_syncthreads)();
+static unsigned long long (*sl_cpu_warp_exchange)(int, unsigned, unsigned long long, int, int);
 extern "C" SlCpuThreadState* schedlab_cpu_thread_state() { return &sl_cpu_state; }
 extern "C" int schedlab_cpu_bind(const SlCpuHooks* h) {
   sl_cpu_syncthreads = h->syncthreads;
-  return 1;  // kCpuAbiVersion
+  sl_cpu_warp_exchange = h->warp_exchange;
+  return 2;  // kCpuAbiVersion
 }
 #define threadIdx (sl_cpu_state.thread_idx)
 #define blockIdx (sl_cpu_state.block_idx)
@@ -112,6 +121,29 @@ inline void __syncthreads() {
   sl_cpu_syncthreads();
   __asm__ __volatile__("" ::: "memory");
 }
+// Warp shuffles (op codes: schedlab::runtime::CpuWarpOp) and __syncwarp.
+template <typename T> inline T sl_cpu_shfl(int op, unsigned mask, T v, int arg, int width) {
+  static_assert(sizeof(T) <= sizeof(unsigned long long), "shuffle of more than 8 bytes");
+  unsigned long long bits = 0;
+  __builtin_memcpy(&bits, &v, sizeof(T));
+  __asm__ __volatile__("" ::: "memory");
+  bits = sl_cpu_warp_exchange(op, mask, bits, arg, width);
+  __asm__ __volatile__("" ::: "memory");
+  T r;
+  __builtin_memcpy(&r, &bits, sizeof(T));
+  return r;
+}
+#define SL_CPU_SHFL(T) \
+  inline T __shfl_sync(unsigned m, T v, int src, int w = 32) { return sl_cpu_shfl(0, m, v, src, w); } \
+  inline T __shfl_xor_sync(unsigned m, T v, int x, int w = 32) { return sl_cpu_shfl(1, m, v, x, w); } \
+  inline T __shfl_up_sync(unsigned m, T v, unsigned d, int w = 32) { \
+    return sl_cpu_shfl(2, m, v, (int)d, w); } \
+  inline T __shfl_down_sync(unsigned m, T v, unsigned d, int w = 32) { \
+    return sl_cpu_shfl(3, m, v, (int)d, w); }
+SL_CPU_SHFL(int) SL_CPU_SHFL(unsigned) SL_CPU_SHFL(long) SL_CPU_SHFL(unsigned long)
+SL_CPU_SHFL(long long) SL_CPU_SHFL(unsigned long long) SL_CPU_SHFL(float) SL_CPU_SHFL(double)
+#undef SL_CPU_SHFL
+inline void __syncwarp(unsigned mask = 0xffffffffu) { sl_cpu_shfl(4, mask, 0, 0, 32); }
 // Blocks run concurrently on worker threads; atomics are real, relaxed as on CUDA.
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __asm__ __volatile__("" ::: "memory"); }
@@ -311,7 +343,7 @@ class CpuBackend final : public Backend {
         << (dir / (key + ".cu.cpp")).string() << ")";
     unit->entry.entry = &unit->lib.get<void(void**)>("schedlab_kernel_entry");
     unit->entry.thread_state = &unit->lib.get<CpuThreadState*()>("schedlab_cpu_thread_state");
-    static const CpuHooks hooks{kCpuAbiVersion, &cpu::syncthreads};
+    static const CpuHooks hooks{kCpuAbiVersion, &cpu::syncthreads, &cpu::warp_exchange};
     const int version = unit->lib.get<int(const CpuHooks*)>("schedlab_cpu_bind")(&hooks);
     internal_assert(version == kCpuAbiVersion)
         << "shim ABI " << version << " but host ABI " << kCpuAbiVersion;

@@ -8,6 +8,18 @@
 // fibers at the barrier and some done is a deadlock on the GPU too (the
 // waiting threads would never be released), and is reported, not hung on.
 //
+// Warp exchanges (__shfl*_sync, __syncwarp). A warp is 32 consecutive fibers.
+// A lane arriving at an exchange deposits its value and the lane it reads in
+// per-thread slots, and joins its warp's arrived set. The exchange's group is
+// the closure of the masks of the arrived lanes, starting from the arriving
+// lane's; when every lane of the group has arrived, the last one to arrive
+// computes every group member's result (so a lane that hurries on to the next
+// exchange and overwrites its slot cannot change a result not yet read),
+// releases the others (AtShuffle -> Running, resumed later in the same or the
+// next round) and goes on. A round that leaves no fiber running while some
+// wait at an exchange is a deadlock: a lane of the group exited, waits at
+// __syncthreads, or lies past the block's last thread.
+//
 // Fibers are created once per launch and worker and reused for every block the
 // worker runs: a fiber that finishes its thread parks until the next block.
 // Exceptions never cross a fiber boundary: one thrown by the kernel is caught
@@ -15,6 +27,7 @@
 #include "cpu_fibers.h"
 
 #include <atomic>
+#include <bit>
 #include <boost/context/fiber.hpp>
 #include <boost/context/pooled_fixedsize_stack.hpp>
 #include <condition_variable>
@@ -23,6 +36,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -46,7 +60,48 @@ std::string str(const CpuDim3& d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
 
-enum class FiberState : uint8_t { Running, AtBarrier, Done };
+enum class FiberState : uint8_t { Running, AtBarrier, AtShuffle, Done };
+
+constexpr unsigned kWarpSize = 32;
+
+const char* warp_op_name(int op) {
+  switch (static_cast<CpuWarpOp>(op)) {
+    case CpuWarpOp::Idx:
+      return "__shfl_sync";
+    case CpuWarpOp::Xor:
+      return "__shfl_xor_sync";
+    case CpuWarpOp::Up:
+      return "__shfl_up_sync";
+    case CpuWarpOp::Down:
+      return "__shfl_down_sync";
+    case CpuWarpOp::SyncWarp:
+      return "__syncwarp";
+  }
+  return "a warp shuffle";
+}
+
+// The lane whose value `lane` reads, as PTX shfl.sync defines it for the
+// c operand CUDA's intrinsics pass; `lane` itself when the source is out of
+// the segment. `width` is a power of two in [1, 32].
+unsigned source_lane(CpuWarpOp op, unsigned lane, int arg, unsigned width) {
+  const unsigned seg = kWarpSize - width;  // segmask: the segment's high lane bits
+  const unsigned b = static_cast<unsigned>(arg) & 31u;
+  const unsigned min_lane = lane & seg;
+  const unsigned max_lane = min_lane | (31u & ~seg);
+  switch (op) {
+    case CpuWarpOp::Idx:
+      return min_lane | (b & ~seg);
+    case CpuWarpOp::Xor:
+      return (lane ^ b) <= max_lane ? lane ^ b : lane;
+    case CpuWarpOp::Up:
+      return lane >= min_lane + b ? lane - b : lane;
+    case CpuWarpOp::Down:
+      return lane + b <= max_lane ? lane + b : lane;
+    case CpuWarpOp::SyncWarp:
+      return lane;
+  }
+  return lane;
+}
 
 class BlockScheduler;
 // The scheduler of the block this worker thread is running, for syncthreads().
@@ -63,6 +118,8 @@ class BlockScheduler {
         for (unsigned x = 0; x < block.x; ++x) idx_.push_back({x, y, z});
     const size_t n = idx_.size();
     state_.assign(n, FiberState::Done);
+    warps_.assign((n + kWarpSize - 1) / kWarpSize, Warp{});
+    lanes_.assign(n, Lane{});
     sinks_.resize(n);
     fibers_.reserve(n);
     for (size_t t = 0; t < n; ++t)
@@ -86,17 +143,24 @@ class BlockScheduler {
 
   void run_block() {
     std::fill(state_.begin(), state_.end(), FiberState::Running);
+    std::fill(warps_.begin(), warps_.end(), Warp{});
     const size_t n = fibers_.size();
     for (;;) {
-      size_t waiting = 0;
       for (size_t t = 0; t < n; ++t) {
-        if (state_[t] == FiberState::Done) continue;
+        if (state_[t] != FiberState::Running) continue;
         current_ = t;
         st_->thread_idx = idx_[t];
         fibers_[t] = std::move(fibers_[t]).resume();
         if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-        if (state_[t] == FiberState::AtBarrier) ++waiting;
       }
+      size_t running = 0, waiting = 0, shuffling = 0;
+      for (FiberState s : state_) {
+        running += s == FiberState::Running;
+        waiting += s == FiberState::AtBarrier;
+        shuffling += s == FiberState::AtShuffle;
+      }
+      if (running > 0) continue;  // released by an exchange completed late in the round
+      if (shuffling > 0) warp_deadlock();
       if (waiting == 0) return;
       if (waiting != n) {
         size_t exited = 0;
@@ -116,7 +180,100 @@ class BlockScheduler {
     sinks_[t] = std::move(sinks_[t]).resume();
   }
 
+  // Called on fiber `current_`: a warp exchange (see the top of the file).
+  uint64_t exchange(int op, unsigned mask, uint64_t value, int arg, int width) {
+    user_assert(op >= 0 && op <= static_cast<int>(CpuWarpOp::SyncWarp))
+        << "cpu backend: unknown warp operation " << op << " (kernel " << k_.name << ")";
+    user_assert(width >= 1 && width <= 32 && std::has_single_bit(static_cast<unsigned>(width)))
+        << warp_op_name(op) << ": width " << width << " is not a power of two in [1, 32] (kernel "
+        << k_.name << ")";
+    const size_t t = current_;
+    const size_t w = t / kWarpSize;
+    const unsigned lane = t % kWarpSize;
+    Lane& me = lanes_[t];
+    me.value = value;
+    me.src = source_lane(static_cast<CpuWarpOp>(op), lane, arg, static_cast<unsigned>(width));
+    me.mask = mask | (1u << lane);
+    me.op = op;
+    Warp& warp = warps_[w];
+    warp.arrived |= 1u << lane;
+    const uint32_t g = group(w, lane);
+    if ((g & ~warp.arrived) == 0) {
+      complete(w, g);
+    } else {
+      state_[t] = FiberState::AtShuffle;
+      sinks_[t] = std::move(sinks_[t]).resume();
+    }
+    return me.result;
+  }
+
  private:
+  // A warp's exchange in progress: the lanes that have arrived and wait.
+  struct Warp {
+    uint32_t arrived = 0;
+    uint64_t generation = 0;  // completed exchanges, for debugging
+  };
+  // A lane's deposit at its current exchange.
+  struct Lane {
+    uint64_t value = 0;   // what it offers
+    uint64_t result = 0;  // what it reads, written when the exchange completes
+    uint32_t mask = 0;    // its mask, its own bit included
+    unsigned src = 0;     // the lane it reads
+    int op = 0;           // CpuWarpOp, for diagnostics
+  };
+
+  // The lanes that must arrive with `lane` of warp `w`: the closure of the
+  // masks of the arrived lanes, from lane's own.
+  uint32_t group(size_t w, unsigned lane) const {
+    const Warp& warp = warps_[w];
+    uint32_t g = lanes_[w * kWarpSize + lane].mask;
+    for (;;) {
+      uint32_t next = g;
+      for (uint32_t in = g & warp.arrived; in != 0; in &= in - 1)
+        next |= lanes_[w * kWarpSize + std::countr_zero(in)].mask;
+      if (next == g) return g;
+      g = next;
+    }
+  }
+
+  // Every lane of `g` has arrived: hand out the results and release them.
+  void complete(size_t w, uint32_t g) {
+    Warp& warp = warps_[w];
+    for (uint32_t in = g; in != 0; in &= in - 1) {
+      Lane& l = lanes_[w * kWarpSize + std::countr_zero(in)];
+      // Reading a lane outside the exchange is undefined on the GPU; here
+      // the caller gets its own value back.
+      l.result = (g >> l.src) & 1u ? lanes_[w * kWarpSize + l.src].value : l.value;
+    }
+    for (uint32_t in = g; in != 0; in &= in - 1)
+      state_[w * kWarpSize + std::countr_zero(in)] = FiberState::Running;
+    warp.arrived &= ~g;
+    ++warp.generation;
+  }
+
+  // No fiber runs and some wait at a warp exchange that cannot complete.
+  void warp_deadlock() const {
+    size_t t = 0;
+    while (state_[t] != FiberState::AtShuffle) ++t;
+    const size_t w = t / kWarpSize;
+    const uint32_t g = group(w, t % kWarpSize);
+    const uint32_t missing = g & ~warps_[w].arrived;
+    const size_t m = w * kWarpSize + std::countr_zero(missing);
+    const int waiting = std::popcount(g & warps_[w].arrived);
+    std::ostringstream who;
+    if (m >= state_.size())
+      who << "lane " << m % kWarpSize << " of warp " << w << " of block " << str(st_->block_idx)
+          << " is past the block's " << state_.size() << " threads";
+    else if (state_[m] == FiberState::Done)
+      who << "thread " << str(idx_[m]) << " of block " << str(st_->block_idx) << " exited";
+    else
+      who << "thread " << str(idx_[m]) << " of block " << str(st_->block_idx)
+          << " waits at __syncthreads";
+    user_error << "kernel deadlock: " << who.str() << " while " << waiting
+               << " threads of its warp wait at " << warp_op_name(lanes_[t].op) << " (kernel "
+               << k_.name << ")";
+  }
+
   ctx::fiber body(size_t t, ctx::fiber&& sink) {
     sinks_[t] = std::move(sink);
     while (!quit_) {
@@ -138,6 +295,8 @@ class BlockScheduler {
   CpuThreadState* st_;
   std::vector<CpuDim3> idx_;        // threadIdx of each fiber, x fastest
   std::vector<FiberState> state_;   // per fiber
+  std::vector<Warp> warps_;         // per warp of 32 fibers
+  std::vector<Lane> lanes_;         // per fiber: its warp-exchange slot
   std::vector<ctx::fiber> fibers_;  // the suspended fibers, seen from the scheduler
   std::vector<ctx::fiber> sinks_;   // the scheduler, seen from each fiber
   size_t current_ = 0;
@@ -240,6 +399,16 @@ void syncthreads() {
     user_error << "a kernel called __syncthreads but its KernelSource has has_barrier = false; "
                   "the CPU backend runs such kernels without fibers";
   s->arrive();
+}
+
+unsigned long long warp_exchange(int op, unsigned mask, unsigned long long value, int arg,
+                                 int width) {
+  BlockScheduler* s = tl_scheduler;
+  if (s == nullptr)
+    user_error << "a kernel called " << warp_op_name(op)
+               << " but its KernelSource has has_barrier = false; the CPU backend runs such "
+                  "kernels without fibers";
+  return s->exchange(op, mask, value, arg, width);
 }
 
 struct Executor::Impl {

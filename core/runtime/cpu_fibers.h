@@ -46,4 +46,9 @@ class Executor {
 /// The block barrier handed to every unit as CpuHooks::syncthreads.
 void syncthreads();
 
+/// The warp exchange handed to every unit as CpuHooks::warp_exchange
+/// (__shfl*_sync and __syncwarp).
+unsigned long long warp_exchange(int op, unsigned mask, unsigned long long value, int arg,
+                                 int width);
+
 }  // namespace schedlab::runtime::cpu

@@ -1,5 +1,6 @@
 // Block reductions (reduction axes bound to TIDx/TIDy/TIDz) on the CPU
-// backend, against the reference: inner and outer reductions, reductions over
+// backend (or, built as lower_block_reduction_gpu_test, the CUDA backend),
+// against the reference: inner and outer reductions, reductions over
 // TIDy and over TIDx and TIDy together, block + rfactor, several rows per
 // block, NaN propagation of max, persistent softmax, layernorm and rmsnorm
 // (the row in registers, or in a workspace), the example schedule
@@ -32,6 +33,9 @@ using ir::LoopTransform;
 using ir::ParallelType;
 using ir::TensorView;
 using ::testing::HasSubstr;
+
+/// Skips on the CUDA backend without a device (lower_test_util.h).
+using BlockReduction = BackendTest;
 
 /// N = 3 rows of K = 1, 31, 32, 33 and 1000: one element, around a warp, and
 /// many more elements than threads.
@@ -76,7 +80,7 @@ runtime::PreparedKernel prepare_block(const frontend::FusionDefinition& def,
 void expect_matches(const frontend::FusionDefinition& def, const frontend::FusionDefinition& plain,
                     const std::vector<ir::SizeBindings>& all_sizes) {
   runtime::PreparedKernel p = prepare_block(def, all_sizes.front());
-  auto compiled = cpu_backend().compile(p.source);
+  auto compiled = test_backend().compile(p.source);
   for (const ir::SizeBindings& sizes : all_sizes) {
     std::string why;
     try {
@@ -136,17 +140,17 @@ Schedule persistent(const std::string& out, int64_t persist) {
   };
 }
 
-TEST(BlockReduction, RowSum) {
+TEST_F(BlockReduction, RowSum) {
   check("row_sum", inner("y", 32), row_sizes());
   check("row_sum", inner("y", 128), row_sizes());
 }
 
-TEST(BlockReduction, RowMax) {
+TEST_F(BlockReduction, RowMax) {
   check("row_max", inner("y", 32), row_sizes());
   check("row_max", persistent("y", 4), row_sizes());
 }
 
-TEST(BlockReduction, RowSumWholeRowOnThreads) {
+TEST_F(BlockReduction, RowSumWholeRowOnThreads) {
   // No serial part: the reduction axis itself is bound to TIDx (K threads).
   check(
       "row_sum",
@@ -158,13 +162,13 @@ TEST(BlockReduction, RowSumWholeRowOnThreads) {
       row_sizes());
 }
 
-TEST(BlockReduction, RowMaxPropagatesNaN) {
+TEST_F(BlockReduction, RowMaxPropagatesNaN) {
   auto def = load("row_max");
   auto plain = load("row_max");
   inner("y", 32)(*def.fusion);
   ir::SizeBindings sizes{{"N", 4}, {"K", 33}};
   runtime::PreparedKernel p = prepare_block(def, sizes);
-  auto compiled = cpu_backend().compile(p.source);
+  auto compiled = test_backend().compile(p.source);
   auto inputs = ref::make_inputs(*plain.fusion, sizes, 3, plain.input_ranges);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   inputs[0].data[1 * 33 + 5] = nan;    // row 1: a NaN in the serial part of thread 5
@@ -172,7 +176,7 @@ TEST(BlockReduction, RowMaxPropagatesNaN) {
   inputs[0].data[3 * 33 + 0] = nan;    // row 3: NaN first, then larger values
   inputs[0].data[3 * 33 + 1] = 100.0;  // (a max that ignored the NaN would return 100)
   auto want = ref::evaluate(*plain.fusion, inputs, sizes);
-  auto got = runtime::execute(cpu_backend(), *compiled, p, inputs, sizes);
+  auto got = runtime::execute(test_backend(), *compiled, p, inputs, sizes);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_FALSE(std::isnan(got[0].data[0]));
   for (int row : {1, 2, 3}) EXPECT_TRUE(std::isnan(got[0].data[static_cast<size_t>(row)])) << row;
@@ -180,7 +184,7 @@ TEST(BlockReduction, RowMaxPropagatesNaN) {
   EXPECT_TRUE(c.ok) << c.mismatches << " mismatches, first " << c.first_mismatch;
 }
 
-TEST(BlockReduction, SeveralRowsPerBlockOnTIDy) {
+TEST_F(BlockReduction, SeveralRowsPerBlockOnTIDy) {
   // [ceilDiv(N, 4), 4, ceilDiv(K, 32), 32] bound BIDx, TIDy, serial, TIDx:
   // four independent block reductions per block, one per threadIdx.y.
   check("row_sum",
@@ -195,7 +199,7 @@ TEST(BlockReduction, SeveralRowsPerBlockOnTIDy) {
         {{{"N", 3}, {"K", 1}}, {{"N", 7}, {"K", 33}}, {{"N", 9}, {"K", 1000}}});
 }
 
-TEST(BlockReduction, ReductionOverTIDy) {
+TEST_F(BlockReduction, ReductionOverTIDy) {
   // Rows on TIDx, the reduction on TIDy: [ceilDiv(N, 32), 32, ceilDiv(K, 8), 8]
   // bound BIDx, TIDx, serial, TIDy.
   check("row_max",
@@ -210,7 +214,7 @@ TEST(BlockReduction, ReductionOverTIDy) {
         {{{"N", 3}, {"K", 1}}, {{"N", 33}, {"K", 31}}, {{"N", 40}, {"K", 1000}}});
 }
 
-TEST(BlockReduction, ReductionOverTIDxAndTIDy) {
+TEST_F(BlockReduction, ReductionOverTIDxAndTIDy) {
   // [N, ceilDiv(ceilDiv(K, 32), 4), 4, 32] bound BIDx, serial, TIDy, TIDx.
   check(
       "row_sum",
@@ -225,7 +229,7 @@ TEST(BlockReduction, ReductionOverTIDxAndTIDy) {
       row_sizes());
 }
 
-TEST(BlockReduction, ColumnSum) {
+TEST_F(BlockReduction, ColumnSum) {
   // The outer reduction: y[rN, K] reordered to [K, rN]; columns on BIDx and
   // TIDy, the rows reduced over TIDx: [ceilDiv(K, 4), 4, ceilDiv(N, 32), 32].
   check(
@@ -242,7 +246,7 @@ TEST(BlockReduction, ColumnSum) {
       col_sizes());
 }
 
-TEST(BlockReduction, ColumnSumWithSerialColumnsInsideTheReduction) {
+TEST_F(BlockReduction, ColumnSumWithSerialColumnsInsideTheReduction) {
   // [ceilDiv(N, 32), 32, ceilDiv(K, 2), 2] bound serial, TIDx, BIDx, serial:
   // the reduction loops enclose a serial column loop of 2, so each thread
   // keeps two partials (y is a Global output: a register accumulator of 2).
@@ -258,7 +262,7 @@ TEST(BlockReduction, ColumnSumWithSerialColumnsInsideTheReduction) {
       col_sizes());
 }
 
-TEST(BlockReduction, BlockAndRfactor) {
+TEST_F(BlockReduction, BlockAndRfactor) {
   // rfactor: partials[N, ceilDiv(K, 32) (reduced serially), 32 (TIDx)], then
   // y[N, r32] reduces the 32 partials over TIDx.
   check(
@@ -274,7 +278,7 @@ TEST(BlockReduction, BlockAndRfactor) {
       row_sizes());
 }
 
-TEST(BlockReduction, FromASharedCache) {
+TEST_F(BlockReduction, FromASharedCache) {
   // x staged through a Shared cache inside the serial reduction loop:
   // barriers and a block reduction in one kernel, the workspace placed after
   // the Shared buffer.
@@ -292,7 +296,7 @@ TEST(BlockReduction, FromASharedCache) {
   expect_matches(def, plain, row_sizes());
 }
 
-TEST(BlockReduction, IntoSharedMemory) {
+TEST_F(BlockReduction, IntoSharedMemory) {
   // softmax's max reduction kept in Shared memory: the threads accumulate in
   // registers, combine, and all store the row's result, which a barrier
   // orders before the reads.
@@ -312,7 +316,7 @@ TEST(BlockReduction, IntoSharedMemory) {
 
 using NormParam = std::tuple<std::string, std::string>;
 
-class Normalization : public ::testing::TestWithParam<NormParam> {};
+class Normalization : public BackendTestWithParam<NormParam> {};
 
 TEST_P(Normalization, MatchesReference) {
   const auto& [fusion, schedule] = GetParam();
@@ -330,7 +334,7 @@ INSTANTIATE_TEST_SUITE_P(
       return std::get<0>(info.param) + "__" + std::get<1>(info.param);
     });
 
-TEST(BlockReduction, SoftmaxBlockScheduleFile) {
+TEST_F(BlockReduction, SoftmaxBlockScheduleFile) {
   const std::string path =
       std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules/softmax_block.sched";
   auto def = load("softmax");
@@ -341,32 +345,32 @@ TEST(BlockReduction, SoftmaxBlockScheduleFile) {
   sizes.push_back({{"N", 2}, {"K", 8192}});  // 1024 threads
   expect_matches(def, plain, sizes);
 
-  // The CPU-emulation time of the exec case (N=33, K=1000), for the record.
+  // The time of the exec case (N=33, K=1000) on this backend, for the record.
   ir::SizeBindings at{{"N", 33}, {"K", 1000}};
   runtime::PreparedKernel p = runtime::prepare(*def.fusion, at);
-  auto compiled = cpu_backend().compile(p.source);
+  auto compiled = test_backend().compile(p.source);
   auto inputs = ref::make_inputs(*plain.fusion, at, 7, plain.input_ranges);
   std::vector<double> secs;
   for (int i = 0; i < 5; ++i) {
     auto start = std::chrono::steady_clock::now();
-    runtime::execute(cpu_backend(), *compiled, p, inputs, at);
+    runtime::execute(test_backend(), *compiled, p, inputs, at);
     secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(secs.begin(), secs.end());
-  std::printf("softmax_block N=33 K=1000: %.3f ms per execute (cpu-emulation, median of 5)\n",
-              secs[2] * 1e3);
+  std::printf("softmax_block N=33 K=1000: %.3f ms per execute (%s, median of 5)\n", secs[2] * 1e3,
+              test_backend().name().c_str());
 }
 
-TEST(BlockReduction, RepeatedLaunchGivesTheSameResult) {
+TEST_F(BlockReduction, RepeatedLaunchGivesTheSameResult) {
   auto def = load("layernorm");
   auto plain = load("layernorm");
   persistent("y", 8)(*def.fusion);
   ir::SizeBindings sizes{{"N", 5}, {"K", 333}};
   runtime::PreparedKernel p = prepare_block(def, sizes);
-  auto compiled = cpu_backend().compile(p.source);
+  auto compiled = test_backend().compile(p.source);
   auto inputs = ref::make_inputs(*plain.fusion, sizes, 11, plain.input_ranges);
-  auto first = runtime::execute(cpu_backend(), *compiled, p, inputs, sizes);
-  auto second = runtime::execute(cpu_backend(), *compiled, p, inputs, sizes);
+  auto first = runtime::execute(test_backend(), *compiled, p, inputs, sizes);
+  auto second = runtime::execute(test_backend(), *compiled, p, inputs, sizes);
   ASSERT_EQ(first.size(), 1u);
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(first[0].data, second[0].data);
@@ -376,7 +380,7 @@ TEST(BlockReduction, RepeatedLaunchGivesTheSameResult) {
 // ---------------------------------------------------------------------------
 // What the passes guarantee.
 
-TEST(BlockReduction, WorkspaceIsSizedByTheBlockAtLaunch) {
+TEST_F(BlockReduction, WorkspaceIsSizedByTheBlockAtLaunch) {
   auto def = load("softmax");
   persistent("y", 8)(*def.fusion);
   kir::Kernel k = lower::lower(*def.fusion);
@@ -396,7 +400,7 @@ TEST(BlockReduction, WorkspaceIsSizedByTheBlockAtLaunch) {
   EXPECT_EQ(log, "") << "NVRTC warns about the block reduction";
 }
 
-TEST(BlockReduction, GlobalOutputAccumulatesInRegisters) {
+TEST_F(BlockReduction, GlobalOutputAccumulatesInRegisters) {
   // row_sum's y is the fusion output: threads keep partials in a register
   // accumulator and every thread of the row stores the result.
   auto def = load("row_sum");
@@ -408,7 +412,7 @@ TEST(BlockReduction, GlobalOutputAccumulatesInRegisters) {
   EXPECT_THAT(text, ::testing::ContainsRegex("T1\\.data\\[[^\n]*\\] = T1_acc\\[0\\];"));
 }
 
-TEST(BlockReduction, UnswitchKeepsABlockReductionOutOfBranches) {
+TEST_F(BlockReduction, UnswitchKeepsABlockReductionOutOfBranches) {
   // Two rows per block, run serially and marked Unswitch: its nest holds a
   // block reduction, whose barriers must be reached by every thread, so the
   // nest is not split into predicated and unpredicated branches.

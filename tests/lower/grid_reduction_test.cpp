@@ -1,5 +1,6 @@
-// Grid reductions (reduction axes bound to BIDx/BIDy) on the CPU backend,
-// against the reference: row sums with the reduction split over blocks
+// Grid reductions (reduction axes bound to BIDx/BIDy) on the CPU backend (or,
+// built as lower_grid_reduction_gpu_test, the CUDA backend), against the
+// reference: row sums with the reduction split over blocks
 // (serial, block + grid, rfactor), column sums with the rows over BIDy or
 // BIDx, a full reduction over one and over two block dimensions, row max, every
 // reduction op and grid-reducible dtype with several grid reductions in one
@@ -30,6 +31,9 @@ using ir::Fusion;
 using ir::ParallelType;
 using ir::TensorView;
 using ::testing::HasSubstr;
+
+/// Skips on the CUDA backend without a device (lower_test_util.h).
+using GridReduction = BackendTest;
 
 /// N = 3 rows of K = 1, 31, 33, 1000, 4096 and 100000.
 std::vector<ir::SizeBindings> row_sizes() {
@@ -79,7 +83,7 @@ std::string run_and_compare_reduction(const frontend::FusionDefinition& plain,
                                       const ir::SizeBindings& sizes, uint64_t seed = 7) {
   auto inputs = ref::make_inputs(*plain.fusion, sizes, seed, plain.input_ranges);
   auto want = ref::evaluate(*plain.fusion, inputs, sizes);
-  auto got = runtime::execute(cpu_backend(), compiled, p, inputs, sizes);
+  auto got = runtime::execute(test_backend(), compiled, p, inputs, sizes);
   if (got.size() != want.size()) return "wrong number of outputs";
   std::string why;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -99,7 +103,7 @@ std::string run_and_compare_reduction(const frontend::FusionDefinition& plain,
 void expect_matches(const frontend::FusionDefinition& def, const frontend::FusionDefinition& plain,
                     const std::vector<ir::SizeBindings>& all_sizes) {
   runtime::PreparedKernel p = prepare_grid(def, all_sizes.front());
-  auto compiled = cpu_backend().compile(p.source);
+  auto compiled = test_backend().compile(p.source);
   for (const ir::SizeBindings& sizes : all_sizes) {
     std::string why;
     try {
@@ -154,20 +158,20 @@ Schedule row_block_grid(const std::string& out, int64_t serial) {
   };
 }
 
-TEST(GridReduction, RowSumSerialPerBlock) {
+TEST_F(GridReduction, RowSumSerialPerBlock) {
   check("row_sum", row_serial_grid("y", 256), row_sizes());
 }
 
-TEST(GridReduction, RowSumBlockAndGrid) {
+TEST_F(GridReduction, RowSumBlockAndGrid) {
   check("row_sum", row_block_grid("y", 64), row_sizes());
 }
 
-TEST(GridReduction, RowMax) {
+TEST_F(GridReduction, RowMax) {
   check("row_max", row_serial_grid("y", 512), row_sizes());
   check("row_max", row_block_grid("y", 16), row_sizes());
 }
 
-TEST(GridReduction, RowSumRfactor) {
+TEST_F(GridReduction, RowSumRfactor) {
   // rfactor: partials[N, ceilDiv(K, chunk) (BIDx), r chunk (serial)], then
   // y[N, r ceilDiv(K, chunk)] reduces the chunks' partials over BIDx.
   check(
@@ -183,7 +187,7 @@ TEST(GridReduction, RowSumRfactor) {
       row_sizes());
 }
 
-TEST(GridReduction, ColSumRowsOnBIDy) {
+TEST_F(GridReduction, ColSumRowsOnBIDy) {
   // [ceilDiv(N, 1024), 1024, ceilDiv(K, 32), 32] bound BIDy, serial, BIDx, TIDx.
   check(
       "col_sum",
@@ -199,7 +203,7 @@ TEST(GridReduction, ColSumRowsOnBIDy) {
       col_sizes());
 }
 
-TEST(GridReduction, ColSumRowsOnBIDx) {
+TEST_F(GridReduction, ColSumRowsOnBIDx) {
   // [ceilDiv(N, 512), 512, K] bound BIDx, serial, TIDx (a thread per column).
   check(
       "col_sum",
@@ -213,7 +217,7 @@ TEST(GridReduction, ColSumRowsOnBIDx) {
       col_sizes());
 }
 
-TEST(GridReduction, SumAllOverBIDx) {
+TEST_F(GridReduction, SumAllOverBIDx) {
   // [ceilDiv(N*K, 2048), 64, 32] bound BIDx, serial, TIDx: a 0-d result.
   check(
       "sum_all",
@@ -227,7 +231,7 @@ TEST(GridReduction, SumAllOverBIDx) {
       row_sizes());
 }
 
-TEST(GridReduction, SumAllOverBIDxAndBIDy) {
+TEST_F(GridReduction, SumAllOverBIDxAndBIDy) {
   // [ceilDiv(N*K, 1024), 4, 256] bound BIDx, BIDy, serial: the partials of
   // blocks in two dimensions.
   check(
@@ -242,7 +246,7 @@ TEST(GridReduction, SumAllOverBIDxAndBIDy) {
       row_sizes());
 }
 
-TEST(GridReduction, EveryOpAndTypeSeveralInOneKernel) {
+TEST_F(GridReduction, EveryOpAndTypeSeveralInOneKernel) {
   // Five grid reductions in one kernel, each with its own workspaces: i64 and
   // f64 sums, i32 max and min, an f64 product and an f64 max.
   const char* text = R"(
@@ -273,12 +277,12 @@ outputs: [s, d, q, r, p, m]
   for (const kir::Param& param : p.kernel.params)
     workspaces += param.source == kir::Param::Source::GridWorkspace;
   EXPECT_EQ(workspaces, 12);
-  auto compiled = cpu_backend().compile(p.source);
+  auto compiled = test_backend().compile(p.source);
   for (int64_t k : {1, 33, 1000, 4096})
     EXPECT_EQ(run_and_compare_reduction(plain, p, *compiled, {{"N", 3}, {"K", k}}), "") << k;
 }
 
-TEST(GridReduction, HalfInputReducesInF32) {
+TEST_F(GridReduction, HalfInputReducesInF32) {
   // sum of f16 reduces in f32 (the frontend casts first), which a grid
   // reduction supports; the reduction itself is never of a half type.
   const char* text = R"(
@@ -299,7 +303,7 @@ outputs: [y]
   expect_matches(def, plain, {{{"N", 3}, {"K", 1}}, {{"N", 3}, {"K", 1000}}});
 }
 
-TEST(GridReduction, ExampleSchedule) {
+TEST_F(GridReduction, ExampleSchedule) {
   auto def = load("row_sum");
   auto plain = load("row_sum");
   frontend::apply_schedule_file(
@@ -313,14 +317,14 @@ TEST(GridReduction, ExampleSchedule) {
 
 /// Launches p twice on the same buffers, zeroed once: the second launch must
 /// not see the first one's semaphores, which the last blocks reset to 0.
-TEST(GridReduction, RepeatedLaunchReusesResetSemaphores) {
+TEST_F(GridReduction, RepeatedLaunchReusesResetSemaphores) {
   auto def = load("row_sum");
   auto plain = load("row_sum");
   row_block_grid("y", 4)(*def.fusion);
   ir::SizeBindings sizes{{"N", 3}, {"K", 1000}};
   runtime::PreparedKernel p = prepare_grid(def, sizes);
-  auto compiled = cpu_backend().compile(p.source);
-  runtime::Backend& b = cpu_backend();
+  auto compiled = test_backend().compile(p.source);
+  runtime::Backend& b = test_backend();
   const kir::Kernel& k = p.kernel;
   runtime::LaunchDims dims = runtime::launch_dims(k, sizes);
   EXPECT_GT(dims.grid[0], 1);
@@ -364,7 +368,7 @@ TEST(GridReduction, RepeatedLaunchReusesResetSemaphores) {
     EXPECT_EQ(run_and_compare_reduction(plain, p, *compiled, sizes, 11 + i), "");
 }
 
-TEST(GridReduction, ResultReadInTheSameKernelIsAUserError) {
+TEST_F(GridReduction, ResultReadInTheSameKernelIsAUserError) {
   auto def = load("softmax");
   Fusion& f = *def.fusion;
   // The max over the row (m is its keepdim broadcast), read by x - m.
@@ -379,7 +383,7 @@ TEST(GridReduction, ResultReadInTheSameKernelIsAUserError) {
                         "to be a fusion output (segmentation comes later)"));
 }
 
-TEST(GridReduction, BIDzIsAUserError) {
+TEST_F(GridReduction, BIDzIsAUserError) {
   auto def = load("col_sum");
   named(*def.fusion, "y")->parallelize(0, ParallelType::BIDz);
   EXPECT_THAT(user_error_of([&] { lower::lower(*def.fusion); }),

@@ -1,10 +1,16 @@
-// Helpers shared by the lowering tests: fusion files, one CPU backend per
-// test process with its kernel cache in the build tree, NVRTC checks of every
+// Helpers shared by the lowering tests: fusion files, one backend per test
+// process with its kernel cache in the build tree, NVRTC checks of every
 // distinct generated source, and a run-and-compare against the reference.
+//
+// The backend is the CPU one, or, in a test executable compiled with
+// SCHEDLAB_TEST_BACKEND_CUDA (the *_gpu_test executables, CTest label gpu),
+// the CUDA backend on device 0; there every test (fixture BackendTest)
+// skips when no device answers (runtime::cuda_available() is false).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <set>
 #include <string>
@@ -31,17 +37,56 @@ inline frontend::FusionDefinition load(const std::string& name) {
   return test_support::load_config_fusion(name);
 }
 
-/// The CPU backend every test of this process shares. Its cache lives in the
-/// build tree: the key hashes the whole unit (shim, compiler and flags
-/// included) and files are renamed into place, so processes that ctest runs
-/// side by side share it safely, and a rerun compiles nothing.
+/// Whether this executable runs its kernels on the CUDA backend.
+#ifdef SCHEDLAB_TEST_BACKEND_CUDA
+inline constexpr bool kCudaTestBackend = true;
+#else
+inline constexpr bool kCudaTestBackend = false;
+#endif
+
+/// The kernel cache of the CPU backend lives in the build tree: the key
+/// hashes the whole unit (shim, compiler and flags included) and files are
+/// renamed into place, so processes that ctest runs side by side share it
+/// safely, and a rerun compiles nothing. NVRTC saves rejected units there too.
 inline std::string kernel_cache_dir() {
   return std::string(SCHEDLAB_BINARY_DIR) + "/tests/lower/kernel-cache";
 }
+
+/// The CPU backend of this process (the tests that only ever run on it).
 inline runtime::Backend& cpu_backend() {
   static std::unique_ptr<runtime::Backend> backend = runtime::make_cpu_backend(kernel_cache_dir());
   return *backend;
 }
+
+/// The backend every test of this process shares: the CPU backend, or the
+/// CUDA backend (kCudaTestBackend). The CUDA one caches CUBINs under
+/// $SCHEDLAB_CACHE_DIR when set (a device bundle, away from the build tree),
+/// else under kernel-cache-cuda in the build tree.
+inline runtime::Backend& test_backend() {
+  if (!kCudaTestBackend) return cpu_backend();
+  static std::unique_ptr<runtime::Backend> backend = [] {
+    const char* env = std::getenv("SCHEDLAB_CACHE_DIR");
+    return runtime::make_cuda_backend(
+        env != nullptr && *env != '\0' ? std::string() : kernel_cache_dir() + "-cuda");
+  }();
+  return *backend;
+}
+
+/// The fixture of every test that uses test_backend(): in a CUDA test
+/// executable its SetUp skips the test when no device answers (GoogleTest
+/// reports it SKIPPED with the reason, and so does CTest).
+class BackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!kCudaTestBackend) return;
+    std::string why;
+    if (!runtime::cuda_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+  }
+};
+
+/// BackendTest for TEST_P suites.
+template <typename T>
+class BackendTestWithParam : public BackendTest, public ::testing::WithParamInterface<T> {};
 
 /// The unit of a lowered kernel, as runtime::prepare makes it.
 inline runtime::KernelSource source_of(const kir::Kernel& k) {
@@ -67,7 +112,7 @@ inline void expect_nvrtc_accepts(const runtime::KernelSource& src) {
   }
 }
 
-/// Runs a prepared kernel on the CPU backend at `sizes` and compares every
+/// Runs a prepared kernel on test_backend() at `sizes` and compares every
 /// output with the reference evaluation of `plain` (the unscheduled copy).
 /// Returns an empty string on success, else a description of the first
 /// failure.
@@ -77,7 +122,7 @@ inline std::string run_and_compare(const frontend::FusionDefinition& plain,
                                    uint64_t seed = 7) {
   auto inputs = ref::make_inputs(*plain.fusion, sizes, seed, plain.input_ranges);
   auto want = ref::evaluate(*plain.fusion, inputs, sizes);
-  auto got = runtime::execute(cpu_backend(), compiled, p, inputs, sizes);
+  auto got = runtime::execute(test_backend(), compiled, p, inputs, sizes);
   if (got.size() != want.size())
     return "got " + std::to_string(got.size()) + " outputs, expected " +
            std::to_string(want.size());

@@ -5,7 +5,8 @@
 // by 8; serial rfactor; 2D tiling; inlining only at block loops or not at
 // all; Local and Shared caches; unroll; an uneven outer split; unswitch;
 // vectorized copies), lowered once per (fusion, schedule), run on the CPU
-// backend at several size bindings (size 1, odd, and uneven against every
+// backend (or, built as lower_matrix_gpu_test, the CUDA backend: see
+// lower_test_util.h) at several size bindings (size 1, odd, and uneven against every
 // split factor) and checked against the reference evaluator. Every generated
 // unit is also compiled by NVRTC for sm_90.
 //
@@ -544,7 +545,7 @@ std::string apply_schedule(const ScheduleCase& s, const FusionCase& fc,
 
 using MatrixParam = std::tuple<FusionCase, ScheduleCase>;
 
-class LowerMatrix : public ::testing::TestWithParam<MatrixParam> {};
+class LowerMatrix : public BackendTestWithParam<MatrixParam> {};
 
 TEST_P(LowerMatrix, MatchesReference) {
   const auto& [fc, sc] = GetParam();
@@ -571,7 +572,7 @@ TEST_P(LowerMatrix, MatchesReference) {
   expect_nvrtc_accepts(p.source);
   std::shared_ptr<runtime::CompiledKernel> compiled;
   try {
-    compiled = cpu_backend().compile(p.source);
+    compiled = test_backend().compile(p.source);
   } catch (const std::exception& e) {
     results()[{fc.name, sc.name}] = "COMPILE-FAIL";
     FAIL() << e.what() << "\n--- kernel ---\n" << codegen::print_kernel(p.kernel);
@@ -625,7 +626,9 @@ INSTANTIATE_TEST_SUITE_P(All, LowerMatrix,
 // The coverage of the matrix, without compiling anything: every combination
 // is scheduled and lowered; the table says which run (ok) and which a
 // scheduling primitive refuses (skip). At least 80% must run.
-TEST(MatrixCoverage, MostCombinationsRun) {
+using MatrixCoverage = BackendTest;  // skips on the CUDA backend without a device
+
+TEST_F(MatrixCoverage, MostCombinationsRun) {
   std::map<std::pair<std::string, std::string>, std::string> table;
   int total = 0, ran = 0;
   for (const FusionCase& fc : fusion_cases()) {

@@ -4,3 +4,4 @@
 schedlab_test(runtime_kernel_test kernel_test.cpp)
 schedlab_test(runtime_cpu_backend_test cpu_backend_test.cpp)
 target_link_libraries(runtime_cpu_backend_test PRIVATE CUDA::nvrtc)
+schedlab_test(runtime_cpu_shuffle_test cpu_shuffle_test.cpp)

@@ -1,6 +1,8 @@
-# The CUDA backend. runtime_cuda_test: NVRTC compile-only tests run anywhere,
-# launch and timing tests skip when cuda_available() is false.
+# The CUDA backend. runtime_cuda_test: NVRTC compile-only tests, run anywhere.
+# runtime_cuda_gpu_test (CTest label gpu): launch and timing tests, which
+# skip when cuda_available() is false.
 schedlab_test(runtime_cuda_test ${CMAKE_CURRENT_LIST_DIR}/cuda_backend_test.cpp)
+schedlab_test(runtime_cuda_gpu_test ${CMAKE_CURRENT_LIST_DIR}/cuda_device_test.cpp LABELS gpu)
 
 # runtime_cuda_fake_driver_test: the driver plumbing against a fake
 # libcuda.so.1. The fake is found through an RPATH (not RUNPATH), which dlopen

@@ -20,7 +20,8 @@
 // unit's own thread_local CpuThreadState, so each worker OS thread has its own
 // copy and the unit needs no symbol from the host program (which links
 // libschedlab statically and exports nothing). The fiber scheduler writes
-// thread_idx before resuming each fiber; __syncthreads calls hooks->syncthreads.
+// thread_idx before resuming each fiber; __syncthreads calls hooks->syncthreads;
+// the warp shuffles and __syncwarp call hooks->warp_exchange.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +35,7 @@ namespace schedlab::runtime {
 
 /// Bumped whenever CpuThreadState or CpuHooks change layout; the shim and
 /// the host must agree (schedlab_cpu_bind returns the shim's version).
-inline constexpr int kCpuAbiVersion = 1;
+inline constexpr int kCpuAbiVersion = 2;
 
 /// CUDA's dim3, as the shim declares it.
 struct CpuDim3 {
@@ -50,10 +51,24 @@ struct CpuThreadState {
   char* smem;          ///< this block's dynamic shared memory (SL_DYNAMIC_SMEM)
 };
 
+/// The warp-level operations, as the shim passes them to CpuHooks::warp_exchange.
+enum class CpuWarpOp : int {
+  Idx = 0,       ///< __shfl_sync: arg is srcLane
+  Xor = 1,       ///< __shfl_xor_sync: arg is laneMask
+  Up = 2,        ///< __shfl_up_sync: arg is delta
+  Down = 3,      ///< __shfl_down_sync: arg is delta
+  SyncWarp = 4,  ///< __syncwarp: no value
+};
+
 /// Host functions handed to a unit once, when it is loaded.
 struct CpuHooks {
   int abi_version;        ///< kCpuAbiVersion
   void (*syncthreads)();  ///< the block barrier (switches to the fiber scheduler)
+  /// A warp barrier among the lanes of `mask` that exchanges `value` (the
+  /// caller's bits, up to 8 bytes): returns the bits of the source lane that
+  /// `op`, `arg` and `width` select, as PTX shfl.sync defines it.
+  unsigned long long (*warp_exchange)(int op, unsigned mask, unsigned long long value, int arg,
+                                      int width);
 };
 
 /// The shim prepended to every kernel unit on the CPU: SCHEDLAB_CPU, the
