@@ -79,23 +79,11 @@ runtime::PreparedKernel prepare_block(const frontend::FusionDefinition& def,
 /// comparing with the reference evaluation of `plain`.
 void expect_matches(const frontend::FusionDefinition& def, const frontend::FusionDefinition& plain,
                     const std::vector<ir::SizeBindings>& all_sizes) {
-  runtime::PreparedKernel p = prepare_block(def, all_sizes.front());
-  auto compiled = test_backend().compile(p.source);
-  for (const ir::SizeBindings& sizes : all_sizes) {
-    std::string why;
-    try {
-      why = run_and_compare(plain, p, *compiled, sizes);
-    } catch (const std::exception& e) {
-      why = std::string("error: ") + e.what();
-    }
-    EXPECT_EQ(why, "") << "at " << sizes_str(sizes) << "\n--- scheduled fusion ---\n"
-                       << sched::print_scheduled_fusion(*def.fusion) << "--- kernel ---\n"
-                       << codegen::print_kernel(p.kernel);
-  }
+  expect_matches_at(def, plain, prepare_block(def, all_sizes.front()), all_sizes,
+                    [](const auto& pl, const auto& p, auto& c, const auto& sz) {
+                      return run_and_compare(pl, p, c, sz);
+                    });
 }
-
-/// Schedules a fusion in place.
-using Schedule = std::function<void(Fusion&)>;
 
 /// Loads `fusion`, schedules it and checks it at `sizes`.
 void check(const std::string& fusion, const Schedule& schedule,
@@ -106,15 +94,6 @@ void check(const std::string& fusion, const Schedule& schedule,
   expect_matches(def, plain, sizes);
 }
 
-/// Propagates the reference's loop structure and bindings to every tensor
-/// (reduction axes included: the TID-bound ones become block reductions)
-/// and inlines as much as possible.
-void finish(Fusion& f, TensorView* ref) {
-  sched::propagate_transformation(ref);
-  sched::parallelize_all_like(ref);
-  sched::inline_most(f);
-}
-
 /// An inner reduction y[N, rK]: a row per block, K split by `threads`:
 /// [N, ceilDiv(K, threads), threads] bound BIDx, serial, TIDx.
 Schedule inner(const std::string& out, int64_t threads) {
@@ -123,7 +102,7 @@ Schedule inner(const std::string& out, int64_t threads) {
     y->split(1, threads);
     y->parallelize(0, ParallelType::BIDx);
     y->parallelize(2, ParallelType::TIDx);
-    finish(f, y);
+    propagate_and_inline(f, y);
   };
 }
 
@@ -136,7 +115,7 @@ Schedule persistent(const std::string& out, int64_t persist) {
     y->split(1, persist, /*inner_split=*/false);
     y->parallelize(0, ParallelType::BIDx);
     y->parallelize(2, ParallelType::TIDx);
-    finish(f, y);
+    propagate_and_inline(f, y);
   };
 }
 
@@ -194,7 +173,7 @@ TEST_F(BlockReduction, SeveralRowsPerBlockOnTIDy) {
           y->parallelize(0, ParallelType::BIDx);
           y->parallelize(1, ParallelType::TIDy);
           y->parallelize(3, ParallelType::TIDx);
-          finish(f, y);
+          propagate_and_inline(f, y);
         },
         {{{"N", 3}, {"K", 1}}, {{"N", 7}, {"K", 33}}, {{"N", 9}, {"K", 1000}}});
 }
@@ -209,7 +188,7 @@ TEST_F(BlockReduction, ReductionOverTIDy) {
           y->parallelize(0, ParallelType::BIDx);
           y->parallelize(1, ParallelType::TIDx);
           y->parallelize(3, ParallelType::TIDy);
-          finish(f, y);
+          propagate_and_inline(f, y);
         },
         {{{"N", 3}, {"K", 1}}, {{"N", 33}, {"K", 31}}, {{"N", 40}, {"K", 1000}}});
 }
@@ -224,7 +203,7 @@ TEST_F(BlockReduction, ReductionOverTIDxAndTIDy) {
         y->parallelize(0, ParallelType::BIDx);
         y->parallelize(2, ParallelType::TIDy);
         y->parallelize(3, ParallelType::TIDx);
-        finish(f, y);
+        propagate_and_inline(f, y);
       },
       row_sizes());
 }
@@ -241,7 +220,7 @@ TEST_F(BlockReduction, ColumnSum) {
         y->parallelize(0, ParallelType::BIDx);
         y->parallelize(1, ParallelType::TIDy);
         y->parallelize(3, ParallelType::TIDx);
-        finish(f, y);
+        propagate_and_inline(f, y);
       },
       col_sizes());
 }
@@ -257,7 +236,7 @@ TEST_F(BlockReduction, ColumnSumWithSerialColumnsInsideTheReduction) {
         y->split(1, 2)->split(0, 32);
         y->parallelize(1, ParallelType::TIDx);
         y->parallelize(2, ParallelType::BIDx);
-        finish(f, y);
+        propagate_and_inline(f, y);
       },
       col_sizes());
 }
@@ -273,7 +252,7 @@ TEST_F(BlockReduction, BlockAndRfactor) {
         TensorView* partials = sched::rfactor(y, {1});
         partials->parallelize(0, ParallelType::BIDx);
         partials->parallelize(2, ParallelType::TIDx);
-        finish(f, partials);
+        propagate_and_inline(f, partials);
       },
       row_sizes());
 }
@@ -424,7 +403,7 @@ TEST_F(BlockReduction, UnswitchKeepsABlockReductionOutOfBranches) {
   y->parallelize(0, ParallelType::BIDx);
   y->parallelize(1, LoopTransform::Unswitch);
   y->parallelize(3, ParallelType::TIDx);
-  finish(f, y);
+  propagate_and_inline(f, y);
   kir::Kernel k = lower::lower(f);
   std::string text = codegen::print_kernel(k);
   EXPECT_THAT(text, ::testing::Not(HasSubstr("else")));

@@ -102,22 +102,11 @@ std::string run_and_compare_reduction(const frontend::FusionDefinition& plain,
 
 void expect_matches(const frontend::FusionDefinition& def, const frontend::FusionDefinition& plain,
                     const std::vector<ir::SizeBindings>& all_sizes) {
-  runtime::PreparedKernel p = prepare_grid(def, all_sizes.front());
-  auto compiled = test_backend().compile(p.source);
-  for (const ir::SizeBindings& sizes : all_sizes) {
-    std::string why;
-    try {
-      why = run_and_compare_reduction(plain, p, *compiled, sizes);
-    } catch (const std::exception& e) {
-      why = std::string("error: ") + e.what();
-    }
-    EXPECT_EQ(why, "") << "at " << sizes_str(sizes) << "\n--- scheduled fusion ---\n"
-                       << sched::print_scheduled_fusion(*def.fusion) << "--- kernel ---\n"
-                       << codegen::print_kernel(p.kernel);
-  }
+  expect_matches_at(def, plain, prepare_grid(def, all_sizes.front()), all_sizes,
+                    [](const auto& pl, const auto& p, auto& c, const auto& sz) {
+                      return run_and_compare_reduction(pl, p, c, sz);
+                    });
 }
-
-using Schedule = std::function<void(Fusion&)>;
 
 void check(const std::string& fusion, const Schedule& schedule,
            const std::vector<ir::SizeBindings>& sizes) {
@@ -125,12 +114,6 @@ void check(const std::string& fusion, const Schedule& schedule,
   auto plain = load(fusion);
   schedule(*def.fusion);
   expect_matches(def, plain, sizes);
-}
-
-void finish(Fusion& f, TensorView* ref) {
-  sched::propagate_transformation(ref);
-  sched::parallelize_all_like(ref);
-  sched::inline_most(f);
 }
 
 /// [N, ceilDiv(K, chunk), chunk] bound BIDy, BIDx, serial: each block sums a
@@ -141,7 +124,7 @@ Schedule row_serial_grid(const std::string& out, int64_t chunk) {
     y->split(1, chunk);
     y->parallelize(0, ParallelType::BIDy);
     y->parallelize(1, ParallelType::BIDx);
-    finish(f, y);
+    propagate_and_inline(f, y);
   };
 }
 
@@ -154,7 +137,7 @@ Schedule row_block_grid(const std::string& out, int64_t serial) {
     y->split(1, 32)->split(1, serial);
     y->parallelize(1, ParallelType::BIDx);
     y->parallelize(3, ParallelType::TIDx);
-    finish(f, y);
+    propagate_and_inline(f, y);
   };
 }
 
@@ -182,7 +165,7 @@ TEST_F(GridReduction, RowSumRfactor) {
         TensorView* partials = sched::rfactor(y, {2});
         partials->parallelize(0, ParallelType::BIDy);
         partials->parallelize(1, ParallelType::BIDx);
-        finish(f, partials);
+        propagate_and_inline(f, partials);
       },
       row_sizes());
 }
@@ -198,7 +181,7 @@ TEST_F(GridReduction, ColSumRowsOnBIDy) {
         y->parallelize(0, ParallelType::BIDy);
         y->parallelize(2, ParallelType::BIDx);
         y->parallelize(3, ParallelType::TIDx);
-        finish(f, y);
+        propagate_and_inline(f, y);
       },
       col_sizes());
 }
@@ -212,7 +195,7 @@ TEST_F(GridReduction, ColSumRowsOnBIDx) {
         y->split(0, 512);
         y->parallelize(0, ParallelType::BIDx);
         y->parallelize(2, ParallelType::TIDx);
-        finish(f, y);
+        propagate_and_inline(f, y);
       },
       col_sizes());
 }
@@ -226,7 +209,7 @@ TEST_F(GridReduction, SumAllOverBIDx) {
         y->merge(0)->split(0, 32)->split(0, 64);
         y->parallelize(0, ParallelType::BIDx);
         y->parallelize(2, ParallelType::TIDx);
-        finish(f, y);
+        propagate_and_inline(f, y);
       },
       row_sizes());
 }
@@ -241,7 +224,7 @@ TEST_F(GridReduction, SumAllOverBIDxAndBIDy) {
         y->merge(0)->split(0, 256)->split(0, 4);
         y->parallelize(0, ParallelType::BIDx);
         y->parallelize(1, ParallelType::BIDy);
-        finish(f, y);
+        propagate_and_inline(f, y);
       },
       row_sizes());
 }
@@ -299,7 +282,7 @@ outputs: [y]
   ASSERT_EQ(y->dtype(), ir::DataType::F32);
   y->split(1, 64);
   y->parallelize(1, ParallelType::BIDx);
-  finish(*def.fusion, y);
+  propagate_and_inline(*def.fusion, y);
   expect_matches(def, plain, {{{"N", 3}, {"K", 1}}, {{"N", 3}, {"K", 1000}}});
 }
 

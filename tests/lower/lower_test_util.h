@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -141,6 +142,43 @@ inline std::string sizes_str(const ir::SizeBindings& sizes) {
   std::string s;
   for (const auto& [k, v] : sizes) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
   return s;
+}
+
+/// Schedules a fusion in place.
+using Schedule = std::function<void(ir::Fusion&)>;
+
+/// Propagates ref's loop structure and bindings to every tensor (reduction
+/// axes included) and inlines as much as possible.
+inline void propagate_and_inline(ir::Fusion& f, ir::TensorView* ref) {
+  sched::propagate_transformation(ref);
+  sched::parallelize_all_like(ref);
+  sched::inline_most(f);
+}
+
+/// One size binding of a check: run and compare, "" on success.
+using RunFn = std::function<std::string(
+    const frontend::FusionDefinition& plain, const runtime::PreparedKernel& p,
+    runtime::CompiledKernel& compiled, const ir::SizeBindings& sizes)>;
+
+/// Compiles `p` once on test_backend() and runs it at every size binding
+/// against the reference of `plain`; a failure prints the schedule and the
+/// kernel.
+inline void expect_matches_at(const frontend::FusionDefinition& def,
+                              const frontend::FusionDefinition& plain,
+                              const runtime::PreparedKernel& p,
+                              const std::vector<ir::SizeBindings>& all_sizes, const RunFn& run) {
+  auto compiled = test_backend().compile(p.source);
+  for (const ir::SizeBindings& sizes : all_sizes) {
+    std::string why;
+    try {
+      why = run(plain, p, *compiled, sizes);
+    } catch (const std::exception& e) {
+      why = std::string("error: ") + e.what();
+    }
+    EXPECT_EQ(why, "") << "at " << sizes_str(sizes) << "\n--- scheduled fusion ---\n"
+                       << sched::print_scheduled_fusion(*def.fusion) << "--- kernel ---\n"
+                       << codegen::print_kernel(p.kernel);
+  }
 }
 
 }  // namespace schedlab::lower::testing
