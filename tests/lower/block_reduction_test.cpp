@@ -57,17 +57,7 @@ std::vector<ir::SizeBindings> col_sizes() {
 /// that NVRTC accepts it; returns the prepared kernel.
 runtime::PreparedKernel prepare_block(const frontend::FusionDefinition& def,
                                       const ir::SizeBindings& sizes) {
-  runtime::PreparedKernel p;
-  try {
-    p = runtime::prepare(*def.fusion, sizes);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "lowering failed: " << e.what() << "\n--- scheduled fusion ---\n"
-                  << sched::print_scheduled_fusion(*def.fusion);
-    throw;
-  }
-  if (std::getenv("SCHEDLAB_DUMP_KERNELS"))
-    std::printf("%s%s", sched::print_scheduled_fusion(*def.fusion).c_str(),
-                codegen::print_kernel(p.kernel).c_str());
+  runtime::PreparedKernel p = prepare_or_report(def, sizes);
   EXPECT_THAT(p.source.source, HasSubstr("= sl_block_reduce<"));
   EXPECT_TRUE(p.kernel.has_barrier) << "a block reduction synchronizes the block";
   EXPECT_GT(p.kernel.reduce_workspace_bytes, 0);

@@ -53,17 +53,7 @@ std::vector<ir::SizeBindings> col_sizes() {
 /// NVRTC accepts it; returns the prepared kernel.
 runtime::PreparedKernel prepare_grid(const frontend::FusionDefinition& def,
                                      const ir::SizeBindings& sizes) {
-  runtime::PreparedKernel p;
-  try {
-    p = runtime::prepare(*def.fusion, sizes);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "lowering failed: " << e.what() << "\n--- scheduled fusion ---\n"
-                  << sched::print_scheduled_fusion(*def.fusion);
-    throw;
-  }
-  if (std::getenv("SCHEDLAB_DUMP_KERNELS"))
-    std::printf("%s%s", sched::print_scheduled_fusion(*def.fusion).c_str(),
-                codegen::print_kernel(p.kernel).c_str());
+  runtime::PreparedKernel p = prepare_or_report(def, sizes);
   EXPECT_THAT(p.source.source, HasSubstr("sl_grid_reduce<"));
   int workspaces = 0;
   for (const kir::Param& param : p.kernel.params)
@@ -73,38 +63,24 @@ runtime::PreparedKernel prepare_grid(const frontend::FusionDefinition& def,
   return p;
 }
 
-/// run_and_compare with a tolerance for reduction order: a sum of n values
-/// combined in another order (chunks per block, then across blocks) differs
-/// from the reference by rounding errors that grow with n, so the absolute
-/// part grows with the number of values reduced per output element.
-std::string run_and_compare_reduction(const frontend::FusionDefinition& plain,
-                                      const runtime::PreparedKernel& p,
-                                      runtime::CompiledKernel& compiled,
-                                      const ir::SizeBindings& sizes, uint64_t seed = 7) {
-  auto inputs = ref::make_inputs(*plain.fusion, sizes, seed, plain.input_ranges);
-  auto want = ref::evaluate(*plain.fusion, inputs, sizes);
-  auto got = runtime::execute(test_backend(), compiled, p, inputs, sizes);
-  if (got.size() != want.size()) return "wrong number of outputs";
-  std::string why;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const ir::TensorView* out = plain.fusion->outputs()[i];
-    ref::Tolerance tol = ref::default_tolerance(out->dtype());
-    double reduced = static_cast<double>(inputs[0].numel()) /
-                     static_cast<double>(std::max<int64_t>(want[i].numel(), 1));
-    if (out->dtype() == ir::DataType::F32) tol.atol += 1e-7 * reduced;
-    auto c = ref::compare(got[i], want[i], tol);
-    if (!c.ok)
-      why += "output " + std::to_string(i) + " (" + out->describe() +
-             "): " + std::to_string(c.mismatches) + " mismatches, first " + c.first_mismatch + "\n";
-  }
-  return why;
+/// A tolerance for reduction order: a sum of n values combined in another
+/// order (chunks per block, then across blocks) differs from the reference by
+/// rounding errors that grow with n, so the absolute part grows with the
+/// number of values reduced per output element.
+ref::Tolerance reduction_order_tolerance(const ir::TensorView* out, const ref::HostTensor& want,
+                                         const std::vector<ref::HostTensor>& inputs) {
+  ref::Tolerance tol = ref::default_tolerance(out->dtype());
+  double reduced = static_cast<double>(inputs[0].numel()) /
+                   static_cast<double>(std::max<int64_t>(want.numel(), 1));
+  if (out->dtype() == ir::DataType::F32) tol.atol += 1e-7 * reduced;
+  return tol;
 }
 
 void expect_matches(const frontend::FusionDefinition& def, const frontend::FusionDefinition& plain,
                     const std::vector<ir::SizeBindings>& all_sizes) {
   expect_matches_at(def, plain, prepare_grid(def, all_sizes.front()), all_sizes,
                     [](const auto& pl, const auto& p, auto& c, const auto& sz) {
-                      return run_and_compare_reduction(pl, p, c, sz);
+                      return run_and_compare(pl, p, c, sz, 7, reduction_order_tolerance);
                     });
 }
 
@@ -262,7 +238,10 @@ outputs: [s, d, q, r, p, m]
   EXPECT_EQ(workspaces, 12);
   auto compiled = test_backend().compile(p.source);
   for (int64_t k : {1, 33, 1000, 4096})
-    EXPECT_EQ(run_and_compare_reduction(plain, p, *compiled, {{"N", 3}, {"K", k}}), "") << k;
+    EXPECT_EQ(
+        run_and_compare(plain, p, *compiled, {{"N", 3}, {"K", k}}, 7, reduction_order_tolerance),
+        "")
+        << k;
 }
 
 TEST_F(GridReduction, HalfInputReducesInF32) {
@@ -348,7 +327,7 @@ TEST_F(GridReduction, RepeatedLaunchReusesResetSemaphores) {
   for (auto& a : args) b.free(a.data);
   // And through execute, which zeroes the workspaces per launch.
   for (int i = 0; i < 2; ++i)
-    EXPECT_EQ(run_and_compare_reduction(plain, p, *compiled, sizes, 11 + i), "");
+    EXPECT_EQ(run_and_compare(plain, p, *compiled, sizes, 11 + i, reduction_order_tolerance), "");
 }
 
 TEST_F(GridReduction, ResultReadInTheSameKernelIsAUserError) {

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -113,6 +114,17 @@ inline void expect_nvrtc_accepts(const runtime::KernelSource& src) {
   }
 }
 
+/// The tolerance for output `out` (reference value `want`, computed from
+/// `inputs`); the default is the dtype's.
+using ToleranceFn =
+    std::function<ref::Tolerance(const ir::TensorView* out, const ref::HostTensor& want,
+                                 const std::vector<ref::HostTensor>& inputs)>;
+
+inline ref::Tolerance dtype_tolerance(const ir::TensorView* out, const ref::HostTensor&,
+                                      const std::vector<ref::HostTensor>&) {
+  return ref::default_tolerance(out->dtype());
+}
+
 /// Runs a prepared kernel on test_backend() at `sizes` and compares every
 /// output with the reference evaluation of `plain` (the unscheduled copy).
 /// Returns an empty string on success, else a description of the first
@@ -120,7 +132,8 @@ inline void expect_nvrtc_accepts(const runtime::KernelSource& src) {
 inline std::string run_and_compare(const frontend::FusionDefinition& plain,
                                    const runtime::PreparedKernel& p,
                                    runtime::CompiledKernel& compiled, const ir::SizeBindings& sizes,
-                                   uint64_t seed = 7) {
+                                   uint64_t seed = 7,
+                                   const ToleranceFn& tolerance = dtype_tolerance) {
   auto inputs = ref::make_inputs(*plain.fusion, sizes, seed, plain.input_ranges);
   auto want = ref::evaluate(*plain.fusion, inputs, sizes);
   auto got = runtime::execute(test_backend(), compiled, p, inputs, sizes);
@@ -130,7 +143,7 @@ inline std::string run_and_compare(const frontend::FusionDefinition& plain,
   std::string why;
   for (size_t i = 0; i < want.size(); ++i) {
     const ir::TensorView* out = plain.fusion->outputs()[i];
-    auto c = ref::compare(got[i], want[i], ref::default_tolerance(out->dtype()));
+    auto c = ref::compare(got[i], want[i], tolerance(out, want[i], inputs));
     if (!c.ok)
       why += "output " + std::to_string(i) + " (" + out->describe() +
              "): " + std::to_string(c.mismatches) + " mismatches, first " + c.first_mismatch + "\n";
@@ -142,6 +155,24 @@ inline std::string sizes_str(const ir::SizeBindings& sizes) {
   std::string s;
   for (const auto& [k, v] : sizes) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
   return s;
+}
+
+/// Lowers the scheduled `def` at `sizes`; a failure prints the schedule and
+/// is rethrown. SCHEDLAB_DUMP_KERNELS=1 prints every kernel.
+inline runtime::PreparedKernel prepare_or_report(const frontend::FusionDefinition& def,
+                                                 const ir::SizeBindings& sizes) {
+  runtime::PreparedKernel p;
+  try {
+    p = runtime::prepare(*def.fusion, sizes);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "lowering failed: " << e.what() << "\n--- scheduled fusion ---\n"
+                  << sched::print_scheduled_fusion(*def.fusion);
+    throw;
+  }
+  if (std::getenv("SCHEDLAB_DUMP_KERNELS"))
+    std::printf("%s%s", sched::print_scheduled_fusion(*def.fusion).c_str(),
+                codegen::print_kernel(p.kernel).c_str());
+  return p;
 }
 
 /// Schedules a fusion in place.
