@@ -1,6 +1,7 @@
 // The CPU backend's two costs that users feel: compiling a kernel unit with
-// the host compiler (cold, and from the disk cache) and running barriers as
-// fibers. Timings are wall clock: the compiler runs in a child process.
+// the host compiler (cold, and from the disk cache) and running barriers and
+// warp shuffles as fibers. Timings are wall clock: the compiler runs in a
+// child process.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 
@@ -45,6 +46,25 @@ extern "C" __global__ void schedlab_kernel(T1 in, T1 out) {
 }
 #ifdef SCHEDLAB_CPU
 extern "C" void schedlab_kernel_entry(void** p) { schedlab_kernel(*(T1*)p[0], *(T1*)p[1]); }
+#endif
+)CUDA";
+
+// A row sum as the lowering emits it: a serial loop over the row, then the
+// runtime header's sl_block_reduce (warp shuffles plus shared memory).
+constexpr std::string_view kRowReduce = R"CUDA(
+typedef Tensor<float, 2, int32_t> T2;
+typedef Tensor<float, 1, int32_t> T1;
+extern "C" __global__ void schedlab_kernel(T2 in, T1 out) {
+  SL_DYNAMIC_SMEM(sl_smem);
+  const int row = blockIdx.x;
+  float acc = 0.0f;
+  for (int k = threadIdx.x; k < in.size[1]; k += blockDim.x) acc += in.data[row * in.stride[0] + k];
+  acc = sl_block_reduce<true, false, false, float>(acc, SlOpSum(), 0.0f,
+                                                   reinterpret_cast<float*>(sl_smem), true);
+  if (threadIdx.x == 0) out.data[row] = acc;
+}
+#ifdef SCHEDLAB_CPU
+extern "C" void schedlab_kernel_entry(void** p) { schedlab_kernel(*(T2*)p[0], *(T1*)p[1]); }
 #endif
 )CUDA";
 
@@ -127,6 +147,44 @@ void BM_CpuBlockSumBarriers(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_CpuBlockSumBarriers)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Rows x 4096 floats, one block of state.range(1) threads per row, each
+// row summed by sl_block_reduce. The counters are the backend's own counts
+// (runtime::cpu_sync_counts) over the timed launches: block barriers, thread
+// arrivals at them, and lanes through warp shuffles, per second.
+void BM_CpuBlockReduceRows(benchmark::State& state) {
+  TempCache cache;
+  auto be = runtime::make_cpu_backend(cache.path);
+  auto k = be->compile(source(kRowReduce, true));
+  const int64_t rows = state.range(0), cols = 4096, threads = state.range(1);
+  void* in = be->alloc(rows * cols * sizeof(float));
+  void* out = be->alloc(rows * sizeof(float));
+  be->memset_zero(in, rows * cols * sizeof(float));
+  std::vector<runtime::TensorArg> args{{in, ir::DataType::F32, {rows, cols}, {cols, 1}},
+                                       {out, ir::DataType::F32, {rows}, {1}}};
+  LaunchDims dims;
+  dims.grid = {rows, 1, 1};
+  dims.block = {threads, 1, 1};
+  dims.shared_bytes = static_cast<size_t>(threads) * sizeof(float);
+  be->launch(*k, dims, args);  // warm-up: worker fiber stacks, page faults
+  const runtime::CpuSyncCounts before = runtime::cpu_sync_counts();
+  for (auto _ : state) be->launch(*k, dims, args);
+  const runtime::CpuSyncCounts after = runtime::cpu_sync_counts();
+  using C = benchmark::Counter;
+  state.counters["barriers/s"] = C(double(after.barriers - before.barriers), C::kIsRate);
+  state.counters["thread_barriers/s"] =
+      C(double(after.thread_barriers - before.thread_barriers), C::kIsRate);
+  state.counters["thread_shuffles/s"] =
+      C(double(after.thread_exchanges - before.thread_exchanges), C::kIsRate);
+  state.counters["rows/s"] = C(double(rows), C::kIsIterationInvariantRate);
+  be->free(in);
+  be->free(out);
+}
+BENCHMARK(BM_CpuBlockReduceRows)
+    ->Args({1024, 256})
+    ->Args({256, 1000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The same size without barriers: threads run as a plain loop, no fibers.
 void BM_CpuElementwiseLoop(benchmark::State& state) {

@@ -114,9 +114,10 @@ std::string expr(const kir::ExprP& e) {
     case Expr::Kind::Bool: return e->i ? "true" : "false";
     case Expr::Kind::Float: return literal(e->f, e->dtype);
     case Expr::Kind::Var:
-      // threadIdx/blockIdx are unsigned int: read them as the index type, or
-      // blockIdx.x * 128 wraps at 2^32 in an int64 kernel.
-      if (e->name.starts_with("threadIdx.") || e->name.starts_with("blockIdx."))
+      // threadIdx/blockIdx/blockDim are unsigned int: read them as the index
+      // type, or blockIdx.x * 128 wraps at 2^32 in an int64 kernel.
+      if (e->name.starts_with("threadIdx.") || e->name.starts_with("blockIdx.") ||
+          e->name.starts_with("blockDim."))
         return "((sl_index_t)" + e->name + ")";
       return e->name;
     case Expr::Kind::Unary: return unary(*e);
@@ -182,7 +183,10 @@ void stmt(const Stmt& s, int depth, std::ostringstream& os) {
       break;
     case Stmt::Kind::Allocate: {
       const kir::Buffer& b = *s.buffer;
-      if (b.memory == ir::MemoryType::Shared)
+      if (b.memory == ir::MemoryType::Shared && b.dynamic_offset)
+        os << pad << c_type(b.dtype) << "* " << b.name << " = reinterpret_cast<" << c_type(b.dtype)
+           << "*>(sl_smem + " << expr(b.dynamic_offset) << ");  // sized at launch\n";
+      else if (b.memory == ir::MemoryType::Shared)
         os << pad << c_type(b.dtype) << "* " << b.name << " = reinterpret_cast<" << c_type(b.dtype)
            << "*>(sl_smem + " << b.shared_offset << ");  // " << b.size << " elements\n";
       else  // aligned so that vectorized copies into registers are legal
@@ -222,7 +226,10 @@ std::string print_kernel(const kir::Kernel& k) {
   for (size_t i = 0; i < k.params.size(); ++i)
     os << (i ? ", " : "") << param_type(*k.params[i].buffer) << " " << k.params[i].buffer->name;
   os << ") {\n";
-  if (k.reduce_workspace_bytes > 0)
+  if (!k.dynamic_shared.empty())
+    os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.dynamic_shared.size()
+       << " Shared buffers sized at launch\n";
+  else if (k.reduce_workspace_bytes > 0)
     os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes, then "
        << k.reduce_workspace_bytes << " per thread from byte " << k.reduce_workspace_offset
        << " for block reductions\n";

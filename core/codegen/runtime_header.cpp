@@ -126,32 +126,77 @@ struct SlOpMin {
 // synchronizes the block); a thread whose value must not count passes
 // participate = false and contributes `init`. `ws` holds blockDim.x *
 // blockDim.y * blockDim.z values and is free again when it returns. The
-// combination order is a fixed tree, the same on every backend.
+// combination order is a fixed tree, the same on every backend, and every
+// thread of a group gets the bit-identical result.
+//
+// Warp shuffles plus shared memory, two or three barriers in all. A group
+// whose threads are consecutive linear thread ids (the reduced dimensions
+// come first, e.g. rows on threadIdx.y reduced over threadIdx.x) is reduced
+// in place; any other (e.g. a reduction over threadIdx.y with threadIdx.x
+// kept) is first transposed through `ws` so that it is. Then:
+//  1. Each warp folds its lanes with __shfl_down_sync, per segment: the run
+//     of its lanes that belong to one group (a group of 33 threads, or rows of
+//     33, straddle warps). The segment's first lane ends up holding its
+//     segment's combination and stores it in its own slot of `ws`.
+//  2. Each thread combines its group's segments: with shuffles when groups are
+//     whole warps (every warp of a group computes the same tree), otherwise
+//     in a serial fold (at most 32 segments).
+// The shuffle mask names only the lanes that exist: a block of 33 threads has
+// a last warp of one lane.
+template <typename T, typename Op>
+SL_FN T sl_warp_reduce_down(T v, Op op, unsigned mask, unsigned lane, unsigned bound) {
+  // Lane l combines lanes l, l+1, ... below `bound` (a bound that only grows
+  // along the tree, so lane l ends with lanes [l, min(l + 32, bound))).
+  for (unsigned o = 16u; o > 0u; o /= 2u) {
+    T other = __shfl_down_sync(mask, v, o);
+    if (lane + o < bound) v = op(v, other);
+  }
+  return v;
+}
 template <bool X, bool Y, bool Z, typename T, typename Op>
 SL_FN T sl_block_reduce(T val, Op op, T init, T* ws, bool participate) {
-  const unsigned nx = X ? blockDim.x : 1u, ny = Y ? blockDim.y : 1u, nz = Z ? blockDim.z : 1u;
-  const unsigned size = nx * ny * nz;
+  const unsigned bx = blockDim.x, by = blockDim.y, bz = blockDim.z;
+  const unsigned nx = X ? bx : 1u, ny = Y ? by : 1u, nz = Z ? bz : 1u;
+  const unsigned size = nx * ny * nz, nthreads = bx * by * bz;
   // This thread's place in its group, and the group's among the block's.
   const unsigned pos =
       (X ? threadIdx.x : 0u) + nx * ((Y ? threadIdx.y : 0u) + ny * (Z ? threadIdx.z : 0u));
-  const unsigned gx = X ? 1u : blockDim.x, gy = Y ? 1u : blockDim.y;
+  const unsigned gx = X ? 1u : bx, gy = Y ? 1u : by;
   const unsigned group =
       (X ? 0u : threadIdx.x) + gx * ((Y ? 0u : threadIdx.y) + gy * (Z ? 0u : threadIdx.z));
-  T* g = ws + group * size;
-  g[pos] = participate ? val : init;
+  const unsigned tid = threadIdx.x + bx * (threadIdx.y + by * threadIdx.z);
+  // Uniform over the block: no kept dimension of extent > 1 lies below a
+  // reduced one of extent > 1, so tid == group * size + pos.
+  const bool contiguous = (X || bx == 1u || !((Y && by > 1u) || (Z && bz > 1u))) &&
+                          (Y || by == 1u || !(Z && bz > 1u));
+  T v = participate ? val : init;
+  if (!contiguous) {
+    ws[group * size + pos] = v;
+    __syncthreads();
+    v = ws[tid];  // from here on this thread works for group tid / size
+  }
+  const unsigned lane = tid % 32u, warp_start = tid - lane;
+  const unsigned lanes = nthreads - warp_start < 32u ? nthreads - warp_start : 32u;
+  const unsigned mask = lanes == 32u ? 0xffffffffu : (1u << lanes) - 1u;
+  // 1. Segments: lanes below the warp's end and the group's end.
+  const unsigned vpos = tid % size, group_end = lane + (size - vpos);
+  v = sl_warp_reduce_down(v, op, mask, lane, group_end < lanes ? group_end : lanes);
+  if (lane == 0u || vpos == 0u) ws[tid] = v;  // only this thread reads its slot before
   __syncthreads();
-  unsigned pow2 = 1u;  // the largest power of two <= size
-  while (pow2 * 2u <= size) pow2 *= 2u;
-  if (pow2 != size) {  // uniform: fold the part above it into the lower part
-    if (pos < size - pow2) g[pos] = op(g[pos], g[pos + pow2]);
-    __syncthreads();
+  // 2. This thread's group's segments: the first at its first thread, the
+  //    others at the warp starts inside it.
+  const unsigned first = group * size, first_warp = first / 32u;
+  const unsigned nseg = (first + size - 1u) / 32u - first_warp + 1u;
+  T r;
+  if (contiguous && size % 32u == 0u) {  // whole, full warps: first % 32 == 0
+    T p = lane < nseg ? ws[first + 32u * lane] : init;
+    p = sl_warp_reduce_down(p, op, 0xffffffffu, lane, nseg);
+    r = __shfl_sync(0xffffffffu, p, 0);
+  } else {
+    r = ws[first];
+    for (unsigned s = 1u; s < nseg; ++s) r = op(r, ws[(first_warp + s) * 32u]);
   }
-  for (unsigned s = pow2 / 2u; s > 0u; s /= 2u) {
-    if (pos < s) g[pos] = op(g[pos], g[pos + s]);
-    __syncthreads();
-  }
-  T r = g[0];
-  __syncthreads();  // every thread has read the result: ws may be reused
+  __syncthreads();  // every thread has read its result: ws may be reused
   return r;
 }
 // A grid reduction's last step, for the one thread of its block that holds

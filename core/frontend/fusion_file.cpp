@@ -1,11 +1,5 @@
 #include "schedlab/frontend/fusion_file.h"
 
-// GCC 12 reports a false -Wdangling-pointer inside yaml-cpp's inline node code.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
-#include <yaml-cpp/yaml.h>
-#pragma GCC diagnostic pop
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +8,7 @@
 
 #include "parser.h"
 #include "schedlab/base/error.h"
+#include "yaml_reader.h"
 
 namespace schedlab::frontend {
 
@@ -25,111 +20,7 @@ namespace {
 const std::vector<std::string> kTopKeys = {"fusion", "description", "inputs", "sizes", "body", "outputs"};
 const std::vector<std::string> kInputKeys = {"dtype", "shape", "range"};
 
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
-std::optional<int64_t> as_int(const std::string& s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  size_t i = s[0] == '-' ? 1 : 0;
-  if (i == s.size()) return std::nullopt;
-  for (size_t j = i; j < s.size(); ++j)
-    if (!std::isdigit(static_cast<unsigned char>(s[j]))) return std::nullopt;
-  return std::stoll(s);
-}
-
-std::optional<double> as_double(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size()) return std::nullopt;
-  return v;
-}
-
-std::string kind_name(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: return n.size() == 0 ? "an empty mapping" : "a mapping";
-    case YAML::NodeType::Sequence: return n.size() == 0 ? "an empty list" : "a list";
-    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
-    case YAML::NodeType::Null: return "nothing";
-    default: return "an undefined node";
-  }
-}
-
-/// The YAML document plus the raw text, for positions.
-class Reader {
- public:
-  Reader(std::string text, std::string path) : text_(std::move(text)), path_(std::move(path)) {
-    std::istringstream is(text_);
-    for (std::string l; std::getline(is, l);) lines_.push_back(l);
-  }
-
-  SourceLoc loc(const YAML::Mark& m) const { return {path_, m.line + 1, m.column + 1}; }
-  SourceLoc loc(const YAML::Node& n) const { return loc(n.Mark()); }
-  const std::string& path() const { return path_; }
-
-  /// Checks the mapping's keys against `allowed` and for duplicates.
-  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
-                  const std::string& where) const {
-    std::map<std::string, YAML::Mark> seen;
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node k = it->first;  // a copy: it-> yields a temporary proxy
-      std::string key = k.IsScalar() ? k.Scalar() : "";
-      if (auto s = seen.find(key); s != seen.end())
-        user_error_at(loc(k)) << "duplicate key '" << key << "' in " << where << " (first at "
-                              << loc(s->second).str() << ")";
-      seen.emplace(key, k.Mark());
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        std::string list, hint = closest_name(key, allowed);
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        user_error_at(loc(k)) << "unknown key '" << key << "' in " << where << "; expected one of "
-                              << list << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
-      }
-    }
-  }
-
-  /// Maps positions inside the body scalar to file positions. A literal
-  /// block scalar ('|') starts on the line after its indicator, at the
-  /// indentation of its first non-blank line; an inline scalar starts at its
-  /// first character (after the quote, if quoted).
-  Locator body_locator(const YAML::Node& body) const {
-    int mline = body.Mark().line, mcol = body.Mark().column;
-    const std::string& first = lines_.at(static_cast<size_t>(mline));
-    char ind = static_cast<size_t>(mcol) < first.size() ? first[static_cast<size_t>(mcol)] : ' ';
-    if (ind == '>')
-      user_error_at(loc(body)) << "body: expected a literal block scalar ('|'), found a folded "
-                               << "one ('>'), which would join the statements into one line";
-    if (ind == '|') {
-      int indent = 0;
-      for (size_t l = static_cast<size_t>(mline) + 1; l < lines_.size(); ++l) {
-        const std::string& s = lines_[l];
-        size_t nb = s.find_first_not_of(' ');
-        if (nb != std::string::npos) {
-          indent = static_cast<int>(nb);
-          break;
-        }
-      }
-      std::string path = path_;
-      return [path, mline, indent](int line, int col) {
-        return SourceLoc{path, mline + 1 + line, indent + col};
-      };
-    }
-    int offset = mcol + ((ind == '"' || ind == '\'') ? 1 : 0);
-    std::string path = path_;
-    return [path, mline, offset](int line, int col) {
-      return SourceLoc{path, mline + line, line == 1 ? offset + col : col};
-    };
-  }
-
- private:
-  std::string text_;
-  std::string path_;
-  std::vector<std::string> lines_;
-};
-
-SizeExpr shape_entry(const Reader& r, const YAML::Node& e, const std::string& input) {
+SizeExpr shape_entry(const YamlReader& r, const YAML::Node& e, const std::string& input) {
   if (!e.IsScalar())
     user_error_at(r.loc(e)) << "input '" << input << "': expected a named size or a positive "
                             << "integer as a shape entry, found " << kind_name(e);
@@ -147,7 +38,7 @@ SizeExpr shape_entry(const Reader& r, const YAML::Node& e, const std::string& in
   return SizeExpr::symbol(s);
 }
 
-ref::ValueRange parse_range(const Reader& r, const YAML::Node& n, const std::string& input) {
+ref::ValueRange parse_range(const YamlReader& r, const YAML::Node& n, const std::string& input) {
   if (!n.IsSequence() || n.size() != 2)
     user_error_at(r.loc(n)) << "input '" << input << "': range must be a list [lo, hi], found "
                             << (n.IsSequence() && n.size() > 0
@@ -167,7 +58,7 @@ ref::ValueRange parse_range(const Reader& r, const YAML::Node& n, const std::str
   return {*v[0], *v[1]};
 }
 
-void parse_inputs(const Reader& r, const YAML::Node& inputs, FusionDefinition& def,
+void parse_inputs(const YamlReader& r, const YAML::Node& inputs, FusionDefinition& def,
                   Scope& scope) {
   if (!inputs.IsMap() || inputs.size() == 0)
     user_error_at(r.loc(inputs)) << "inputs: expected a mapping from input names to "
@@ -218,7 +109,7 @@ void parse_inputs(const Reader& r, const YAML::Node& inputs, FusionDefinition& d
   }
 }
 
-void parse_sizes(const Reader& r, const YAML::Node& sizes, FusionDefinition& def) {
+void parse_sizes(const YamlReader& r, const YAML::Node& sizes, FusionDefinition& def) {
   if (!sizes.IsMap())
     user_error_at(r.loc(sizes)) << "sizes: expected a mapping such as {N: 4, K: 8}, found "
                                 << kind_name(sizes);
@@ -234,7 +125,7 @@ void parse_sizes(const Reader& r, const YAML::Node& sizes, FusionDefinition& def
   }
 }
 
-void parse_outputs(const Reader& r, const YAML::Node& outs, FusionDefinition& def,
+void parse_outputs(const YamlReader& r, const YAML::Node& outs, FusionDefinition& def,
                    const Scope& scope) {
   if (!outs.IsSequence() || outs.size() == 0)
     user_error_at(r.loc(outs)) << "outputs: expected a non-empty list of names bound in the "
@@ -267,7 +158,7 @@ void parse_outputs(const Reader& r, const YAML::Node& outs, FusionDefinition& de
 }  // namespace
 
 FusionDefinition parse_fusion_text(const std::string& text, const std::string& path) {
-  Reader r(text, path);
+  YamlReader r(text, path);
   YAML::Node root;
   try {
     root = YAML::Load(text);

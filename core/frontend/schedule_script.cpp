@@ -123,6 +123,35 @@ std::string first_token(const Value& v) {
   return "";
 }
 
+/// Adds the defaults of a params(name=integer, ...) statement to `defaults`,
+/// checking each argument (a user error at the argument) and that no name
+/// gets a second default.
+void read_params_statement(const Statement& st, std::map<std::string, int64_t>& defaults) {
+  if (st.bind)
+    user_error_at(st.bind_loc) << "cannot bind '" << *st.bind << "': params creates no tensor";
+  for (const Arg& a : st.args) {
+    if (a.keyword.empty() || a.value.kind != Value::Kind::Int)
+      user_error_at(a.loc) << "params: expected name=integer, such as params(block=128), "
+                           << "found "
+                           << (a.keyword.empty() ? first_token(a.value) : "a non-integer value");
+    if (defaults.count(a.keyword))
+      user_error_at(a.loc) << "params: '" << a.keyword << "' already has a default ("
+                           << defaults.at(a.keyword) << ")";
+    auto v = to_integer(a.value.text);
+    if (!v)
+      user_error_at(a.value.loc)
+          << "params: " << a.keyword << "=" << a.value.text << " is not a 64-bit integer";
+    defaults[a.keyword] = *v;
+  }
+}
+
+/// Calls f on every {placeholder} value of v, nested ones included.
+template <typename F>
+void for_each_placeholder(const Value& v, F&& f) {
+  if (v.kind == Value::Kind::Param) f(v);
+  for (const Value& item : v.items) for_each_placeholder(item, f);
+}
+
 // ---- primitives ---------------------------------------------------------------
 
 class Script;
@@ -365,7 +394,7 @@ const std::vector<Primitive> kPrimitives = {
 /// Applies statements to one fusion and keeps the script's names and params.
 class Script {
  public:
-  Script(FusionDefinition& def, const ScheduleParams& params) : def_(def), params_(params) {}
+  Script(ir::Fusion& fusion, const ScheduleParams& params) : fusion_(fusion), params_(params) {}
 
   std::string apply(const Statement& st) {
     if (st.primitive == "params") return declare_params(st);
@@ -382,20 +411,20 @@ class Script {
     Args args(*this, *prim, match(st, *prim));
     TensorView* made = nullptr;
     try {
-      made = prim->apply(args, *def_.fusion);
+      made = prim->apply(args, fusion_);
     } catch (const UserError& e) {
       if (e.loc().valid()) throw;
       throw UserError(st.loc, e.message());
     }
     if (st.bind) bindings_.emplace(*st.bind, std::make_pair(made, st.bind_loc));
-    ir::verify(*def_.fusion);
+    ir::verify(fusion_);
     return render(st) + (made ? " -> " + made->describe() : "");
   }
 
   TensorView* lookup(const std::string& name, const SourceLoc& loc) const {
     if (auto it = bindings_.find(name); it != bindings_.end()) return it->second.first;
     std::vector<TensorView*> named;
-    for (TensorView* tv : def_.fusion->tensors())
+    for (TensorView* tv : fusion_.tensors())
       if (tv->user_name() == name) named.push_back(tv);
     if (named.size() > 1)
       user_error_at(loc) << "tensor name '" << name << "' is ambiguous: it names "
@@ -403,14 +432,14 @@ class Script {
                          << "; write T<n> to pick one";
     if (named.size() == 1) return named[0];
     if (auto n = tensor_number(name)) {
-      for (TensorView* tv : def_.fusion->tensors())
+      for (TensorView* tv : fusion_.tensors())
         if (tv->number() == *n) return tv;
       user_error_at(loc) << "unknown tensor '" << name << "'; the fusion has T0 to T"
-                         << def_.fusion->tensors().back()->number();
+                         << fusion_.tensors().back()->number();
     }
     std::vector<std::string> names;
     for (const auto& [k, v] : bindings_) names.push_back(k);
-    for (TensorView* tv : def_.fusion->tensors())
+    for (TensorView* tv : fusion_.tensors())
       if (!tv->user_name().empty()) names.push_back(tv->user_name());
     user_error_at(loc) << "unknown tensor '" << name
                        << "'; expected a fusion name, T<n> or a name bound earlier in the "
@@ -451,7 +480,7 @@ class Script {
     if (tensor_number(name))
       user_error_at(loc) << "cannot bind '" << name
                          << "': names of the form T<n> refer to tensors by number";
-    for (TensorView* tv : def_.fusion->tensors())
+    for (TensorView* tv : fusion_.tensors())
       if (tv->user_name() == name)
         user_error_at(loc) << "cannot bind '" << name << "': it already names " << tv->describe()
                            << " in the fusion; choose another name";
@@ -498,22 +527,7 @@ class Script {
 
   /// params(name=value, ...): defaults for placeholders, which callers override.
   std::string declare_params(const Statement& st) {
-    if (st.bind)
-      user_error_at(st.bind_loc) << "cannot bind '" << *st.bind << "': params creates no tensor";
-    for (const Arg& a : st.args) {
-      if (a.keyword.empty() || a.value.kind != Value::Kind::Int)
-        user_error_at(a.loc) << "params: expected name=integer, such as params(block=128), "
-                             << "found "
-                             << (a.keyword.empty() ? first_token(a.value) : "a non-integer value");
-      if (defaults_.count(a.keyword))
-        user_error_at(a.loc) << "params: '" << a.keyword << "' already has a default ("
-                             << defaults_.at(a.keyword) << ")";
-      auto v = to_integer(a.value.text);
-      if (!v)
-        user_error_at(a.value.loc)
-            << "params: " << a.keyword << "=" << a.value.text << " is not a 64-bit integer";
-      defaults_[a.keyword] = *v;
-    }
+    read_params_statement(st, defaults_);
     return render(st);
   }
 
@@ -548,7 +562,7 @@ class Script {
            "(" + join(args) + ")";
   }
 
-  FusionDefinition& def_;
+  ir::Fusion& fusion_;
   const ScheduleParams& params_;
   std::map<std::string, int64_t> defaults_;  ///< from params(...)
   std::map<std::string, std::pair<TensorView*, SourceLoc>> bindings_;
@@ -595,14 +609,19 @@ int64_t Args::integer_of(const Value& v, size_t i) const {
 
 }  // namespace
 
+std::vector<std::string> apply_parsed_schedule(const ParsedSchedule& schedule, ir::Fusion& fusion,
+                                               const ScheduleParams& params) {
+  Script script(fusion, params);
+  std::vector<std::string> log;
+  for (const Statement& st : schedule.statements) log.push_back(script.apply(st));
+  return log;
+}
+
 std::vector<std::string> apply_parsed_schedule(const ParsedSchedule& schedule,
                                                FusionDefinition& def,
                                                const ScheduleParams& params) {
   internal_assert(def.fusion != nullptr);
-  Script script(def, params);
-  std::vector<std::string> log;
-  for (const Statement& st : schedule.statements) log.push_back(script.apply(st));
-  return log;
+  return apply_parsed_schedule(schedule, *def.fusion, params);
 }
 
 std::vector<std::string> apply_schedule_text(const std::string& text, const std::string& path,
@@ -611,15 +630,74 @@ std::vector<std::string> apply_schedule_text(const std::string& text, const std:
   return apply_parsed_schedule(parse_schedule(text, path), def, params);
 }
 
-std::vector<std::string> apply_schedule_file(const std::string& path, FusionDefinition& def,
-                                             const ScheduleParams& params) {
+ParsedSchedule parse_schedule_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  user_assert(in.good()) << "cannot read schedule file '" << path << "': "
-                         << (std::filesystem::exists(path) ? "permission denied or not a file"
-                                                           : "no such file");
+  user_assert(in.good() && !std::filesystem::is_directory(path))
+      << "cannot read schedule file '" << path << "': "
+      << (std::filesystem::exists(path) ? "permission denied or not a file" : "no such file");
   std::stringstream ss;
   ss << in.rdbuf();
-  return apply_schedule_text(ss.str(), path, def, params);
+  return parse_schedule(ss.str(), path);
+}
+
+std::vector<std::string> apply_schedule_file(const std::string& path, FusionDefinition& def,
+                                             const ScheduleParams& params) {
+  internal_assert(def.fusion != nullptr);
+  return apply_parsed_schedule(parse_schedule_file(path), def, params);
+}
+
+std::vector<SchedulePlaceholder> schedule_placeholders(const ParsedSchedule& schedule) {
+  std::vector<SchedulePlaceholder> r;
+  auto entry = [&](const std::string& name, const SourceLoc& loc) -> SchedulePlaceholder& {
+    for (SchedulePlaceholder& p : r)
+      if (p.name == name) return p;
+    r.push_back({name, std::nullopt, loc, false});
+    return r.back();
+  };
+  std::map<std::string, int64_t> defaults;
+  for (const Statement& st : schedule.statements) {
+    if (st.primitive == "params") {
+      read_params_statement(st, defaults);
+      for (const Arg& a : st.args) entry(a.keyword, a.loc).default_value = defaults.at(a.keyword);
+      continue;
+    }
+    for (const Arg& a : st.args)
+      for_each_placeholder(a.value, [&](const Value& v) { entry(v.text, v.loc).used = true; });
+  }
+  return r;
+}
+
+std::vector<SchedulePlaceholder> schedule_placeholders(const std::string& path) {
+  return schedule_placeholders(parse_schedule_file(path));
+}
+
+ScheduleParams parse_schedule_args(const std::string& text, const std::string& what) {
+  ScheduleParams r;
+  auto trim = [](std::string s) {
+    size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    item = trim(item);
+    if (item.empty() && trim(text).empty()) break;
+    size_t eq = item.find('=');
+    user_assert(eq != std::string::npos && eq > 0)
+        << what << ": expected NAME=INTEGER, found '" << item << "' in '" << text << "'";
+    std::string name = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    bool ident = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                 std::all_of(name.begin(), name.end(), [](char c) {
+                   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                 });
+    user_assert(ident) << what << ": expected a placeholder name before '=', found '" << name
+                       << "' in '" << text << "'";
+    auto v = to_integer(value);
+    user_assert(!value.empty() && v) << what << ": " << name << " must be an integer, found '"
+                                     << value << "'";
+    user_assert(!r.count(name)) << what << ": " << name << " is given twice";
+    r[name] = *v;
+  }
+  return r;
 }
 
 }  // namespace schedlab::frontend

@@ -27,6 +27,15 @@ TensorView* Fusion::make_tensor(DataType t, const std::vector<SizeExpr>& shape) 
   return make_tensor(t, std::move(dom));
 }
 
+TensorView* Fusion::make_tensor_numbered(DataType t, std::vector<IterDomain*> logical, int number) {
+  for (const TensorView* tv : tensors())
+    internal_assert(tv->number() != number) << "T" << number << " exists already";
+  auto* tv = new TensorView(this, number, t, std::move(logical));
+  vals_.emplace_back(tv);
+  next_tensor_ = std::max(next_tensor_, number + 1);
+  return tv;
+}
+
 Scalar* Fusion::make_scalar(double v, DataType t) {
   auto* s = new Scalar(this, t, v);
   vals_.emplace_back(s);

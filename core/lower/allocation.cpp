@@ -10,6 +10,28 @@
 namespace schedlab::lower {
 
 using ir::TensorView;
+using kir::Expr;
+using kir::ExprP;
+
+namespace {
+
+/// A size in launch terms: each symbol a Var of its own name.
+ExprP launch_size(const ir::SizeExpr& e) {
+  switch (e.kind()) {
+    case ir::SizeExpr::Kind::Const: return Expr::integer(e.const_value());
+    case ir::SizeExpr::Kind::Symbol: return Expr::var(e.symbol_name());
+    case ir::SizeExpr::Kind::Mul: return launch_size(e.lhs()) * launch_size(e.rhs());
+    case ir::SizeExpr::Kind::CeilDiv:
+      return Expr::int_op("ceilDiv", launch_size(e.lhs()), launch_size(e.rhs()));
+  }
+  return nullptr;
+}
+
+ExprP align16(const ExprP& bytes) {
+  return Expr::int_op("ceilDiv", bytes, Expr::integer(16)) * Expr::integer(16);
+}
+
+}  // namespace
 
 std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusion& f,
                                                                  kir::Kernel& kernel) {
@@ -45,15 +67,24 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
     // a symbolic extent cannot live in registers: it gets a global workspace,
     // which is what makes an unscheduled fusion lower to a correct kernel.
     bool symbolic = std::any_of(axes.begin(), axes.end(), [](auto a) { return a.second < 0; });
-    if (t->memory_type() == ir::MemoryType::Global || symbolic) {
+    bool shared = t->memory_type() == ir::MemoryType::Shared;
+    if (t->memory_type() == ir::MemoryType::Global || (symbolic && !shared)) {
       kernel.params.push_back({kir::Param::Source::Workspace, 0, t, add(t, true)});
       continue;
     }
     kir::Buffer* b = add(t, false);
+    if (symbolic) {  // Shared, sized at launch (place_dynamic_shared)
+      b->size = -1;
+      b->dynamic_elements = Expr::integer(1);
+      for (auto [k, ext] : axes)
+        b->dynamic_elements =
+            b->dynamic_elements * launch_size(t->loop()[static_cast<size_t>(k)]->extent());
+      continue;
+    }
     int64_t n = 1;
     for (auto [k, ext] : axes) n *= ext;
     b->size = n;
-    if (t->memory_type() == ir::MemoryType::Shared) {
+    if (shared) {
       int64_t align = 16;
       kernel.shared_bytes = (kernel.shared_bytes + align - 1) / align * align;
       b->shared_offset = kernel.shared_bytes;
@@ -71,6 +102,23 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
   for (const std::string& s : f.size_symbols())
     internal_assert(kernel.size_sources.count(s)) << "size " << s << " has no source";
   return buf;
+}
+
+void place_dynamic_shared(kir::Kernel& kernel, const std::map<std::string, ExprP>& size_reads) {
+  ExprP end = Expr::integer(kernel.shared_bytes);
+  if (kernel.reduce_workspace_bytes > 0) {
+    ExprP threads = Expr::var("blockDim.x") * Expr::var("blockDim.y") * Expr::var("blockDim.z");
+    end = Expr::integer(kernel.reduce_workspace_offset) +
+          threads * Expr::integer(kernel.reduce_workspace_bytes);
+  }
+  for (const auto& b : kernel.buffers) {
+    if (!b->dynamic_elements) continue;
+    ExprP offset = align16(end);
+    b->dynamic_offset = kir::substitute(offset, size_reads);
+    end = offset + b->dynamic_elements * Expr::integer(ir::dtype_size(b->dtype));
+    kernel.dynamic_shared.push_back(b.get());
+  }
+  kernel.launch_shared_bytes = end;
 }
 
 }  // namespace schedlab::lower

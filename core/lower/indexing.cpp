@@ -139,13 +139,9 @@ std::vector<std::pair<int, int64_t>> Indexer::allocation_axes(const TensorView* 
     if (id->is_reduction() || id->is_broadcast()) continue;
     bool inside = k >= t->compute_at_pos() || (shared && tid);
     if (!inside || (!shared && (tid || bid)) || (shared && bid)) continue;
-    user_assert(id->extent().is_const() || !shared)
-        << "lowering: " << t->describe() << " is Shared and its buffer spans loop axis " << k
-        << " (" << id->str()
-        << ") of symbolic extent; expected constant extents (split by a constant, bind or "
-           "inline the outer part)";
     // A Local buffer over a symbolic extent is kept in a global workspace
-    // instead (allocation.cpp); report it as unbounded here.
+    // instead, a Shared one is sized at launch (allocation.cpp); report it as
+    // unbounded here.
     axes.emplace_back(k, id->extent().is_const() ? id->extent().const_value() : -1);
   }
   return axes;
@@ -181,8 +177,10 @@ ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) co
     }
   }
   ExprP off = Expr::integer(0);
-  for (auto [k, ext] : allocation_axes(p))
-    off = off * Expr::integer(ext) + idx.at(p->loop()[static_cast<size_t>(k)]);
+  for (auto [k, ext] : allocation_axes(p)) {
+    const IterDomain* id = p->loop()[static_cast<size_t>(k)];
+    off = off * (ext >= 0 ? Expr::integer(ext) : size(id->extent())) + idx.at(id);
+  }
   return off;
 }
 

@@ -52,7 +52,8 @@ class Indexer {
   /// The element offset of p's buffer at a non-reduction logical index.
   kir::ExprP offset(const ir::TensorView* p, const std::vector<kir::ExprP>& logical) const;
   /// Allocation axes of a Local/Shared tensor and their extents; -1 marks a
-  /// symbolic extent (a Local tensor then lives in a global workspace).
+  /// symbolic extent (a Local tensor then lives in a global workspace, a
+  /// Shared one is sized at launch).
   static std::vector<std::pair<int, int64_t>> allocation_axes(const ir::TensorView* t);
 
  private:

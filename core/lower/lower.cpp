@@ -34,6 +34,9 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits) {
   auto tree = build_loop_tree(f);
   // 4. Loops and predicated stores.
   kernel.body = generate(*tree, indexer, buffers, kernel);
+  // 4b. Shared buffers over symbolic extents go after the block-reduction
+  //     workspace, which generate has just sized.
+  place_dynamic_shared(kernel, sizes);
   // 5. Unswitch before barriers: it duplicates nests, and refuses nests that
   //    touch Shared memory or hold a block reduction, so no barrier ends up
   //    under a divergent branch.

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "schedlab/base/error.h"
+#include "schedlab/frontend/schedule_script.h"
 #include "schedlab/sched/sched.h"
 
 namespace schedlab::plugin {
@@ -571,6 +572,52 @@ int32_t api_print_scheduled_fusion(SchedlabSegment* s, const char** text) {
   });
 }
 
+// ---- schedule scripts (ABI 1.1)
+
+int32_t api_apply_schedule_script(SchedlabSegment* s, const char* path, const char* args,
+                                  const char** log) {
+  constexpr const char* fn = "apply_schedule_script";
+  return guard([&] {
+    Segment& seg = segment(s, fn);
+    if (path == nullptr) abi_error(fn, "path is null");
+    // Parse everything first: a syntax error anywhere applies nothing.
+    frontend::ParsedSchedule parsed = frontend::parse_schedule_file(path);
+    frontend::ScheduleParams params =
+        frontend::parse_schedule_args(args != nullptr ? args : "", "args");
+    // A name the script never mentions is a typo, not a harmless extra.
+    auto known = frontend::schedule_placeholders(parsed);
+    for (const auto& [name, value] : params) {
+      if (std::any_of(known.begin(), known.end(), [&](const auto& p) { return p.name == name; }))
+        continue;
+      std::string names;
+      for (const auto& p : known) names += (names.empty() ? "" : ", ") + p.name;
+      user_error << "args: '" << name << "' is not a placeholder of schedule script '" << path
+                 << "' (its placeholders: " << (names.empty() ? "none" : names) << ")";
+    }
+    std::vector<std::string> lines = frontend::apply_parsed_schedule(parsed, *seg.fusion, params);
+    if (log != nullptr) {
+      std::string text;
+      for (const std::string& l : lines) text += (text.empty() ? "" : "\n") + l;
+      *log = keep(s, std::move(text));
+    }
+  });
+}
+
+int32_t api_schedule_placeholders(SchedlabSegment* s, const char* path, const char** names) {
+  constexpr const char* fn = "_schedule_placeholders";
+  return guard([&] {
+    segment(s, fn);
+    if (path == nullptr) abi_error(fn, "path is null");
+    check_out(names, fn, "names");
+    std::string text;
+    for (const auto& p : frontend::schedule_placeholders(std::string(path))) {
+      text += (text.empty() ? "" : ",") + p.name;
+      if (p.default_value) text += "=" + std::to_string(*p.default_value);
+    }
+    *names = keep(s, std::move(text));
+  });
+}
+
 SchedlabHostApi make_table() {
   SchedlabHostApi t{};
   t.struct_size = sizeof t;
@@ -610,6 +657,8 @@ SchedlabHostApi make_table() {
   t.print_scheduled_fusion = &api_print_scheduled_fusion;
   t._cache_after_op = &api_cache_after_op;
   t._axes_mapped = &api_axes_mapped;
+  t.apply_schedule_script = &api_apply_schedule_script;
+  t._schedule_placeholders = &api_schedule_placeholders;
   return t;
 }
 

@@ -53,6 +53,8 @@ std::string_view param_kind_name(ParamKind k) {
       return "bool";
     case ParamKind::Choice:
       return "choice";
+    case ParamKind::String:
+      return "string";
   }
   return "?";
 }
@@ -129,7 +131,8 @@ bool is_identifier(const std::string& s) {
 }
 
 /// Copies the plugin's descriptor array (stride params[0].struct_size) and
-/// checks it: names, kinds, defaults within range, choices.
+/// checks it: names, kinds (those of the plugin's ABI minor), defaults within
+/// range, choices.
 std::vector<ParamDesc> read_schema(const SchedlabPluginInfo& info, const std::string& where) {
   std::vector<ParamDesc> r;
   if (info.param_count == 0) return r;
@@ -149,8 +152,16 @@ std::vector<ParamDesc> read_schema(const SchedlabPluginInfo& info, const std::st
     std::string at = where + ": parameter '" + p.name + "'";
     user_assert(is_identifier(p.name)) << at << ": a name must match [a-z_][a-z0-9_]*";
     user_assert(seen.insert(p.name).second) << at << " is declared twice";
-    user_assert(d.kind >= SCHEDLAB_PARAM_INT && d.kind <= SCHEDLAB_PARAM_CHOICE)
-        << at << ": unknown kind " << d.kind;
+    // A kind newer than the plugin's ABI is a value it cannot have meant.
+    const int32_t last_kind = SCHEDLAB_PLUGIN_ABI_VERSION_MINOR(info.abi_version) >= 1
+                                  ? SCHEDLAB_PARAM_STRING
+                                  : SCHEDLAB_PARAM_CHOICE;
+    user_assert(d.kind >= SCHEDLAB_PARAM_INT && d.kind <= last_kind)
+        << at << ": unknown kind " << d.kind
+        << (d.kind == SCHEDLAB_PARAM_STRING
+                ? " (SCHEDLAB_PARAM_STRING is ABI 1.1; the plugin reports ABI " +
+                      version_str(info.abi_version) + ")"
+                : std::string());
     p.kind = static_cast<ParamKind>(d.kind);
     p.doc = d.doc != nullptr ? d.doc : "";
     p.int_default = d.int_default;
@@ -195,6 +206,12 @@ std::vector<ParamDesc> read_schema(const SchedlabPluginInfo& info, const std::st
             << p.choices.size() << " choices";
         break;
       }
+      case ParamKind::String:
+        user_assert(d.string_default != nullptr)
+            << at << ": a string needs a string_default (\"\" for none)";
+        p.string_default = d.string_default;
+        p.int_default = 0;
+        break;
     }
     r.push_back(std::move(p));
   }
@@ -212,6 +229,7 @@ struct CParams {
       c.kind = static_cast<int32_t>(p.kind);
       c.int_value = p.i;
       c.float_value = p.f;
+      c.string_value = p.s.c_str();  // lives in the caller's ParamValues
       values.push_back(c);
     }
     set.struct_size = sizeof set;
@@ -344,13 +362,16 @@ std::string ParamDesc::domain_str() const {
       for (size_t i = 0; i < choices.size(); ++i) s += (i ? ", " : "") + choices[i];
       return s + "}";
     }
+    case ParamKind::String:
+      return "string";
   }
   return "?";
 }
 
 ParamValues Plugin::defaults() const {
   ParamValues r;
-  for (const ParamDesc& d : schema_) r.push_back({d.kind, d.int_default, d.float_default});
+  for (const ParamDesc& d : schema_)
+    r.push_back({d.kind, d.int_default, d.float_default, d.string_default});
   return r;
 }
 
@@ -367,6 +388,11 @@ std::string Plugin::format_value(size_t index, const ParamValue& v) const {
       return v.i >= 0 && v.i < static_cast<int64_t>(d.choices.size())
                  ? d.choices[static_cast<size_t>(v.i)]
                  : "?";
+    case ParamKind::String: {
+      std::string q = "\"";
+      for (char c : v.s) q += c == '"' || c == '\\' ? std::string{'\\', c} : std::string{c};
+      return q + "\"";
+    }
   }
   return "?";
 }
@@ -433,6 +459,9 @@ ParamValues Plugin::with_settings(ParamValues base,
         v.i = c - d.choices.begin();
         break;
       }
+      case ParamKind::String:  // everything after the first '=', as given
+        v.s = text;
+        break;
     }
   }
   return base;
@@ -458,6 +487,8 @@ void Plugin::check_values(const ParamValues& values, const char* what) const {
         break;
       case ParamKind::Choice:
         ok = ok && v.i >= 0 && v.i < static_cast<int64_t>(d.choices.size());
+        break;
+      case ParamKind::String:
         break;
     }
     user_assert(ok) << "plugin '" << name_ << "' " << what << ": parameter '" << d.name << "' = "
@@ -502,9 +533,16 @@ ParamValues Plugin::compute_params(Segment& seg) const {
   int32_t status = lib_->info.compute_params(&ctx, &c.set);
   if (status != SCHEDLAB_OK) fail("compute_params", status);
   for (size_t i = 0; i < values.size(); ++i) {
-    values[i].kind = static_cast<ParamKind>(std::clamp(c.values[i].kind, 0, 3));
+    values[i].kind = static_cast<ParamKind>(
+        std::clamp<int32_t>(c.values[i].kind, SCHEDLAB_PARAM_INT, SCHEDLAB_PARAM_STRING));
     values[i].i = c.values[i].int_value;
     values[i].f = c.values[i].float_value;
+    // Copied now: the plugin's string is only promised until its next call.
+    if (values[i].kind == ParamKind::String) {
+      // It may still point at values[i].s itself (left as the default).
+      std::string copy = c.values[i].string_value != nullptr ? c.values[i].string_value : "";
+      values[i].s = std::move(copy);
+    }
   }
   check_values(values, "compute_params");
   return values;

@@ -258,6 +258,8 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(std::string dir) : dir_(std::move(dir)) {}
 
   std::string name() const override { return "cpu"; }
+  // sm_90's opt-in limit, 227 KiB: what fits here fits the GPU.
+  size_t max_shared_bytes() const override { return 227 * 1024; }
 
   std::shared_ptr<CompiledKernel> compile(const KernelSource& src) override {
     std::string unit_text =

@@ -103,6 +103,10 @@ unsigned source_lane(CpuWarpOp op, unsigned lane, int arg, unsigned width) {
   return lane;
 }
 
+// Completed synchronizations of every launch in this process (cpu_sync_counts),
+// added once per block so that the counting costs nothing per barrier.
+std::atomic<uint64_t> g_barriers{0}, g_thread_barriers{0}, g_exchanges{0}, g_thread_exchanges{0};
+
 class BlockScheduler;
 // The scheduler of the block this worker thread is running, for syncthreads().
 thread_local BlockScheduler* tl_scheduler = nullptr;
@@ -161,7 +165,14 @@ class BlockScheduler {
       }
       if (running > 0) continue;  // released by an exchange completed late in the round
       if (shuffling > 0) warp_deadlock();
-      if (waiting == 0) return;
+      if (waiting == 0) {
+        g_barriers.fetch_add(barriers_, std::memory_order_relaxed);
+        g_thread_barriers.fetch_add(barriers_ * n, std::memory_order_relaxed);
+        g_exchanges.fetch_add(exchanges_, std::memory_order_relaxed);
+        g_thread_exchanges.fetch_add(thread_exchanges_, std::memory_order_relaxed);
+        barriers_ = exchanges_ = thread_exchanges_ = 0;
+        return;
+      }
       if (waiting != n) {
         size_t exited = 0;
         while (state_[exited] != FiberState::Done) ++exited;
@@ -170,6 +181,7 @@ class BlockScheduler {
                    << " threads wait at __syncthreads (kernel " << k_.name << ")";
       }
       std::fill(state_.begin(), state_.end(), FiberState::Running);
+      ++barriers_;
     }
   }
 
@@ -249,6 +261,8 @@ class BlockScheduler {
       state_[w * kWarpSize + std::countr_zero(in)] = FiberState::Running;
     warp.arrived &= ~g;
     ++warp.generation;
+    ++exchanges_;
+    thread_exchanges_ += static_cast<uint64_t>(std::popcount(g));
   }
 
   // No fiber runs and some wait at a warp exchange that cannot complete.
@@ -298,6 +312,7 @@ class BlockScheduler {
   std::vector<Warp> warps_;         // per warp of 32 fibers
   std::vector<Lane> lanes_;         // per fiber: its warp-exchange slot
   std::vector<ctx::fiber> fibers_;  // the suspended fibers, seen from the scheduler
+  uint64_t barriers_ = 0, exchanges_ = 0, thread_exchanges_ = 0;  // this block's, so far
   std::vector<ctx::fiber> sinks_;   // the scheduler, seen from each fiber
   size_t current_ = 0;
   bool quit_ = false;
@@ -472,3 +487,12 @@ void Executor::run(const Entry& k, const LaunchDims& dims, void** params) {
 }
 
 }  // namespace schedlab::runtime::cpu
+
+namespace schedlab::runtime {
+
+CpuSyncCounts cpu_sync_counts() {
+  return {cpu::g_barriers.load(), cpu::g_thread_barriers.load(), cpu::g_exchanges.load(),
+          cpu::g_thread_exchanges.load()};
+}
+
+}  // namespace schedlab::runtime

@@ -236,6 +236,7 @@ class CudaBackend final : public Backend {
   }
 
   std::string name() const override { return "cuda"; }
+  size_t max_shared_bytes() const override { return props_.shared_bytes_per_block_optin; }
 
   std::shared_ptr<CompiledKernel> compile(const KernelSource& src) override {
     std::string hash = src.hash();

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <sstream>
 
 #include "schedlab/base/error.h"
 #include "schedlab/codegen/cuda_printer.h"
@@ -157,67 +159,118 @@ LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes) {
   if (k.reduce_workspace_bytes > 0)
     d.shared_bytes =
         static_cast<size_t>(k.reduce_workspace_offset + threads * k.reduce_workspace_bytes);
+  // Shared buffers sized at launch: the formula that placed them in the kernel.
+  if (k.launch_shared_bytes)
+    d.shared_bytes = static_cast<size_t>(launch_value(k.launch_shared_bytes, d, sizes));
   return d;
+}
+
+int64_t launch_value(const kir::ExprP& e, const LaunchDims& dims, const ir::SizeBindings& sizes) {
+  std::map<std::string, kir::ExprP> values{{"blockDim.x", kir::Expr::integer(dims.block[0])},
+                                           {"blockDim.y", kir::Expr::integer(dims.block[1])},
+                                           {"blockDim.z", kir::Expr::integer(dims.block[2])}};
+  for (const auto& [name, v] : sizes) values[name] = kir::Expr::integer(v);
+  kir::ExprP r = kir::substitute(e, values);
+  internal_assert(r->kind == kir::Expr::Kind::Int) << "a launch expression has an unbound name";
+  return r->i;
+}
+
+void check_shared_memory(const kir::Kernel& k, const LaunchDims& dims,
+                         const ir::SizeBindings& sizes, size_t limit, const std::string& device) {
+  if (dims.shared_bytes <= limit) return;
+  std::ostringstream what;
+  for (const auto& b : k.buffers) {
+    if (b->memory != ir::MemoryType::Shared || b->is_param) continue;
+    int64_t n = b->dynamic_elements ? launch_value(b->dynamic_elements, dims, sizes) : b->size;
+    what << (what.tellp() > 0 ? ", " : "") << b->tv->describe() << ": " << n << " x "
+         << ir::dtype_name(b->dtype) << " = " << n * ir::dtype_size(b->dtype) << " B"
+         << (b->dynamic_elements ? " (sized by the sizes)" : "");
+  }
+  if (k.reduce_workspace_bytes > 0)
+    what << (what.tellp() > 0 ? ", " : "") << "block-reduction workspace: "
+         << dims.block[0] * dims.block[1] * dims.block[2] << " threads x "
+         << k.reduce_workspace_bytes << " B";
+  std::ostringstream at;
+  for (const auto& [name, v] : sizes) at << (at.tellp() > 0 ? ", " : "") << name << "=" << v;
+  user_error << "launch: the kernel needs " << dims.shared_bytes
+             << " bytes of shared memory per block at " << at.str() << " (" << what.str()
+             << ") but the " << device << " allows at most " << limit
+             << "; expected less Shared memory at these sizes (bind more of the Shared tensors' "
+                "axes to blocks, split them smaller, or keep them Local or Global)";
+}
+
+BoundArgs::BoundArgs(Backend& backend, const PreparedKernel& prepared,
+                     const std::vector<ref::HostTensor>& inputs, const ir::SizeBindings& sizes)
+    : backend_(backend), dims_(launch_dims(prepared.kernel, sizes)) {
+  const kir::Kernel& k = prepared.kernel;
+  try {
+    for (const kir::Param& p : k.params) {
+      TensorArg a;
+      a.dtype = p.buffer->dtype;
+      a.sizes = param_shape(p, dims_, sizes);
+      int64_t n = 1;
+      for (int64_t s : a.sizes) n *= s;
+      a.strides.assign(a.sizes.size(), 1);
+      for (size_t i = a.sizes.size(); i-- > 1;) a.strides[i - 1] = a.strides[i] * a.sizes[i];
+      size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) *
+                     static_cast<size_t>(ir::dtype_size(a.dtype));
+      a.data = backend.alloc(bytes);
+      owned_.push_back(a.data);
+      if (p.source == kir::Param::Source::Input) {
+        const ref::HostTensor& h = inputs.at(static_cast<size_t>(p.index));
+        user_assert(h.shape == a.sizes) << "execute: input " << p.index << " (" << p.tv->describe()
+                                        << ") has the wrong shape";
+        std::vector<std::byte> host(bytes);
+        for (int64_t i = 0; i < n; ++i)
+          encode(h.data[static_cast<size_t>(i)], a.dtype, host.data() + i * ir::dtype_size(a.dtype));
+        backend.copy_to_device(a.data, host.data(), bytes);
+      } else {
+        backend.memset_zero(a.data, bytes);
+      }
+      if (p.source == kir::Param::Source::Output)
+        outputs_.emplace_back(args_.size(), static_cast<size_t>(p.index));
+      args_.push_back(std::move(a));
+    }
+    check_vector_accesses(k, args_);
+    check_shared_memory(k, dims_, sizes, backend.max_shared_bytes(), backend.name() + " backend");
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+BoundArgs::~BoundArgs() { release(); }
+
+void BoundArgs::release() {
+  for (void* p : owned_) backend_.free(p);
+  owned_.clear();
+}
+
+void BoundArgs::launch(CompiledKernel& compiled) { backend_.launch(compiled, dims_, args_); }
+
+std::vector<ref::HostTensor> BoundArgs::read_outputs() const {
+  std::vector<ref::HostTensor> outputs(outputs_.size());
+  for (auto [ai, oi] : outputs_) {
+    const TensorArg& a = args_[ai];
+    ref::HostTensor h{a.dtype, a.sizes, {}};
+    h.data.resize(static_cast<size_t>(h.numel()));
+    std::vector<std::byte> host(static_cast<size_t>(std::max<int64_t>(h.numel(), 1)) *
+                                static_cast<size_t>(ir::dtype_size(a.dtype)));
+    backend_.copy_to_host(host.data(), a.data, host.size());
+    for (size_t i = 0; i < h.data.size(); ++i)
+      h.data[i] = decode(host.data() + i * static_cast<size_t>(ir::dtype_size(a.dtype)), a.dtype);
+    outputs[oi] = std::move(h);
+  }
+  return outputs;
 }
 
 std::vector<ref::HostTensor> execute(Backend& backend, CompiledKernel& compiled,
                                      const PreparedKernel& prepared,
                                      const std::vector<ref::HostTensor>& inputs,
                                      const ir::SizeBindings& sizes) {
-  const kir::Kernel& k = prepared.kernel;
-  std::vector<TensorArg> args;
-  std::vector<void*> owned;
-  std::vector<ref::HostTensor> outputs;
-  std::vector<std::pair<size_t, size_t>> output_args;  // (arg index, output index)
-  const LaunchDims dims = launch_dims(k, sizes);
-  for (const kir::Param& p : k.params) {
-    TensorArg a;
-    a.dtype = p.buffer->dtype;
-    a.sizes = param_shape(p, dims, sizes);
-    int64_t n = 1;
-    for (int64_t s : a.sizes) n *= s;
-    a.strides.assign(a.sizes.size(), 1);
-    for (size_t i = a.sizes.size(); i-- > 1;) a.strides[i - 1] = a.strides[i] * a.sizes[i];
-    size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * static_cast<size_t>(ir::dtype_size(a.dtype));
-    a.data = backend.alloc(bytes);
-    owned.push_back(a.data);
-    if (p.source == kir::Param::Source::Input) {
-      const ref::HostTensor& h = inputs.at(static_cast<size_t>(p.index));
-      user_assert(h.shape == a.sizes) << "execute: input " << p.index << " (" << p.tv->describe()
-                                      << ") has the wrong shape";
-      std::vector<std::byte> host(bytes);
-      for (int64_t i = 0; i < n; ++i)
-        encode(h.data[static_cast<size_t>(i)], a.dtype, host.data() + i * ir::dtype_size(a.dtype));
-      backend.copy_to_device(a.data, host.data(), bytes);
-    } else {
-      backend.memset_zero(a.data, bytes);
-    }
-    if (p.source == kir::Param::Source::Output) {
-      output_args.emplace_back(args.size(), static_cast<size_t>(p.index));
-    }
-    args.push_back(std::move(a));
-  }
-  outputs.resize(output_args.size());
-  try {
-    check_vector_accesses(k, args);
-    backend.launch(compiled, dims, args);
-    for (auto [ai, oi] : output_args) {
-      const TensorArg& a = args[ai];
-      ref::HostTensor h{a.dtype, a.sizes, {}};
-      h.data.resize(static_cast<size_t>(h.numel()));
-      std::vector<std::byte> host(static_cast<size_t>(std::max<int64_t>(h.numel(), 1)) *
-                                  static_cast<size_t>(ir::dtype_size(a.dtype)));
-      backend.copy_to_host(host.data(), a.data, host.size());
-      for (size_t i = 0; i < h.data.size(); ++i)
-        h.data[i] = decode(host.data() + i * static_cast<size_t>(ir::dtype_size(a.dtype)), a.dtype);
-      outputs[oi] = std::move(h);
-    }
-  } catch (...) {
-    for (void* p : owned) backend.free(p);
-    throw;
-  }
-  for (void* p : owned) backend.free(p);
-  return outputs;
+  BoundArgs bound(backend, prepared, inputs, sizes);
+  bound.launch(compiled);
+  return bound.read_outputs();
 }
 
 }  // namespace schedlab::runtime

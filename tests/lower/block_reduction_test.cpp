@@ -279,6 +279,67 @@ TEST_F(BlockReduction, IntoSharedMemory) {
 }
 
 // ---------------------------------------------------------------------------
+// Shared buffers over symbolic extents: sized at launch in dynamic shared
+// memory, after the block-reduction workspace.
+
+/// softmax with x staged in a Shared cache that holds the whole row (the max
+/// and the normalization read it): [N, ceilDiv(K, 128), 128] bound BIDx,
+/// serial, TIDx; the cache, inlined at the row, spans ceilDiv(K, 128) * 128
+/// elements, a symbolic extent.
+void softmax_row_in_shared(Fusion& f) {
+  TensorView* x_cache = sched::cache_after(f.inputs()[0]);
+  sched::set_memory_type(x_cache, ir::MemoryType::Shared);
+  inner("y", 128)(f);
+}
+
+TEST_F(BlockReduction, SharedRowOfSymbolicSize) {
+  auto def = load("softmax");
+  auto plain = load("softmax");
+  softmax_row_in_shared(*def.fusion);
+  kir::Kernel k = lower::lower(*def.fusion);
+  ASSERT_EQ(k.dynamic_shared.size(), 1u);
+  EXPECT_EQ(k.dynamic_shared[0]->size, -1);
+  // The workspace (128 threads x 4 B) first, then the row: ceilDiv(K, 128) *
+  // 128 floats at the next 16-byte boundary.
+  EXPECT_EQ(runtime::launch_dims(k, {{"N", 3}, {"K", 1000}}).shared_bytes, 128u * 4 + 1024 * 4);
+  EXPECT_EQ(runtime::launch_dims(k, {{"N", 3}, {"K", 1}}).shared_bytes, 128u * 4 + 128 * 4);
+  std::string text = codegen::print_kernel(k);
+  EXPECT_THAT(text, HasSubstr("// sized at launch"));
+  EXPECT_THAT(text, HasSubstr("((sl_index_t)blockDim.x)"));
+  std::vector<ir::SizeBindings> sizes = row_sizes();
+  sizes.push_back({{"N", 2}, {"K", 20000}});  // an 80 KB row: above the 48 KiB default
+  expect_matches(def, plain, sizes);
+}
+
+TEST_F(BlockReduction, SharedBuffersOfConstantAndSymbolicSize) {
+  // A constant Shared buffer (the max, kept in Shared memory) before the
+  // workspace, the row after it.
+  check("softmax",
+        [](Fusion& f) {
+          softmax_row_in_shared(f);
+          sched::set_memory_type(sched::get_reduction_tvs(f).front(), ir::MemoryType::Shared);
+        },
+        row_sizes());
+}
+
+TEST_F(BlockReduction, SharedRowAboveTheDeviceLimitIsALaunchError) {
+  auto def = load("softmax");
+  auto plain = load("softmax");
+  softmax_row_in_shared(*def.fusion);
+  ir::SizeBindings sizes{{"N", 2}, {"K", 100000}};  // 400 KB of row
+  runtime::PreparedKernel p = prepare_block(def, sizes);
+  auto compiled = test_backend().compile(p.source);
+  auto inputs = ref::make_inputs(*plain.fusion, sizes, 3, plain.input_ranges);
+  std::string msg =
+      user_error_of([&] { runtime::execute(test_backend(), *compiled, p, inputs, sizes); });
+  EXPECT_THAT(msg, HasSubstr("launch: the kernel needs 400896 bytes of shared memory per block"));
+  EXPECT_THAT(msg, HasSubstr("K=100000"));
+  EXPECT_THAT(msg, HasSubstr("100096 x f32 = 400384 B (sized by the sizes)"));
+  EXPECT_THAT(msg, HasSubstr("block-reduction workspace: 128 threads x 4 B"));
+  EXPECT_THAT(msg, HasSubstr("backend allows at most"));
+}
+
+// ---------------------------------------------------------------------------
 // Normalizations: softmax, log_softmax, layernorm and rmsnorm, with K split
 // by the thread count (the serial part has ceilDiv(K, threads) iterations)
 // and persistent (each thread keeps `persist` elements in registers).

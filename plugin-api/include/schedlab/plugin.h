@@ -27,6 +27,14 @@
  * compatibility promise: it may change or disappear in any minor version, and
  * a plugin that uses it must check it for NULL and expect to be rebuilt.
  *
+ * History (what each minor appended; a plugin built against an older minor
+ * never sees what came later):
+ *   1.0  the first table.
+ *   1.1  SCHEDLAB_PARAM_STRING (SchedlabParamValue.string_value,
+ *        SchedlabParamDesc.string_default); the host entries
+ *        apply_schedule_script and _schedule_placeholders. The host refuses a
+ *        STRING parameter from a plugin that reports ABI 1.0.
+ *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
  * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
  * host's (SchedlabHostApi.last_error) after a failed host call, the plugin's
@@ -70,7 +78,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 0
+#define SCHEDLAB_PLUGIN_ABI_MINOR 1
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -208,7 +216,8 @@ enum SchedlabParamKind {
   SCHEDLAB_PARAM_INT = 0,   /**< int64 in [int_min, int_max] */
   SCHEDLAB_PARAM_FLOAT = 1, /**< double in [float_min, float_max] */
   SCHEDLAB_PARAM_BOOL = 2,  /**< 0 or 1, in int_value */
-  SCHEDLAB_PARAM_CHOICE = 3 /**< an index into choices, in int_value */
+  SCHEDLAB_PARAM_CHOICE = 3, /**< an index into choices, in int_value */
+  SCHEDLAB_PARAM_STRING = 4  /**< ABI 1.1: free text, in string_value (never NULL) */
 };
 
 /* ---- handles --------------------------------------------------------------- */
@@ -285,6 +294,10 @@ typedef struct SchedlabParamValue {
   int32_t kind;        /**< SchedlabParamKind, equal to the schema's */
   int64_t int_value;   /**< INT; BOOL (0 or 1); CHOICE (the index) */
   double float_value;  /**< FLOAT */
+  /** STRING (ABI 1.1): NUL-terminated, never NULL. From the host: valid
+   * during the call. Written by compute_params: must stay valid until the
+   * plugin's next call on this thread (the host copies it on return). */
+  const char* string_value;
 } SchedlabParamValue;
 
 /** The parameter values of one call, one per schema entry, in schema order.
@@ -309,6 +322,7 @@ typedef struct SchedlabParamDesc {
   double float_max;         /**< FLOAT: largest value */
   const char* const* choices; /**< CHOICE: choice_count distinct names */
   uint32_t choice_count;    /**< CHOICE: at least 1 */
+  const char* string_default; /**< STRING (ABI 1.1): the default, "" for none; not NULL */
 } SchedlabParamDesc;
 
 /* ---- the host's API table ----------------------------------------------------
@@ -419,6 +433,29 @@ typedef struct SchedlabHostApi {
    * permissive LoopMap (exact = 1: the exact one). */
   int32_t (*_axes_mapped)(SchedlabSegment* seg, SchedlabTensor* a, int32_t a_axis,
                           SchedlabTensor* b, int32_t b_axis, int32_t exact, int32_t* result);
+
+  /* ---- ABI 1.1: schedule scripts (docs/schedule-scripts.md) */
+  /** Parses the schedule script at `path` (opened as given: relative to the
+   * host's working directory) with the host's parser and applies it to seg,
+   * exactly as `schedlab show --schedule` does. `args` ("k=v,k=v", integers;
+   * NULL or "" for none) give the {placeholders} their values, overriding the
+   * script's params(...); a name the script neither uses as {name} nor
+   * declares in params(...) is an error. The whole file is parsed before
+   * anything is applied; then statements apply in order, and a failing one
+   * leaves the ones before it applied. Every error of the script (its syntax,
+   * an unknown name, a refused primitive) returns SCHEDLAB_ERR_USER with
+   * last_error "file:line:col: message", the message unchanged. `log`: NULL,
+   * or receives the applied calls, one line per statement
+   * ("3: split(y, 0, 128)"), '\n'-separated. */
+  int32_t (*apply_schedule_script)(SchedlabSegment* seg, const char* path, const char* args,
+                                   const char** log);
+  /** Experimental. The names a caller may give in apply_schedule_script's
+   * `args` for the script at `path`: every {name} it uses and every name
+   * its params(...) declares, in order of first appearance, ','-separated,
+   * each "name" or, with a params(...) default, "name=default". Parses the
+   * script and applies nothing; errors as apply_schedule_script. seg only
+   * owns the returned string. */
+  int32_t (*_schedule_placeholders)(SchedlabSegment* seg, const char* path, const char** names);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */

@@ -24,7 +24,9 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -519,6 +521,42 @@ class Segment {
     return text;
   }
 
+  // ---- schedule scripts (ABI 1.1)
+  /// Parses and applies the schedule script at `path` with {placeholder}
+  /// values `args` ("k=v,k=v"). Returns the applied calls, one per line. A
+  /// script error throws Error(SCHEDLAB_ERR_USER) with "file:line:col: ...".
+  std::string apply_schedule_script(const std::string& path, const std::string& args = "") {
+    const char* log = nullptr;
+    detail::call(&SchedlabHostApi::apply_schedule_script, "apply_schedule_script", seg_,
+                 path.c_str(), args.c_str(), &log);
+    return log != nullptr ? log : "";
+  }
+  /// One name apply_schedule_script accepts in `args` for a script.
+  struct Placeholder {
+    std::string name;                      ///< as in {name} or params(name=...)
+    std::optional<int64_t> default_value;  ///< from params(...), if declared there
+  };
+  /// Experimental (outside the ABI promise): the script's placeholders, in
+  /// order of first appearance.
+  std::vector<Placeholder> schedule_placeholders(const std::string& path) const {
+    const char* names = nullptr;
+    detail::call(&SchedlabHostApi::_schedule_placeholders, "_schedule_placeholders", seg_,
+                 path.c_str(), &names);
+    std::vector<Placeholder> r;
+    std::string all = names != nullptr ? names : "";
+    for (size_t at = 0; at < all.size();) {
+      size_t comma = std::min(all.find(',', at), all.size());
+      std::string item = all.substr(at, comma - at);
+      size_t eq = item.find('=');
+      Placeholder p;
+      p.name = item.substr(0, eq);
+      if (eq != std::string::npos) p.default_value = std::stoll(item.substr(eq + 1));
+      r.push_back(std::move(p));
+      at = comma + 1;
+    }
+    return r;
+  }
+
  private:
   std::vector<TensorView> set(int32_t which) const {
     return wrap(detail::list(&SchedlabHostApi::segment_tensors, "segment_tensors", seg_, which));
@@ -539,6 +577,7 @@ struct Param {
   int64_t int_default = 0, int_min = 0, int_max = 0;
   double float_default = 0, float_min = 0, float_max = 0;
   std::vector<std::string> choices;
+  std::string string_default;  ///< STRING (ABI 1.1)
 
   static Param integer(std::string name, int64_t def, int64_t min, int64_t max, std::string doc) {
     Param p;
@@ -581,13 +620,26 @@ struct Param {
         static_cast<int64_t>(it - p.choices.begin());  // past the end: the host rejects it
     return p;
   }
+  /// Free text (ABI 1.1: a host of ABI 1.0 refuses to load the plugin).
+  static Param string(std::string name, std::string def, std::string doc) {
+    Param p;
+    p.kind = SCHEDLAB_PARAM_STRING;
+    p.name = std::move(name);
+    p.doc = std::move(doc);
+    p.string_default = std::move(def);
+    return p;
+  }
 };
 
 /// The values of one call, looked up by name. compute_params writes them.
 class Params {
  public:
-  Params(const std::vector<Param>* schema, std::vector<SchedlabParamValue> values)
-      : schema_(schema), values_(std::move(values)) {}
+  /// `strings`: the STRING values, one per schema entry ("" for the others).
+  Params(const std::vector<Param>* schema, std::vector<SchedlabParamValue> values,
+         std::vector<std::string> strings = {})
+      : schema_(schema), values_(std::move(values)), strings_(std::move(strings)) {
+    strings_.resize(values_.size());
+  }
   int64_t integer(const std::string& name) const { return at(name, SCHEDLAB_PARAM_INT).int_value; }
   double real(const std::string& name) const { return at(name, SCHEDLAB_PARAM_FLOAT).float_value; }
   bool boolean(const std::string& name) const {
@@ -596,6 +648,9 @@ class Params {
   std::string choice(const std::string& name) const {
     size_t i = index(name, SCHEDLAB_PARAM_CHOICE);
     return (*schema_)[i].choices.at(static_cast<size_t>(values_[i].int_value));
+  }
+  std::string string(const std::string& name) const {
+    return strings_[index(name, SCHEDLAB_PARAM_STRING)];
   }
   void set_integer(const std::string& name, int64_t v) {
     values_[index(name, SCHEDLAB_PARAM_INT)].int_value = v;
@@ -614,7 +669,12 @@ class Params {
       throw Error(SCHEDLAB_ERR_PLUGIN, "parameter '" + name + "' has no choice '" + v + "'");
     values_[i].int_value = static_cast<int64_t>(it - cs.begin());
   }
+  void set_string(const std::string& name, const std::string& v) {
+    strings_[index(name, SCHEDLAB_PARAM_STRING)] = v;
+  }
+  /// The C values; a STRING entry's string_value is not set here (see strings()).
   const std::vector<SchedlabParamValue>& values() const { return values_; }
+  const std::vector<std::string>& strings() const { return strings_; }
 
  private:
   size_t index(const std::string& name, int32_t kind) const {
@@ -631,6 +691,7 @@ class Params {
   }
   const std::vector<Param>* schema_;
   std::vector<SchedlabParamValue> values_;
+  std::vector<std::string> strings_;
 };
 
 /// can_schedule's answer.
@@ -711,6 +772,7 @@ inline Params read_params(const SchedlabParamSet* set) {
                 "expected " + std::to_string(s.schema.size()) + " parameter values, got " +
                     std::to_string(set == nullptr ? 0u : set->count));
   std::vector<SchedlabParamValue> values(set->count);
+  std::vector<std::string> strings(set->count);
   if (set->count > 0) {
     size_t stride = set->values[0].struct_size;
     const char* base = reinterpret_cast<const char*>(set->values);
@@ -718,9 +780,23 @@ inline Params read_params(const SchedlabParamSet* set) {
       std::memset(&values[i], 0, sizeof values[i]);
       std::memcpy(&values[i], base + i * stride, std::min(stride, sizeof values[i]));
       values[i].struct_size = sizeof values[i];
+      if (s.schema[i].kind == SCHEDLAB_PARAM_STRING && values[i].string_value != nullptr)
+        strings[i] = values[i].string_value;
+      values[i].string_value = nullptr;  // the host's pointer dies with the call
     }
   }
-  return Params(&s.schema, std::move(values));
+  return Params(&s.schema, std::move(values), std::move(strings));
+}
+
+/// A copy of v that lives until the plugin is unloaded: every STRING value
+/// compute_params hands the host, which the ABI wants valid past the call. A
+/// thread_local would pin the library (see error_buffer), and a plugin
+/// chooses few distinct strings.
+inline const char* intern(const std::string& v) {
+  static std::mutex mutex;
+  static std::set<std::string> interned;
+  std::lock_guard<std::mutex> lock(mutex);
+  return interned.insert(v).first->c_str();
 }
 
 inline void write_params(const Params& p, SchedlabParamSet* set) {
@@ -730,6 +806,7 @@ inline void write_params(const Params& p, SchedlabParamSet* set) {
   for (size_t i = 0; i < set->count; ++i) {
     SchedlabParamValue v = p.values()[i];
     v.struct_size = static_cast<uint32_t>(stride);
+    if (state().schema[i].kind == SCHEDLAB_PARAM_STRING) v.string_value = intern(p.strings()[i]);
     std::memcpy(base + i * stride, &v, std::min(stride, sizeof v));
   }
 }
@@ -801,6 +878,7 @@ int32_t entry(const SchedlabHostApi* host, SchedlabPluginInfo* info) noexcept {
       d.float_max = p.float_max;
       d.choices = s.choice_ptrs[i].empty() ? nullptr : s.choice_ptrs[i].data();
       d.choice_count = static_cast<uint32_t>(p.choices.size());
+      d.string_default = p.string_default.c_str();
       s.descs.push_back(d);
     }
     SchedlabPluginInfo mine{};

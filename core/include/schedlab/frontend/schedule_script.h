@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,9 @@ using ScheduleParams = std::map<std::string, int64_t>;
 /// for `schedlab show`.
 std::vector<std::string> apply_parsed_schedule(const ParsedSchedule& schedule,
                                                FusionDefinition& def, const ScheduleParams& params);
+/// The same on a bare fusion (the plugin host's segments have no definition).
+std::vector<std::string> apply_parsed_schedule(const ParsedSchedule& schedule, ir::Fusion& fusion,
+                                               const ScheduleParams& params);
 /// parse_schedule(text, path), then apply_parsed_schedule; `path` is used in
 /// diagnostics only.
 std::vector<std::string> apply_schedule_text(const std::string& text, const std::string& path,
@@ -71,5 +75,26 @@ std::vector<std::string> apply_schedule_text(const std::string& text, const std:
 /// Reads the file at `path` and applies it. user_error if it cannot be read.
 std::vector<std::string> apply_schedule_file(const std::string& path, FusionDefinition& def,
                                              const ScheduleParams& params);
+/// Reads and parses the file at `path`. user_error if it cannot be read.
+ParsedSchedule parse_schedule_file(const std::string& path);
+
+/// A name a script's caller may give a value: one the script uses as
+/// {name}, or declares in params(...), or both.
+struct SchedulePlaceholder {
+  std::string name;                      ///< as written, without braces
+  std::optional<int64_t> default_value;  ///< from params(...), if declared there
+  SourceLoc loc;                         ///< where it first appears
+  bool used = false;                     ///< the script uses it as {name}
+};
+/// Every placeholder of a parsed script, in order of first appearance (for
+/// a sweep or a plugin to check the names it will set). Applies nothing;
+/// params(...) statements are checked as applying them would check them.
+std::vector<SchedulePlaceholder> schedule_placeholders(const ParsedSchedule& schedule);
+/// parse_schedule_file(path), then the above.
+std::vector<SchedulePlaceholder> schedule_placeholders(const std::string& path);
+
+/// Parses placeholder values "block=128,persist=-1" (spaces around items
+/// allowed; "" for none). `what` names the source in diagnostics ("args").
+ScheduleParams parse_schedule_args(const std::string& text, const std::string& what);
 
 }  // namespace schedlab::frontend

@@ -29,6 +29,10 @@ class Fusion {
   /// A new tensor with fresh Iteration/Broadcast axes of the given extents;
   /// extent constant 1 gives a Broadcast axis.
   TensorView* make_tensor(DataType t, const std::vector<SizeExpr>& shape);
+  /// A new tensor numbered `number` instead of next in line, so that a copy
+  /// of part of a fusion (ir::extract) keeps the original's names; tensors
+  /// made later are numbered after it. Internal error if the number is taken.
+  TensorView* make_tensor_numbered(DataType t, std::vector<IterDomain*> logical, int number);
   /// A constant.
   Scalar* make_scalar(double v, DataType t);
   /// A named size used as a value (i64, known at launch).

@@ -78,8 +78,13 @@ struct Buffer {
   bool is_param = false;       ///< passed as Tensor<T, N> (fusion I/O and workspaces);
                                ///< a workspace may hold a Local tensor too large for registers
   int rank = 0;                ///< parameter rank (number of sizes/strides)
-  int64_t size = 0;            ///< elements, for Local and Shared
+  int64_t size = 0;            ///< elements, for Local and Shared (-1: dynamic_elements)
   int64_t shared_offset = 0;   ///< byte offset into dynamic shared memory
+  /// A Shared buffer over symbolic extents (Kernel::dynamic_shared): its
+  /// element count in launch terms (Vars named by size symbols), and its
+  /// byte offset in kernel terms (tensor sizes, blockDim); null otherwise.
+  ExprP dynamic_elements;
+  ExprP dynamic_offset;
   const ir::TensorView* tv = nullptr;  ///< the tensor it stores (for messages)
 };
 
@@ -189,6 +194,15 @@ struct Kernel {
   /// shared_bytes); 0 bytes: no block reduction.
   int64_t reduce_workspace_offset = 0;
   int64_t reduce_workspace_bytes = 0;
+  /// Shared buffers sized at launch (Buffer::dynamic_elements), in this order
+  /// after the block-reduction workspace (or the constant Shared buffers),
+  /// each at the next 16-byte boundary.
+  std::vector<const Buffer*> dynamic_shared;
+  /// The dynamic shared memory per block in launch terms: an index expression
+  /// over Vars named by size symbols and blockDim.x/y/z, which the launch
+  /// substitutes (the same formula that placed dynamic_shared). Null: the
+  /// constant layout above.
+  ExprP launch_shared_bytes;
   int index_bits = 32;       ///< 32 or 64
   bool has_barrier = false;  ///< any Sync or BlockReduce
   /// A Global parameter read or written with `width`-wide vector accesses:

@@ -4,8 +4,9 @@
 // validation, the C API table handed to plugins (core/plugin/host_api.cpp),
 // and calls into a plugin with every failure turned back into a schedlab
 // error. The registry, search path and hot reload are in registry.h.
-// May depend on: schedlab/base, ir, sched, runtime (DeviceProperties) and the
-// C ABI in plugin-api/include/schedlab/plugin.h.
+// May depend on: schedlab/base, ir, sched, frontend (schedule scripts, for
+// the apply_schedule_script entry), runtime (DeviceProperties) and the C ABI
+// in plugin-api/include/schedlab/plugin.h.
 // Invariants: no exception crosses into a plugin and none comes out of one;
 // a plugin's failure surfaces here as a UserError (or InternalError when
 // schedlab itself failed). A user error raised by a primitive the plugin
@@ -41,8 +42,8 @@ struct Segment {
   bool device_is_model = true;                        ///< false for a real (queried) device
 };
 
-/// Kinds of plugin parameter (SchedlabParamKind).
-enum class ParamKind { Int, Float, Bool, Choice };
+/// Kinds of plugin parameter (SchedlabParamKind). String: ABI 1.1 and later.
+enum class ParamKind { Int, Float, Bool, Choice, String };
 std::string_view param_kind_name(ParamKind k);
 
 /// One entry of a plugin's parameter schema, copied out of the plugin.
@@ -57,7 +58,8 @@ struct ParamDesc {
   double float_min = 0;              ///< Float: smallest value
   double float_max = 0;              ///< Float: largest value
   std::vector<std::string> choices;  ///< Choice: the names
-  /// "int in [32, 1024]", "bool", "one of {inner, outer}".
+  std::string string_default;        ///< String
+  /// "int in [32, 1024]", "bool", "one of {inner, outer}", "string".
   std::string domain_str() const;
 };
 
@@ -66,6 +68,7 @@ struct ParamValue {
   ParamKind kind = ParamKind::Int;
   int64_t i = 0;  ///< Int, Bool (0/1), Choice (an index)
   double f = 0;   ///< Float
+  std::string s;  ///< String
 };
 /// One value per schema entry, in schema order.
 using ParamValues = std::vector<ParamValue>;
@@ -106,9 +109,11 @@ class Plugin {
   /// Applies "key=value" settings (--set) on top of `base`. user_error for an
   /// unknown key (listing the schema), a malformed value or one out of range.
   ParamValues with_settings(ParamValues base, const std::vector<std::string>& settings) const;
-  /// "block=128, vectorize=true, order=inner".
+  /// `block=128, vectorize=true, order=inner, script="a.sched"`.
   std::string format(const ParamValues& values) const;
-  /// One value of schema entry `index`: "128", "true", "inner".
+  /// One value of schema entry `index`: `128`, `true`, `inner`; a String in
+  /// double quotes with `"` and `\` escaped (`"a.sched"`, `""`), so that one
+  /// holding ", " or "=" reads unambiguously in format()'s list.
   std::string format_value(size_t index, const ParamValue& value) const;
 
   Verdict can_schedule(Segment& seg, const ParamValues& params) const;

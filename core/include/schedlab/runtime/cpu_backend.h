@@ -84,4 +84,17 @@ std::unique_ptr<Backend> make_cpu_backend(const std::string& cache_dir_flag = ""
 /// together). Lets tests and benchmarks tell a cache hit from a compile.
 uint64_t cpu_compile_count();
 
+/// Synchronizations the CPU backend has completed in this process (all
+/// launches together), for benchmarks' rates: block barriers (one per
+/// __syncthreads of a block) and the thread arrivals at them, warp exchanges
+/// (one per completed __shfl*_sync/__syncwarp of a group of lanes) and the
+/// lanes that took part. Blocks add theirs when they finish.
+struct CpuSyncCounts {
+  uint64_t barriers = 0;
+  uint64_t thread_barriers = 0;
+  uint64_t exchanges = 0;
+  uint64_t thread_exchanges = 0;
+};
+CpuSyncCounts cpu_sync_counts();
+
 }  // namespace schedlab::runtime

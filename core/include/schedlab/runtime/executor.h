@@ -24,12 +24,50 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes);
 /// parallel type), and the dynamic shared memory (the Shared buffers, then
 /// the block-reduction workspace, sized by the block).
 LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes);
+/// The value of a kernel's launch-term expression (kir::Kernel::
+/// launch_shared_bytes, Buffer::dynamic_elements) at this launch.
+int64_t launch_value(const kir::ExprP& e, const LaunchDims& dims, const ir::SizeBindings& sizes);
+/// user_error naming every Shared buffer (and the block-reduction workspace)
+/// with its bytes at these sizes when dims.shared_bytes exceeds `limit`
+/// (Backend::max_shared_bytes; `device` names it in the message).
+void check_shared_memory(const kir::Kernel& k, const LaunchDims& dims,
+                         const ir::SizeBindings& sizes, size_t limit, const std::string& device);
 /// The sizes a parameter is allocated with at this launch: the tensor's shape,
 /// or for a grid reduction's workspace (kir::Param::Source::GridWorkspace) one
 /// extent, its element count times (for the partials) the grid's blocks along
 /// the reduced blockIdx dimensions. Its dtype is the parameter buffer's.
 std::vector<int64_t> param_shape(const kir::Param& p, const LaunchDims& dims,
                                  const ir::SizeBindings& sizes);
+/// A kernel's parameters allocated on a backend, inputs uploaded, the rest
+/// zeroed, the vector accesses (check_vector_accesses) and the shared memory
+/// (check_shared_memory) checked: launch it
+/// as often as needed (a benchmark launches it many times; grid-reduction
+/// semaphores reset themselves), then read the outputs back. Frees every
+/// buffer on destruction.
+class BoundArgs {
+ public:
+  BoundArgs(Backend& backend, const PreparedKernel& prepared,
+            const std::vector<ref::HostTensor>& inputs, const ir::SizeBindings& sizes);
+  ~BoundArgs();
+  BoundArgs(const BoundArgs&) = delete;
+  BoundArgs& operator=(const BoundArgs&) = delete;
+
+  const LaunchDims& dims() const { return dims_; }
+  const std::vector<TensorArg>& args() const { return args_; }
+  /// One launch; waits for it.
+  void launch(CompiledKernel& compiled);
+  /// The fusion outputs, in fusion order.
+  std::vector<ref::HostTensor> read_outputs() const;
+
+ private:
+  void release();
+  Backend& backend_;
+  LaunchDims dims_;
+  std::vector<TensorArg> args_;
+  std::vector<void*> owned_;
+  std::vector<std::pair<size_t, size_t>> outputs_;  ///< (arg index, output index)
+};
+
 /// Runs a compiled kernel on host inputs (one per fusion input, values held
 /// in double and converted to each dtype) and returns the fusion outputs.
 /// Workspaces are allocated and zeroed per launch.

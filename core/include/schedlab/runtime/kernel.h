@@ -105,6 +105,10 @@ class Backend {
   virtual void copy_to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
   virtual void memset_zero(void* p, size_t bytes) = 0;
+  /// The most dynamic shared memory one block may have: the device's opt-in
+  /// limit (CUDA), or that of an sm_90 device (CPU, which has none of its
+  /// own but must refuse what the GPU would).
+  virtual size_t max_shared_bytes() const = 0;
   /// Runs one launch and waits for it.
   virtual void launch(CompiledKernel& k, const LaunchDims& dims,
                       const std::vector<TensorArg>& args) = 0;

@@ -1,0 +1,56 @@
+// `schedlab compare BASE NEW`: the regression report between two result
+// files (Google Benchmark JSON or sweep JSONL; schedlab/report/compare.h).
+// Exit 1 when a benchmark regressed significantly beyond the threshold or
+// broke, 0 otherwise; a malformed file is a user error (exit 2).
+#include <fmt/core.h>
+
+#include <memory>
+
+#include "command.h"
+#include "schedlab/report/compare.h"
+
+namespace schedlab::cli {
+
+namespace {
+
+struct CompareOptions {
+  std::string base;
+  std::string next;
+  std::string threshold = "5%";
+  std::string format = "text";
+};
+
+int run_compare(const CompareOptions& o) {
+  report::CompareOptions co;
+  co.threshold = report::parse_threshold(o.threshold);
+  report::ResultFile base = report::load_result_file(o.base);
+  report::ResultFile next = report::load_result_file(o.next);
+  report::CompareReport r = report::compare(base, next, co);
+  if (o.format == "markdown")
+    fmt::print("{}", report::render_compare_markdown(r));
+  else if (o.format == "json")
+    fmt::print("{}", report::render_compare_json(r));
+  else
+    fmt::print("{}", report::render_compare_text(r));
+  return r.has_regression() ? kExitFailures : kExitOk;
+}
+
+}  // namespace
+
+Command add_compare_command(CLI::App& app) {
+  auto o = std::make_shared<CompareOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Compare two result files (Google Benchmark JSON with --benchmark_repetitions, or sweep "
+      "JSONL); exit 1 on a significant regression");
+  cmd->add_option("base", o->base, "The baseline results (e.g. main.json)")->required();
+  cmd->add_option("new", o->next, "The results to check (e.g. branch.json)")->required();
+  cmd->add_option("--threshold", o->threshold,
+                  "Smallest change of the median that counts, in percent (default 5%); a "
+                  "change also needs Mann-Whitney U p < 0.05");
+  cmd->add_option("--format", o->format, "text, markdown (for a pull request) or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}));
+  return {cmd, [o] { return run_compare(*o); }};
+}
+
+}  // namespace schedlab::cli

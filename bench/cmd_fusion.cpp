@@ -1,0 +1,336 @@
+// `schedlab show` and `schedlab exec`: one fusion, its sizes and its schedule
+// (a schedule script, a plugin, none with --unscheduled, or by default the
+// segmenter's choice of a plugin per segment), shown at a stage of the
+// pipeline or run once and validated against the reference.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "command.h"
+#include "schedlab/base/error.h"
+#include "schedlab/codegen/cuda_printer.h"
+#include "schedlab/frontend/schedule_script.h"
+#include "schedlab/ir/printer.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/ref/npy.h"
+#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/runtime/executor.h"
+#include "schedlab/sched/debug_print.h"
+#include "schedlab/segment/segment.h"
+#include "schedlab/sweep/pipeline.h"
+
+namespace schedlab::cli {
+
+std::vector<std::string> fusion_dirs(const std::vector<std::string>& flags) {
+  std::vector<std::string> dirs = flags;
+  if (const char* env = std::getenv("SCHEDLAB_FUSION_PATH")) {
+    std::stringstream ss(env);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty()) dirs.push_back(d);
+  }
+  dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/fusions");
+  return dirs;
+}
+
+namespace {
+
+/// What `show` and `exec` share: the fusion, its sizes and its schedule.
+struct FusionOptions {
+  std::string fusion;
+  std::string sizes;
+  std::string schedule;
+  std::string params;
+  std::vector<std::string> fusion_dirs;
+  std::string plugin;                    ///< --plugin: schedule with this plugin
+  std::vector<std::string> settings;     ///< --set key=value, for --plugin
+  std::vector<std::string> plugin_dirs;  ///< --plugin-dir
+  bool unscheduled = false;              ///< --unscheduled: one serial kernel, no schedule
+  std::vector<std::string> schedulers;   ///< --schedulers: the segmenter's plugins, in order
+
+  /// Neither a plugin, a schedule script nor --unscheduled: the segmenter
+  /// picks a plugin for each segment (docs/segments.md).
+  bool segmented() const { return plugin.empty() && schedule.empty() && !unscheduled; }
+
+  void add_to(CLI::App* cmd) {
+    cmd->add_option("fusion", fusion,
+                    "A fusion name from configs/fusions (e.g. softmax) or a path to a .yaml")
+        ->required();
+    cmd->add_option("--size", sizes,
+                    "Named sizes, e.g. N=4,K=8 (overrides the file's `sizes:` defaults)");
+    cmd->add_option("--schedule", schedule, "A schedule script to apply (configs/schedules/*.sched)");
+    cmd->add_option("--param", params, "Schedule parameters for {name} placeholders, e.g. block=128");
+    cmd->add_option("--fusion-dir", fusion_dirs,
+                    "Extra directory searched for fusion names (repeatable)");
+    cmd->add_option("--plugin", plugin,
+                    "Schedule with this plugin (see `schedlab plugins`) instead of --schedule");
+    cmd->add_option("--set", settings,
+                    "Plugin parameter, e.g. --set block=256 (repeatable; overrides the "
+                    "plugin's own choice)");
+    add_plugin_dir_option(cmd, plugin_dirs);
+    cmd->add_flag("--unscheduled", unscheduled,
+                  "Lower the fusion as it is, without a schedule: one serial kernel (without "
+                  "--plugin or --schedule, the segmenter picks a plugin for each segment)");
+    cmd->add_option("--schedulers", schedulers,
+                    "Plugins the segmenter may pick, in priority order, e.g. "
+                    "reduction,pointwise (default: every plugin found; normalization, "
+                    "reduction, transpose, pointwise first, never script)")
+        ->delimiter(',');
+  }
+};
+
+/// A bound fusion with its schedule (if any) applied; when segmented, bf
+/// stays unscheduled and the scheduled segments are in `segmented`.
+struct Loaded {
+  sweep::BoundFusion bf;
+  std::vector<std::string> schedule_log;
+  std::optional<sweep::SegmentedFusion> segmented;
+};
+
+/// The plugins the segmenter may pick (--schedulers, or every one found);
+/// files that fail to load are reported and skipped.
+std::vector<std::shared_ptr<const plugin::Plugin>> segmenter_plugins(const FusionOptions& o) {
+  plugin::Registry registry(plugin::plugin_search_path(o.plugin_dirs));
+  std::vector<std::string> errors;
+  auto plugins = sweep::segmenter_plugins(registry, o.schedulers, &errors);
+  for (const std::string& e : errors) fmt::print(stderr, "warning: {}\n", e);
+  return plugins;
+}
+
+/// `device`: the target a plugin schedules for; the model device when empty.
+/// `segment`: in segmented mode, segment and schedule (not needed to print the math).
+Loaded load(const FusionOptions& o, const std::optional<runtime::DeviceProperties>& device = {},
+            bool segment = true) {
+  Loaded l;
+  l.bf = sweep::bind_fusion(o.fusion, fusion_dirs(o.fusion_dirs),
+                            frontend::parse_size_list(o.sizes, "--size"));
+  user_assert(o.plugin.empty() || o.schedule.empty())
+      << "--plugin and --schedule both schedule the fusion; give one of them";
+  user_assert(!o.plugin.empty() || o.settings.empty()) << "--set needs --plugin";
+  user_assert(!o.unscheduled || (o.plugin.empty() && o.schedule.empty()))
+      << "--unscheduled runs the fusion without a schedule; drop --plugin and --schedule";
+  user_assert(o.segmented() || o.schedulers.empty())
+      << "--schedulers picks the segmenter's plugins; it cannot be combined with --plugin, "
+         "--schedule or --unscheduled";
+  if (!o.plugin.empty()) {
+    plugin::Registry registry(plugin::plugin_search_path(o.plugin_dirs));
+    std::shared_ptr<const plugin::Plugin> p = registry.get(o.plugin);
+    sweep::PluginRun run = sweep::schedule_with_plugin(*p, l.bf, device, o.settings);
+    user_assert(run.accepted) << "plugin '" << p->name() << "' cannot schedule fusion '"
+                              << l.bf.def.fusion->name() << "': " << run.reason;
+    l.schedule_log.push_back(run.log_line);
+  }
+  if (!o.schedule.empty()) {
+    frontend::ScheduleParams params;
+    for (const auto& [k, v] : frontend::parse_size_list(o.params, "--param")) params[k] = v;
+    l.schedule_log = frontend::apply_schedule_file(o.schedule, l.bf.def, params);
+  }
+  if (o.segmented() && segment)
+    l.segmented = sweep::segment_and_schedule(l.bf, segmenter_plugins(o), device);
+  return l;
+}
+
+/// `show --segments`: the segmenter's log and segments; exit 2 when a part
+/// is left that no plugin accepts (after printing why).
+int show_segments(const FusionOptions& o) {
+  user_assert(o.segmented()) << "--segments shows the segmenter's choice; it cannot be combined "
+                                "with --plugin, --schedule or --unscheduled";
+  Loaded l = load(o, {}, /*segment=*/false);
+  const ir::Fusion& f = *l.bf.def.fusion;
+  fmt::print("// {} ({})\n", f.name(), l.bf.path);
+  fmt::print("// sizes: {}\n", sweep::sizes_str(l.bf.sizes));
+  segment::Segmentation s =
+      segment::segment(f, l.bf.sizes, sweep::plugin_schedulers(segmenter_plugins(o), {}));
+  fmt::print("{}", segment::print_segmentation(s));
+  std::fflush(stdout);
+  segment::require_complete(s);
+  return kExitOk;
+}
+
+/// One segment's stage (schedule, kernel or cuda) under a header line.
+void show_segment_stage(const sweep::SegmentedFusion& sf, size_t i, const ir::SizeBindings& sizes,
+                        const std::string& stage) {
+  const segment::Segment& seg = sf.segmentation.segments[i];
+  fmt::print("// segment {} of {}: {} {}\n", i, sf.segmentation.segments.size(), seg.scheduler,
+             segment::group_str(seg.exprs));
+  const ir::Fusion& f = *seg.fusion.fusion;
+  if (stage == "schedule") {
+    fmt::print("// {}\n", sf.runs[i].log_line);
+    fmt::print("{}", sched::print_scheduled_fusion(f));
+    return;
+  }
+  runtime::PreparedKernel p = runtime::prepare(f, sizes);
+  fmt::print("{}", stage == "cuda" ? p.source.source : codegen::print_kernel(p.kernel));
+}
+
+int run_show(const FusionOptions& o, const std::string& stage, bool segments) {
+  if (segments) return show_segments(o);
+  // The math does not depend on the schedule: no plugin is consulted for it.
+  Loaded l = load(o, {}, /*segment=*/stage != "math");
+  const ir::Fusion& f = *l.bf.def.fusion;
+  fmt::print("// {} ({})\n", f.name(), l.bf.path);
+  if (!l.bf.def.description.empty()) fmt::print("// {}\n", l.bf.def.description);
+  fmt::print("// sizes: {}\n", sweep::sizes_str(l.bf.sizes));
+  if (stage == "math") {
+    fmt::print("{}", ir::print_math(f));
+  } else if (l.segmented) {
+    for (size_t i = 0; i < l.segmented->segmentation.segments.size(); ++i)
+      show_segment_stage(*l.segmented, i, l.bf.sizes, stage);
+  } else if (stage == "schedule") {
+    for (const auto& line : l.schedule_log) fmt::print("// {}\n", line);
+    fmt::print("{}", sched::print_scheduled_fusion(f));
+  } else {
+    runtime::PreparedKernel p = runtime::prepare(f, l.bf.sizes);
+    fmt::print("{}", stage == "cuda" ? p.source.source : codegen::print_kernel(p.kernel));
+  }
+  return kExitOk;
+}
+
+struct ExecOptions {
+  std::string backend = "auto";
+  std::string cache_dir;
+  uint64_t seed = 1;
+  std::string inputs;        ///< --inputs: comma-separated .npy files, one per fusion input
+  std::string save_outputs;  ///< --save-outputs: a directory for <name>.npy and <name>.ref.npy
+};
+
+/// --inputs a.npy,b.npy: one file per input of f, in order, each checked
+/// against the input's dtype and its shape under `sizes`.
+std::vector<ref::HostTensor> read_inputs(const std::string& list, const ir::Fusion& f,
+                                         const ir::SizeBindings& sizes) {
+  std::vector<std::string> paths;
+  std::stringstream ss(list);
+  for (std::string p; std::getline(ss, p, ',');) paths.push_back(p);
+  if (!list.empty() && list.back() == ',') paths.emplace_back();
+  std::string names;
+  for (const ir::TensorView* in : f.inputs()) names += (names.empty() ? "" : ", ") + in->describe();
+  user_assert(paths.size() == f.inputs().size())
+      << "--inputs: fusion '" << f.name() << "' has " << f.inputs().size() << " input"
+      << (f.inputs().size() == 1 ? "" : "s") << " (" << names << "), found " << paths.size()
+      << " file" << (paths.size() == 1 ? "" : "s") << " in '" << list << "'";
+  std::vector<ref::HostTensor> r;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    user_assert(!paths[i].empty())
+        << "--inputs: file " << i + 1 << " of '" << list << "' is empty; expected a .npy path for "
+        << f.inputs()[i]->describe();
+    r.push_back(ref::read_npy_input(paths[i], f.inputs()[i], sizes));
+  }
+  return r;
+}
+
+/// --save-outputs DIR: each output as DIR/<name>.npy and the reference as
+/// DIR/<name>.ref.npy, <name> being the output's name in the fusion or T<n>.
+void save_outputs(const std::string& dir, const ir::Fusion& f,
+                  const std::vector<ref::HostTensor>& got,
+                  const std::vector<ref::HostTensor>& want) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  user_assert(!ec) << "--save-outputs: cannot create directory '" << dir << "': " << ec.message();
+  for (size_t i = 0; i < got.size(); ++i) {
+    const ir::TensorView* out = f.outputs()[i];
+    std::string base =
+        (std::filesystem::path(dir) / (out->user_name().empty() ? out->str() : out->user_name()))
+            .string();
+    ref::write_npy(base + ".npy", got[i]);
+    ref::write_npy(base + ".ref.npy", want[i]);
+    fmt::print("  saved output {} to {}.npy and {}.ref.npy\n", i, base, base);
+  }
+}
+
+int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
+  auto backend = sweep::make_backend(eo.backend, eo.cache_dir);
+  // A plugin schedules for the device that will run the kernel.
+  std::optional<runtime::DeviceProperties> device;
+  if (sweep::is_cuda(*backend)) device = runtime::cuda_device_properties();
+  Loaded l = load(fo, device);
+  // The reference evaluates an unscheduled copy (see sweep/pipeline.h).
+  auto plain = frontend::load_fusion_file(l.bf.path);
+  auto inputs = eo.inputs.empty()
+                    ? ref::make_inputs(*plain.fusion, l.bf.sizes, eo.seed, plain.input_ranges)
+                    : read_inputs(eo.inputs, *plain.fusion, l.bf.sizes);
+  auto want = ref::evaluate(*plain.fusion, inputs, l.bf.sizes);
+  std::vector<ref::HostTensor> got;
+  if (l.segmented) {
+    const segment::Segmentation& s = l.segmented->segmentation;
+    auto kernels = sweep::compile_segments(*backend, s, l.bf.sizes);
+    got = sweep::run_segments(*backend, s, kernels, inputs, l.bf.sizes);
+    fmt::print("{} on {}: sizes {}, {} segment{}\n", l.bf.def.fusion->name(), backend->name(),
+               sweep::sizes_str(l.bf.sizes), s.segments.size(), s.segments.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const runtime::LaunchDims& dims = kernels[i].dims;
+      const std::string& params = l.segmented->runs[i].params_str;
+      fmt::print("  segment {} ({}{}): grid ({}, {}, {}), block ({}, {}, {}), {} B shared, "
+                 "int{} index\n",
+                 i, s.segments[i].scheduler, params.empty() ? "" : ": " + params, dims.grid[0],
+                 dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
+                 dims.shared_bytes, kernels[i].prepared.source.index_bits);
+    }
+  } else {
+    runtime::PreparedKernel p = runtime::prepare(*l.bf.def.fusion, l.bf.sizes);
+    auto compiled = backend->compile(p.source);
+    got = runtime::execute(*backend, *compiled, p, inputs, l.bf.sizes);
+    auto dims = runtime::launch_dims(p.kernel, l.bf.sizes);
+    fmt::print(
+        "{} on {}: sizes {}, grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index\n",
+        l.bf.def.fusion->name(), backend->name(), sweep::sizes_str(l.bf.sizes), dims.grid[0],
+        dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
+        dims.shared_bytes, p.source.index_bits);
+  }
+  sweep::Validation v = sweep::validate(*plain.fusion, l.bf.sizes, got, want);
+  for (size_t i = 0; i < v.outputs.size(); ++i) {
+    const sweep::OutputCheck& c = v.outputs[i];
+    fmt::print("  output {} ({}): {} (max abs error {:.3g}; rtol {:.3g}, atol {:.3g}){}\n", i,
+               c.name, c.cmp.ok ? "ok" : "wrong_result", c.cmp.max_abs_error, c.tol.rtol,
+               c.tol.atol,
+               c.cmp.ok ? ""
+                        : fmt::format(", {} mismatches, first at {}", c.cmp.mismatches,
+                                      c.cmp.first_mismatch));
+  }
+  // Named after the unscheduled fusion's outputs: the names do not depend on the schedule.
+  if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *plain.fusion, got, want);
+  return v.ok ? kExitOk : kExitFailures;
+}
+
+}  // namespace
+
+Command add_show_command(CLI::App& app) {
+  auto o = std::make_shared<FusionOptions>();
+  auto stage = std::make_shared<std::string>("math");
+  auto segments = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand("show", "Print a fusion at a stage of the pipeline");
+  o->add_to(cmd);
+  cmd->add_flag("--segments", *segments,
+                "Print the segmenter's choice: the segments, the plugin picked for each, and "
+                "every offer with each plugin's reason for rejecting it");
+  cmd->add_option("--stage", *stage,
+                  "math: the fusion IR; schedule: the scheduled tensors; kernel: the lowered "
+                  "kernel; cuda: the whole CUDA translation unit")
+      ->check(CLI::IsMember({"math", "schedule", "kernel", "cuda"}));
+  return {cmd, [o, stage, segments] { return run_show(*o, *stage, *segments); }};
+}
+
+Command add_exec_command(CLI::App& app) {
+  auto fo = std::make_shared<FusionOptions>();
+  auto eo = std::make_shared<ExecOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "exec", "Lower, compile and run a (scheduled) fusion once; validate it against the reference");
+  fo->add_to(cmd);
+  cmd->add_option("--backend", eo->backend, "auto (CUDA when a device answers), cuda or cpu")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  cmd->add_option("--cache-dir", eo->cache_dir,
+                  "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
+  cmd->add_option("--seed", eo->seed, "Seed of the generated inputs");
+  cmd->add_option("--inputs", eo->inputs,
+                  "NumPy .npy files, one per fusion input in order (e.g. x.npy,w.npy), "
+                  "instead of generated inputs");
+  cmd->add_option("--save-outputs", eo->save_outputs,
+                  "Directory to write each output to as <name>.npy, and the reference as "
+                  "<name>.ref.npy");
+  return {cmd, [fo, eo] { return run_exec(*fo, *eo); }};
+}
+
+}  // namespace schedlab::cli

@@ -1,0 +1,168 @@
+// `schedlab run SWEEP`: validate and benchmark every point of a sweep file,
+// append the records to a JSONL file, and print the side-by-side table.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "command.h"
+#include "run_common.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/report/table.h"
+#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/runner.h"
+
+namespace schedlab::cli {
+
+void SweepOptions::add_to(CLI::App* cmd) {
+  cmd->add_option("sweep", sweep, "A sweep file (configs/sweeps/*.yaml)")->required();
+  cmd->add_option("--output,-o", output,
+                  "JSONL file for the records (default: schedlab-results/<sweep>.jsonl)");
+  cmd->add_flag("--resume", resume,
+                "Continue the output file: points already recorded there are not re-run");
+  cmd->add_option("--jobs,-j", jobs, "Compile threads (default: one per core)");
+  cmd->add_option("--backend", backend, "Override the sweep's backend: auto, cuda or cpu")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  cmd->add_option("--cache-dir", cache_dir,
+                  "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
+  cmd->add_option("--only", only, "Run only these schedulers (display names; repeatable)");
+  cmd->add_option("--csv", csv, "Also write the table as CSV to this file");
+  cmd->add_option("--json", json, "Also write the table as JSON to this file");
+  cmd->add_option("--html", html, "Also write a self-contained HTML report to this file");
+  cmd->add_option("--fusion-dir", fusion_dir_flags,
+                  "Extra directory searched for fusion names (repeatable)");
+  add_plugin_dir_option(cmd, plugin_dirs);
+  cmd->allow_extras();  // --benchmark_* flags go to Google Benchmark
+  cmd->footer(
+      "Google Benchmark's flags (--benchmark_filter, --benchmark_out=FILE, "
+      "--benchmark_out_format=json, ...) are passed through.");
+}
+
+sweep::LoadOptions SweepOptions::load_options(plugin::Registry& registry) const {
+  sweep::LoadOptions lo;
+  lo.fusion_dirs = fusion_dirs(fusion_dir_flags);
+  lo.plugins = sweep::registry_lookup(registry);
+  return lo;
+}
+
+std::string SweepOptions::output_for(const sweep::SweepSpec& spec) const {
+  return output.empty() ? (std::filesystem::path("schedlab-results") / (spec.name + ".jsonl")).string()
+                        : output;
+}
+
+std::unique_ptr<runtime::Backend> SweepOptions::make_backend(const sweep::SweepSpec& spec) const {
+  return sweep::make_backend(backend.empty() ? std::string(sweep::backend_name(spec.backend))
+                                             : backend,
+                             cache_dir);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  user_assert(out.good()) << "cannot write '" << path << "'";
+  out << text;
+  user_assert(out.good()) << "cannot write '" << path << "'";
+}
+
+/// A one-line progress display on a terminal (stderr); silent in a pipe.
+ProgressLine::ProgressLine() : enabled_(isatty(STDERR_FILENO) != 0) {}
+ProgressLine::~ProgressLine() { clear(); }
+void ProgressLine::update(const report::Record& r, size_t done, size_t total) {
+  if (!enabled_) return;
+  std::string line = fmt::format("[{}/{}] {} {} | {} | {}: {}", done, total, r.fusion,
+                                 r.size_label(), r.scheduler, r.config_label(),
+                                 report::status_name(r.status));
+  if (line.size() > 110) line = line.substr(0, 107) + "...";
+  fmt::print(stderr, "\r\033[K{}", line);
+  std::fflush(stderr);
+  shown_ = true;
+}
+void ProgressLine::clear() {
+  if (!shown_) return;
+  fmt::print(stderr, "\r\033[K");
+  std::fflush(stderr);
+  shown_ = false;
+}
+
+std::vector<report::Table> print_tables(const std::vector<report::Record>& records,
+                                        const sweep::SweepSpec& spec, const SweepOptions& o) {
+  report::TableOptions to;
+  to.baseline = spec.baseline;
+  std::vector<report::Table> tables = report::build_tables(records, to);
+  fmt::print("{}", report::render_console(tables, report::colour_enabled(STDOUT_FILENO)));
+  if (!o.csv.empty()) write_file(o.csv, report::render_csv(tables));
+  if (!o.json.empty()) write_file(o.json, report::render_json(tables));
+  return tables;
+}
+
+int failures_exit_code(const std::vector<report::Record>& records) {
+  for (const report::Record& r : records)
+    if (r.status == report::Status::WrongResult || r.status == report::Status::Crashed ||
+        r.status == report::Status::Timeout)
+      return kExitFailures;
+  return kExitOk;
+}
+
+sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& registry,
+                          runtime::Backend& backend, const SweepOptions& o,
+                          std::vector<report::Record> measured, bool resume,
+                          const std::vector<std::string>& extras) {
+  sweep::RunOptions ro;
+  ro.output = o.output_for(spec);
+  std::error_code ec;
+  if (auto dir = std::filesystem::path(ro.output).parent_path(); !dir.empty())
+    std::filesystem::create_directories(dir, ec);
+  ro.resume = resume;
+  ro.jobs = o.jobs;
+  ro.fusion_dirs = fusion_dirs(o.fusion_dir_flags);
+  ro.only_schedulers = {o.only.begin(), o.only.end()};
+  ro.measured = std::move(measured);
+  ro.benchmark_args.push_back("schedlab");
+  for (const std::string& e : extras) ro.benchmark_args.push_back(e);
+  auto progress = std::make_shared<ProgressLine>();
+  ro.on_record = [progress](const report::Record& r, size_t done, size_t total) {
+    progress->update(r, done, total);
+  };
+  sweep::RunResult res = sweep::run_sweep(spec, registry, backend, ro);
+  progress->clear();
+  return res;
+}
+
+namespace {
+
+int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
+  for (const std::string& e : extras)
+    user_assert(e.rfind("--benchmark_", 0) == 0)
+        << "run: unknown argument '" << e << "' (only --benchmark_* flags pass through)";
+  plugin::Registry registry(plugin::plugin_search_path(o.plugin_dirs));
+  sweep::SweepSpec spec = sweep::load_sweep_file(o.sweep, o.load_options(registry));
+  auto backend = o.make_backend(spec);
+  const std::string output = o.output_for(spec);
+  // Without --resume the previous file is kept as <output>.prev, and its
+  // records are a measurement cache: an unchanged kernel is not re-timed.
+  std::vector<report::Record> measured;
+  if (!o.resume && std::filesystem::exists(output)) {
+    measured = report::read_records(output).records;
+    std::filesystem::rename(output, output + ".prev");
+  }
+  sweep::RunResult res = run_once(spec, registry, *backend, o, std::move(measured), o.resume, extras);
+  print_tables(res.records, spec, o);
+  fmt::print("{} points: {} resumed, {} measurements reused; records in {}\n", res.records.size(),
+             res.resumed, res.cached, output);
+  return failures_exit_code(res.records);
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& app) {
+  auto o = std::make_shared<SweepOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Validate and benchmark every point of a sweep; print the side-by-side table");
+  o->add_to(cmd);
+  return {cmd, [o, cmd] { return run_run(*o, cmd->remaining()); }};
+}
+
+}  // namespace schedlab::cli

@@ -1,0 +1,211 @@
+// `schedlab watch SWEEP`: the prototyping loop (DESIGN.md section 12). Runs
+// the sweep once, then polls the sources and binaries of the sweep's
+// plugins. A source change runs the plugin's build; a new binary is
+// hot-reloaded (the registry keeps the last good version on any failure);
+// then only the points of the schedulers that use the changed plugin are
+// re-run, unchanged kernels taking their earlier times, and the table is
+// printed with the change from the previous one. Build failures, load
+// failures, crashes and wrong results are printed and the loop goes on.
+//
+// Polling (every 50 ms) rather than inotify: sources live anywhere, builds
+// replace files by rename, and one thread that owns every step keeps a
+// reload from racing a run.
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "command.h"
+#include "run_common.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/report/table.h"
+
+namespace schedlab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct WatchOptions {
+  SweepOptions sweep;
+  std::string build;                 ///< --build: the command for every plugin
+  std::vector<std::string> sources;  ///< --source DIR (all plugins) or NAME=DIR
+  int max_reruns = -1;               ///< exit after this many reruns (tests, benches)
+};
+
+/// The newest modification time of a file or of the files under a directory.
+fs::file_time_type newest(const std::string& path) {
+  std::error_code ec;
+  fs::file_time_type t{};
+  if (fs::is_directory(path, ec)) {
+    for (auto it = fs::recursive_directory_iterator(path, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_regular_file(ec)) t = std::max(t, it->last_write_time(ec));
+  } else {
+    t = fs::last_write_time(path, ec);
+  }
+  return t;
+}
+
+/// Runs `cmd` in a shell; returns its exit status and the tail of its output.
+std::pair<int, std::string> run_build(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return {-1, "cannot start the build command"};
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  if (out.size() > 4000) out = "...\n" + out.substr(out.size() - 4000);
+  return {status, out};
+}
+
+/// The directory of the CMake build tree that holds `file`, or "".
+std::string cmake_build_dir(const fs::path& file) {
+  for (fs::path d = file.parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
+    if (fs::exists(d / "CMakeCache.txt")) return d.string();
+  return "";
+}
+
+/// What is watched for one plugin.
+struct Watched {
+  std::string name;     ///< the registry name
+  std::string binary;   ///< its .so
+  std::vector<std::string> sources;
+  std::string build;    ///< the build command ("" : none, binaries only)
+  fs::file_time_type source_stamp, binary_stamp;
+};
+
+int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
+  const SweepOptions& so = o.sweep;
+  plugin::Registry registry(plugin::plugin_search_path(so.plugin_dirs));
+  sweep::SweepSpec spec = sweep::load_sweep_file(so.sweep, so.load_options(registry));
+  auto backend = so.make_backend(spec);
+  const std::string output = so.output_for(spec);
+  std::vector<report::Record> previous;
+  if (fs::exists(output)) {
+    previous = report::read_records(output).records;
+    fs::rename(output, output + ".prev");
+  }
+  sweep::RunResult res = run_once(spec, registry, *backend, so, previous, false, extras);
+  std::vector<report::Record> records = res.records;
+  std::vector<report::Table> tables = print_tables(records, spec, so);
+
+  // What to watch: every plugin the sweep uses, its binary and its sources.
+  std::map<std::string, Watched> watched;
+  std::map<std::string, std::vector<std::string>> schedulers_of;  // plugin -> display names
+  for (const report::Record& r : records) schedulers_of[r.plugin].push_back(r.scheduler);
+  for (auto& [name, file] : registry.files()) {
+    if (!schedulers_of.count(name)) continue;
+    Watched w;
+    w.name = name;
+    w.binary = file;
+    for (const std::string& s : o.sources) {
+      auto eq = s.find('=');
+      if (eq == std::string::npos)
+        w.sources.push_back(s);
+      else if (s.substr(0, eq) == name)
+        w.sources.push_back(s.substr(eq + 1));
+    }
+    const fs::path builtin_src = fs::path(SCHEDLAB_SOURCE_DIR) / "plugins" / name;
+    if (w.sources.empty() && fs::exists(builtin_src) &&
+        fs::equivalent(fs::path(file).parent_path(), fs::path(SCHEDLAB_BUILTIN_PLUGIN_DIR)))
+      w.sources.push_back(builtin_src.string());
+    w.build = o.build;
+    if (w.build.empty()) {
+      std::string dir = cmake_build_dir(file);
+      if (!dir.empty()) w.build = fmt::format("cmake --build '{}' --target {}", dir, name);
+    }
+    for (const std::string& s : w.sources) w.source_stamp = std::max(w.source_stamp, newest(s));
+    w.binary_stamp = newest(w.binary);
+    fmt::print("watching {}: binary {}{}{}\n", name, w.binary,
+               w.sources.empty() ? "" : fmt::format(", sources {}", fmt::join(w.sources, ", ")),
+               w.build.empty() ? "" : fmt::format(", build: {}", w.build));
+    watched.emplace(name, std::move(w));
+  }
+  std::fflush(stdout);
+
+  int reruns = 0;
+  while (o.max_reruns < 0 || reruns < o.max_reruns) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (auto& [name, w] : watched) {
+      fs::file_time_type src{};
+      for (const std::string& s : w.sources) src = std::max(src, newest(s));
+      if (src != w.source_stamp) {
+        w.source_stamp = src;
+        if (!w.build.empty()) {
+          fmt::print("{} changed: building ({})\n", name, w.build);
+          std::fflush(stdout);
+          auto [status, log] = run_build(w.build);
+          if (status != 0) {
+            fmt::print("build of {} failed (exit {}); still serving generation {}:\n{}\n", name,
+                       WIFEXITED(status) ? WEXITSTATUS(status) : status, registry.generation(name),
+                       log);
+            std::fflush(stdout);
+            continue;
+          }
+        }
+      }
+      fs::file_time_type bin = newest(w.binary);
+      if (bin == w.binary_stamp) continue;
+      // Wait until the file is quiet: the same stamp over one more period.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (newest(w.binary) != bin) continue;
+      w.binary_stamp = bin;
+      plugin::ReloadResult rr = registry.reload(name);
+      if (!rr.ok) {
+        fmt::print("reload of {} failed; still serving generation {}: {}\n", name,
+                   rr.generation, rr.message);
+        std::fflush(stdout);
+        continue;
+      }
+      fmt::print("reloaded {} (generation {}); re-running {}\n", name, rr.generation,
+                 fmt::join(schedulers_of[name], ", "));
+      SweepOptions only = so;
+      only.only = schedulers_of[name];
+      sweep::RunResult again = run_once(spec, registry, *backend, only, records, false, extras);
+      // Replace the affected schedulers' records, keep the others.
+      std::vector<report::Record> merged;
+      for (const report::Record& r : records)
+        if (r.plugin != name) merged.push_back(r);
+      for (const report::Record& r : again.records) merged.push_back(r);
+      records = std::move(merged);
+      report::TableOptions to;
+      to.baseline = spec.baseline;
+      std::vector<report::Table> next = report::build_tables(records, to);
+      fmt::print("{}", report::render_delta(tables, next, report::colour_enabled(STDOUT_FILENO)));
+      fmt::print("{} points re-run ({} measurements reused)\n", again.records.size(), again.cached);
+      std::fflush(stdout);
+      tables = std::move(next);
+      ++reruns;
+    }
+  }
+  return failures_exit_code(records);
+}
+
+}  // namespace
+
+Command add_watch_command(CLI::App& app) {
+  auto o = std::make_shared<WatchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "watch",
+      "Run a sweep, then rebuild, hot-reload and re-run a plugin's points whenever it changes");
+  o->sweep.add_to(cmd);
+  cmd->add_option("--build", o->build,
+                  "Build command run when a plugin's sources change (default: the CMake "
+                  "target of the plugin, in the build tree that holds its .so)");
+  cmd->add_option("--source", o->sources,
+                  "Source directory or file to watch: DIR for every plugin, or NAME=DIR "
+                  "(default for built-ins: plugins/<name>)");
+  cmd->add_option("--max-reruns", o->max_reruns, "Exit after this many reruns (default: never)");
+  return {cmd, [o, cmd] { return run_watch(*o, cmd->remaining()); }};
+}
+
+}  // namespace schedlab::cli

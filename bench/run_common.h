@@ -1,0 +1,60 @@
+// What `run` and `watch` share: the sweep options, running a sweep once, and
+// printing its table.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "schedlab/report/table.h"
+#include "schedlab/runtime/kernel.h"
+#include "schedlab/sweep/runner.h"
+#include "schedlab/sweep/spec.h"
+
+namespace schedlab::cli {
+
+struct SweepOptions {
+  std::string sweep;
+  std::string output;
+  bool resume = false;
+  int jobs = 0;
+  std::string backend;  ///< empty: the sweep's own
+  std::string cache_dir;
+  std::vector<std::string> only;
+  std::string csv, json, html;
+  std::vector<std::string> fusion_dir_flags;
+  std::vector<std::string> plugin_dirs;
+
+  void add_to(CLI::App* cmd);
+  sweep::LoadOptions load_options(plugin::Registry& registry) const;
+  std::string output_for(const sweep::SweepSpec& spec) const;
+  std::unique_ptr<runtime::Backend> make_backend(const sweep::SweepSpec& spec) const;
+};
+
+/// A progress line on a terminal's stderr; nothing in a pipe.
+class ProgressLine {
+ public:
+  ProgressLine();
+  ~ProgressLine();
+  void update(const report::Record& r, size_t done, size_t total);
+  void clear();
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+void write_file(const std::string& path, const std::string& text);
+/// Builds the tables, prints them, writes --csv/--json/--html.
+std::vector<report::Table> print_tables(const std::vector<report::Record>& records,
+                                        const sweep::SweepSpec& spec, const SweepOptions& o);
+/// 1 when a point failed validation, crashed or timed out.
+int failures_exit_code(const std::vector<report::Record>& records);
+/// One run of the sweep with progress on the terminal.
+sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& registry,
+                          runtime::Backend& backend, const SweepOptions& o,
+                          std::vector<report::Record> measured, bool resume,
+                          const std::vector<std::string>& extras);
+
+}  // namespace schedlab::cli

@@ -1,0 +1,143 @@
+// YAML helpers shared by the YAML file formats (fusion definitions, sweeps).
+// Private to libschedlab: only .cpp files include it, since yaml-cpp is a
+// private dependency.
+//
+// Needs: the raw text next to the parsed document, so that positions inside
+// scalars map back to the file. Guarantees: every location is the file:line:col
+// the user sees in an editor (1-based), and check_keys rejects duplicate and
+// unknown keys with a "did you mean" hint.
+#pragma once
+
+// GCC 12 reports a false -Wdangling-pointer inside yaml-cpp's inline node code.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#include <yaml-cpp/yaml.h>
+#pragma GCC diagnostic pop
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lexer.h"
+#include "parser.h"
+#include "schedlab/base/error.h"
+
+namespace schedlab::frontend {
+
+inline bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+inline std::optional<int64_t> as_int(const std::string& s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size()) return std::nullopt;
+  for (size_t j = i; j < s.size(); ++j)
+    if (!std::isdigit(static_cast<unsigned char>(s[j]))) return std::nullopt;
+  return std::stoll(s);
+}
+
+inline std::optional<double> as_double(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  return v;
+}
+
+inline std::string kind_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return n.size() == 0 ? "an empty mapping" : "a mapping";
+    case YAML::NodeType::Sequence: return n.size() == 0 ? "an empty list" : "a list";
+    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Null: return "nothing";
+    default: return "an undefined node";
+  }
+}
+
+/// The YAML document plus the raw text, for positions.
+class YamlReader {
+ public:
+  YamlReader(std::string text, std::string path) : text_(std::move(text)), path_(std::move(path)) {
+    std::istringstream is(text_);
+    for (std::string l; std::getline(is, l);) lines_.push_back(l);
+  }
+
+  SourceLoc loc(const YAML::Mark& m) const { return {path_, m.line + 1, m.column + 1}; }
+  SourceLoc loc(const YAML::Node& n) const { return loc(n.Mark()); }
+  const std::string& path() const { return path_; }
+  /// Line `i` (0-based, as in YAML::Mark) of the raw text; "" past the end.
+  const std::string& line(int i) const {
+    static const std::string kNone;
+    return i >= 0 && static_cast<size_t>(i) < lines_.size() ? lines_[static_cast<size_t>(i)] : kNone;
+  }
+
+  /// Checks the mapping's keys against `allowed` and for duplicates.
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                  const std::string& where) const {
+    std::map<std::string, YAML::Mark> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const YAML::Node k = it->first;  // a copy: it-> yields a temporary proxy
+      std::string key = k.IsScalar() ? k.Scalar() : "";
+      if (auto s = seen.find(key); s != seen.end())
+        user_error_at(loc(k)) << "duplicate key '" << key << "' in " << where << " (first at "
+                              << loc(s->second).str() << ")";
+      seen.emplace(key, k.Mark());
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string list, hint = closest_name(key, allowed);
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        user_error_at(loc(k)) << "unknown key '" << key << "' in " << where << "; expected one of "
+                              << list << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+      }
+    }
+  }
+
+  /// Maps positions inside the body scalar to file positions. A literal
+  /// block scalar ('|') starts on the line after its indicator, at the
+  /// indentation of its first non-blank line; an inline scalar starts at its
+  /// first character (after the quote, if quoted).
+  Locator body_locator(const YAML::Node& body) const {
+    int mline = body.Mark().line, mcol = body.Mark().column;
+    const std::string& first = lines_.at(static_cast<size_t>(mline));
+    char ind = static_cast<size_t>(mcol) < first.size() ? first[static_cast<size_t>(mcol)] : ' ';
+    if (ind == '>')
+      user_error_at(loc(body)) << "body: expected a literal block scalar ('|'), found a folded "
+                               << "one ('>'), which would join the statements into one line";
+    if (ind == '|') {
+      int indent = 0;
+      for (size_t l = static_cast<size_t>(mline) + 1; l < lines_.size(); ++l) {
+        const std::string& s = lines_[l];
+        size_t nb = s.find_first_not_of(' ');
+        if (nb != std::string::npos) {
+          indent = static_cast<int>(nb);
+          break;
+        }
+      }
+      std::string path = path_;
+      return [path, mline, indent](int line, int col) {
+        return SourceLoc{path, mline + 1 + line, indent + col};
+      };
+    }
+    int offset = mcol + ((ind == '"' || ind == '\'') ? 1 : 0);
+    std::string path = path_;
+    return [path, mline, offset](int line, int col) {
+      return SourceLoc{path, mline + line, line == 1 ? offset + col : col};
+    };
+  }
+
+ private:
+  std::string text_;
+  std::string path_;
+  std::vector<std::string> lines_;
+};
+
+}  // namespace schedlab::frontend

@@ -1,0 +1,107 @@
+// schedlab/report: `compare A B`, the regression report between two result
+// files (DESIGN.md section 12).
+//
+// Owns: reading result files of either kind (Google Benchmark JSON, ideally
+// written with --benchmark_repetitions, and schedlab sweep JSONL), matching
+// their benchmarks by name, the per-benchmark verdict and its renderings.
+// May depend on schedlab/report/record.h and stats.h, schedlab/base.
+// Invariant: a verdict other than Unchanged needs both a significant
+// Mann-Whitney test (p < alpha) and a change of the median beyond the
+// threshold (strictly); either alone is noise or a negligible shift.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedlab/report/stats.h"
+
+namespace schedlab::report {
+
+/// One benchmark's repetitions in a result file.
+struct BenchmarkSamples {
+  std::string name;          ///< the matching key between files
+  std::vector<double> times_us;  ///< one time per repetition, in microseconds
+  /// Why there are no times: the benchmark's error message, or the sweep
+  /// record's status and reason. Empty when times_us is not.
+  std::string failure;
+};
+
+/// A result file as read.
+struct ResultFile {
+  std::string path;                          ///< as given
+  std::string kind;                          ///< "google-benchmark" or "schedlab-jsonl"
+  std::vector<BenchmarkSamples> benchmarks;  ///< in file order, names unique
+  std::vector<std::string> devices;          ///< device names the file mentions
+};
+
+/// Reads `path`, telling the kinds apart by content. Google Benchmark JSON:
+/// the per-repetition entries (run_type "iteration", real_time converted
+/// from time_unit); a benchmark with only aggregates contributes its median
+/// aggregate as a single sample. Sweep JSONL: one benchmark per record,
+/// named "fusion/size/scheduler/config"; a later record of the same point
+/// replaces an earlier one (a rerun). Malformed input is a user error naming
+/// the file, and the line for JSONL.
+ResultFile load_result_file(const std::string& path);
+
+/// What happened to one benchmark between the files.
+enum class Verdict {
+  Regression,   ///< significantly slower, beyond the threshold
+  Improvement,  ///< significantly faster, beyond the threshold
+  Unchanged,    ///< neither
+  Broken,       ///< had times in base, fails in new
+  Fixed,        ///< failed in base, has times in new
+  OnlyInBase,   ///< missing from new
+  OnlyInNew,    ///< missing from base
+};
+/// "regression", "improvement", "unchanged", "broken", "fixed",
+/// "only in base", "only in new".
+std::string verdict_name(Verdict v);
+
+/// One benchmark's comparison.
+struct BenchmarkChange {
+  std::string name;               ///< benchmark name
+  Verdict verdict = Verdict::Unchanged;  ///< the outcome
+  std::optional<Summary> base;    ///< base statistics, when it has times
+  std::optional<Summary> next;    ///< new statistics, when it has times
+  double change = 0;              ///< (new median - base median) / base median
+  std::optional<double> p;        ///< Mann-Whitney p-value, when both have times
+  std::string note;               ///< a failure reason, or why no test was possible
+};
+
+/// Settings of a comparison.
+struct CompareOptions {
+  double threshold = 0.05;  ///< relative change of the median that matters (0.05 = 5%)
+  double alpha = 0.05;      ///< significance level of the Mann-Whitney test
+};
+
+/// The whole comparison.
+struct CompareReport {
+  std::string base_path, new_path;      ///< the files compared
+  CompareOptions options;               ///< as used
+  std::vector<BenchmarkChange> changes;  ///< base order, then benchmarks only in new
+  std::vector<std::string> notes;       ///< file-level remarks (e.g. devices differ)
+
+  /// Benchmarks with verdict `v`.
+  size_t count(Verdict v) const;
+  /// "2 regressions, 1 improvement, 337 untouched" (+ the other verdicts when present).
+  std::string summary() const;
+  /// True when a benchmark regressed or broke: the CLI exits 1.
+  bool has_regression() const;
+};
+
+/// Compares every benchmark of `base` with the same one in `next`.
+CompareReport compare(const ResultFile& base, const ResultFile& next, const CompareOptions& o);
+
+/// Parses a --threshold value in percent, "5%" or "5"; a user error
+/// otherwise. Returns the fraction (0.05).
+double parse_threshold(const std::string& text);
+
+/// Plain text for a terminal or log.
+std::string render_compare_text(const CompareReport& r);
+/// GitHub-flavoured markdown for a pull-request comment.
+std::string render_compare_markdown(const CompareReport& r);
+/// JSON (schema "schedlab.compare.v1").
+std::string render_compare_json(const CompareReport& r);
+
+}  // namespace schedlab::report

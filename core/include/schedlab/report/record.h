@@ -1,0 +1,141 @@
+// schedlab/report: the sweep record, one per (fusion, size, scheduler,
+// config) point, and its JSONL file (DESIGN.md sections 11 and 12).
+//
+// Owns: the record type, its JSON form (schema "schedlab.sweep.v1", one
+// object per line), reading and appending JSONL files, and the hashes that
+// key a point for resume and caching. May depend on schedlab/base and the
+// statistics in schedlab/report/stats.h; nothing from the pipeline, so that
+// `compare` and the report renderers read results without a GPU or plugins.
+// Invariants: the writer emits a whole line, newline included, in one write,
+// so only the last line of a file can be partial (a sweep killed mid-write);
+// readers skip exactly that case and reject every other malformed line with
+// file:line. Derived figures (median, spread, GB/s, fraction of peak) are
+// computed from times_us and bytes_moved, never stored separately, so they
+// cannot disagree; the JSON carries them for other tools and readers ignore
+// them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "schedlab/base/error.h"
+#include "schedlab/report/stats.h"
+
+namespace schedlab::report {
+
+/// The JSON schema tag every record line carries.
+inline constexpr std::string_view kRecordSchema = "schedlab.sweep.v1";
+
+/// What happened to a point. Only Ok points have times.
+enum class Status {
+  Ok,             ///< validated and benchmarked
+  Rejected,       ///< the plugin declined the segment (reason in `error`)
+  ScheduleError,  ///< the plugin's schedule raised a user error
+  CompileError,   ///< lowering, codegen or compilation failed
+  WrongResult,    ///< ran, but the outputs differ from the reference
+  Crashed,        ///< the plugin or the kernel crashed
+  Timeout,        ///< the point exceeded its time limit
+};
+
+/// "ok", "rejected", "schedule_error", "compile_error", "wrong_result",
+/// "crashed", "timeout".
+std::string_view status_name(Status s);
+/// The inverse of status_name; nullopt for anything else.
+std::optional<Status> parse_status(std::string_view name);
+
+/// The machine the point ran on.
+struct Device {
+  std::string name;         ///< e.g. "NVIDIA H200" or "cpu (x86_64, 2 cores)"
+  std::string backend;      ///< "cpu" or "cuda"
+  std::string fingerprint;  ///< identifies device + driver + toolkit; part of the key
+  bool emulated = false;    ///< true when the CUDA source ran on the CPU backend
+  double peak_gbps = 0;     ///< peak DRAM bandwidth in GB/s (1e9 B/s); 0 when unknown
+};
+
+/// Validation tolerance: |got - want| <= atol + rtol * |want|.
+struct Tolerance {
+  double rtol = 0;  ///< relative part
+  double atol = 0;  ///< absolute part
+};
+
+/// Ordered name -> value lists: sizes and configs keep the order the fusion
+/// and the plugin schema declare them in, which is the order users read.
+using SizeList = std::vector<std::pair<std::string, int64_t>>;
+using ConfigList = std::vector<std::pair<std::string, std::string>>;
+
+/// One sweep point and its outcome.
+struct Record {
+  std::string sweep;           ///< the sweep's name
+  std::string fusion;          ///< the fusion's name
+  SizeList sizes;              ///< bound sizes, in declaration order
+  std::string scheduler;       ///< the scheduler's display name in the sweep
+  std::string plugin;          ///< the plugin's own name
+  std::string plugin_version;  ///< the plugin's version string
+  std::string plugin_hash;     ///< hash of the plugin binary
+  ConfigList config;           ///< parameter name -> formatted value, in schema order
+  std::string config_hash;     ///< hash of `config` (config_hash())
+  std::string kernel_hash;     ///< hash of the generated CUDA source; empty if none
+  Device device;               ///< where it ran
+  Status status = Status::Ok;  ///< the outcome
+  std::string error;           ///< the reason or error text when status != Ok
+  std::vector<double> times_us;          ///< every repetition's time in microseconds
+  int64_t bytes_moved = 0;               ///< bytes read + written by one run; 0 if unknown
+  std::optional<double> max_abs_error;   ///< from validation; nullopt if not validated
+  Tolerance tolerance;                   ///< the tolerance validation used
+  std::string key;                       ///< record_key() of this point
+  std::string timestamp;                 ///< when it finished, ISO 8601 UTC
+
+  /// "N=1024,K=1024".
+  std::string size_label() const;
+  /// "block=128,vec=4"; "(defaults)" when the config is empty.
+  std::string config_label() const;
+  /// Statistics over times_us; only for records with times.
+  Summary summary() const;
+  /// bytes_moved / median time, in GB/s (1e9 B/s); 0 when unknown.
+  double gbps() const;
+  /// gbps / device.peak_gbps; nullopt when the peak is unknown, the timings
+  /// are CPU emulation, or bytes_moved is unknown.
+  std::optional<double> fraction_of_peak() const;
+};
+
+/// One line of JSON (no trailing newline) in schema kRecordSchema.
+std::string to_json(const Record& r);
+/// Parses one line; a malformed line is a user error at `where`
+/// ("results.jsonl:12: error: ...").
+Record record_from_json(std::string_view line, const SourceLoc& where);
+
+/// A JSONL file as read.
+struct RecordFile {
+  std::vector<Record> records;  ///< in file order
+  /// Bytes of a partial last line that was skipped (a sweep killed while
+  /// writing it); 0 when the file ends with a newline.
+  size_t truncated_tail_bytes = 0;
+};
+
+/// Reads every record of `path`. Blank lines are skipped; a last line without
+/// its newline that does not parse is skipped and counted; every other bad
+/// line is a user error naming path:line and the reason.
+RecordFile read_records(const std::string& path);
+/// Appends `r` as one line, written with a single write and flushed.
+void append_record(const std::string& path, const Record& r);
+/// Cuts a partial last line off `path` (what read_records skipped), so that
+/// appending can resume; returns the bytes removed. A missing file is fine.
+size_t drop_truncated_tail(const std::string& path);
+
+/// FNV-1a (64 bits) of `data` as 16 hex digits: stable across runs and machines.
+std::string hash_hex(std::string_view data);
+/// The hash of a config: its name=value pairs in order.
+std::string config_hash(const ConfigList& config);
+/// The cache/resume key of a point: a hash of the plugin hash, the config
+/// hash, the fusion, the sizes and the device fingerprint.
+std::string record_key(std::string_view plugin_hash, std::string_view config_hash,
+                       std::string_view fusion, const SizeList& sizes,
+                       std::string_view device_fingerprint);
+/// The current time as ISO 8601 UTC, "2026-11-30T19:06:06Z".
+std::string now_timestamp();
+
+}  // namespace schedlab::report

@@ -1,0 +1,93 @@
+// schedlab/report: the side-by-side table (DESIGN.md section 12) and its
+// text renderings: console, CSV, JSON, and the delta between two tables
+// that `watch` prints. The HTML page is in schedlab/report/html.h.
+//
+// Owns: choosing each scheduler's best configuration per fusion and size,
+// its speedup over the baseline and whether the difference is significant,
+// and why a scheduler has no valid point. May depend on record.h, stats.h
+// and schedlab/base.
+// Invariants: one Table holds the records of one device (fingerprint) only,
+// so CPU-emulation timings never share a table with GPU timings, and every
+// rendering of an emulated table says "CPU emulation — not GPU timings".
+// The spread the renderings show is the IQR (q3 - q1) of the repetitions;
+// CSV and JSON carry min and max as well.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedlab/report/record.h"
+#include "schedlab/report/stats.h"
+
+namespace schedlab::report {
+
+/// What every rendering of CPU-emulated timings says about them.
+inline constexpr const char* kEmulationLabel = "CPU emulation — not GPU timings";
+
+/// How to build the tables.
+struct TableOptions {
+  /// The baseline scheduler's display name, as the sweep names it. Empty:
+  /// the first scheduler in the records.
+  std::string baseline;
+  double alpha = 0.05;  ///< significance level of the Mann-Whitney test
+};
+
+/// One scheduler at one fusion and size.
+struct TableCell {
+  std::string scheduler;       ///< display name
+  size_t points = 0;           ///< records of this scheduler here (0: not in the sweep here)
+  size_t ok_points = 0;        ///< of which status ok
+  std::optional<Record> best;  ///< the ok record with the lowest median
+  std::optional<Summary> stats;   ///< best's statistics
+  std::optional<double> speedup;  ///< baseline median / best median
+  std::optional<double> p;        ///< Mann-Whitney p of best vs the baseline's best
+  bool significant = false;       ///< p < alpha
+  /// When there is no best: why ("rejected: <reason>", "wrong_result in 2
+  /// configs: <first error>; 1 crashed: <error>").
+  std::string why_none;
+};
+
+/// One fusion at one size: a cell per scheduler of the table, in table order.
+struct TableRow {
+  std::string fusion;              ///< fusion name
+  std::string size_label;          ///< "N=1024,K=1024"
+  std::vector<TableCell> cells;    ///< parallel to Table::schedulers
+};
+
+/// The side-by-side table of one device.
+struct Table {
+  std::string sweep;                    ///< the sweep name(s), comma-separated
+  Device device;                        ///< the device all its records ran on
+  std::string baseline;                 ///< the baseline scheduler
+  bool baseline_defaulted = false;      ///< true when the options named none
+  double alpha = 0.05;                  ///< significance level used
+  std::vector<std::string> schedulers;  ///< in order of first appearance
+  std::vector<TableRow> rows;           ///< in order of first appearance
+
+  /// The cell of `scheduler` in `row`, or null.
+  const TableCell* cell(const TableRow& row, const std::string& scheduler) const;
+};
+
+/// One table per device, in order of first appearance. A named baseline
+/// that appears in no record is a user error naming the schedulers there are.
+std::vector<Table> build_tables(const std::vector<Record>& records, const TableOptions& o);
+
+/// Whether to colour output on file descriptor `fd`: it is a terminal and
+/// NO_COLOR is unset or empty (https://no-color.org).
+bool colour_enabled(int fd);
+
+/// Aligned columns for a terminal, ANSI colour when `colour`.
+std::string render_console(const std::vector<Table>& tables, bool colour);
+/// The same table with, per cell, the change from `previous` (matched by
+/// device, fusion, size and scheduler): the median's change and its
+/// significance, a changed best config, and points that became valid or
+/// failing. `watch` prints this after each rerun.
+std::string render_delta(const std::vector<Table>& previous, const std::vector<Table>& current,
+                         bool colour);
+/// One line per cell (header first), RFC 4180 quoting.
+std::string render_csv(const std::vector<Table>& tables);
+/// JSON (schema "schedlab.table.v1").
+std::string render_json(const std::vector<Table>& tables);
+
+}  // namespace schedlab::report

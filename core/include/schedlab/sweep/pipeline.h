@@ -1,0 +1,171 @@
+// schedlab/sweep/pipeline: the steps one point goes through (DESIGN.md
+// section 11) as plain functions, shared by the CLI's `show`/`exec` and by
+// the sweep runner: bind a fusion to sizes, pick a backend, schedule with a
+// plugin, and validate a kernel's outputs against the reference.
+//
+// Owns: nothing stateful; every function is a step over values the caller holds.
+// May depend on: frontend, ref, runtime, segment, plugin.
+// Invariants: the reference always evaluates an *unscheduled* copy of the
+// fusion (scheduling rewrites the math with caches and rfactor; the oracle
+// must not depend on it), and a plugin's settings always override its own
+// compute_params choice, never the other way round.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedlab/frontend/fusion_file.h"
+#include "schedlab/plugin/host.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/ref/compare.h"
+#include "schedlab/runtime/executor.h"
+#include "schedlab/runtime/kernel.h"
+#include "schedlab/segment/segment.h"
+
+namespace schedlab::sweep {
+
+/// A fusion file loaded, verified and bound to concrete sizes.
+struct BoundFusion {
+  std::string path;                ///< the resolved file
+  frontend::FusionDefinition def;  ///< scheduled in place by the later steps
+  ir::SizeBindings sizes;          ///< every named size, bound
+};
+
+/// Resolves `name_or_path` in `dirs` (frontend::resolve_fusion), loads it,
+/// verifies it and binds `sizes` over the file's defaults.
+BoundFusion bind_fusion(const std::string& name_or_path, const std::vector<std::string>& dirs,
+                        const ir::SizeBindings& sizes);
+
+/// The backend for `kind` (auto|cuda|cpu): auto is CUDA when a device
+/// answers and the CPU emulation otherwise. `cache_dir` as runtime::cache_dir.
+std::unique_ptr<runtime::Backend> make_backend(const std::string& kind,
+                                               const std::string& cache_dir = "");
+/// True for the CUDA backend (plugins then schedule for the real device).
+bool is_cuda(const runtime::Backend& backend);
+
+/// What scheduling with a plugin did.
+struct PluginRun {
+  bool accepted = false;       ///< false: can_schedule said no (nothing was scheduled)
+  std::string reason;          ///< can_schedule's reason when rejected
+  plugin::ParamValues params;  ///< the values applied: compute_params, then `settings`
+  std::string params_str;      ///< plugin.format(params): "block=128, vector=4"
+  std::string device_name;     ///< the device the plugin scheduled for
+  /// "plugin pointwise 1.0 (plugin ABI 1.0) on schedlab-model-sm90: block=128"
+  std::string log_line;
+};
+
+/// Asks `p` whether it takes the whole fusion and, if so, schedules it in
+/// place with its own choice of parameters overridden by `settings`
+/// ("key=value"). `device`: the device to schedule for; the model device when
+/// empty. Errors from the plugin's schedule call propagate (user errors for
+/// invalid schedules, with the plugin's message intact).
+PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
+                               const std::optional<runtime::DeviceProperties>& device,
+                               const std::vector<std::string>& settings);
+
+/// One output's check.
+struct OutputCheck {
+  std::string name;       ///< the output, as the fusion describes it
+  ref::Tolerance tol;     ///< the tolerance applied
+  ref::Comparison cmp;    ///< the verdict and the error
+};
+/// All outputs' checks.
+struct Validation {
+  bool ok = true;
+  double max_abs_error = 0.0;  ///< over every output
+  std::vector<OutputCheck> outputs;
+  /// "wrong_result: output 0 (T5 (out)): 3 mismatches, first at ..." or "ok".
+  std::string summary() const;
+};
+
+/// Compares `got` with `want` (the reference of the unscheduled `plain`
+/// fusion) output by output. The tolerance is `tol` when given, otherwise
+/// ref::reduction_tolerance for the output's dtype and the largest reduction
+/// of `plain` under `sizes`.
+Validation validate(const ir::Fusion& plain, const ir::SizeBindings& sizes,
+                    const std::vector<ref::HostTensor>& got,
+                    const std::vector<ref::HostTensor>& want,
+                    std::optional<ref::Tolerance> tol = {});
+
+/// Bytes a kernel of f must move at least: every input read once and every
+/// output written once, under `sizes` (the numerator of GB/s).
+int64_t io_bytes(const ir::Fusion& f, const ir::SizeBindings& sizes);
+
+/// "N=4, K=8", or "(none)".
+std::string sizes_str(const ir::SizeBindings& sizes);
+
+
+// ---- Segmented fusions (DESIGN.md section 8): the segmenter picks --------
+// When no plugin is named, the loaded plugins are the segmenter's schedulers:
+// each segment is scheduled by the plugin that accepted it, with that
+// plugin's own parameters, and runs as its own kernel, in segment order.
+// Tensors that cross segments go through host memory: this first version
+// hands them from one runtime::execute to the next as ref::HostTensor. On
+// the CPU backend that is the global memory anyway; on CUDA it costs a round
+// trip through the host per crossing tensor (timings of segmented fusions
+// would include it; keeping them on the device is the next step).
+
+/// The plugins the segmenter offers segments to, in priority order. With
+/// `only` empty: every plugin on the registry's search path, the built-in
+/// heuristics first in the order normalization, reduction, transpose,
+/// pointwise (the most specific first: a persistent normalization kernel
+/// beats a reduction plus a pointwise one), then the others by name; never
+/// `script`, which needs a schedule text and so cannot volunteer. Files that
+/// fail to load are skipped, with their messages in *load_errors. With
+/// `only`: exactly those plugins, in that order (user_error for an unknown one).
+std::vector<std::shared_ptr<const plugin::Plugin>> segmenter_plugins(
+    plugin::Registry& registry, const std::vector<std::string>& only = {},
+    std::vector<std::string>* load_errors = nullptr);
+
+/// The segmenter's view of each plugin: can_schedule with the plugin's
+/// default parameters, for `device` (the model device when empty). A user
+/// error raised inside can_schedule counts as that plugin's rejection, with
+/// the error's message as the reason: a broken plugin must not stop the
+/// others from taking the segment.
+std::vector<segment::Scheduler> plugin_schedulers(
+    const std::vector<std::shared_ptr<const plugin::Plugin>>& plugins,
+    const std::optional<runtime::DeviceProperties>& device);
+
+/// schedule_with_plugin for any fusion (a segment's): asks `p`, and if it
+/// accepts, schedules `f` in place.
+PluginRun schedule_fusion_with_plugin(const plugin::Plugin& p, ir::Fusion& f,
+                                      const ir::SizeBindings& sizes,
+                                      const std::optional<runtime::DeviceProperties>& device,
+                                      const std::vector<std::string>& settings);
+
+/// A fusion cut into segments, each scheduled by the plugin that accepted it.
+struct SegmentedFusion {
+  segment::Segmentation segmentation;  ///< each segment's fusion is scheduled in place
+  std::vector<PluginRun> runs;         ///< per segment: how its plugin scheduled it
+};
+
+/// Segments `bf`'s fusion for `plugins` (plugin_schedulers) and schedules
+/// every segment with its plugin's own parameters. `bf` is not modified, so
+/// it stays the unscheduled reference. user_error (segment::require_complete)
+/// when some part is left that no plugin accepts.
+SegmentedFusion segment_and_schedule(const BoundFusion& bf,
+                                     const std::vector<std::shared_ptr<const plugin::Plugin>>& plugins,
+                                     const std::optional<runtime::DeviceProperties>& device);
+
+/// One segment's kernel, lowered and compiled.
+struct SegmentKernel {
+  runtime::PreparedKernel prepared;
+  std::shared_ptr<runtime::CompiledKernel> compiled;
+  runtime::LaunchDims dims;  ///< at the sizes it was compiled for
+};
+
+/// Lowers and compiles each segment's (scheduled or not) fusion.
+std::vector<SegmentKernel> compile_segments(runtime::Backend& backend,
+                                            const segment::Segmentation& s,
+                                            const ir::SizeBindings& sizes);
+
+/// Runs the segments' kernels in order. `inputs`: one per input of the
+/// original fusion (s.fusion); returns its outputs, in order.
+std::vector<ref::HostTensor> run_segments(runtime::Backend& backend, const segment::Segmentation& s,
+                                          std::vector<SegmentKernel>& kernels,
+                                          const std::vector<ref::HostTensor>& inputs,
+                                          const ir::SizeBindings& sizes);
+
+}  // namespace schedlab::sweep

@@ -1,0 +1,77 @@
+// schedlab/sweep/runner: runs a sweep (DESIGN.md section 11). Every point goes
+// through segment (the whole fusion, offered to the point's scheduler),
+// schedule, lower, generate, compile, validate and benchmark, and yields one
+// report::Record, appended to a JSONL file the moment it is final.
+//
+// Owns: the order of the steps, the compile thread pool, the per-point
+// status, resume and the measurement cache, and the registration of
+// validated points with Google Benchmark.
+// May depend on: sweep (spec, strategy, pipeline), plugin, runtime, ref,
+// report (the record), isolate.
+// Invariants:
+//   - Only validated points are timed; a point that fails gets its status
+//     and error and never a time.
+//   - A record is written once, whole, when its point is final (a failure
+//     right after the failing step, an ok point after its benchmark), so a
+//     sweep killed at any moment resumes (--resume) without losing or
+//     duplicating a record: a point whose key is in the file is not re-run.
+//   - The resume key (report::record_key) covers the plugin binary, the
+//     requested settings, the fusion file's contents, the sizes and the
+//     device; the measurement cache reuses the times of an earlier record
+//     with the same kernel hash, sizes, device and measurement settings.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "schedlab/report/record.h"
+#include "schedlab/runtime/kernel.h"
+#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/strategy.h"
+
+namespace schedlab::plugin {
+class Registry;
+}
+
+namespace schedlab::sweep {
+
+struct RunOptions {
+  std::string output;          ///< the JSONL file records are appended to (required)
+  bool resume = false;         ///< skip points whose key is already in `output`
+  /// Earlier records whose times may be reused when a point's kernel, sizes,
+  /// device and measurement settings are unchanged (e.g. the previous run of
+  /// `watch`). Empty: always measure.
+  std::vector<report::Record> measured;
+  int jobs = 0;                ///< compile threads; 0: one per core
+  std::vector<std::string> fusion_dirs;  ///< where fusion names resolve
+  /// Only the schedulers with these display names (watch re-runs only the
+  /// points a changed plugin affects); empty: all.
+  std::set<std::string> only_schedulers;
+  /// Run plugin calls, compile and validation in a child process (isolate
+  /// module) with this limit; crashes and hangs become records.
+  bool isolate = false;
+  double timeout_s = 120;
+  /// Arguments for Google Benchmark (--benchmark_*), argv[0] first.
+  std::vector<std::string> benchmark_args;
+  /// Called with each record as it becomes final (progress, live output).
+  std::function<void(const report::Record&, size_t done, size_t total)> on_record;
+};
+
+struct RunResult {
+  std::vector<report::Record> records;  ///< one per point, in point order
+  size_t resumed = 0;                   ///< records taken from the file (--resume)
+  size_t cached = 0;                    ///< points whose times were reused
+};
+
+/// The device a backend runs on, as records name it.
+report::Device describe_device(runtime::Backend& backend);
+
+/// Runs every point of `spec` (or of the selected schedulers) on `backend`
+/// with plugins from `registry`.
+RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::Backend& backend,
+                    const RunOptions& options);
+
+}  // namespace schedlab::sweep

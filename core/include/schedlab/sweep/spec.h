@@ -1,0 +1,143 @@
+// schedlab/sweep: sweep files (configs/sweeps/*.yaml) parsed into a
+// SweepSpec, the plan of a sweep (DESIGN.md section 11; the format is
+// documented with a complete example in docs/sweeps.md).
+//
+// Owns: the YAML schema of a sweep, and every check that can be made before
+// anything runs: keys, types, fusions and their named sizes, plugins and
+// their parameter schemas, script placeholders, constraints, the strategy,
+// the baseline, and that no scheduler's space is empty at any size.
+// May depend on: schedlab/base, ir, frontend (fusion files, schedule
+// scripts), plugin (schemas only, through PluginLookup), yaml-cpp.
+// Invariants: loading either returns a complete SweepSpec whose every point
+// is well-formed against the schemas it was checked with, or throws a
+// UserError at the file:line:col of the offending key or value saying what
+// was expected and what was found; nothing runs on an error. Relative paths
+// in a sweep file (fusion files, scripts, plugin .so files) are relative to
+// the sweep file's directory, and the spec holds them resolved.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedlab/ir/size_expr.h"
+#include "schedlab/plugin/host.h"
+#include "schedlab/sweep/constraint.h"
+#include "schedlab/sweep/space.h"
+
+namespace schedlab::plugin {
+class Registry;
+}
+
+namespace schedlab::sweep {
+
+/// What the loader needs to know about a plugin.
+struct PluginSchema {
+  std::string name;                     ///< the plugin's own name
+  std::vector<plugin::ParamDesc> params;  ///< its parameter schema
+};
+/// Finds a plugin by registry name or .so path; throws a UserError saying
+/// why when there is none (the loader re-raises it at the `plugin:` value).
+using PluginLookup = std::function<PluginSchema(const std::string& name_or_path)>;
+/// A PluginLookup over a real registry: Registry::get for a name, and for a
+/// path the plugin already serving that file or Registry::add.
+PluginLookup registry_lookup(plugin::Registry& registry);
+
+/// One fusion of the sweep and the sizes it runs at.
+struct FusionSpec {
+  std::string name;                      ///< the fusion's own name
+  std::string path;                      ///< its file, resolved
+  std::vector<ir::SizeBindings> sizes;   ///< each binds every named size; file order, no repeats
+  SourceLoc loc;                         ///< the entry in the sweep file
+};
+
+/// One scheduler: a plugin, or a schedule script run by the `script` plugin.
+struct SchedulerSpec {
+  std::string name;    ///< display name, unique in the sweep
+  std::string plugin;  ///< registry name or .so path; "script" for a script
+  std::string script;  ///< the schedule script (resolved), or "" for a plugin
+  /// The plugin's schema when the sweep was loaded (empty for a script).
+  std::vector<plugin::ParamDesc> schema;
+  /// The swept parameters (or placeholders); no dimension means one point,
+  /// the heuristic's own choice (compute_params) overlaid by `fixed`.
+  ParamSpace space;
+  Config fixed;                          ///< `set:`, the same for every point
+  std::vector<Constraint> constraints;   ///< all must hold
+  SourceLoc loc;                         ///< the entry in the sweep file
+  SourceLoc space_loc;                   ///< `constraints:` or `space:`, for empty-space errors
+
+  /// True when the point is the plugin's compute_params choice plus `fixed`.
+  bool uses_heuristic() const { return space.dims.empty(); }
+  /// Whether every constraint holds for `config` at `sizes`.
+  bool admits(const Config& config, const ir::SizeBindings& sizes) const;
+  /// The settings (`--set` style "key=value") a point hands the plugin on top
+  /// of its compute_params choice: `fixed`, then `config`. For a script:
+  /// "script=<file>" and "args=k=v,k=v" with the placeholder values.
+  std::vector<std::string> settings(const Config& config) const;
+};
+
+/// How configurations are chosen from each space (strategy.h runs it).
+struct StrategySpec {
+  enum class Kind {
+    Grid,    ///< every point that satisfies the constraints
+    Random,  ///< `n` distinct such points, drawn with `seed`
+  };
+  Kind kind = Kind::Grid;
+  uint64_t n = 0;     ///< Random: points per (fusion, sizes, scheduler)
+  uint64_t seed = 0;  ///< Random
+  SourceLoc loc;      ///< the `strategy:` value
+};
+
+/// `validation:`; an unset tolerance is the reference's per-dtype default.
+struct ValidationSpec {
+  std::optional<double> rtol;
+  std::optional<double> atol;
+};
+
+/// `measure:`.
+struct MeasureSpec {
+  int64_t repetitions = 10;  ///< timed samples per point (Google Benchmark repetitions)
+  int64_t warmup = 1;        ///< untimed launches before the first sample
+  double min_time = 0;       ///< seconds each sample runs at least; 0: one launch per sample
+  bool flush_l2 = true;      ///< on a GPU, evict L2 before each launch (cold-cache timing)
+};
+
+enum class Backend { Auto, Cpu, Cuda };
+std::string_view backend_name(Backend b);
+
+/// A whole sweep file.
+struct SweepSpec {
+  std::string name;         ///< `sweep:`, default the file's stem
+  std::string description;  ///< may be empty
+  std::string path;         ///< the file, as given
+  std::vector<FusionSpec> fusions;
+  std::vector<SchedulerSpec> schedulers;
+  StrategySpec strategy;
+  std::string baseline;  ///< a scheduler's name; default the first scheduler
+  ValidationSpec validation;
+  MeasureSpec measure;
+  Backend backend = Backend::Auto;
+
+  /// The scheduler called `name`, or null.
+  const SchedulerSpec* scheduler(const std::string& name) const;
+};
+
+struct LoadOptions {
+  std::vector<std::string> fusion_dirs;  ///< where fusion names are looked up
+  PluginLookup plugins;                  ///< plugin schemas (required)
+};
+
+/// Parses YAML text; `path` names the file in diagnostics and anchors
+/// relative paths.
+SweepSpec parse_sweep_text(const std::string& text, const std::string& path,
+                           const LoadOptions& options);
+/// Reads and parses a file. user_error if it cannot be read.
+SweepSpec load_sweep_file(const std::string& path, const LoadOptions& options);
+
+/// Every placeholder a schedule script accepts: the names in {braces} and the
+/// keywords of its params(...) lines, sorted.
+std::vector<std::string> script_placeholders(const std::string& script_path);
+
+}  // namespace schedlab::sweep

@@ -1,0 +1,10 @@
+# report: sweep records (JSONL), statistics, the side-by-side table and its
+# renderers, and `compare` (DESIGN.md section 12). See schedlab/report/*.h.
+target_sources(schedlab PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/stats.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/record.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/compare.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/html.cpp
+)
+target_link_libraries(schedlab PRIVATE nlohmann_json::nlohmann_json)

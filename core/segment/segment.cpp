@@ -1,0 +1,315 @@
+// The segmenter: whole fusion first, then greedy acyclic merges of
+// expression groups. See schedlab/segment/segment.h.
+#include "schedlab/segment/segment.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "schedlab/base/error.h"
+
+namespace schedlab::segment {
+
+bool Segmentation::complete() const {
+  return std::all_of(segments.begin(), segments.end(),
+                     [](const Segment& s) { return !s.scheduler.empty(); });
+}
+
+std::string group_str(const std::vector<const ir::Expr*>& exprs) {
+  std::string s = "{";
+  for (size_t i = 0; i < exprs.size(); ++i) s += (i ? ", " : "") + exprs[i]->out()->describe();
+  return s + "}";
+}
+
+namespace {
+
+/// The grouping state: live expressions by topological index, and which
+/// group each belongs to (a group is named by its smallest index).
+class Grouping {
+ public:
+  Grouping(const ir::Fusion& f, const ir::SizeBindings& sizes,
+           const std::vector<Scheduler>& schedulers, std::vector<Offer>& log)
+      : f_(f), sizes_(sizes), schedulers_(schedulers), log_(log) {
+    const std::vector<ir::Expr*> live = f.exprs_for_outputs();
+    const std::set<const ir::Expr*> live_set(live.begin(), live.end());
+    for (const ir::Expr* e : f.exprs())
+      if (live_set.count(e)) {
+        index_[e] = static_cast<int>(exprs_.size());
+        exprs_.push_back(e);
+      }
+    producers_.resize(exprs_.size());
+    consumers_.resize(exprs_.size());
+    for (size_t i = 0; i < exprs_.size(); ++i) {
+      for (const ir::Val* v : exprs_[i]->inputs()) {
+        // Every producer of a live expression is live.
+        if (const ir::Expr* d = v->definition()) producers_[i].push_back(index_.at(d));
+      }
+      for (int p : producers_[i]) consumers_[static_cast<size_t>(p)].insert(static_cast<int>(i));
+    }
+    for (size_t i = 0; i < exprs_.size(); ++i) {
+      group_of_.push_back(static_cast<int>(i));
+      members_[static_cast<int>(i)] = {static_cast<int>(i)};
+    }
+  }
+
+  size_t size() const { return exprs_.size(); }
+
+  std::vector<const ir::Expr*> exprs_of(const std::vector<int>& idx) const {
+    std::vector<const ir::Expr*> r;
+    for (int i : idx) r.push_back(exprs_[static_cast<size_t>(i)]);
+    return r;
+  }
+
+  /// Offers the union of `idx` to each scheduler in order; the first "yes" wins.
+  Offer offer(Offer::Kind kind, std::vector<std::vector<int>> groups) {
+    Offer o;
+    o.kind = kind;
+    std::vector<const ir::Expr*> all;
+    for (const auto& g : groups) {
+      o.groups.push_back(exprs_of(g));
+      all.insert(all.end(), o.groups.back().begin(), o.groups.back().end());
+    }
+    for (const Scheduler& s : schedulers_) {
+      ir::Extraction x = ir::extract(f_, all, f_.name());
+      Verdict v = s.accepts(*x.fusion, sizes_);
+      if (v.accepted) {
+        o.accepted_by = s.name;
+        break;
+      }
+      o.rejections.push_back({s.name, v.reason});
+    }
+    log_.push_back(o);
+    return o;
+  }
+
+  /// The greedy merge passes (step 2 of the header).
+  void merge_greedily() {
+    // The whole fusion was offered already (step 1).
+    std::set<std::vector<int>> considered{all_indices()};
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (size_t i = 0; i < exprs_.size(); ++i) {
+        for (int p : producers_[i]) {
+          const int pg = group_of_[static_cast<size_t>(p)];
+          const int cg = group_of_[i];
+          if (pg == cg) continue;
+          std::vector<int> u = members_.at(pg);
+          u.insert(u.end(), members_.at(cg).begin(), members_.at(cg).end());
+          std::sort(u.begin(), u.end());
+          if (!considered.insert(u).second) continue;
+          if (std::optional<int> via = path_through_third(pg, cg)) {
+            Offer o;
+            o.kind = Offer::Kind::Cycle;
+            o.groups = {exprs_of(members_.at(pg)), exprs_of(members_.at(cg))};
+            o.through = exprs_of(members_.at(*via));
+            log_.push_back(std::move(o));
+            continue;
+          }
+          Offer o = offer(Offer::Kind::Merge, {members_.at(pg), members_.at(cg)});
+          if (o.accepted_by.empty()) continue;
+          join(pg, cg, u, o);
+          merged = true;
+        }
+      }
+    }
+  }
+
+  /// Step 3: every group no merge was accepted for is offered alone.
+  void offer_the_rest() {
+    for (auto& [g, m] : members_)
+      if (!accepted_.count(g)) {
+        Offer o = offer(Offer::Kind::Alone, {m});
+        if (!o.accepted_by.empty()) accepted_[g] = o;
+        else rejected_[g] = o;
+      }
+  }
+
+  /// Step 4: the groups in topological order, ties by first expression.
+  std::vector<int> ordered_groups() const {
+    std::map<int, std::set<int>> succ;
+    std::map<int, int> indegree;
+    for (const auto& [g, m] : members_) indegree[g];
+    for (const auto& [g, m] : members_)
+      for (int i : m)
+        for (int c : consumers_[static_cast<size_t>(i)]) {
+          int cg = group_of_[static_cast<size_t>(c)];
+          if (cg != g && succ[g].insert(cg).second) ++indegree[cg];
+        }
+    std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+    for (const auto& [g, d] : indegree)
+      if (d == 0) ready.push(g);
+    std::vector<int> order;
+    while (!ready.empty()) {
+      int g = ready.top();
+      ready.pop();
+      order.push_back(g);
+      for (int s : succ[g])
+        if (--indegree[s] == 0) ready.push(s);
+    }
+    internal_assert(order.size() == members_.size()) << "segment: the group graph has a cycle";
+    return order;
+  }
+
+  std::vector<Segment> segments() const {
+    std::vector<Segment> r;
+    for (int g : ordered_groups()) {
+      Segment s;
+      s.exprs = exprs_of(members_.at(g));
+      s.fusion = ir::extract(f_, s.exprs, f_.name() + "_s" + std::to_string(r.size()));
+      auto it = accepted_.find(g);
+      const Offer& o = it != accepted_.end() ? it->second : rejected_.at(g);
+      s.scheduler = o.accepted_by;
+      s.rejections = o.rejections;
+      r.push_back(std::move(s));
+    }
+    return r;
+  }
+
+  /// Makes every live expression one accepted group (step 1 succeeded).
+  void accept_whole(const Offer& o) {
+    members_.clear();
+    for (int& g : group_of_) g = 0;
+    members_[0] = all_indices();
+    accepted_[0] = o;
+  }
+
+  std::vector<int> all_indices() const {
+    std::vector<int> all;
+    for (size_t i = 0; i < exprs_.size(); ++i) all.push_back(static_cast<int>(i));
+    return all;
+  }
+
+ private:
+  std::set<int> successors(int g) const {
+    std::set<int> r;
+    for (int i : members_.at(g))
+      for (int c : consumers_[static_cast<size_t>(i)])
+        if (group_of_[static_cast<size_t>(c)] != g) r.insert(group_of_[static_cast<size_t>(c)]);
+    return r;
+  }
+
+  /// A group other than `from` and `to` on a path from `from` to `to`: the
+  /// merge of the two would then close a cycle through it.
+  std::optional<int> path_through_third(int from, int to) const {
+    for (int start : successors(from)) {
+      if (start == to) continue;
+      std::set<int> seen{start};
+      std::vector<int> stack{start};
+      while (!stack.empty()) {
+        int g = stack.back();
+        stack.pop_back();
+        if (g == to) return start;
+        for (int s : successors(g))
+          if (seen.insert(s).second) stack.push_back(s);
+      }
+    }
+    return std::nullopt;
+  }
+
+  void join(int pg, int cg, const std::vector<int>& u, const Offer& o) {
+    const int g = std::min(pg, cg);
+    members_.erase(pg);
+    members_.erase(cg);
+    accepted_.erase(pg);
+    accepted_.erase(cg);
+    for (int i : u) group_of_[static_cast<size_t>(i)] = g;
+    members_[g] = u;
+    accepted_[g] = o;
+  }
+
+  const ir::Fusion& f_;
+  const ir::SizeBindings& sizes_;
+  const std::vector<Scheduler>& schedulers_;
+  std::vector<Offer>& log_;
+  std::vector<const ir::Expr*> exprs_;  ///< live expressions, topological
+  std::unordered_map<const ir::Expr*, int> index_;
+  std::vector<std::vector<int>> producers_;  ///< per expression, operand order
+  std::vector<std::set<int>> consumers_;     ///< per expression
+  std::vector<int> group_of_;                ///< per expression
+  std::map<int, std::vector<int>> members_;  ///< group -> sorted expression indices
+  std::map<int, Offer> accepted_;            ///< group -> the offer that was accepted
+  std::map<int, Offer> rejected_;            ///< group -> its refused Alone offer
+};
+
+}  // namespace
+
+Segmentation segment(const ir::Fusion& f, const ir::SizeBindings& sizes,
+                     const std::vector<Scheduler>& schedulers) {
+  Segmentation s;
+  s.fusion = &f;
+  for (const Scheduler& sc : schedulers) s.schedulers.push_back(sc.name);
+  Grouping g(f, sizes, schedulers, s.log);
+  if (g.size() == 0) return s;  // nothing to compute: outputs are inputs
+  Offer whole = g.offer(Offer::Kind::Whole, {g.all_indices()});
+  if (!whole.accepted_by.empty()) {
+    g.accept_whole(whole);
+  } else {
+    g.merge_greedily();
+    g.offer_the_rest();
+  }
+  s.segments = g.segments();
+  return s;
+}
+
+void require_complete(const Segmentation& s) {
+  for (const Segment& seg : s.segments) {
+    if (!seg.scheduler.empty()) continue;
+    std::string reasons;
+    for (const Rejection& r : seg.rejections)
+      reasons += (reasons.empty() ? "" : "; ") + r.scheduler + ": " + r.reason;
+    user_error << "no scheduler accepts " << group_str(seg.exprs) << " of fusion '"
+               << s.fusion->name() << "': " << (reasons.empty() ? "no schedulers to offer it to" : reasons);
+  }
+}
+
+std::string print_segmentation(const Segmentation& s) {
+  std::ostringstream os;
+  std::string names;
+  for (const std::string& n : s.schedulers) names += (names.empty() ? "" : ", ") + n;
+  os << "Segmentation of " << s.fusion->name() << ": " << s.segments.size() << " segment"
+     << (s.segments.size() == 1 ? "" : "s") << " (schedulers in priority order: "
+     << (names.empty() ? "none" : names) << ")\n";
+  auto tensors = [](const std::vector<const ir::TensorView*>& ts) {
+    std::string r;
+    for (const ir::TensorView* t : ts) r += (r.empty() ? "" : ", ") + t->describe();
+    return r.empty() ? "(none)" : r;
+  };
+  for (size_t i = 0; i < s.segments.size(); ++i) {
+    const Segment& seg = s.segments[i];
+    os << "segment " << i << ": " << (seg.scheduler.empty() ? "(no scheduler)" : seg.scheduler)
+       << " " << group_str(seg.exprs) << "\n";
+    os << "  inputs: " << tensors(seg.fusion.original_inputs()) << "\n";
+    os << "  outputs: " << tensors(seg.fusion.original_outputs()) << "\n";
+  }
+  os << "offers:\n";
+  for (size_t i = 0; i < s.log.size(); ++i) {
+    const Offer& o = s.log[i];
+    os << "  " << i + 1 << ". ";
+    switch (o.kind) {
+      case Offer::Kind::Whole: {
+        size_t n = o.groups.front().size();
+        os << "whole fusion (" << n << " expression" << (n == 1 ? "" : "s") << ")";
+        break;
+      }
+      case Offer::Kind::Merge:
+        os << "merge " << group_str(o.groups[0]) << " into " << group_str(o.groups[1]);
+        break;
+      case Offer::Kind::Alone:
+        os << group_str(o.groups[0]) << " alone";
+        break;
+      case Offer::Kind::Cycle:
+        os << "merge " << group_str(o.groups[0]) << " into " << group_str(o.groups[1])
+           << ": refused, it would close a cycle through " << group_str(o.through) << "\n";
+        continue;
+    }
+    os << ": " << (o.accepted_by.empty() ? "rejected" : "accepted by " + o.accepted_by) << "\n";
+    for (const Rejection& r : o.rejections) os << "    " << r.scheduler << ": " << r.reason << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace schedlab::segment

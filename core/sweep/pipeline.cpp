@@ -1,0 +1,233 @@
+// The shared steps of a point: see schedlab/sweep/pipeline.h.
+#include "schedlab/sweep/pipeline.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+
+#include "schedlab/base/error.h"
+#include "schedlab/ir/verifier.h"
+#include "schedlab/runtime/cpu_backend.h"
+#include "schedlab/runtime/cuda_backend.h"
+
+namespace schedlab::sweep {
+
+BoundFusion bind_fusion(const std::string& name_or_path, const std::vector<std::string>& dirs,
+                        const ir::SizeBindings& sizes) {
+  BoundFusion bf;
+  bf.path = frontend::resolve_fusion(name_or_path, dirs);
+  bf.def = frontend::load_fusion_file(bf.path);
+  bf.sizes = frontend::bind_sizes(bf.def, sizes);
+  ir::verify(*bf.def.fusion);
+  return bf;
+}
+
+std::unique_ptr<runtime::Backend> make_backend(const std::string& kind,
+                                               const std::string& cache_dir) {
+  user_assert(kind == "auto" || kind == "cuda" || kind == "cpu")
+      << "backend: expected auto, cuda or cpu, found '" << kind << "'";
+  if (kind == "cuda" || (kind == "auto" && runtime::cuda_available()))
+    return runtime::make_cuda_backend(cache_dir);
+  return runtime::make_cpu_backend(cache_dir);
+}
+
+bool is_cuda(const runtime::Backend& backend) {
+  return backend.name().find("cuda") != std::string::npos;
+}
+
+PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
+                               const std::optional<runtime::DeviceProperties>& device,
+                               const std::vector<std::string>& settings) {
+  return schedule_fusion_with_plugin(p, *bf.def.fusion, bf.sizes, device, settings);
+}
+
+std::string Validation::summary() const {
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!outputs[i].cmp.ok)
+      return fmt::format("wrong_result: output {} ({}): {} mismatches, max abs error {:.3g} "
+                         "(rtol {:.3g}, atol {:.3g}), first at {}",
+                         i, outputs[i].name, outputs[i].cmp.mismatches,
+                         outputs[i].cmp.max_abs_error, outputs[i].tol.rtol, outputs[i].tol.atol,
+                         outputs[i].cmp.first_mismatch);
+  return "ok";
+}
+
+Validation validate(const ir::Fusion& plain, const ir::SizeBindings& sizes,
+                    const std::vector<ref::HostTensor>& got,
+                    const std::vector<ref::HostTensor>& want, std::optional<ref::Tolerance> tol) {
+  internal_assert(got.size() == want.size() && want.size() == plain.outputs().size())
+      << "validate: " << got.size() << " results for " << plain.outputs().size() << " outputs";
+  // Reductions reorder sums: the tolerance grows with the elements they combine.
+  const int64_t reduced = ref::max_reduced_count(plain, sizes);
+  Validation v;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const ir::TensorView* out = plain.outputs()[i];
+    OutputCheck c;
+    c.name = out->describe();
+    c.tol = tol ? *tol : ref::reduction_tolerance(out->dtype(), reduced);
+    c.cmp = ref::compare(got[i], want[i], c.tol);
+    v.ok &= c.cmp.ok;
+    v.max_abs_error = std::max(v.max_abs_error, c.cmp.max_abs_error);
+    v.outputs.push_back(std::move(c));
+  }
+  return v;
+}
+
+int64_t io_bytes(const ir::Fusion& f, const ir::SizeBindings& sizes) {
+  int64_t bytes = 0;
+  auto add = [&](const ir::TensorView* tv) {
+    int64_t n = 1;
+    for (int64_t e : ref::concrete_shape(tv, sizes)) n *= e;
+    bytes += n * ir::dtype_size(tv->dtype());
+  };
+  for (const ir::TensorView* in : f.inputs()) add(in);
+  for (const ir::TensorView* out : f.outputs()) add(out);
+  return bytes;
+}
+
+std::string sizes_str(const ir::SizeBindings& sizes) {
+  std::string bound;
+  for (const auto& [k, v] : sizes) bound += fmt::format("{}{}={}", bound.empty() ? "" : ", ", k, v);
+  return bound.empty() ? "(none)" : bound;
+}
+
+
+// ---- Segmented fusions ----------------------------------------------------
+
+PluginRun schedule_fusion_with_plugin(const plugin::Plugin& p, ir::Fusion& f,
+                                      const ir::SizeBindings& sizes,
+                                      const std::optional<runtime::DeviceProperties>& device,
+                                      const std::vector<std::string>& settings) {
+  plugin::Segment seg;
+  seg.fusion = &f;
+  seg.sizes = sizes;
+  if (device) {
+    seg.device = *device;
+    seg.device_is_model = false;
+  }
+  PluginRun run;
+  run.device_name = seg.device.name;
+  // Settings are checked before the plugin is asked anything: a misspelt
+  // --set is the user's mistake whatever the plugin would have answered.
+  p.with_settings(p.defaults(), settings);
+  plugin::Verdict v = p.can_schedule(seg, p.with_settings(p.defaults(), settings));
+  if (!v.accepted) {
+    run.reason = v.reason;
+    return run;
+  }
+  run.accepted = true;
+  run.params = p.with_settings(p.compute_params(seg), settings);
+  run.params_str = p.format(run.params);
+  p.schedule(seg, run.params);
+  run.log_line = fmt::format("plugin {} {} (plugin ABI {}) on {}: {}", p.name(), p.version(),
+                             p.abi_str(), seg.device.name, run.params_str);
+  return run;
+}
+
+std::vector<std::shared_ptr<const plugin::Plugin>> segmenter_plugins(
+    plugin::Registry& registry, const std::vector<std::string>& only,
+    std::vector<std::string>* load_errors) {
+  std::vector<std::shared_ptr<const plugin::Plugin>> r;
+  if (!only.empty()) {
+    for (const std::string& name : only) r.push_back(registry.get(name));
+    return r;
+  }
+  std::vector<std::string> errors = registry.add_search_path();
+  if (load_errors) *load_errors = std::move(errors);
+  // The most specific heuristics first (see the header).
+  static const std::vector<std::string> kBuiltinOrder = {"normalization", "reduction", "transpose",
+                                                         "pointwise"};
+  for (const std::string& name : kBuiltinOrder)
+    if (auto p = registry.find(name)) r.push_back(p);
+  for (const auto& p : registry.plugins())  // by name
+    if (p->name() != "script" &&
+        std::find(kBuiltinOrder.begin(), kBuiltinOrder.end(), p->name()) == kBuiltinOrder.end())
+      r.push_back(p);
+  return r;
+}
+
+std::vector<segment::Scheduler> plugin_schedulers(
+    const std::vector<std::shared_ptr<const plugin::Plugin>>& plugins,
+    const std::optional<runtime::DeviceProperties>& device) {
+  std::vector<segment::Scheduler> r;
+  for (const auto& p : plugins)
+    r.push_back({p->name(), [p, device](ir::Fusion& f, const ir::SizeBindings& sizes) {
+                   plugin::Segment seg;
+                   seg.fusion = &f;
+                   seg.sizes = sizes;
+                   if (device) {
+                     seg.device = *device;
+                     seg.device_is_model = false;
+                   }
+                   try {
+                     plugin::Verdict v = p->can_schedule(seg, p->defaults());
+                     return segment::Verdict{v.accepted, v.reason};
+                   } catch (const UserError& e) {
+                     return segment::Verdict{false, "can_schedule failed: " + e.message()};
+                   }
+                 }});
+  return r;
+}
+
+SegmentedFusion segment_and_schedule(
+    const BoundFusion& bf, const std::vector<std::shared_ptr<const plugin::Plugin>>& plugins,
+    const std::optional<runtime::DeviceProperties>& device) {
+  SegmentedFusion sf;
+  sf.segmentation = segment::segment(*bf.def.fusion, bf.sizes, plugin_schedulers(plugins, device));
+  segment::require_complete(sf.segmentation);
+  for (size_t i = 0; i < sf.segmentation.segments.size(); ++i) {
+    segment::Segment& seg = sf.segmentation.segments[i];
+    auto p = std::find_if(plugins.begin(), plugins.end(),
+                          [&](const auto& q) { return q->name() == seg.scheduler; });
+    internal_assert(p != plugins.end()) << "segment " << i << ": no plugin " << seg.scheduler;
+    PluginRun run = schedule_fusion_with_plugin(**p, *seg.fusion.fusion, bf.sizes, device, {});
+    user_assert(run.accepted) << "plugin '" << seg.scheduler << "' accepted segment " << i
+                              << " of fusion '" << bf.def.fusion->name()
+                              << "' and then rejected it: " << run.reason;
+    sf.runs.push_back(std::move(run));
+  }
+  return sf;
+}
+
+std::vector<SegmentKernel> compile_segments(runtime::Backend& backend,
+                                            const segment::Segmentation& s,
+                                            const ir::SizeBindings& sizes) {
+  std::vector<SegmentKernel> r;
+  for (const segment::Segment& seg : s.segments) {
+    SegmentKernel k;
+    k.prepared = runtime::prepare(*seg.fusion.fusion, sizes);
+    k.compiled = backend.compile(k.prepared.source);
+    k.dims = runtime::launch_dims(k.prepared.kernel, sizes);
+    r.push_back(std::move(k));
+  }
+  return r;
+}
+
+std::vector<ref::HostTensor> run_segments(runtime::Backend& backend, const segment::Segmentation& s,
+                                          std::vector<SegmentKernel>& kernels,
+                                          const std::vector<ref::HostTensor>& inputs,
+                                          const ir::SizeBindings& sizes) {
+  const ir::Fusion& f = *s.fusion;
+  internal_assert(inputs.size() == f.inputs().size() && kernels.size() == s.segments.size())
+      << "run_segments: " << inputs.size() << " inputs for " << f.inputs().size() << ", "
+      << kernels.size() << " kernels for " << s.segments.size() << " segments";
+  // Every tensor that exists between kernels: the fusion's inputs, then
+  // each segment's outputs as it finishes.
+  std::map<const ir::TensorView*, ref::HostTensor> global;
+  for (size_t i = 0; i < inputs.size(); ++i) global[f.inputs()[i]] = inputs[i];
+  for (size_t i = 0; i < s.segments.size(); ++i) {
+    const ir::Extraction& x = s.segments[i].fusion;
+    std::vector<ref::HostTensor> args;
+    for (const ir::TensorView* t : x.original_inputs()) args.push_back(global.at(t));
+    std::vector<ref::HostTensor> outs =
+        runtime::execute(backend, *kernels[i].compiled, kernels[i].prepared, args, sizes);
+    std::vector<const ir::TensorView*> produced = x.original_outputs();
+    for (size_t k = 0; k < produced.size(); ++k) global[produced[k]] = std::move(outs[k]);
+  }
+  std::vector<ref::HostTensor> r;
+  for (const ir::TensorView* t : f.outputs()) r.push_back(global.at(t));
+  return r;
+}
+
+}  // namespace schedlab::sweep

@@ -1,0 +1,368 @@
+// The sweep runner: see schedlab/sweep/runner.h.
+//
+// Two phases. Phase 1 runs each point's schedule, lower, codegen, compile and
+// validation on a pool of threads (compiles dominate and run in parallel;
+// plugin calls and kernel launches are serialized, since neither plugins nor
+// the CPU backend's fiber executor promise to be re-entrant). Phase 2
+// registers every validated point with Google Benchmark and runs them one
+// after another, so that timings never overlap; each point's record is
+// appended when its benchmark reports.
+#include "schedlab/sweep/runner.h"
+
+#include <benchmark/benchmark.h>
+#include <fmt/core.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "schedlab/base/error.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/ref/evaluator.h"
+#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/runtime/executor.h"
+#include "schedlab/sweep/pipeline.h"
+
+namespace schedlab::sweep {
+namespace {
+
+std::string file_hash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return report::hash_hex(ss.str());
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown cpu";
+}
+
+/// The reference inputs and outputs of one (fusion, sizes), computed once.
+struct Reference {
+  std::unique_ptr<ir::Fusion> plain;  ///< the unscheduled fusion
+  std::vector<ref::HostTensor> inputs, want;
+};
+
+/// A point in flight.
+struct PointState {
+  report::Record rec;
+  bool final = false;   ///< the record is decided (a failure, resumed, or cached)
+  bool cached = false;  ///< its verdict and times come from an earlier record
+  BoundFusion bf;      ///< the scheduled fusion (the kernel refers to it)
+  runtime::PreparedKernel kernel;
+  std::shared_ptr<runtime::CompiledKernel> compiled;
+  std::shared_ptr<const Reference> reference;
+};
+
+void fail(PointState& s, report::Status status, std::string error) {
+  s.rec.status = status;
+  s.rec.error = std::move(error);
+  s.final = true;
+}
+
+/// Collects each benchmark's repetitions (its run_name.function_name is the
+/// point's index) and hands them over as soon as the benchmark reports.
+class CollectingReporter : public benchmark::BenchmarkReporter {
+ public:
+  explicit CollectingReporter(std::function<void(size_t, std::vector<double>)> done)
+      : done_(std::move(done)) {}
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::map<size_t, std::vector<double>> times;
+    for (const Run& r : runs) {
+      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
+      // Registered as "<index>:<description>"; the time unit is microseconds.
+      size_t index = std::stoul(r.run_name.function_name);
+      times[index].push_back(r.GetAdjustedRealTime());
+    }
+    for (auto& [index, t] : times) done_(index, std::move(t));
+  }
+
+ private:
+  std::function<void(size_t, std::vector<double>)> done_;
+};
+
+/// Whether `old` (an earlier run's record) stands for `now`, whose kernel is
+/// generated: the same kernel, sizes and device, and an ok record timed with
+/// the repetitions asked now, or a wrong result.
+bool reusable(const report::Record& old, const report::Record& now, int64_t repetitions) {
+  if (old.kernel_hash.empty() || old.kernel_hash != now.kernel_hash || old.sizes != now.sizes ||
+      old.device.fingerprint != now.device.fingerprint)
+    return false;
+  return (old.status == report::Status::Ok &&
+          static_cast<int64_t>(old.times_us.size()) == repetitions) ||
+         old.status == report::Status::WrongResult;
+}
+
+}  // namespace
+
+report::Device describe_device(runtime::Backend& backend) {
+  report::Device d;
+  if (is_cuda(backend)) {
+    runtime::DeviceProperties p = runtime::cuda_device_properties().value_or(runtime::DeviceProperties{});
+    d.name = p.name;
+    d.backend = "cuda";
+    d.peak_gbps = p.peak_bandwidth_bytes_per_s / 1e9;
+    d.fingerprint = report::hash_hex(fmt::format("cuda|{}|{}|{}|{}", p.name, p.arch, p.sm_count,
+                                                 p.memory_clock_khz));
+  } else {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    d.name = fmt::format("CPU emulation ({}, {} cores)", cpu_model(), cores);
+    d.backend = "cpu";
+    d.emulated = true;
+    d.fingerprint = report::hash_hex(fmt::format("cpu|{}|{}", cpu_model(), cores));
+  }
+  return d;
+}
+
+RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::Backend& backend,
+                    const RunOptions& options) {
+  user_assert(!options.output.empty()) << "run: no output file for the records";
+  const report::Device device = describe_device(backend);
+  std::optional<runtime::DeviceProperties> target;
+  if (is_cuda(backend)) target = runtime::cuda_device_properties();
+
+  // The points, and what an earlier (killed) run already finished.
+  std::vector<Point> points;
+  for (Point& p : expand(spec))
+    if (options.only_schedulers.empty() ||
+        options.only_schedulers.count(spec.schedulers[p.scheduler].name))
+      points.push_back(std::move(p));
+  std::map<std::string, report::Record> done;
+  if (options.resume) {
+    report::drop_truncated_tail(options.output);
+    for (report::Record& r : report::read_records(options.output).records)
+      done.emplace(r.key, std::move(r));
+  }
+
+  // Plugins, their binaries' hashes, and the fusion files' hashes, once each.
+  std::vector<std::shared_ptr<const plugin::Plugin>> plugins;
+  std::vector<std::string> plugin_hashes;
+  for (const SchedulerSpec& s : spec.schedulers) {
+    auto p = s.plugin.find('/') == std::string::npos ? registry.get(s.plugin)
+                                                     : registry.add(s.plugin);
+    plugin_hashes.push_back(file_hash(p->path()));
+    plugins.push_back(std::move(p));
+  }
+  std::vector<std::string> fusion_hashes;
+  for (const FusionSpec& f : spec.fusions) fusion_hashes.push_back(file_hash(f.path));
+
+  const size_t total = points.size();
+  std::vector<PointState> states(total);
+  std::mutex out_mu;  // the output file, the callback, the counters
+  RunResult result;
+  size_t finished = 0;
+  auto emit = [&](size_t i) {
+    std::lock_guard lock(out_mu);
+    report::Record& r = states[i].rec;
+    if (r.timestamp.empty()) r.timestamp = report::now_timestamp();
+    if (!done.count(r.key)) report::append_record(options.output, r);
+    ++finished;
+    if (options.on_record) options.on_record(r, finished, total);
+  };
+
+  // References, one per (fusion, sizes), computed by whichever point needs it first.
+  std::mutex ref_mu;
+  std::map<std::pair<size_t, size_t>, std::shared_ptr<const Reference>> references;
+  auto reference_of = [&](const Point& p) {
+    std::lock_guard lock(ref_mu);
+    auto& slot = references[{p.fusion, p.sizes}];
+    if (!slot) {
+      auto r = std::make_shared<Reference>();
+      const FusionSpec& f = spec.fusions[p.fusion];
+      const ir::SizeBindings& sizes = f.sizes[p.sizes];
+      auto def = frontend::load_fusion_file(f.path);
+      r->inputs = ref::make_inputs(*def.fusion, sizes, 1, def.input_ranges);
+      r->want = ref::evaluate(*def.fusion, r->inputs, sizes);
+      r->plain = std::move(def.fusion);
+      slot = std::move(r);
+    }
+    return slot;
+  };
+
+  std::mutex plugin_mu, launch_mu;
+  auto phase1 = [&](size_t i) {
+    const Point& p = points[i];
+    PointState& s = states[i];
+    const FusionSpec& f = spec.fusions[p.fusion];
+    const SchedulerSpec& sched = spec.schedulers[p.scheduler];
+    const plugin::Plugin& plugin = *plugins[p.scheduler];
+    const std::vector<std::string> settings = sched.settings(p.config);
+    report::Record& r = s.rec;
+    r.sweep = spec.name;
+    r.fusion = f.name;
+    for (const auto& [k, v] : f.sizes[p.sizes]) r.sizes.emplace_back(k, v);
+    r.scheduler = sched.name;
+    r.plugin = plugin.name();
+    r.plugin_version = plugin.version();
+    r.plugin_hash = plugin_hashes[p.scheduler];
+    r.device = device;
+    std::string requested;
+    for (const std::string& kv : settings) requested += kv + ";";
+    r.key = report::record_key(r.plugin_hash, report::hash_hex(requested),
+                               f.name + "@" + fusion_hashes[p.fusion], r.sizes, device.fingerprint);
+    for (const std::string& kv : settings) {
+      auto eq = kv.find('=');
+      r.config.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
+    }
+    r.config_hash = report::config_hash(r.config);
+    if (auto it = done.find(r.key); it != done.end()) {
+      r = it->second;
+      s.final = true;
+      return;
+    }
+    try {
+      s.bf = bind_fusion(f.path, options.fusion_dirs, f.sizes[p.sizes]);
+      r.bytes_moved = io_bytes(*s.bf.def.fusion, s.bf.sizes);
+      PluginRun run;
+      {
+        std::lock_guard lock(plugin_mu);
+        run = schedule_with_plugin(plugin, s.bf, target, settings);
+      }
+      if (!run.accepted) return fail(s, report::Status::Rejected, run.reason);
+      r.config.clear();
+      for (size_t k = 0; k < plugin.schema().size(); ++k)
+        r.config.emplace_back(plugin.schema()[k].name, plugin.format_value(k, run.params[k]));
+      r.config_hash = report::config_hash(r.config);
+    } catch (const UserError& e) {
+      return fail(s, report::Status::ScheduleError, e.what());
+    }
+    try {
+      s.kernel = runtime::prepare(*s.bf.def.fusion, s.bf.sizes);
+      r.kernel_hash = s.kernel.source.hash();
+      // An unchanged kernel at the same sizes on the same device: its earlier
+      // verdict and times stand (the inputs are generated deterministically).
+      for (const report::Record& old : options.measured)
+        if (reusable(old, r, spec.measure.repetitions)) {
+          r.status = old.status;
+          r.error = old.error;
+          r.times_us = old.times_us;
+          r.max_abs_error = old.max_abs_error;
+          r.tolerance = old.tolerance;
+          s.final = s.cached = true;
+          return;
+        }
+      s.compiled = backend.compile(s.kernel.source);
+    } catch (const UserError& e) {
+      return fail(s, report::Status::CompileError, e.what());
+    }
+    try {
+      s.reference = reference_of(p);
+      std::vector<ref::HostTensor> got;
+      {
+        std::lock_guard lock(launch_mu);
+        got = runtime::execute(backend, *s.compiled, s.kernel, s.reference->inputs, s.bf.sizes);
+      }
+      std::optional<ref::Tolerance> tol;
+      if (spec.validation.rtol || spec.validation.atol)
+        tol = ref::Tolerance{spec.validation.rtol.value_or(0), spec.validation.atol.value_or(0)};
+      Validation v = validate(*s.reference->plain, s.bf.sizes, got, s.reference->want, tol);
+      r.max_abs_error = v.max_abs_error;
+      if (!v.outputs.empty()) r.tolerance = {v.outputs[0].tol.rtol, v.outputs[0].tol.atol};
+      if (!v.ok) return fail(s, report::Status::WrongResult, v.summary());
+    } catch (const UserError& e) {
+      // Launch-time checks (vector alignment, block size) reject the schedule.
+      return fail(s, report::Status::ScheduleError, e.what());
+    }
+  };
+
+  // Phase 1 on a pool: every failure is final (and written) as it happens.
+  const size_t jobs = std::min<size_t>(
+      total, options.jobs > 0 ? static_cast<size_t>(options.jobs)
+                              : std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < jobs; ++t)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < total;) {
+        try {
+          phase1(i);
+        } catch (const std::exception& e) {
+          // A bug in schedlab (InternalError or worse): the point is marked,
+          // the sweep goes on, and the run reports it.
+          fail(states[i], report::Status::Crashed, std::string("internal error: ") + e.what());
+        }
+        if (states[i].final) {
+          {
+            std::lock_guard lock(out_mu);
+            result.resumed += done.count(states[i].rec.key);
+            result.cached += states[i].cached;
+          }
+          emit(i);
+        }
+      }
+    });
+  for (std::thread& t : pool) t.join();
+
+  // Phase 2: benchmark the validated points.
+  std::vector<size_t> to_time;
+  for (size_t i = 0; i < total; ++i)
+    if (!states[i].final) to_time.push_back(i);
+  const MeasureSpec& m = spec.measure;
+  if (!to_time.empty()) {
+    std::vector<std::string> args = options.benchmark_args;
+    if (args.empty()) args.push_back("schedlab");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    int argc = static_cast<int>(argv.size());
+    benchmark::Initialize(&argc, argv.data());
+    std::vector<std::unique_ptr<runtime::BoundArgs>> bound(total);
+    std::vector<char> warmed(total, 0);
+    for (size_t i : to_time) {
+      PointState& s = states[i];
+      bound[i] = std::make_unique<runtime::BoundArgs>(backend, s.kernel, s.reference->inputs,
+                                                      s.bf.sizes);
+      const double bytes = static_cast<double>(s.rec.bytes_moved);
+      const double peak = device.peak_gbps * 1e9;
+      const std::string name = fmt::format("{}:{}/{}/{}/{}", i, s.rec.fusion, s.rec.size_label(),
+                                           s.rec.scheduler, s.rec.config_label());
+      auto* b = benchmark::RegisterBenchmark(
+          name.c_str(), [&, i, bytes, peak](benchmark::State& st) {
+            PointState& ps = states[i];
+            runtime::BoundArgs& ba = *bound[i];
+            // Warm-up launches once per point, not once per repetition.
+            if (!warmed[i]) backend.time(*ps.compiled, ba.dims(), ba.args(),
+                                         static_cast<int>(m.warmup), 0);
+            warmed[i] = 1;
+            for (auto _ : st) {
+              runtime::Timing t = backend.time(*ps.compiled, ba.dims(), ba.args(), 0, 1);
+              st.SetIterationTime(t.seconds.at(0));
+            }
+            st.counters["bytes_per_second"] =
+                benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+            if (peak > 0)
+              st.counters["peak_fraction"] =
+                  benchmark::Counter(bytes / peak, benchmark::Counter::kIsIterationInvariantRate);
+            st.SetLabel(is_cuda(backend) ? "cuda-events" : "cpu-emulation");
+          });
+      b->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(m.repetitions);
+      if (m.min_time > 0)
+        b->MinTime(m.min_time);
+      else
+        b->Iterations(1);
+    }
+    CollectingReporter reporter([&](size_t i, std::vector<double> times) {
+      states[i].rec.times_us = std::move(times);
+      states[i].final = true;
+      emit(i);
+    });
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::ClearRegisteredBenchmarks();
+  }
+
+  for (PointState& s : states)
+    if (s.final) result.records.push_back(std::move(s.rec));
+  return result;
+}
+
+}  // namespace schedlab::sweep

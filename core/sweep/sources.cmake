@@ -1,0 +1,13 @@
+# sweep: sweep files, parameter spaces, constraints, search strategies
+target_sources(schedlab PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/space.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/constraint.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/param_values.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/spec.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/strategy.cpp
+  # the point pipeline and the runner
+  ${CMAKE_CURRENT_LIST_DIR}/pipeline.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runner.cpp
+)
+# The runner registers validated points with Google Benchmark.
+target_link_libraries(schedlab PRIVATE benchmark::benchmark)

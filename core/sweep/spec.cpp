@@ -1,0 +1,588 @@
+// Sweep files to SweepSpec: the YAML schema and every load-time check.
+// Values are checked against a plugin's schema in param_values.cpp; the
+// constraint language is in constraint.cpp.
+#include "schedlab/sweep/spec.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "../frontend/yaml_reader.h"
+#include "param_values.h"
+#include "schedlab/frontend/fusion_file.h"
+#include "schedlab/frontend/schedule_ast.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/sweep/strategy.h"
+
+namespace schedlab::sweep {
+
+namespace fs = std::filesystem;
+using frontend::kind_name;
+using frontend::YamlReader;
+
+std::string_view backend_name(Backend b) {
+  switch (b) {
+    case Backend::Auto: return "auto";
+    case Backend::Cpu: return "cpu";
+    case Backend::Cuda: return "cuda";
+  }
+  return "?";
+}
+
+const SchedulerSpec* SweepSpec::scheduler(const std::string& name) const {
+  for (const SchedulerSpec& s : schedulers)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+bool SchedulerSpec::admits(const Config& config, const ir::SizeBindings& sizes) const {
+  if (constraints.empty()) return true;
+  std::map<std::string, Value> size_values;
+  for (const auto& [k, v] : sizes) size_values.emplace(k, Value::integer(v));
+  auto lookup = [&](const std::string& name) -> const Value& {
+    if (const Value* v = config.find(name)) return *v;
+    if (const Value* v = fixed.find(name)) return *v;
+    auto it = size_values.find(name);
+    internal_assert(it != size_values.end()) << "constraint name '" << name << "' has no value";
+    return it->second;
+  };
+  for (const Constraint& c : constraints)
+    if (!c.holds(lookup)) return false;
+  return true;
+}
+
+std::vector<std::string> SchedulerSpec::settings(const Config& config) const {
+  std::vector<std::string> r;
+  if (script.empty()) {
+    for (const auto& [k, v] : fixed.values) r.push_back(k + "=" + v.str());
+    for (const auto& [k, v] : config.values) r.push_back(k + "=" + v.str());
+    return r;
+  }
+  std::string args;
+  for (const Config* c : {&fixed, &config})
+    for (const auto& [k, v] : c->values) args += (args.empty() ? "" : ",") + k + "=" + v.str();
+  r.push_back("script=" + script);
+  r.push_back("args=" + args);
+  return r;
+}
+
+PluginLookup registry_lookup(plugin::Registry& registry) {
+  return [&registry](const std::string& name_or_path) {
+    std::shared_ptr<const plugin::Plugin> p;
+    bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so");
+    if (!is_path) {
+      p = registry.get(name_or_path);
+    } else {
+      user_assert(fs::is_regular_file(name_or_path))
+          << "plugin file '" << name_or_path << "' does not exist";
+      std::error_code ec;
+      for (const auto& [name, file] : registry.files())
+        if (fs::equivalent(file, name_or_path, ec)) p = registry.find(name);
+      if (!p) p = registry.add(name_or_path);
+    }
+    return PluginSchema{p->name(), p->schema()};
+  };
+}
+
+std::vector<std::string> script_placeholders(const std::string& script_path) {
+  std::ifstream in(script_path, std::ios::binary);
+  user_assert(in.good()) << "cannot read schedule script '" << script_path << "'";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  frontend::ParsedSchedule parsed = frontend::parse_schedule(ss.str(), script_path);
+  std::set<std::string> names;
+  auto walk = [&](const frontend::ScheduleValue& v, auto&& self) -> void {
+    if (v.kind == frontend::ScheduleValue::Kind::Param) names.insert(v.text);
+    for (const auto& item : v.items) self(item, self);
+  };
+  for (const auto& st : parsed.statements)
+    for (const auto& a : st.args) {
+      if (st.primitive == "params" && !a.keyword.empty()) names.insert(a.keyword);
+      walk(a.value, walk);
+    }
+  return {names.begin(), names.end()};
+}
+
+namespace {
+
+const std::vector<std::string> kTopKeys = {"sweep",    "description", "fusions",
+                                           "schedulers", "strategy",  "baseline",
+                                           "validation", "measure",   "backend"};
+const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
+const std::vector<std::string> kSchedulerKeys = {"name", "plugin",      "script",
+                                                 "space", "set", "constraints"};
+const std::vector<std::string> kStrategyKeys = {"method", "n", "seed"};
+const std::vector<std::string> kValidationKeys = {"rtol", "atol"};
+const std::vector<std::string> kMeasureKeys = {"repetitions", "warmup", "min_time", "flush_l2"};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string r;
+  for (const auto& s : v) r += (r.empty() ? "" : ", ") + s;
+  return r.empty() ? "(none)" : r;
+}
+
+std::string sizes_str(const ir::SizeBindings& sizes) {
+  std::string r;
+  for (const auto& [k, v] : sizes) r += (r.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return r;
+}
+
+class Loader {
+ public:
+  Loader(const std::string& text, const std::string& path, const LoadOptions& options)
+      : r_(text, path), options_(options), dir_(fs::path(path).parent_path()) {
+    internal_assert(options_.plugins) << "LoadOptions::plugins is not set";
+  }
+
+  SweepSpec run(const std::string& text) {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      throw UserError(r_.loc(e.mark), "invalid YAML: " + e.msg);
+    }
+    const SourceLoc top = root.Mark().is_null() ? SourceLoc{r_.path(), 1, 1} : r_.loc(root);
+    if (!root.IsMap())
+      user_error_at(top) << "expected a mapping with keys fusions and schedulers; found "
+                         << kind_name(root);
+    r_.check_keys(root, kTopKeys, "the sweep");
+    for (const char* k : {"fusions", "schedulers"})
+      if (!root[k]) user_error_at(top) << "missing required key '" << k << "'";
+
+    spec_.path = r_.path();
+    spec_.name = fs::path(r_.path()).stem().string();
+    if (const YAML::Node& n = root["sweep"]) spec_.name = text_of(n, "sweep", "a name");
+    if (const YAML::Node& n = root["description"])
+      spec_.description = text_of(n, "description", "text");
+    if (const YAML::Node& n = root["strategy"]) parse_strategy(n);
+    parse_fusions(root["fusions"]);
+    parse_schedulers(root["schedulers"]);
+    if (const YAML::Node& n = root["baseline"]) {
+      spec_.baseline = text_of(n, "baseline", "a scheduler name");
+      if (!spec_.scheduler(spec_.baseline)) {
+        std::vector<std::string> names;
+        for (const auto& s : spec_.schedulers) names.push_back(s.name);
+        std::string hint = frontend::closest_name(spec_.baseline, names);
+        user_error_at(r_.loc(n)) << "baseline: no scheduler is named '" << spec_.baseline
+                                 << "'; expected one of " << join(names)
+                                 << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+      }
+    } else {
+      spec_.baseline = spec_.schedulers.front().name;
+    }
+    if (const YAML::Node& n = root["validation"]) parse_validation(n);
+    if (const YAML::Node& n = root["measure"]) parse_measure(n);
+    if (const YAML::Node& n = root["backend"]) {
+      std::string b = text_of(n, "backend", "auto, cpu or cuda");
+      if (b == "auto") spec_.backend = Backend::Auto;
+      else if (b == "cpu") spec_.backend = Backend::Cpu;
+      else if (b == "cuda") spec_.backend = Backend::Cuda;
+      else user_error_at(r_.loc(n)) << "backend: expected auto, cpu or cuda, found '" << b << "'";
+    }
+    check_spaces();
+    return std::move(spec_);
+  }
+
+ private:
+  /// A scalar's text; user_error naming `key` and `expected` otherwise.
+  std::string text_of(const YAML::Node& n, const std::string& key, const char* expected) const {
+    if (!n.IsScalar() || n.Scalar().empty())
+      user_error_at(r_.loc(n)) << key << ": expected " << expected << ", found " << kind_name(n);
+    return n.Scalar();
+  }
+  int64_t int_of(const YAML::Node& n, const std::string& key, int64_t min) const {
+    std::optional<int64_t> v;
+    if (n.IsScalar()) v = frontend::as_int(n.Scalar());
+    if (!v || *v < min)
+      user_error_at(r_.loc(n)) << key << ": expected an integer >= " << min << ", found "
+                               << kind_name(n);
+    return *v;
+  }
+  double real_of(const YAML::Node& n, const std::string& key) const {
+    std::optional<double> v;
+    if (n.IsScalar()) v = frontend::as_double(n.Scalar());
+    if (!v || !std::isfinite(*v) || *v < 0)
+      user_error_at(r_.loc(n)) << key << ": expected a non-negative number, found "
+                               << kind_name(n);
+    return *v;
+  }
+  bool bool_of(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar() || (n.Scalar() != "true" && n.Scalar() != "false"))
+      user_error_at(r_.loc(n)) << key << ": expected true or false, found " << kind_name(n);
+    return n.Scalar() == "true";
+  }
+  void require_map(const YAML::Node& n, const std::string& key, const char* example) const {
+    if (!n.IsMap())
+      user_error_at(r_.loc(n)) << key << ": expected a mapping such as " << example << ", found "
+                               << kind_name(n);
+  }
+  void require_list(const YAML::Node& n, const std::string& key, const char* example) const {
+    if (!n.IsSequence() || n.size() == 0)
+      user_error_at(r_.loc(n)) << key << ": expected a non-empty list such as " << example
+                               << ", found " << kind_name(n);
+  }
+  /// A path from the sweep file, relative to the file's directory.
+  std::string resolve(const std::string& p) const {
+    if (fs::path(p).is_absolute() || dir_.empty()) return p;
+    return (dir_ / p).lexically_normal().string();
+  }
+
+  // ---- strategy, validation, measure ---------------------------------------
+
+  void parse_strategy(const YAML::Node& n) {
+    StrategySpec& s = spec_.strategy;
+    s.loc = r_.loc(n);
+    const char* expected = "grid, or {method: random, n: 32, seed: 0}";
+    std::string method;
+    if (n.IsScalar()) {
+      method = n.Scalar();
+    } else if (n.IsMap()) {
+      r_.check_keys(n, kStrategyKeys, "strategy");
+      if (!n["method"])
+        user_error_at(r_.loc(n)) << "strategy: missing 'method'; expected grid or random";
+      method = text_of(n["method"], "strategy method", "grid or random");
+    } else {
+      user_error_at(r_.loc(n)) << "strategy: expected " << expected << ", found " << kind_name(n);
+    }
+    const YAML::Node& at = n.IsMap() ? n["method"] : n;
+    if (method == "grid") {
+      s.kind = StrategySpec::Kind::Grid;
+      for (const char* k : {"n", "seed"})
+        if (n.IsMap() && n[k])
+          user_error_at(r_.loc(n[k])) << "strategy: '" << k << "' applies to method random, "
+                                      << "not grid";
+    } else if (method == "random") {
+      s.kind = StrategySpec::Kind::Random;
+      if (!n.IsMap() || !n["n"])
+        user_error_at(r_.loc(n)) << "strategy: random needs 'n', the points to draw per "
+                                 << "scheduler and size; expected {method: random, n: 32, seed: 0}";
+      s.n = static_cast<uint64_t>(int_of(n["n"], "strategy n", 1));
+      if (n["seed"]) s.seed = static_cast<uint64_t>(int_of(n["seed"], "strategy seed", 0));
+    } else {
+      user_error_at(r_.loc(at)) << "strategy: unknown method '" << method << "'; expected grid "
+                                << "or random";
+    }
+  }
+
+  void parse_validation(const YAML::Node& n) {
+    if (n.IsScalar() && n.Scalar() == "default") return;
+    if (!n.IsMap())
+      user_error_at(r_.loc(n)) << "validation: expected default or a mapping such as {rtol: "
+                               << "1e-5, atol: 1e-6}, found " << kind_name(n);
+    r_.check_keys(n, kValidationKeys, "validation");
+    auto tol = [&](const char* k) -> std::optional<double> {
+      if (!n[k] || (n[k].IsScalar() && n[k].Scalar() == "default")) return std::nullopt;
+      return real_of(n[k], std::string("validation ") + k);
+    };
+    spec_.validation.rtol = tol("rtol");
+    spec_.validation.atol = tol("atol");
+  }
+
+  void parse_measure(const YAML::Node& n) {
+    require_map(n, "measure", "{repetitions: 10, warmup: 1}");
+    r_.check_keys(n, kMeasureKeys, "measure");
+    MeasureSpec& m = spec_.measure;
+    if (n["repetitions"]) m.repetitions = int_of(n["repetitions"], "measure repetitions", 1);
+    if (n["warmup"]) m.warmup = int_of(n["warmup"], "measure warmup", 0);
+    if (n["min_time"]) m.min_time = real_of(n["min_time"], "measure min_time");
+    if (n["flush_l2"]) m.flush_l2 = bool_of(n["flush_l2"], "measure flush_l2");
+  }
+
+  // ---- fusions and sizes -----------------------------------------------------
+
+  void parse_fusions(const YAML::Node& list) {
+    require_list(list, "fusions", "[softmax] or [{fusion: softmax, sizes: {N: 1024, K: 4096}}]");
+    for (const auto& entry : list) {
+      FusionSpec f;
+      f.loc = r_.loc(entry);
+      if (entry.IsMap()) {
+        r_.check_keys(entry, kFusionKeys, "a fusion entry");
+        if (!entry["fusion"])
+          user_error_at(f.loc) << "fusion entry: missing 'fusion'; expected a name from the "
+                               << "fusion directories or a path to a .yaml";
+      }
+      // Copies only: assigning to a YAML::Node writes through to the tree.
+      const YAML::Node name = entry.IsMap() ? entry["fusion"] : entry;
+      const bool has_sizes = entry.IsMap() && entry["sizes"];
+      const YAML::Node sizes = has_sizes ? entry["sizes"] : YAML::Node();
+      std::string written = text_of(name, "fusion", "a fusion name or a path to a .yaml");
+      bool is_path = written.find('/') != std::string::npos || written.ends_with(".yaml") ||
+                     written.ends_with(".yml");
+      try {
+        f.path = frontend::resolve_fusion(is_path ? resolve(written) : written,
+                                          options_.fusion_dirs);
+      } catch (const UserError& e) {
+        user_error_at(r_.loc(name)) << e.message();
+      }
+      frontend::FusionDefinition def = frontend::load_fusion_file(f.path);
+      f.name = def.fusion->name();
+      std::vector<std::string> symbols = def.fusion->size_symbols();
+      std::vector<YAML::Node> grids;
+      if (has_sizes && sizes.IsSequence() && sizes.size() > 0) {
+        for (const auto& g : sizes) grids.push_back(g);
+      } else if (has_sizes) {
+        grids.push_back(sizes);
+      }
+      if (grids.empty()) bind(f, def, symbols, {}, f.loc);
+      for (const YAML::Node& g : grids) {
+        if (!g.IsMap())
+          user_error_at(r_.loc(g)) << "sizes: expected a mapping such as {N: 1024, K: [1024, "
+                                   << "4096]} or a list of them, found " << kind_name(g);
+        r_.check_keys(g, symbols, "the sizes of fusion '" + f.name + "'");
+        // Each key's values; the binding grid is their cross product, the
+        // last key fastest.
+        std::vector<std::pair<std::string, std::vector<int64_t>>> axes;
+        for (auto it = g.begin(); it != g.end(); ++it) {
+          const std::string key = it->first.Scalar();
+          const YAML::Node v = it->second;
+          std::vector<int64_t> values;
+          if (v.IsSequence() && v.size() > 0) {
+            for (const auto& x : v) values.push_back(size_value(x, f.name, key));
+          } else {
+            values.push_back(size_value(v, f.name, key));
+          }
+          axes.emplace_back(key, values);
+        }
+        std::vector<size_t> idx(axes.size(), 0);
+        for (bool more = true; more;) {
+          ir::SizeBindings b;
+          for (size_t a = 0; a < axes.size(); ++a) b[axes[a].first] = axes[a].second[idx[a]];
+          bind(f, def, symbols, b, r_.loc(g));
+          more = false;
+          for (size_t a = axes.size(); a-- > 0;) {
+            if (++idx[a] < axes[a].second.size()) {
+              more = true;
+              break;
+            }
+            idx[a] = 0;
+          }
+        }
+      }
+      fusion_symbols_.push_back(symbols);
+      spec_.fusions.push_back(std::move(f));
+    }
+    // The sizes constraints may name: those every fusion has.
+    for (const std::string& s : fusion_symbols_.front()) {
+      bool everywhere = true;
+      for (const auto& syms : fusion_symbols_)
+        everywhere = everywhere && std::find(syms.begin(), syms.end(), s) != syms.end();
+      if (everywhere) common_sizes_.push_back(s);
+    }
+  }
+
+  int64_t size_value(const YAML::Node& v, const std::string& fusion, const std::string& key) {
+    int64_t x = v.IsScalar() ? frontend::as_int(v.Scalar()).value_or(0) : 0;
+    if (x <= 0)
+      user_error_at(r_.loc(v)) << "sizes of fusion '" << fusion << "': " << key
+                               << " must be a positive integer or a list of them, found "
+                               << kind_name(v);
+    return x;
+  }
+
+  /// Adds `given` over the fusion file's defaults, once.
+  void bind(FusionSpec& f, const frontend::FusionDefinition& def,
+            const std::vector<std::string>& symbols, const ir::SizeBindings& given,
+            const SourceLoc& at) {
+    ir::SizeBindings b = def.default_sizes;
+    for (const auto& [k, v] : given) b[k] = v;
+    for (const std::string& s : symbols)
+      if (!b.count(s))
+        user_error_at(at) << "fusion '" << f.name << "': size " << s << " is not bound; "
+                          << "expected it in `sizes:` (the fusion file gives no default)";
+    if (std::find(f.sizes.begin(), f.sizes.end(), b) == f.sizes.end()) f.sizes.push_back(b);
+  }
+
+  // ---- schedulers ------------------------------------------------------------
+
+  void parse_schedulers(const YAML::Node& list) {
+    require_list(list, "schedulers", "[{name: heuristic, plugin: pointwise}]");
+    std::map<std::string, SourceLoc> names;
+    for (const auto& entry : list) {
+      if (!entry.IsMap())
+        user_error_at(r_.loc(entry)) << "scheduler: expected a mapping with plugin: or script:, "
+                                     << "found " << kind_name(entry);
+      r_.check_keys(entry, kSchedulerKeys, "a scheduler");
+      SchedulerSpec s = parse_scheduler(entry);
+      const YAML::Node& at = entry["name"] ? entry["name"] : entry;
+      if (auto it = names.find(s.name); it != names.end())
+        user_error_at(r_.loc(at)) << "duplicate scheduler name '" << s.name << "' (first at "
+                                  << it->second.str() << "); expected a unique name: add "
+                                  << "`name:` to tell them apart";
+      names.emplace(s.name, r_.loc(at));
+      spec_.schedulers.push_back(std::move(s));
+    }
+  }
+
+  SchedulerSpec parse_scheduler(const YAML::Node& entry) {
+    SchedulerSpec s;
+    s.loc = r_.loc(entry);
+    const YAML::Node& plugin = entry["plugin"];
+    const YAML::Node& script = entry["script"];
+    if (plugin && script)
+      user_error_at(r_.loc(script)) << "scheduler: expected either plugin: or script:, found both";
+    if (!plugin && !script)
+      user_error_at(s.loc) << "scheduler: missing 'plugin' or 'script'; expected a plugin name "
+                           << "(or .so path) or a schedule script";
+    std::string plugin_name;
+    std::vector<std::string> placeholders;
+    if (plugin) {
+      std::string p = text_of(plugin, "plugin", "a plugin name or a path to a .so");
+      bool is_path = p.find('/') != std::string::npos || p.ends_with(".so");
+      s.plugin = is_path ? resolve(p) : p;
+      PluginSchema schema = lookup(s.plugin, plugin, "");
+      s.schema = schema.params;
+      s.name = plugin_name = schema.name;
+    } else {
+      std::string written = text_of(script, "script", "a schedule script path");
+      s.script = resolve(written);
+      if (!fs::is_regular_file(s.script))
+        user_error_at(r_.loc(script)) << "script: schedule script '" << written
+                                      << "' does not exist (looked for '" << s.script << "')";
+      s.plugin = "script";
+      lookup("script", script, "script schedulers run through the `script` plugin: ");
+      s.name = fs::path(s.script).stem().string();
+      placeholders = script_placeholders(s.script);
+    }
+    if (const YAML::Node& n = entry["name"]) s.name = text_of(n, "name", "a display name");
+    ValueReader values =
+        s.script.empty()
+            ? ValueReader::for_plugin(r_, s.name, plugin_name, s.schema)
+            : ValueReader::for_script(r_, s.name, script.Scalar(), placeholders);
+
+    std::map<std::string, ValueType> names;
+    for (const std::string& size : common_sizes_) names[size] = ValueType::Int;
+    if (const YAML::Node& set = entry["set"]) {
+      require_map(set, "set", "{unroll: 1}");
+      r_.check_keys(set, keys_of(set), "set");
+      for (auto it = set.begin(); it != set.end(); ++it) {
+        const YAML::Node key = it->first;
+        const ParamInfo& info = values.param(key);
+        s.fixed.values.emplace_back(key.Scalar(), values.scalar(it->second, info));
+        names[key.Scalar()] = info.type;
+      }
+    }
+    if (const YAML::Node& space = entry["space"]) {
+      s.space_loc = r_.loc(space);
+      require_map(space, "space", "{block: [128, 256], vector: {from: 1, to: 8, pow2: true}}");
+      if (space.size() == 0)
+        user_error_at(r_.loc(space)) << "space: expected at least one parameter, found an empty "
+                                     << "mapping (leave out space: to run the heuristic)";
+      r_.check_keys(space, keys_of(space), "space");
+      for (auto it = space.begin(); it != space.end(); ++it) {
+        const YAML::Node key = it->first;
+        const ParamInfo& info = values.param(key);
+        if (s.fixed.find(key.Scalar()))
+          user_error_at(r_.loc(key)) << "space: '" << key.Scalar() << "' is also fixed in set:; "
+                                     << "expected it in one of them";
+        s.space.dims.push_back({key.Scalar(), values.dimension(it->second, info), r_.loc(key)});
+        names[key.Scalar()] = info.type;
+      }
+      if (s.space.size() == UINT64_MAX ||
+          (spec_.strategy.kind == StrategySpec::Kind::Grid && s.space.size() > kMaxGridPoints))
+        user_error_at(s.space_loc) << "space: scheduler '" << s.name << "' has "
+                                   << space_size_str(s.space) << " points; expected at most "
+                                   << kMaxGridPoints << (s.space.size() == UINT64_MAX ? "" : " for strategy grid")
+                                   << " (narrow the space or use {method: random, n: ...})";
+    }
+    if (const YAML::Node& cs = entry["constraints"]) {
+      if (!cs.IsSequence())
+        user_error_at(r_.loc(cs)) << "constraints: expected a list of conditions such as "
+                                  << "[\"block * vector <= K\"], found " << kind_name(cs);
+      if (!entry["space"])
+        user_error_at(r_.loc(cs)) << "constraints: scheduler '" << s.name << "' has no space: "
+                                  << "to constrain; expected constraints only next to space:";
+      s.space_loc = r_.loc(cs);
+      for (const auto& c : cs) {
+        if (!c.IsScalar())
+          user_error_at(r_.loc(c)) << "constraints: expected a condition such as \"K % vector == "
+                                   << "0\", found " << kind_name(c);
+        s.constraints.push_back(Constraint::parse(c.Scalar(), names, column_locator(c)));
+      }
+    }
+    return s;
+  }
+
+  /// The keys of a mapping, for check_keys' duplicate check (the schema check
+  /// is ValueReader::param's, which knows the parameters).
+  static std::vector<std::string> keys_of(const YAML::Node& map) {
+    std::vector<std::string> keys;
+    for (auto it = map.begin(); it != map.end(); ++it)
+      keys.push_back(it->first.IsScalar() ? it->first.Scalar() : "");
+    return keys;
+  }
+
+  static std::string space_size_str(const ParamSpace& space) {
+    uint64_t n = space.size();
+    return n == UINT64_MAX ? "more than 2^64" : std::to_string(n);
+  }
+
+  /// Maps a column of a one-line constraint scalar to the file: a quoted
+  /// scalar's text starts one column after its quote.
+  ColumnLocator column_locator(const YAML::Node& c) const {
+    const YAML::Mark m = c.Mark();
+    const std::string& line = r_.line(m.line);
+    char first = static_cast<size_t>(m.column) < line.size() ? line[static_cast<size_t>(m.column)] : ' ';
+    int start = m.column + 1 + ((first == '"' || first == '\'') ? 1 : 0);
+    std::string path = r_.path();
+    int l = m.line + 1;
+    return [path, l, start](int col) { return SourceLoc{path, l, start + col - 1}; };
+  }
+
+  /// The plugin's schema; its lookup error re-raised at `at`.
+  PluginSchema lookup(const std::string& name, const YAML::Node& at, const std::string& context) {
+    try {
+      return options_.plugins(name);
+    } catch (const UserError& e) {
+      user_error_at(r_.loc(at)) << context << e.message();
+    }
+    return {};
+  }
+
+  /// Every (fusion, sizes) must leave each scheduler's space some point.
+  void check_spaces() {
+    for (const SchedulerSpec& s : spec_.schedulers) {
+      if (s.constraints.empty()) continue;
+      for (const FusionSpec& f : spec_.fusions)
+        for (const ir::SizeBindings& sizes : f.sizes) {
+          bool any = false;
+          if (s.space.size() <= kMaxGridPoints) {
+            for (uint64_t i = 0; i < s.space.size() && !any; ++i)
+              any = s.admits(s.space.point(i), sizes);
+          } else {  // random over a space too large to scan: what it draws
+            any = !make_strategy(spec_.strategy, {&s, &f, &sizes})->propose().empty();
+          }
+          if (!any)
+            user_error_at(s.space_loc)
+                << "constraints: no point of the space of scheduler '" << s.name << "' ("
+                << s.space.size() << " points) satisfies them at fusion '" << f.name << "' "
+                << sizes_str(sizes) << "; expected at least one";
+        }
+    }
+  }
+
+  YamlReader r_;
+  const LoadOptions& options_;
+  fs::path dir_;
+  SweepSpec spec_;
+  std::vector<std::vector<std::string>> fusion_symbols_;  ///< per fusion entry
+  std::vector<std::string> common_sizes_;                 ///< sizes every fusion has
+};
+
+}  // namespace
+
+SweepSpec parse_sweep_text(const std::string& text, const std::string& path,
+                           const LoadOptions& options) {
+  return Loader(text, path, options).run(text);
+}
+
+SweepSpec load_sweep_file(const std::string& path, const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  user_assert(in.good()) << "cannot read sweep file '" << path << "': "
+                         << (fs::exists(path) ? "permission denied or not a file" : "no such file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_sweep_text(ss.str(), path, options);
+}
+
+}  // namespace schedlab::sweep

@@ -1,0 +1,286 @@
+// transpose: the built-in transpose scheduler plugin, after nvFuser's
+// transpose scheduler: shared-memory tiles, so that both the reads of the
+// inputs and the writes of the outputs are coalesced although the two
+// disagree on the innermost axis. Written only against plugin.hpp.
+//
+// Which fusions: those whose inputs and outputs fall in exactly two groups by
+// innermost axis (group_inputs_outputs_by_inner_dim): group 1 holds the
+// reference (the largest output), group 2 the tensors laid out the other way
+// (transpose2d, batched_transpose, and pointwise math around a permute). The
+// two innermost axes are inner1 (the reference's own) and inner2 (the axis of
+// the reference that group 2's innermost axis maps to).
+//
+// The schedule (schedule):
+//   caches    each group-2 input is read through a Shared cache_after copy;
+//             each group-2 output is written from a Shared cache_before copy.
+//             The transposition happens in shared memory, between the copy
+//             and its neighbour, which index the tile in opposite orders.
+//   tiling    the reference: split inner2 by tile2 and inner1 by tile1, move
+//             both tile axes innermost, merge the rest into one axis:
+//             [BIDx (tiles and batch), tile2, tile1]; propagated to every tensor.
+//   group 1   (everything but the group-2 side) tile2 * tile1 merged and split by
+//             `threads`: [BIDx, ceilDiv(tile, threads) (Unroll), TIDx], so that
+//             consecutive threads walk inner1, the reference's contiguous axis.
+//   group 2   (the Shared input caches and the group-2 outputs) the tile axes
+//             swapped first, [BIDx, tile1, tile2], then the same split: consecutive
+//             threads walk inner2, which is contiguous in group-2 tensors.
+//   inlining  inline_most: the Shared caches land at the tile (position 1),
+//             so their buffers hold one tile (tile1 * tile2 elements), and
+//             lowering puts a __syncthreads between writing and reading them.
+//
+// The heuristic (compute_params), from the sizes, dtypes and device:
+//   tile1, tile2  128 bytes / the widest element size, within [8, 64]: one tile
+//           row is one 128-byte line of global memory for f32 (32 elements),
+//           f16 (64) and f64 (16). Each edge is then capped at its axis's
+//           extent rounded up to a power of two (a size-1 axis gets a tile of
+//           1), halved while the shared buffers exceed shared_bytes_per_block,
+//           and the larger edge halved (down to 32 bytes, one sector) while
+//           there would be fewer tiles than SMs.
+//   threads four elements per thread (nvFuser's transposes keep a few in
+//           flight), within [one warp, 256] and the device's limit, and no
+//           more warps than the tile fills.
+//   unroll  true: each thread's loop over its elements of the tile is unrolled.
+//
+// Not done: padding or swizzling the shared buffer, so the group that reads a
+// tile column-wise meets bank conflicts; vectorized accesses. Neither has a
+// host primitive in the plugin ABI yet (swizzle, a padded allocation).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedlab/plugin.hpp"
+
+namespace pa = schedlab::plugin_api;
+
+namespace {
+
+/// A row of a tile covers this many bytes of global memory by default.
+constexpr int64_t kLineBytes = 128;
+/// ... and never fewer than a sector when shrunk for parallelism.
+constexpr int64_t kSectorBytes = 32;
+constexpr int64_t kMinTile = 8, kMaxTile = 64;
+constexpr int64_t kElementsPerThread = 4;
+constexpr int64_t kMaxThreads = 256;
+
+int64_t dtype_bytes(pa::DataType t) {
+  switch (t) {
+    case pa::DataType::Bool:
+      return 1;
+    case pa::DataType::F16:
+    case pa::DataType::BF16:
+      return 2;
+    case pa::DataType::I32:
+    case pa::DataType::F32:
+      return 4;
+    case pa::DataType::I64:
+    case pa::DataType::F64:
+      return 8;
+  }
+  return 8;
+}
+
+int64_t pow2_at_least(int64_t x) {
+  int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+bool contains(const std::vector<pa::TensorView>& v, const pa::TensorView& t) {
+  return std::find(v.begin(), v.end(), t) != v.end();
+}
+
+/// What the schedule needs to know about a fusion, or why it cannot.
+struct Plan {
+  std::string reason;  ///< non-empty: the fusion is not one this plugin schedules
+  pa::TensorView ref;  ///< the reference (group 1)
+  int inner1 = 0;      ///< the reference's innermost logical axis
+  int inner2 = 0;      ///< the reference's axis that group 2's innermost maps to
+  std::vector<pa::TensorView> g2_inputs, g2_outputs;
+
+  static Plan no(std::string why) {
+    Plan p;
+    p.reason = std::move(why);
+    return p;
+  }
+};
+
+Plan analyze(pa::Segment& seg) {
+  if (seg.outputs().empty()) return Plan::no("the segment has no outputs");
+  for (const pa::TensorView& tv : seg.tensors())
+    if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
+      return Plan::no("transpose schedules fusions without reductions; " + tv.str() + " is a " +
+                      tv.op_name() + " reduction");
+  Plan p;
+  p.ref = seg.find_reference();
+  if (!p.ref) return Plan::no("the segment has no reference tensor");
+  const int rank = p.ref.nlogical();
+  if (rank < 2)
+    return Plan::no("the reference " + p.ref.str() + " has " + std::to_string(rank) +
+                    (rank == 1 ? " axis" : " axes") + "; a transpose needs two");
+
+  std::vector<std::vector<pa::TensorView>> others;
+  for (const auto& g : seg.group_inputs_outputs_by_inner_dim())
+    if (!contains(g, p.ref)) others.push_back(g);
+  if (others.empty())
+    return Plan::no("no transpose: every input and output has the innermost axis of the "
+                    "reference " + p.ref.str() + " (the pointwise plugin schedules these)");
+  if (others.size() > 1)
+    return Plan::no("the inputs and outputs fall in " + std::to_string(others.size() + 1) +
+                    " groups by innermost axis; transpose tiles two layouts only");
+  for (const pa::TensorView& tv : others[0]) {
+    if (tv.is_input() && tv.consumers().empty()) continue;
+    (tv.is_input() ? p.g2_inputs : p.g2_outputs).push_back(tv);
+  }
+  if (p.g2_inputs.empty() && p.g2_outputs.empty())
+    return Plan::no("no transpose: the tensors laid out unlike the reference " + p.ref.str() +
+                    " are unused inputs");
+
+  // The tiles cover the same two axes in every group-2 tensor: each must have
+  // the reference's rank and no broadcast axis.
+  const pa::TensorView& g2 = p.g2_inputs.empty() ? p.g2_outputs[0] : p.g2_inputs[0];
+  for (const auto* list : {&p.g2_inputs, &p.g2_outputs})
+    for (const pa::TensorView& tv : *list) {
+      if (tv.nlogical() != rank)
+        return Plan::no(tv.str() + " has " + std::to_string(tv.nlogical()) +
+                        " axes and the reference " + p.ref.str() + " " + std::to_string(rank) +
+                        "; transpose tiles tensors of one rank");
+      for (const pa::AxisInfo& a : tv.logical())
+        if (a.is_broadcast())
+          return Plan::no(tv.str() + " has a broadcast axis; transpose tiles full tensors only");
+    }
+  p.inner1 = rank - 1;
+  p.inner2 = -1;
+  for (int i = 0; i < rank - 1 && p.inner2 < 0; ++i)
+    if (seg.axes_mapped(p.ref, i, g2, -1)) p.inner2 = i;
+  if (p.inner2 < 0)
+    return Plan::no("the innermost axis of " + g2.str() + " maps to no axis of the reference " +
+                    p.ref.str());
+  for (int i : {p.inner1, p.inner2})
+    if (p.ref.logical_axis(i).extent < 1 || p.ref.logical_axis(i).is_broadcast())
+      return Plan::no("axis " + std::to_string(i) + " of the reference " + p.ref.str() +
+                      " is a broadcast or has no concrete extent");
+  return p;
+}
+
+/// [.., a, ..] -> [.., ceilDiv(a, threads) (Unroll), threads (TIDx)] for the
+/// merged tile axis 1, and the tile loop on BIDx.
+void bind_tile(pa::TensorView& tv, int64_t threads, bool unroll) {
+  tv.merge(1);
+  tv.split(1, threads);
+  tv.parallelize(0, pa::ParallelType::BIDx);
+  tv.parallelize(2, pa::ParallelType::TIDx);
+  tv.parallelize(1, unroll ? pa::LoopTransform::Unroll : pa::LoopTransform::Serial);
+}
+
+}  // namespace
+
+class Transpose : public pa::Plugin {
+ public:
+  std::string name() const override { return "transpose"; }
+  std::string version() const override { return "1.0"; }
+  std::string description() const override {
+    return "nvFuser-style transpose: shared-memory tiles, coalesced reads and writes";
+  }
+  std::vector<pa::Param> params() const override {
+    return {
+        pa::Param::integer("tile1", 32, 1, 256, "tile edge along the output's innermost axis"),
+        pa::Param::integer("tile2", 32, 1, 256, "tile edge along the inputs' innermost axis"),
+        pa::Param::integer("threads", 256, 1, 1024, "threads per block (TIDx)"),
+        pa::Param::boolean("unroll", true, "unroll each thread's loop over its tile elements"),
+    };
+  }
+
+  pa::Verdict can_schedule(pa::Segment& seg, const pa::Params&) override {
+    Plan p = analyze(seg);
+    return p.reason.empty() ? pa::Verdict::yes() : pa::Verdict::no(p.reason);
+  }
+
+  void compute_params(pa::Segment& seg, pa::Params& params) override {
+    Plan p = analyze(seg);
+    if (!p.reason.empty()) return;
+    const pa::DeviceProperties d = seg.device();
+    int64_t bytes = 1;
+    for (const pa::TensorView& tv : seg.inputs()) bytes = std::max(bytes, dtype_bytes(tv.dtype()));
+    for (const pa::TensorView& tv : seg.outputs()) bytes = std::max(bytes, dtype_bytes(tv.dtype()));
+
+    const int64_t e1 = p.ref.logical_axis(p.inner1).extent;
+    const int64_t e2 = p.ref.logical_axis(p.inner2).extent;
+    const int64_t edge = std::clamp(kLineBytes / bytes, kMinTile, kMaxTile);
+    int64_t t1 = std::min(edge, pow2_at_least(e1));
+    int64_t t2 = std::min(edge, pow2_at_least(e2));
+
+    // One tile per Shared buffer must fit a block's shared memory.
+    const int64_t buffers = static_cast<int64_t>(p.g2_inputs.size() + p.g2_outputs.size());
+    const auto shared = static_cast<int64_t>(d.shared_bytes_per_block);
+    while (shared > 0 && t1 * t2 * bytes * buffers > shared && std::max(t1, t2) > 1)
+      (t1 >= t2 ? t1 : t2) /= 2;
+
+    // Enough tiles for every SM, without going below a sector per row.
+    int64_t outer = 1;
+    for (int i = 0; i < p.ref.nlogical(); ++i)
+      if (i != p.inner1 && i != p.inner2) outer *= std::max<int64_t>(p.ref.logical_axis(i).extent, 1);
+    const int64_t min_edge = std::max<int64_t>(1, kSectorBytes / bytes);
+    auto tiles = [&] { return outer * ((e1 + t1 - 1) / t1) * ((e2 + t2 - 1) / t2); };
+    while (tiles() < d.sm_count && std::max(t1, t2) > min_edge) (t1 >= t2 ? t1 : t2) /= 2;
+
+    const int64_t warp = std::max(1, d.warp_size);
+    const int64_t limit = d.max_threads_per_block > 0 ? d.max_threads_per_block : kMaxThreads;
+    int64_t threads = std::clamp(t1 * t2 / kElementsPerThread, warp, std::min(kMaxThreads, limit));
+    threads = std::min(threads, (t1 * t2 + warp - 1) / warp * warp);  // no idle warps
+
+    params.set_integer("tile1", t1);
+    params.set_integer("tile2", t2);
+    params.set_integer("threads", threads);
+    params.set_boolean("unroll", true);
+  }
+
+  void schedule(pa::Segment& seg, const pa::Params& params) override {
+    const int64_t t1 = params.integer("tile1"), t2 = params.integer("tile2");
+    const int64_t threads = params.integer("threads");
+    const bool unroll = params.boolean("unroll");
+    Plan p = analyze(seg);
+    if (!p.reason.empty()) throw pa::Error(SCHEDLAB_ERR_USER, "transpose: " + p.reason);
+    const pa::DeviceProperties d = seg.device();
+    if (d.max_threads_per_block > 0 && threads > d.max_threads_per_block)
+      throw pa::Error(SCHEDLAB_ERR_USER, "transpose: threads=" + std::to_string(threads) +
+                                             " exceeds the device's " +
+                                             std::to_string(d.max_threads_per_block) +
+                                             " threads per block");
+
+    // The group-2 side: what runs in group 2's thread order.
+    std::vector<pa::TensorView> side;
+    for (pa::TensorView in : p.g2_inputs) {
+      pa::TensorView c = in.cache_after();
+      c.set_memory_type(pa::MemoryType::Shared);
+      side.push_back(c);
+    }
+    for (pa::TensorView out : p.g2_outputs) {
+      out.cache_before().set_memory_type(pa::MemoryType::Shared);
+      side.push_back(out);
+    }
+
+    // [.., inner2, .., inner1] -> [BIDx, tile2, tile1] on the reference, then everywhere.
+    pa::TensorView& ref = p.ref;
+    const int n = ref.nlogical();
+    ref.split(p.inner1, t1);  // inner1 is last: [.., inner1 / t1, t1]
+    ref.split(p.inner2, t2);  // [.., inner2 / t2, t2, .., inner1 / t1, t1]
+    ref.reorder({{p.inner2 + 1, n}});
+    while (ref.nloop() > 3) ref.merge(0);
+    seg.propagate_transformation(ref);
+
+    std::vector<pa::TensorView> group1;
+    for (const pa::TensorView& tv : seg.tensors())
+      if (!tv.is_input() && !contains(side, tv)) group1.push_back(tv);
+    bind_tile(ref, threads, unroll);
+    seg.propagate_transformation(ref, group1);
+    seg.parallelize_all_like(ref, -1, group1);
+    for (pa::TensorView& tv : side) {
+      tv.reorder({{1, 2}, {2, 1}});
+      bind_tile(tv, threads, unroll);
+    }
+    seg.inline_most();
+  }
+};
+
+SCHEDLAB_PLUGIN(Transpose)

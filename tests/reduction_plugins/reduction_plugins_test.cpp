@@ -1,0 +1,451 @@
+// The built-in reduction and normalization plugins (plugins/reduction,
+// plugins/normalization): each standard fusion they accept, and a few
+// variants written here (keepdim, an epilogue, f16, 3-D, two reduced axes),
+// scheduled by the plugin's own choice and by forced settings (each
+// strategy, rfactor off, unroll, vector widths, rows per block), validates on
+// the CPU backend against the reference evaluator and compiles with NVRTC for
+// sm_90; what each plugin cannot schedule is refused with the reason, and
+// settings the sizes or device cannot take are user errors naming them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedlab/frontend/fusion_file.h"
+#include "schedlab/plugin/host.h"
+#include "schedlab/ref/compare.h"
+#include "schedlab/ref/evaluator.h"
+#include "schedlab/runtime/cpu_backend.h"
+#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/runtime/executor.h"
+#include "test_support.h"
+
+namespace schedlab::plugin {
+namespace {
+
+using ::testing::HasSubstr;
+using test_support::user_error_of;
+
+std::shared_ptr<const Plugin> builtin(const std::string& name) {
+  static std::map<std::string, std::shared_ptr<const Plugin>> loaded;
+  auto& p = loaded[name];
+  if (!p) p = load_plugin(std::string(BUILTIN_PLUGIN_DIR) + "/" + name + ".so");
+  return p;
+}
+
+runtime::Backend& cpu() {
+  static std::unique_ptr<runtime::Backend> backend = runtime::make_cpu_backend(KERNEL_CACHE_DIR);
+  return *backend;
+}
+
+/// Variants of the standard fusions, defined here.
+const std::map<std::string, std::string>& extra_fusions() {
+  static const std::map<std::string, std::string> m = {
+      {"row_sum_keepdim", R"(
+fusion: row_sum_keepdim
+inputs:
+  x: {dtype: f32, shape: [N, K]}
+sizes: {N: 3, K: 5}
+body: |
+  y = sum(x, axis=1, keepdim=true)
+outputs: [y]
+)"},
+      {"row_mean", R"(
+fusion: row_mean
+inputs:
+  x: {dtype: f32, shape: [N, K]}
+sizes: {N: 3, K: 5}
+body: |
+  y = sum(x, axis=1) / K * 2 + 1
+outputs: [y]
+)"},
+      {"row_sum_f16", R"(
+fusion: row_sum_f16
+inputs:
+  x: {dtype: f16, shape: [N, K]}
+sizes: {N: 3, K: 5}
+body: |
+  y = sum(x, axis=1)
+outputs: [y]
+)"},
+      {"middle_sum", R"(
+fusion: middle_sum
+inputs:
+  x: {dtype: f32, shape: [B, N, K]}
+sizes: {B: 2, N: 3, K: 5}
+body: |
+  y = sum(x, axis=1)
+outputs: [y]
+)"},
+      {"inner2_max", R"(
+fusion: inner2_max
+inputs:
+  x: {dtype: f32, shape: [B, N, K]}
+sizes: {B: 2, N: 3, K: 5}
+body: |
+  y = max(x, axis=[1, 2])
+outputs: [y]
+)"},
+      {"col_softmax", R"(
+fusion: col_softmax
+inputs:
+  x: {dtype: f32, shape: [N, K], range: [-4, 4]}
+sizes: {N: 3, K: 5}
+body: |
+  m = max(x, axis=0, keepdim=true)
+  e = exp(x - m)
+  y = e / sum(e, axis=0, keepdim=true)
+outputs: [y]
+)"},
+      {"softmax_f16", R"(
+fusion: softmax_f16
+inputs:
+  x: {dtype: f16, shape: [N, K], range: [-4, 4]}
+sizes: {N: 3, K: 5}
+body: |
+  m = max(x, axis=1, keepdim=true)
+  e = exp(x - m)
+  y = cast(e / sum(e, axis=1, keepdim=true), f16)
+outputs: [y]
+)"},
+  };
+  return m;
+}
+
+frontend::FusionDefinition load_def(const std::string& name) {
+  auto it = extra_fusions().find(name);
+  if (it != extra_fusions().end()) return frontend::parse_fusion_text(it->second, name + ".yaml");
+  return test_support::load_config_fusion(name);
+}
+
+struct Scheduled {
+  frontend::FusionDefinition def;
+  Segment seg;
+};
+
+Scheduled segment_of(const std::string& fusion, const ir::SizeBindings& sizes) {
+  Scheduled s{load_def(fusion), {}};
+  s.seg.fusion = s.def.fusion.get();
+  s.seg.sizes = frontend::bind_sizes(s.def, sizes);
+  return s;
+}
+
+std::string sizes_str(const ir::SizeBindings& sizes) {
+  std::string r;
+  for (const auto& [k, v] : sizes) r += (r.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return r;
+}
+
+/// Schedules `fusion` at `sizes` with `plugin`'s own choice overridden by
+/// `settings`, runs it on the CPU backend against the reference (with the
+/// tolerance `schedlab exec` uses for reductions) and compiles it with NVRTC
+/// for sm_90. Returns the parameters used.
+std::string schedule_and_validate(const std::string& plugin, const std::string& fusion,
+                                  const ir::SizeBindings& sizes,
+                                  const std::vector<std::string>& settings = {}) {
+  auto p = builtin(plugin);
+  auto s = segment_of(fusion, sizes);
+  Verdict v = p->can_schedule(s.seg, p->defaults());
+  EXPECT_TRUE(v.accepted) << fusion << " at " << sizes_str(sizes) << ": " << v.reason;
+  if (!v.accepted) return "";
+  ParamValues params = p->with_settings(p->compute_params(s.seg), settings);
+  p->schedule(s.seg, params);
+  const std::string what = fusion + " at " + sizes_str(sizes) + " with " + p->format(params);
+
+  auto plain = load_def(fusion);
+  auto inputs = ref::make_inputs(*plain.fusion, s.seg.sizes, 7, plain.input_ranges);
+  auto want = ref::evaluate(*plain.fusion, inputs, s.seg.sizes);
+  auto prepared = runtime::prepare(*s.def.fusion, s.seg.sizes);
+  auto compiled = cpu().compile(prepared.source);
+  auto got = runtime::execute(cpu(), *compiled, prepared, inputs, s.seg.sizes);
+  const int64_t reduced = ref::max_reduced_count(*plain.fusion, s.seg.sizes);
+  EXPECT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    auto tol = ref::reduction_tolerance(s.def.fusion->outputs()[i]->dtype(), reduced);
+    auto c = ref::compare(got[i], want[i], tol);
+    EXPECT_TRUE(c.ok) << what << ": output " << i << ", " << c.mismatches
+                      << " mismatches, first at " << c.first_mismatch << ", max abs error "
+                      << c.max_abs_error;
+  }
+  std::string log;
+  std::string image = runtime::nvrtc_compile(prepared.source, "sm_90", &log, KERNEL_CACHE_DIR);
+  EXPECT_FALSE(image.empty()) << what << ": " << log;
+  return p->format(params);
+}
+
+struct Case {
+  std::string plugin, fusion;
+  ir::SizeBindings sizes;
+  std::vector<std::string> settings;
+};
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.plugin << " " << c.fusion << " " << sizes_str(c.sizes);
+  for (const auto& s : c.settings) *os << " " << s;
+}
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.plugin + "_" + info.param.fusion;
+  for (const auto& [k, v] : info.param.sizes) n += "_" + k + std::to_string(v);
+  for (const auto& s : info.param.settings) n += "_" + s;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+/// Reduced extents around a warp, many more than threads, and long rows.
+const std::vector<int64_t> kReduced = {1, 31, 32, 33, 1000, 4096, 100000};
+
+std::vector<Case> own_choice_cases() {
+  std::vector<Case> r;
+  // Inner reductions: K is reduced.
+  for (const char* f : {"row_sum", "row_max", "masked_row_sum", "row_sum_keepdim", "row_mean"})
+    for (int64_t k : kReduced) r.push_back({"reduction", f, {{"N", 3}, {"K", k}}, {}});
+  r.push_back({"reduction", "row_sum", {{"N", 4096}, {"K", 33}}, {}});
+  r.push_back({"reduction", "row_sum", {{"N", 1000}, {"K", 1000}}, {}});
+  r.push_back({"reduction", "row_sum_f16", {{"N", 5}, {"K", 4096}}, {}});
+  r.push_back({"reduction", "row_sum", {{"N", 300}, {"K", 2}}, {}});
+  // Outer reductions: N is reduced.
+  for (const char* f : {"col_sum", "int_affine"})
+    for (int64_t n : kReduced) r.push_back({"reduction", f, {{"N", n}, {"K", 5}}, {}});
+  r.push_back({"reduction", "col_sum", {{"N", 1000}, {"K", 64}}, {}});
+  r.push_back({"reduction", "col_sum", {{"N", 33}, {"K", 20000}}, {}});
+  r.push_back({"reduction", "middle_sum", {{"B", 3}, {"N", 1000}, {"K", 8}}, {}});
+  r.push_back({"reduction", "middle_sum", {{"B", 2}, {"N", 31}, {"K", 33}}, {}});
+  // Full reductions.
+  for (int64_t k : kReduced) r.push_back({"reduction", "sum_all", {{"N", 3}, {"K", k}}, {}});
+  r.push_back({"reduction", "sum_all", {{"N", 1000}, {"K", 1000}}, {}});
+  r.push_back({"reduction", "inner2_max", {{"B", 3}, {"N", 33}, {"K", 100}}, {}});
+  // Normalizations: rows up to what fits in registers.
+  for (const char* f : {"softmax", "log_softmax", "layernorm", "rmsnorm"})
+    for (int64_t k : {1, 31, 32, 33, 1000, 4096, 16384})
+      r.push_back({"normalization", f, {{"N", 3}, {"K", k}}, {}});
+  r.push_back({"normalization", "softmax", {{"N", 1000}, {"K", 33}}, {}});
+  r.push_back({"normalization", "layernorm", {{"N", 300}, {"K", 7}}, {}});
+  r.push_back({"normalization", "softmax_f16", {{"N", 5}, {"K", 1000}}, {}});
+  r.push_back({"normalization", "softmax", {{"N", 2}, {"K", 20000}}, {}});
+  return r;
+}
+
+std::vector<Case> forced_cases() {
+  std::vector<Case> r;
+  for (const char* s : {"serial", "block", "grid"}) {
+    std::string st = std::string("strategy=") + s;
+    r.push_back({"reduction", "row_sum", {{"N", 5}, {"K", 1000}}, {st}});
+    r.push_back({"reduction", "row_max", {{"N", 3}, {"K", 33}}, {st}});
+    r.push_back({"reduction", "col_sum", {{"N", 1000}, {"K", 33}}, {st}});
+    r.push_back({"reduction", "sum_all", {{"N", 31}, {"K", 100}}, {st}});
+    r.push_back({"reduction", "masked_row_sum", {{"N", 3}, {"K", 4096}}, {st}});
+    r.push_back({"reduction", "int_affine", {{"N", 100}, {"K", 5}}, {st}});
+    r.push_back({"reduction", "middle_sum", {{"B", 2}, {"N", 100}, {"K", 6}}, {st}});
+  }
+  r.push_back({"reduction", "row_sum", {{"N", 5}, {"K", 1000}}, {"rfactor=false"}});
+  r.push_back({"reduction", "row_sum", {{"N", 3}, {"K", 100000}}, {"rfactor=false"}});
+  r.push_back({"reduction", "col_sum", {{"N", 1000}, {"K", 8}},
+               {"strategy=grid", "rfactor=false", "vector=2"}});
+  r.push_back({"reduction", "row_sum", {{"N", 7}, {"K", 999}},
+               {"strategy=block", "unroll=3", "threads=256", "reduce_threads=64"}});
+  r.push_back({"reduction", "row_sum", {{"N", 7}, {"K", 1000}},
+               {"strategy=grid", "vector=2", "grid=5", "threads=32", "reduce_threads=32"}});
+  r.push_back({"reduction", "col_sum", {{"N", 77}, {"K", 64}},
+               {"strategy=block", "vector=4", "threads=64", "reduce_threads=8", "unroll=2"}});
+  r.push_back({"reduction", "sum_all", {{"N", 64}, {"K", 64}},
+               {"strategy=serial", "vector=4", "unroll=4"}});
+  r.push_back({"reduction", "row_mean", {{"N", 9}, {"K", 100}}, {"strategy=block"}});
+  r.push_back({"normalization", "softmax", {{"N", 9}, {"K", 1000}},
+               {"vector=1", "persist=3", "rows=2"}});
+  r.push_back({"normalization", "layernorm", {{"N", 40}, {"K", 33}}, {"persist=2", "rows=8"}});
+  r.push_back({"normalization", "rmsnorm", {{"N", 5}, {"K", 1000}}, {"cache_inputs=false", "vector=1"}});
+  r.push_back({"normalization", "log_softmax", {{"N", 3}, {"K", 4096}},
+               {"vector=2", "persist=16"}});
+  return r;
+}
+
+class OwnChoice : public ::testing::TestWithParam<Case> {};
+TEST_P(OwnChoice, ValidatesOnCpuAndCompilesWithNvrtc) {
+  const Case& c = GetParam();
+  schedule_and_validate(c.plugin, c.fusion, c.sizes, c.settings);
+}
+INSTANTIATE_TEST_SUITE_P(Plugins, OwnChoice, ::testing::ValuesIn(own_choice_cases()), case_name);
+
+class Forced : public ::testing::TestWithParam<Case> {};
+TEST_P(Forced, ValidatesOnCpuAndCompilesWithNvrtc) {
+  const Case& c = GetParam();
+  schedule_and_validate(c.plugin, c.fusion, c.sizes, c.settings);
+}
+INSTANTIATE_TEST_SUITE_P(Plugins, Forced, ::testing::ValuesIn(forced_cases()), case_name);
+
+/// compute_params at `sizes` on the model device, adjusted by `device`.
+std::string choice(const std::string& plugin, const std::string& fusion,
+                   const ir::SizeBindings& sizes,
+                   const std::function<void(runtime::DeviceProperties&)>& device = {}) {
+  auto p = builtin(plugin);
+  auto s = segment_of(fusion, sizes);
+  if (device) device(s.seg.device);
+  return p->format(p->compute_params(s.seg));
+}
+
+TEST(ReductionPlugin, StrategyFollowsSizesAndDevice) {
+  // Short rows: a thread per row.
+  EXPECT_THAT(choice("reduction", "row_sum", {{"N", 300}, {"K", 2}}),
+              HasSubstr("strategy=serial"));
+  // Many long rows: a block per row (several when rows are short).
+  EXPECT_THAT(choice("reduction", "row_sum", {{"N", 1000}, {"K", 1000}}),
+              HasSubstr("strategy=block, vector=4, threads=128, reduce_threads=64"));
+  // Few long rows leave SMs idle: the row is split over blocks.
+  EXPECT_THAT(choice("reduction", "row_sum", {{"N", 3}, {"K", 100000}}),
+              HasSubstr("strategy=grid, vector=4, threads=512, reduce_threads=512"));
+  // ... but not when the result is read inside the kernel.
+  EXPECT_THAT(choice("reduction", "row_mean", {{"N", 3}, {"K", 100000}}),
+              HasSubstr("strategy=block"));
+  // ... nor on a device with few SMs, which the rows already fill.
+  EXPECT_THAT(choice("reduction", "row_sum", {{"N", 3}, {"K", 100000}},
+                     [](runtime::DeviceProperties& d) { d.sm_count = 2; }),
+              HasSubstr("strategy=block"));
+  // f16: eight elements per 16-byte access; an odd row length allows none.
+  EXPECT_THAT(choice("reduction", "row_sum_f16", {{"N", 1000}, {"K", 4096}}),
+              HasSubstr("vector=8"));
+  EXPECT_THAT(choice("reduction", "row_sum", {{"N", 1000}, {"K", 999}}), HasSubstr("vector=1"));
+  // Outer: enough columns to fill the device take no cross-thread step.
+  EXPECT_THAT(choice("reduction", "col_sum", {{"N", 1000}, {"K", 131072}}),
+              HasSubstr("strategy=serial, vector=4, threads=128, reduce_threads=1"));
+  EXPECT_THAT(choice("reduction", "col_sum", {{"N", 100000}, {"K", 5}}),
+              HasSubstr("strategy=grid"));
+  EXPECT_THAT(choice("reduction", "col_sum", {{"N", 100000}, {"K", 5}},
+                     [](runtime::DeviceProperties& d) { d.max_threads_per_block = 64; }),
+              HasSubstr("threads=64"));
+}
+
+TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
+  // 250 vectors of 4: one per thread.
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 1000}}),
+            "vector=4, persist=1, rows=1, cache_inputs=true");
+  // 4096 vectors: 8 per thread keep the row at 512 threads.
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 16384}}),
+            "vector=4, persist=8, rows=1, cache_inputs=true");
+  // Short rows: several per block, while every SM still gets a block.
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 100000}, {"K", 32}}),
+            "vector=4, persist=1, rows=16, cache_inputs=true");
+  // A smaller block limit: more vectors per thread.
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 4096}}),
+            "vector=4, persist=2, rows=1, cache_inputs=true");
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 4096}},
+                   [](runtime::DeviceProperties& d) { d.max_threads_per_block = 256; }),
+            "vector=4, persist=4, rows=1, cache_inputs=true");
+}
+
+TEST(ReductionPlugin, RejectsWhatItCannotScheduleWithTheReason) {
+  auto p = builtin("reduction");
+  auto verdict = [&](const std::string& fusion, const std::vector<std::string>& settings = {}) {
+    auto s = segment_of(fusion, {});
+    return p->can_schedule(s.seg, p->with_settings(p->defaults(), settings));
+  };
+  for (const char* f : {"softmax", "log_softmax", "layernorm", "rmsnorm"}) {
+    Verdict v = verdict(f);
+    EXPECT_FALSE(v.accepted) << f;
+    EXPECT_THAT(v.reason, HasSubstr("is broadcast back over the reduced axes")) << f;
+    EXPECT_THAT(v.reason, HasSubstr("a normalization, which the normalization plugin schedules"));
+  }
+  EXPECT_THAT(verdict("broadcast_reduce").reason,
+              HasSubstr("reductions over different axes: T6 (s0) reduces logical axes {0}, T7 "
+                        "(s1) reduces {1}"));
+  EXPECT_THAT(verdict("add").reason, HasSubstr("the segment has no reduction"));
+  EXPECT_THAT(verdict("batched_transpose").reason, HasSubstr("the segment has no reduction"));
+  // A grid reduction's result can only be a fusion output.
+  Verdict keepdim = verdict("row_sum_keepdim", {"strategy=grid"});
+  EXPECT_FALSE(keepdim.accepted);
+  EXPECT_THAT(keepdim.reason,
+              HasSubstr("strategy=grid: T1 is read by T2 (y) inside the kernel, but lowering "
+                        "combines a grid reduction only into a fusion output"));
+  EXPECT_TRUE(verdict("row_sum_keepdim", {"strategy=block"}).accepted);
+  EXPECT_TRUE(verdict("row_sum", {"strategy=grid"}).accepted);
+}
+
+TEST(ReductionPlugin, SettingsTheSizesOrDeviceCannotTakeAreUserErrors) {
+  auto p = builtin("reduction");
+  auto error = [&](const std::string& fusion, const ir::SizeBindings& sizes,
+                   const std::vector<std::string>& settings) {
+    auto s = segment_of(fusion, sizes);
+    auto params = p->with_settings(p->compute_params(s.seg), settings);
+    return user_error_of([&] { p->schedule(s.seg, params); });
+  };
+  EXPECT_THAT(error("row_sum", {{"N", 3}, {"K", 6}}, {"vector=4"}),
+              HasSubstr("reduction: vector=4 does not divide the innermost extent 6 of T0 (x)"));
+  EXPECT_THAT(error("row_sum", {{"N", 3}, {"K", 64}}, {"threads=1024", "reduce_threads=1000"}),
+              HasSubstr("reduction: reduce_threads=1000 does not divide threads=1024"));
+  {
+    auto s = segment_of("row_sum", {{"N", 3}, {"K", 64}});
+    s.seg.device.max_threads_per_block = 256;
+    auto params = p->with_settings(p->compute_params(s.seg), {"threads=512"});
+    EXPECT_THAT(user_error_of([&] { p->schedule(s.seg, params); }),
+                HasSubstr("reduction: threads=512 exceeds the device's 256 threads per block"));
+  }
+  EXPECT_THAT(error("row_sum", {{"N", 100000}, {"K", 64}},
+                    {"strategy=grid", "threads=1", "reduce_threads=1"}),
+              HasSubstr("reduction: strategy=grid puts the 100000 row blocks on BIDy, more than "
+                        "its limit of 65535"));
+  EXPECT_THAT(error("row_mean", {{"N", 3}, {"K", 64}}, {"strategy=grid"}),
+              HasSubstr("reduction: strategy=grid: T1 is read by T"));
+}
+
+TEST(NormalizationPlugin, RejectsWhatItCannotScheduleWithTheReason) {
+  auto p = builtin("normalization");
+  auto verdict = [&](const std::string& fusion, const ir::SizeBindings& sizes = {}) {
+    auto s = segment_of(fusion, sizes);
+    return p->can_schedule(s.seg, p->defaults());
+  };
+  for (const char* f : {"row_sum", "col_sum", "sum_all", "masked_row_sum", "row_sum_keepdim"})
+    EXPECT_THAT(verdict(f).reason,
+                HasSubstr("no reduction result is broadcast back over the reduced axes; the "
+                          "reduction plugin schedules plain reductions"))
+        << f;
+  EXPECT_THAT(verdict("add").reason, HasSubstr("the segment has no reduction"));
+  EXPECT_THAT(verdict("col_softmax").reason,
+              HasSubstr("normalization schedules inner reductions (the innermost axes reduced); "
+                        "T1 reduces an outer axis"));
+  // A row too long for the registers: the sizes and the device's limit.
+  Verdict v = verdict("softmax", {{"N", 2}, {"K", 100000}});
+  EXPECT_FALSE(v.accepted);
+  EXPECT_EQ(v.reason,
+            "a row of 100000 elements does not fit in registers: its 2 persistent buffers (T0 "
+            "(x), T4 (e)) need 800000 bytes per row, and a block of schedlab-model-sm90 holds "
+            "at most 228352 (256 threads x (255 - 32 registers) x 4 bytes; 65536 registers per "
+            "block, 255 per thread)");
+  EXPECT_THAT(verdict("layernorm", {{"N", 2}, {"K", 30000}}).reason,
+              HasSubstr("a row of 30000 elements does not fit in registers: its 2 persistent "
+                        "buffers (T0 (x), T6 (d)) need 240000 bytes per row"));
+  EXPECT_TRUE(verdict("rmsnorm", {{"N", 2}, {"K", 30000}}).accepted);  // one buffer
+  // Fewer registers per block: 16384 elements no longer fit.
+  auto s = segment_of("softmax", {{"N", 2}, {"K", 16384}});
+  EXPECT_TRUE(p->can_schedule(s.seg, p->defaults()).accepted);
+  s.seg.device.registers_per_block = 32768;
+  EXPECT_THAT(p->can_schedule(s.seg, p->defaults()).reason,
+              HasSubstr("a row of 16384 elements does not fit in registers"));
+}
+
+TEST(NormalizationPlugin, SettingsTheSizesOrDeviceCannotTakeAreUserErrors) {
+  auto p = builtin("normalization");
+  auto error = [&](const std::string& fusion, const ir::SizeBindings& sizes,
+                   const std::vector<std::string>& settings) {
+    auto s = segment_of(fusion, sizes);
+    auto params = p->with_settings(p->compute_params(s.seg), settings);
+    return user_error_of([&] { p->schedule(s.seg, params); });
+  };
+  EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 8192}}, {"vector=1", "persist=1"}),
+              HasSubstr("normalization: vector=1, persist=1, rows=1 needs 8192 x 1 = 8192 "
+                        "threads per block for rows of 8192, more than the device's 1024"));
+  EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 16384}}, {"vector=4", "persist=64"}),
+              HasSubstr("normalization: vector=4, persist=64, rows=1 needs 544 registers per "
+                        "thread (512 for the persistent buffers), more than the 255 a block of "
+                        "64 threads allows"));
+  EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 1002}}, {"vector=4"}),
+              HasSubstr("normalization: vector=4 does not divide the row length 1002"));
+  EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 1000}}, {"cache_inputs=false"}),
+              HasSubstr("normalization: vector=4 needs cache_inputs=true"));
+}
+
+}  // namespace
+}  // namespace schedlab::plugin

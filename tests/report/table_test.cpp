@@ -1,0 +1,272 @@
+// The side-by-side table: best configs, speedups, significance, failures,
+// device separation, and its console / CSV / JSON / delta / HTML renderings.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "report_test_util.h"
+#include "schedlab/report/html.h"
+#include "schedlab/report/table.h"
+#include "test_support.h"
+
+namespace schedlab::report {
+namespace {
+
+using namespace testing_util;
+using test_support::user_error_of;
+
+std::vector<double> around(double centre) {
+  std::vector<double> v;
+  for (double j : {-2.0, -1.5, -1.0, -0.5, -0.25, 0.25, 0.5, 1.0, 1.5, 2.0})
+    v.push_back(centre + j * centre / 200);
+  return v;
+}
+
+/// eager (baseline) at 100 us; normalization with three configs, the best
+/// at 50 us; close (not significantly different from eager); pointwise
+/// rejected; broken: two wrong results and a crash.
+std::vector<Record> sweep() {
+  std::vector<Record> r;
+  r.push_back(ok_record("eager", {}, around(100)));
+  r.push_back(ok_record("normalization", {{"block", "128"}, {"vec", "1"}}, around(80)));
+  r.push_back(ok_record("normalization", {{"block", "256"}, {"vec", "4"}}, around(50)));
+  r.push_back(ok_record("normalization", {{"block", "128"}, {"vec", "4"}}, around(60)));
+  r.push_back(ok_record("normalization", {{"block", "256"}, {"vec", "1"}}, around(70)));
+  std::vector<double> close = around(100);
+  for (double& t : close) t += 0.1;
+  r.push_back(ok_record("close", {}, close));
+  r.push_back(failed_record("pointwise", Status::Rejected,
+                            "pointwise schedules fusions without reductions"));
+  r.push_back(failed_record("broken", Status::WrongResult, "max abs error 0.5", {{"block", "1"}}));
+  r.push_back(failed_record("broken", Status::WrongResult, "max abs error 0.7", {{"block", "2"}}));
+  r.push_back(failed_record("broken", Status::Crashed, "SIGSEGV", {{"block", "3"}}));
+  return r;
+}
+
+TEST(Table, BestConfigSpeedupSignificance) {
+  auto tables = build_tables(sweep(), {"eager", 0.05});
+  ASSERT_EQ(tables.size(), 1u);
+  const Table& t = tables[0];
+  EXPECT_EQ(t.schedulers,
+            (std::vector<std::string>{"eager", "normalization", "close", "pointwise", "broken"}));
+  ASSERT_EQ(t.rows.size(), 1u);
+  const TableCell* n = t.cell(t.rows[0], "normalization");
+  ASSERT_TRUE(n && n->best);
+  EXPECT_EQ(n->best->config_label(), "block=256,vec=4");
+  EXPECT_EQ(n->points, 4u);
+  EXPECT_EQ(n->ok_points, 4u);
+  EXPECT_DOUBLE_EQ(*n->speedup, 100.0 / 50.0);
+  EXPECT_TRUE(n->significant);
+  const TableCell* e = t.cell(t.rows[0], "eager");
+  EXPECT_DOUBLE_EQ(*e->speedup, 1.0);
+  EXPECT_FALSE(e->p);  // the baseline is not tested against itself
+  const TableCell* c = t.cell(t.rows[0], "close");
+  EXPECT_GT(*c->p, 0.05);
+  EXPECT_FALSE(c->significant);
+}
+
+TEST(Table, WhyNoValidPoint) {
+  auto tables = build_tables(sweep(), {"eager", 0.05});
+  const Table& t = tables[0];
+  EXPECT_EQ(t.cell(t.rows[0], "pointwise")->why_none,
+            "rejected: pointwise schedules fusions without reductions");
+  EXPECT_EQ(t.cell(t.rows[0], "broken")->why_none,
+            "wrong_result in 2 configs: max abs error 0.5; crashed: SIGSEGV");
+  EXPECT_FALSE(t.cell(t.rows[0], "broken")->best);
+}
+
+TEST(Table, DevicesNeverShareATable) {
+  std::vector<Record> rs = sweep();
+  rs.push_back(ok_record("eager", {}, around(10), "softmax", {{"N", 1024}, {"K", 1024}}, gpu_device()));
+  rs.push_back(ok_record("normalization", {}, around(5), "softmax", {{"N", 1024}, {"K", 1024}},
+                         gpu_device()));
+  auto tables = build_tables(rs, {"eager", 0.05});
+  ASSERT_EQ(tables.size(), 2u);
+  EXPECT_TRUE(tables[0].device.emulated);
+  EXPECT_EQ(tables[1].device.backend, "cuda");
+  EXPECT_EQ(tables[1].schedulers, (std::vector<std::string>{"eager", "normalization"}));
+  EXPECT_DOUBLE_EQ(*tables[1].cell(tables[1].rows[0], "normalization")->speedup, 2.0);
+}
+
+TEST(Table, BaselineDefaultsToTheFirstScheduler) {
+  auto tables = build_tables(sweep(), {});
+  EXPECT_EQ(tables[0].baseline, "eager");
+  EXPECT_TRUE(tables[0].baseline_defaulted);
+}
+
+TEST(Table, UnknownBaseline) {
+  EXPECT_EQ(user_error_of([] { build_tables(sweep(), {"eagr", 0.05}); }),
+            "baseline scheduler 'eagr' has no records; the schedulers are eager, normalization, "
+            "close, pointwise, broken");
+}
+
+// ---- console ----------------------------------------------------------------
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> r;
+  size_t start = 0;
+  for (size_t nl; (nl = s.find('\n', start)) != std::string::npos; start = nl + 1)
+    r.push_back(s.substr(start, nl - start));
+  return r;
+}
+
+TEST(Console, LabelsEmulationAndAlignsColumns) {
+  std::string out = render_console(build_tables(sweep(), {"eager", 0.05}), false);
+  auto l = lines_of(out);
+  ASSERT_GE(l.size(), 9u) << out;
+  EXPECT_EQ(l[0], "test_sweep on cpu (test) (cpu) — CPU emulation — not GPU timings");
+  EXPECT_EQ(l[1].rfind("baseline: eager. median and spread (IQR, q3 - q1)", 0), 0u) << l[1];
+  // Right-aligned numbers end in the same column as their heading.
+  size_t median_end = l[2].find("median") + 6;
+  EXPECT_EQ(l[3].rfind("100.00", median_end), median_end - 6) << out;
+  EXPECT_NE(l[3].find("softmax  N=1024,K=1024  eager"), std::string::npos) << out;
+  EXPECT_NE(l[4].find("block=256,vec=4"), std::string::npos) << out;
+  EXPECT_NE(l[4].find("2.00x*"), std::string::npos) << out;
+  EXPECT_NE(l[5].find("1.00x"), std::string::npos) << out;  // close
+  EXPECT_EQ(l[5].find("1.00x*"), std::string::npos) << out;
+  EXPECT_NE(l[6].find("pointwise      no valid point"), std::string::npos) << out;
+  EXPECT_EQ(l[7], "    pointwise: rejected: pointwise schedules fusions without reductions");
+  EXPECT_EQ(out.find('\x1b'), std::string::npos);
+}
+
+TEST(Console, ColourOnlyWhenAsked) {
+  std::string out = render_console(build_tables(sweep(), {"eager", 0.05}), true);
+  EXPECT_NE(out.find("\x1b[32m"), std::string::npos);  // significantly faster
+  EXPECT_NE(out.find("\x1b[0m"), std::string::npos);
+}
+
+TEST(Console, NoColourOffATerminalOrWithNoColor) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  EXPECT_FALSE(colour_enabled(fds[1]));
+  close(fds[0]);
+  close(fds[1]);
+  setenv("NO_COLOR", "1", 1);
+  EXPECT_FALSE(colour_enabled(0));
+  EXPECT_FALSE(colour_enabled(1));
+  unsetenv("NO_COLOR");
+}
+
+TEST(Delta, ShowsPerCellChange) {
+  std::vector<Record> before = sweep(), after = sweep();
+  // normalization got faster with a new best config; close now fails; eager is new... no:
+  // a new scheduler appears, and pointwise now validates.
+  after[2].times_us = around(40);
+  after[3].times_us = around(30);  // block=128,vec=4 is now the best
+  after[5] = failed_record("close", Status::Crashed, "SIGABRT");
+  after[6] = ok_record("pointwise", {{"block", "128"}}, around(90));
+  after.push_back(ok_record("fresh", {}, around(95)));
+  std::string out = render_delta(build_tables(before, {"eager", 0.05}),
+                                 build_tables(after, {"eager", 0.05}), false);
+  auto l = lines_of(out);
+  auto line_of = [&](const std::string& scheduler) {
+    for (const std::string& s : l)
+      if (s.find("  " + scheduler + " ") != std::string::npos) return s;
+    return std::string("(none)");
+  };
+  EXPECT_NE(l[2].find("change"), std::string::npos);
+  EXPECT_NE(line_of("normalization").find("-40.0%* (was 50.00), was block=256,vec=4"),
+            std::string::npos) << out;
+  EXPECT_NE(line_of("eager").find("+0.0%  (was 100.00)"), std::string::npos) << out;
+  EXPECT_NE(line_of("close").find("now failing"), std::string::npos) << out;
+  EXPECT_NE(line_of("pointwise").find("now valid"), std::string::npos) << out;
+  EXPECT_NE(line_of("fresh").find("new"), std::string::npos) << out;
+  EXPECT_NE(line_of("broken").find("still failing"), std::string::npos) << out;
+}
+
+// ---- CSV and JSON -------------------------------------------------------------
+
+TEST(Csv, OneLinePerCellWithQuoting) {
+  std::string csv = render_csv(build_tables(sweep(), {"eager", 0.05}));
+  auto l = lines_of(csv);
+  ASSERT_EQ(l.size(), 6u);  // header + 5 schedulers
+  EXPECT_EQ(l[0].rfind("sweep,device,backend,emulated,fusion,size,scheduler,baseline,", 0), 0u);
+  EXPECT_EQ(l[2].rfind("test_sweep,cpu (test),cpu,true,softmax,\"N=1024,K=1024\",normalization,"
+                       "false,4,4,\"block=256,vec=4\",10,50,",
+                       0),
+            0u)
+      << l[2];
+  EXPECT_NE(l[2].find(",2,"), std::string::npos);  // speedup
+  // Failed cells keep the column count and say why in the last column.
+  auto columns = [](const std::string& s) {
+    size_t n = 1;
+    bool quoted = false;
+    for (char c : s) {
+      if (c == '"') quoted = !quoted;
+      n += c == ',' && !quoted;
+    }
+    return n;
+  };
+  for (const std::string& s : l) EXPECT_EQ(columns(s), columns(l[0])) << s;
+  EXPECT_EQ(l[5].substr(l[5].rfind(',') + 1),
+            "wrong_result in 2 configs: max abs error 0.5; crashed: SIGSEGV");
+}
+
+TEST(Json, SectionsCarryDeviceAndTimingsLabel) {
+  auto j = nlohmann::json::parse(render_json(build_tables(sweep(), {"eager", 0.05})));
+  EXPECT_EQ(j["schema"], "schedlab.table.v1");
+  const auto& s = j["sections"][0];
+  EXPECT_EQ(s["timings"], "CPU emulation — not GPU timings");
+  EXPECT_EQ(s["spread"], "iqr");
+  EXPECT_EQ(s["baseline"], "eager");
+  const auto& cells = s["rows"][0]["cells"];
+  EXPECT_EQ(cells[1]["config"]["block"], "256");
+  EXPECT_DOUBLE_EQ(cells[1]["speedup"].get<double>(), 2.0);
+  EXPECT_TRUE(cells[1]["fraction_of_peak"].is_null());
+  EXPECT_EQ(cells[3]["no_valid_point"], "rejected: pointwise schedules fusions without reductions");
+}
+
+// ---- HTML ---------------------------------------------------------------------
+
+TEST(Html, SelfContainedWithChartsAndHeatmap) {
+  std::string page = render_html(sweep(), {"eager", 0.05}, {});
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("CPU emulation — not GPU timings</h2>"), std::string::npos);
+  EXPECT_EQ(page.find("http"), std::string::npos);
+  EXPECT_NE(page.find("aria-label=\"best median per scheduler\""), std::string::npos);
+  // The heatmap is chosen: normalization is the first to vary two parameters.
+  EXPECT_NE(page.find("<h3>normalization: median time (us) over block and vec, softmax N=1024,K=1024"),
+            std::string::npos);
+  EXPECT_NE(page.find("<title>block=256, vec=4: 50 us</title>"), std::string::npos);
+}
+
+TEST(Html, EscapesNames) {
+  std::vector<Record> rs = {ok_record("a<b>&\"c", {}, around(1))};
+  std::string page = render_html(rs, {}, {});
+  EXPECT_NE(page.find("a&lt;b&gt;&amp;&quot;c"), std::string::npos);
+  EXPECT_EQ(page.find("a<b>"), std::string::npos);
+  EXPECT_NE(page.find("No scheduler varies two parameters: no heatmap."), std::string::npos);
+}
+
+TEST(Html, HeatmapErrors) {
+  HtmlOptions o;
+  o.heatmap_scheduler = "eagr";
+  EXPECT_EQ(user_error_of([&] { render_html(sweep(), {}, o); }),
+            "heatmap: no scheduler 'eagr'; the schedulers are eager, normalization, close, "
+            "pointwise, broken");
+  o.heatmap_scheduler = "normalization";
+  o.heatmap_x = "blok";
+  EXPECT_EQ(user_error_of([&] { render_html(sweep(), {}, o); }),
+            "heatmap: scheduler 'normalization' has no parameter 'blok'; its parameters are "
+            "block, vec");
+  o.heatmap_scheduler = "broken";
+  o.heatmap_x = "";
+  EXPECT_EQ(user_error_of([&] { render_html(sweep(), {}, o); }),
+            "heatmap: scheduler 'broken' varies fewer than two parameters (block)");
+  o.heatmap_scheduler = "";
+  o.heatmap_x = "block";
+  EXPECT_EQ(user_error_of([&] { render_html(sweep(), {}, o); }),
+            "heatmap: parameters given without a scheduler");
+}
+
+TEST(Html, ChosenAxes) {
+  HtmlOptions o;
+  o.heatmap_scheduler = "normalization";
+  o.heatmap_x = "vec";
+  std::string page = render_html(sweep(), {}, o);
+  EXPECT_NE(page.find("over vec and block"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace schedlab::report

@@ -1,0 +1,226 @@
+// Plugin ABI 1.1 on real .so files: string parameters end to end, a plugin
+// built against 1.0 still loading and scheduling under the 1.1 host, a newer
+// minor refused naming both versions, and the two schedule-script host
+// entries called through the C table as a plugin calls them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "host_api.h"
+#include "schedlab/frontend/fusion_file.h"
+#include "schedlab/plugin.h"
+#include "schedlab/plugin/host.h"
+#include "sp_test_util.h"
+
+namespace schedlab::plugin {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using sp_testing::full_error_of;
+using sp_testing::run_on_cpu;
+using sp_testing::Scheduled;
+using sp_testing::segment_of;
+using sp_testing::TempFile;
+
+std::string sp_plugin(const std::string& name) {
+  return std::string(SP_PLUGIN_DIR) + "/" + name + ".so";
+}
+
+// ---- versions
+
+TEST(Abi11, HeaderAndHostSayOnePointOne) {
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 1);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 1));
+  // Appended, never inserted: the 1.0 part of every grown struct is where it was.
+  EXPECT_EQ(offsetof(SchedlabHostApi, apply_schedule_script),
+            offsetof(SchedlabHostApi, _axes_mapped) + sizeof(void*));
+  EXPECT_EQ(offsetof(SchedlabParamValue, string_value), 24u);
+  EXPECT_EQ(offsetof(SchedlabParamDesc, string_default), 88u);
+  EXPECT_NE(host_api()->apply_schedule_script, nullptr);
+  EXPECT_NE(host_api()->_schedule_placeholders, nullptr);
+}
+
+TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
+  std::string f = sp_plugin("sp_newer_minor");
+  EXPECT_EQ(full_error_of([&] { load_plugin(f); }),
+            "error: plugin '" + f +
+                "' was built against plugin ABI 1.2, newer than this host's ABI 1.1: upgrade "
+                "schedlab or rebuild the plugin against this host's plugin.h");
+}
+
+// ---- a 1.0 plugin under the 1.1 host
+
+TEST(Abi10Plugin, LoadsWithItsSchemaReadAtTheOldStride) {
+  auto p = load_plugin(sp_plugin("abi10"));
+  EXPECT_EQ(p->name(), "abi10");
+  EXPECT_EQ(p->abi_str(), "1.0");
+  ASSERT_EQ(p->schema().size(), 2u);
+  EXPECT_EQ(p->schema()[0].domain_str(), "int in [32, 1024]");
+  EXPECT_EQ(p->schema()[1].name, "quiet");
+  EXPECT_EQ(p->schema()[1].domain_str(), "bool");
+  EXPECT_EQ(p->format(p->defaults()), "block=128, quiet=false");
+}
+
+TEST(Abi10Plugin, ChoosesAndSchedulesAndTheKernelValidates) {
+  auto p = load_plugin(sp_plugin("abi10"));
+  for (const ir::SizeBindings& sizes : std::vector<ir::SizeBindings>{
+           {{"N", 33}, {"K", 65}}, {{"N", 1}, {"K", 1}}, {{"N", 64}, {"K", 128}}}) {
+    Scheduled s = segment_of("pointwise_add_mul", sizes);
+    ASSERT_TRUE(p->can_schedule(s.seg, p->defaults()).accepted);
+    // compute_params writes the 1.0 value layout into the host's bigger one.
+    ParamValues chosen = p->compute_params(s.seg);
+    EXPECT_EQ(p->format(chosen), "block=32, quiet=false");
+    p->schedule(s.seg, p->with_settings(chosen, {"block=64"}));
+    EXPECT_EQ(s.def.fusion->outputs()[0]->axis(1)->extent().str(), "64");
+    EXPECT_EQ(run_on_cpu(s), "");
+  }
+  Scheduled softmax = segment_of("softmax", {});
+  Verdict v = p->can_schedule(softmax.seg, p->defaults());
+  EXPECT_FALSE(v.accepted);
+  EXPECT_EQ(v.reason, "abi10 schedules fusions without reductions");
+}
+
+TEST(Abi10Plugin, AStringParameterFromAOnePointZeroPluginIsRefused) {
+  std::string f = sp_plugin("abi10_string");
+  EXPECT_EQ(full_error_of([&] { load_plugin(f); }),
+            "error: plugin 'abi10_string' (" + f +
+                "): parameter 'quiet': unknown kind 4 (SCHEDLAB_PARAM_STRING is ABI 1.1; the "
+                "plugin reports ABI 1.0)");
+}
+
+// ---- string parameters, end to end
+
+TEST(StringParams, SchemaDefaultsAndFormatting) {
+  auto p = load_plugin(sp_plugin("string_params"));
+  EXPECT_EQ(p->abi_str(), "1.1");
+  ASSERT_EQ(p->schema().size(), 3u);
+  EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
+  EXPECT_EQ(p->schema()[1].domain_str(), "string");
+  EXPECT_EQ(param_kind_name(ParamKind::String), "string");
+  EXPECT_EQ(p->schema()[1].string_default, "plain");
+  EXPECT_EQ(p->schema()[2].string_default, "");
+  EXPECT_EQ(p->format(p->defaults()), "block=128, label=\"plain\", note=\"\"");
+  // Quotes and backslashes are escaped, so the list stays unambiguous.
+  ParamValues v = p->with_settings(p->defaults(), {"note=say \"hi\", a\\b"});
+  EXPECT_EQ(v[2].s, "say \"hi\", a\\b");
+  EXPECT_EQ(p->format_value(2, v[2]), "\"say \\\"hi\\\", a\\\\b\"");
+}
+
+TEST(StringParams, RoundTripThroughComputeParamsSetAndSchedule) {
+  auto p = load_plugin(sp_plugin("string_params"));
+  std::vector<std::string> lines;
+  set_log_sink([&](int, const std::string&, const std::string& msg) { lines.push_back(msg); });
+  Scheduled s = segment_of("add", {});
+  // compute_params chose a string; the host copied it out of the plugin.
+  ParamValues chosen = p->compute_params(s.seg);
+  EXPECT_EQ(chosen[1].s, "chosen for add");
+  // Everything after the first '=' is the value: '=' and ',' included.
+  ParamValues given = p->with_settings(chosen, {"note=k=v,k2=v2", "block=256"});
+  EXPECT_TRUE(p->can_schedule(s.seg, given).accepted);
+  p->schedule(s.seg, given);
+  // The defaults reach the plugin too, an empty string included.
+  p->schedule(s.seg, p->defaults());
+  set_log_sink({});
+  EXPECT_THAT(lines, ElementsAre("block=256 label=[chosen for add] note=[k=v,k2=v2]",
+                                 "block=128 label=[plain] note=[]"));
+  EXPECT_EQ(p->format(given), "block=256, label=\"chosen for add\", note=\"k=v,k2=v2\"");
+}
+
+TEST(StringParams, CanScheduleSeesTheGivenString) {
+  auto p = load_plugin(sp_plugin("string_params"));
+  Scheduled s = segment_of("add", {});
+  Verdict v = p->can_schedule(s.seg, p->with_settings(p->defaults(), {"label=reject"}));
+  EXPECT_FALSE(v.accepted);
+  EXPECT_EQ(v.reason, "label is 'reject'");
+  // A string set with nothing after '=' is the empty string, not an error.
+  EXPECT_EQ(p->with_settings(p->defaults(), {"label="})[1].s, "");
+}
+
+// ---- the host entries, through the C table
+
+class ScriptEntries : public ::testing::Test {
+ protected:
+  void SetUp() override { ctx_.segment = &s_.seg; }
+  Scheduled s_ = segment_of("pointwise_add_mul", {{"N", 6}, {"K", 10}});
+  SchedlabSegment ctx_;
+  const SchedlabHostApi& api_ = *host_api();
+  std::string script_ = std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules/pointwise_add_mul.sched";
+};
+
+TEST_F(ScriptEntries, AppliesWithArgsAndReturnsTheLog) {
+  const char* log = nullptr;
+  ASSERT_EQ(api_.apply_schedule_script(&ctx_, script_.c_str(), "block=32", &log), SCHEDLAB_OK)
+      << api_.last_error();
+  ASSERT_NE(log, nullptr);
+  EXPECT_THAT(std::string(log), HasSubstr("6: split(out, 0, 32)\n7: parallelize(out, 0, BIDx)"));
+  ir::TensorView* out = s_.def.fusion->outputs()[0];
+  EXPECT_EQ(out->axis(1)->extent().str(), "32");
+  EXPECT_EQ(run_on_cpu(s_), "");
+}
+
+TEST_F(ScriptEntries, WithoutArgsTheScriptsDefaultsApply) {
+  ASSERT_EQ(api_.apply_schedule_script(&ctx_, script_.c_str(), nullptr, nullptr), SCHEDLAB_OK)
+      << api_.last_error();
+  EXPECT_EQ(s_.def.fusion->outputs()[0]->axis(1)->extent().str(), "128");
+}
+
+TEST_F(ScriptEntries, ScriptErrorsAreUserErrorsWithTheirLocation) {
+  TempFile bad("bad.sched", "merge(out, 0)\nsplit(out, 0, 0)\n");
+  EXPECT_EQ(api_.apply_schedule_script(&ctx_, bad.path().c_str(), "", nullptr), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api_.last_error()),
+              ::testing::StartsWith(bad.path() + ":2:1: split: factor must be positive, got 0 (" +
+                                    s_.def.fusion->outputs()[0]->describe() + " axis 0"));
+  TempFile syntax("syntax.sched", "merge(out 0)\n");
+  EXPECT_EQ(api_.apply_schedule_script(&ctx_, syntax.path().c_str(), "", nullptr),
+            SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api_.last_error()),
+            syntax.path() + ":1:11: expected ',' or ')' in the call to 'merge', found '0'");
+  EXPECT_EQ(api_.apply_schedule_script(&ctx_, "/nonexistent/x.sched", "", nullptr),
+            SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api_.last_error()),
+            "cannot read schedule file '/nonexistent/x.sched': no such file");
+}
+
+TEST_F(ScriptEntries, ArgsAreCheckedAgainstThePlaceholders) {
+  EXPECT_EQ(api_.apply_schedule_script(&ctx_, script_.c_str(), "blok=32", nullptr),
+            SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api_.last_error()),
+            "args: 'blok' is not a placeholder of schedule script '" + script_ +
+                "' (its placeholders: block)");
+  EXPECT_EQ(api_.apply_schedule_script(&ctx_, script_.c_str(), "block", nullptr),
+            SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api_.last_error()),
+            "args: expected NAME=INTEGER, found 'block' in 'block'");
+  // Nothing was applied: the args are checked before the first statement.
+  EXPECT_EQ(s_.def.fusion->outputs()[0]->nloop(), 2);
+}
+
+TEST_F(ScriptEntries, NullArgumentsAreAbiErrors) {
+  EXPECT_EQ(api_.apply_schedule_script(&ctx_, nullptr, "", nullptr),
+            SCHEDLAB_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(api_.last_error(), "apply_schedule_script: path is null");
+  EXPECT_EQ(api_.apply_schedule_script(nullptr, script_.c_str(), "", nullptr),
+            SCHEDLAB_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(api_.last_error(), "apply_schedule_script: segment handle is null");
+  EXPECT_EQ(api_._schedule_placeholders(&ctx_, script_.c_str(), nullptr),
+            SCHEDLAB_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(api_.last_error(), "_schedule_placeholders: names is null");
+}
+
+TEST_F(ScriptEntries, PlaceholdersListsUsesAndDefaults) {
+  const char* names = nullptr;
+  ASSERT_EQ(api_._schedule_placeholders(&ctx_, script_.c_str(), &names), SCHEDLAB_OK);
+  EXPECT_STREQ(names, "block=128");
+  TempFile two("two.sched", "params(b=4)\nsplit(out, 0, {a})\nsplit(out, 0, {b})\n");
+  ASSERT_EQ(api_._schedule_placeholders(&ctx_, two.path().c_str(), &names), SCHEDLAB_OK);
+  EXPECT_STREQ(names, "b=4,a");
+  EXPECT_EQ(s_.def.fusion->outputs()[0]->nloop(), 2);  // nothing applied
+}
+
+}  // namespace
+}  // namespace schedlab::plugin

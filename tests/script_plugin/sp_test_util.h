@@ -1,0 +1,118 @@
+// Helpers for the script_plugin suites: segments of standard or fixture
+// fusions, running a scheduled one on the CPU backend against the
+// reference, NVRTC, full error texts, and temporary script files.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "schedlab/base/error.h"
+#include "schedlab/frontend/fusion_file.h"
+#include "schedlab/plugin/host.h"
+#include "schedlab/ref/compare.h"
+#include "schedlab/ref/evaluator.h"
+#include "schedlab/runtime/cpu_backend.h"
+#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/runtime/executor.h"
+
+namespace schedlab::plugin::sp_testing {
+
+/// configs/fusions/<name>.yaml, or a fixture (tests/script_plugin/fixtures)
+/// when `name` ends in .yaml.
+inline frontend::FusionDefinition load(const std::string& name) {
+  if (name.size() > 5 && name.substr(name.size() - 5) == ".yaml")
+    return frontend::load_fusion_file(std::string(SP_FIXTURE_DIR) + "/" + name);
+  return frontend::load_fusion_file(std::string(SCHEDLAB_SOURCE_DIR) + "/configs/fusions/" + name +
+                                    ".yaml");
+}
+
+/// A fusion and the plugin segment over it, at bound sizes.
+struct Scheduled {
+  std::string name;
+  frontend::FusionDefinition def;
+  Segment seg;
+};
+
+inline Scheduled segment_of(const std::string& fusion, const ir::SizeBindings& sizes) {
+  Scheduled s{fusion, load(fusion), {}};
+  s.seg.fusion = s.def.fusion.get();
+  s.seg.sizes = frontend::bind_sizes(s.def, sizes);
+  return s;
+}
+
+inline std::string cache_dir() {
+  return std::string(SCHEDLAB_BINARY_DIR) + "/tests/script_plugin/kernel_cache";
+}
+
+/// Runs the scheduled fusion on the CPU backend against the reference of an
+/// unscheduled copy, with exec's reduction-aware tolerance; "" when every
+/// output matches, else what went wrong.
+inline std::string run_on_cpu(const Scheduled& s) {
+  auto plain = load(s.name);
+  auto inputs = ref::make_inputs(*plain.fusion, s.seg.sizes, 7, plain.input_ranges);
+  auto want = ref::evaluate(*plain.fusion, inputs, s.seg.sizes);
+  auto prepared = runtime::prepare(*s.def.fusion, s.seg.sizes);
+  auto backend = runtime::make_cpu_backend(cache_dir());
+  auto compiled = backend->compile(prepared.source);
+  auto got = runtime::execute(*backend, *compiled, prepared, inputs, s.seg.sizes);
+  if (got.size() != want.size()) return "wrong number of outputs";
+  std::string r;
+  const int64_t reduced = ref::max_reduced_count(*plain.fusion, s.seg.sizes);
+  for (size_t i = 0; i < got.size(); ++i) {
+    auto c = ref::compare(got[i], want[i],
+                          ref::reduction_tolerance(plain.fusion->outputs()[i]->dtype(), reduced));
+    if (!c.ok) r += "output " + std::to_string(i) + " first mismatch at " + c.first_mismatch + "; ";
+  }
+  return r;
+}
+
+/// NVRTC's log when it refuses the scheduled fusion's CUDA source for sm_90; "" when it compiles.
+inline std::string nvrtc_errors(const Scheduled& s) {
+  auto prepared = runtime::prepare(*s.def.fusion, s.seg.sizes);
+  std::string log;
+  std::string image = runtime::nvrtc_compile(prepared.source, "sm_90", &log, cache_dir());
+  return image.empty() ? "nvrtc: " + log : "";
+}
+
+/// The full what() of the UserError `fn` throws ("error: file:line:col: ...").
+template <typename F>
+std::string full_error_of(F&& fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a UserError";
+  return "(no error)";
+}
+
+/// A file with the given text in a fresh directory, both removed at the end.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& text) {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "schedlab-script-test-XXXXXX").string();
+    EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/" + name;
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_, path_;
+};
+
+}  // namespace schedlab::plugin::sp_testing
