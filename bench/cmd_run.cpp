@@ -12,6 +12,7 @@
 #include "command.h"
 #include "run_common.h"
 #include "schedlab/plugin/registry.h"
+#include "schedlab/report/html.h"
 #include "schedlab/report/table.h"
 #include "schedlab/sweep/pipeline.h"
 #include "schedlab/sweep/runner.h"
@@ -45,6 +46,7 @@ void SweepOptions::add_to(CLI::App* cmd) {
 sweep::LoadOptions SweepOptions::load_options(plugin::Registry& registry) const {
   sweep::LoadOptions lo;
   lo.fusion_dirs = fusion_dirs(fusion_dir_flags);
+  lo.schedule_dirs = {SCHEDLAB_CONFIG_DIR "/schedules"};
   lo.plugins = sweep::registry_lookup(registry);
   return lo;
 }
@@ -95,6 +97,11 @@ std::vector<report::Table> print_tables(const std::vector<report::Record>& recor
   fmt::print("{}", report::render_console(tables, report::colour_enabled(STDOUT_FILENO)));
   if (!o.csv.empty()) write_file(o.csv, report::render_csv(tables));
   if (!o.json.empty()) write_file(o.json, report::render_json(tables));
+  if (!o.html.empty()) {
+    report::HtmlOptions ho;
+    ho.title = "schedlab: " + spec.name;
+    write_file(o.html, report::render_html(records, to, ho));
+  }
   return tables;
 }
 

@@ -44,7 +44,7 @@ struct WatchOptions {
 /// The newest modification time of a file or of the files under a directory.
 fs::file_time_type newest(const std::string& path) {
   std::error_code ec;
-  fs::file_time_type t{};
+  fs::file_time_type t = fs::file_time_type::min();  // the clock's epoch is in the future
   if (fs::is_directory(path, ec)) {
     for (auto it = fs::recursive_directory_iterator(path, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
@@ -80,7 +80,7 @@ struct Watched {
   std::string binary;   ///< its .so
   std::vector<std::string> sources;
   std::string build;    ///< the build command ("" : none, binaries only)
-  fs::file_time_type source_stamp, binary_stamp;
+  fs::file_time_type source_stamp = fs::file_time_type::min(), binary_stamp;
 };
 
 int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
@@ -136,7 +136,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
   while (o.max_reruns < 0 || reruns < o.max_reruns) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     for (auto& [name, w] : watched) {
-      fs::file_time_type src{};
+      fs::file_time_type src = fs::file_time_type::min();
       for (const std::string& s : w.sources) src = std::max(src, newest(s));
       if (src != w.source_stamp) {
         w.source_stamp = src;

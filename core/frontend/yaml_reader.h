@@ -33,8 +33,9 @@ namespace schedlab::frontend {
 
 inline bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 inline std::optional<int64_t> as_int(const std::string& s) {
@@ -56,11 +57,16 @@ inline std::optional<double> as_double(const std::string& s) {
 
 inline std::string kind_name(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return n.size() == 0 ? "an empty mapping" : "a mapping";
-    case YAML::NodeType::Sequence: return n.size() == 0 ? "an empty list" : "a list";
-    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
-    case YAML::NodeType::Null: return "nothing";
-    default: return "an undefined node";
+    case YAML::NodeType::Map:
+      return n.size() == 0 ? "an empty mapping" : "a mapping";
+    case YAML::NodeType::Sequence:
+      return n.size() == 0 ? "an empty list" : "a list";
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Null:
+      return "nothing";
+    default:
+      return "an undefined node";
   }
 }
 
@@ -78,7 +84,8 @@ class YamlReader {
   /// Line `i` (0-based, as in YAML::Mark) of the raw text; "" past the end.
   const std::string& line(int i) const {
     static const std::string kNone;
-    return i >= 0 && static_cast<size_t>(i) < lines_.size() ? lines_[static_cast<size_t>(i)] : kNone;
+    return i >= 0 && static_cast<size_t>(i) < lines_.size() ? lines_[static_cast<size_t>(i)]
+                                                            : kNone;
   }
 
   /// Checks the mapping's keys against `allowed` and for duplicates.

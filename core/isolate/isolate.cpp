@@ -18,11 +18,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 namespace schedlab::isolate {
@@ -39,7 +41,9 @@ constexpr char kInternal = 'I';  // message
 // the result pipe failed); the parent sees it as an Exit failure.
 constexpr int kChildCannotReport = 125;
 
-std::string errno_str(int err) { return std::strerror(err); }
+std::string errno_str(int err) {
+  return std::strerror(err);
+}
 
 // ---- the frame ----
 
@@ -112,11 +116,11 @@ std::string run_work(const std::function<std::string()>& work) {
 // The signals whose default action ends the process. A handler the parent
 // installed (a crash reporter, a SIGINT flag for a graceful stop) must not
 // keep the child alive or hide how it died.
-constexpr int kResetSignals[] = {SIGSEGV, SIGBUS, SIGFPE,  SIGILL,  SIGABRT, SIGTRAP, SIGSYS,
+constexpr int kResetSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,  SIGABRT, SIGTRAP, SIGSYS,
                                  SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ};
 
-[[noreturn]] void child_main(const std::function<std::string()>& work, pid_t parent,
-                             int result_w, int err_w, int result_r, int err_r) {
+[[noreturn]] void child_main(const std::function<std::string()>& work, pid_t parent, int result_w,
+                             int err_w, int result_r, int err_r) {
   // Die with the parent (the forking thread, which waits here until we are
   // reaped, so in practice with the process); then check it did not die
   // before the request took effect.
@@ -185,12 +189,21 @@ bool drain(int fd, Sink&& sink) {
   }
 }
 
-int reap(pid_t pid) {
+/// The wait status of `pid`, or -1 with the reason in `err`.
+int reap(pid_t pid, int& err) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+    if (errno == EINTR) continue;
+    err = errno;
+    return -1;
   }
   return status;
+}
+
+int to_int(const std::string& s) {
+  int v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
 }
 
 /// The Outcome for a child that exited with status 0: its frame.
@@ -203,7 +216,7 @@ void decode(const std::string& frame, Outcome& o) {
   } else if (!frame.empty() && frame[0] == kUser && in.field(a) && in.field(b) && in.field(c) &&
              in.field(d) && in.done()) {
     o.error = Outcome::Error::User;
-    o.loc = SourceLoc{a, std::stoi(b), std::stoi(c)};
+    o.loc = SourceLoc{a, to_int(b), to_int(c)};
     o.message = std::move(d);
   } else if (!frame.empty() && frame[0] == kInternal && in.field(a) && in.done()) {
     o.error = Outcome::Error::Internal;
@@ -282,12 +295,15 @@ Outcome run_isolated(const std::function<std::string()>& work, const Options& op
       o.stderr_tail.erase(0, o.stderr_tail.size() - options.stderr_tail_bytes);
   };
 
+  // Read both pipes until the child exits or the limit passes.
+  enum Source { ResultPipe, StderrPipe, ChildExit };
   bool exited = false, timed_out = false;
+  int poll_errno = 0;
   while (!exited) {
     int wait_ms = -1;
     if (o.timeout.count() > 0) {
-      const auto left = o.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        Clock::now() - start);
+      const auto left =
+          o.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
       if (left.count() <= 0) {
         timed_out = true;
         break;
@@ -295,29 +311,41 @@ Outcome run_isolated(const std::function<std::string()>& work, const Options& op
       wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
     }
     pollfd fds[3];
+    Source source[3];
     nfds_t n = 0;
-    const nfds_t at_result = result.r >= 0 ? n++ : ~nfds_t{0};
-    if (at_result != ~nfds_t{0}) fds[at_result] = {result.r, POLLIN, 0};
-    const nfds_t at_err = err.r >= 0 ? n++ : ~nfds_t{0};
-    if (at_err != ~nfds_t{0}) fds[at_err] = {err.r, POLLIN, 0};
-    const nfds_t at_pid = pidfd >= 0 ? n++ : ~nfds_t{0};
-    if (at_pid != ~nfds_t{0}) fds[at_pid] = {pidfd, POLLIN, 0};
+    for (auto [fd, what] :
+         {std::pair{result.r, ResultPipe}, {err.r, StderrPipe}, {pidfd, ChildExit}})
+      if (fd >= 0) {
+        fds[n] = {fd, POLLIN, 0};
+        source[n++] = what;
+      }
     if (n == 0) break;  // no pidfd, both pipes closed: the child is gone or going
     if (::poll(fds, n, wait_ms) < 0) {
       if (errno == EINTR) continue;
-      timed_out = true;  // cannot wait any more: treat as a hang, kill and reap
+      poll_errno = errno;  // cannot wait any more: kill, reap, and say why
       break;
     }
-    if (at_result != ~nfds_t{0} && fds[at_result].revents != 0 && !drain(result.r, to_frame)) {
-      close_fd(result.r);
-      if (pidfd < 0) exited = true;
+    for (nfds_t i = 0; i < n; ++i) {
+      if (fds[i].revents == 0) continue;
+      switch (source[i]) {
+        case ResultPipe:
+          if (!drain(result.r, to_frame)) {
+            close_fd(result.r);
+            exited = exited || pidfd < 0;
+          }
+          break;
+        case StderrPipe:
+          if (!drain(err.r, to_tail)) close_fd(err.r);
+          break;
+        case ChildExit:
+          exited = true;
+          break;
+      }
     }
-    if (at_err != ~nfds_t{0} && fds[at_err].revents != 0 && !drain(err.r, to_tail))
-      close_fd(err.r);
-    if (at_pid != ~nfds_t{0} && fds[at_pid].revents != 0) exited = true;
   }
-  if (timed_out) ::kill(pid, SIGKILL);
-  const int status = reap(pid);
+  if (timed_out || poll_errno != 0) ::kill(pid, SIGKILL);
+  int wait_errno = 0;
+  const int status = reap(pid, wait_errno);
   // The child is gone: what it wrote is in the pipes now.
   if (result.r >= 0) drain(result.r, to_frame);
   if (err.r >= 0) drain(err.r, to_tail);
@@ -325,9 +353,10 @@ Outcome run_isolated(const std::function<std::string()>& work, const Options& op
   close_fd(err.r);
   close_fd(pidfd);
 
-  if (status < 0) {
+  if (status < 0 || poll_errno != 0) {
     o.error = Outcome::Error::Internal;
-    o.message = "cannot run isolated: waitpid failed: " + errno_str(errno);
+    o.message = status < 0 ? "cannot run isolated: waitpid failed: " + errno_str(wait_errno)
+                           : "cannot run isolated: poll failed: " + errno_str(poll_errno);
   } else if (WIFSIGNALED(status)) {
     // A child that finished on its own just as the limit struck keeps its
     // own ending; only our SIGKILL is a timeout.
@@ -354,18 +383,15 @@ Outcome run_isolated(const std::function<std::string()>& work, std::chrono::mill
 }
 
 std::string signal_name(int sig) {
-  switch (sig) {
-#define SL_SIGNAL(s) \
-  case s:            \
-    return #s;
-    SL_SIGNAL(SIGSEGV) SL_SIGNAL(SIGABRT) SL_SIGNAL(SIGBUS) SL_SIGNAL(SIGFPE) SL_SIGNAL(SIGILL)
-    SL_SIGNAL(SIGTRAP) SL_SIGNAL(SIGSYS) SL_SIGNAL(SIGKILL) SL_SIGNAL(SIGTERM) SL_SIGNAL(SIGINT)
-    SL_SIGNAL(SIGHUP) SL_SIGNAL(SIGQUIT) SL_SIGNAL(SIGPIPE) SL_SIGNAL(SIGALRM) SL_SIGNAL(SIGUSR1)
-    SL_SIGNAL(SIGUSR2) SL_SIGNAL(SIGXCPU) SL_SIGNAL(SIGXFSZ)
-#undef SL_SIGNAL
-    default:
-      return "signal " + std::to_string(sig);
-  }
+  static constexpr std::pair<int, const char*> kNames[] = {
+      {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+      {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"},   {SIGKILL, "SIGKILL"},
+      {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},   {SIGHUP, "SIGHUP"},   {SIGQUIT, "SIGQUIT"},
+      {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"},
+      {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}};
+  for (const auto& [number, name] : kNames)
+    if (number == sig) return name;
+  return "signal " + std::to_string(sig);
 }
 
 std::string describe(const Outcome& o) {
@@ -393,8 +419,8 @@ std::string describe(const Outcome& o) {
 
 std::string report(const Outcome& o) {
   std::string r = describe(o);
-  const bool died = o.status == Outcome::Status::Crashed ||
-                    o.status == Outcome::Status::Timeout || o.error == Outcome::Error::Exit;
+  const bool died = o.status == Outcome::Status::Crashed || o.status == Outcome::Status::Timeout ||
+                    o.error == Outcome::Error::Exit;
   if (!died || o.stderr_tail.empty()) return r;
   // The last few lines: enough for an assertion message or a plugin's log.
   constexpr size_t kLines = 8;

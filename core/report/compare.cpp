@@ -89,8 +89,8 @@ ResultFile read_sweep_jsonl(const std::string& path) {
   ResultFile f{path, "schedlab-jsonl", {}, {}};
   std::map<std::string, size_t> index;
   for (const Record& r : read_records(path).records) {
-    std::string name = fmt::format("{}/{}/{}/{}", r.fusion, r.size_label(), r.scheduler,
-                                   r.config_label());
+    std::string name =
+        fmt::format("{}/{}/{}/{}", r.fusion, r.size_label(), r.scheduler, r.config_label());
     BenchmarkSamples s{name, r.times_us, {}};
     if (r.status != Status::Ok)
       s.failure = std::string(status_name(r.status)) + (r.error.empty() ? "" : ": " + r.error);
@@ -133,8 +133,8 @@ std::string header_line(const CompareReport& r) {
 
 Json summary_json(const std::optional<Summary>& s) {
   if (!s) return nullptr;
-  return {{"n", s->n},         {"median_us", s->median}, {"q1_us", s->q1},
-          {"q3_us", s->q3},    {"min_us", s->min},       {"max_us", s->max}};
+  return {{"n", s->n},      {"median_us", s->median}, {"q1_us", s->q1},
+          {"q3_us", s->q3}, {"min_us", s->min},       {"max_us", s->max}};
 }
 
 }  // namespace
@@ -168,21 +168,28 @@ ResultFile load_result_file(const std::string& path) {
 
 std::string verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::Regression: return "regression";
-    case Verdict::Improvement: return "improvement";
-    case Verdict::Unchanged: return "unchanged";
-    case Verdict::Broken: return "broken";
-    case Verdict::Fixed: return "fixed";
-    case Verdict::OnlyInBase: return "only in base";
-    case Verdict::OnlyInNew: return "only in new";
+    case Verdict::Regression:
+      return "regression";
+    case Verdict::Improvement:
+      return "improvement";
+    case Verdict::Unchanged:
+      return "unchanged";
+    case Verdict::Broken:
+      return "broken";
+    case Verdict::Fixed:
+      return "fixed";
+    case Verdict::OnlyInBase:
+      return "only in base";
+    case Verdict::OnlyInNew:
+      return "only in new";
   }
   internal_error << "unknown verdict " << static_cast<int>(v);
   return {};
 }
 
 size_t CompareReport::count(Verdict v) const {
-  return static_cast<size_t>(std::count_if(changes.begin(), changes.end(),
-                                           [&](const BenchmarkChange& c) { return c.verdict == v; }));
+  return static_cast<size_t>(std::count_if(
+      changes.begin(), changes.end(), [&](const BenchmarkChange& c) { return c.verdict == v; }));
 }
 
 std::string CompareReport::summary() const {

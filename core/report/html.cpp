@@ -18,12 +18,23 @@ std::string esc(const std::string& s) {
   std::string r;
   for (char c : s) {
     switch (c) {
-      case '&': r += "&amp;"; break;
-      case '<': r += "&lt;"; break;
-      case '>': r += "&gt;"; break;
-      case '"': r += "&quot;"; break;
-      case '\'': r += "&#39;"; break;
-      default: r += c;
+      case '&':
+        r += "&amp;";
+        break;
+      case '<':
+        r += "&lt;";
+        break;
+      case '>':
+        r += "&gt;";
+        break;
+      case '"':
+        r += "&quot;";
+        break;
+      case '\'':
+        r += "&#39;";
+        break;
+      default:
+        r += c;
     }
   }
   return r;
@@ -48,7 +59,9 @@ svg text { font: 12px system-ui, sans-serif; }
 constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
                                     "#76b7b2", "#edc948", "#b07aa1", "#9c755f"};
 
-std::string us(double v) { return fmt::format("{:.4g}", v); }
+std::string us(double v) {
+  return fmt::format("{:.4g}", v);
+}
 
 std::string html_table(const Table& t) {
   std::string h =
@@ -60,10 +73,11 @@ std::string html_table(const Table& t) {
     for (const TableCell& c : row.cells) {
       if (c.points == 0) continue;
       bool base = c.scheduler == t.baseline;
-      h += fmt::format("<tr{}><td class=\"name\">{}</td><td class=\"name\">{}</td>"
-                       "<td class=\"name\">{}</td>",
-                       base ? " class=\"baseline\"" : "", esc(row.fusion), esc(row.size_label),
-                       esc(c.scheduler) + (base ? " (baseline)" : ""));
+      h += fmt::format(
+          "<tr{}><td class=\"name\">{}</td><td class=\"name\">{}</td>"
+          "<td class=\"name\">{}</td>",
+          base ? " class=\"baseline\"" : "", esc(row.fusion), esc(row.size_label),
+          esc(c.scheduler) + (base ? " (baseline)" : ""));
       if (!c.best) {
         h += fmt::format("<td class=\"none\" colspan=\"8\">no valid point: {}</td></tr>\n",
                          esc(c.why_none));
@@ -72,7 +86,9 @@ std::string html_table(const Table& t) {
       const Summary& s = *c.stats;
       double gbps = c.best->gbps();
       auto peak = c.best->fraction_of_peak();
-      std::string cls = !c.significant ? "" : *c.speedup > 1 ? " class=\"faster\"" : " class=\"slower\"";
+      std::string cls = !c.significant   ? ""
+                        : *c.speedup > 1 ? " class=\"faster\""
+                                         : " class=\"slower\"";
       h += fmt::format(
           "<td class=\"name\">{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f} – {:.2f}</td>"
           "<td>{}</td><td>{}</td><td{}>{}</td><td>{}</td></tr>\n",
@@ -113,10 +129,10 @@ std::string bar_chart(const Table& t) {
             label_w, y, w, bar_h, kPalette[i % std::size(kPalette)],
             c.scheduler == t.baseline ? " stroke=\"#222\" stroke-width=\"1.5\"" : "",
             esc(c.scheduler), us(c.stats->median), us(c.stats->iqr()));
-        body += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{} us{}</text>\n", label_w + w + 6,
-                            y + 12, us(c.stats->median),
-                            c.speedup ? fmt::format(", {:.2f}x{}", *c.speedup, c.significant ? "*" : "")
-                                      : "");
+        body += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{}\">{} us{}</text>\n", label_w + w + 6, y + 12,
+            us(c.stats->median),
+            c.speedup ? fmt::format(", {:.2f}x{}", *c.speedup, c.significant ? "*" : "") : "");
       } else {
         body += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#8a6d00\">no valid point</text>\n",
                             label_w, y + 12);
@@ -184,6 +200,27 @@ std::string heat_colour(double t) {
   return fmt::format("#{:02x}{:02x}{:02x}", r, g, b);
 }
 
+/// A status that fits a heatmap cell.
+std::string short_status(Status s) {
+  switch (s) {
+    case Status::Rejected:
+      return "rejected";
+    case Status::ScheduleError:
+      return "sched err";
+    case Status::CompileError:
+      return "compile err";
+    case Status::WrongResult:
+      return "wrong";
+    case Status::Crashed:
+      return "crashed";
+    case Status::Timeout:
+      return "timeout";
+    case Status::Ok:
+      break;
+  }
+  return std::string(status_name(s));
+}
+
 /// One heatmap for the records of one scheduler at one fusion and size.
 std::string heatmap(const std::vector<const Record*>& recs, const std::string& x,
                     const std::string& y) {
@@ -204,7 +241,7 @@ std::string heatmap(const std::vector<const Record*>& recs, const std::string& x
       double m = r->summary().median;
       if (!d.best || m < *d.best) d.best = m;
     } else if (d.failure.empty()) {
-      d.failure = std::string(status_name(r->status));
+      d.failure = short_status(r->status);
     }
   }
   xs = axis_values(xs);
@@ -215,9 +252,11 @@ std::string heatmap(const std::vector<const Record*>& recs, const std::string& x
   const int cw = 64, ch = 30, left = 110, top = 46;
   std::string body = fmt::format(
       "<text x=\"{}\" y=\"14\" text-anchor=\"middle\">{} →</text>\n"
-      "<text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">{} →</text>\n",
-      left + cw * static_cast<int>(xs.size()) / 2, esc(x), top + ch * static_cast<int>(ys.size()) / 2,
-      top + ch * static_cast<int>(ys.size()) / 2, esc(y));
+      "<text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">{} "
+      "→</text>\n",
+      left + cw * static_cast<int>(xs.size()) / 2, esc(x),
+      top + ch * static_cast<int>(ys.size()) / 2, top + ch * static_cast<int>(ys.size()) / 2,
+      esc(y));
   for (size_t i = 0; i < xs.size(); ++i)
     body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                         left + cw * static_cast<int>(i) + cw / 2, top - 8, esc(xs[i]));
@@ -230,7 +269,9 @@ std::string heatmap(const std::vector<const Record*>& recs, const std::string& x
       auto it = cells.find({xs[i], ys[j]});
       std::string fill = "#ffffff", label, tip = "not run";
       if (it != cells.end() && it->second.best) {
-        double t = hi > lo ? (std::log(*it->second.best) - std::log(lo)) / (std::log(hi) - std::log(lo)) : 0;
+        double t = hi > lo
+                       ? (std::log(*it->second.best) - std::log(lo)) / (std::log(hi) - std::log(lo))
+                       : 0;
         fill = heat_colour(t);
         label = us(*it->second.best);
         tip = label + " us";
@@ -247,10 +288,12 @@ std::string heatmap(const std::vector<const Record*>& recs, const std::string& x
           cy + ch / 2 + 4, esc(label.substr(0, 10)));
     }
   }
-  int w = left + cw * static_cast<int>(xs.size()) + 10, h = top + ch * static_cast<int>(ys.size()) + 10;
-  return fmt::format("<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" "
-                     "aria-label=\"median time over {} and {}\">\n{}</svg>\n",
-                     w, h, w, h, esc(x), esc(y), body);
+  int w = left + cw * static_cast<int>(xs.size()) + 10,
+      h = top + ch * static_cast<int>(ys.size()) + 10;
+  return fmt::format(
+      "<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" "
+      "aria-label=\"median time over {} and {}\">\n{}</svg>\n",
+      w, h, w, h, esc(x), esc(y), body);
 }
 
 struct HeatmapChoice {
@@ -272,7 +315,8 @@ std::optional<HeatmapChoice> choose_heatmap(const std::vector<Record>& records,
     }
     return std::nullopt;
   }
-  user_assert(std::find(schedulers.begin(), schedulers.end(), o.heatmap_scheduler) != schedulers.end())
+  user_assert(std::find(schedulers.begin(), schedulers.end(), o.heatmap_scheduler) !=
+              schedulers.end())
       << "heatmap: no scheduler '" << o.heatmap_scheduler << "'; the schedulers are "
       << fmt::format("{}", fmt::join(schedulers, ", "));
   std::vector<std::string> all;
@@ -282,7 +326,8 @@ std::optional<HeatmapChoice> choose_heatmap(const std::vector<Record>& records,
     if (p->empty()) continue;
     user_assert(std::find(all.begin(), all.end(), *p) != all.end())
         << "heatmap: scheduler '" << c.scheduler << "' has no parameter '" << *p
-        << "'; its parameters are " << (all.empty() ? "none" : fmt::format("{}", fmt::join(all, ", ")));
+        << "'; its parameters are "
+        << (all.empty() ? "none" : fmt::format("{}", fmt::join(all, ", ")));
   }
   for (std::string* p : {&c.x, &c.y}) {
     if (!p->empty()) continue;
@@ -317,14 +362,15 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
     if (t.device.emulated)
       out += fmt::format(
           "<p class=\"emulated\">{}: the kernels ran on the CPU backend, which executes the "
-          "generated CUDA source on the host. Use these numbers to compare nothing but "
-          "correctness and gross work; rerun on a GPU for timings.</p>\n",
+          "generated CUDA source on the host. These times say nothing about GPU speed; rerun "
+          "on a GPU for timings.</p>\n",
           kEmulationLabel);
     out += fmt::format("<p class=\"legend\">baseline: {}{}</p>\n", esc(t.baseline),
                        t.baseline_defaulted ? " (the first scheduler; the sweep named none)" : "");
     out += html_table(t);
-    out += "<h3>Best median per scheduler (bar length relative to the slowest of each group; "
-           "shorter is faster)</h3>\n";
+    out +=
+        "<h3>Best median per scheduler (bar length relative to the slowest of each group; "
+        "shorter is faster)</h3>\n";
     out += bar_chart(t);
     std::vector<const Record*> mine;
     for (const Record& r : records)
@@ -335,10 +381,10 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
       for (const Record* r : mine)
         if (r->fusion == row.fusion && r->size_label() == row.size_label) here.push_back(r);
       if (here.empty()) continue;
-      out += fmt::format("<h3>{}: median time (us) over {} and {}, {} {} (best over the other "
-                         "parameters; grey: no valid point)</h3>\n",
-                         esc(hm->scheduler), esc(hm->x), esc(hm->y), esc(row.fusion),
-                         esc(row.size_label));
+      out += fmt::format(
+          "<h3>{}: median time (us) over {} and {}, {} {} (best over the other "
+          "parameters; grey: no valid point)</h3>\n",
+          esc(hm->scheduler), esc(hm->x), esc(hm->y), esc(row.fusion), esc(row.size_label));
       out += heatmap(here, hm->x, hm->y);
     }
     out += "</section>\n";

@@ -26,7 +26,8 @@ constexpr std::array<std::string_view, 7> kStatusNames = {
 template <typename T>
 T field(const Json& j, const char* key, const SourceLoc& where, const char* parent = nullptr) {
   std::string name = parent ? std::string(parent) + "." + key : std::string(key);
-  if (!j.is_object()) user_error_at(where) << "record field '" << parent << "' must be an object";
+  if (!j.is_object())
+    user_error_at(where) << "record field '" << (parent ? parent : "?") << "' must be an object";
   auto it = j.find(key);
   if (it == j.end()) user_error_at(where) << "record has no '" << name << "'";
   try {
@@ -54,11 +55,15 @@ std::string join_pairs(const auto& pairs) {
 }
 
 /// Number-or-null for the derived figures.
-Json number_or_null(std::optional<double> v) { return v ? Json(*v) : Json(nullptr); }
+Json number_or_null(std::optional<double> v) {
+  return v ? Json(*v) : Json(nullptr);
+}
 
 }  // namespace
 
-std::string_view status_name(Status s) { return kStatusNames[static_cast<size_t>(s)]; }
+std::string_view status_name(Status s) {
+  return kStatusNames[static_cast<size_t>(s)];
+}
 
 std::optional<Status> parse_status(std::string_view name) {
   for (size_t i = 0; i < kStatusNames.size(); ++i)
@@ -66,15 +71,17 @@ std::optional<Status> parse_status(std::string_view name) {
   return std::nullopt;
 }
 
-std::string Record::size_label() const { return join_pairs(sizes); }
+std::string Record::size_label() const {
+  return join_pairs(sizes);
+}
 
 std::string Record::config_label() const {
   return config.empty() ? std::string("(defaults)") : join_pairs(config);
 }
 
 Summary Record::summary() const {
-  internal_assert(!times_us.empty()) << "record " << fusion << " " << size_label() << " "
-                                     << scheduler << " has no times";
+  internal_assert(!times_us.empty())
+      << "record " << fusion << " " << size_label() << " " << scheduler << " has no times";
   return summarize(times_us);
 }
 
@@ -143,60 +150,62 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
   if (!j.is_object()) user_error_at(where) << "expected a JSON object, found " << j.type_name();
   auto schema = j.find("schema");
   if (schema == j.end() || !schema->is_string() || *schema != kRecordSchema)
-    user_error_at(where) << "expected a record with \"schema\": \"" << kRecordSchema
-                         << "\", found " << (schema == j.end() ? "no schema" : schema->dump());
+    user_error_at(where) << "expected a record with \"schema\": \"" << kRecordSchema << "\", found "
+                         << (schema == j.end() ? "no schema" : schema->dump());
   Record r;
-    r.sweep = field<std::string>(j, "sweep", where);
-    r.fusion = field<std::string>(j, "fusion", where);
-    Json sizes = field<Json>(j, "sizes", where);
-    if (!sizes.is_object()) user_error_at(where) << "record field 'sizes' must be an object";
-    for (const auto& [k, v] : sizes.items()) {
-      if (!v.is_number_integer()) user_error_at(where) << "size " << k << " must be an integer, found " << v.dump();
-      r.sizes.emplace_back(k, v.get<int64_t>());
-    }
-    r.scheduler = field<std::string>(j, "scheduler", where);
-    Json plugin = field<Json>(j, "plugin", where);
-    r.plugin = field<std::string>(plugin, "name", where, "plugin");
-    r.plugin_version = field<std::string>(plugin, "version", where, "plugin");
-    r.plugin_hash = field<std::string>(plugin, "hash", where, "plugin");
-    Json config = field<Json>(j, "config", where);
-    if (!config.is_object()) user_error_at(where) << "record field 'config' must be an object";
-    for (const auto& [k, v] : config.items()) {
-      if (!v.is_string()) user_error_at(where) << "config value " << k << " must be a string, found " << v.dump();
-      r.config.emplace_back(k, v.get<std::string>());
-    }
-    r.config_hash = field<std::string>(j, "config_hash", where);
-    r.kernel_hash = field<std::string>(j, "kernel_hash", where);
-    Json dev = field<Json>(j, "device", where);
-    r.device.name = field<std::string>(dev, "name", where, "device");
-    r.device.backend = field<std::string>(dev, "backend", where, "device");
-    if (r.device.backend != "cpu" && r.device.backend != "cuda")
-      user_error_at(where) << "device.backend must be \"cpu\" or \"cuda\", found \""
-                           << r.device.backend << "\"";
-    r.device.fingerprint = field<std::string>(dev, "fingerprint", where, "device");
-    r.device.emulated = field<bool>(dev, "emulated", where, "device");
-    r.device.peak_gbps = field<double>(dev, "peak_gbps", where, "device");
-    std::string status = field<std::string>(j, "status", where);
-    std::optional<Status> st = parse_status(status);
-    if (!st)
-      user_error_at(where) << "unknown status '" << status
-                           << "'; expected ok, rejected, schedule_error, compile_error, "
-                              "wrong_result, crashed or timeout";
-    r.status = *st;
-    r.error = field<std::string>(j, "error", where);
-    r.times_us = field<std::vector<double>>(j, "times_us", where);
-    if (r.status == Status::Ok && r.times_us.empty())
-      user_error_at(where) << "record with status ok has no times_us";
-    for (double t : r.times_us)
-      if (!(t >= 0)) user_error_at(where) << "times_us must be non-negative, found " << t;
-    r.bytes_moved = field<int64_t>(j, "bytes_moved", where);
-    r.max_abs_error = optional_number(j, "max_abs_error", where);
-    Json tol = field<Json>(j, "tolerance", where);
-    r.tolerance.rtol = field<double>(tol, "rtol", where, "tolerance");
-    r.tolerance.atol = field<double>(tol, "atol", where, "tolerance");
-    r.key = field<std::string>(j, "key", where);
-    r.timestamp = field<std::string>(j, "timestamp", where);
-    return r;
+  r.sweep = field<std::string>(j, "sweep", where);
+  r.fusion = field<std::string>(j, "fusion", where);
+  Json sizes = field<Json>(j, "sizes", where);
+  if (!sizes.is_object()) user_error_at(where) << "record field 'sizes' must be an object";
+  for (const auto& [k, v] : sizes.items()) {
+    if (!v.is_number_integer())
+      user_error_at(where) << "size " << k << " must be an integer, found " << v.dump();
+    r.sizes.emplace_back(k, v.get<int64_t>());
+  }
+  r.scheduler = field<std::string>(j, "scheduler", where);
+  Json plugin = field<Json>(j, "plugin", where);
+  r.plugin = field<std::string>(plugin, "name", where, "plugin");
+  r.plugin_version = field<std::string>(plugin, "version", where, "plugin");
+  r.plugin_hash = field<std::string>(plugin, "hash", where, "plugin");
+  Json config = field<Json>(j, "config", where);
+  if (!config.is_object()) user_error_at(where) << "record field 'config' must be an object";
+  for (const auto& [k, v] : config.items()) {
+    if (!v.is_string())
+      user_error_at(where) << "config value " << k << " must be a string, found " << v.dump();
+    r.config.emplace_back(k, v.get<std::string>());
+  }
+  r.config_hash = field<std::string>(j, "config_hash", where);
+  r.kernel_hash = field<std::string>(j, "kernel_hash", where);
+  Json dev = field<Json>(j, "device", where);
+  r.device.name = field<std::string>(dev, "name", where, "device");
+  r.device.backend = field<std::string>(dev, "backend", where, "device");
+  if (r.device.backend != "cpu" && r.device.backend != "cuda")
+    user_error_at(where) << "device.backend must be \"cpu\" or \"cuda\", found \""
+                         << r.device.backend << "\"";
+  r.device.fingerprint = field<std::string>(dev, "fingerprint", where, "device");
+  r.device.emulated = field<bool>(dev, "emulated", where, "device");
+  r.device.peak_gbps = field<double>(dev, "peak_gbps", where, "device");
+  std::string status = field<std::string>(j, "status", where);
+  std::optional<Status> st = parse_status(status);
+  if (!st)
+    user_error_at(where) << "unknown status '" << status
+                         << "'; expected ok, rejected, schedule_error, compile_error, "
+                            "wrong_result, crashed or timeout";
+  r.status = *st;
+  r.error = field<std::string>(j, "error", where);
+  r.times_us = field<std::vector<double>>(j, "times_us", where);
+  if (r.status == Status::Ok && r.times_us.empty())
+    user_error_at(where) << "record with status ok has no times_us";
+  for (double t : r.times_us)
+    if (!(t >= 0)) user_error_at(where) << "times_us must be non-negative, found " << t;
+  r.bytes_moved = field<int64_t>(j, "bytes_moved", where);
+  r.max_abs_error = optional_number(j, "max_abs_error", where);
+  Json tol = field<Json>(j, "tolerance", where);
+  r.tolerance.rtol = field<double>(tol, "rtol", where, "tolerance");
+  r.tolerance.atol = field<double>(tol, "atol", where, "tolerance");
+  r.key = field<std::string>(j, "key", where);
+  r.timestamp = field<std::string>(j, "timestamp", where);
+  return r;
 }
 
 RecordFile read_records(const std::string& path) {

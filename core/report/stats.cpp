@@ -25,7 +25,8 @@ double quantile(const std::vector<double>& sorted, double p) {
 /// whether the largest value is an x (it beats all n y's) or a y.
 std::vector<double> u_counts(size_t m, size_t n) {
   // table[i][j] holds the counts for i x's and j y's.
-  std::vector<std::vector<std::vector<double>>> table(m + 1, std::vector<std::vector<double>>(n + 1));
+  std::vector<std::vector<std::vector<double>>> table(m + 1,
+                                                      std::vector<std::vector<double>>(n + 1));
   for (size_t i = 0; i <= m; ++i) {
     for (size_t j = 0; j <= n; ++j) {
       std::vector<double>& f = table[i][j];

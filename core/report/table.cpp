@@ -84,7 +84,9 @@ std::string legend(const Table& t) {
       t.baseline, t.baseline_defaulted ? " (the first scheduler; none was named)" : "", t.alpha);
 }
 
-std::string fmt_us(double us) { return fmt::format("{:.2f}", us); }
+std::string fmt_us(double us) {
+  return fmt::format("{:.2f}", us);
+}
 
 /// A text cell and the colour it is shown in.
 struct Text {
@@ -95,14 +97,15 @@ struct Text {
 /// The delta note for one cell against its previous version, if any.
 using DeltaFn = std::function<Text(const Table&, const TableRow&, const TableCell&)>;
 
-std::string render_text_tables(const std::vector<Table>& tables, bool colour, const DeltaFn& delta) {
+std::string render_text_tables(const std::vector<Table>& tables, bool colour,
+                               const DeltaFn& delta) {
   std::string out;
   for (const Table& t : tables) {
     if (!out.empty()) out += "\n";
     out += paint(section_title(t), kBold, colour) + "\n" + legend(t) + "\n";
     std::vector<std::vector<Text>> lines;
-    std::vector<std::string> head = {"fusion", "size", "scheduler", "best config", "median", "IQR",
-                                     "GB/s", "% peak", "speedup"};
+    std::vector<std::string> head = {"fusion", "size", "scheduler", "best config", "median",
+                                     "IQR",    "GB/s", "% peak",    "speedup"};
     if (delta) head.push_back("change");
     std::vector<Text> h;
     for (auto& s : head) h.push_back({s});
@@ -113,8 +116,8 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour, co
       bool first = true;
       for (const TableCell& c : row.cells) {
         if (c.points == 0) continue;
-        std::vector<Text> l = {{first ? row.fusion : ""}, {first ? row.size_label : ""},
-                               {c.scheduler}};
+        std::vector<Text> l = {
+            {first ? row.fusion : ""}, {first ? row.size_label : ""}, {c.scheduler}};
         first = false;
         if (c.best) {
           auto peak = c.best->fraction_of_peak();
@@ -127,7 +130,9 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour, co
           l.push_back({gbps > 0 ? fmt::format("{:.1f}", gbps) : "-"});
           l.push_back({peak ? fmt::format("{:.1f}%", *peak * 100) : "-"});
           l.push_back({c.speedup ? fmt::format("{:.2f}x{}", *c.speedup,
-                                               is_base ? " " : c.significant ? "*" : " ")
+                                               is_base         ? " "
+                                               : c.significant ? "*"
+                                                               : " ")
                                  : "-",
                        sc});
         } else {
@@ -150,9 +155,8 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour, co
         const Text& x = lines[li][i];
         // Names and configs left, numbers right.
         bool left = i < 4 || (delta && i + 1 == lines[li].size());
-        std::string padded = left
-                                 ? fmt::format("{:<{}}", x.s, w[i])
-                                 : fmt::format("{:>{}}", x.s, w[i]);
+        std::string padded =
+            left ? fmt::format("{:<{}}", x.s, w[i]) : fmt::format("{:>{}}", x.s, w[i]);
         s += (i ? "  " : "") + (x.colour ? paint(padded, x.colour, colour) : padded);
       }
       while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -175,7 +179,9 @@ std::string opt_num(const std::optional<double>& v, const char* spec = "{}") {
   return v ? fmt::format(fmt::runtime(spec), *v) : "";
 }
 
-Json opt_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+Json opt_json(const std::optional<double>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
 
 }  // namespace
 
@@ -257,7 +263,8 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
     for (const Table& p : previous) {
       if (p.device.fingerprint != t.device.fingerprint) continue;
       for (const TableRow& pr : p.rows)
-        if (pr.fusion == row.fusion && pr.size_label == row.size_label) return p.cell(pr, c.scheduler);
+        if (pr.fusion == row.fusion && pr.size_label == row.size_label)
+          return p.cell(pr, c.scheduler);
     }
     return nullptr;
   };
@@ -269,10 +276,9 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
     if (!p->best) return {"now valid", kGreen};
     double change = (c.stats->median - p->stats->median) / p->stats->median;
     bool sig = mann_whitney_u(c.best->times_us, p->best->times_us).p < t.alpha;
-    std::string s = fmt::format("{:+.1f}%{} (was {})", change * 100, sig ? "*" : " ",
-                                fmt_us(p->stats->median));
-    if (p->best->config_label() != c.best->config_label())
-      s += ", was " + p->best->config_label();
+    std::string s =
+        fmt::format("{:+.1f}%{} (was {})", change * 100, sig ? "*" : " ", fmt_us(p->stats->median));
+    if (p->best->config_label() != c.best->config_label()) s += ", was " + p->best->config_label();
     return {s, !sig ? nullptr : change < 0 ? kGreen : kRed};
   };
   return render_text_tables(current, colour, delta);
@@ -287,22 +293,27 @@ std::string render_csv(const std::vector<Table>& tables) {
     for (const TableRow& row : t.rows)
       for (const TableCell& c : row.cells) {
         if (c.points == 0) continue;
-        std::vector<std::string> f = {t.sweep, t.device.name, t.device.backend,
-                                      t.device.emulated ? "true" : "false", row.fusion,
-                                      row.size_label, c.scheduler,
+        std::vector<std::string> f = {t.sweep,
+                                      t.device.name,
+                                      t.device.backend,
+                                      t.device.emulated ? "true" : "false",
+                                      row.fusion,
+                                      row.size_label,
+                                      c.scheduler,
                                       c.scheduler == t.baseline ? "true" : "false",
-                                      std::to_string(c.points), std::to_string(c.ok_points)};
+                                      std::to_string(c.points),
+                                      std::to_string(c.ok_points)};
         if (c.best) {
           const Summary& s = *c.stats;
           auto peak = c.best->fraction_of_peak();
           double gbps = c.best->gbps();
           for (const std::string& x : std::vector<std::string>{
                    c.best->config_label(), std::to_string(s.n), fmt::format("{}", s.median),
-                fmt::format("{}", s.q1), fmt::format("{}", s.q3), fmt::format("{}", s.iqr()),
-                fmt::format("{}", s.min), fmt::format("{}", s.max),
-                gbps > 0 ? fmt::format("{}", gbps) : "",
-                peak ? fmt::format("{}", *peak * 100) : "", opt_num(c.speedup), opt_num(c.p),
-                c.p ? (c.significant ? "true" : "false") : "", ""})
+                   fmt::format("{}", s.q1), fmt::format("{}", s.q3), fmt::format("{}", s.iqr()),
+                   fmt::format("{}", s.min), fmt::format("{}", s.max),
+                   gbps > 0 ? fmt::format("{}", gbps) : "",
+                   peak ? fmt::format("{}", *peak * 100) : "", opt_num(c.speedup), opt_num(c.p),
+                   c.p ? (c.significant ? "true" : "false") : "", ""})
             f.push_back(x);
         } else {
           f.insert(f.end(), 13, "");

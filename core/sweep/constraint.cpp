@@ -23,10 +23,14 @@ namespace schedlab::sweep {
 
 std::string_view value_type_name(ValueType t) {
   switch (t) {
-    case ValueType::Int: return "integer";
-    case ValueType::Float: return "real";
-    case ValueType::Bool: return "bool";
-    case ValueType::String: return "string";
+    case ValueType::Int:
+      return "integer";
+    case ValueType::Float:
+      return "real";
+    case ValueType::Bool:
+      return "bool";
+    case ValueType::String:
+      return "string";
   }
   return "?";
 }
@@ -61,8 +65,8 @@ struct Tok {
   bool word(const char* w) const { return kind == Kind::Name && text == w; }
 };
 
-constexpr const char* kPuncts[] = {"==", "!=", "<=", ">=", "<", ">", "+", "-",
-                                   "*",  "/",  "%",  "(",  ")"};
+constexpr const char* kPuncts[] = {"==", "!=", "<=", ">=", "<", ">", "+",
+                                   "-",  "*",  "/",  "%",  "(", ")"};
 
 std::vector<Tok> tokenize(const std::string& s, const ColumnLocator& loc) {
   std::vector<Tok> toks;
@@ -81,7 +85,8 @@ std::vector<Tok> tokenize(const std::string& s, const ColumnLocator& loc) {
       toks.push_back({Tok::Kind::Name, s.substr(start, i - start), col});
       continue;
     }
-    if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
+    if (std::isdigit(static_cast<unsigned char>(c)) ||
+        (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
       while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
       if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
         size_t j = i + 1;
@@ -121,10 +126,14 @@ std::vector<Tok> tokenize(const std::string& s, const ColumnLocator& loc) {
     }
     if (matched) continue;
     std::string hint;
-    if (s.compare(i, 2, "&&") == 0) hint = " (write 'and' for &&)";
-    else if (s.compare(i, 2, "||") == 0) hint = " (write 'or' for ||)";
-    else if (c == '!') hint = " (write 'not' for !)";
-    else if (c == '=') hint = " (write '==' to compare)";
+    if (s.compare(i, 2, "&&") == 0)
+      hint = " (write 'and' for &&)";
+    else if (s.compare(i, 2, "||") == 0)
+      hint = " (write 'or' for ||)";
+    else if (c == '!')
+      hint = " (write 'not' for !)";
+    else if (c == '=')
+      hint = " (write '==' to compare)";
     user_error_at(loc(col)) << "constraint: unexpected character '" << c
                             << "'; expected a name, a number, a 'string', an operator "
                             << "(+ - * / % == != < <= > >= and or not) or a parenthesis" << hint;
@@ -133,7 +142,9 @@ std::vector<Tok> tokenize(const std::string& s, const ColumnLocator& loc) {
   return toks;
 }
 
-bool numeric(ValueType t) { return t == ValueType::Int || t == ValueType::Float; }
+bool numeric(ValueType t) {
+  return t == ValueType::Int || t == ValueType::Float;
+}
 
 class Parser {
  public:
@@ -175,7 +186,8 @@ class Parser {
   }
   static std::string spelled(const NodeP& n) {
     if (n->op == Node::Op::Name) return "'" + n->name + "'";
-    if (n->op == Node::Op::Lit) return n->lit.kind == Value::Kind::String ? "'" + n->lit.s + "'" : n->lit.str();
+    if (n->op == Node::Op::Lit)
+      return n->lit.kind == Value::Kind::String ? "'" + n->lit.s + "'" : n->lit.str();
     return "operand";
   }
 
@@ -184,8 +196,10 @@ class Parser {
     while (cur().word("or")) {
       Tok op = take();
       NodeP r = and_expr();
-      expect(l, op, [](ValueType t) { return t == ValueType::Bool; }, "bool operands");
-      expect(r, op, [](ValueType t) { return t == ValueType::Bool; }, "bool operands");
+      expect(
+          l, op, [](ValueType t) { return t == ValueType::Bool; }, "bool operands");
+      expect(
+          r, op, [](ValueType t) { return t == ValueType::Bool; }, "bool operands");
       l = make(Node::Op::Or, ValueType::Bool, op, l, r);
     }
     return l;
@@ -195,8 +209,10 @@ class Parser {
     while (cur().word("and")) {
       Tok op = take();
       NodeP r = not_expr();
-      expect(l, op, [](ValueType t) { return t == ValueType::Bool; }, "bool operands");
-      expect(r, op, [](ValueType t) { return t == ValueType::Bool; }, "bool operands");
+      expect(
+          l, op, [](ValueType t) { return t == ValueType::Bool; }, "bool operands");
+      expect(
+          r, op, [](ValueType t) { return t == ValueType::Bool; }, "bool operands");
       l = make(Node::Op::And, ValueType::Bool, op, l, r);
     }
     return l;
@@ -205,7 +221,8 @@ class Parser {
     if (!cur().word("not")) return cmp();
     Tok op = take();
     NodeP a = not_expr();
-    expect(a, op, [](ValueType t) { return t == ValueType::Bool; }, "a bool operand");
+    expect(
+        a, op, [](ValueType t) { return t == ValueType::Bool; }, "a bool operand");
     return make(Node::Op::Not, ValueType::Bool, op, a);
   }
   static std::optional<Node::Op> cmp_op(const Tok& t) {
@@ -229,8 +246,7 @@ class Parser {
       user_error_at(at(op)) << "constraint: cannot compare " << value_type_name(l->type) << " "
                             << spelled(l) << " with " << value_type_name(r->type) << " "
                             << spelled(r) << " using '" << op.text << "'; expected "
-                            << (equality ? "two numbers, two strings or two bools"
-                                         : "two numbers");
+                            << (equality ? "two numbers, two strings or two bools" : "two numbers");
     if (cmp_op(cur()))
       user_error_at(at(cur())) << "constraint: comparisons do not chain; expected 'and' "
                                << "between them (a < b and b < c), found " << cur().describe();
@@ -281,11 +297,15 @@ class Parser {
       return NodeP(n);
     };
     switch (t.kind) {
-      case Tok::Kind::Int: return lit(Value::integer(std::stoll(t.text)), ValueType::Int);
-      case Tok::Kind::Real: return lit(Value::real(std::strtod(t.text.c_str(), nullptr)), ValueType::Float);
-      case Tok::Kind::Str: return lit(Value::string(t.text), ValueType::String);
+      case Tok::Kind::Int:
+        return lit(Value::integer(std::stoll(t.text)), ValueType::Int);
+      case Tok::Kind::Real:
+        return lit(Value::real(std::strtod(t.text.c_str(), nullptr)), ValueType::Float);
+      case Tok::Kind::Str:
+        return lit(Value::string(t.text), ValueType::String);
       case Tok::Kind::Name: {
-        if (t.text == "true" || t.text == "false") return lit(Value::boolean(t.text == "true"), ValueType::Bool);
+        if (t.text == "true" || t.text == "false")
+          return lit(Value::boolean(t.text == "true"), ValueType::Bool);
         if (t.text == "and" || t.text == "or" || t.text == "not") break;
         auto it = names_.find(t.text);
         if (it == names_.end()) {
@@ -318,7 +338,8 @@ class Parser {
           return n;
         }
         break;
-      case Tok::Kind::End: break;
+      case Tok::Kind::End:
+        break;
     }
     user_error_at(at(t)) << "constraint: expected a name, a number or '(', found " << t.describe();
     return nullptr;
@@ -336,26 +357,33 @@ Value numeric_value(const Value& v) {
   if (v.kind == Value::Kind::String) return Value::integer(std::stoll(v.s));
   return v;
 }
-double as_real(const Value& v) { return v.kind == Value::Kind::Float ? v.f : static_cast<double>(v.i); }
+double as_real(const Value& v) {
+  return v.kind == Value::Kind::Float ? v.f : static_cast<double>(v.i);
+}
 
 Value eval(const Node& n, const std::function<const Value&(const std::string&)>& lookup) {
   using Op = Node::Op;
   switch (n.op) {
-    case Op::Lit: return n.lit;
+    case Op::Lit:
+      return n.lit;
     case Op::Name: {
       const Value& v = lookup(n.name);
       return n.type == ValueType::Int ? numeric_value(v) : v;
     }
-    case Op::Not: return Value::boolean(!eval(*n.a, lookup).i);
-    case Op::And: return Value::boolean(eval(*n.a, lookup).i && eval(*n.b, lookup).i);
-    case Op::Or: return Value::boolean(eval(*n.a, lookup).i || eval(*n.b, lookup).i);
+    case Op::Not:
+      return Value::boolean(!eval(*n.a, lookup).i);
+    case Op::And:
+      return Value::boolean(eval(*n.a, lookup).i && eval(*n.b, lookup).i);
+    case Op::Or:
+      return Value::boolean(eval(*n.a, lookup).i || eval(*n.b, lookup).i);
     case Op::Neg: {
       Value a = eval(*n.a, lookup);
       if (a.kind == Value::Kind::Float) return Value::real(-a.f);
       user_assert(a.i != INT64_MIN) << "constraint: integer overflow negating " << a.i;
       return Value::integer(-a.i);
     }
-    default: break;
+    default:
+      break;
   }
   Value a = eval(*n.a, lookup), b = eval(*n.b, lookup);
   bool ints = a.kind != Value::Kind::Float && b.kind != Value::Kind::Float;
@@ -367,11 +395,16 @@ Value eval(const Node& n, const std::function<const Value&(const std::string&)>&
                                               : as_real(a) == as_real(b);
       return Value::boolean(eq == (n.op == Op::Eq));
     }
-    case Op::Lt: return Value::boolean(ints ? a.i < b.i : as_real(a) < as_real(b));
-    case Op::Le: return Value::boolean(ints ? a.i <= b.i : as_real(a) <= as_real(b));
-    case Op::Gt: return Value::boolean(ints ? a.i > b.i : as_real(a) > as_real(b));
-    case Op::Ge: return Value::boolean(ints ? a.i >= b.i : as_real(a) >= as_real(b));
-    default: break;
+    case Op::Lt:
+      return Value::boolean(ints ? a.i < b.i : as_real(a) < as_real(b));
+    case Op::Le:
+      return Value::boolean(ints ? a.i <= b.i : as_real(a) <= as_real(b));
+    case Op::Gt:
+      return Value::boolean(ints ? a.i > b.i : as_real(a) > as_real(b));
+    case Op::Ge:
+      return Value::boolean(ints ? a.i >= b.i : as_real(a) >= as_real(b));
+    default:
+      break;
   }
   if ((n.op == Op::Div || n.op == Op::Mod) && (ints ? b.i == 0 : as_real(b) == 0.0))
     user_error_at(n.loc) << "constraint: " << (n.op == Op::Div ? "division" : "remainder")
@@ -380,26 +413,40 @@ Value eval(const Node& n, const std::function<const Value&(const std::string&)>&
   if (!ints) {
     double x = as_real(a), y = as_real(b);
     switch (n.op) {
-      case Op::Add: return Value::real(x + y);
-      case Op::Sub: return Value::real(x - y);
-      case Op::Mul: return Value::real(x * y);
-      case Op::Div: return Value::real(x / y);
-      default: break;
+      case Op::Add:
+        return Value::real(x + y);
+      case Op::Sub:
+        return Value::real(x - y);
+      case Op::Mul:
+        return Value::real(x * y);
+      case Op::Div:
+        return Value::real(x / y);
+      default:
+        break;
     }
     internal_error << "constraint: real operands reached '" << n.name << "'";
   }
   int64_t r = 0;
   bool overflow = false;
   switch (n.op) {
-    case Op::Add: overflow = __builtin_add_overflow(a.i, b.i, &r); break;
-    case Op::Sub: overflow = __builtin_sub_overflow(a.i, b.i, &r); break;
-    case Op::Mul: overflow = __builtin_mul_overflow(a.i, b.i, &r); break;
+    case Op::Add:
+      overflow = __builtin_add_overflow(a.i, b.i, &r);
+      break;
+    case Op::Sub:
+      overflow = __builtin_sub_overflow(a.i, b.i, &r);
+      break;
+    case Op::Mul:
+      overflow = __builtin_mul_overflow(a.i, b.i, &r);
+      break;
     case Op::Div:
       overflow = a.i == INT64_MIN && b.i == -1;
       r = overflow ? 0 : a.i / b.i;
       break;
-    case Op::Mod: r = b.i == -1 ? 0 : a.i % b.i; break;
-    default: internal_error << "constraint: unexpected operator '" << n.name << "'";
+    case Op::Mod:
+      r = b.i == -1 ? 0 : a.i % b.i;
+      break;
+    default:
+      internal_error << "constraint: unexpected operator '" << n.name << "'";
   }
   if (overflow)
     user_error_at(n.loc) << "constraint: integer overflow in " << a.str() << " " << n.name << " "
@@ -409,8 +456,7 @@ Value eval(const Node& n, const std::function<const Value&(const std::string&)>&
 
 }  // namespace
 
-Constraint Constraint::parse(const std::string& text,
-                             const std::map<std::string, ValueType>& names,
+Constraint Constraint::parse(const std::string& text, const std::map<std::string, ValueType>& names,
                              const ColumnLocator& loc) {
   Constraint c;
   c.text_ = text;

@@ -25,15 +25,22 @@ ValueType choice_type(const plugin::ParamDesc& d) {
 
 ValueType type_of(const plugin::ParamDesc& d) {
   switch (d.kind) {
-    case ParamKind::Int: return ValueType::Int;
-    case ParamKind::Float: return ValueType::Float;
-    case ParamKind::Bool: return ValueType::Bool;
-    case ParamKind::Choice: return choice_type(d);
-    default: return ValueType::String;  // string parameters
+    case ParamKind::Int:
+      return ValueType::Int;
+    case ParamKind::Float:
+      return ValueType::Float;
+    case ParamKind::Bool:
+      return ValueType::Bool;
+    case ParamKind::Choice:
+      return choice_type(d);
+    default:
+      return ValueType::String;  // string parameters
   }
 }
 
-bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+bool is_pow2(int64_t v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
 
 }  // namespace
 
@@ -108,7 +115,8 @@ Value ValueReader::scalar(const YAML::Node& n, const ParamInfo& p) const {
     case ParamKind::Choice:
       if (std::find(d->choices.begin(), d->choices.end(), s) == d->choices.end()) fail();
       return Value::string(s);
-    default: return Value::string(s);  // string parameters take any text
+    default:
+      return Value::string(s);  // string parameters take any text
   }
 }
 
@@ -117,7 +125,8 @@ std::vector<Value> ValueReader::dimension(const YAML::Node& n, const ParamInfo& 
   if (!n.IsSequence() || n.size() == 0)
     user_error_at(r_.loc(n)) << prefix(p.name) << "expected a non-empty list of values or a "
                              << "range {from, to, step} or {from, to, pow2: true}, found "
-                             << kind_name(n) << (n.IsScalar() ? " (a fixed value goes in set:)" : "");
+                             << kind_name(n)
+                             << (n.IsScalar() ? " (a fixed value goes in set:)" : "");
   std::vector<Value> values;
   for (const auto& item : n) {
     Value v = scalar(item, p);
@@ -174,8 +183,8 @@ std::vector<Value> ValueReader::range(const YAML::Node& n, const ParamInfo& p) c
     return values;
   }
   if (to.i < from.i)
-    user_error_at(r_.loc(n)) << prefix(p.name) << "the range is empty: to (" << to.i
-                             << ") < from (" << from.i << ")";
+    user_error_at(r_.loc(n)) << prefix(p.name) << "the range is empty: to (" << to.i << ") < from ("
+                             << from.i << ")";
   if (pow2) {
     if (!is_pow2(from.i))
       user_error_at(r_.loc(n["from"])) << prefix(p.name) << "pow2: expected from to be a power "

@@ -43,7 +43,8 @@ class ValueReader {
   std::vector<Value> dimension(const YAML::Node& n, const ParamInfo& p) const;
 
  private:
-  ValueReader(const frontend::YamlReader& r, std::string scheduler) : r_(r), scheduler_(std::move(scheduler)) {}
+  ValueReader(const frontend::YamlReader& r, std::string scheduler)
+      : r_(r), scheduler_(std::move(scheduler)) {}
   std::vector<Value> range(const YAML::Node& n, const ParamInfo& p) const;
   /// "scheduler 'x': block: " for messages.
   std::string prefix(const std::string& param) const;

@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -149,8 +150,17 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
   std::vector<std::shared_ptr<const plugin::Plugin>> plugins;
   std::vector<std::string> plugin_hashes;
   for (const SchedulerSpec& s : spec.schedulers) {
-    auto p = s.plugin.find('/') == std::string::npos ? registry.get(s.plugin)
-                                                     : registry.add(s.plugin);
+    std::shared_ptr<const plugin::Plugin> p;
+    if (s.plugin.find('/') == std::string::npos && !s.plugin.ends_with(".so")) {
+      p = registry.get(s.plugin);
+    } else {
+      // A path: the plugin already serving that file (the spec loader read
+      // its schema), else load it.
+      std::error_code ec;
+      for (const auto& [name, file] : registry.files())
+        if (std::filesystem::equivalent(file, s.plugin, ec)) p = registry.find(name);
+      if (!p) p = registry.add(s.plugin);
+    }
     plugin_hashes.push_back(file_hash(p->path()));
     plugins.push_back(std::move(p));
   }

@@ -4,6 +4,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/constraint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/param_values.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spec.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/scheduler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/strategy.cpp
   # the point pipeline and the runner
   ${CMAKE_CURRENT_LIST_DIR}/pipeline.cpp

@@ -9,9 +9,12 @@ namespace schedlab::sweep {
 
 std::string Value::str() const {
   switch (kind) {
-    case Kind::Int: return std::to_string(i);
-    case Kind::Bool: return i ? "true" : "false";
-    case Kind::String: return s;
+    case Kind::Int:
+      return std::to_string(i);
+    case Kind::Bool:
+      return i ? "true" : "false";
+    case Kind::String:
+      return s;
     case Kind::Float: {
       // The shortest spelling that reads back as the same double.
       char buf[32];
@@ -45,7 +48,8 @@ uint64_t ParamSpace::size() const {
   uint64_t n = 1;
   for (const Dimension& d : dims) {
     uint64_t k = d.values.size();
-    if (k != 0 && n > std::numeric_limits<uint64_t>::max() / k) return std::numeric_limits<uint64_t>::max();
+    if (k != 0 && n > std::numeric_limits<uint64_t>::max() / k)
+      return std::numeric_limits<uint64_t>::max();
     n *= k;
   }
   return n;

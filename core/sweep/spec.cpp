@@ -1,6 +1,7 @@
 // Sweep files to SweepSpec: the YAML schema and every load-time check.
-// Values are checked against a plugin's schema in param_values.cpp; the
-// constraint language is in constraint.cpp.
+// Values are checked against a plugin's schema in param_values.cpp, the
+// constraint language is in constraint.cpp, and what a loaded scheduler
+// means at run time (settings, admits) is in scheduler.cpp.
 #include "schedlab/sweep/spec.h"
 
 #include <filesystem>
@@ -11,8 +12,7 @@
 #include "../frontend/yaml_reader.h"
 #include "param_values.h"
 #include "schedlab/frontend/fusion_file.h"
-#include "schedlab/frontend/schedule_ast.h"
-#include "schedlab/plugin/registry.h"
+#include "schedlab/frontend/schedule_script.h"
 #include "schedlab/sweep/strategy.h"
 
 namespace schedlab::sweep {
@@ -21,97 +21,14 @@ namespace fs = std::filesystem;
 using frontend::kind_name;
 using frontend::YamlReader;
 
-std::string_view backend_name(Backend b) {
-  switch (b) {
-    case Backend::Auto: return "auto";
-    case Backend::Cpu: return "cpu";
-    case Backend::Cuda: return "cuda";
-  }
-  return "?";
-}
-
-const SchedulerSpec* SweepSpec::scheduler(const std::string& name) const {
-  for (const SchedulerSpec& s : schedulers)
-    if (s.name == name) return &s;
-  return nullptr;
-}
-
-bool SchedulerSpec::admits(const Config& config, const ir::SizeBindings& sizes) const {
-  if (constraints.empty()) return true;
-  std::map<std::string, Value> size_values;
-  for (const auto& [k, v] : sizes) size_values.emplace(k, Value::integer(v));
-  auto lookup = [&](const std::string& name) -> const Value& {
-    if (const Value* v = config.find(name)) return *v;
-    if (const Value* v = fixed.find(name)) return *v;
-    auto it = size_values.find(name);
-    internal_assert(it != size_values.end()) << "constraint name '" << name << "' has no value";
-    return it->second;
-  };
-  for (const Constraint& c : constraints)
-    if (!c.holds(lookup)) return false;
-  return true;
-}
-
-std::vector<std::string> SchedulerSpec::settings(const Config& config) const {
-  std::vector<std::string> r;
-  if (script.empty()) {
-    for (const auto& [k, v] : fixed.values) r.push_back(k + "=" + v.str());
-    for (const auto& [k, v] : config.values) r.push_back(k + "=" + v.str());
-    return r;
-  }
-  std::string args;
-  for (const Config* c : {&fixed, &config})
-    for (const auto& [k, v] : c->values) args += (args.empty() ? "" : ",") + k + "=" + v.str();
-  r.push_back("script=" + script);
-  r.push_back("args=" + args);
-  return r;
-}
-
-PluginLookup registry_lookup(plugin::Registry& registry) {
-  return [&registry](const std::string& name_or_path) {
-    std::shared_ptr<const plugin::Plugin> p;
-    bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so");
-    if (!is_path) {
-      p = registry.get(name_or_path);
-    } else {
-      user_assert(fs::is_regular_file(name_or_path))
-          << "plugin file '" << name_or_path << "' does not exist";
-      std::error_code ec;
-      for (const auto& [name, file] : registry.files())
-        if (fs::equivalent(file, name_or_path, ec)) p = registry.find(name);
-      if (!p) p = registry.add(name_or_path);
-    }
-    return PluginSchema{p->name(), p->schema()};
-  };
-}
-
-std::vector<std::string> script_placeholders(const std::string& script_path) {
-  std::ifstream in(script_path, std::ios::binary);
-  user_assert(in.good()) << "cannot read schedule script '" << script_path << "'";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  frontend::ParsedSchedule parsed = frontend::parse_schedule(ss.str(), script_path);
-  std::set<std::string> names;
-  auto walk = [&](const frontend::ScheduleValue& v, auto&& self) -> void {
-    if (v.kind == frontend::ScheduleValue::Kind::Param) names.insert(v.text);
-    for (const auto& item : v.items) self(item, self);
-  };
-  for (const auto& st : parsed.statements)
-    for (const auto& a : st.args) {
-      if (st.primitive == "params" && !a.keyword.empty()) names.insert(a.keyword);
-      walk(a.value, walk);
-    }
-  return {names.begin(), names.end()};
-}
-
 namespace {
 
-const std::vector<std::string> kTopKeys = {"sweep",    "description", "fusions",
-                                           "schedulers", "strategy",  "baseline",
-                                           "validation", "measure",   "backend"};
+const std::vector<std::string> kTopKeys = {"sweep",      "description", "fusions",
+                                           "schedulers", "strategy",    "baseline",
+                                           "validation", "measure",     "backend"};
 const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
-const std::vector<std::string> kSchedulerKeys = {"name", "plugin",      "script",
-                                                 "space", "set", "constraints"};
+const std::vector<std::string> kSchedulerKeys = {"name",  "plugin", "script",
+                                                 "space", "set",    "constraints"};
 const std::vector<std::string> kStrategyKeys = {"method", "n", "seed"};
 const std::vector<std::string> kValidationKeys = {"rtol", "atol"};
 const std::vector<std::string> kMeasureKeys = {"repetitions", "warmup", "min_time", "flush_l2"};
@@ -175,10 +92,14 @@ class Loader {
     if (const YAML::Node& n = root["measure"]) parse_measure(n);
     if (const YAML::Node& n = root["backend"]) {
       std::string b = text_of(n, "backend", "auto, cpu or cuda");
-      if (b == "auto") spec_.backend = Backend::Auto;
-      else if (b == "cpu") spec_.backend = Backend::Cpu;
-      else if (b == "cuda") spec_.backend = Backend::Cuda;
-      else user_error_at(r_.loc(n)) << "backend: expected auto, cpu or cuda, found '" << b << "'";
+      if (b == "auto")
+        spec_.backend = Backend::Auto;
+      else if (b == "cpu")
+        spec_.backend = Backend::Cpu;
+      else if (b == "cuda")
+        spec_.backend = Backend::Cuda;
+      else
+        user_error_at(r_.loc(n)) << "backend: expected auto, cpu or cuda, found '" << b << "'";
     }
     check_spaces();
     return std::move(spec_);
@@ -203,8 +124,7 @@ class Loader {
     std::optional<double> v;
     if (n.IsScalar()) v = frontend::as_double(n.Scalar());
     if (!v || !std::isfinite(*v) || *v < 0)
-      user_error_at(r_.loc(n)) << key << ": expected a non-negative number, found "
-                               << kind_name(n);
+      user_error_at(r_.loc(n)) << key << ": expected a non-negative number, found " << kind_name(n);
     return *v;
   }
   bool bool_of(const YAML::Node& n, const std::string& key) const {
@@ -226,6 +146,33 @@ class Loader {
   std::string resolve(const std::string& p) const {
     if (fs::path(p).is_absolute() || dir_.empty()) return p;
     return (dir_ / p).lexically_normal().string();
+  }
+
+  /// A script path (relative to the sweep file), or a name looked up as
+  /// NAME.sched in the schedule directories.
+  std::string resolve_script(const std::string& written, const YAML::Node& at) const {
+    bool is_path = written.find('/') != std::string::npos || written.ends_with(".sched");
+    if (is_path) {
+      std::string p = resolve(written);
+      if (!fs::is_regular_file(p))
+        user_error_at(r_.loc(at)) << "script: schedule script '" << written
+                                  << "' does not exist (looked for '" << p << "')";
+      return p;
+    }
+    std::vector<std::string> known;
+    for (const std::string& d : options_.schedule_dirs) {
+      fs::path p = fs::path(d) / (written + ".sched");
+      if (fs::is_regular_file(p)) return p.string();
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(d, ec))
+        if (e.path().extension() == ".sched") known.push_back(e.path().stem().string());
+    }
+    std::string hint = frontend::closest_name(written, known);
+    user_error_at(r_.loc(at)) << "script: unknown schedule script '" << written
+                              << "'; expected a path or a name from "
+                              << join(options_.schedule_dirs)
+                              << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+    return {};
   }
 
   // ---- strategy, validation, measure ---------------------------------------
@@ -310,8 +257,8 @@ class Loader {
       bool is_path = written.find('/') != std::string::npos || written.ends_with(".yaml") ||
                      written.ends_with(".yml");
       try {
-        f.path = frontend::resolve_fusion(is_path ? resolve(written) : written,
-                                          options_.fusion_dirs);
+        f.path =
+            frontend::resolve_fusion(is_path ? resolve(written) : written, options_.fusion_dirs);
       } catch (const UserError& e) {
         user_error_at(r_.loc(name)) << e.message();
       }
@@ -434,21 +381,18 @@ class Loader {
       s.schema = schema.params;
       s.name = plugin_name = schema.name;
     } else {
-      std::string written = text_of(script, "script", "a schedule script path");
-      s.script = resolve(written);
-      if (!fs::is_regular_file(s.script))
-        user_error_at(r_.loc(script)) << "script: schedule script '" << written
-                                      << "' does not exist (looked for '" << s.script << "')";
+      std::string written = text_of(script, "script", "a schedule script name or path");
+      s.script = resolve_script(written, script);
       s.plugin = "script";
       lookup("script", script, "script schedulers run through the `script` plugin: ");
       s.name = fs::path(s.script).stem().string();
-      placeholders = script_placeholders(s.script);
+      for (const auto& ph : frontend::schedule_placeholders(s.script))
+        placeholders.push_back(ph.name);
     }
     if (const YAML::Node& n = entry["name"]) s.name = text_of(n, "name", "a display name");
-    ValueReader values =
-        s.script.empty()
-            ? ValueReader::for_plugin(r_, s.name, plugin_name, s.schema)
-            : ValueReader::for_script(r_, s.name, script.Scalar(), placeholders);
+    ValueReader values = s.script.empty()
+                             ? ValueReader::for_plugin(r_, s.name, plugin_name, s.schema)
+                             : ValueReader::for_script(r_, s.name, script.Scalar(), placeholders);
 
     std::map<std::string, ValueType> names;
     for (const std::string& size : common_sizes_) names[size] = ValueType::Int;
@@ -480,10 +424,11 @@ class Loader {
       }
       if (s.space.size() == UINT64_MAX ||
           (spec_.strategy.kind == StrategySpec::Kind::Grid && s.space.size() > kMaxGridPoints))
-        user_error_at(s.space_loc) << "space: scheduler '" << s.name << "' has "
-                                   << space_size_str(s.space) << " points; expected at most "
-                                   << kMaxGridPoints << (s.space.size() == UINT64_MAX ? "" : " for strategy grid")
-                                   << " (narrow the space or use {method: random, n: ...})";
+        user_error_at(s.space_loc)
+            << "space: scheduler '" << s.name << "' has " << space_size_str(s.space)
+            << " points; expected at most " << kMaxGridPoints
+            << (s.space.size() == UINT64_MAX ? "" : " for strategy grid")
+            << " (narrow the space or use {method: random, n: ...})";
     }
     if (const YAML::Node& cs = entry["constraints"]) {
       if (!cs.IsSequence())
@@ -522,7 +467,8 @@ class Loader {
   ColumnLocator column_locator(const YAML::Node& c) const {
     const YAML::Mark m = c.Mark();
     const std::string& line = r_.line(m.line);
-    char first = static_cast<size_t>(m.column) < line.size() ? line[static_cast<size_t>(m.column)] : ' ';
+    char first =
+        static_cast<size_t>(m.column) < line.size() ? line[static_cast<size_t>(m.column)] : ' ';
     int start = m.column + 1 + ((first == '"' || first == '\'') ? 1 : 0);
     std::string path = r_.path();
     int l = m.line + 1;

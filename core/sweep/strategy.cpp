@@ -88,8 +88,10 @@ std::unique_ptr<SearchStrategy> make_strategy(const StrategySpec& spec, const Se
   internal_assert(p.scheduler && p.fusion && p.sizes) << "incomplete SearchProblem";
   if (p.scheduler->uses_heuristic()) return std::make_unique<FixedList>(std::vector<Config>{{}});
   switch (spec.kind) {
-    case StrategySpec::Kind::Grid: return std::make_unique<FixedList>(admissible_configs(p));
-    case StrategySpec::Kind::Random: return std::make_unique<FixedList>(draw_random(spec, p));
+    case StrategySpec::Kind::Grid:
+      return std::make_unique<FixedList>(admissible_configs(p));
+    case StrategySpec::Kind::Random:
+      return std::make_unique<FixedList>(draw_random(spec, p));
   }
   internal_error << "unknown strategy kind";
   return nullptr;

@@ -108,8 +108,8 @@ int64_t iteration_rank(const pa::TensorView& tv) {
 
 /// What the plugin learns about a segment before scheduling it.
 struct Analysis {
-  std::string reject;  ///< non-empty: why the plugin cannot schedule it
-  pa::TensorView ref;  ///< the reference reduction
+  std::string reject;                    ///< non-empty: why the plugin cannot schedule it
+  pa::TensorView ref;                    ///< the reference reduction
   std::vector<int> iter_axes, red_axes;  ///< logical positions in ref
   int64_t I = 1, R = 1;                  ///< rows and row length
   int64_t full_rank = 0;                 ///< iteration axes of a full (unreduced) tensor
@@ -163,8 +163,9 @@ Analysis analyze(pa::Segment& seg) {
     for (const pa::TensorView& t : seg.vals_between({r}, seg.outputs()))
       broadcast_back |= iteration_rank(t) == a.full_rank;
   if (!broadcast_back) {
-    a.reject = "no reduction result is broadcast back over the reduced axes; the reduction "
-               "plugin schedules plain reductions";
+    a.reject =
+        "no reduction result is broadcast back over the reduced axes; the reduction "
+        "plugin schedules plain reductions";
     return a;
   }
   // Inner: the reduced axes are the innermost ones, so a row is contiguous.
@@ -188,7 +189,8 @@ Analysis analyze(pa::Segment& seg) {
     } else if (is_full(out)) {
       a.full_outputs.push_back(out);
     }
-  for (const pa::TensorView& t : a.full_inputs) a.widest = std::max(a.widest, dtype_bytes(t.dtype()));
+  for (const pa::TensorView& t : a.full_inputs)
+    a.widest = std::max(a.widest, dtype_bytes(t.dtype()));
   for (const pa::TensorView& t : a.full_outputs)
     a.widest = std::max(a.widest, dtype_bytes(t.dtype()));
   // Persistent: a full tensor that some reduction needs and that is read
@@ -228,8 +230,8 @@ Config cost(const Analysis& a, const pa::DeviceProperties& d, Config c) {
   const int64_t max_threads = d.max_threads_per_block > 0 ? d.max_threads_per_block : 1024;
   c.allowed = threads > max_threads
                   ? 0
-                  : std::min(kMaxRegistersPerThread,
-                             static_cast<int64_t>(d.registers_per_block) / std::max<int64_t>(threads, 1));
+                  : std::min(kMaxRegistersPerThread, static_cast<int64_t>(d.registers_per_block) /
+                                                         std::max<int64_t>(threads, 1));
   return c;
 }
 
@@ -239,7 +241,8 @@ int64_t capacity_bytes(const pa::DeviceProperties& d, int64_t* best_threads, int
   int64_t best = 0;
   const int64_t warp = std::max(1, d.warp_size);
   for (int64_t t = warp; t <= std::max(d.max_threads_per_block, 32); t += warp) {
-    int64_t regs = std::min(kMaxRegistersPerThread, static_cast<int64_t>(d.registers_per_block) / t);
+    int64_t regs =
+        std::min(kMaxRegistersPerThread, static_cast<int64_t>(d.registers_per_block) / t);
     int64_t bytes = t * std::max<int64_t>(regs - kRegisterOverhead, 0) * 4;
     if (bytes > best) {
       best = bytes;
@@ -259,7 +262,8 @@ int64_t choose_vector(const Analysis& a, bool cache_inputs) {
 
 /// Rows per block: towards kTargetThreads, while every SM still gets a block.
 int64_t choose_rows(const Analysis& a, const pa::DeviceProperties& d, int64_t row_threads) {
-  int64_t rows = std::max<int64_t>(1, largest_pow2_at_most(kTargetThreads / std::max<int64_t>(row_threads, 1)));
+  int64_t rows = std::max<int64_t>(
+      1, largest_pow2_at_most(kTargetThreads / std::max<int64_t>(row_threads, 1)));
   rows = std::min(rows, next_pow2(a.I));
   while (rows > 1 && ceil_div(a.I, rows) < std::max(1, d.sm_count)) rows /= 2;
   return rows;
@@ -299,8 +303,8 @@ std::string too_long(const Analysis& a, const pa::DeviceProperties& d) {
          std::to_string(a.persistent.size()) + " persistent buffer" +
          (a.persistent.size() == 1 ? "" : "s") + " (" + names(a.persistent) + ") need " +
          std::to_string(row_bytes) + " bytes per row, and a block of " + d.name +
-         " holds at most " + std::to_string(cap) + " (" + std::to_string(threads) +
-         " threads x (" + std::to_string(regs) + " - " + std::to_string(kRegisterOverhead) +
+         " holds at most " + std::to_string(cap) + " (" + std::to_string(threads) + " threads x (" +
+         std::to_string(regs) + " - " + std::to_string(kRegisterOverhead) +
          " registers) x 4 bytes; " + std::to_string(d.registers_per_block) +
          " registers per block, " + std::to_string(kMaxRegistersPerThread) + " per thread)";
 }

@@ -19,18 +19,29 @@
 //           thread, [I/threads (BIDx), threads (TIDx), R/v/u, u, v]. Outer:
 //           one column per thread, coalesced, [I/v/threads (BIDx), threads
 //           (TIDx), R/u, u, v].
-//   block   `reduce_threads` threads reduce each element together (warp
+//   block   `reduce_threads` (rt) threads reduce each element together (warp
 //           shuffles + shared memory). Inner: [I/ty (BIDx), ty (TIDy),
-//           R/v/rt/u, u, rt (TIDx), v] with ty = threads / rt rows per block.
-//           Outer: [I/v/tx (BIDx), tx (TIDx), R/rt/u, u, rt (TIDy), v] with
+//           rt (TIDx), R/v/rt/u, u, v] with ty = threads / rt rows per block;
+//           thread t reads vectors t, t + rt, ... of its row (coalesced).
+//           Outer: [I/v/tx (BIDx), tx (TIDx), rt (TIDy), R/rt/u, u, v] with
 //           tx = threads / rt columns per block.
 //   grid    the block layout with the serial reduction loop further split
 //           into `grid` contiguous chunks, one per block: BIDx (inner; the
-//           rows go to BIDy) or BIDy (outer). The last block of each output
-//           element combines the partials (a semaphore; no block waits).
+//           rows go to BIDy) or BIDy (outer), placed before the thread axis.
+//           The last block of each output element combines the partials (a
+//           semaphore; no block waits).
 // u is `unroll` (an Unroll loop), v is `vector`. With `rfactor`, the serial
 // reduction axes are factored into a per-thread partial (sched::rfactor) of
 // every reduction, so the cross-thread step reduces one value per thread.
+//
+// Loop order: the thread axis over R (rt) comes before the serial reduction
+// loops, not after them as in nvFuser's [.., R/v/rt (serial), rt (TIDx), v].
+// Bindings, not loop order, decide which thread reads what, so the accesses
+// are the same; but with nvFuser's order the rfactor producer has an
+// Iteration axis (rt) inside a serial reduction loop, and lowering then
+// emits that producer's initialization inside the serial loop whenever a
+// producer (the vectorized input cache) is inlined past it: the partial is
+// reset on every iteration (row_sum, K=32, vector=4, rfactor: wrong sums).
 //
 // The heuristic (compute_params), from the segment's sizes and the device
 // (the model device, schedlab-model-sm90, on the CPU backend):
@@ -127,15 +138,15 @@ int64_t iteration_rank(const pa::TensorView& tv) {
 struct Analysis {
   std::string reject;  ///< non-empty: why the plugin cannot schedule it
   std::vector<pa::TensorView> reductions;
-  pa::TensorView ref;                  ///< the reference reduction
-  std::vector<int> iter_axes, red_axes;  ///< logical positions in ref
-  int64_t I = 1, R = 1;                ///< iteration and reduced extents
-  int64_t inner_extent = 1;            ///< extent of the innermost logical axis
-  bool inner = true;                   ///< the innermost logical axis is reduced
-  bool read_in_kernel = false;         ///< a reduction result has a consumer in the segment
-  std::string read_by;                 ///< that reduction and its consumer, for messages
+  pa::TensorView ref;                         ///< the reference reduction
+  std::vector<int> iter_axes, red_axes;       ///< logical positions in ref
+  int64_t I = 1, R = 1;                       ///< iteration and reduced extents
+  int64_t inner_extent = 1;                   ///< extent of the innermost logical axis
+  bool inner = true;                          ///< the innermost logical axis is reduced
+  bool read_in_kernel = false;                ///< a reduction result has a consumer in the segment
+  std::string read_by;                        ///< that reduction and its consumer, for messages
   std::vector<pa::TensorView> vector_inputs;  ///< full-rank inputs: cacheable with vectors
-  int64_t widest = 1;                  ///< bytes of the widest of vector_inputs
+  int64_t widest = 1;                         ///< bytes of the widest of vector_inputs
 };
 
 Analysis analyze(pa::Segment& seg) {
@@ -306,9 +317,9 @@ Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
       c.reduce_threads = 1;
     } else {
       c.strategy = "block";
-      c.reduce_threads =
-          std::clamp<int64_t>(next_pow2(ceil_div(a.R, kMinVectorsPerThread)), 1,
-                              std::max<int64_t>(1, std::min(2 * kTargetThreads, max_threads) / cols));
+      c.reduce_threads = std::clamp<int64_t>(
+          next_pow2(ceil_div(a.R, kMinVectorsPerThread)), 1,
+          std::max<int64_t>(1, std::min(2 * kTargetThreads, max_threads) / cols));
     }
     c.threads = cols * c.reduce_threads;
     serial_len = ceil_div(a.R, c.reduce_threads);
@@ -401,9 +412,9 @@ class Reduction : public pa::Plugin {
 
     Loop loop = reorder_and_merge(a);
     if (a.inner)
-      schedule_inner(a, c, loop);
+      schedule_inner(c, loop);
     else
-      schedule_outer(a, c, loop);
+      schedule_outer(c, loop);
     seg.propagate_transformation(a.ref);
     seg.parallelize_all_like(a.ref);
     if (c.rfactor) factor_partials(seg, a.ref);
@@ -460,7 +471,7 @@ class Reduction : public pa::Plugin {
   }
 
   /// Inner: R contiguous. Threads on R (TIDx), rows on TIDy.
-  static void schedule_inner(const Analysis& a, const Config& c, Loop& l) {
+  static void schedule_inner(const Config& c, Loop& l) {
     const bool has_i = l.has("I");
     if (c.vector > 1) l.split("R", c.vector, "R", "v");
     if (c.strategy == "serial") {
@@ -484,11 +495,10 @@ class Reduction : public pa::Plugin {
       l.bind("rt", pa::ParallelType::TIDx);
     }
     l.bind("u", pa::LoopTransform::Unroll);
-    (void)a;
   }
 
   /// Outer: I contiguous. Threads on I (TIDx), on R (TIDy); v innermost.
-  static void schedule_outer(const Analysis& a, const Config& c, Loop& l) {
+  static void schedule_outer(const Config& c, Loop& l) {
     if (c.vector > 1) l.split("I", c.vector, "I", "v");
     l.split("I", c.threads / c.reduce_threads, "I", "tx");
     if (c.reduce_threads > 1) l.split("R", c.reduce_threads, "R", "rt");
@@ -501,7 +511,6 @@ class Reduction : public pa::Plugin {
     l.bind("g", pa::ParallelType::BIDy);
     l.bind("rt", pa::ParallelType::TIDy);
     l.bind("u", pa::LoopTransform::Unroll);
-    (void)a;
   }
 
   /// rfactor of every reduction over its serial (unbound) reduction axes,

@@ -154,9 +154,15 @@ struct CrashCase {
   void (*crash)();
 };
 
-void segv() { *null_int = 1; }
-void abrt() { std::abort(); }
-void trap() { __builtin_trap(); }
+void segv() {
+  *null_int = 1;
+}
+void abrt() {
+  std::abort();
+}
+void trap() {
+  __builtin_trap();
+}
 void fpe() {
 #if defined(__x86_64__) || defined(__i386__)
   volatile int r = one / zero;
@@ -168,17 +174,19 @@ void fpe() {
 // Touching a mapped page past the end of its file.
 void bus() {
   FILE* f = std::tmpfile();
-  auto* p = static_cast<volatile char*>(
-      ::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, ::fileno(f), 0));
+  auto* p =
+      static_cast<volatile char*>(::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, ::fileno(f), 0));
   if (p != MAP_FAILED) (void)p[0];
 }
 
 TEST_P(Isolate, EachFatalSignalIsCrashedWithItsName) {
   const CrashCase cases[] = {
-      {"SIGSEGV", SIGSEGV, segv}, {"SIGABRT", SIGABRT, abrt}, {"SIGFPE", SIGFPE, fpe},
-      {"SIGBUS", SIGBUS, bus},
+    {"SIGSEGV", SIGSEGV, segv},
+    {"SIGABRT", SIGABRT, abrt},
+    {"SIGFPE", SIGFPE, fpe},
+    {"SIGBUS", SIGBUS, bus},
 #if defined(__x86_64__) || defined(__i386__)
-      {"SIGILL", SIGILL, trap},  // ud2
+    {"SIGILL", SIGILL, trap},  // ud2
 #endif
   };
   for (const CrashCase& c : cases) {
@@ -209,7 +217,8 @@ TEST_P(Isolate, ASignalWithoutANameHereIsNumbered) {
 }
 
 TEST_P(Isolate, AParentsSignalHandlerDoesNotHideTheCrash) {
-  struct sigaction catcher {}, old {};
+  struct sigaction catcher {
+  }, old{};
   catcher.sa_handler = [](int) { ::_exit(0); };  // would look like a clean exit
   sigemptyset(&catcher.sa_mask);
   ::sigaction(SIGSEGV, &catcher, &old);
@@ -354,8 +363,8 @@ TEST_P(Isolate, AnInternalErrorComesBackAsInternal) {
 }
 
 TEST_P(Isolate, OtherExceptionsComeBackAsInternalWithTheirWhat) {
-  Outcome o = run_isolated(
-      []() -> std::string { throw std::out_of_range("vector::at: 7 >= 3"); }, opts());
+  Outcome o =
+      run_isolated([]() -> std::string { throw std::out_of_range("vector::at: 7 >= 3"); }, opts());
   EXPECT_EQ(o.error, Error::Internal);
   EXPECT_EQ(describe(o), "vector::at: 7 >= 3");
   Outcome n = run_isolated([]() -> std::string { throw 42; }, opts());
@@ -437,7 +446,8 @@ TEST_P(Isolate, StderrIsKeptButNotForwardedWhenAsked) {
 std::atomic<int> usr1_seen{0};
 
 TEST_P(Isolate, SignalsInterruptingTheWaitAreRetried) {
-  struct sigaction counting {}, old {};
+  struct sigaction counting {
+  }, old{};
   counting.sa_handler = [](int) { usr1_seen.fetch_add(1); };
   sigemptyset(&counting.sa_mask);
   counting.sa_flags = 0;  // no SA_RESTART: poll, read and waitpid see EINTR

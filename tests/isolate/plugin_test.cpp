@@ -30,7 +30,9 @@ using std::chrono::milliseconds;
 constexpr milliseconds kNoHang{120'000};
 constexpr milliseconds kHangLimit{200};
 
-std::string kernel_cache() { return std::string(SCHEDLAB_BINARY_DIR) + "/tests/isolate/kernel_cache"; }
+std::string kernel_cache() {
+  return std::string(SCHEDLAB_BINARY_DIR) + "/tests/isolate/kernel_cache";
+}
 
 /// A fusion of configs/fusions bound to sizes, as a plugin's Segment.
 struct Bound {
@@ -75,8 +77,8 @@ std::string run_kernel(const plugin::Plugin& p, Bound& b,
   nlohmann::json r{{"hash", prepared.source.hash()}, {"verdict", "ok"}};
   for (size_t i = 0; i < got.size(); ++i) {
     r["outputs"].push_back(got[i].data);
-    auto c = ref::compare(got[i], want[i],
-                          ref::default_tolerance(b.def.fusion->outputs()[i]->dtype()));
+    auto c =
+        ref::compare(got[i], want[i], ref::default_tolerance(b.def.fusion->outputs()[i]->dtype()));
     if (!c.ok) r["verdict"] = c.first_mismatch;
   }
   return r.dump();
@@ -94,9 +96,7 @@ class IsolatePlugin : public ::testing::Test {
   }
   // Resolved here, in the parent, before each fork: the registry's lock is
   // the parent's business (isolate.h).
-  std::shared_ptr<const plugin::Plugin> get(const std::string& name) {
-    return registry_.get(name);
-  }
+  std::shared_ptr<const plugin::Plugin> get(const std::string& name) { return registry_.get(name); }
 
   /// A good plugin still works, isolated, after whatever happened before:
   /// its scheduled fusion comes back as printed here by the same schedule.

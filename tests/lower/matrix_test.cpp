@@ -340,24 +340,6 @@ bool has_broadcast(const TensorView* t) {
   return std::any_of(dom.begin(), dom.end(), [](auto* id) { return id->is_broadcast(); });
 }
 
-/// Shared buffers are sized statically: every loop axis a Shared tensor
-/// keeps to itself (past its inline position, not bound to a block index)
-/// must have a constant extent. A cache feeding loop nests that do not share
-/// its row loop (a normalization's reduction and its pointwise consumer)
-/// spans the whole symbolic row, which no constant split can bound.
-void require_constant_shared_buffer(const TensorView* c) {
-  for (int k = c->compute_at_pos(); k < c->nloop(); ++k) {
-    const ir::IterDomain* id = c->axis(k);
-    if (id->is_reduction() || id->is_broadcast() || id->extent().is_const()) continue;
-    ir::ParallelType p = id->parallel_type();
-    if (p == ParallelType::BIDx || p == ParallelType::BIDy || p == ParallelType::BIDz) continue;
-    throw NotApplicable("the Shared cache " + c->describe() + " keeps loop axis " +
-                        std::to_string(k) + " (" + id->str() +
-                        ") of symbolic extent: its consumers do not share that loop, and "
-                        "lowering sizes Shared buffers statically");
-  }
-}
-
 /// The named sizes that are the innermost extent of a vectorized tensor, and
 /// the vector width.
 std::map<std::string, int64_t> vectorized_sizes(const Fusion& f) {
@@ -442,14 +424,12 @@ const std::vector<ScheduleCase>& schedule_cases() {
        [](Fusion& f, bool t) {
          auto caches = shared_caches(f);
          tile_1d(f, t, 128, true, false);
-         for (TensorView* c : caches) require_constant_shared_buffer(c);
        }},
       {"shared_2d",
        [](Fusion& f, bool t) {
          // Shared buffers over two thread axes (TIDy x TIDx).
          auto caches = shared_caches(f);
          tile_2d(f, t);
-         for (TensorView* c : caches) require_constant_shared_buffer(c);
        }},
       {"unroll", [](Fusion& f, bool t) { tile_1d(f, t, 32, true, true); }},
       {"outer_split", [](Fusion& f, bool t) { outer_split(f, t); }},

@@ -300,17 +300,31 @@ TEST(Allocation, SharedBufferSpansThreadLoopsToo) {
   EXPECT_EQ(k.shared_bytes, 32 * 4);
 }
 
-TEST(Allocation, SharedBufferOverSymbolicExtentIsAnError) {
-  // At position 1 the Shared t keeps loop 1, of extent ceilDiv(K, 32).
+TEST(Allocation, SharedBufferOverSymbolicExtentIsSizedAtLaunch) {
+  // At position 1 the Shared t keeps loop 1, of extent ceilDiv(K, 32): its
+  // buffer of ceilDiv(K, 32) * 4 * 8 floats is placed in dynamic shared
+  // memory at launch (no block reduction: at byte 0).
   auto def = parse(kExpScale);
+  auto plain = parse(kExpScale);
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
   TensorView* t = named(f, "t");
   sched::set_memory_type(t, MemoryType::Shared);
   tile_exp_scale(f, 1);
-  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
-              AllOf(HasSubstr("T1 (t) is Shared and its buffer spans loop axis 1"),
-                    HasSubstr("of symbolic extent; expected constant extents")));
+  using Axes = std::vector<std::pair<int, int64_t>>;
+  EXPECT_EQ(Indexer::allocation_axes(t), (Axes{{1, -1}, {2, 4}, {3, 8}}));
+  kir::Kernel k = lower::lower(f);
+  ASSERT_EQ(k.dynamic_shared.size(), 1u);
+  EXPECT_EQ(k.dynamic_shared[0]->tv, t);
+  EXPECT_EQ(k.dynamic_shared[0]->size, -1);
+  EXPECT_EQ(runtime::launch_dims(k, {{"N", 3}, {"K", 100}}).shared_bytes, 4u * 32 * 4);
+  EXPECT_THAT(codegen::print_kernel(k), HasSubstr("*>(sl_smem + 0);  // sized at launch"));
+  for (int64_t kk : {1, 31, 100, 1000}) {
+    ir::SizeBindings sizes{{"N", 3}, {"K", kk}};
+    runtime::PreparedKernel p = prepare_or_report(def, sizes);
+    auto compiled = cpu_backend().compile(p.source);
+    EXPECT_EQ(run_and_compare(plain, p, *compiled, sizes), "") << "K=" << kk;
+  }
 }
 
 TEST(Allocation, SymbolicLocalBufferBecomesAGlobalWorkspace) {

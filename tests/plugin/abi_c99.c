@@ -27,5 +27,7 @@ int32_t c99_uses_table(const SchedlabHostApi* host, SchedlabSegment* seg, Schedl
   int32_t status = host->split(seg, t, 0, 128, 1);
   if (status != SCHEDLAB_OK) host->log(SCHEDLAB_LOG_ERROR, host->last_error());
   if (host->_axes_mapped == NULL) return SCHEDLAB_ERR_UNSUPPORTED;
-  return status;
+  /* ABI 1.1 */
+  if (host->apply_schedule_script == NULL) return SCHEDLAB_ERR_UNSUPPORTED;
+  return host->apply_schedule_script(seg, "a.sched", "block=128", NULL);
 }

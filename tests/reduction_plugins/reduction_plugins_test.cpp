@@ -28,8 +28,8 @@
 namespace schedlab::plugin {
 namespace {
 
-using ::testing::HasSubstr;
 using test_support::user_error_of;
+using ::testing::HasSubstr;
 
 std::shared_ptr<const Plugin> builtin(const std::string& name) {
   static std::map<std::string, std::shared_ptr<const Plugin>> loaded;
@@ -90,6 +90,27 @@ sizes: {B: 2, N: 3, K: 5}
 body: |
   y = max(x, axis=[1, 2])
 outputs: [y]
+)"},
+      {"outer_inner_sum", R"(
+fusion: outer_inner_sum
+inputs:
+  x: {dtype: f32, shape: [B, N, K]}
+sizes: {B: 2, N: 3, K: 5}
+body: |
+  y = sum(x, axis=[0, 2])
+outputs: [y]
+)"},
+      {"layernorm_stats", R"(
+fusion: layernorm_stats
+inputs:
+  x: {dtype: f32, shape: [N, K], range: [-2, 2]}
+sizes: {N: 3, K: 5}
+body: |
+  mu = mean(x, axis=1, keepdim=true)
+  d = x - mu
+  var = sum(d * d, axis=1, keepdim=true) / K
+  y = d * rsqrt(var + 1e-5)
+outputs: [y, mu]
 )"},
       {"col_softmax", R"(
 fusion: col_softmax
@@ -219,14 +240,18 @@ std::vector<Case> own_choice_cases() {
   for (int64_t k : kReduced) r.push_back({"reduction", "sum_all", {{"N", 3}, {"K", k}}, {}});
   r.push_back({"reduction", "sum_all", {{"N", 1000}, {"K", 1000}}, {}});
   r.push_back({"reduction", "inner2_max", {{"B", 3}, {"N", 33}, {"K", 100}}, {}});
+  r.push_back({"reduction", "outer_inner_sum", {{"B", 7}, {"N", 33}, {"K", 100}}, {}});
   // Normalizations: rows up to what fits in registers.
   for (const char* f : {"softmax", "log_softmax", "layernorm", "rmsnorm"})
-    for (int64_t k : {1, 31, 32, 33, 1000, 4096, 16384})
+    for (int64_t k : {1, 31, 32, 33, 1000, 4096})
       r.push_back({"normalization", f, {{"N", 3}, {"K", k}}, {}});
+  // Long rows: 8 vectors per thread (softmax), at the register budget (layernorm).
+  r.push_back({"normalization", "softmax", {{"N", 2}, {"K", 16384}}, {}});
+  r.push_back({"normalization", "layernorm", {{"N", 2}, {"K", 20000}}, {}});
   r.push_back({"normalization", "softmax", {{"N", 1000}, {"K", 33}}, {}});
   r.push_back({"normalization", "layernorm", {{"N", 300}, {"K", 7}}, {}});
   r.push_back({"normalization", "softmax_f16", {{"N", 5}, {"K", 1000}}, {}});
-  r.push_back({"normalization", "softmax", {{"N", 2}, {"K", 20000}}, {}});
+  r.push_back({"normalization", "layernorm_stats", {{"N", 70}, {"K", 3000}}, {}});
   return r;
 }
 
@@ -241,26 +266,38 @@ std::vector<Case> forced_cases() {
     r.push_back({"reduction", "masked_row_sum", {{"N", 3}, {"K", 4096}}, {st}});
     r.push_back({"reduction", "int_affine", {{"N", 100}, {"K", 5}}, {st}});
     r.push_back({"reduction", "middle_sum", {{"B", 2}, {"N", 100}, {"K", 6}}, {st}});
+    r.push_back({"reduction", "outer_inner_sum", {{"B", 7}, {"N", 33}, {"K", 100}}, {st}});
   }
   r.push_back({"reduction", "row_sum", {{"N", 5}, {"K", 1000}}, {"rfactor=false"}});
   r.push_back({"reduction", "row_sum", {{"N", 3}, {"K", 100000}}, {"rfactor=false"}});
-  r.push_back({"reduction", "col_sum", {{"N", 1000}, {"K", 8}},
+  r.push_back({"reduction",
+               "col_sum",
+               {{"N", 1000}, {"K", 8}},
                {"strategy=grid", "rfactor=false", "vector=2"}});
-  r.push_back({"reduction", "row_sum", {{"N", 7}, {"K", 999}},
+  r.push_back({"reduction",
+               "row_sum",
+               {{"N", 7}, {"K", 999}},
                {"strategy=block", "unroll=3", "threads=256", "reduce_threads=64"}});
-  r.push_back({"reduction", "row_sum", {{"N", 7}, {"K", 1000}},
+  r.push_back({"reduction",
+               "row_sum",
+               {{"N", 7}, {"K", 1000}},
                {"strategy=grid", "vector=2", "grid=5", "threads=32", "reduce_threads=32"}});
-  r.push_back({"reduction", "col_sum", {{"N", 77}, {"K", 64}},
+  r.push_back({"reduction",
+               "col_sum",
+               {{"N", 77}, {"K", 64}},
                {"strategy=block", "vector=4", "threads=64", "reduce_threads=8", "unroll=2"}});
-  r.push_back({"reduction", "sum_all", {{"N", 64}, {"K", 64}},
+  r.push_back({"reduction",
+               "sum_all",
+               {{"N", 64}, {"K", 64}},
                {"strategy=serial", "vector=4", "unroll=4"}});
   r.push_back({"reduction", "row_mean", {{"N", 9}, {"K", 100}}, {"strategy=block"}});
-  r.push_back({"normalization", "softmax", {{"N", 9}, {"K", 1000}},
-               {"vector=1", "persist=3", "rows=2"}});
+  r.push_back(
+      {"normalization", "softmax", {{"N", 9}, {"K", 1000}}, {"vector=1", "persist=3", "rows=2"}});
   r.push_back({"normalization", "layernorm", {{"N", 40}, {"K", 33}}, {"persist=2", "rows=8"}});
-  r.push_back({"normalization", "rmsnorm", {{"N", 5}, {"K", 1000}}, {"cache_inputs=false", "vector=1"}});
-  r.push_back({"normalization", "log_softmax", {{"N", 3}, {"K", 4096}},
-               {"vector=2", "persist=16"}});
+  r.push_back(
+      {"normalization", "rmsnorm", {{"N", 5}, {"K", 1000}}, {"cache_inputs=false", "vector=1"}});
+  r.push_back(
+      {"normalization", "log_softmax", {{"N", 3}, {"K", 4096}}, {"vector=2", "persist=16"}});
   return r;
 }
 
@@ -290,8 +327,7 @@ std::string choice(const std::string& plugin, const std::string& fusion,
 
 TEST(ReductionPlugin, StrategyFollowsSizesAndDevice) {
   // Short rows: a thread per row.
-  EXPECT_THAT(choice("reduction", "row_sum", {{"N", 300}, {"K", 2}}),
-              HasSubstr("strategy=serial"));
+  EXPECT_THAT(choice("reduction", "row_sum", {{"N", 300}, {"K", 2}}), HasSubstr("strategy=serial"));
   // Many long rows: a block per row (several when rows are short).
   EXPECT_THAT(choice("reduction", "row_sum", {{"N", 1000}, {"K", 1000}}),
               HasSubstr("strategy=block, vector=4, threads=128, reduce_threads=64"));

@@ -14,7 +14,9 @@ namespace {
 
 using test_support::user_error_of;
 
-std::string data(const std::string& name) { return std::string(REPORT_DATA_DIR) + "/" + name; }
+std::string data(const std::string& name) {
+  return std::string(REPORT_DATA_DIR) + "/" + name;
+}
 
 const BenchmarkChange& change_of(const CompareReport& r, const std::string& name) {
   for (const BenchmarkChange& c : r.changes)
@@ -44,7 +46,8 @@ TEST(ResultFile, SweepJsonl) {
   EXPECT_EQ(f.benchmarks[0].name, "softmax/N=1024,K=1024/normalization/block=128");
   EXPECT_EQ(f.benchmarks[3].name, "softmax/N=1024,K=1024/eager/(defaults)");
   EXPECT_EQ(f.benchmarks[2].failure, "wrong_result: max abs error 0.5 > atol 1e-06");
-  EXPECT_EQ(f.devices, std::vector<std::string>{"cpu (fixture)" " (CPU emulation)"});
+  EXPECT_EQ(f.devices, std::vector<std::string>{"cpu (fixture)"
+                                                " (CPU emulation)"});
 }
 
 TEST(ResultFile, AggregatesOnly) {
@@ -87,7 +90,7 @@ TEST(Compare, ThresholdBoundaryIsStrict) {
   CompareReport at = compare_files("base.json", "new.json", parse_threshold("5%"));
   const BenchmarkChange& c = change_of(at, "BM_boundary");
   EXPECT_LT(*c.p, 0.05);
-  EXPECT_NEAR(c.change, 0.05, 1e-12);  // 105 ns / 100 ns, rounded through microseconds
+  EXPECT_NEAR(c.change, 0.05, 1e-12);        // 105 ns / 100 ns, rounded through microseconds
   EXPECT_EQ(c.verdict, Verdict::Unchanged);  // not beyond 5%
   CompareReport below = compare_files("base.json", "new.json", parse_threshold("4.9"));
   EXPECT_EQ(change_of(below, "BM_boundary").verdict, Verdict::Regression);
@@ -200,8 +203,9 @@ TEST(CompareErrors, Files) {
   EXPECT_EQ(user_error_of([&] { load_result_file((dir / "other.json").string()); }),
             "neither Google Benchmark JSON (an object with a 'benchmarks' array) nor schedlab "
             "sweep JSONL (one record per line)");
-  testing_util::write_file(dir / "unit.json",
-                           R"({"benchmarks": [{"name": "BM_a", "real_time": 1, "time_unit": "fs"}]})");
+  testing_util::write_file(
+      dir / "unit.json",
+      R"({"benchmarks": [{"name": "BM_a", "real_time": 1, "time_unit": "fs"}]})");
   EXPECT_EQ(user_error_of([&] { load_result_file((dir / "unit.json").string()); }),
             "benchmark 'BM_a': unknown time_unit 'fs'; expected ns, us, ms or s");
   testing_util::write_file(dir / "notime.json", R"({"benchmarks": [{"name": "BM_a"}]})");

@@ -137,6 +137,17 @@ TEST(RecordFile, BadLineInTheMiddleIsAnError) {
   }
 }
 
+TEST(RecordFile, CannotAppend) {
+  auto dir = temp_dir("cannot_append");
+  EXPECT_EQ(user_error_of([&] { append_record(dir.string(), ok_record("a", {}, {1})); }),
+            "cannot open results file '" + dir.string() + "' for appending");
+  // /dev/full takes the open and fails the write.
+  if (std::filesystem::exists("/dev/full")) {
+    EXPECT_EQ(user_error_of([] { append_record("/dev/full", ok_record("a", {}, {1})); }),
+              "cannot write to results file '/dev/full'");
+  }
+}
+
 TEST(RecordFile, MissingFile) {
   EXPECT_EQ(user_error_of([] { read_records("/no/such/results.jsonl"); }),
             "cannot read results file '/no/such/results.jsonl'");
@@ -152,14 +163,17 @@ std::string error_of_edited(const std::function<void(nlohmann::json&)>& edit) {
 }
 
 TEST(RecordErrors, WrongSchema) {
-  EXPECT_EQ(error_of_edited([](auto& j) { j["schema"] = "schedlab.sweep.v0"; }),
-            "expected a record with \"schema\": \"schedlab.sweep.v1\", found \"schedlab.sweep.v0\"");
+  EXPECT_EQ(
+      error_of_edited([](auto& j) { j["schema"] = "schedlab.sweep.v0"; }),
+      "expected a record with \"schema\": \"schedlab.sweep.v1\", found \"schedlab.sweep.v0\"");
   EXPECT_EQ(error_of_edited([](auto& j) { j.erase("schema"); }),
             "expected a record with \"schema\": \"schedlab.sweep.v1\", found no schema");
 }
 
 TEST(RecordErrors, NotAnObject) {
-  EXPECT_EQ(user_error_of([] { record_from_json("[1, 2]", {"r.jsonl", 3, 0}); }),
+  EXPECT_EQ(user_error_of([] {
+              record_from_json("[1, 2]", {"r.jsonl", 3, 0});
+            }),
             "expected a JSON object, found array");
 }
 
@@ -177,6 +191,17 @@ TEST(RecordErrors, MissingAndMistypedFields) {
             "record field 'max_abs_error' must be a number or null, found \"small\"");
 }
 
+TEST(RecordErrors, NotObjects) {
+  EXPECT_EQ(error_of_edited([](auto& j) { j["device"] = "gpu"; }),
+            "record field 'device' must be an object");
+  EXPECT_EQ(error_of_edited([](auto& j) {
+              j["sizes"] = {1, 2};
+            }),
+            "record field 'sizes' must be an object");
+  EXPECT_EQ(error_of_edited([](auto& j) { j["config"] = "block=64"; }),
+            "record field 'config' must be an object");
+}
+
 TEST(RecordErrors, BadValues) {
   EXPECT_EQ(error_of_edited([](auto& j) { j["status"] = "fine"; }),
             "unknown status 'fine'; expected ok, rejected, schedule_error, compile_error, "
@@ -185,7 +210,9 @@ TEST(RecordErrors, BadValues) {
             "device.backend must be \"cpu\" or \"cuda\", found \"rocm\"");
   EXPECT_EQ(error_of_edited([](auto& j) { j["times_us"] = nlohmann::json::array(); }),
             "record with status ok has no times_us");
-  EXPECT_EQ(error_of_edited([](auto& j) { j["times_us"] = {1.0, -2.0}; }),
+  EXPECT_EQ(error_of_edited([](auto& j) {
+              j["times_us"] = {1.0, -2.0};
+            }),
             "times_us must be non-negative, found -2");
 }
 

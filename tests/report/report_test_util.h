@@ -13,9 +13,13 @@
 namespace schedlab::report::testing_util {
 
 /// The CPU-emulation device the CPU backend reports.
-inline Device cpu_device() { return {"cpu (test)", "cpu", "cpu-test-fp", true, 0}; }
+inline Device cpu_device() {
+  return {"cpu (test)", "cpu", "cpu-test-fp", true, 0};
+}
 /// A GPU with a known peak.
-inline Device gpu_device() { return {"NVIDIA H200", "cuda", "h200-test-fp", false, 4800}; }
+inline Device gpu_device() {
+  return {"NVIDIA H200", "cuda", "h200-test-fp", false, 4800};
+}
 
 /// An ok record of `scheduler` for softmax at `sizes` with the given times.
 inline Record ok_record(const std::string& scheduler, ConfigList config, std::vector<double> times,
@@ -55,8 +59,8 @@ inline Record failed_record(const std::string& scheduler, Status status, const s
 
 /// A fresh empty directory for one test's files.
 inline std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("schedlab_report_" + name + "_" +
-                                                     std::to_string(::getpid()));
+  auto d = std::filesystem::temp_directory_path() /
+           ("schedlab_report_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;

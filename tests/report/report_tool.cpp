@@ -24,9 +24,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     auto tables = build_tables(f.records, o);
-    if (format == "console") std::cout << render_console(tables, colour_enabled(1));
-    else if (format == "csv") std::cout << render_csv(tables);
-    else if (format == "json") std::cout << render_json(tables);
+    if (format == "console")
+      std::cout << render_console(tables, colour_enabled(1));
+    else if (format == "csv")
+      std::cout << render_csv(tables);
+    else if (format == "json")
+      std::cout << render_json(tables);
     else {
       std::cerr << "unknown format " << format << "\n";
       return 2;

@@ -63,7 +63,8 @@ INSTANTIATE_TEST_SUITE_P(
     Scipy, MannWhitneyKnown,
     testing::Values(
         // mannwhitneyu([1,2,3,4,5], [6,7,8,9,10], alternative='two-sided', method='exact')
-        MwCase{"exact_separated", {1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}, 0.0, 0.007936507936507936, true},
+        MwCase{
+            "exact_separated", {1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}, 0.0, 0.007936507936507936, true},
         // mannwhitneyu([1.1,2.3,3.0,4.8,5.2,6.9], [1.5,2.0,3.9,4.1,7.5,8.0,9.1],
         //              alternative='two-sided', method='exact')
         MwCase{"exact_interleaved",
@@ -93,15 +94,15 @@ INSTANTIATE_TEST_SUITE_P(
         // More than kMannWhitneyExactMax values (and one tie, at 20).
         // mannwhitneyu(np.linspace(10, 20, 15), np.linspace(12, 23, 12),
         //              alternative='two-sided', method='asymptotic')
-        MwCase{"asymptotic_large",
-               {10.0, 10.714285714285714, 11.428571428571429, 12.142857142857142,
-                12.857142857142858, 13.571428571428571, 14.285714285714285, 15.0,
-                15.714285714285715, 16.42857142857143, 17.142857142857142, 17.857142857142858,
-                18.57142857142857, 19.285714285714285, 20.0},
-               {12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23},
-               55.0,
-               0.09219293092337442,
-               false}),
+        MwCase{
+            "asymptotic_large",
+            {10.0, 10.714285714285714, 11.428571428571429, 12.142857142857142, 12.857142857142858,
+             13.571428571428571, 14.285714285714285, 15.0, 15.714285714285715, 16.42857142857143,
+             17.142857142857142, 17.857142857142858, 18.57142857142857, 19.285714285714285, 20.0},
+            {12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23},
+            55.0,
+            0.09219293092337442,
+            false}),
     [](const testing::TestParamInfo<MwCase>& info) { return std::string(info.param.name); });
 
 TEST(MannWhitney, AllTiedIsNoEvidence) {

@@ -78,7 +78,8 @@ TEST(Table, WhyNoValidPoint) {
 
 TEST(Table, DevicesNeverShareATable) {
   std::vector<Record> rs = sweep();
-  rs.push_back(ok_record("eager", {}, around(10), "softmax", {{"N", 1024}, {"K", 1024}}, gpu_device()));
+  rs.push_back(
+      ok_record("eager", {}, around(10), "softmax", {{"N", 1024}, {"K", 1024}}, gpu_device()));
   rs.push_back(ok_record("normalization", {}, around(5), "softmax", {{"N", 1024}, {"K", 1024}},
                          gpu_device()));
   auto tables = build_tables(rs, {"eager", 0.05});
@@ -96,7 +97,9 @@ TEST(Table, BaselineDefaultsToTheFirstScheduler) {
 }
 
 TEST(Table, UnknownBaseline) {
-  EXPECT_EQ(user_error_of([] { build_tables(sweep(), {"eagr", 0.05}); }),
+  EXPECT_EQ(user_error_of([] {
+              build_tables(sweep(), {"eagr", 0.05});
+            }),
             "baseline scheduler 'eagr' has no records; the schedulers are eager, normalization, "
             "close, pointwise, broken");
 }
@@ -150,8 +153,8 @@ TEST(Console, NoColourOffATerminalOrWithNoColor) {
 
 TEST(Delta, ShowsPerCellChange) {
   std::vector<Record> before = sweep(), after = sweep();
-  // normalization got faster with a new best config; close now fails; eager is new... no:
-  // a new scheduler appears, and pointwise now validates.
+  // normalization got faster with a new best config; close now fails;
+  // pointwise now validates; a new scheduler appears.
   after[2].times_us = around(40);
   after[3].times_us = around(30);  // block=128,vec=4 is now the best
   after[5] = failed_record("close", Status::Crashed, "SIGABRT");
@@ -167,7 +170,8 @@ TEST(Delta, ShowsPerCellChange) {
   };
   EXPECT_NE(l[2].find("change"), std::string::npos);
   EXPECT_NE(line_of("normalization").find("-40.0%* (was 50.00), was block=256,vec=4"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   EXPECT_NE(line_of("eager").find("+0.0%  (was 100.00)"), std::string::npos) << out;
   EXPECT_NE(line_of("close").find("now failing"), std::string::npos) << out;
   EXPECT_NE(line_of("pointwise").find("now valid"), std::string::npos) << out;
@@ -226,8 +230,9 @@ TEST(Html, SelfContainedWithChartsAndHeatmap) {
   EXPECT_EQ(page.find("http"), std::string::npos);
   EXPECT_NE(page.find("aria-label=\"best median per scheduler\""), std::string::npos);
   // The heatmap is chosen: normalization is the first to vary two parameters.
-  EXPECT_NE(page.find("<h3>normalization: median time (us) over block and vec, softmax N=1024,K=1024"),
-            std::string::npos);
+  EXPECT_NE(
+      page.find("<h3>normalization: median time (us) over block and vec, softmax N=1024,K=1024"),
+      std::string::npos);
   EXPECT_NE(page.find("<title>block=256, vec=4: 50 us</title>"), std::string::npos);
 }
 

@@ -52,10 +52,10 @@ TEST(SchedulePlaceholders, EveryExampleScriptsPlaceholdersAreDeclared) {
 TEST(SchedulePlaceholders, BadParamsAreTheApplierErrors) {
   ParsedSchedule twice = parse_schedule("params(b=1)\nparams(b=2)\n", "t.sched");
   EXPECT_EQ(full_error_of([&] { schedule_placeholders(twice); }),
-            "error: t.sched:2:8: params: 'b' already has a default (1)");
+            "t.sched:2:8: error: params: 'b' already has a default (1)");
   ParsedSchedule positional = parse_schedule("params(4)\n", "t.sched");
   EXPECT_EQ(full_error_of([&] { schedule_placeholders(positional); }),
-            "error: t.sched:1:8: params: expected name=integer, such as params(block=128), found "
+            "t.sched:1:8: error: params: expected name=integer, such as params(block=128), found "
             "'4'");
   EXPECT_EQ(full_error_of([&] { schedule_placeholders(std::string("/nonexistent.sched")); }),
             "error: cannot read schedule file '/nonexistent.sched': no such file");

@@ -120,10 +120,12 @@ TEST(BuiltinTranspose, ComputeParamsFollowsDtypeSizesAndDevice) {
   // Small extents: each edge capped at its extent rounded up to a power of two.
   EXPECT_EQ(choice("transpose2d", {{"N", 1}, {"K", 5000}}),
             "tile1=1, tile2=32, threads=32, unroll=true");
-  // 8 x 8 tiles of a 64 x 64 transpose: 64 blocks would idle most of the 132
-  // SMs, so the tiles shrink to 16 x 8 (32 bytes, one sector, is the floor).
+  // 32 x 32 tiles of a 64 x 64 transpose: 4 blocks for 132 SMs. The larger
+  // edge halves until 8 x 8 (32 bytes, one sector, is the floor): 64 blocks.
   EXPECT_EQ(choice("transpose2d", {{"N", 64}, {"K", 64}}),
-            "tile1=8, tile2=16, threads=32, unroll=true");
+            "tile1=8, tile2=8, threads=32, unroll=true");
+  EXPECT_EQ(choice("transpose2d", {{"N", 512}, {"K", 256}}),
+            "tile1=16, tile2=32, threads=128, unroll=true");  // 32 * 8 = 256 blocks
   // The batch counts towards the blocks.
   EXPECT_EQ(choice("batched_transpose", {{"B", 200}, {"M", 64}, {"N", 64}}),
             "tile1=32, tile2=32, threads=256, unroll=true");

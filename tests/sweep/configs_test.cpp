@@ -25,7 +25,9 @@ class ConfigSweep : public testing::TestWithParam<std::string> {};
 
 TEST_P(ConfigSweep, LoadsAgainstTheBuiltinPlugins) {
   plugin::Registry registry(plugin::plugin_search_path());
-  LoadOptions options{{test_support::config_fusion_dir()}, registry_lookup(registry)};
+  LoadOptions options{{test_support::config_fusion_dir()},
+                      {std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules"},
+                      registry_lookup(registry)};
   SweepSpec spec;
   try {
     spec = load_sweep_file(GetParam(), options);
@@ -44,7 +46,9 @@ TEST_P(ConfigSweep, LoadsAgainstTheBuiltinPlugins) {
 INSTANTIATE_TEST_SUITE_P(Files, ConfigSweep, testing::ValuesIn(sweep_files()),
                          test_support::file_case_name);
 
-TEST(ConfigSweeps, TheDirectoryHasExamples) { EXPECT_GE(sweep_files().size(), 2u) << kSweepDir; }
+TEST(ConfigSweeps, TheDirectoryHasExamples) {
+  EXPECT_GE(sweep_files().size(), 2u) << kSweepDir;
+}
 
 }  // namespace
 }  // namespace schedlab::sweep

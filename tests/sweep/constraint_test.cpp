@@ -16,8 +16,8 @@ namespace {
 using test_support::user_error_of;
 
 const std::map<std::string, ValueType> kNames = {
-    {"K", ValueType::Int},      {"N", ValueType::Int},         {"block", ValueType::Int},
-    {"vector", ValueType::Int}, {"order", ValueType::String},  {"eps", ValueType::Float},
+    {"K", ValueType::Int},       {"N", ValueType::Int},        {"block", ValueType::Int},
+    {"vector", ValueType::Int},  {"order", ValueType::String}, {"eps", ValueType::Float},
     {"welford", ValueType::Bool}};
 
 ColumnLocator at_line(int line) {
@@ -29,8 +29,9 @@ ColumnLocator at_line(int line) {
 /// eps=0.5, welford=true.
 bool eval(const std::string& text) {
   const std::map<std::string, Value> values = {
-      {"K", Value::integer(1000)},  {"N", Value::integer(-7)},       {"block", Value::integer(128)},
-      {"vector", Value::string("4")}, {"order", Value::string("inner")}, {"eps", Value::real(0.5)},
+      {"K", Value::integer(1000)},       {"N", Value::integer(-7)},
+      {"block", Value::integer(128)},    {"vector", Value::string("4")},
+      {"order", Value::string("inner")}, {"eps", Value::real(0.5)},
       {"welford", Value::boolean(true)}};
   Constraint c = Constraint::parse(text, kNames, at_line(1));
   return c.holds([&](const std::string& n) -> const Value& { return values.at(n); });
@@ -63,7 +64,7 @@ TEST(Constraint, RealOperandsMakeRealArithmetic) {
 TEST(Constraint, LogicPrecedence) {
   EXPECT_TRUE(eval("true or false and false"));  // and binds tighter than or
   EXPECT_FALSE(eval("(true or false) and false"));
-  EXPECT_TRUE(eval("not block > K"));             // not binds looser than comparison
+  EXPECT_TRUE(eval("not block > K"));  // not binds looser than comparison
   EXPECT_TRUE(eval("not not welford"));
   EXPECT_TRUE(eval("welford == true and order == 'inner' and order != \"outer\""));
 }
@@ -102,8 +103,7 @@ TEST(Constraint, Messages) {
   auto msg = [](const std::string& text) {
     return user_error_of([&] { Constraint::parse(text, kNames, at_line(1)); });
   };
-  EXPECT_EQ(msg("block % eps == 0"),
-            "constraint: '%' expects integer operands, found real 'eps'");
+  EXPECT_EQ(msg("block % eps == 0"), "constraint: '%' expects integer operands, found real 'eps'");
   EXPECT_EQ(msg("order < 'z'"),
             "constraint: cannot compare string 'order' with string 'z' using '<'; expected two "
             "numbers");
@@ -127,7 +127,8 @@ TEST(Constraint, Messages) {
             "constraint: unknown name 'blocks'; expected a size every fusion has, a swept "
             "parameter or a `set:` parameter: K, N, block, eps, order, vector, welford (did you "
             "mean 'block'?)");
-  EXPECT_EQ(msg("2x > 1"), "constraint: malformed number '2x...'; expected digits, e.g. 128 or 0.5");
+  EXPECT_EQ(msg("2x > 1"),
+            "constraint: malformed number '2x...'; expected digits, e.g. 128 or 0.5");
   EXPECT_EQ(msg("order == 'inner"), "constraint: unterminated string; expected a closing '");
 }
 

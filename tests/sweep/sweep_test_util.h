@@ -66,12 +66,14 @@ inline PluginSchema fake_plugin(const std::string& name) {
 }
 
 inline LoadOptions fake_options() {
-  return {{test_support::config_fusion_dir()}, fake_plugin};
+  return {{test_support::config_fusion_dir()},
+          {std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules"},
+          fake_plugin};
 }
 
 /// A sweep from text; `path` anchors relative paths (tests/sweep by default).
-inline SweepSpec load_text(const std::string& text,
-                           const std::string& path = SCHEDLAB_SOURCE_DIR "/tests/sweep/inline.yaml") {
+inline SweepSpec load_text(const std::string& text, const std::string& path = SCHEDLAB_SOURCE_DIR
+                                                    "/tests/sweep/inline.yaml") {
   return parse_sweep_text(text, path, fake_options());
 }
 

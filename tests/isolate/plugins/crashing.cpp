@@ -30,7 +30,9 @@ volatile int one = 1;  // a constant dividend lets GCC turn 1 / x into compares
 volatile unsigned long spins = 0;
 
 void crash(const char* where) {
-  pa::log(pa::LogLevel::Error, std::string("about to crash in ") + where);
+  pa::log(
+      pa::LogLevel::Error,
+      std::string(CRASH_KIND == CRASH_THROW ? "about to throw in " : "about to crash in ") + where);
 #if CRASH_KIND == CRASH_SEGV
   *null_int = 42;
 #elif CRASH_KIND == CRASH_ABORT

@@ -32,7 +32,7 @@
 //     `auto` backend probing for a device) cannot use CUDA in a forked
 //     child. With --isolate on a GPU, let the parent never touch CUDA and
 //     make the CUDA backend inside each child (a context per call).
-// Such a mistake shows up as a timeout, never as a hang of the parent.
+// With a timeout set, such a mistake costs a timeout, never a hung parent.
 // The work's writes to memory stay in the child: whatever the parent needs
 // (a printed schedule, a kernel's source hash, a sweep record as JSON) must
 // be in the returned string.

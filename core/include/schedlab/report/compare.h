@@ -20,7 +20,7 @@ namespace schedlab::report {
 
 /// One benchmark's repetitions in a result file.
 struct BenchmarkSamples {
-  std::string name;          ///< the matching key between files
+  std::string name;              ///< the matching key between files
   std::vector<double> times_us;  ///< one time per repetition, in microseconds
   /// Why there are no times: the benchmark's error message, or the sweep
   /// record's status and reason. Empty when times_us is not.
@@ -60,13 +60,13 @@ std::string verdict_name(Verdict v);
 
 /// One benchmark's comparison.
 struct BenchmarkChange {
-  std::string name;               ///< benchmark name
+  std::string name;                      ///< benchmark name
   Verdict verdict = Verdict::Unchanged;  ///< the outcome
-  std::optional<Summary> base;    ///< base statistics, when it has times
-  std::optional<Summary> next;    ///< new statistics, when it has times
-  double change = 0;              ///< (new median - base median) / base median
-  std::optional<double> p;        ///< Mann-Whitney p-value, when both have times
-  std::string note;               ///< a failure reason, or why no test was possible
+  std::optional<Summary> base;           ///< base statistics, when it has times
+  std::optional<Summary> next;           ///< new statistics, when it has times
+  double change = 0;                     ///< (new median - base median) / base median
+  std::optional<double> p;               ///< Mann-Whitney p-value, when both have times
+  std::string note;                      ///< a failure reason, or why no test was possible
 };
 
 /// Settings of a comparison.
@@ -77,10 +77,10 @@ struct CompareOptions {
 
 /// The whole comparison.
 struct CompareReport {
-  std::string base_path, new_path;      ///< the files compared
-  CompareOptions options;               ///< as used
+  std::string base_path, new_path;       ///< the files compared
+  CompareOptions options;                ///< as used
   std::vector<BenchmarkChange> changes;  ///< base order, then benchmarks only in new
-  std::vector<std::string> notes;       ///< file-level remarks (e.g. devices differ)
+  std::vector<std::string> notes;        ///< file-level remarks (e.g. devices differ)
 
   /// Benchmarks with verdict `v`.
   size_t count(Verdict v) const;

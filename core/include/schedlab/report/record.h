@@ -69,25 +69,25 @@ using ConfigList = std::vector<std::pair<std::string, std::string>>;
 
 /// One sweep point and its outcome.
 struct Record {
-  std::string sweep;           ///< the sweep's name
-  std::string fusion;          ///< the fusion's name
-  SizeList sizes;              ///< bound sizes, in declaration order
-  std::string scheduler;       ///< the scheduler's display name in the sweep
-  std::string plugin;          ///< the plugin's own name
-  std::string plugin_version;  ///< the plugin's version string
-  std::string plugin_hash;     ///< hash of the plugin binary
-  ConfigList config;           ///< parameter name -> formatted value, in schema order
-  std::string config_hash;     ///< hash of `config` (config_hash())
-  std::string kernel_hash;     ///< hash of the generated CUDA source; empty if none
-  Device device;               ///< where it ran
-  Status status = Status::Ok;  ///< the outcome
-  std::string error;           ///< the reason or error text when status != Ok
-  std::vector<double> times_us;          ///< every repetition's time in microseconds
-  int64_t bytes_moved = 0;               ///< bytes read + written by one run; 0 if unknown
-  std::optional<double> max_abs_error;   ///< from validation; nullopt if not validated
-  Tolerance tolerance;                   ///< the tolerance validation used
-  std::string key;                       ///< record_key() of this point
-  std::string timestamp;                 ///< when it finished, ISO 8601 UTC
+  std::string sweep;                    ///< the sweep's name
+  std::string fusion;                   ///< the fusion's name
+  SizeList sizes;                       ///< bound sizes, in declaration order
+  std::string scheduler;                ///< the scheduler's display name in the sweep
+  std::string plugin;                   ///< the plugin's own name
+  std::string plugin_version;           ///< the plugin's version string
+  std::string plugin_hash;              ///< hash of the plugin binary
+  ConfigList config;                    ///< parameter name -> formatted value, in schema order
+  std::string config_hash;              ///< hash of `config` (config_hash())
+  std::string kernel_hash;              ///< hash of the generated CUDA source; empty if none
+  Device device;                        ///< where it ran
+  Status status = Status::Ok;           ///< the outcome
+  std::string error;                    ///< the reason or error text when status != Ok
+  std::vector<double> times_us;         ///< every repetition's time in microseconds
+  int64_t bytes_moved = 0;              ///< bytes read + written by one run; 0 if unknown
+  std::optional<double> max_abs_error;  ///< from validation; nullopt if not validated
+  Tolerance tolerance;                  ///< the tolerance validation used
+  std::string key;                      ///< record_key() of this point
+  std::string timestamp;                ///< when it finished, ISO 8601 UTC
 
   /// "N=1024,K=1024".
   std::string size_label() const;

@@ -35,10 +35,10 @@ struct TableOptions {
 
 /// One scheduler at one fusion and size.
 struct TableCell {
-  std::string scheduler;       ///< display name
-  size_t points = 0;           ///< records of this scheduler here (0: not in the sweep here)
-  size_t ok_points = 0;        ///< of which status ok
-  std::optional<Record> best;  ///< the ok record with the lowest median
+  std::string scheduler;          ///< display name
+  size_t points = 0;              ///< records of this scheduler here (0: not in the sweep here)
+  size_t ok_points = 0;           ///< of which status ok
+  std::optional<Record> best;     ///< the ok record with the lowest median
   std::optional<Summary> stats;   ///< best's statistics
   std::optional<double> speedup;  ///< baseline median / best median
   std::optional<double> p;        ///< Mann-Whitney p of best vs the baseline's best
@@ -50,9 +50,9 @@ struct TableCell {
 
 /// One fusion at one size: a cell per scheduler of the table, in table order.
 struct TableRow {
-  std::string fusion;              ///< fusion name
-  std::string size_label;          ///< "N=1024,K=1024"
-  std::vector<TableCell> cells;    ///< parallel to Table::schedulers
+  std::string fusion;            ///< fusion name
+  std::string size_label;        ///< "N=1024,K=1024"
+  std::vector<TableCell> cells;  ///< parallel to Table::schedulers
 };
 
 /// The side-by-side table of one device.

@@ -35,7 +35,7 @@ namespace schedlab::sweep {
 
 /// What the loader needs to know about a plugin.
 struct PluginSchema {
-  std::string name;                     ///< the plugin's own name
+  std::string name;                       ///< the plugin's own name
   std::vector<plugin::ParamDesc> params;  ///< its parameter schema
 };
 /// Finds a plugin by registry name or .so path; throws a UserError saying
@@ -47,10 +47,10 @@ PluginLookup registry_lookup(plugin::Registry& registry);
 
 /// One fusion of the sweep and the sizes it runs at.
 struct FusionSpec {
-  std::string name;                      ///< the fusion's own name
-  std::string path;                      ///< its file, resolved
-  std::vector<ir::SizeBindings> sizes;   ///< each binds every named size; file order, no repeats
-  SourceLoc loc;                         ///< the entry in the sweep file
+  std::string name;                     ///< the fusion's own name
+  std::string path;                     ///< its file, resolved
+  std::vector<ir::SizeBindings> sizes;  ///< each binds every named size; file order, no repeats
+  SourceLoc loc;                        ///< the entry in the sweep file
 };
 
 /// One scheduler: a plugin, or a schedule script run by the `script` plugin.
@@ -63,10 +63,10 @@ struct SchedulerSpec {
   /// The swept parameters (or placeholders); no dimension means one point,
   /// the heuristic's own choice (compute_params) overlaid by `fixed`.
   ParamSpace space;
-  Config fixed;                          ///< `set:`, the same for every point
-  std::vector<Constraint> constraints;   ///< all must hold
-  SourceLoc loc;                         ///< the entry in the sweep file
-  SourceLoc space_loc;                   ///< `constraints:` or `space:`, for empty-space errors
+  Config fixed;                         ///< `set:`, the same for every point
+  std::vector<Constraint> constraints;  ///< all must hold
+  SourceLoc loc;                        ///< the entry in the sweep file
+  SourceLoc space_loc;                  ///< `constraints:` or `space:`, for empty-space errors
 
   /// True when the point is the plugin's compute_params choice plus `fixed`.
   bool uses_heuristic() const { return space.dims.empty(); }
@@ -125,8 +125,9 @@ struct SweepSpec {
 };
 
 struct LoadOptions {
-  std::vector<std::string> fusion_dirs;  ///< where fusion names are looked up
-  PluginLookup plugins;                  ///< plugin schemas (required)
+  std::vector<std::string> fusion_dirs;    ///< where fusion names are looked up
+  std::vector<std::string> schedule_dirs;  ///< where script names (NAME.sched) are looked up
+  PluginLookup plugins;                    ///< plugin schemas (required)
 };
 
 /// Parses YAML text; `path` names the file in diagnostics and anchors
@@ -135,9 +136,5 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path,
                            const LoadOptions& options);
 /// Reads and parses a file. user_error if it cannot be read.
 SweepSpec load_sweep_file(const std::string& path, const LoadOptions& options);
-
-/// Every placeholder a schedule script accepts: the names in {braces} and the
-/// keywords of its params(...) lines, sorted.
-std::vector<std::string> script_placeholders(const std::string& script_path);
 
 }  // namespace schedlab::sweep

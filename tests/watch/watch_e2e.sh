@@ -1,0 +1,53 @@
+#!/bin/sh
+# The watch loop end to end: build a plugin from a copy of watch_plugin.cpp,
+# start `schedlab watch` on a sweep that uses it, change the heuristic's one
+# constant (block 64 -> 128), and expect watch to rebuild, reload, re-run and
+# print the new best config with its change; then break the source and
+# expect the build failure to be reported while the old version serves.
+# usage: watch_e2e.sh SCHEDLAB CXX PLUGIN_API_INCLUDE SOURCE WORKDIR
+set -eu
+schedlab=$1 cxx=$2 inc=$3 src=$4 work=$5
+rm -rf "$work" && mkdir -p "$work/src"
+cp "$src" "$work/src/watch_plugin.cpp"
+build="$cxx -std=c++17 -shared -fPIC -O0 -fvisibility=hidden -I$inc $work/src/watch_plugin.cpp -o $work/tmp.so && mv $work/tmp.so $work/watch_plugin.so"
+sh -c "$build"
+cat > "$work/sweep.yaml" <<YAML
+sweep: watch_e2e
+fusions:
+  - fusion: pointwise_add_mul
+    sizes: {N: [64], K: [256]}
+schedulers:
+  - name: mine
+    plugin: $work/watch_plugin.so
+measure: {repetitions: 3, warmup: 0}
+backend: cpu
+YAML
+"$schedlab" watch "$work/sweep.yaml" -o "$work/results.jsonl" --build "$build" \
+  --source "$work/src" --max-reruns 1 --cache-dir "$work/cache" > "$work/out.txt" 2>&1 &
+pid=$!
+# Wait for the first table and the watch banner.
+i=0
+until grep -q '^watching watch_plugin' "$work/out.txt"; do
+  i=$((i + 1)); [ $i -lt 600 ] || { cat "$work/out.txt"; kill $pid; exit 1; }
+  sleep 0.1
+done
+grep -q 'block=64' "$work/out.txt" || { echo "first table lacks block=64"; cat "$work/out.txt"; kill $pid; exit 1; }
+# A broken edit first: the build fails, the old version keeps serving.
+sleep 1.1  # a new mtime second for file systems with coarse stamps
+echo 'this is not C++' >> "$work/src/watch_plugin.cpp"
+i=0
+until grep -q '^build of watch_plugin failed' "$work/out.txt"; do
+  i=$((i + 1)); [ $i -lt 600 ] || { echo "no build failure reported"; cat "$work/out.txt"; kill $pid; exit 1; }
+  sleep 0.1
+done
+# Now the one-constant change.
+sleep 1.1
+sed -e 's/#define WATCH_BLOCK 64/#define WATCH_BLOCK 128/' "$src" > "$work/src/watch_plugin.cpp"
+wait $pid
+status=$?
+cat "$work/out.txt"
+[ $status -eq 0 ] || { echo "watch exited with $status"; exit 1; }
+grep -q '^reloaded watch_plugin (generation 2)' "$work/out.txt" || { echo "no reload"; exit 1; }
+grep -q 'block=128' "$work/out.txt" || { echo "the new table lacks block=128"; exit 1; }
+grep -q 'still serving generation 1' "$work/out.txt" || { echo "no 'still serving'"; exit 1; }
+echo "watch e2e: ok"
