@@ -485,7 +485,8 @@ class Loader {
     return {};
   }
 
-  /// Every (fusion, sizes) must leave each scheduler's space some point.
+  /// Every (fusion, sizes) must leave each scheduler's space some point, and
+  /// every constraint must evaluate at every point (no division by zero).
   void check_spaces() {
     for (const SchedulerSpec& s : spec_.schedulers) {
       if (s.constraints.empty()) continue;
@@ -493,8 +494,10 @@ class Loader {
         for (const ir::SizeBindings& sizes : f.sizes) {
           bool any = false;
           if (s.space.size() <= kMaxGridPoints) {
-            for (uint64_t i = 0; i < s.space.size() && !any; ++i)
-              any = s.admits(s.space.point(i), sizes);
+            // Every point, not just up to the first admitted one, so that a
+            // constraint that divides by zero somewhere fails here.
+            for (uint64_t i = 0; i < s.space.size(); ++i)
+              any = s.admits(s.space.point(i), sizes) || any;
           } else {  // random over a space too large to scan: what it draws
             any = !make_strategy(spec_.strategy, {&s, &f, &sizes})->propose().empty();
           }

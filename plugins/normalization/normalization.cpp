@@ -347,6 +347,7 @@ class Normalization : public pa::Plugin {
 
   void compute_params(pa::Segment& seg, pa::Params& p) override {
     Analysis a = analyze(seg);
+    if (!a.reject.empty()) user_fail(a.reject);
     Config c = heuristic(a, seg.device());
     if (c.persist == 0) user_fail(too_long(a, seg.device()));
     p.set_choice("vector", std::to_string(c.vector));

@@ -380,6 +380,7 @@ class Reduction : public pa::Plugin {
 
   void compute_params(pa::Segment& seg, pa::Params& p) override {
     Analysis a = analyze(seg);
+    if (!a.reject.empty()) user_fail(a.reject);
     Config c = heuristic(a, seg.device());
     p.set_choice("strategy", c.strategy);
     p.set_choice("vector", std::to_string(c.vector));

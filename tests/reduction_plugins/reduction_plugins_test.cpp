@@ -398,6 +398,12 @@ TEST(ReductionPlugin, RejectsWhatItCannotScheduleWithTheReason) {
                         "combines a grid reduction only into a fusion output"));
   EXPECT_TRUE(verdict("row_sum_keepdim", {"strategy=block"}).accepted);
   EXPECT_TRUE(verdict("row_sum", {"strategy=grid"}).accepted);
+  // Called anyway, schedule and compute_params refuse with the same reason.
+  auto s = segment_of("softmax", {});
+  EXPECT_THAT(user_error_of([&] { p->schedule(s.seg, p->defaults()); }),
+              HasSubstr("reduction: the result of T1 is broadcast back over the reduced axes"));
+  EXPECT_THAT(user_error_of([&] { p->compute_params(s.seg); }),
+              HasSubstr("reduction: the result of T1 is broadcast back over the reduced axes"));
 }
 
 TEST(ReductionPlugin, SettingsTheSizesOrDeviceCannotTakeAreUserErrors) {
@@ -439,6 +445,11 @@ TEST(NormalizationPlugin, RejectsWhatItCannotScheduleWithTheReason) {
                           "reduction plugin schedules plain reductions"))
         << f;
   EXPECT_THAT(verdict("add").reason, HasSubstr("the segment has no reduction"));
+  {
+    auto s = segment_of("row_sum", {});
+    EXPECT_THAT(user_error_of([&] { p->schedule(s.seg, p->defaults()); }),
+                HasSubstr("normalization: no reduction result is broadcast back"));
+  }
   EXPECT_THAT(verdict("col_softmax").reason,
               HasSubstr("normalization schedules inner reductions (the innermost axes reduced); "
                         "T1 reduces an outer axis"));

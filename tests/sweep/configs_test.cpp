@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "schedlab/plugin/registry.h"
@@ -45,6 +47,33 @@ TEST_P(ConfigSweep, LoadsAgainstTheBuiltinPlugins) {
 
 INSTANTIATE_TEST_SUITE_P(Files, ConfigSweep, testing::ValuesIn(sweep_files()),
                          test_support::file_case_name);
+
+// The complete example of docs/sweeps.md (its first ```yaml block), loaded as
+// if it were configs/sweeps/example.yaml, so the documentation cannot drift.
+TEST(ConfigSweeps, TheDocumentedExampleLoads) {
+  std::ifstream in(SCHEDLAB_SOURCE_DIR "/docs/sweeps.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  size_t start = doc.find("```yaml\n");
+  ASSERT_NE(start, std::string::npos) << "docs/sweeps.md has no ```yaml block";
+  start += 8;
+  const std::string text = doc.substr(start, doc.find("```", start) - start);
+  plugin::Registry registry(plugin::plugin_search_path());
+  LoadOptions options{{test_support::config_fusion_dir()},
+                      {std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules"},
+                      registry_lookup(registry)};
+  SweepSpec spec;
+  try {
+    spec = parse_sweep_text(text, kSweepDir + "/example.yaml", options);
+  } catch (const UserError& e) {
+    FAIL() << e.what();
+  }
+  EXPECT_EQ(spec.name, "pointwise_study");
+  EXPECT_EQ(spec.schedulers.size(), 4u);
+  EXPECT_EQ(spec.fusions.size(), 3u);
+  EXPECT_FALSE(expand(spec).empty());
+}
 
 TEST(ConfigSweeps, TheDirectoryHasExamples) {
   EXPECT_GE(sweep_files().size(), 2u) << kSweepDir;

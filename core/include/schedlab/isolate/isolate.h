@@ -27,7 +27,9 @@
 //   * a plugin::Registry or Watcher that another thread may be reloading:
 //     resolve the plugin (registry.get(name)) in the parent, before the call,
 //     and hand the shared_ptr to the work. The Plugin itself is immutable
-//     and safe to call.
+//     and safe to call; only the host's log lock (plugin log lines) is
+//     process-wide, so a thread logging at the fork would stall the child's
+//     first log line.
 //   * CUDA: a process that has initialized the driver (cuInit, e.g. the
 //     `auto` backend probing for a device) cannot use CUDA in a forked
 //     child. With --isolate on a GPU, let the parent never touch CUDA and

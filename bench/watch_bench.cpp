@@ -1,0 +1,103 @@
+// The prototyping loop, end to end (issue 7, "watch"): the time from saving
+// a one-constant change to a plugin's source to `schedlab watch` printing
+// the new table, on the CPU backend. One `schedlab watch` process serves
+// every iteration; each iteration toggles the heuristic's block size
+// (tests/watch/watch_plugin.cpp, WATCH_BLOCK 64 <-> 128) and waits for the
+// "points re-run" line that follows the delta table. Manual time: the
+// interval from the write to that line.
+#include <benchmark/benchmark.h>
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::trunc) << text;
+}
+
+/// Reads lines from `f` until one contains `needle`; false at EOF.
+bool wait_for(FILE* f, const std::string& needle) {
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, f))
+    if (std::string(buf).find(needle) != std::string::npos) return true;
+  return false;
+}
+
+void BM_WatchLoop(benchmark::State& state) {
+  const fs::path work = fs::temp_directory_path() / fmt::format("schedlab-watch-bench-{}", getpid());
+  fs::remove_all(work);
+  fs::create_directories(work / "src");
+  const std::string original = read_file(SCHEDLAB_SOURCE_DIR "/tests/watch/watch_plugin.cpp");
+  write_file(work / "src/watch_plugin.cpp", original);
+  const std::string build = fmt::format(
+      "{} -std=c++17 -shared -fPIC -O0 -fvisibility=hidden -I{}/plugin-api/include "
+      "{}/src/watch_plugin.cpp -o {}/tmp.so && mv {}/tmp.so {}/watch_plugin.so",
+      SCHEDLAB_HOST_CXX, SCHEDLAB_SOURCE_DIR, work.string(), work.string(), work.string(),
+      work.string());
+  if (std::system(build.c_str()) != 0) {
+    state.SkipWithError("cannot build the watch plugin");
+    return;
+  }
+  write_file(work / "sweep.yaml", fmt::format(R"(sweep: watch_bench
+fusions:
+  - fusion: pointwise_add_mul
+    sizes: {{N: [256], K: [1024]}}
+schedulers:
+  - name: mine
+    plugin: {}/watch_plugin.so
+measure: {{repetitions: 5, warmup: 1}}
+backend: cpu
+)",
+                                              work.string()));
+  const int64_t reruns = state.max_iterations;
+  const std::string cmd = fmt::format(
+      "'{}' watch '{}/sweep.yaml' -o '{}/r.jsonl' --cache-dir '{}/cache' --build '{}' "
+      "--source '{}/src' --max-reruns {} 2>&1",
+      SCHEDLAB_CLI, work.string(), work.string(), work.string(), build, work.string(), reruns);
+  FILE* watch = popen(cmd.c_str(), "r");
+  if (!watch || !wait_for(watch, "watching watch_plugin")) {
+    state.SkipWithError("schedlab watch did not start");
+    return;
+  }
+  bool big = false;
+  for (auto _ : state) {
+    // File systems with one-second mtimes would miss a second edit within
+    // the same second; the poll compares stamps, so wait for a new one.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    big = !big;
+    std::string edited = original;
+    edited.replace(edited.find("#define WATCH_BLOCK 64"), 22,
+                   big ? "#define WATCH_BLOCK 128" : "#define WATCH_BLOCK 96 ");
+    auto start = std::chrono::steady_clock::now();
+    write_file(work / "src/watch_plugin.cpp", edited);
+    if (!wait_for(watch, "points re-run")) {
+      state.SkipWithError("schedlab watch stopped");
+      break;
+    }
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  pclose(watch);
+  fs::remove_all(work);
+}
+BENCHMARK(BM_WatchLoop)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+
+}  // namespace
+
+BENCHMARK_MAIN();
