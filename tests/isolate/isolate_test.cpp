@@ -1,9 +1,9 @@
 // run_isolated on plain work: every way a child can end (a result, each
-// fatal signal, a timeout, an exit, each kind of exception), results larger
-// than a pipe, the child's stdout and stderr, signals interrupting the
-// parent's wait, and a parent with busy threads. Each case runs twice: with
-// a pidfd and with the pre-5.3 fallback. After each test the process has no
-// child left, reaped or not.
+// fatal signal, heap corruption, a timeout, an exit, each kind of
+// exception), results larger than a pipe, the child's stdout and stderr,
+// signals interrupting the parent's wait, and a parent with busy threads.
+// Each case runs twice: with a pidfd and with the pre-5.3 fallback. After
+// each test the process has no child left, reaped or not.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -203,6 +203,24 @@ TEST_P(Isolate, EachFatalSignalIsCrashedWithItsName) {
     EXPECT_EQ(o.payload, "");
   }
   (void)trap;
+}
+
+TEST_P(Isolate, HeapCorruptionInTheChildIsCrashedWithGlibcsDiagnostic) {
+  Options op = opts();
+  op.forward_stderr = false;
+  Outcome o = run_isolated(
+      [] {
+        char* volatile p = new char[32];
+        delete[] p;
+        delete[] p;  // glibc's tcache check aborts
+        return std::string("survived");
+      },
+      op);
+  EXPECT_EQ(describe(o), "crashed (SIGABRT)");
+  EXPECT_THAT(o.stderr_tail, HasSubstr("double free"));
+  // Our heap is our own.
+  std::vector<std::string> v(1000, std::string(100, 'z'));
+  EXPECT_EQ(v.back().size(), 100u);
 }
 
 TEST_P(Isolate, ASignalWithoutANameHereIsNumbered) {

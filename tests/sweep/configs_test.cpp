@@ -71,7 +71,7 @@ TEST(ConfigSweeps, TheDocumentedExampleLoads) {
   }
   EXPECT_EQ(spec.name, "pointwise_study");
   EXPECT_EQ(spec.schedulers.size(), 4u);
-  EXPECT_EQ(spec.fusions.size(), 3u);
+  EXPECT_EQ(spec.fusions.size(), 2u);
   EXPECT_FALSE(expand(spec).empty());
 }
 

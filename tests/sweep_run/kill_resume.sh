@@ -19,7 +19,7 @@ schedulers:
     space:
       block: [32, 64, 128, 256]
       unroll: [1, 2]
-measure: {repetitions: 20, warmup: 1}
+measure: {repetitions: 4, warmup: 1, min_time: 0.04}  # >= 0.16 s a point: the kill lands mid-sweep
 backend: cpu
 YAML
 # 4 sizes x (1 + 8) configs = 36 points.
