@@ -120,6 +120,35 @@ void BM_SchedulePointwise(benchmark::State& state) {
 }
 BENCHMARK(BM_SchedulePointwise)->Unit(benchmark::kMicrosecond);
 
+// Each built-in plugin scheduling a segment it is made for, at a realistic
+// size: compute_params (the heuristic) plus schedule, parsing excluded.
+void BM_ScheduleBuiltin(benchmark::State& state, const char* plugin_name, const char* fusion_name,
+                        ir::SizeBindings sizes) {
+  plugin::Registry registry({plugin::builtin_plugin_dir()});
+  auto p = registry.get(plugin_name);
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto def = fusion(fusion_name);
+    plugin::Segment seg;
+    seg.fusion = def.fusion.get();
+    seg.sizes = frontend::bind_sizes(def, sizes);
+    state.ResumeTiming();
+    p->schedule(seg, p->compute_params(seg));
+  }
+}
+BENCHMARK_CAPTURE(BM_ScheduleBuiltin, pointwise, "pointwise", "gelu",
+                  ir::SizeBindings{{"N", 4096}, {"K", 4096}})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ScheduleBuiltin, reduction, "reduction", "row_sum",
+                  ir::SizeBindings{{"N", 4096}, {"K", 4096}})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ScheduleBuiltin, normalization, "normalization", "layernorm",
+                  ir::SizeBindings{{"N", 4096}, {"K", 4096}})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ScheduleBuiltin, transpose, "transpose", "transpose2d",
+                  ir::SizeBindings{{"N", 4096}, {"K", 4096}})
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -28,6 +28,12 @@ std::string c_type(ir::DataType t) {
 
 namespace {
 
+/// The thread and block indices, each read once at the top of the kernel
+/// into a local of the index type under this name.
+constexpr std::pair<const char*, const char*> kIndexLocals[] = {
+    {"threadIdx.x", "sl_tx"}, {"threadIdx.y", "sl_ty"}, {"threadIdx.z", "sl_tz"},
+    {"blockIdx.x", "sl_bx"},  {"blockIdx.y", "sl_by"},  {"blockIdx.z", "sl_bz"}};
+
 std::string literal(double v, ir::DataType t) {
   if (ir::is_integral(t)) {
     // The identity of an integer max/min reduction is the type's own limit
@@ -113,13 +119,15 @@ std::string expr(const kir::ExprP& e) {
     case Expr::Kind::Int: return e->i < 0 ? "(" + std::to_string(e->i) + ")" : std::to_string(e->i);
     case Expr::Kind::Bool: return e->i ? "true" : "false";
     case Expr::Kind::Float: return literal(e->f, e->dtype);
-    case Expr::Kind::Var:
-      // threadIdx/blockIdx/blockDim are unsigned int: read them as the index
-      // type, or blockIdx.x * 128 wraps at 2^32 in an int64 kernel.
-      if (e->name.starts_with("threadIdx.") || e->name.starts_with("blockIdx.") ||
-          e->name.starts_with("blockDim."))
-        return "((sl_index_t)" + e->name + ")";
+    case Expr::Kind::Var: {
+      // threadIdx/blockIdx are read once, as the index type (kIndexLocals);
+      // blockDim is unsigned int too: cast, or blockIdx.x * 128 would wrap
+      // at 2^32 in an int64 kernel.
+      for (const auto& [var, local] : kIndexLocals)
+        if (e->name == var) return local;
+      if (e->name.starts_with("blockDim.")) return "((sl_index_t)" + e->name + ")";
       return e->name;
+    }
     case Expr::Kind::Unary: return unary(*e);
     case Expr::Kind::Binary: return binary(*e);
     case Expr::Kind::Select:
@@ -148,25 +156,74 @@ const char* reduce_op(int op) {
   return kOps[op];
 }
 
+void stmt(const Stmt& s, int depth, std::ostringstream& os);
+
+bool reads_memory(const kir::ExprP& e) {
+  if (e->kind == Expr::Kind::Load) return true;
+  for (const auto& a : e->args)
+    if (reads_memory(a)) return true;
+  return false;
+}
+
+bool synchronizes(const Stmt& s) {
+  if (s.kind == Stmt::Kind::Sync || s.kind == Stmt::Kind::BlockReduce ||
+      s.kind == Stmt::Kind::GridReduce)
+    return true;
+  for (const auto* list : {&s.body, &s.else_body})
+    for (const auto& c : *list)
+      if (synchronizes(*c)) return true;
+  return false;
+}
+
+/// An If that may share its braces with a neighbour of the same condition:
+/// the condition is index math only (no store in either body can change it)
+/// and nothing in it synchronizes.
+bool mergeable(const Stmt& s) {
+  return s.kind == Stmt::Kind::If && s.else_body.empty() && !reads_memory(s.cond) &&
+         !synchronizes(s);
+}
+
+/// A statement list. Adjacent Ifs with the same condition (every store of a
+/// fused nest repeats its predicate) print as one.
+void stmts(const std::vector<kir::StmtP>& list, int depth, std::ostringstream& os) {
+  std::string pad(static_cast<size_t>(depth) * 2, ' ');
+  for (size_t i = 0; i < list.size();) {
+    size_t j = i + 1;
+    std::string cond;
+    if (mergeable(*list[i])) {
+      cond = expr(list[i]->cond);
+      while (j < list.size() && mergeable(*list[j]) && expr(list[j]->cond) == cond) ++j;
+    }
+    if (j - i == 1) {
+      stmt(*list[i++], depth, os);
+      continue;
+    }
+    os << pad << "if (" << cond << ") {\n";
+    for (; i < j; ++i)
+      for (const auto& c : list[i]->body) stmt(*c, depth + 1, os);
+    os << pad << "}\n";
+  }
+}
+
 void stmt(const Stmt& s, int depth, std::ostringstream& os) {
   std::string pad(static_cast<size_t>(depth) * 2, ' ');
   switch (s.kind) {
     case Stmt::Kind::Block:
-      for (const auto& c : s.body) stmt(*c, depth, os);
+      stmts(s.body, depth, os);
       break;
     case Stmt::Kind::For:
       if (s.unroll) os << pad << "#pragma unroll\n";
       os << pad << "for (sl_index_t " << s.var << " = 0; " << s.var << " < " << expr(s.extent) << "; ++"
          << s.var << ") {\n";
-      for (const auto& c : s.body) stmt(*c, depth + 1, os);
+      stmts(s.body, depth + 1, os);
       os << pad << "}\n";
       break;
     case Stmt::Kind::If:
       os << pad << "if (" << expr(s.cond) << ") {\n";
-      for (const auto& c : s.body) stmt(*c, depth + 1, os);
+      stmts(s.body, depth + 1, os);
       if (!s.else_body.empty()) {
         os << pad << "} else {\n";
-        for (const auto& c : s.else_body) stmt(*c, depth + 1, os);
+        stmts(s.else_body, depth + 1, os);
       }
       os << pad << "}\n";
       break;
@@ -235,7 +292,13 @@ std::string print_kernel(const kir::Kernel& k) {
        << " for block reductions\n";
   else if (k.shared_bytes > 0)
     os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes\n";
-  stmt(*k.body, 1, os);
+  std::ostringstream body;
+  stmt(*k.body, 1, body);
+  const std::string text = body.str();
+  for (const auto& [var, local] : kIndexLocals)
+    if (text.find(local) != std::string::npos)
+      os << "  const sl_index_t " << local << " = " << var << ";\n";
+  os << text;
   os << "}\n";
   return os.str();
 }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "schedlab/sweep/strategy.h"  // kMaxGridPoints
 
 namespace schedlab::sweep {
 

@@ -106,19 +106,25 @@ TEST_P(Segmented, BuiltinPluginsValidate) {
 INSTANTIATE_TEST_SUITE_P(Fusions, Segmented, ::testing::ValuesIn(fusion_files()),
                          test_support::file_case_name);
 
-// row_then_col is the fusion made to need segments: a row reduction feeding
-// a column reduction.
-TEST(SegmentedBuiltins, RowThenColNeedsTwoSegments) {
-  sweep::BoundFusion bf =
-      sweep::bind_fusion(std::string(SEGMENT_FUSION_DIR) + "/row_then_col.yaml", {}, {});
-  std::string skip;
-  auto sf = with_builtins(bf, &skip);
-  if (!skip.empty()) GTEST_SKIP() << skip;
-  if (!sf) return;
-  EXPECT_GE(sf->segmentation.segments.size(), 2u) << print_segmentation(sf->segmentation);
-  ASSERT_FALSE(sf->segmentation.log.empty());
-  EXPECT_EQ(sf->segmentation.log.front().kind, Offer::Kind::Whole);
-  EXPECT_TRUE(sf->segmentation.log.front().accepted_by.empty());
+// Fusions no single built-in plugin takes: row_then_col (made for this: a
+// row reduction feeding a column reduction) and the standard
+// broadcast_reduce (a column sum and a row max of the same tensor).
+TEST(SegmentedBuiltins, SomeFusionsNeedTwoSegments) {
+  for (const std::string& fusion : {std::string(SEGMENT_FUSION_DIR) + "/row_then_col.yaml",
+                                    test_support::config_fusion_dir() + "/broadcast_reduce.yaml"}) {
+    sweep::BoundFusion bf = sweep::bind_fusion(fusion, {}, {});
+    std::string skip;
+    auto sf = with_builtins(bf, &skip);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+    if (!sf) return;
+    EXPECT_GE(sf->segmentation.segments.size(), 2u) << print_segmentation(sf->segmentation);
+    ASSERT_FALSE(sf->segmentation.log.empty());
+    EXPECT_EQ(sf->segmentation.log.front().kind, Offer::Kind::Whole);
+    EXPECT_TRUE(sf->segmentation.log.front().accepted_by.empty());
+    // Every built-in said why it would not take the whole fusion.
+    EXPECT_EQ(sf->segmentation.log.front().rejections.size(), builtin_heuristics().size());
+    run_and_validate(bf, sf->segmentation, fusion);
+  }
 }
 
 // The test plugin one_reduction and the real pointwise plugin: softmax in

@@ -64,6 +64,10 @@ struct Dimension {
   SourceLoc loc;              ///< the key in the sweep file
 };
 
+/// The most points a space may have for its points to be listed (by the
+/// grid strategy, or one range); larger spaces can only be sampled.
+inline constexpr uint64_t kMaxGridPoints = 1'000'000;
+
 /// The cross product of its dimensions.
 struct ParamSpace {
   std::vector<Dimension> dims;  ///< file order; names unique

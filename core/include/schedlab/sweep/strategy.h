@@ -63,10 +63,9 @@ std::unique_ptr<SearchStrategy> make_strategy(const StrategySpec& spec,
                                               const SearchProblem& problem);
 
 /// The configurations of `problem`'s space that satisfy its constraints, in
-/// odometer order. user_error (at the `space:` key) when the space has more
-/// than kMaxGridPoints points, before evaluating any.
+/// odometer order. user_error when the space has more than kMaxGridPoints
+/// points (space.h), before evaluating any.
 std::vector<Config> admissible_configs(const SearchProblem& problem);
-inline constexpr uint64_t kMaxGridPoints = 1'000'000;
 
 /// One run of the sweep: indices into the spec and the configuration.
 struct Point {
