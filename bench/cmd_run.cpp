@@ -37,6 +37,11 @@ void SweepOptions::add_to(CLI::App* cmd) {
   cmd->add_option("--fusion-dir", fusion_dir_flags,
                   "Extra directory searched for fusion names (repeatable)");
   add_plugin_dir_option(cmd, plugin_dirs);
+  cmd->add_flag("--isolate", isolate,
+                "Run each point's plugin calls, compile and validating launch in a child "
+                "process: a crash or hang marks that point crashed or timeout");
+  cmd->add_option("--timeout", timeout_s, "With --isolate: seconds a point may take (default 120)")
+      ->check(CLI::PositiveNumber);
   cmd->allow_extras();  // --benchmark_* flags go to Google Benchmark
   cmd->footer(
       "Google Benchmark's flags (--benchmark_filter, --benchmark_out=FILE, "
@@ -47,7 +52,11 @@ sweep::LoadOptions SweepOptions::load_options(plugin::Registry& registry) const 
   sweep::LoadOptions lo;
   lo.fusion_dirs = fusion_dirs(fusion_dir_flags);
   lo.schedule_dirs = {SCHEDLAB_CONFIG_DIR "/schedules"};
-  lo.plugins = sweep::registry_lookup(registry);
+  // `plugin: auto` is the runner's: the first built-in that takes each
+  // fusion (sweep::pick_builtin), with that plugin's own parameters.
+  lo.plugins = [lookup = sweep::registry_lookup(registry)](const std::string& name) {
+    return name == "auto" ? sweep::PluginSchema{"auto", {}} : lookup(name);
+  };
   return lo;
 }
 
@@ -124,6 +133,9 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
     std::filesystem::create_directories(dir, ec);
   ro.resume = resume;
   ro.jobs = o.jobs;
+  ro.isolate = o.isolate;
+  ro.timeout_s = o.timeout_s;
+  ro.cache_dir = o.cache_dir;
   ro.fusion_dirs = fusion_dirs(o.fusion_dir_flags);
   ro.only_schedulers = {o.only.begin(), o.only.end()};
   ro.measured = std::move(measured);

@@ -25,6 +25,8 @@ struct SweepOptions {
   std::string csv, json, html;
   std::vector<std::string> fusion_dir_flags;
   std::vector<std::string> plugin_dirs;
+  bool isolate = false;
+  double timeout_s = 120;
 
   void add_to(CLI::App* cmd);
   sweep::LoadOptions load_options(plugin::Registry& registry) const;

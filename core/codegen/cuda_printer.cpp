@@ -2,6 +2,7 @@
 #include "schedlab/codegen/cuda_printer.h"
 
 #include <cmath>
+#include <utility>
 #include <sstream>
 
 #include "schedlab/base/error.h"

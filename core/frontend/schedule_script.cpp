@@ -139,8 +139,8 @@ void read_params_statement(const Statement& st, std::map<std::string, int64_t>& 
                            << defaults.at(a.keyword) << ")";
     auto v = to_integer(a.value.text);
     if (!v)
-      user_error_at(a.value.loc)
-          << "params: " << a.keyword << "=" << a.value.text << " is not a 64-bit integer";
+      user_error_at(a.value.loc) << "params: " << a.keyword << "=" << a.value.text
+                                 << " is not a 64-bit integer";
     defaults[a.keyword] = *v;
   }
 }
@@ -685,15 +685,15 @@ ScheduleParams parse_schedule_args(const std::string& text, const std::string& w
     user_assert(eq != std::string::npos && eq > 0)
         << what << ": expected NAME=INTEGER, found '" << item << "' in '" << text << "'";
     std::string name = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
-    bool ident = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
-                 std::all_of(name.begin(), name.end(), [](char c) {
-                   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                 });
+    bool ident =
+        !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+        std::all_of(name.begin(), name.end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
     user_assert(ident) << what << ": expected a placeholder name before '=', found '" << name
                        << "' in '" << text << "'";
     auto v = to_integer(value);
-    user_assert(!value.empty() && v) << what << ": " << name << " must be an integer, found '"
-                                     << value << "'";
+    user_assert(!value.empty() && v)
+        << what << ": " << name << " must be an integer, found '" << value << "'";
     user_assert(!r.count(name)) << what << ": " << name << " is given twice";
     r[name] = *v;
   }

@@ -56,7 +56,8 @@ class Copier {
       return it->second;
     }
     const auto* s = v->as<Scalar>();
-    return s->is_size() ? dst_.make_size_scalar(s->size()) : dst_.make_scalar(s->value(), s->dtype());
+    return s->is_size() ? dst_.make_size_scalar(s->size())
+                        : dst_.make_scalar(s->value(), s->dtype());
   }
 
   /// Copies e; its operands must have copies already.
@@ -116,14 +117,15 @@ std::vector<const TensorView*> order_like(const std::vector<TensorView*>& first,
 
 }  // namespace
 
-Extraction extract(const Fusion& f, const std::vector<const Expr*>& exprs, const std::string& name) {
+Extraction extract(const Fusion& f, const std::vector<const Expr*>& exprs,
+                   const std::string& name) {
   const std::unordered_set<const Expr*> group(exprs.begin(), exprs.end());
   internal_assert(group.size() == exprs.size()) << "extract: an expression is listed twice";
   std::vector<const Expr*> ordered;
   for (const Expr* e : f.exprs())
     if (group.count(e)) ordered.push_back(e);
-  internal_assert(ordered.size() == group.size()) << "extract: an expression is not in fusion "
-                                                  << f.name();
+  internal_assert(ordered.size() == group.size())
+      << "extract: an expression is not in fusion " << f.name();
   const std::vector<Expr*> live_list = f.exprs_for_outputs();
   const std::unordered_set<const Expr*> live(live_list.begin(), live_list.end());
 

@@ -123,8 +123,10 @@ class Grouping {
     for (auto& [g, m] : members_)
       if (!accepted_.count(g)) {
         Offer o = offer(Offer::Kind::Alone, {m});
-        if (!o.accepted_by.empty()) accepted_[g] = o;
-        else rejected_[g] = o;
+        if (!o.accepted_by.empty())
+          accepted_[g] = o;
+        else
+          rejected_[g] = o;
       }
   }
 
@@ -262,7 +264,8 @@ void require_complete(const Segmentation& s) {
     for (const Rejection& r : seg.rejections)
       reasons += (reasons.empty() ? "" : "; ") + r.scheduler + ": " + r.reason;
     user_error << "no scheduler accepts " << group_str(seg.exprs) << " of fusion '"
-               << s.fusion->name() << "': " << (reasons.empty() ? "no schedulers to offer it to" : reasons);
+               << s.fusion->name()
+               << "': " << (reasons.empty() ? "no schedulers to offer it to" : reasons);
   }
 }
 
@@ -271,8 +274,8 @@ std::string print_segmentation(const Segmentation& s) {
   std::string names;
   for (const std::string& n : s.schedulers) names += (names.empty() ? "" : ", ") + n;
   os << "Segmentation of " << s.fusion->name() << ": " << s.segments.size() << " segment"
-     << (s.segments.size() == 1 ? "" : "s") << " (schedulers in priority order: "
-     << (names.empty() ? "none" : names) << ")\n";
+     << (s.segments.size() == 1 ? "" : "s")
+     << " (schedulers in priority order: " << (names.empty() ? "none" : names) << ")\n";
   auto tensors = [](const std::vector<const ir::TensorView*>& ts) {
     std::string r;
     for (const ir::TensorView* t : ts) r += (r.empty() ? "" : ", ") + t->describe();

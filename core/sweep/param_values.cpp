@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-
 namespace schedlab::sweep {
 
 using frontend::as_double;

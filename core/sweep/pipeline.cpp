@@ -42,6 +42,37 @@ PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
   return schedule_fusion_with_plugin(p, *bf.def.fusion, bf.sizes, device, settings);
 }
 
+const std::vector<std::string>& builtin_plugin_order() {
+  static const std::vector<std::string> order = {"normalization", "reduction", "transpose",
+                                                 "pointwise"};
+  return order;
+}
+
+std::shared_ptr<const plugin::Plugin> pick_builtin(
+    plugin::Registry& registry, BoundFusion& bf,
+    const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons) {
+  for (const std::string& name : builtin_plugin_order()) {
+    std::shared_ptr<const plugin::Plugin> p;
+    try {
+      p = registry.get(name);
+    } catch (const UserError&) {
+      if (reasons) reasons->push_back(name + ": not installed");
+      continue;
+    }
+    plugin::Segment seg;
+    seg.fusion = bf.def.fusion.get();
+    seg.sizes = bf.sizes;
+    if (device) {
+      seg.device = *device;
+      seg.device_is_model = false;
+    }
+    plugin::Verdict v = p->can_schedule(seg, p->defaults());
+    if (v.accepted) return p;
+    if (reasons) reasons->push_back(name + ": " + v.reason);
+  }
+  return nullptr;
+}
+
 std::string Validation::summary() const {
   for (size_t i = 0; i < outputs.size(); ++i)
     if (!outputs[i].cmp.ok)
@@ -136,13 +167,11 @@ std::vector<std::shared_ptr<const plugin::Plugin>> segmenter_plugins(
   std::vector<std::string> errors = registry.add_search_path();
   if (load_errors) *load_errors = std::move(errors);
   // The most specific heuristics first (see the header).
-  static const std::vector<std::string> kBuiltinOrder = {"normalization", "reduction", "transpose",
-                                                         "pointwise"};
-  for (const std::string& name : kBuiltinOrder)
+  const std::vector<std::string>& order = builtin_plugin_order();
+  for (const std::string& name : order)
     if (auto p = registry.find(name)) r.push_back(p);
   for (const auto& p : registry.plugins())  // by name
-    if (p->name() != "script" &&
-        std::find(kBuiltinOrder.begin(), kBuiltinOrder.end(), p->name()) == kBuiltinOrder.end())
+    if (p->name() != "script" && std::find(order.begin(), order.end(), p->name()) == order.end())
       r.push_back(p);
   return r;
 }

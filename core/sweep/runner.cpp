@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "schedlab/base/error.h"
+#include "schedlab/isolate/isolate.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/cuda_backend.h"
@@ -30,6 +31,9 @@
 
 namespace schedlab::sweep {
 namespace {
+
+/// The scheduler name that means "the built-in that takes the fusion".
+constexpr const char* kAutoScheduler = "auto";
 
 std::string file_hash(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -59,6 +63,7 @@ struct PointState {
   report::Record rec;
   bool final = false;   ///< the record is decided (a failure, resumed, or cached)
   bool cached = false;  ///< its verdict and times come from an earlier record
+  std::shared_ptr<const plugin::Plugin> plugin;  ///< the scheduler's plugin (or auto's pick)
   BoundFusion bf;      ///< the scheduled fusion (the kernel refers to it)
   runtime::PreparedKernel kernel;
   std::shared_ptr<runtime::CompiledKernel> compiled;
@@ -151,7 +156,9 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
   std::vector<std::string> plugin_hashes;
   for (const SchedulerSpec& s : spec.schedulers) {
     std::shared_ptr<const plugin::Plugin> p;
-    if (s.plugin.find('/') == std::string::npos && !s.plugin.ends_with(".so")) {
+    if (s.plugin == kAutoScheduler) {
+      // Chosen per point (pick_builtin); nothing to load up front.
+    } else if (s.plugin.find('/') == std::string::npos && !s.plugin.ends_with(".so")) {
       p = registry.get(s.plugin);
     } else {
       // A path: the plugin already serving that file (the spec loader read
@@ -161,9 +168,11 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
         if (std::filesystem::equivalent(file, s.plugin, ec)) p = registry.find(name);
       if (!p) p = registry.add(s.plugin);
     }
-    plugin_hashes.push_back(file_hash(p->path()));
+    plugin_hashes.push_back(p ? file_hash(p->path()) : "");
     plugins.push_back(std::move(p));
   }
+  std::mutex hash_mu;
+  std::map<std::string, std::string> auto_hashes;  // plugin path -> hash, for `auto`
   std::vector<std::string> fusion_hashes;
   for (const FusionSpec& f : spec.fusions) fusion_hashes.push_back(file_hash(f.path));
 
@@ -200,50 +209,113 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     return slot;
   };
 
+  // Locks for what is not re-entrant. A child process (--isolate) takes none:
+  // it is alone in its address space, and a lock another thread held at the
+  // fork would never be released there.
   std::mutex plugin_mu, launch_mu;
-  auto phase1 = [&](size_t i) {
+  auto maybe_lock = [](std::mutex& mu, bool in_child) {
+    return in_child ? std::unique_lock<std::mutex>() : std::unique_lock<std::mutex>(mu);
+  };
+
+  // Step 1, in the process: the record's identity, and whether it is done
+  // already (--resume). False when the point needs no more work.
+  auto identify = [&](size_t i) -> bool {
     const Point& p = points[i];
     PointState& s = states[i];
     const FusionSpec& f = spec.fusions[p.fusion];
     const SchedulerSpec& sched = spec.schedulers[p.scheduler];
-    const plugin::Plugin& plugin = *plugins[p.scheduler];
     const std::vector<std::string> settings = sched.settings(p.config);
     report::Record& r = s.rec;
     r.sweep = spec.name;
     r.fusion = f.name;
     for (const auto& [k, v] : f.sizes[p.sizes]) r.sizes.emplace_back(k, v);
     r.scheduler = sched.name;
+    r.device = device;
+    s.plugin = plugins[p.scheduler];
+    if (!s.plugin) {
+      // `auto`: the first built-in that takes the fusion, as `exec` without
+      // --plugin would pick.
+      try {
+        s.bf = bind_fusion(f.path, options.fusion_dirs, f.sizes[p.sizes]);
+        std::vector<std::string> reasons;
+        {
+          std::lock_guard lock(plugin_mu);
+          s.plugin = pick_builtin(registry, s.bf, target, &reasons);
+        }
+        if (!s.plugin) {
+          r.plugin = kAutoScheduler;
+          r.key = report::record_key(kAutoScheduler, "", f.name + "@" + fusion_hashes[p.fusion],
+                                     r.sizes, device.fingerprint);
+          std::string why;
+          for (const std::string& x : reasons) why += (why.empty() ? "" : "; ") + x;
+          fail(s, report::Status::Rejected, "no built-in plugin takes it: " + why);
+          return false;
+        }
+      } catch (const UserError& e) {
+        r.plugin = kAutoScheduler;
+        fail(s, report::Status::ScheduleError, e.what());
+        return false;
+      }
+    }
+    const plugin::Plugin& plugin = *s.plugin;
     r.plugin = plugin.name();
     r.plugin_version = plugin.version();
     r.plugin_hash = plugin_hashes[p.scheduler];
-    r.device = device;
+    if (r.plugin_hash.empty()) {
+      std::lock_guard lock(hash_mu);
+      auto& h = auto_hashes[plugin.path()];
+      if (h.empty()) h = file_hash(plugin.path());
+      r.plugin_hash = h;
+    }
     std::string requested;
     for (const std::string& kv : settings) requested += kv + ";";
     r.key = report::record_key(r.plugin_hash, report::hash_hex(requested),
                                f.name + "@" + fusion_hashes[p.fusion], r.sizes, device.fingerprint);
-    for (const std::string& kv : settings) {
-      auto eq = kv.find('=');
-      r.config.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
+    // What was asked for; replaced by every parameter's value once scheduled.
+    // A script shows its file name and placeholder values, not its full path.
+    if (!sched.script.empty()) {
+      r.config.emplace_back("script", std::filesystem::path(sched.script).filename().string());
+      for (const auto& [k, v] : p.config.values) r.config.emplace_back(k, v.str());
+    } else {
+      for (const std::string& kv : settings) {
+        auto eq = kv.find('=');
+        r.config.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
+      }
     }
     r.config_hash = report::config_hash(r.config);
     if (auto it = done.find(r.key); it != done.end()) {
       r = it->second;
       s.final = true;
-      return;
+      return false;
     }
+    return true;
+  };
+
+  // Step 2: schedule, lower, codegen, compile on `be`, and validate unless
+  // the point already validated in a child. Fills the record; a failure makes
+  // it final.
+  auto work = [&](size_t i, runtime::Backend& be, bool validate_it, bool in_child) {
+    const Point& p = points[i];
+    PointState& s = states[i];
+    const FusionSpec& f = spec.fusions[p.fusion];
+    const SchedulerSpec& sched = spec.schedulers[p.scheduler];
+    const plugin::Plugin& plugin = *s.plugin;
+    report::Record& r = s.rec;
     try {
       s.bf = bind_fusion(f.path, options.fusion_dirs, f.sizes[p.sizes]);
       r.bytes_moved = io_bytes(*s.bf.def.fusion, s.bf.sizes);
       PluginRun run;
       {
-        std::lock_guard lock(plugin_mu);
-        run = schedule_with_plugin(plugin, s.bf, target, settings);
+        auto lock = maybe_lock(plugin_mu, in_child);
+        run = schedule_with_plugin(plugin, s.bf, target, sched.settings(p.config));
       }
       if (!run.accepted) return fail(s, report::Status::Rejected, run.reason);
-      r.config.clear();
-      for (size_t k = 0; k < plugin.schema().size(); ++k)
-        r.config.emplace_back(plugin.schema()[k].name, plugin.format_value(k, run.params[k]));
-      r.config_hash = report::config_hash(r.config);
+      if (sched.script.empty()) {
+        r.config.clear();
+        for (size_t k = 0; k < plugin.schema().size(); ++k)
+          r.config.emplace_back(plugin.schema()[k].name, plugin.format_value(k, run.params[k]));
+        r.config_hash = report::config_hash(r.config);
+      }
     } catch (const UserError& e) {
       return fail(s, report::Status::ScheduleError, e.what());
     }
@@ -253,7 +325,7 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
       // An unchanged kernel at the same sizes on the same device: its earlier
       // verdict and times stand (the inputs are generated deterministically).
       for (const report::Record& old : options.measured)
-        if (reusable(old, r, spec.measure.repetitions)) {
+        if (validate_it && reusable(old, r, spec.measure.repetitions)) {
           r.status = old.status;
           r.error = old.error;
           r.times_us = old.times_us;
@@ -262,16 +334,16 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
           s.final = s.cached = true;
           return;
         }
-      s.compiled = backend.compile(s.kernel.source);
+      s.compiled = be.compile(s.kernel.source);
     } catch (const UserError& e) {
       return fail(s, report::Status::CompileError, e.what());
     }
+    if (!validate_it) return;
     try {
-      s.reference = reference_of(p);
       std::vector<ref::HostTensor> got;
       {
-        std::lock_guard lock(launch_mu);
-        got = runtime::execute(backend, *s.compiled, s.kernel, s.reference->inputs, s.bf.sizes);
+        auto lock = maybe_lock(launch_mu, in_child);
+        got = runtime::execute(be, *s.compiled, s.kernel, s.reference->inputs, s.bf.sizes);
       }
       std::optional<ref::Tolerance> tol;
       if (spec.validation.rtol || spec.validation.atol)
@@ -283,6 +355,56 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     } catch (const UserError& e) {
       // Launch-time checks (vector alignment, block size) reject the schedule.
       return fail(s, report::Status::ScheduleError, e.what());
+    }
+  };
+
+  auto phase1 = [&](size_t i) {
+    if (!identify(i)) return;
+    PointState& s = states[i];
+    s.reference = reference_of(points[i]);  // in the parent: a child takes no locks
+    if (!options.isolate) return work(i, backend, true, false);
+    // --isolate: the plugin calls, the compile and the validating launch run
+    // in a child with its own backend; the child sends back the record and
+    // whether it is final. A point that validated there is scheduled and
+    // compiled again here (deterministic, and the compile is a cache hit)
+    // for the benchmark.
+    isolate::Options io;
+    io.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
+    io.forward_stderr = false;
+    isolate::Outcome out = isolate::run_isolated(
+        [&]() -> std::string {
+          auto child_backend = make_backend(is_cuda(backend) ? "cuda" : "cpu", options.cache_dir);
+          work(i, *child_backend, true, true);
+          // Final: the whole record. Validated: what validation measured.
+          if (s.final) return "F" + report::to_json(s.rec);
+          return fmt::format("P{:.17g} {:.17g} {:.17g}", s.rec.max_abs_error.value_or(0),
+                             s.rec.tolerance.rtol, s.rec.tolerance.atol);
+        },
+        io);
+    if (out.status == isolate::Outcome::Status::Crashed ||
+        out.status == isolate::Outcome::Status::Timeout) {
+      std::string tail = out.stderr_tail;
+      if (tail.size() > 500) tail = "..." + tail.substr(tail.size() - 500);
+      return fail(s,
+                  out.status == isolate::Outcome::Status::Crashed ? report::Status::Crashed
+                                                                  : report::Status::Timeout,
+                  isolate::describe(out) + (tail.empty() ? "" : ": " + tail));
+    }
+    if (!out.ok()) return fail(s, report::Status::Crashed, isolate::describe(out));
+    if (out.payload.front() == 'F') {
+      s.rec = report::record_from_json(std::string_view(out.payload).substr(1),
+                                       SourceLoc{"(isolated child)", 1, 1});
+      s.final = true;
+      s.cached = !s.rec.times_us.empty();
+      return;
+    }
+    double max_abs_error = 0;
+    report::Tolerance tol;
+    std::istringstream(out.payload.substr(1)) >> max_abs_error >> tol.rtol >> tol.atol;
+    work(i, backend, false, false);
+    if (!s.final) {
+      s.rec.max_abs_error = max_abs_error;
+      s.rec.tolerance = tol;
     }
   };
 

@@ -1,6 +1,7 @@
 // What a loaded sweep means at run time: the settings a point hands its
 // plugin, which configurations the constraints admit, and the lookups the
 // loader uses (plugin schemas from a registry).
+#include <algorithm>
 #include <filesystem>
 
 #include "schedlab/plugin/registry.h"
@@ -26,6 +27,10 @@ const SchedulerSpec* SweepSpec::scheduler(const std::string& name) const {
   for (const SchedulerSpec& s : schedulers)
     if (s.name == name) return &s;
   return nullptr;
+}
+
+bool SchedulerSpec::applies_to(const std::string& fusion) const {
+  return fusions.empty() || std::find(fusions.begin(), fusions.end(), fusion) != fusions.end();
 }
 
 bool SchedulerSpec::admits(const Config& config, const ir::SizeBindings& sizes) const {

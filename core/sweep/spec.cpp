@@ -27,8 +27,8 @@ const std::vector<std::string> kTopKeys = {"sweep",      "description", "fusions
                                            "schedulers", "strategy",    "baseline",
                                            "validation", "measure",     "backend"};
 const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
-const std::vector<std::string> kSchedulerKeys = {"name",  "plugin", "script",
-                                                 "space", "set",    "constraints"};
+const std::vector<std::string> kSchedulerKeys = {"name", "plugin",      "script", "space",
+                                                 "set",  "constraints", "fusions"};
 const std::vector<std::string> kStrategyKeys = {"method", "n", "seed"};
 const std::vector<std::string> kValidationKeys = {"rtol", "atol"};
 const std::vector<std::string> kMeasureKeys = {"repetitions", "warmup", "min_time", "flush_l2"};
@@ -390,6 +390,22 @@ class Loader {
         placeholders.push_back(ph.name);
     }
     if (const YAML::Node& n = entry["name"]) s.name = text_of(n, "name", "a display name");
+    if (const YAML::Node& fl = entry["fusions"]) {
+      // Only these fusions: a script written for softmax is no scheduler for
+      // a row sum.
+      require_list(fl, "fusions", "[softmax, layernorm]");
+      std::string known;
+      for (const FusionSpec& f : spec_.fusions) known += (known.empty() ? "" : ", ") + f.name;
+      for (const auto& item : fl) {
+        std::string name = text_of(item, "fusions", "a fusion name of the sweep");
+        bool found = std::any_of(spec_.fusions.begin(), spec_.fusions.end(),
+                                 [&](const FusionSpec& f) { return f.name == name; });
+        if (!found)
+          user_error_at(r_.loc(item)) << "fusions: expected one of the sweep's fusions (" << known
+                                      << "), found '" << name << "'";
+        s.fusions.push_back(name);
+      }
+    }
     ValueReader values = s.script.empty()
                              ? ValueReader::for_plugin(r_, s.name, plugin_name, s.schema)
                              : ValueReader::for_script(r_, s.name, script.Scalar(), placeholders);
@@ -492,6 +508,7 @@ class Loader {
       if (s.constraints.empty()) continue;
       for (const FusionSpec& f : spec_.fusions)
         for (const ir::SizeBindings& sizes : f.sizes) {
+          if (!s.applies_to(f.name)) continue;
           bool any = false;
           if (s.space.size() <= kMaxGridPoints) {
             // Every point, not just up to the first admitted one, so that a

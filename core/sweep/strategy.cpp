@@ -102,6 +102,7 @@ std::vector<Point> expand(const SweepSpec& spec) {
   for (size_t f = 0; f < spec.fusions.size(); ++f)
     for (size_t z = 0; z < spec.fusions[f].sizes.size(); ++z)
       for (size_t s = 0; s < spec.schedulers.size(); ++s) {
+        if (!spec.schedulers[s].applies_to(spec.fusions[f].name)) continue;
         SearchProblem problem{&spec.schedulers[s], &spec.fusions[f], &spec.fusions[f].sizes[z]};
         auto strategy = make_strategy(spec.strategy, problem);
         for (auto batch = strategy->propose(); !batch.empty(); batch = strategy->propose())

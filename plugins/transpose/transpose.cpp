@@ -123,8 +123,10 @@ Plan analyze(pa::Segment& seg) {
   for (const auto& g : seg.group_inputs_outputs_by_inner_dim())
     if (!contains(g, p.ref)) others.push_back(g);
   if (others.empty())
-    return Plan::no("no transpose: every input and output has the innermost axis of the "
-                    "reference " + p.ref.str() + " (the pointwise plugin schedules these)");
+    return Plan::no(
+        "no transpose: every input and output has the innermost axis of the "
+        "reference " +
+        p.ref.str() + " (the pointwise plugin schedules these)");
   if (others.size() > 1)
     return Plan::no("the inputs and outputs fall in " + std::to_string(others.size() + 1) +
                     " groups by innermost axis; transpose tiles two layouts only");
@@ -219,7 +221,8 @@ class Transpose : public pa::Plugin {
     // Enough tiles for every SM, without going below a sector per row.
     int64_t outer = 1;
     for (int i = 0; i < p.ref.nlogical(); ++i)
-      if (i != p.inner1 && i != p.inner2) outer *= std::max<int64_t>(p.ref.logical_axis(i).extent, 1);
+      if (i != p.inner1 && i != p.inner2)
+        outer *= std::max<int64_t>(p.ref.logical_axis(i).extent, 1);
     const int64_t min_edge = std::max<int64_t>(1, kSectorBytes / bytes);
     auto tiles = [&] { return outer * ((e1 + t1 - 1) / t1) * ((e2 + t2 - 1) / t2); };
     while (tiles() < d.sm_count && std::max(t1, t2) > min_edge) (t1 >= t2 ? t1 : t2) /= 2;
@@ -243,10 +246,9 @@ class Transpose : public pa::Plugin {
     if (!p.reason.empty()) throw pa::Error(SCHEDLAB_ERR_USER, "transpose: " + p.reason);
     const pa::DeviceProperties d = seg.device();
     if (d.max_threads_per_block > 0 && threads > d.max_threads_per_block)
-      throw pa::Error(SCHEDLAB_ERR_USER, "transpose: threads=" + std::to_string(threads) +
-                                             " exceeds the device's " +
-                                             std::to_string(d.max_threads_per_block) +
-                                             " threads per block");
+      throw pa::Error(SCHEDLAB_ERR_USER,
+                      "transpose: threads=" + std::to_string(threads) + " exceeds the device's " +
+                          std::to_string(d.max_threads_per_block) + " threads per block");
 
     // The group-2 side: what runs in group 2's thread order.
     std::vector<pa::TensorView> side;

@@ -442,6 +442,20 @@ TEST_F(BlockReduction, GlobalOutputAccumulatesInRegisters) {
   EXPECT_THAT(text, ::testing::ContainsRegex("T1\\.data\\[[^\n]*\\] = T1_acc\\[0\\];"));
 }
 
+TEST_F(BlockReduction, StoresUnderOnePredicateShareOneIf) {
+  // softmax_block's fused nest: the max's broadcast, x - max and exp store
+  // under the same predicate, printed as one if; thread indices are locals.
+  auto def = load("softmax");
+  frontend::apply_schedule_file(
+      std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules/softmax_block.sched", def, {});
+  std::string text = codegen::print_kernel(lower::lower(*def.fusion));
+  EXPECT_THAT(text, HasSubstr("  const sl_index_t sl_tx = threadIdx.x;\n"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\\) \\{\n +T[0-9]+\\[0\\] = T[0-9]+\\[0\\];\n +"
+                                             "T[0-9]+\\[0\\] = \\(T0\\.data\\[[^\n]*\n +"
+                                             "T[0-9]+\\[[^\n]*\\] = expf\\("));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("threadIdx.x)")));
+}
+
 TEST_F(BlockReduction, UnswitchKeepsABlockReductionOutOfBranches) {
   // Two rows per block, run serially and marked Unswitch: its nest holds a
   // block reduction, whose barriers must be reached by every thread, so the

@@ -71,7 +71,7 @@ TEST(IndexType, ThreadAndBlockIndicesAreReadAsTheIndexType) {
   // them wraps at 2^32, which an int64 kernel's flattened index passes.
   auto def = tiled_pointwise();
   std::string text = codegen::print_kernel(lower::lower(*def.fusion, 64));
-  EXPECT_THAT(text, HasSubstr("(((sl_index_t)blockIdx.x) * 128) + ((sl_index_t)threadIdx.x)"));
+  EXPECT_THAT(text, HasSubstr("(sl_bx * 128) + sl_tx"));
   EXPECT_THAT(text, Not(::testing::ContainsRegex("[^)]blockIdx\\.x \\*")));
 }
 

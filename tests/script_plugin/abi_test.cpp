@@ -19,13 +19,13 @@
 namespace schedlab::plugin {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using sp_testing::full_error_of;
-using sp_testing::run_on_cpu;
+using sp_testing::run_and_compare;
 using sp_testing::Scheduled;
 using sp_testing::segment_of;
 using sp_testing::TempFile;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 /// A test plugin of tests/script_plugin/CMakeLists.txt.
 std::string sp_plugin(const std::string& name) {
@@ -80,7 +80,7 @@ TEST(Abi10Plugin, ChoosesAndSchedulesAndTheKernelValidates) {
     EXPECT_EQ(p->format(chosen), "block=32, quiet=false");
     p->schedule(s.seg, p->with_settings(chosen, {"block=64"}));
     EXPECT_EQ(s.def.fusion->outputs()[0]->axis(1)->extent().str(), "64");
-    EXPECT_EQ(run_on_cpu(s), "");
+    EXPECT_EQ(run_and_compare(s), "");
   }
   Scheduled softmax = segment_of("softmax", {});
   Verdict v = p->can_schedule(softmax.seg, p->defaults());
@@ -152,7 +152,8 @@ class ScriptEntries : public ::testing::Test {
   Scheduled s_ = segment_of("pointwise_add_mul", {{"N", 6}, {"K", 10}});
   SchedlabSegment ctx_;
   const SchedlabHostApi& api_ = *host_api();
-  std::string script_ = std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules/pointwise_add_mul.sched";
+  std::string script_ =
+      std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules/pointwise_add_mul.sched";
 };
 
 TEST_F(ScriptEntries, AppliesWithArgsAndReturnsTheLog) {
@@ -163,7 +164,7 @@ TEST_F(ScriptEntries, AppliesWithArgsAndReturnsTheLog) {
   EXPECT_THAT(std::string(log), HasSubstr("6: split(out, 0, 32)\n7: parallelize(out, 0, BIDx)"));
   ir::TensorView* out = s_.def.fusion->outputs()[0];
   EXPECT_EQ(out->axis(1)->extent().str(), "32");
-  EXPECT_EQ(run_on_cpu(s_), "");
+  EXPECT_EQ(run_and_compare(s_), "");
 }
 
 TEST_F(ScriptEntries, WithoutArgsTheScriptsDefaultsApply) {
@@ -204,8 +205,7 @@ TEST_F(ScriptEntries, ArgsAreCheckedAgainstThePlaceholders) {
 }
 
 TEST_F(ScriptEntries, NullArgumentsAreAbiErrors) {
-  EXPECT_EQ(api_.apply_schedule_script(&ctx_, nullptr, "", nullptr),
-            SCHEDLAB_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(api_.apply_schedule_script(&ctx_, nullptr, "", nullptr), SCHEDLAB_ERR_INVALID_ARGUMENT);
   EXPECT_STREQ(api_.last_error(), "apply_schedule_script: path is null");
   EXPECT_EQ(api_.apply_schedule_script(nullptr, script_.c_str(), "", nullptr),
             SCHEDLAB_ERR_INVALID_ARGUMENT);

@@ -44,7 +44,8 @@ TEST(SchedulePlaceholders, EveryExampleScriptsPlaceholdersAreDeclared) {
            {"softmax_block.sched", "persist=8"},
            {"row_sum_grid.sched", "chunk=4096 threads=128"},
            {"transpose2d.sched", "block=128"}}) {
-    auto ps = schedule_placeholders(std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules/" + file);
+    auto ps =
+        schedule_placeholders(std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules/" + file);
     EXPECT_EQ(names_of(ps), want) << file;
   }
 }

@@ -14,14 +14,14 @@
 namespace schedlab::plugin {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using sp_testing::full_error_of;
 using sp_testing::nvrtc_errors;
-using sp_testing::run_on_cpu;
+using sp_testing::run_and_compare;
 using sp_testing::Scheduled;
 using sp_testing::segment_of;
 using sp_testing::TempFile;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 std::shared_ptr<const Plugin> script_plugin() {
   static auto p = load_plugin(std::string(BUILTIN_PLUGIN_DIR) + "/script.so");
@@ -62,7 +62,7 @@ Scheduled run_script(const std::string& fusion, const ir::SizeBindings& sizes,
   EXPECT_TRUE(v.accepted) << v.reason;
   if (!v.accepted) return s;
   p->schedule(s.seg, params);
-  EXPECT_EQ(run_on_cpu(s), "") << fusion << " with " << p->format(params);
+  EXPECT_EQ(run_and_compare(s), "") << fusion << " with " << p->format(params);
   EXPECT_EQ(nvrtc_errors(s), "") << fusion << " with " << p->format(params);
   return s;
 }
@@ -81,14 +81,14 @@ TEST(ScriptPlugin, EveryExampleScheduleValidatesByName) {
     std::string fusion, script;
     ir::SizeBindings sizes;
   };
-  for (const Case& c : std::vector<Case>{
-           {"softmax", "softmax_block.sched", {{"N", 7}, {"K", 100}}},
-           {"softmax", "softmax_pointwise", {{"N", 37}, {"K", 20}}},
-           {"pointwise_add_mul", "pointwise_add_mul", {{"N", 33}, {"K", 65}}},
-           {"layernorm", "layernorm_block", {{"N", 5}, {"K", 48}}},
-           {"rmsnorm", "rmsnorm_block", {{"N", 3}, {"K", 17}}},
-           {"row_sum", "row_sum_grid", {{"N", 3}, {"K", 9000}}},
-           {"transpose2d", "transpose2d", {{"N", 9}, {"K", 13}}}}) {
+  for (const Case& c :
+       std::vector<Case>{{"softmax", "softmax_block.sched", {{"N", 7}, {"K", 100}}},
+                         {"softmax", "softmax_pointwise", {{"N", 37}, {"K", 20}}},
+                         {"pointwise_add_mul", "pointwise_add_mul", {{"N", 33}, {"K", 65}}},
+                         {"layernorm", "layernorm_block", {{"N", 5}, {"K", 48}}},
+                         {"rmsnorm", "rmsnorm_block", {{"N", 3}, {"K", 17}}},
+                         {"row_sum", "row_sum_grid", {{"N", 3}, {"K", 9000}}},
+                         {"transpose2d", "transpose2d", {{"N", 9}, {"K", 13}}}}) {
     SCOPED_TRACE(c.fusion + " with " + c.script);
     run_script(c.fusion, c.sizes, {"script=" + c.script});
   }
@@ -107,22 +107,23 @@ TEST(ScriptPlugin, ArgsSubstitutePlaceholders) {
   Scheduled s = run_script("pointwise_add_mul", {{"N", 10}, {"K", 7}},
                            {"script=pointwise_add_mul.sched", "args=block=32"});
   EXPECT_EQ(s.def.fusion->outputs()[0]->axis(1)->extent().str(), "32");
-  Scheduled d = run_script("pointwise_add_mul", {{"N", 10}, {"K", 7}},
-                           {"script=pointwise_add_mul.sched"});
+  Scheduled d =
+      run_script("pointwise_add_mul", {{"N", 10}, {"K", 7}}, {"script=pointwise_add_mul.sched"});
   EXPECT_EQ(d.def.fusion->outputs()[0]->axis(1)->extent().str(), "128");  // params(block=128)
   // softmax_block: {persist} chunks per row; the row split into 3 (an uneven split).
-  Scheduled p = run_script("softmax", {{"N", 4}, {"K", 50}},
-                           {"script=softmax_block", "args=persist=3"});
+  Scheduled p =
+      run_script("softmax", {{"N", 4}, {"K", 50}}, {"script=softmax_block", "args=persist=3"});
   for (ir::TensorView* tv : p.def.fusion->outputs()) EXPECT_EQ(tv->axis(1)->extent().str(), "3");
   run_script("row_sum", {{"N", 2}, {"K", 1000}},
              {"script=row_sum_grid", "args=chunk=256, threads=32"});
 }
 
 TEST(ScriptPlugin, ScheduleSearchPathComesFirst) {
-  TempFile mine("mine.sched", "params(block=64)\nmerge(out, 0)\nsplit(out, 0, {block})\n"
-                              "parallelize(out, 0, BIDx)\nparallelize(out, 1, TIDx)\n"
-                              "propagate_transformation(out)\nparallelize_all_like(out)\n"
-                              "inline_most()\n");
+  TempFile mine("mine.sched",
+                "params(block=64)\nmerge(out, 0)\nsplit(out, 0, {block})\n"
+                "parallelize(out, 0, BIDx)\nparallelize(out, 1, TIDx)\n"
+                "propagate_transformation(out)\nparallelize_all_like(out)\n"
+                "inline_most()\n");
   ScopedEnv env("SCHEDLAB_SCHEDULE_PATH", "/nonexistent:" + mine.dir());
   Scheduled s = run_script("pointwise_add_mul", {{"N", 3}, {"K", 100}}, {"script=mine"});
   EXPECT_EQ(s.def.fusion->outputs()[0]->axis(1)->extent().str(), "64");
@@ -139,9 +140,9 @@ TEST(ScriptPlugin, CanScheduleSaysWhyNot) {
             "no schedule script 'nope' in the working directory or in /nonexistent, " +
                 schedules() +
                 " (tried 'nope' and 'nope.sched'; $SCHEDLAB_SCHEDULE_PATH adds directories)");
-  EXPECT_EQ(p->can_schedule(s.seg, p->with_settings(p->defaults(), {"script=/no/such.sched"}))
-                .reason,
-            "schedule script '/no/such.sched' does not exist or is not a regular file");
+  EXPECT_EQ(
+      p->can_schedule(s.seg, p->with_settings(p->defaults(), {"script=/no/such.sched"})).reason,
+      "schedule script '/no/such.sched' does not exist or is not a regular file");
 }
 
 TEST(ScriptPlugin, ScheduleWithoutAScriptIsAUserError) {

@@ -1,6 +1,10 @@
 // Helpers for the script_plugin suites: segments of standard or fixture
-// fusions, running a scheduled one on the CPU backend against the
-// reference, NVRTC, full error texts, and temporary script files.
+// fusions, running a scheduled one against the reference, NVRTC, full error
+// texts, and temporary script files.
+//
+// Kernels run on the CPU backend, or, in an executable compiled with
+// SCHEDLAB_TEST_BACKEND_CUDA (script_plugin_gpu_test, CTest label gpu), on
+// the CUDA backend of device 0; its fixtures skip without a device.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -49,17 +53,42 @@ inline std::string cache_dir() {
   return std::string(SCHEDLAB_BINARY_DIR) + "/tests/script_plugin/kernel_cache";
 }
 
-/// Runs the scheduled fusion on the CPU backend against the reference of an
+#ifdef SCHEDLAB_TEST_BACKEND_CUDA
+inline constexpr bool kCudaTestBackend = true;
+#else
+inline constexpr bool kCudaTestBackend = false;
+#endif
+
+/// The backend kernels run on (see the top); one per process.
+inline runtime::Backend& test_backend() {
+  static std::unique_ptr<runtime::Backend> backend =
+      kCudaTestBackend ? runtime::make_cuda_backend(cache_dir() + "-cuda")
+                       : runtime::make_cpu_backend(cache_dir());
+  return *backend;
+}
+
+/// A fixture whose tests skip in a CUDA executable when no device answers.
+template <typename Base = ::testing::Test>
+class BackendTest : public Base {
+ protected:
+  void SetUp() override {
+    if (!kCudaTestBackend) return;
+    std::string why;
+    if (!runtime::cuda_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+  }
+};
+
+/// Runs the scheduled fusion on test_backend() against the reference of an
 /// unscheduled copy, with exec's reduction-aware tolerance; "" when every
 /// output matches, else what went wrong.
-inline std::string run_on_cpu(const Scheduled& s) {
+inline std::string run_and_compare(const Scheduled& s) {
   auto plain = load(s.name);
   auto inputs = ref::make_inputs(*plain.fusion, s.seg.sizes, 7, plain.input_ranges);
   auto want = ref::evaluate(*plain.fusion, inputs, s.seg.sizes);
   auto prepared = runtime::prepare(*s.def.fusion, s.seg.sizes);
-  auto backend = runtime::make_cpu_backend(cache_dir());
-  auto compiled = backend->compile(prepared.source);
-  auto got = runtime::execute(*backend, *compiled, prepared, inputs, s.seg.sizes);
+  runtime::Backend& backend = test_backend();
+  auto compiled = backend.compile(prepared.source);
+  auto got = runtime::execute(backend, *compiled, prepared, inputs, s.seg.sizes);
   if (got.size() != want.size()) return "wrong number of outputs";
   std::string r;
   const int64_t reduced = ref::max_reduced_count(*plain.fusion, s.seg.sizes);

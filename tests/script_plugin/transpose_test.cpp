@@ -2,7 +2,9 @@
 // fusion it accepts, at ragged sizes (odd, prime, size 1) and friendly ones,
 // by its own choice and by explicit settings, validates on the CPU backend
 // and compiles with NVRTC; its choices follow dtype, sizes and device; what
-// is not a two-layout transpose is rejected with the reason.
+// is not a two-layout transpose is rejected with the reason. Compiled a second
+// time as script_plugin_gpu_test, the same kernels run on the GPU, scheduled
+// for the real device.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,12 +19,12 @@
 namespace schedlab::plugin {
 namespace {
 
-using ::testing::HasSubstr;
 using sp_testing::full_error_of;
 using sp_testing::nvrtc_errors;
-using sp_testing::run_on_cpu;
+using sp_testing::run_and_compare;
 using sp_testing::Scheduled;
 using sp_testing::segment_of;
+using ::testing::HasSubstr;
 
 std::shared_ptr<const Plugin> transpose_plugin() {
   static auto p = load_plugin(std::string(BUILTIN_PLUGIN_DIR) + "/transpose.so");
@@ -35,13 +37,17 @@ std::string schedule_and_validate(const std::string& fusion, const ir::SizeBindi
                                   const std::vector<std::string>& settings = {}) {
   auto p = transpose_plugin();
   Scheduled s = segment_of(fusion, sizes);
+  if (sp_testing::kCudaTestBackend) {
+    s.seg.device = *runtime::cuda_device_properties();
+    s.seg.device_is_model = false;
+  }
   Verdict v = p->can_schedule(s.seg, p->defaults());
   EXPECT_TRUE(v.accepted) << fusion << ": " << v.reason;
   if (!v.accepted) return "";
   ParamValues params = p->with_settings(p->compute_params(s.seg), settings);
   p->schedule(s.seg, params);
   std::string what = fusion + " with " + p->format(params);
-  EXPECT_EQ(run_on_cpu(s), "") << what;
+  EXPECT_EQ(run_and_compare(s), "") << what;
   EXPECT_EQ(nvrtc_errors(s), "") << what;
   // The transposition goes through shared memory.
   bool shared = false;
@@ -85,7 +91,8 @@ std::vector<Case> cases() {
   return r;
 }
 
-class TransposeFusions : public ::testing::TestWithParam<Case> {};
+class TransposeFusions : public sp_testing::BackendTest<::testing::TestWithParam<Case>> {};
+using BuiltinTranspose = sp_testing::BackendTest<>;
 
 TEST_P(TransposeFusions, OwnChoiceValidatesOnCpuAndCompilesWithNvrtc) {
   schedule_and_validate(GetParam().fusion, GetParam().sizes);
@@ -93,7 +100,7 @@ TEST_P(TransposeFusions, OwnChoiceValidatesOnCpuAndCompilesWithNvrtc) {
 
 INSTANTIATE_TEST_SUITE_P(Builtin, TransposeFusions, ::testing::ValuesIn(cases()), case_name);
 
-TEST(BuiltinTranspose, ExplicitSettingsValidate) {
+TEST_F(BuiltinTranspose, ExplicitSettingsValidate) {
   schedule_and_validate("transpose2d", {{"N", 50}, {"K", 31}},
                         {"tile1=16", "tile2=8", "threads=32", "unroll=false"});
   schedule_and_validate("transpose2d", {{"N", 19}, {"K", 23}}, {"tile1=7", "tile2=5"});
@@ -104,7 +111,7 @@ TEST(BuiltinTranspose, ExplicitSettingsValidate) {
                         {"tile1=64", "tile2=16", "threads=128"});
 }
 
-TEST(BuiltinTranspose, ComputeParamsFollowsDtypeSizesAndDevice) {
+TEST_F(BuiltinTranspose, ComputeParamsFollowsDtypeSizesAndDevice) {
   auto p = transpose_plugin();
   auto choice = [&](const std::string& fusion, const ir::SizeBindings& sizes) {
     Scheduled s = segment_of(fusion, sizes);
@@ -135,7 +142,7 @@ TEST(BuiltinTranspose, ComputeParamsFollowsDtypeSizesAndDevice) {
   EXPECT_EQ(p->format(p->compute_params(s.seg)), "tile1=32, tile2=32, threads=256, unroll=true");
 }
 
-TEST(BuiltinTranspose, ReadsAndWritesRunInOppositeThreadOrders) {
+TEST_F(BuiltinTranspose, ReadsAndWritesRunInOppositeThreadOrders) {
   // The Shared cache of x walks x's innermost axis with TIDx, y walks its own.
   auto p = transpose_plugin();
   Scheduled s = segment_of("transpose2d", {{"N", 64}, {"K", 64}});
@@ -157,10 +164,10 @@ TEST(BuiltinTranspose, ReadsAndWritesRunInOppositeThreadOrders) {
   sched::LoopMap exact(*s.def.fusion, sched::LoopMap::Mode::Exact);
   EXPECT_TRUE(exact.mapped(y->axis(0), cache->axis(0)));
   EXPECT_FALSE(exact.mapped(y->axis(2), cache->axis(2)));
-  EXPECT_EQ(run_on_cpu(s), "");
+  EXPECT_EQ(run_and_compare(s), "");
 }
 
-TEST(BuiltinTranspose, RejectsWhatIsNotATwoLayoutTranspose) {
+TEST_F(BuiltinTranspose, RejectsWhatIsNotATwoLayoutTranspose) {
   auto p = transpose_plugin();
   auto reason = [&](const std::string& fusion) {
     Scheduled s = segment_of(fusion, {});
@@ -182,14 +189,13 @@ TEST(BuiltinTranspose, RejectsWhatIsNotATwoLayoutTranspose) {
               HasSubstr("error: transpose: no transpose"));
 }
 
-TEST(BuiltinTranspose, TooManyThreadsIsAUserError) {
+TEST_F(BuiltinTranspose, TooManyThreadsIsAUserError) {
   auto p = transpose_plugin();
   Scheduled s = segment_of("transpose2d", {});
   s.seg.device.max_threads_per_block = 512;
-  EXPECT_EQ(full_error_of([&] {
-              p->schedule(s.seg, p->with_settings(p->defaults(), {"threads=1024"}));
-            }),
-            "error: transpose: threads=1024 exceeds the device's 512 threads per block");
+  EXPECT_EQ(
+      full_error_of([&] { p->schedule(s.seg, p->with_settings(p->defaults(), {"threads=1024"})); }),
+      "error: transpose: threads=1024 exceeds the device's 512 threads per block");
 }
 
 }  // namespace

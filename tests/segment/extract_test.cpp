@@ -30,7 +30,8 @@ std::vector<const Expr*> live_exprs(const Fusion& f) {
 
 std::vector<std::string> standard_fusions() {
   std::vector<std::string> names;
-  for (const auto& p : test_support::files_with_extension(test_support::config_fusion_dir(), ".yaml"))
+  for (const auto& p :
+       test_support::files_with_extension(test_support::config_fusion_dir(), ".yaml"))
     names.push_back(std::filesystem::path(p).stem().string());
   return names;
 }

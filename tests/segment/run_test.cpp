@@ -22,7 +22,9 @@ using testing::no_reduction;
 using testing::one_reduction;
 using testing::ragged_sizes;
 
-std::string cache_dir() { return std::string(SCHEDLAB_BINARY_DIR) + "/tests/segment/kernel_cache"; }
+std::string cache_dir() {
+  return std::string(SCHEDLAB_BINARY_DIR) + "/tests/segment/kernel_cache";
+}
 
 std::vector<std::string> fusion_files() {
   auto files = test_support::files_with_extension(test_support::config_fusion_dir(), ".yaml");
@@ -39,7 +41,8 @@ std::vector<ir::SizeBindings> sizes_of(const std::string& path) {
 
 /// Runs bf's segmentation s (segments scheduled or not) on the CPU backend
 /// and validates the outputs against the whole fusion's reference.
-void run_and_validate(const sweep::BoundFusion& bf, const Segmentation& s, const std::string& what) {
+void run_and_validate(const sweep::BoundFusion& bf, const Segmentation& s,
+                      const std::string& what) {
   auto backend = runtime::make_cpu_backend(cache_dir());
   auto inputs = ref::make_inputs(*bf.def.fusion, bf.sizes, 5, bf.def.input_ranges);
   auto want = ref::evaluate(*bf.def.fusion, inputs, bf.sizes);
@@ -66,14 +69,16 @@ TEST_P(Segmented, FakeSchedulersValidate) {
 std::vector<std::string> builtin_heuristics() {
   std::vector<std::string> r;
   for (const char* name : {"normalization", "reduction", "transpose", "pointwise"})
-    if (std::filesystem::exists(plugin::builtin_plugin_dir() + "/" + name + ".so")) r.emplace_back(name);
+    if (std::filesystem::exists(plugin::builtin_plugin_dir() + "/" + name + ".so"))
+      r.emplace_back(name);
   return r;
 }
 
 /// Segments and schedules with every built-in plugin of this build. Empty
 /// when some part is left that none accepts: then *skip says why when the
 /// heuristic that would take it is not built yet, and the test fails otherwise.
-std::optional<sweep::SegmentedFusion> with_builtins(const sweep::BoundFusion& bf, std::string* skip) {
+std::optional<sweep::SegmentedFusion> with_builtins(const sweep::BoundFusion& bf,
+                                                    std::string* skip) {
   plugin::Registry registry({plugin::builtin_plugin_dir()});
   auto plugins = sweep::segmenter_plugins(registry);
   try {
@@ -90,7 +95,8 @@ std::optional<sweep::SegmentedFusion> with_builtins(const sweep::BoundFusion& bf
 
 // The real built-in plugins: each segment scheduled by the plugin that took it.
 TEST_P(Segmented, BuiltinPluginsValidate) {
-  ASSERT_FALSE(builtin_heuristics().empty()) << "no built-in plugin in " << plugin::builtin_plugin_dir();
+  ASSERT_FALSE(builtin_heuristics().empty())
+      << "no built-in plugin in " << plugin::builtin_plugin_dir();
   for (const ir::SizeBindings& sizes : sizes_of(GetParam())) {
     sweep::BoundFusion bf = sweep::bind_fusion(GetParam(), {}, sizes);
     std::string skip;
@@ -134,9 +140,10 @@ TEST(SegmentedBuiltins, TestReductionPluginWithRealPointwise) {
     GTEST_SKIP() << "pointwise is not built";
   plugin::Registry registry({SEGMENT_PLUGIN_DIR, plugin::builtin_plugin_dir()});
   auto plugins = sweep::segmenter_plugins(registry, {"one_reduction", "pointwise"});
-  for (const ir::SizeBindings& sizes : {ir::SizeBindings{{"N", 3}, {"K", 5}},
-                                        ir::SizeBindings{{"N", 37}, {"K", 1030}}}) {
-    sweep::BoundFusion bf = sweep::bind_fusion("softmax", {test_support::config_fusion_dir()}, sizes);
+  for (const ir::SizeBindings& sizes :
+       {ir::SizeBindings{{"N", 3}, {"K", 5}}, ir::SizeBindings{{"N", 37}, {"K", 1030}}}) {
+    sweep::BoundFusion bf =
+        sweep::bind_fusion("softmax", {test_support::config_fusion_dir()}, sizes);
     sweep::SegmentedFusion sf = sweep::segment_and_schedule(bf, plugins, {});
     const auto& segs = sf.segmentation.segments;
     ASSERT_EQ(segs.size(), 3u) << print_segmentation(sf.segmentation);
@@ -146,7 +153,8 @@ TEST(SegmentedBuiltins, TestReductionPluginWithRealPointwise) {
     EXPECT_THAT(sf.runs[2].params_str, ::testing::HasSubstr("block="));
     bool bound = false;
     for (const ir::TensorView* t : segs[2].fusion.fusion->tensors())
-      for (const ir::IterDomain* id : t->loop()) bound |= id->parallel_type() == ir::ParallelType::TIDx;
+      for (const ir::IterDomain* id : t->loop())
+        bound |= id->parallel_type() == ir::ParallelType::TIDx;
     EXPECT_TRUE(bound) << "pointwise did not bind TIDx";
     run_and_validate(bf, sf.segmentation, "softmax at " + sweep::sizes_str(bf.sizes));
   }

@@ -28,11 +28,11 @@ inline Scheduler no_reduction() {
   return {"no_reduction", [](ir::Fusion& f, const ir::SizeBindings&) {
             auto r = reductions(f);
             if (r.empty()) return Verdict{true, ""};
-            return Verdict{false, "no_reduction takes no reductions; " + r.front()->out()->str() +
-                                      " is a " +
-                                      std::string(ir::reduction_op_name(
-                                          r.front()->as<ir::ReductionOp>()->op())) +
-                                      " reduction"};
+            return Verdict{
+                false,
+                "no_reduction takes no reductions; " + r.front()->out()->str() + " is a " +
+                    std::string(ir::reduction_op_name(r.front()->as<ir::ReductionOp>()->op())) +
+                    " reduction"};
           }};
 }
 
@@ -42,8 +42,8 @@ inline Scheduler one_reduction() {
   return {"one_reduction", [](ir::Fusion& f, const ir::SizeBindings&) {
             auto r = reductions(f);
             if (r.size() != 1)
-              return Verdict{false, "one_reduction takes one reduction; found " +
-                                        std::to_string(r.size())};
+              return Verdict{
+                  false, "one_reduction takes one reduction; found " + std::to_string(r.size())};
             const ir::TensorView* out = r.front()->out();
             if (!out->uses().empty())
               return Verdict{false, "one_reduction ends a segment with its reduction; " +

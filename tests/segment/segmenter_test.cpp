@@ -4,8 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <set>
 #include <filesystem>
+#include <set>
 
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
@@ -15,11 +15,11 @@
 namespace schedlab::segment {
 namespace {
 
+using test_support::load_config_fusion;
+using test_support::user_error_of;
 using ::testing::HasSubstr;
 using testing::no_reduction;
 using testing::one_reduction;
-using test_support::load_config_fusion;
-using test_support::user_error_of;
 
 /// "whole", "merge {..} into {..}: accepted by x", ... one line per offer.
 std::vector<std::string> log_lines(const Segmentation& s) {
@@ -56,26 +56,26 @@ std::vector<std::string> segment_lines(const Segmentation& s) {
 TEST(Segmenter, SoftmaxGreedyOrderAndRefusedCycle) {
   auto def = load_config_fusion("softmax");
   Segmentation s = segment(*def.fusion, {{"N", 3}, {"K", 5}}, {one_reduction(), no_reduction()});
-  EXPECT_THAT(log_lines(s),
-              ::testing::ElementsAre(
-                  "whole: rejected",
-                  // pass 1, consumers in topological order, producers in operand order
-                  "merge {T1} into {T2 (m)}: rejected",  // T1 is read by T2
-                  "merge {T2 (m)} into {T3}: no_reduction",
-                  "merge {T2 (m), T3} into {T4 (e)}: no_reduction",
-                  "merge {T2 (m), T3, T4 (e)} into {T5}: one_reduction",
-                  "merge {T2 (m), T3, T4 (e), T5} into {T6 (s)}: rejected",
-                  // T7 reads e directly and through T6: merging would close a cycle
-                  "cycle {T2 (m), T3, T4 (e), T5} into {T7 (y)} through {T6 (s)}",
-                  "merge {T6 (s)} into {T7 (y)}: no_reduction",
-                  // pass 2: only unions not considered before
-                  "merge {T1} into {T2 (m), T3, T4 (e), T5}: rejected",
-                  "merge {T2 (m), T3, T4 (e), T5} into {T6 (s), T7 (y)}: rejected",
-                  // step 3
-                  "{T1} alone: one_reduction"));
-  EXPECT_THAT(segment_lines(s), ::testing::ElementsAre("one_reduction {T1}",
-                                                       "one_reduction {T2 (m), T3, T4 (e), T5}",
-                                                       "no_reduction {T6 (s), T7 (y)}"));
+  EXPECT_THAT(
+      log_lines(s),
+      ::testing::ElementsAre("whole: rejected",
+                             // pass 1, consumers in topological order, producers in operand order
+                             "merge {T1} into {T2 (m)}: rejected",  // T1 is read by T2
+                             "merge {T2 (m)} into {T3}: no_reduction",
+                             "merge {T2 (m), T3} into {T4 (e)}: no_reduction",
+                             "merge {T2 (m), T3, T4 (e)} into {T5}: one_reduction",
+                             "merge {T2 (m), T3, T4 (e), T5} into {T6 (s)}: rejected",
+                             // T7 reads e directly and through T6: merging would close a cycle
+                             "cycle {T2 (m), T3, T4 (e), T5} into {T7 (y)} through {T6 (s)}",
+                             "merge {T6 (s)} into {T7 (y)}: no_reduction",
+                             // pass 2: only unions not considered before
+                             "merge {T1} into {T2 (m), T3, T4 (e), T5}: rejected",
+                             "merge {T2 (m), T3, T4 (e), T5} into {T6 (s), T7 (y)}: rejected",
+                             // step 3
+                             "{T1} alone: one_reduction"));
+  EXPECT_THAT(segment_lines(s),
+              ::testing::ElementsAre("one_reduction {T1}", "one_reduction {T2 (m), T3, T4 (e), T5}",
+                                     "no_reduction {T6 (s), T7 (y)}"));
   EXPECT_TRUE(s.complete());
   EXPECT_NO_THROW(require_complete(s));
 }
@@ -99,7 +99,9 @@ TEST(Segmenter, EveryRejectionKeepsItsReasonInPriorityOrder) {
 
 TEST(Segmenter, WholeFusionFirstAndPriorityDecides) {
   int asked_second = 0;
-  Scheduler anything{"anything", [](ir::Fusion&, const ir::SizeBindings&) { return Verdict{true, ""}; }};
+  Scheduler anything{"anything", [](ir::Fusion&, const ir::SizeBindings&) {
+                       return Verdict{true, ""};
+                     }};
   Scheduler second{"second", [&](ir::Fusion&, const ir::SizeBindings&) {
                      ++asked_second;
                      return Verdict{true, ""};
@@ -216,7 +218,8 @@ TEST_P(AllFusions, SegmentsPartitionAndAreOrdered) {
 
 std::vector<std::string> standard_fusions() {
   std::vector<std::string> names;
-  for (const auto& p : test_support::files_with_extension(test_support::config_fusion_dir(), ".yaml"))
+  for (const auto& p :
+       test_support::files_with_extension(test_support::config_fusion_dir(), ".yaml"))
     names.push_back(std::filesystem::path(p).stem().string());
   return names;
 }

@@ -19,6 +19,19 @@ namespace {
 
 const std::string kSweepDir = SCHEDLAB_SOURCE_DIR "/configs/sweeps";
 
+/// The lookup `schedlab run` uses (bench/cmd_run.cpp): the registry, plus
+/// `plugin: auto`, the runner's pick of the first built-in that takes each
+/// fusion (sweep::pick_builtin), which has no schema of its own.
+LoadOptions cli_options(plugin::Registry& registry) {
+  LoadOptions o;
+  o.fusion_dirs = {test_support::config_fusion_dir()};
+  o.schedule_dirs = {std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules"};
+  o.plugins = [lookup = registry_lookup(registry)](const std::string& name) {
+    return name == "auto" ? PluginSchema{"auto", {}} : lookup(name);
+  };
+  return o;
+}
+
 std::vector<std::string> sweep_files() {
   return test_support::files_with_extension(kSweepDir, ".yaml");
 }
@@ -27,9 +40,7 @@ class ConfigSweep : public testing::TestWithParam<std::string> {};
 
 TEST_P(ConfigSweep, LoadsAgainstTheBuiltinPlugins) {
   plugin::Registry registry(plugin::plugin_search_path());
-  LoadOptions options{{test_support::config_fusion_dir()},
-                      {std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules"},
-                      registry_lookup(registry)};
+  LoadOptions options = cli_options(registry);
   SweepSpec spec;
   try {
     spec = load_sweep_file(GetParam(), options);
@@ -60,9 +71,7 @@ TEST(ConfigSweeps, TheDocumentedExampleLoads) {
   start += 8;
   const std::string text = doc.substr(start, doc.find("```", start) - start);
   plugin::Registry registry(plugin::plugin_search_path());
-  LoadOptions options{{test_support::config_fusion_dir()},
-                      {std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules"},
-                      registry_lookup(registry)};
+  LoadOptions options = cli_options(registry);
   SweepSpec spec;
   try {
     spec = parse_sweep_text(text, kSweepDir + "/example.yaml", options);

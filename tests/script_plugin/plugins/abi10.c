@@ -43,7 +43,9 @@ typedef struct ParamValue10 {
 static SchedlabHostApi host; /* zero-filled; the 1.0 part copied in */
 static char error[1024];
 
-static const char* last_error(void) { return error; }
+static const char* last_error(void) {
+  return error;
+}
 
 static int32_t fail(int32_t status, const char* what) {
   strncpy(error, what, sizeof error - 1);
@@ -52,9 +54,9 @@ static int32_t fail(int32_t status, const char* what) {
 }
 
 /* A host call: on failure, its message becomes ours. */
-#define CHECK(call)                                              \
-  do {                                                           \
-    int32_t status_ = (call);                                    \
+#define CHECK(call)                                                      \
+  do {                                                                   \
+    int32_t status_ = (call);                                            \
     if (status_ != SCHEDLAB_OK) return fail(status_, host.last_error()); \
   } while (0)
 
@@ -66,8 +68,8 @@ static int64_t read_block(const SchedlabParamSet* set) {
   return v.int_value;
 }
 
-static int32_t can_schedule(SchedlabSegment* seg, const SchedlabParamSet* params,
-                            int32_t* accepted, char* reason, uint32_t reason_size) {
+static int32_t can_schedule(SchedlabSegment* seg, const SchedlabParamSet* params, int32_t* accepted,
+                            char* reason, uint32_t reason_size) {
   int32_t n = 0;
   (void)params;
   CHECK(host.get_reduction_tvs(seg, NULL, 0, &n));

@@ -18,17 +18,27 @@ namespace pa = schedlab::plugin_api;
 class SegTest : public pa::Plugin {
  public:
 #if defined(SEG_TEST_ONE_REDUCTION)
-  std::string name() const override { return "one_reduction"; }
+  std::string name() const override {
+    return "one_reduction";
+  }
 #elif defined(SEG_TEST_FICKLE)
-  std::string name() const override { return "fickle"; }
+  std::string name() const override {
+    return "fickle";
+  }
 #else
-  std::string name() const override { return "no_reduction"; }
+  std::string name() const override {
+    return "no_reduction";
+  }
 #endif
-  std::string version() const override { return "0.1"; }
+  std::string version() const override {
+    return "0.1";
+  }
   std::string description() const override {
     return "segmenter test plugin: accepts by counting reductions, leaves the segment unscheduled";
   }
-  std::vector<pa::Param> params() const override { return {}; }
+  std::vector<pa::Param> params() const override {
+    return {};
+  }
 
   pa::Verdict can_schedule(pa::Segment& seg, const pa::Params&) override {
     std::vector<pa::TensorView> red;

@@ -88,10 +88,10 @@ struct Segment {
 
 /// The result of segment().
 struct Segmentation {
-  const ir::Fusion* fusion = nullptr;    ///< the original (must outlive this)
-  std::vector<std::string> schedulers;   ///< the names offered to, in priority order
-  std::vector<Segment> segments;         ///< in the order to run them
-  std::vector<Offer> log;                ///< every offer, in the order made
+  const ir::Fusion* fusion = nullptr;   ///< the original (must outlive this)
+  std::vector<std::string> schedulers;  ///< the names offered to, in priority order
+  std::vector<Segment> segments;        ///< in the order to run them
+  std::vector<Offer> log;               ///< every offer, in the order made
   /// True when every segment has a scheduler.
   bool complete() const;
 };

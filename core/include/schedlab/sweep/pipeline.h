@@ -65,6 +65,20 @@ PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
                                const std::optional<runtime::DeviceProperties>& device,
                                const std::vector<std::string>& settings);
 
+/// The built-in plugins in the order they are offered a fusion when no
+/// plugin is named (the `auto` scheduler of a sweep): the most specific
+/// first, so that a persistent normalization is not scheduled as a plain
+/// reduction, nor a transpose as a plain pointwise fusion. `script` never
+/// volunteers.
+const std::vector<std::string>& builtin_plugin_order();
+
+/// The first plugin of builtin_plugin_order() in `registry` that accepts the
+/// whole of `bf`, or null; `reasons` gets "name: reason" for each that did
+/// not (and for each that is not installed).
+std::shared_ptr<const plugin::Plugin> pick_builtin(
+    plugin::Registry& registry, BoundFusion& bf,
+    const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons);
+
 /// One output's check.
 struct OutputCheck {
   std::string name;       ///< the output, as the fusion describes it

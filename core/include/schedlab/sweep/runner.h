@@ -54,6 +54,8 @@ struct RunOptions {
   /// module) with this limit; crashes and hangs become records.
   bool isolate = false;
   double timeout_s = 120;
+  /// The kernel cache the backends use (children make their own backend).
+  std::string cache_dir;
   /// Arguments for Google Benchmark (--benchmark_*), argv[0] first.
   std::vector<std::string> benchmark_args;
   /// Called with each record as it becomes final (progress, live output).

@@ -65,9 +65,13 @@ struct SchedulerSpec {
   ParamSpace space;
   Config fixed;                         ///< `set:`, the same for every point
   std::vector<Constraint> constraints;  ///< all must hold
+  /// `fusions:`, the names of the sweep's fusions it runs on; empty: all.
+  std::vector<std::string> fusions;
   SourceLoc loc;                        ///< the entry in the sweep file
   SourceLoc space_loc;                  ///< `constraints:` or `space:`, for empty-space errors
 
+  /// Whether it runs on the fusion called `fusion` (see `fusions`).
+  bool applies_to(const std::string& fusion) const;
   /// True when the point is the plugin's compute_params choice plus `fixed`.
   bool uses_heuristic() const { return space.dims.empty(); }
   /// Whether every constraint holds for `config` at `sizes`.
