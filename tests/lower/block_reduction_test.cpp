@@ -4,9 +4,11 @@
 // TIDy and over TIDx and TIDy together, block + rfactor, several rows per
 // block, NaN propagation of max, persistent softmax, layernorm and rmsnorm
 // (the row in registers, or in a workspace), the example schedule
-// configs/schedules/softmax_block.sched, a repeated launch, and the passes'
-// guarantees (no block reduction under an unswitched branch, the workspace in
-// dynamic shared memory). Every generated unit also compiles with NVRTC for
+// configs/schedules/softmax_block.sched, a repeated launch, Shared buffers
+// over symbolic extents (sized at launch, and the launch error above the
+// device limit), and the passes' guarantees (no block reduction under an
+// unswitched branch, the workspace in dynamic shared memory, one if per
+// predicate). Every generated unit also compiles with NVRTC for
 // sm_90. SCHEDLAB_DUMP_KERNELS=1 prints every kernel.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
