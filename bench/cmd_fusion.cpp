@@ -16,6 +16,7 @@
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/frontend/schedule_script.h"
 #include "schedlab/ir/printer.h"
+#include "schedlab/isolate/isolate.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/npy.h"
 #include "schedlab/runtime/cuda_backend.h"
@@ -196,6 +197,8 @@ struct ExecOptions {
   uint64_t seed = 1;
   std::string inputs;        ///< --inputs: comma-separated .npy files, one per fusion input
   std::string save_outputs;  ///< --save-outputs: a directory for <name>.npy and <name>.ref.npy
+  bool isolate = false;      ///< --isolate: run in a child process
+  double timeout_s = 120;    ///< --timeout, with --isolate
 };
 
 /// --inputs a.npy,b.npy: one file per input of f, in order, each checked
@@ -241,7 +244,7 @@ void save_outputs(const std::string& dir, const ir::Fusion& f,
   }
 }
 
-int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
+int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   auto backend = sweep::make_backend(eo.backend, eo.cache_dir);
   // A plugin schedules for the device that will run the kernel.
   std::optional<runtime::DeviceProperties> device;
@@ -295,6 +298,22 @@ int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
   return v.ok ? kExitOk : kExitFailures;
 }
 
+/// --isolate: the whole of exec (plugin calls, compile, launches) in a child
+/// process. A crash or a hang is reported and exits 1; the child's user and
+/// internal errors come back as such.
+int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
+  if (!eo.isolate) return run_exec_here(fo, eo);
+  isolate::Outcome out = isolate::run_isolated(
+      [&] { return std::to_string(run_exec_here(fo, eo)); },
+      std::chrono::milliseconds(static_cast<int64_t>(eo.timeout_s * 1000)));
+  isolate::rethrow_error(out);
+  if (!out.ok()) {
+    fmt::print(stderr, "error: exec: {}\n", isolate::report(out));
+    return kExitFailures;
+  }
+  return std::stoi(out.payload);
+}
+
 }  // namespace
 
 Command add_show_command(CLI::App& app) {
@@ -330,6 +349,11 @@ Command add_exec_command(CLI::App& app) {
   cmd->add_option("--save-outputs", eo->save_outputs,
                   "Directory to write each output to as <name>.npy, and the reference as "
                   "<name>.ref.npy");
+  cmd->add_flag("--isolate", eo->isolate,
+                "Run the plugin calls, the compile and the launches in a child process: a "
+                "crash or hang is reported (exit 1) instead of taking schedlab down");
+  cmd->add_option("--timeout", eo->timeout_s, "With --isolate: seconds before the child is killed")
+      ->check(CLI::PositiveNumber);
   return {cmd, [fo, eo] { return run_exec(*fo, *eo); }};
 }
 
