@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -51,12 +53,14 @@ void SweepOptions::add_to(CLI::App* cmd) {
 sweep::LoadOptions SweepOptions::load_options(plugin::Registry& registry) const {
   sweep::LoadOptions lo;
   lo.fusion_dirs = fusion_dirs(fusion_dir_flags);
-  lo.schedule_dirs = {SCHEDLAB_CONFIG_DIR "/schedules"};
-  // `plugin: auto` is the runner's: the first built-in that takes each
-  // fusion (sweep::pick_builtin), with that plugin's own parameters.
-  lo.plugins = [lookup = sweep::registry_lookup(registry)](const std::string& name) {
-    return name == "auto" ? sweep::PluginSchema{"auto", {}} : lookup(name);
-  };
+  // Script names: $SCHEDLAB_SCHEDULE_PATH (colon-separated), then configs/schedules.
+  if (const char* env = std::getenv("SCHEDLAB_SCHEDULE_PATH")) {
+    std::stringstream ss(env);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty()) lo.schedule_dirs.push_back(d);
+  }
+  lo.schedule_dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/schedules");
+  lo.plugins = sweep::registry_lookup(registry);
   return lo;
 }
 

@@ -43,6 +43,7 @@ struct PluginSchema {
 using PluginLookup = std::function<PluginSchema(const std::string& name_or_path)>;
 /// A PluginLookup over a real registry: Registry::get for a name, and for a
 /// path the plugin already serving that file or Registry::add.
+/// "auto" (the runner's choice of built-in per fusion) has an empty schema.
 PluginLookup registry_lookup(plugin::Registry& registry);
 
 /// One fusion of the sweep and the sizes it runs at.
