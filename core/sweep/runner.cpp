@@ -80,21 +80,24 @@ void fail(PointState& s, report::Status status, std::string error) {
 /// point's index) and hands them over as soon as the benchmark reports.
 class CollectingReporter : public benchmark::BenchmarkReporter {
  public:
-  explicit CollectingReporter(std::function<void(size_t, std::vector<double>)> done)
-      : done_(std::move(done)) {}
+  /// `index`: each registered benchmark name's point.
+  CollectingReporter(std::map<std::string, size_t> index,
+                     std::function<void(size_t, std::vector<double>)> done)
+      : index_(std::move(index)), done_(std::move(done)) {}
   bool ReportContext(const Context&) override { return true; }
   void ReportRuns(const std::vector<Run>& runs) override {
     std::map<size_t, std::vector<double>> times;
     for (const Run& r : runs) {
       if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
-      // Registered as "<index>:<description>"; the time unit is microseconds.
-      size_t index = std::stoul(r.run_name.function_name);
-      times[index].push_back(r.GetAdjustedRealTime());
+      // The time unit is microseconds.
+      auto it = index_.find(r.run_name.function_name);
+      if (it != index_.end()) times[it->second].push_back(r.GetAdjustedRealTime());
     }
     for (auto& [index, t] : times) done_(index, std::move(t));
   }
 
  private:
+  std::map<std::string, size_t> index_;
   std::function<void(size_t, std::vector<double>)> done_;
 };
 
@@ -450,14 +453,21 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     benchmark::Initialize(&argc, argv.data());
     std::vector<std::unique_ptr<runtime::BoundArgs>> bound(total);
     std::vector<char> warmed(total, 0);
+    std::map<std::string, size_t> names;
     for (size_t i : to_time) {
       PointState& s = states[i];
       bound[i] = std::make_unique<runtime::BoundArgs>(backend, s.kernel, s.reference->inputs,
                                                       s.bf.sizes);
       const double bytes = static_cast<double>(s.rec.bytes_moved);
       const double peak = device.peak_gbps * 1e9;
-      const std::string name = fmt::format("{}:{}/{}/{}/{}", i, s.rec.fusion, s.rec.size_label(),
-                                           s.rec.scheduler, s.rec.config_label());
+      // Stable across runs (Google Benchmark's compare.py matches by name):
+      // fusion/sizes/scheduler/config, made unique if two points coincide.
+      std::string name = fmt::format("{}/{}/{}/{}", s.rec.fusion, s.rec.size_label(),
+                                     s.rec.scheduler, s.rec.config_label());
+      for (int dup = 2; names.count(name); ++dup)
+        name = fmt::format("{}/{}/{}/{}/dup:{}", s.rec.fusion, s.rec.size_label(),
+                           s.rec.scheduler, s.rec.config_label(), dup);
+      names.emplace(name, i);
       auto* b = benchmark::RegisterBenchmark(
           name.c_str(), [&, i, bytes, peak](benchmark::State& st) {
             PointState& ps = states[i];
@@ -483,7 +493,7 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
       else
         b->Iterations(1);
     }
-    CollectingReporter reporter([&](size_t i, std::vector<double> times) {
+    CollectingReporter reporter(names, [&](size_t i, std::vector<double> times) {
       states[i].rec.times_us = std::move(times);
       states[i].final = true;
       emit(i);
