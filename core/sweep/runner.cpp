@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/core.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +20,6 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 #include "schedlab/base/error.h"
 #include "schedlab/isolate/isolate.h"
@@ -64,7 +64,7 @@ struct PointState {
   bool final = false;   ///< the record is decided (a failure, resumed, or cached)
   bool cached = false;  ///< its verdict and times come from an earlier record
   std::shared_ptr<const plugin::Plugin> plugin;  ///< the scheduler's plugin (or auto's pick)
-  BoundFusion bf;      ///< the scheduled fusion (the kernel refers to it)
+  BoundFusion bf;                                ///< the scheduled fusion (the kernel refers to it)
   runtime::PreparedKernel kernel;
   std::shared_ptr<runtime::CompiledKernel> compiled;
   std::shared_ptr<const Reference> reference;
@@ -118,12 +118,13 @@ bool reusable(const report::Record& old, const report::Record& now, int64_t repe
 report::Device describe_device(runtime::Backend& backend) {
   report::Device d;
   if (is_cuda(backend)) {
-    runtime::DeviceProperties p = runtime::cuda_device_properties().value_or(runtime::DeviceProperties{});
+    runtime::DeviceProperties p =
+        runtime::cuda_device_properties().value_or(runtime::DeviceProperties{});
     d.name = p.name;
     d.backend = "cuda";
     d.peak_gbps = p.peak_bandwidth_bytes_per_s / 1e9;
-    d.fingerprint = report::hash_hex(fmt::format("cuda|{}|{}|{}|{}", p.name, p.arch, p.sm_count,
-                                                 p.memory_clock_khz));
+    d.fingerprint = report::hash_hex(
+        fmt::format("cuda|{}|{}|{}|{}", p.name, p.arch, p.sm_count, p.memory_clock_khz));
   } else {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     d.name = fmt::format("CPU emulation ({}, {} cores)", cpu_model(), cores);
@@ -141,12 +142,30 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
   std::optional<runtime::DeviceProperties> target;
   if (is_cuda(backend)) target = runtime::cuda_device_properties();
 
-  // The points, and what an earlier (killed) run already finished.
-  std::vector<Point> points;
-  for (Point& p : expand(spec))
-    if (options.only_schedulers.empty() ||
-        options.only_schedulers.count(spec.schedulers[p.scheduler].name))
-      points.push_back(std::move(p));
+  // One search per (fusion, sizes, scheduler), driven as an ask/tell loop
+  // (strategy.h): each round runs every search's next proposals, then tells
+  // each search how its points did. Grid and random propose everything in
+  // the first round; a model-guided strategy proposes in small batches and
+  // learns from observe(), with nothing to change here.
+  struct Search {
+    size_t fusion, sizes, scheduler;
+    std::unique_ptr<SearchStrategy> strategy;
+  };
+  std::vector<Search> searches;
+  for (size_t f = 0; f < spec.fusions.size(); ++f)
+    for (size_t z = 0; z < spec.fusions[f].sizes.size(); ++z)
+      for (size_t k = 0; k < spec.schedulers.size(); ++k) {
+        const SchedulerSpec& sched = spec.schedulers[k];
+        if (!sched.applies_to(spec.fusions[f].name) ||
+            (!options.only_schedulers.empty() && !options.only_schedulers.count(sched.name)))
+          continue;
+        SearchProblem problem{&sched, &spec.fusions[f], &spec.fusions[f].sizes[z]};
+        searches.push_back({f, z, k, make_strategy(spec.strategy, problem)});
+      }
+  std::vector<Point> points;         // this round's points
+  std::vector<size_t> point_search;  // each point's search
+
+  // What an earlier (killed) run already finished.
   std::map<std::string, report::Record> done;
   if (options.resume) {
     report::drop_truncated_tail(options.output);
@@ -179,9 +198,9 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
   std::vector<std::string> fusion_hashes;
   for (const FusionSpec& f : spec.fusions) fusion_hashes.push_back(file_hash(f.path));
 
-  const size_t total = points.size();
-  std::vector<PointState> states(total);
-  std::mutex out_mu;  // the output file, the callback, the counters
+  size_t total = 0;                // points proposed so far, over every round
+  std::vector<PointState> states;  // this round's
+  std::mutex out_mu;               // the output file, the callback, the counters
   RunResult result;
   size_t finished = 0;
   auto emit = [&](size_t i) {
@@ -411,99 +430,123 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     }
   };
 
-  // Phase 1 on a pool: every failure is final (and written) as it happens.
-  const size_t jobs = std::min<size_t>(
-      total, options.jobs > 0 ? static_cast<size_t>(options.jobs)
-                              : std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < jobs; ++t)
-    pool.emplace_back([&] {
-      for (size_t i; (i = next++) < total;) {
-        try {
-          phase1(i);
-        } catch (const std::exception& e) {
-          // A bug in schedlab (InternalError or worse): the point is marked,
-          // the sweep goes on, and the run reports it.
-          fail(states[i], report::Status::Crashed, std::string("internal error: ") + e.what());
-        }
-        if (states[i].final) {
-          {
-            std::lock_guard lock(out_mu);
-            result.resumed += done.count(states[i].rec.key);
-            result.cached += states[i].cached;
-          }
-          emit(i);
-        }
+  for (;;) {
+    // The round's points: every search's next proposals.
+    points.clear();
+    point_search.clear();
+    for (size_t k = 0; k < searches.size(); ++k)
+      for (Config& c : searches[k].strategy->propose()) {
+        points.push_back(
+            {searches[k].fusion, searches[k].sizes, searches[k].scheduler, std::move(c)});
+        point_search.push_back(k);
       }
-    });
-  for (std::thread& t : pool) t.join();
+    if (points.empty()) break;
+    const size_t round = points.size();
+    total += round;
+    states = std::vector<PointState>(round);
 
-  // Phase 2: benchmark the validated points.
-  std::vector<size_t> to_time;
-  for (size_t i = 0; i < total; ++i)
-    if (!states[i].final) to_time.push_back(i);
-  const MeasureSpec& m = spec.measure;
-  if (!to_time.empty()) {
-    std::vector<std::string> args = options.benchmark_args;
-    if (args.empty()) args.push_back("schedlab");
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    int argc = static_cast<int>(argv.size());
-    benchmark::Initialize(&argc, argv.data());
-    std::vector<std::unique_ptr<runtime::BoundArgs>> bound(total);
-    std::vector<char> warmed(total, 0);
-    std::map<std::string, size_t> names;
-    for (size_t i : to_time) {
-      PointState& s = states[i];
-      bound[i] = std::make_unique<runtime::BoundArgs>(backend, s.kernel, s.reference->inputs,
-                                                      s.bf.sizes);
-      const double bytes = static_cast<double>(s.rec.bytes_moved);
-      const double peak = device.peak_gbps * 1e9;
-      // Stable across runs (Google Benchmark's compare.py matches by name):
-      // fusion/sizes/scheduler/config, made unique if two points coincide.
-      std::string name = fmt::format("{}/{}/{}/{}", s.rec.fusion, s.rec.size_label(),
-                                     s.rec.scheduler, s.rec.config_label());
-      for (int dup = 2; names.count(name); ++dup)
-        name = fmt::format("{}/{}/{}/{}/dup:{}", s.rec.fusion, s.rec.size_label(),
-                           s.rec.scheduler, s.rec.config_label(), dup);
-      names.emplace(name, i);
-      auto* b = benchmark::RegisterBenchmark(
-          name.c_str(), [&, i, bytes, peak](benchmark::State& st) {
-            PointState& ps = states[i];
-            runtime::BoundArgs& ba = *bound[i];
-            // Warm-up launches once per point, not once per repetition.
-            if (!warmed[i]) backend.time(*ps.compiled, ba.dims(), ba.args(),
-                                         static_cast<int>(m.warmup), 0);
-            warmed[i] = 1;
-            for (auto _ : st) {
-              runtime::Timing t = backend.time(*ps.compiled, ba.dims(), ba.args(), 0, 1);
-              st.SetIterationTime(t.seconds.at(0));
+    // Phase 1 on a pool: every failure is final (and written) as it happens.
+    const size_t jobs = std::min<size_t>(
+        round, options.jobs > 0 ? static_cast<size_t>(options.jobs)
+                                : std::max(1u, std::thread::hardware_concurrency()));
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < jobs; ++t)
+      pool.emplace_back([&] {
+        for (size_t i; (i = next++) < round;) {
+          try {
+            phase1(i);
+          } catch (const std::exception& e) {
+            // A bug in schedlab (InternalError or worse): the point is marked,
+            // the sweep goes on, and the run reports it.
+            fail(states[i], report::Status::Crashed, std::string("internal error: ") + e.what());
+          }
+          if (states[i].final) {
+            {
+              std::lock_guard lock(out_mu);
+              result.resumed += done.count(states[i].rec.key);
+              result.cached += states[i].cached;
             }
-            st.counters["bytes_per_second"] =
-                benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
-            if (peak > 0)
-              st.counters["peak_fraction"] =
-                  benchmark::Counter(bytes / peak, benchmark::Counter::kIsIterationInvariantRate);
-            st.SetLabel(is_cuda(backend) ? "cuda-events" : "cpu-emulation");
-          });
-      b->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(m.repetitions);
-      if (m.min_time > 0)
-        b->MinTime(m.min_time);
-      else
-        b->Iterations(1);
-    }
-    CollectingReporter reporter(names, [&](size_t i, std::vector<double> times) {
-      states[i].rec.times_us = std::move(times);
-      states[i].final = true;
-      emit(i);
-    });
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-    benchmark::ClearRegisteredBenchmarks();
-  }
+            emit(i);
+          }
+        }
+      });
+    for (std::thread& t : pool) t.join();
 
-  for (PointState& s : states)
-    if (s.final) result.records.push_back(std::move(s.rec));
+    // Phase 2: benchmark the validated points.
+    std::vector<size_t> to_time;
+    for (size_t i = 0; i < round; ++i)
+      if (!states[i].final) to_time.push_back(i);
+    const MeasureSpec& m = spec.measure;
+    if (!to_time.empty()) {
+      std::vector<std::string> args = options.benchmark_args;
+      if (args.empty()) args.push_back("schedlab");
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      int argc = static_cast<int>(argv.size());
+      benchmark::Initialize(&argc, argv.data());
+      std::vector<std::unique_ptr<runtime::BoundArgs>> bound(round);
+      std::vector<char> warmed(round, 0);
+      std::map<std::string, size_t> names;
+      for (size_t i : to_time) {
+        PointState& s = states[i];
+        bound[i] = std::make_unique<runtime::BoundArgs>(backend, s.kernel, s.reference->inputs,
+                                                        s.bf.sizes);
+        const double bytes = static_cast<double>(s.rec.bytes_moved);
+        const double peak = device.peak_gbps * 1e9;
+        // Stable across runs (Google Benchmark's compare.py matches by name):
+        // fusion/sizes/scheduler/config, made unique if two points coincide.
+        std::string name = fmt::format("{}/{}/{}/{}", s.rec.fusion, s.rec.size_label(),
+                                       s.rec.scheduler, s.rec.config_label());
+        for (int dup = 2; names.count(name); ++dup)
+          name = fmt::format("{}/{}/{}/{}/dup:{}", s.rec.fusion, s.rec.size_label(),
+                             s.rec.scheduler, s.rec.config_label(), dup);
+        names.emplace(name, i);
+        auto* b =
+            benchmark::RegisterBenchmark(name.c_str(), [&, i, bytes, peak](benchmark::State& st) {
+              PointState& ps = states[i];
+              runtime::BoundArgs& ba = *bound[i];
+              // Warm-up launches once per point, not once per repetition.
+              if (!warmed[i])
+                backend.time(*ps.compiled, ba.dims(), ba.args(), static_cast<int>(m.warmup), 0);
+              warmed[i] = 1;
+              for (auto _ : st) {
+                runtime::Timing t = backend.time(*ps.compiled, ba.dims(), ba.args(), 0, 1);
+                st.SetIterationTime(t.seconds.at(0));
+              }
+              st.counters["bytes_per_second"] =
+                  benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+              if (peak > 0)
+                st.counters["peak_fraction"] =
+                    benchmark::Counter(bytes / peak, benchmark::Counter::kIsIterationInvariantRate);
+              st.SetLabel(is_cuda(backend) ? "cuda-events" : "cpu-emulation");
+            });
+        b->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(m.repetitions);
+        if (m.min_time > 0)
+          b->MinTime(m.min_time);
+        else
+          b->Iterations(1);
+      }
+      CollectingReporter reporter(names, [&](size_t i, std::vector<double> times) {
+        states[i].rec.times_us = std::move(times);
+        states[i].final = true;
+        emit(i);
+      });
+      benchmark::RunSpecifiedBenchmarks(&reporter);
+      benchmark::ClearRegisteredBenchmarks();
+    }
+
+    // Tell each search how its points did, then keep the round's records.
+    for (size_t i = 0; i < round; ++i) {
+      PointState& s = states[i];
+      if (!s.final) continue;  // filtered out by --benchmark_filter: never timed
+      Outcome outcome{std::string(report::status_name(s.rec.status)), 0};
+      if (s.rec.status == report::Status::Ok && !s.rec.times_us.empty())
+        outcome.median_s = s.rec.summary().median * 1e-6;
+      searches[point_search[i]].strategy->observe(points[i].config, outcome);
+      result.records.push_back(std::move(s.rec));
+    }
+  }
   return result;
 }
 

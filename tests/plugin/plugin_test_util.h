@@ -11,9 +11,11 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "schedlab/base/error.h"
 #include "schedlab/frontend/fusion_file.h"
+#include "test_support.h"
 
 namespace schedlab::plugin::testing {
 
@@ -31,17 +33,12 @@ inline frontend::FusionDefinition load_fusion(const std::string& name) {
                                     ".yaml");
 }
 
-/// The full what() of the UserError `fn` throws; "(no error)" and a test
-/// failure if it throws none.
+/// The full what() of the UserError `fn` throws ("error: ..." with the
+/// location, if any); "(no error)" and a test failure if it throws none. The
+/// plugin suites assert the whole diagnostic: test_support::user_error_what_of.
 template <typename F>
 std::string user_error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "(no error)";
+  return test_support::user_error_what_of(std::forward<F>(fn));
 }
 
 /// A fresh directory under /tmp, removed with everything in it.

@@ -12,12 +12,14 @@
 #include "schedlab/base/error.h"
 #include "schedlab/ir/arith.h"
 #include "schedlab/ir/op_semantics.h"
+#include "test_support.h"
 
 namespace schedlab::ref {
 namespace {
 
 using ir::DataType;
 using ir::SizeExpr;
+using test_support::user_error_of;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -39,18 +41,6 @@ ir::TensorView* input(ir::Fusion& f, DataType t, const std::vector<SizeExpr>& sh
 
 HostTensor host(DataType t, std::vector<int64_t> shape, std::vector<double> data) {
   return HostTensor{t, std::move(shape), std::move(data)};
-}
-
-/// The message of the UserError fn throws; fails the test if it throws none.
-template <typename Fn>
-std::string user_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
 }
 
 // --- Elementwise -----------------------------------------------------------

@@ -15,11 +15,13 @@
 #include "schedlab/base/error.h"
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/ref/npy.h"
+#include "test_support.h"
 
 namespace schedlab::ref {
 namespace {
 
 using ir::DataType;
+using test_support::user_error_what_of;
 
 const std::string kFixtures = std::string(SCHEDLAB_SOURCE_DIR) + "/tests/fixtures/npy/";
 
@@ -35,18 +37,6 @@ std::string npy_bytes(const std::string& dict, const std::string& data, int majo
 
 std::string f4_dict(const std::string& shape) {
   return "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
-}
-
-/// The full what() of the UserError that f throws; "" (and a failure) if none.
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "";
 }
 
 HostTensor round_trip(const HostTensor& t) {
@@ -140,30 +130,30 @@ TEST(Npy, ReadsAHandWrittenVersion2Header) {
 // ---- malformed files --------------------------------------------------------
 
 TEST(NpyInvalid, MissingFile) {
-  EXPECT_EQ(error_of([] { read_npy("no/such.npy"); }),
+  EXPECT_EQ(user_error_what_of([] { read_npy("no/such.npy"); }),
             "no/such.npy: error: cannot read .npy file: no such file");
 }
 
 TEST(NpyInvalid, BadMagic) {
-  EXPECT_EQ(error_of([] { parse_npy("PK\x03\x04 zip", "a.npy"); }),
+  EXPECT_EQ(user_error_what_of([] { parse_npy("PK\x03\x04 zip", "a.npy"); }),
             "a.npy: error: not a .npy file: expected the magic string '\\x93NUMPY' at the start, "
             "found 'PK\\x03\\x04 z'");
 }
 
 TEST(NpyInvalid, UnsupportedVersion) {
-  EXPECT_EQ(error_of([] { parse_npy(npy_bytes(f4_dict("(1,)"), "", 3), "v3.npy"); }),
+  EXPECT_EQ(user_error_what_of([] { parse_npy(npy_bytes(f4_dict("(1,)"), "", 3), "v3.npy"); }),
             "v3.npy: error: unsupported .npy format version 3.0; expected 1.0 or 2.0");
 }
 
 TEST(NpyInvalid, TruncatedPreamble) {
-  EXPECT_EQ(error_of([] { parse_npy(std::string("\x93NUMPY\x01\x00\x10", 9), "t.npy"); }),
+  EXPECT_EQ(user_error_what_of([] { parse_npy(std::string("\x93NUMPY\x01\x00\x10", 9), "t.npy"); }),
             "t.npy: error: truncated header: the file ends after 9 bytes, inside the 10-byte "
             "preamble");
 }
 
 TEST(NpyInvalid, TruncatedHeader) {
   std::string bytes = npy_bytes(f4_dict("(2,)"), "").substr(0, 30);
-  EXPECT_EQ(error_of([&] { parse_npy(bytes, "t.npy"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(bytes, "t.npy"); }),
             "t.npy: error: truncated header: the preamble declares a 59-byte header, but only 20 "
             "bytes follow");
 }
@@ -171,7 +161,7 @@ TEST(NpyInvalid, TruncatedHeader) {
 TEST(NpyInvalid, UnparsableDict) {
   std::string bytes =
       npy_bytes("{'descr': '<f4', 'fortran_order': Nope, 'shape': (1,), }", std::string(4, '\0'));
-  EXPECT_EQ(error_of([&] { parse_npy(bytes, "d.npy"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(bytes, "d.npy"); }),
             "d.npy: error: cannot parse the header dict: expected True or False for "
             "'fortran_order' at character 34, found 'Nope, 'shape'; header: {'descr': '<f4', "
             "'fortran_order': Nope, 'shape': (1,), }");
@@ -179,7 +169,7 @@ TEST(NpyInvalid, UnparsableDict) {
 
 TEST(NpyInvalid, MissingKey) {
   std::string bytes = npy_bytes("{'descr': '<f4', 'shape': (1,)}", std::string(4, '\0'));
-  EXPECT_EQ(error_of([&] { parse_npy(bytes, "k.npy"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(bytes, "k.npy"); }),
             "k.npy: error: the header dict has no 'fortran_order' key; expected descr, "
             "fortran_order and shape");
 }
@@ -187,12 +177,12 @@ TEST(NpyInvalid, MissingKey) {
 TEST(NpyInvalid, UnsupportedDtype) {
   std::string u1 =
       npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }", std::string(2, '\0'));
-  EXPECT_EQ(error_of([&] { parse_npy(u1, "u.npy"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(u1, "u.npy"); }),
             "u.npy: error: unsupported dtype '|u1' (for a bool input, save a.astype(bool)); "
             "expected one of <f2 (f16), <f4 (f32), <f8 (f64), <i4 (i32), <i8 (i64), |b1 (bool)");
   std::string big =
       npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'));
-  EXPECT_EQ(error_of([&] { parse_npy(big, "b.npy"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(big, "b.npy"); }),
             "b.npy: error: unsupported dtype '>f4' (big-endian: save "
             "a.astype(a.dtype.newbyteorder('<'))); expected one of <f2 (f16), <f4 (f32), "
             "<f8 (f64), <i4 (i32), <i8 (i64), |b1 (bool)");
@@ -201,19 +191,19 @@ TEST(NpyInvalid, UnsupportedDtype) {
 TEST(NpyInvalid, FortranOrder) {
   std::string bytes = npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
                                 std::string(16, '\0'));
-  EXPECT_EQ(error_of([&] { parse_npy(bytes, "f.npy"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(bytes, "f.npy"); }),
             "f.npy: error: fortran_order is True; only C-order arrays are supported (save "
             "numpy.ascontiguousarray(a))");
 }
 
 TEST(NpyInvalid, DataSizeMismatch) {
   std::string bytes = npy_bytes(f4_dict("(2, 3)"), std::string(20, '\0'));
-  EXPECT_EQ(error_of([&] { parse_npy(bytes, "s.npy"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(bytes, "s.npy"); }),
             "s.npy: error: data size mismatch: shape (2, 3) of <f4 needs 24 bytes of data, "
             "found 20");
   // A shape whose element count overflows is reported, not multiplied out.
   std::string huge = npy_bytes(f4_dict("(4294967296, 4294967296, 4)"), std::string(4, '\0'));
-  EXPECT_EQ(error_of([&] { parse_npy(huge, "h.npy"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(huge, "h.npy"); }),
             "h.npy: error: data size mismatch: shape (4294967296, 4294967296, 4) of <f4 needs "
             "more than 4 bytes of data, found 4");
 }
@@ -245,7 +235,7 @@ TEST(NpyInput, MatchingFileIsRead) {
 TEST(NpyInput, DtypeMismatch) {
   auto def = mixed();
   const std::string path = kFixtures + "f32_2x3.npy";
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(user_error_what_of([&] {
               read_npy_input(path, def.fusion->inputs()[1], {{"N", 2}, {"K", 3}});
             }),
             path + ": error: dtype <f4 (f32) does not match input T1 (n), which is i64 (<i8)");
@@ -254,7 +244,7 @@ TEST(NpyInput, DtypeMismatch) {
 TEST(NpyInput, ShapeMismatch) {
   auto def = mixed();
   const std::string path = kFixtures + "f32_2x3.npy";
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(user_error_what_of([&] {
               read_npy_input(path, def.fusion->inputs()[0], {{"N", 3}, {"K", 5}});
             }),
             path +
@@ -270,7 +260,7 @@ TEST(NpyInput, Bf16IsReadFromF32AndRounded) {
   EXPECT_EQ(t.dtype, DataType::BF16);
   EXPECT_EQ(t.data, (std::vector<double>{1.0, 1.0}));
   EXPECT_EQ(
-      error_of([&] {
+      user_error_what_of([&] {
         read_npy_input(kFixtures + "f16_5.npy", def.fusion->inputs()[2], {{"N", 1}, {"K", 5}});
       }),
       kFixtures +

@@ -37,6 +37,21 @@ std::string user_error_of(F&& fn) {
   return "(no error)";
 }
 
+/// The full diagnostic, what(), of the UserError `fn` throws:
+/// "file:line:col: error: message", or "error: message" without a location.
+/// For tests that assert the location too. "(no error)" and a test failure
+/// if it throws none.
+template <typename F>
+std::string user_error_what_of(F&& fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a UserError";
+  return "(no error)";
+}
+
 // ---- fusions ----------------------------------------------------------------
 
 /// The source tree's configs/fusions directory.
