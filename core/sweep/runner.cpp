@@ -160,7 +160,9 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
             (!options.only_schedulers.empty() && !options.only_schedulers.count(sched.name)))
           continue;
         SearchProblem problem{&sched, &spec.fusions[f], &spec.fusions[f].sizes[z]};
-        searches.push_back({f, z, k, make_strategy(spec.strategy, problem)});
+        searches.push_back(
+            {f, z, k,
+             options.strategy ? options.strategy(problem) : make_strategy(spec.strategy, problem)});
       }
   std::vector<Point> points;         // this round's points
   std::vector<size_t> point_search;  // each point's search

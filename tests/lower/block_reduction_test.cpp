@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -248,6 +249,130 @@ TEST_F(BlockReduction, BlockAndRfactor) {
       },
       row_sizes());
 }
+
+// ---------------------------------------------------------------------------
+// A reduction whose reduction loops enclose an iteration loop, as nvFuser's
+// [BIDx, serial R, TIDx, R] rfactor order: the accumulator is initialised
+// once, before its first reduction loop, never again inside the serial one
+// (issue: the rfactor partial was reset on every serial iteration).
+
+struct ScriptCase {
+  std::string name;
+  std::string fusion;
+  std::string script;
+  bool block;  ///< whether the kernel has a block reduction
+  std::vector<ir::SizeBindings> sizes;
+};
+
+/// GoogleTest prints a case by its name.
+void PrintTo(const ScriptCase& c, std::ostream* os) { *os << c.name; }
+
+class ReductionAroundIterationLoop : public BackendTestWithParam<ScriptCase> {};
+
+TEST_P(ReductionAroundIterationLoop, MatchesReference) {
+  const ScriptCase& c = GetParam();
+  auto def = load(c.fusion);
+  auto plain = load(c.fusion);
+  frontend::apply_schedule_text(c.script, c.name + ".sched", def, {});
+  runtime::PreparedKernel p =
+      c.block ? prepare_block(def, c.sizes.front()) : prepare_or_report(def, c.sizes.front());
+  if (!c.block) expect_nvrtc_accepts(p.source);
+  expect_matches_at(def, plain, p, c.sizes, [](const auto& pl, const auto& pk, auto& cc, const auto& sz) {
+    return run_and_compare(pl, pk, cc, sz);
+  });
+}
+
+/// row_sum at N = 3 and ragged K (none, part of one, and many split
+/// iterations), and N = 1.
+std::vector<ir::SizeBindings> ragged_rows() {
+  std::vector<ir::SizeBindings> r;
+  for (int64_t k : {1, 7, 31, 32, 33, 1000}) r.push_back({{"N", 3}, {"K", k}});
+  r.push_back({{"N", 1}, {"K", 9}});
+  return r;
+}
+
+/// col_sum at ragged N (reduced), K = 5 and K = 33.
+std::vector<ir::SizeBindings> ragged_cols() {
+  std::vector<ir::SizeBindings> r;
+  for (int64_t n : {1, 7, 31, 32, 33, 1000}) r.push_back({{"N", n}, {"K", 5}});
+  r.push_back({{"N", 9}, {"K", 33}});
+  return r;
+}
+
+/// The rfactor of the issue: y[N, rK] as [BIDx, serial R, TIDx, R4], the
+/// partial keeps the two reduction axes ([1, 3]) around its TIDx axis.
+std::string row_rfactor(bool cache, const std::string& extra) {
+  return std::string(cache ? "c = cache_after(x)\n" : "") +
+         "split(y, 1, 4)\n"
+         "split(y, 1, 2)\n"
+         "parallelize(y, 0, BIDx)\n"
+         "parallelize(y, 2, TIDx)\n" +
+         extra +
+         "propagate_transformation(y)\n"
+         "parallelize_all_like(y)\n"
+         "p = rfactor(y, [1, 3])\n"
+         "inline_most()\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ReductionAroundIterationLoop,
+    ::testing::Values(
+        ScriptCase{"rfactor_cached", "row_sum", row_rfactor(true, ""), true, ragged_rows()},
+        ScriptCase{"rfactor_uncached", "row_sum", row_rfactor(false, ""), true, ragged_rows()},
+        ScriptCase{"rfactor_unrolled", "row_sum", row_rfactor(true, "parallelize(y, 3, Unroll)\n"),
+                   true, ragged_rows()},
+        // The axis between the reduction axes serial: the partial keeps 2
+        // accumulators per row, each initialised once.
+        ScriptCase{"rfactor_serial_between", "row_sum",
+                   "c = cache_after(x)\n"
+                   "split(y, 1, 4)\n"
+                   "split(y, 1, 2)\n"
+                   "parallelize(y, 0, BIDx)\n"
+                   "propagate_transformation(y)\n"
+                   "parallelize_all_like(y)\n"
+                   "p = rfactor(y, [1, 3])\n"
+                   "inline_most()\n",
+                   false, ragged_rows()},
+        // No rfactor: the serial R outer of a TIDx R, one block reduction.
+        ScriptCase{"block_serial_outer_of_tidx", "row_sum",
+                   "c = cache_after(x)\n"
+                   "split(y, 1, 4)\n"
+                   "split(y, 1, 2)\n"
+                   "parallelize(y, 0, BIDx)\n"
+                   "parallelize(y, 2, TIDx)\n"
+                   "propagate_transformation(y)\n"
+                   "parallelize_all_like(y)\n"
+                   "inline_most()\n",
+                   true, ragged_rows()},
+        // The outer reduction rfactored the same way: col_sum's y[rN, K] as
+        // [K (BIDx), serial R, TIDx, R4].
+        ScriptCase{"outer_rfactor", "col_sum",
+                   "c = cache_after(x)\n"
+                   "split(y, 0, 4)\n"
+                   "split(y, 0, 2)\n"
+                   "reorder(y, {3: 0, 0: 1, 1: 2, 2: 3})\n"
+                   "parallelize(y, 0, BIDx)\n"
+                   "parallelize(y, 2, TIDx)\n"
+                   "propagate_transformation(y)\n"
+                   "parallelize_all_like(y)\n"
+                   "p = rfactor(y, [1, 3])\n"
+                   "inline_most()\n",
+                   true, ragged_cols()},
+        // The outer reduction without rfactor, its columns on TIDx between
+        // its two reduction loops: [ceilDiv(K, 32) (BIDx), serial R, 32
+        // (TIDx), R4], accumulated straight into the Global output.
+        ScriptCase{"outer_columns_between", "col_sum",
+                   "c = cache_after(x)\n"
+                   "split(y, 1, 32)\n"
+                   "split(y, 0, 4)\n"
+                   "reorder(y, {2: 0, 0: 1, 3: 2, 1: 3})\n"
+                   "parallelize(y, 0, BIDx)\n"
+                   "parallelize(y, 2, TIDx)\n"
+                   "propagate_transformation(y)\n"
+                   "parallelize_all_like(y)\n"
+                   "inline_most()\n",
+                   false, ragged_cols()}),
+    [](const ::testing::TestParamInfo<ScriptCase>& info) { return info.param.name; });
 
 TEST_F(BlockReduction, FromASharedCache) {
   // x staged through a Shared cache inside the serial reduction loop:

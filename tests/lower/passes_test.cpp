@@ -114,6 +114,33 @@ TEST(LoopTree, OuterReductionInitIsHoistedAboveTheReductionLoop) {
             "    y = reduction\n");
 }
 
+TEST(LoopTree, ReductionIsInitialisedOnceBeforeItsFirstReductionLoop) {
+  // nvFuser's rfactor order [BIDx, serial R, TIDx, R4]: the partial's
+  // reduction loops enclose its TIDx loop. Its accumulator is initialised
+  // once, before the serial reduction loop; an initialisation before the
+  // inner reduction loop would reset it on every serial iteration.
+  auto def = load("row_sum");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* y = named(f, "y");
+  y->split(1, 4)->split(1, 2);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(2, ParallelType::TIDx);
+  TensorView* p = sched::rfactor(y, {1, 3});
+  sched::inline_most(f);
+  std::string pn = name_of(p);
+  EXPECT_EQ(loop_tree(f),
+            "for " + pn + "[0] {N}\n"
+            "  init " + pn + "\n"
+            "  for " + pn + "[1] r{ceilDiv(ceilDiv(K, 4), 2)}\n"
+            "    for " + pn + "[2] {2}\n"
+            "      for " + pn + "[3] r{4}\n"
+            "        " + pn + " = reduction\n"
+            "  init y\n"
+            "  for y[1] r{2}\n"
+            "    y = reduction\n");
+}
+
 TEST(LoopTree, InlinedReductionSharesTheRowLoop) {
   // softmax inlined most at rows: both reductions run inside the row loop,
   // each initialised just before its own reduction loop, and every reader

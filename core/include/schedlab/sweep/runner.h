@@ -58,6 +58,9 @@ struct RunOptions {
   std::string cache_dir;
   /// Arguments for Google Benchmark (--benchmark_*), argv[0] first.
   std::vector<std::string> benchmark_args;
+  /// Makes each search's strategy; empty: make_strategy(spec.strategy, ...).
+  /// How a model-guided search plugs in (and how tests drive an adaptive one).
+  std::function<std::unique_ptr<SearchStrategy>(const SearchProblem&)> strategy;
   /// Called with each record as it becomes final (progress, live output).
   std::function<void(const report::Record&, size_t done, size_t total)> on_record;
 };
