@@ -91,20 +91,26 @@ std::unique_ptr<LoopNode> build_loop_tree(const ir::Fusion& f) {
   for (const ir::Expr* e : f.exprs_for_outputs()) {
     const TensorView* t = e->out();
     LoopNode* node = root.get();
+    // A reduction is initialised once, just before its first reduction loop:
+    // outside every loop over its reduction axes (the init covers the
+    // iteration axes nested among them with loops of its own, generate's
+    // open_after), and inside only loops that precede them, which are the
+    // ones its accumulator is not shared across. Inlining stops at the first
+    // reduction axis (sched/inline.cpp), so those loops are never a consumer's.
+    int first = -1;
+    if (e->is<ir::ReductionOp>())
+      for (int k = 0; k < t->nloop() && first < 0; ++k)
+        if (t->loop()[static_cast<size_t>(k)]->is_reduction()) first = k;
+    internal_assert(first < 0 || t->compute_at_pos() <= first)
+        << t->describe() << " is inlined at " << t->compute_at_pos()
+        << ", past its first reduction axis " << first;
     for (int k = 0; k < t->nloop(); ++k) {
       LoopKey key = loop_owner(t, k);
-      // A reduction is initialised just before its first reduction loop.
-      if (e->is<ir::ReductionOp>() && t->loop()[static_cast<size_t>(k)]->is_reduction() &&
-          (k == 0 || !t->loop()[static_cast<size_t>(k - 1)]->is_reduction())) {
-        bool has_init = false;
-        for (const LoopItem& it : node->items)
-          has_init |= it.kind == LoopItem::Kind::Init && it.expr == e;
-        if (!has_init) {
-          LoopNode* loop = child(*node, key);
-          auto pos = std::find_if(node->items.begin(), node->items.end(),
-                                  [&](const LoopItem& it) { return it.loop.get() == loop; });
-          node->items.insert(pos, {LoopItem::Kind::Init, nullptr, e});
-        }
+      if (k == first) {
+        LoopNode* loop = child(*node, key);
+        auto pos = std::find_if(node->items.begin(), node->items.end(),
+                                [&](const LoopItem& it) { return it.loop.get() == loop; });
+        node->items.insert(pos, {LoopItem::Kind::Init, nullptr, e});
       }
       node = child(*node, key);
     }

@@ -6,8 +6,9 @@
 // tensor T is owned by T when k >= T's inline position, and otherwise by the
 // owner of loop k of T's consumers (who must agree): so a producer inlined at
 // p runs inside its consumers' first p loops. Siblings are ordered so that a
-// writer precedes every reader; a reduction's initialisation precedes the
-// loop that accumulates it. A cycle, or consumers that do not share the loops
+// writer precedes every reader; a reduction is initialised once, just
+// before its first reduction loop (so outside all of them, even when they
+// enclose iteration loops). A cycle, or consumers that do not share the loops
 // a producer is inlined into, is a user_error.
 #pragma once
 

@@ -47,6 +47,10 @@
 #include "schedlab/plugin.hpp"
 
 namespace pa = schedlab::plugin_api;
+using pa::ceil_div;
+using pa::dtype_bytes;
+using pa::largest_pow2_at_most;
+using pa::next_pow2;
 
 namespace {
 
@@ -63,37 +67,6 @@ constexpr int64_t kMaxRowThreads = 512;
 constexpr int64_t kTargetThreads = 128;
 /// Largest persist the heuristic tries (the schema's maximum).
 constexpr int64_t kMaxPersist = 64;
-
-int64_t dtype_bytes(pa::DataType t) {
-  switch (t) {
-    case pa::DataType::Bool:
-      return 1;
-    case pa::DataType::F16:
-    case pa::DataType::BF16:
-      return 2;
-    case pa::DataType::I32:
-    case pa::DataType::F32:
-      return 4;
-    case pa::DataType::I64:
-    case pa::DataType::F64:
-      return 8;
-  }
-  return 8;
-}
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-int64_t next_pow2(int64_t x) {
-  int64_t p = 1;
-  while (p < x) p *= 2;
-  return p;
-}
-int64_t largest_pow2_at_most(int64_t x) {
-  int64_t p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
-}
 
 std::string describe(const pa::TensorView& tv) {
   return tv.name().empty() ? tv.str() : tv.str() + " (" + tv.name() + ")";

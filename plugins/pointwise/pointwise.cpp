@@ -43,6 +43,10 @@
 #include "schedlab/plugin.hpp"
 
 namespace pa = schedlab::plugin_api;
+using pa::ceil_div;
+using pa::dtype_bytes;
+using pa::largest_pow2_at_most;
+using pa::next_pow2;
 
 namespace {
 
@@ -52,23 +56,6 @@ constexpr int64_t kDefaultBlock = 128;
 constexpr int64_t kMaxVectorBytes = 16;
 /// The most unrolling compute_params chooses (the schema allows more).
 constexpr int64_t kMaxUnroll = 4;
-
-int64_t dtype_bytes(pa::DataType t) {
-  switch (t) {
-    case pa::DataType::Bool:
-      return 1;
-    case pa::DataType::F16:
-    case pa::DataType::BF16:
-      return 2;
-    case pa::DataType::I32:
-    case pa::DataType::F32:
-      return 4;
-    case pa::DataType::I64:
-    case pa::DataType::F64:
-      return 8;
-  }
-  return 8;
-}
 
 /// Logical axes that are not reductions.
 std::vector<pa::AxisInfo> iteration_domain(const pa::TensorView& tv) {
@@ -116,12 +103,6 @@ Candidates vector_candidates(pa::Segment& seg, const pa::TensorView& ref) {
 
 int64_t inner_extent(const pa::TensorView& tv) {
   return iteration_domain(tv).back().extent;
-}
-
-int64_t largest_pow2_at_most(int64_t x) {
-  int64_t p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
 }
 
 }  // namespace

@@ -52,6 +52,10 @@
 #include "schedlab/plugin.hpp"
 
 namespace pa = schedlab::plugin_api;
+using pa::ceil_div;
+using pa::dtype_bytes;
+using pa::largest_pow2_at_most;
+using pa::next_pow2;
 
 namespace {
 
@@ -62,23 +66,6 @@ constexpr int64_t kSectorBytes = 32;
 constexpr int64_t kMinTile = 8, kMaxTile = 64;
 constexpr int64_t kElementsPerThread = 4;
 constexpr int64_t kMaxThreads = 256;
-
-int64_t dtype_bytes(pa::DataType t) {
-  switch (t) {
-    case pa::DataType::Bool:
-      return 1;
-    case pa::DataType::F16:
-    case pa::DataType::BF16:
-      return 2;
-    case pa::DataType::I32:
-    case pa::DataType::F32:
-      return 4;
-    case pa::DataType::I64:
-    case pa::DataType::F64:
-      return 8;
-  }
-  return 8;
-}
 
 int64_t pow2_at_least(int64_t x) {
   int64_t p = 1;

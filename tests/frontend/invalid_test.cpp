@@ -13,13 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "diagnostic_files.h"
 #include "schedlab/base/error.h"
 #include "schedlab/frontend/fusion_file.h"
 #include "test_support.h"
 
 namespace {
-
-using testing::HasSubstr;
 
 const std::string kInvalidDir = SCHEDLAB_SOURCE_DIR "/tests/frontend/invalid";
 
@@ -27,62 +26,18 @@ std::vector<std::string> invalid_files() {
   return schedlab::test_support::files_with_extension(kInvalidDir, ".yaml");
 }
 
-/// The diagnostic a file's first line promises; line 0 if it has none.
-struct Expectation {
-  int line = 0;
-  int col = 0;
-  std::string message;
-};
-
-Expectation read_expectation(const std::string& path) {
-  std::ifstream in(path);
-  std::string first;
-  std::getline(in, first);
-  static const std::regex kExpect(R"(^# expect: (\d+):(\d+): (.+)$)");
-  std::smatch m;
-  if (!std::regex_match(first, m, kExpect)) return {};
-  std::string message = m[3];
-  for (size_t at; (at = message.find("{file}")) != std::string::npos;) message.replace(at, 6, path);
-  return {std::stoi(m[1]), std::stoi(m[2]), message};
-}
-
 class InvalidFusionFile : public testing::TestWithParam<std::string> {};
 
 TEST_P(InvalidFusionFile, Diagnoses) {
-  const std::string& path = GetParam();
-  const Expectation want = read_expectation(path);
-  ASSERT_GT(want.line, 0) << path << ": the first line must be '# expect: LINE:COL: MESSAGE'";
-  try {
-    schedlab::frontend::load_fusion_file(path);
-    FAIL() << path << " loaded without error; expected " << want.line << ":" << want.col << ": "
-           << want.message;
-  } catch (const schedlab::UserError& e) {
-    SCOPED_TRACE(std::string("diagnostic: ") + e.what());
-    EXPECT_EQ(e.loc().file, path);
-    EXPECT_EQ(e.loc().line, want.line);
-    EXPECT_EQ(e.loc().col, want.col);
-    EXPECT_THAT(e.message(), HasSubstr(want.message));
-    // The CLI prints what(): the location, then "error:", then the message.
-    EXPECT_EQ(std::string(e.what()), e.loc().str() + ": error: " + e.message());
-  }
+  schedlab::test_support::expect_diagnostic(
+      GetParam(), [](const std::string& path) { schedlab::frontend::load_fusion_file(path); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, InvalidFusionFile, testing::ValuesIn(invalid_files()),
                          schedlab::test_support::file_case_name);
 
-// Guards against the directory going missing (zero cases would pass silently)
-// and against two files testing the same thing.
 TEST(InvalidFusionFiles, AtLeast25DistinctCases) {
-  auto files = invalid_files();
-  EXPECT_GE(files.size(), 25u) << "in " << kInvalidDir;
-  std::set<std::string> messages;
-  for (const auto& f : files) {
-    Expectation e = read_expectation(f);
-    EXPECT_TRUE(
-        messages.insert(std::to_string(e.line) + ":" + std::to_string(e.col) + ": " + e.message)
-            .second)
-        << f << " repeats another file's expectation";
-  }
+  schedlab::test_support::expect_distinct_cases(invalid_files(), 25, kInvalidDir);
 }
 
 }  // namespace

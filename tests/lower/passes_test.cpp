@@ -130,7 +130,7 @@ TEST(LoopTree, ReductionIsInitialisedOnceBeforeItsFirstReductionLoop) {
   sched::inline_most(f);
   std::string pn = name_of(p);
   EXPECT_EQ(loop_tree(f),
-            "for " + pn + "[0] {N}\n"
+            "for y[0] {N}\n"
             "  init " + pn + "\n"
             "  for " + pn + "[1] r{ceilDiv(ceilDiv(K, 4), 2)}\n"
             "    for " + pn + "[2] {2}\n"

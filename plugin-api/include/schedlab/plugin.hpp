@@ -45,6 +45,39 @@ enum class DataType : int32_t {
   F32 = SCHEDLAB_DTYPE_F32,
   F64 = SCHEDLAB_DTYPE_F64,
 };
+/// Bytes of one element of `t` in memory.
+inline int64_t dtype_bytes(DataType t) {
+  switch (t) {
+    case DataType::Bool:
+      return 1;
+    case DataType::F16:
+    case DataType::BF16:
+      return 2;
+    case DataType::I32:
+    case DataType::F32:
+      return 4;
+    case DataType::I64:
+    case DataType::F64:
+      return 8;
+  }
+  return 8;
+}
+
+/// Integer helpers every heuristic needs (a >= 0, b > 0, x >= 1).
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/// The smallest power of two >= x.
+inline int64_t next_pow2(int64_t x) {
+  int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+/// The largest power of two <= x (1 for x < 2).
+inline int64_t largest_pow2_at_most(int64_t x) {
+  int64_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
 enum class IterType : int32_t {
   Iteration = SCHEDLAB_ITER_ITERATION,
   Reduction = SCHEDLAB_ITER_REDUCTION,
