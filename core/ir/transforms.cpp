@@ -53,6 +53,65 @@ void check_serial(std::string_view op, const TensorView* t, int axis) {
       << "; expected a Serial axis (transform before binding)";
 }
 
+/// The rules of a vector copy that no later primitive can change: a tensor's
+/// definition stays (cache_before refuses a bound tensor), and so do its
+/// logical domain and the history of an axis. What later calls can change
+/// (the loop order, the operand's buffer layout after propagation and
+/// inlining) is checked again by lowering (core/lower/vectorize.cpp) and the
+/// alignment at launch.
+void check_vectorizable(const TensorView* t, int a, int64_t w) {
+  const IterDomain* id = t->loop()[static_cast<size_t>(a)];
+  if (const Expr* d = t->definition()) {
+    const bool reduction = d->is<ReductionOp>();
+    user_assert(d->is<LoadStoreOp>())
+        << "parallelize: cannot vectorize " << axis_desc(t, a) << ": " << t->describe()
+        << " is defined by " << d->op_name()
+        << (reduction ? " (it is the result of a reduction, written once per output element "
+                        "after its reduction loops)"
+                      : "")
+        << "; expected a copy: vectorize the cache that cache_after or cache_before makes"
+        << (reduction ? " (cache_before on the unscheduled reduction output, then vectorize the "
+                        "output copy)"
+                      : "");
+  }
+  auto dom = t->logical_no_reductions();
+  user_assert(!dom.empty()) << "parallelize: cannot vectorize " << axis_desc(t, a) << ": "
+                            << t->describe() << " has no non-Reduction logical axis";
+  const IterDomain* innermost = dom.back();
+  // The w elements are adjacent in memory only when the axis is the inner
+  // part of a split by w of the innermost logical axis (possibly merged, as
+  // the inner side, with axes outer of it).
+  const auto* s = id->definition() ? id->definition()->as<Split>() : nullptr;
+  std::string found;
+  if (s == nullptr) {
+    found = id->definition() ? "it is made by a merge" : "it is a logical axis, not split";
+  } else if (s->inner() != id || !s->inner_split()) {
+    found = s->inner() != id ? "it is the outer part of " + s->str()
+                             : "it is the inner part of an outer split (" + s->str() + ")";
+  } else {
+    const IterDomain* x = s->in();
+    while (const auto* m = x->definition() ? x->definition()->as<Merge>() : nullptr) x = m->inner();
+    if (x != innermost)
+      found = "it splits " + x->str() + ", which is not the innermost logical axis " +
+              innermost->str();
+  }
+  user_assert(found.empty())
+      << "parallelize: cannot vectorize " << axis_desc(t, a) << ": " << found
+      << "; expected the inner part of split(innermost, " << w << ") of the innermost logical axis "
+      << innermost->str() << ", so that the " << w << " elements are adjacent in memory";
+  // A broadcast or size-1 innermost axis (an [N, 1] cache) has no w adjacent
+  // elements: the launch would reject every size.
+  const bool constant = innermost->extent().is_const();
+  user_assert(w == 1 || (!innermost->is_broadcast() &&
+                         !(constant && innermost->extent().const_value() % w != 0)))
+      << "parallelize: cannot vectorize " << axis_desc(t, a) << " by " << w << ": the innermost "
+      << "logical axis of " << t->describe() << " is " << innermost->str() << " ("
+      << (innermost->is_broadcast() ? "a broadcast" : "constant extent " +
+                                                          innermost->extent().str())
+      << "); expected an innermost extent that is a multiple of " << w
+      << " (vectorize a tensor whose innermost axis is not size 1 or broadcast)";
+}
+
 }  // namespace
 
 std::string_view loop_transform_name(LoopTransform t) {
@@ -176,6 +235,7 @@ TensorView* TensorView::parallelize(int axis, LoopTransform t) {
         << dtype_size(dtype()) << " bytes; expected a power of two of at most 16 bytes";
     user_assert(!id->is_reduction()) << "parallelize: cannot vectorize Reduction "
                                      << axis_desc(this, a) << "; expected a non-Reduction axis";
+    check_vectorizable(this, a, w);
   }
   if (t == LoopTransform::Bulk) {
     auto* ls = definition() ? definition()->as<LoadStoreOp>() : nullptr;

@@ -16,6 +16,7 @@
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
 #include "schedlab/sched/sched.h"
+#include "plugin_check.h"
 
 namespace schedlab::plugin {
 namespace {
@@ -43,38 +44,14 @@ Scheduled segment_of(const std::string& fusion, const ir::SizeBindings& sizes) {
   return s;
 }
 
-/// Schedules `fusion` at `sizes` with the plugin's own choice, overridden by
-/// `settings`; runs it on the CPU backend against the reference and compiles
-/// it with NVRTC. Returns the parameters used.
+/// test_support::schedule_and_validate on the CPU backend.
 std::string schedule_and_validate(const std::string& plugin, const std::string& fusion,
                                   const ir::SizeBindings& sizes,
                                   const std::vector<std::string>& settings = {}) {
-  auto p = builtin(plugin);
-  auto s = segment_of(fusion, sizes);
-  Verdict v = p->can_schedule(s.seg, p->defaults());
-  EXPECT_TRUE(v.accepted) << v.reason;
-  if (!v.accepted) return "";
-  ParamValues params = p->with_settings(p->compute_params(s.seg), settings);
-  p->schedule(s.seg, params);
-  std::string what = fusion + " with " + p->format(params);
-
-  auto plain = load_fusion(fusion);
-  auto inputs = ref::make_inputs(*plain.fusion, s.seg.sizes, 7, plain.input_ranges);
-  auto want = ref::evaluate(*plain.fusion, inputs, s.seg.sizes);
-  auto prepared = runtime::prepare(*s.def.fusion, s.seg.sizes);
-  auto backend = runtime::make_cpu_backend(cache_dir());
-  auto compiled = backend->compile(prepared.source);
-  auto got = runtime::execute(*backend, *compiled, prepared, inputs, s.seg.sizes);
-  EXPECT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    auto c =
-        ref::compare(got[i], want[i], ref::default_tolerance(s.def.fusion->outputs()[i]->dtype()));
-    EXPECT_TRUE(c.ok) << what << ": output " << i << " first mismatch at " << c.first_mismatch;
-  }
-  std::string log;
-  std::string image = runtime::nvrtc_compile(prepared.source, "sm_90", &log, cache_dir());
-  EXPECT_FALSE(image.empty()) << what << ": " << log;
-  return p->format(params);
+  static auto backend = runtime::make_cpu_backend(cache_dir());
+  return test_support::schedule_and_validate(
+      *builtin(plugin), [&] { return load_fusion(fusion); }, sizes, settings, *backend,
+      cache_dir());
 }
 
 // ---- pointwise

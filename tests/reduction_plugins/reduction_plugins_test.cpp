@@ -23,6 +23,7 @@
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
+#include "plugin_check.h"
 #include "test_support.h"
 
 namespace schedlab::plugin {
@@ -162,41 +163,13 @@ std::string sizes_str(const ir::SizeBindings& sizes) {
   return r;
 }
 
-/// Schedules `fusion` at `sizes` with `plugin`'s own choice overridden by
-/// `settings`, runs it on the CPU backend against the reference (with the
-/// tolerance `schedlab exec` uses for reductions) and compiles it with NVRTC
-/// for sm_90. Returns the parameters used.
+/// test_support::schedule_and_validate on the CPU backend.
 std::string schedule_and_validate(const std::string& plugin, const std::string& fusion,
                                   const ir::SizeBindings& sizes,
                                   const std::vector<std::string>& settings = {}) {
-  auto p = builtin(plugin);
-  auto s = segment_of(fusion, sizes);
-  Verdict v = p->can_schedule(s.seg, p->defaults());
-  EXPECT_TRUE(v.accepted) << fusion << " at " << sizes_str(sizes) << ": " << v.reason;
-  if (!v.accepted) return "";
-  ParamValues params = p->with_settings(p->compute_params(s.seg), settings);
-  p->schedule(s.seg, params);
-  const std::string what = fusion + " at " + sizes_str(sizes) + " with " + p->format(params);
-
-  auto plain = load_def(fusion);
-  auto inputs = ref::make_inputs(*plain.fusion, s.seg.sizes, 7, plain.input_ranges);
-  auto want = ref::evaluate(*plain.fusion, inputs, s.seg.sizes);
-  auto prepared = runtime::prepare(*s.def.fusion, s.seg.sizes);
-  auto compiled = cpu().compile(prepared.source);
-  auto got = runtime::execute(cpu(), *compiled, prepared, inputs, s.seg.sizes);
-  const int64_t reduced = ref::max_reduced_count(*plain.fusion, s.seg.sizes);
-  EXPECT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    auto tol = ref::reduction_tolerance(s.def.fusion->outputs()[i]->dtype(), reduced);
-    auto c = ref::compare(got[i], want[i], tol);
-    EXPECT_TRUE(c.ok) << what << ": output " << i << ", " << c.mismatches
-                      << " mismatches, first at " << c.first_mismatch << ", max abs error "
-                      << c.max_abs_error;
-  }
-  std::string log;
-  std::string image = runtime::nvrtc_compile(prepared.source, "sm_90", &log, KERNEL_CACHE_DIR);
-  EXPECT_FALSE(image.empty()) << what << ": " << log;
-  return p->format(params);
+  return test_support::schedule_and_validate(
+      *builtin(plugin), [&] { return load_def(fusion); }, sizes, settings, cpu(),
+      KERNEL_CACHE_DIR);
 }
 
 struct Case {

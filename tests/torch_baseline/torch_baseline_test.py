@@ -93,7 +93,8 @@ class Reference(unittest.TestCase):
         import yaml
         with open(os.path.join(FUSION_DIR, self.fusion + ".yaml")) as fh:
             doc = yaml.safe_load(fh)
-        sizes = dict(kv.split("=") for kv in sizes_for(self.fusion)[0].split(","))
+        size_arg = sizes_for(self.fusion)[0]
+        sizes = dict(kv.split("=") for kv in size_arg.split(","))
         rng = np.random.default_rng(len(self.fusion))
         np_dtype = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32,
                     "i64": np.int64, "bool": np.bool_}
@@ -112,7 +113,7 @@ class Reference(unittest.TestCase):
                 np.save(paths[-1], np.asarray(a).astype(np_dtype[spec["dtype"]]))
             inputs = ",".join(paths)
             out = run(SCHEDLAB, "exec", self.fusion, "--backend", "cpu", "--unscheduled",
-                      "--inputs", inputs, "--save-outputs", os.path.join(tmp, "ref", self.fusion))
+                      "--size", size_arg, "--inputs", inputs, "--save-outputs", os.path.join(tmp, "ref", self.fusion))
             self.assertIn("saved output 0", out)
             out = baseline("--backend", "numpy", "--device", "cpu", "--fusion", self.fusion,
                            "--inputs", inputs, "--check", os.path.join(tmp, "ref"),
