@@ -11,6 +11,7 @@
 
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
+#include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/sweep/pipeline.h"
 #include "segment_test_util.h"
 #include "test_support.h"
@@ -51,6 +52,13 @@ void run_and_validate(const sweep::BoundFusion& bf, const Segmentation& s,
   auto got = sweep::run_segments(*backend, s, kernels, inputs, bf.sizes);
   sweep::Validation v = sweep::validate(*bf.def.fusion, bf.sizes, got, want);
   EXPECT_TRUE(v.ok) << what << ": " << v.summary() << "\n" << print_segmentation(s);
+  // Every segment's kernel is also real CUDA: NVRTC compiles it for sm_90.
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    std::string log;
+    std::string image =
+        runtime::nvrtc_compile(kernels[i].prepared.source, "sm_90", &log, cache_dir());
+    EXPECT_FALSE(image.empty()) << what << ": segment " << i << ": " << log;
+  }
 }
 
 class Segmented : public ::testing::TestWithParam<std::string> {};
