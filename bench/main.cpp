@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
       add_plugins_command(app),
       add_run_command(app),
       add_watch_command(app),
+      add_report_command(app),
       add_compare_command(app),
   };
 

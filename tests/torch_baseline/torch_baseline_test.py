@@ -113,7 +113,8 @@ class Reference(unittest.TestCase):
                 np.save(paths[-1], np.asarray(a).astype(np_dtype[spec["dtype"]]))
             inputs = ",".join(paths)
             out = run(SCHEDLAB, "exec", self.fusion, "--backend", "cpu", "--unscheduled",
-                      "--size", size_arg, "--inputs", inputs, "--save-outputs", os.path.join(tmp, "ref", self.fusion))
+                      "--size", size_arg, "--inputs", inputs,
+                      "--save-outputs", os.path.join(tmp, "ref", self.fusion))
             self.assertIn("saved output 0", out)
             out = baseline("--backend", "numpy", "--device", "cpu", "--fusion", self.fusion,
                            "--inputs", inputs, "--check", os.path.join(tmp, "ref"),
