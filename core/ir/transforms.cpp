@@ -80,11 +80,14 @@ void check_vectorizable(const TensorView* t, int a, int64_t w) {
   const IterDomain* innermost = dom.back();
   // The w elements are adjacent in memory only when the axis is the inner
   // part of a split by w of the innermost logical axis (possibly merged, as
-  // the inner side, with axes outer of it).
+  // the inner side, with axes outer of it), or that axis itself.
   const auto* s = id->definition() ? id->definition()->as<Split>() : nullptr;
   std::string found;
-  if (s == nullptr) {
-    found = id->definition() ? "it is made by a merge" : "it is a logical axis, not split";
+  if (id == innermost) {
+    // The innermost logical axis itself, of constant extent w.
+  } else if (s == nullptr) {
+    found = id->definition() ? "it is made by a merge" : "it is logical axis " + id->str() +
+                                                             ", not the innermost one";
   } else if (s->inner() != id || !s->inner_split()) {
     found = s->inner() != id ? "it is the outer part of " + s->str()
                              : "it is the inner part of an outer split (" + s->str() + ")";

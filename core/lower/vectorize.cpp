@@ -35,6 +35,17 @@ std::map<const TensorView*, int64_t> plan_vectorization(
   for (const ir::Expr* e : f.exprs_for_outputs()) {
     const TensorView* t = e->out();
     if (t->nloop() == 0) continue;
+    // parallelize() required the innermost loop axis, but a later reorder
+    // may have moved it: a vector access is the tensor's innermost loop.
+    for (int k = 0; k + 1 < t->nloop(); ++k) {
+      const IterDomain* id = t->loop()[static_cast<size_t>(k)];
+      user_assert(id->loop_transform() != ir::LoopTransform::Vectorize)
+          << "lowering: " << t->describe() << " loop axis " << k << " (" << id->str()
+          << ") is vectorized but is not the innermost loop axis (" << t->nloop() - 1
+          << "), found " << t->loop().back()->str()
+          << " there; expected the vectorized axis innermost (reorder it back, or vectorize "
+             "after reordering)";
+    }
     const IterDomain* v = t->loop().back();
     if (v->loop_transform() != ir::LoopTransform::Vectorize) continue;
     int64_t w = v->extent().const_value();  // checked constant by parallelize()

@@ -321,6 +321,21 @@ INSTANTIATE_TEST_SUITE_P(
         ScriptCase{"rfactor_uncached", "row_sum", row_rfactor(false, ""), true, ragged_rows()},
         ScriptCase{"rfactor_unrolled", "row_sum", row_rfactor(true, "parallelize(y, 3, Unroll)\n"),
                    true, ragged_rows()},
+        // The partial in Shared memory (a slot per thread), and the serial
+        // reduction loop unrolled.
+        ScriptCase{"rfactor_shared_partial_unrolled_serial", "row_sum",
+                   "c = cache_after(x)\n"
+                   "split(y, 1, 4)\n"
+                   "split(y, 1, 2)\n"
+                   "parallelize(y, 0, BIDx)\n"
+                   "parallelize(y, 1, Unroll)\n"
+                   "parallelize(y, 2, TIDx)\n"
+                   "propagate_transformation(y)\n"
+                   "parallelize_all_like(y)\n"
+                   "p = rfactor(y, [1, 3])\n"
+                   "set_memory_type(p, shared)\n"
+                   "inline_most()\n",
+                   true, ragged_rows()},
         // The axis between the reduction axes serial: the partial keeps 2
         // accumulators per row, each initialised once.
         ScriptCase{"rfactor_serial_between", "row_sum",

@@ -586,6 +586,21 @@ TEST(Lowerable, ReductionAxisBoundToBIDzIsNotSupported) {
   EXPECT_THAT(user_error_of([&] { lower::lower(f); }), HasSubstr("is a Reduction bound to BIDz"));
 }
 
+TEST(Lowerable, VectorizedAxisReorderedAwayFromInnermostIsAnError) {
+  // parallelize(Vectorize) checked the axis innermost; the reorder after it
+  // moves it out, which only lowering can see.
+  auto def = load("add");
+  Fusion& f = *def.fusion;
+  PrintOnFailure guard(f);
+  TensorView* c = sched::cache_after(named(f, "x"));
+  c->split(1, 4)->parallelize(2, ir::LoopTransform::Vectorize);
+  c->reorder({{2, 1}});
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              HasSubstr("lowering: " + c->describe() + " loop axis 1 (" + c->axis(1)->str() +
+                        ") is vectorized but is not the innermost loop axis (2), found " +
+                        c->axis(2)->str() + " there; expected the vectorized axis innermost"));
+}
+
 TEST(Lowerable, NonSetLoadIsNotSupportedYet) {
   auto def = load("gelu");
   Fusion& f = *def.fusion;

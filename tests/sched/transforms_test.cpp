@@ -295,6 +295,118 @@ TEST(TransformsErrorTest, VectorizeReductionAxis) {
                         "a non-Reduction axis"));
 }
 
+// The rules of a vector copy that are certain at the call (core/ir/
+// transforms.cpp check_vectorizable); lowering checks them again, with the
+// ones later calls can still change.
+
+TEST(TransformsTest, VectorizeTheInnerSplitOfAMergedInnermostAxis) {
+  Fusion f;
+  TensorView* c = set(input(f, {sym("N"), sym("K")}));
+  c->merge(0)->split(0, 4);
+  c->parallelize(-1, LoopTransform::Vectorize);
+  EXPECT_EQ(c->axis(-1)->loop_transform(), LoopTransform::Vectorize);
+}
+
+TEST(TransformsErrorTest, VectorizeMathIsAnError) {
+  Fusion f;
+  TensorView* e = tv(exp(input(f, {sym("N"), sym("K")})));
+  e->split(1, 4);
+  EXPECT_THAT(user_error_of([&] { e->parallelize(2, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize " + e->describe() + " axis 2 (" +
+                        e->axis(2)->str() + "): " + e->describe() +
+                        " is defined by exp; expected a copy: vectorize the cache that "
+                        "cache_after or cache_before makes"));
+  EXPECT_EQ(e->axis(2)->loop_transform(), LoopTransform::Serial);
+}
+
+TEST(TransformsErrorTest, VectorizeAnOutputFedByAReduction) {
+  // col_sum's y[rN, K] with K split by 4: y is written by the reduction.
+  Fusion f;
+  TensorView* y = sum(input(f, {sym("N"), sym("K")}), {0});
+  f.add_output(y);
+  y->split(1, 4);
+  EXPECT_THAT(user_error_of([&] { y->parallelize(2, LoopTransform::Vectorize); }),
+              AllOf(HasSubstr("parallelize: cannot vectorize " + y->describe() + " axis 2 (" +
+                              y->axis(2)->str() + "): " + y->describe() +
+                              " is defined by reduction (it is the result of a reduction"),
+                    HasSubstr("expected a copy"),
+                    HasSubstr("cache_before on the unscheduled reduction output")));
+}
+
+TEST(TransformsErrorTest, VectorizeASplitOfAnOuterLogicalAxis) {
+  // [N, K] -> [ceilDiv(N, 4), K, 4]: the 4 elements are K apart in memory.
+  Fusion f;
+  TensorView* c = set(input(f, {sym("N"), sym("K")}));
+  c->split(0, 4)->reorder({{1, 2}, {2, 1}});
+  EXPECT_THAT(user_error_of([&] { c->parallelize(2, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize " + c->describe() + " axis 2 (" +
+                        c->axis(2)->str() + "): it splits " + c->logical()[0]->str() +
+                        ", which is not the innermost logical axis " + c->logical()[1]->str() +
+                        "; expected the inner part of split(innermost, 4) of the innermost "
+                        "logical axis " +
+                        c->logical()[1]->str() + ", so that the 4 elements are adjacent in memory"));
+}
+
+TEST(TransformsErrorTest, VectorizeTheOuterPartOfASplit) {
+  // [N, 8] -> [N, 4, 2] -> reordered [N, 2, 4]: the vector axis is the outer part.
+  Fusion f;
+  TensorView* c = set(input(f, {sym("N"), SizeExpr::constant(8)}));
+  c->split(1, 2)->reorder({{1, 2}, {2, 1}});
+  EXPECT_THAT(user_error_of([&] { c->parallelize(2, LoopTransform::Vectorize); }),
+              AllOf(HasSubstr("parallelize: cannot vectorize " + c->describe() + " axis 2 (" +
+                              c->axis(2)->str() + "): it is the outer part of Split: "),
+                    HasSubstr("expected the inner part of split(innermost, 4)")));
+}
+
+TEST(TransformsErrorTest, VectorizeAnotherLogicalAxis) {
+  // [4, K] reordered to [K, 4]: the vectorized axis is logical axis 0.
+  Fusion f;
+  TensorView* c = set(input(f, {SizeExpr::constant(4), sym("K")}));
+  c->reorder({{0, 1}});
+  EXPECT_THAT(user_error_of([&] { c->parallelize(1, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize " + c->describe() + " axis 1 (" +
+                        c->axis(1)->str() + "): it is logical axis " + c->logical()[0]->str() +
+                        ", not the innermost one"));
+}
+
+TEST(TransformsErrorTest, VectorizeABroadcastInnermostCache) {
+  // An [N, 1] cache of a broadcast: there are no 4 adjacent elements.
+  Fusion f;
+  TensorView* b = broadcast(input(f, {sym("N")}), {false, true});
+  TensorView* c = set(b);
+  c->split(1, 4);
+  EXPECT_THAT(user_error_of([&] { c->parallelize(2, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize " + c->describe() + " axis 2 (" +
+                        c->axis(2)->str() + ") by 4: the innermost logical axis of " +
+                        c->describe() + " is " + c->logical()[1]->str() +
+                        " (a broadcast); expected an innermost extent that is a multiple of 4"));
+}
+
+TEST(TransformsErrorTest, VectorizeASizeOneInnermostCache) {
+  // An [N, 1] input (its size-1 axis is a broadcast) cached and flattened:
+  // the merge hides the size-1 axis, the rule does not.
+  Fusion f;
+  TensorView* c = set(input(f, {sym("N"), SizeExpr::constant(1)}));
+  c->merge(0)->split(0, 4);
+  EXPECT_THAT(user_error_of([&] { c->parallelize(1, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize " + c->describe() + " axis 1 (" +
+                        c->axis(1)->str() + ") by 4: the innermost logical axis of " +
+                        c->describe() + " is " + c->logical()[1]->str() +
+                        " (a broadcast); expected an innermost extent that is a multiple of 4"));
+}
+
+TEST(TransformsErrorTest, VectorizeByMoreThanAConstantInnermostExtent) {
+  Fusion f;
+  TensorView* c = set(input(f, {sym("N"), SizeExpr::constant(2)}));
+  c->merge(0)->split(0, 4);
+  EXPECT_THAT(user_error_of([&] { c->parallelize(1, LoopTransform::Vectorize); }),
+              HasSubstr("parallelize: cannot vectorize " + c->describe() + " axis 1 (" +
+                        c->axis(1)->str() + ") by 4: the innermost logical axis of " +
+                        c->describe() + " is " + c->logical()[1]->str() +
+                        " (constant extent 2); expected an innermost extent that is a multiple "
+                        "of 4"));
+}
+
 TEST(TransformsErrorTest, BulkNeedsATmaLoad) {
   Fusion f;
   TensorView* x = input(f, {sym("N")});
