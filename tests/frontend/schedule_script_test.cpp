@@ -101,13 +101,16 @@ TEST(ScheduleScript, ReorderTakesAMap) {
 }
 
 TEST(ScheduleScript, ParallelizeTypesAndLoopTransforms) {
+  // Vectorize applies to copies: `out` is written from a cache_before copy.
   expect_same("pointwise_add_mul",
+              "cache_before(out)\n"
               "split(out, 1, 4)\n"
               "parallelize(out, 0, BIDx)\n"
               "parallelize(out, 1, tidx)   # enum names ignore case\n"
               "parallelize(out, 2, Vectorize)\n",
               [](Fusion& f) {
                 TensorView* out = named(f, "out");
+                sched::cache_before(out);
                 out->split(1, 4);
                 out->parallelize(0, ParallelType::BIDx);
                 out->parallelize(1, ParallelType::TIDx);
