@@ -6,6 +6,8 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+
+#include <pthread.h>
 #include <set>
 #include <sstream>
 
@@ -664,6 +666,14 @@ SchedlabHostApi make_table() {
 
 std::mutex log_mutex;
 LogSink log_sink;
+
+// isolate::run_isolated forks while other threads may be logging: a child
+// that inherited log_mutex locked would block on its first plugin log line
+// forever. Holding the lock across fork() hands both sides an unlocked one.
+const bool log_mutex_fork_safe = [] {
+  pthread_atfork([] { log_mutex.lock(); }, [] { log_mutex.unlock(); }, [] { log_mutex.unlock(); });
+  return true;
+}();
 
 }  // namespace
 

@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <atomic>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 #include "schedlab/isolate/isolate.h"
@@ -246,6 +249,42 @@ TEST_F(IsolatePlugin, AKernelThatFaultsCrashesTheChildOnly) {
   Outcome ok = run_isolated([&] { return run_kernel(*good, next); }, kNoHang);
   ASSERT_TRUE(ok.ok()) << report(ok);
   EXPECT_EQ(nlohmann::json::parse(ok.payload)["verdict"], "ok");
+}
+
+}  // namespace
+}  // namespace schedlab::isolate
+
+namespace schedlab::isolate {
+namespace {
+
+// A plugin that logs in an isolated child while another thread of the parent
+// keeps taking the host's log lock (set_log_sink): the fork must not hand the
+// child a lock held by a thread that does not exist there (pthread_atfork in
+// core/plugin/host_api.cpp). Without that, some child blocks on its first
+// log line and the call times out.
+TEST_F(IsolatePlugin, PluginLogsInAChildWhileTheParentLogs) {
+  auto good = get("isolate_pointwise");
+  std::atomic<bool> stop{false};
+  std::thread churn([&] {
+    while (!stop) plugin::set_log_sink([](int, const std::string&, const std::string&) {});
+  });
+  int ok = 0;
+  for (int i = 0; i < 20; ++i) {
+    Bound b = bind("pointwise_add_mul");
+    Outcome o = run_isolated(
+        [&] {
+          good->schedule(b.seg,
+                         good->with_settings(good->compute_params(b.seg), {"log_progress=true"}));
+          return std::string("scheduled");
+        },
+        milliseconds(2'000));  // a limit for a hang, not a timing assertion
+    EXPECT_TRUE(o.ok()) << "fork " << i << ": " << report(o);
+    ok += o.ok();
+  }
+  stop = true;
+  churn.join();
+  plugin::set_log_sink({});
+  EXPECT_EQ(ok, 20);
 }
 
 }  // namespace
