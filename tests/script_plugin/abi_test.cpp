@@ -19,7 +19,7 @@
 namespace schedlab::plugin {
 namespace {
 
-using sp_testing::full_error_of;
+using sp_testing::user_error_what_of;
 using sp_testing::run_and_compare;
 using sp_testing::Scheduled;
 using sp_testing::segment_of;
@@ -50,7 +50,7 @@ TEST(Abi11, HeaderAndHostSayOnePointOne) {
 
 TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
-  EXPECT_EQ(full_error_of([&] { load_plugin(f); }),
+  EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
                 "' was built against plugin ABI 1.2, newer than this host's ABI 1.1: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
@@ -90,7 +90,7 @@ TEST(Abi10Plugin, ChoosesAndSchedulesAndTheKernelValidates) {
 
 TEST(Abi10Plugin, AStringParameterFromAOnePointZeroPluginIsRefused) {
   std::string f = sp_plugin("abi10_string");
-  EXPECT_EQ(full_error_of([&] { load_plugin(f); }),
+  EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin 'abi10_string' (" + f +
                 "): parameter 'quiet': unknown kind 4 (SCHEDLAB_PARAM_STRING is ABI 1.1; the "
                 "plugin reports ABI 1.0)");

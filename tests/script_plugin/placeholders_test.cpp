@@ -10,7 +10,7 @@
 namespace schedlab::frontend {
 namespace {
 
-using plugin::sp_testing::full_error_of;
+using plugin::sp_testing::user_error_what_of;
 using plugin::sp_testing::TempFile;
 
 std::string names_of(const std::vector<SchedulePlaceholder>& ps) {
@@ -52,13 +52,13 @@ TEST(SchedulePlaceholders, EveryExampleScriptsPlaceholdersAreDeclared) {
 
 TEST(SchedulePlaceholders, BadParamsAreTheApplierErrors) {
   ParsedSchedule twice = parse_schedule("params(b=1)\nparams(b=2)\n", "t.sched");
-  EXPECT_EQ(full_error_of([&] { schedule_placeholders(twice); }),
+  EXPECT_EQ(user_error_what_of([&] { schedule_placeholders(twice); }),
             "t.sched:2:8: error: params: 'b' already has a default (1)");
   ParsedSchedule positional = parse_schedule("params(4)\n", "t.sched");
-  EXPECT_EQ(full_error_of([&] { schedule_placeholders(positional); }),
+  EXPECT_EQ(user_error_what_of([&] { schedule_placeholders(positional); }),
             "t.sched:1:8: error: params: expected name=integer, such as params(block=128), found "
             "'4'");
-  EXPECT_EQ(full_error_of([&] { schedule_placeholders(std::string("/nonexistent.sched")); }),
+  EXPECT_EQ(user_error_what_of([&] { schedule_placeholders(std::string("/nonexistent.sched")); }),
             "error: cannot read schedule file '/nonexistent.sched': no such file");
 }
 
@@ -69,19 +69,19 @@ TEST(ScheduleArgs, ParsesIntegersWithSpacesAndSigns) {
 }
 
 TEST(ScheduleArgs, ErrorsNameTheItem) {
-  EXPECT_EQ(full_error_of([&] { parse_schedule_args("block", "args"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_schedule_args("block", "args"); }),
             "error: args: expected NAME=INTEGER, found 'block' in 'block'");
-  EXPECT_EQ(full_error_of([&] { parse_schedule_args("a=1,,b=2", "args"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_schedule_args("a=1,,b=2", "args"); }),
             "error: args: expected NAME=INTEGER, found '' in 'a=1,,b=2'");
-  EXPECT_EQ(full_error_of([&] { parse_schedule_args("2x=1", "args"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_schedule_args("2x=1", "args"); }),
             "error: args: expected a placeholder name before '=', found '2x' in '2x=1'");
-  EXPECT_EQ(full_error_of([&] { parse_schedule_args("a=1.5", "args"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_schedule_args("a=1.5", "args"); }),
             "error: args: a must be an integer, found '1.5'");
-  EXPECT_EQ(full_error_of([&] { parse_schedule_args("a=", "args"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_schedule_args("a=", "args"); }),
             "error: args: a must be an integer, found ''");
-  EXPECT_EQ(full_error_of([&] { parse_schedule_args("a=99999999999999999999", "args"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_schedule_args("a=99999999999999999999", "args"); }),
             "error: args: a must be an integer, found '99999999999999999999'");
-  EXPECT_EQ(full_error_of([&] { parse_schedule_args("a=1,a=2", "args"); }),
+  EXPECT_EQ(user_error_what_of([&] { parse_schedule_args("a=1,a=2", "args"); }),
             "error: args: a is given twice");
 }
 

@@ -14,7 +14,7 @@
 namespace schedlab::plugin {
 namespace {
 
-using sp_testing::full_error_of;
+using sp_testing::user_error_what_of;
 using sp_testing::nvrtc_errors;
 using sp_testing::run_and_compare;
 using sp_testing::Scheduled;
@@ -148,7 +148,7 @@ TEST(ScriptPlugin, CanScheduleSaysWhyNot) {
 TEST(ScriptPlugin, ScheduleWithoutAScriptIsAUserError) {
   auto p = script_plugin();
   Scheduled s = segment_of("softmax", {});
-  EXPECT_THAT(full_error_of([&] { p->schedule(s.seg, p->defaults()); }),
+  EXPECT_THAT(user_error_what_of([&] { p->schedule(s.seg, p->defaults()); }),
               StartsWith("error: script: no schedule script given"));
 }
 
@@ -157,7 +157,7 @@ TEST(ScriptPlugin, ParseErrorReachesTheCallerIntact) {
   Scheduled s = segment_of("transpose2d", {});
   std::string f = std::string(SP_FIXTURE_DIR) + "/syntax_error.sched";
   auto params = p->with_settings(p->defaults(), {"script=" + f});
-  EXPECT_EQ(full_error_of([&] { p->schedule(s.seg, params); }),
+  EXPECT_EQ(user_error_what_of([&] { p->schedule(s.seg, params); }),
             "error: " + f + ":4:21: expected ',' or ')' in the call to 'split', found '2'");
   // The whole file is parsed first: line 3's merge was not applied.
   EXPECT_EQ(s.def.fusion->outputs()[0]->nloop(), 2);
@@ -168,12 +168,12 @@ TEST(ScriptPlugin, ApplyErrorsReachTheCallerIntact) {
   std::string f = std::string(SP_FIXTURE_DIR) + "/bad_factor.sched";
   Scheduled s = segment_of("transpose2d", {});
   auto params = p->with_settings(p->defaults(), {"script=" + f, "args=factor=0"});
-  EXPECT_THAT(full_error_of([&] { p->schedule(s.seg, params); }),
+  EXPECT_THAT(user_error_what_of([&] { p->schedule(s.seg, params); }),
               StartsWith("error: " + f + ":3:1: split: factor must be positive, got 0 (T"));
   // A name the fusion lacks: the script is for another fusion.
   Scheduled softmax = segment_of("softmax", {});
   auto other = p->with_settings(p->defaults(), {"script=pointwise_add_mul"});
-  EXPECT_THAT(full_error_of([&] { p->schedule(softmax.seg, other); }),
+  EXPECT_THAT(user_error_what_of([&] { p->schedule(softmax.seg, other); }),
               StartsWith("error: " + schedules() +
                          "/pointwise_add_mul.sched:5:7: unknown tensor 'out'; expected a fusion "
                          "name, T<n> or a name bound earlier in the script"));
@@ -183,16 +183,16 @@ TEST(ScriptPlugin, ArgsErrors) {
   auto p = script_plugin();
   Scheduled s = segment_of("pointwise_add_mul", {});
   auto typo = p->with_settings(p->defaults(), {"script=pointwise_add_mul", "args=blok=64"});
-  EXPECT_EQ(full_error_of([&] { p->schedule(s.seg, typo); }),
+  EXPECT_EQ(user_error_what_of([&] { p->schedule(s.seg, typo); }),
             "error: args: 'blok' is not a placeholder of schedule script '" + schedules() +
                 "/pointwise_add_mul.sched' (its placeholders: block)");
   auto bad = p->with_settings(p->defaults(), {"script=pointwise_add_mul", "args=block=big"});
-  EXPECT_EQ(full_error_of([&] { p->schedule(s.seg, bad); }),
+  EXPECT_EQ(user_error_what_of([&] { p->schedule(s.seg, bad); }),
             "error: args: block must be an integer, found 'big'");
   // A placeholder with no value anywhere: the applier's error, at the use.
   TempFile f("nodefault.sched", "merge(out, 0)\nsplit(out, 0, {block})\n");
   auto missing = p->with_settings(p->defaults(), {"script=" + f.path()});
-  EXPECT_EQ(full_error_of([&] { p->schedule(s.seg, missing); }),
+  EXPECT_EQ(user_error_what_of([&] { p->schedule(s.seg, missing); }),
             "error: " + f.path() +
                 ":2:15: no value for parameter '{block}'; known params: (none) (declare a "
                 "default with params(block=...))");

@@ -23,6 +23,7 @@
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
+#include "test_support.h"
 
 namespace schedlab::plugin::sp_testing {
 
@@ -109,16 +110,7 @@ inline std::string nvrtc_errors(const Scheduled& s) {
 }
 
 /// The full what() of the UserError `fn` throws ("error: file:line:col: ...").
-template <typename F>
-std::string full_error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a UserError";
-  return "(no error)";
-}
+using ::schedlab::test_support::user_error_what_of;
 
 /// A file with the given text in a fresh directory, both removed at the end.
 class TempFile {

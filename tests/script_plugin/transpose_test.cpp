@@ -19,7 +19,7 @@
 namespace schedlab::plugin {
 namespace {
 
-using sp_testing::full_error_of;
+using sp_testing::user_error_what_of;
 using sp_testing::nvrtc_errors;
 using sp_testing::run_and_compare;
 using sp_testing::Scheduled;
@@ -185,7 +185,7 @@ TEST_F(BuiltinTranspose, RejectsWhatIsNotATwoLayoutTranspose) {
               HasSubstr(" has a broadcast axis; transpose tiles full tensors only"));
   // schedule() refuses them too, as a user error.
   Scheduled s = segment_of("add", {});
-  EXPECT_THAT(full_error_of([&] { p->schedule(s.seg, p->defaults()); }),
+  EXPECT_THAT(user_error_what_of([&] { p->schedule(s.seg, p->defaults()); }),
               HasSubstr("error: transpose: no transpose"));
 }
 
@@ -194,7 +194,7 @@ TEST_F(BuiltinTranspose, TooManyThreadsIsAUserError) {
   Scheduled s = segment_of("transpose2d", {});
   s.seg.device.max_threads_per_block = 512;
   EXPECT_EQ(
-      full_error_of([&] { p->schedule(s.seg, p->with_settings(p->defaults(), {"threads=1024"})); }),
+      user_error_what_of([&] { p->schedule(s.seg, p->with_settings(p->defaults(), {"threads=1024"})); }),
       "error: transpose: threads=1024 exceeds the device's 512 threads per block");
 }
 
