@@ -1,7 +1,9 @@
 // `schedlab compare BASE NEW`: the regression report between two result
 // files (Google Benchmark JSON or sweep JSONL; schedlab/report/compare.h).
-// Exit 1 when a benchmark regressed significantly beyond the threshold or
-// broke, 0 otherwise; a malformed file is a user error (exit 2).
+// Sweep files are matched by (fusion, sizes, scheduler), so a heuristic that
+// picks another configuration is compared and named. Exit 1 when a benchmark
+// regressed significantly beyond the threshold or broke, 0 otherwise; a
+// malformed file is a user error (exit 2).
 #include <fmt/core.h>
 
 #include <memory>
@@ -16,13 +18,15 @@ namespace {
 struct CompareOptions {
   std::string base;
   std::string next;
-  std::string threshold = "5%";
+  std::string threshold;  ///< "" : the default (see report::CompareOptions)
   std::string format = "text";
+  bool include_unchanged_kernels = false;
 };
 
 int run_compare(const CompareOptions& o) {
   report::CompareOptions co;
-  co.threshold = report::parse_threshold(o.threshold);
+  if (!o.threshold.empty()) co.threshold = report::parse_threshold(o.threshold);
+  co.include_unchanged_kernels = o.include_unchanged_kernels;
   report::ResultFile base = report::load_result_file(o.base);
   report::ResultFile next = report::load_result_file(o.next);
   report::CompareReport r = report::compare(base, next, co);
@@ -46,8 +50,12 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("base", o->base, "The baseline results (e.g. main.json)")->required();
   cmd->add_option("new", o->next, "The results to check (e.g. branch.json)")->required();
   cmd->add_option("--threshold", o->threshold,
-                  "Smallest change of the median that counts, in percent (default 5%); a "
-                  "change also needs Mann-Whitney U p < 0.05");
+                  "Smallest change of the median that counts, in percent (default: the sweep's "
+                  "min_effect, else 10% for CPU emulation and 2% on a GPU; 5% for Google "
+                  "Benchmark files); a change also needs Mann-Whitney U p < 0.05");
+  cmd->add_flag("--include-unchanged-kernels", o->include_unchanged_kernels,
+                "Also judge benchmarks whose kernel (source and launch) did not change; by "
+                "default their differences are noise and never flagged");
   cmd->add_option("--format", o->format, "text, markdown (for a pull request) or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   return {cmd, [o] { return run_compare(*o); }};

@@ -22,6 +22,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,6 +36,7 @@
 
 namespace schedlab::plugin {
 class Registry;
+class Plugin;
 }
 
 namespace schedlab::sweep {
@@ -61,6 +64,10 @@ struct RunOptions {
   /// Makes each search's strategy; empty: make_strategy(spec.strategy, ...).
   /// How a model-guided search plugs in (and how tests drive an adaptive one).
   std::function<std::unique_ptr<SearchStrategy>(const SearchProblem&)> strategy;
+  /// A/B runs (ab.h): scheduler display name -> a plugin that stands in for
+  /// the one the scheduler resolves to (or `auto` picks) when the two have
+  /// the same plugin name: the old build of a plugin, loaded beside the new.
+  std::map<std::string, std::shared_ptr<const plugin::Plugin>> plugin_swaps;
   /// Called with each record as it becomes final (progress, live output).
   std::function<void(const report::Record&, size_t done, size_t total)> on_record;
 };
