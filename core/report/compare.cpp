@@ -138,7 +138,7 @@ void judge(BenchmarkChange& c, const BenchmarkSamples& b, const BenchmarkSamples
   std::vector<std::string> notes;
   if (b.config != n.config && !b.role.empty())
     notes.push_back(fmt::format("{} now picks {} instead of {}: {}",
-                                b.role == "best" ? "best config" : c.scheduler + " heuristic",
+                                b.role == "best" ? "best config" : c.scheduler,
                                 n.config, b.config, factor(c.ratio->ratio)));
   if (c.same_kernel && !o.include_unchanged_kernels) {
     c.verdict = Verdict::Unchanged;
