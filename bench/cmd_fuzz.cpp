@@ -22,6 +22,7 @@ namespace {
 struct FuzzOptions {
   uint64_t cases = 100;
   uint64_t seed = 1;
+  std::vector<uint64_t> only;
   int jobs = 1;
   bool sanitize = false;
   std::string keep;
@@ -74,7 +75,11 @@ int run_fuzz(const FuzzOptions& o) {
   fuzz::CampaignOptions c;
   c.run.plugins = sweep::segmenter_plugins(registry, {}, &errors);
   for (const std::string& e : errors) fmt::print(stderr, "warning: {}\n", e);
+  for (uint64_t i : o.only)
+    user_assert(i < o.cases) << "--only: case " << i << " is not among the " << o.cases
+                             << " cases of --cases; expected an index below " << o.cases;
   c.cases = o.cases;
+  c.only = o.only;
   c.seed = o.seed;
   c.jobs = o.jobs;
   c.keep_dir = o.keep;
@@ -83,9 +88,8 @@ int run_fuzz(const FuzzOptions& o) {
   c.run.sanitize = o.sanitize;
   c.run.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
 
-  Progress progress(o.cases);
+  Progress progress(o.only.empty() ? o.cases : o.only.size());
   fuzz::Summary running;
-  running.cases = o.cases;
   uint64_t done = 0;
   c.on_case = [&](const fuzz::CaseResult& r) {
     ++done;
@@ -122,6 +126,10 @@ Command add_fuzz_command(CLI::App& app) {
   cmd->add_option("--cases", o->cases, "How many cases (each is two runs)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", o->seed, "Seed: the same seed gives the same cases");
+  cmd->add_option("--only", o->only,
+                  "Run only these cases (indices below --cases), e.g. --only 17,204 --keep DIR "
+                  "to keep failures a longer run printed")
+      ->delimiter(',');
   cmd->add_option("--jobs", o->jobs, "Runs at once, each in its own child process")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("--sanitize", o->sanitize,

@@ -126,16 +126,20 @@ std::string keep_failure(const std::string& dir, const Failure& f) {
 }
 
 Summary run_campaign(const CampaignOptions& o) {
+  std::vector<uint64_t> indices = o.only;
+  if (indices.empty())
+    for (uint64_t i = 0; i < o.cases; ++i) indices.push_back(i);
+  const uint64_t n = indices.size();
   Summary sum;
-  sum.cases = o.cases;
-  std::vector<std::optional<CaseResult>> results(o.cases);
+  sum.cases = n;
+  std::vector<std::optional<CaseResult>> results(n);
   std::mutex mu;
   uint64_t reported = 0;  // results [0, reported) went to on_case
-  parallel_for(o.cases, o.jobs, [&](uint64_t i) {
-    CaseResult r = run_case(o.seed, i, o.run);
+  parallel_for(n, o.jobs, [&](uint64_t k) {
+    CaseResult r = run_case(o.seed, indices[k], o.run);
     std::lock_guard<std::mutex> lock(mu);
-    results[i] = std::move(r);
-    for (; reported < o.cases && results[reported]; ++reported) {
+    results[k] = std::move(r);
+    for (; reported < n && results[reported]; ++reported) {
       const CaseResult& done = *results[reported];
       ++sum.counts[static_cast<size_t>(done.scheduled.cls)];
       ++sum.counts[static_cast<size_t>(done.segmented.cls)];
@@ -167,7 +171,7 @@ Summary run_campaign(const CampaignOptions& o) {
   write_text(std::filesystem::path(o.keep_dir) / "README.md",
              fmt::format("# schedlab fuzz --seed {} --cases {}: minimised failures\n\n"
                          "Run each command from this directory.\n\n",
-                         o.seed, o.cases));
+                         o.seed, n));
   std::vector<Failure> minimised(failures.size());
   parallel_for(failures.size(), o.jobs, [&](uint64_t k) {
     const Failure& f = failures[k];

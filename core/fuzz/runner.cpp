@@ -5,7 +5,8 @@
 // The child reports through isolate's frame: a payload line for the runs
 // that finished ("validated", "wrong", "racy", or "invalid" for a text that
 // does not parse, which only the minimiser's candidates can be), a thrown
-// UserError (refused; its message prefixed with the stage that raised it),
+// UserError (refused; its message prefixed with the stage that raised it:
+// schedule, lower, run; segment or plugin schedule on the segmenter path),
 // or an InternalError. A host-compiler failure on generated code is
 // schedlab's bug, never the user's, so it is rethrown as internal.
 #include <fmt/core.h>
@@ -111,6 +112,10 @@ std::string run_here(const std::string& fusion_text, const std::optional<std::st
     if (stage == "compile")
       throw InternalError("the generated kernel does not compile (a codegen bug): " +
                           std::string(e.what()));
+    // segment_and_schedule both segments and schedules: only the segmenter's
+    // own refusal says "no scheduler accepts"; the rest is a plugin's schedule.
+    if (stage == "segment" && e.message().rfind("no scheduler accepts", 0) != 0)
+      stage = "plugin schedule";
     throw UserError(e.loc(), stage + ": " + e.message());
   }
   sweep::Validation v = sweep::validate(*plain.fusion, bf.sizes, got, want);

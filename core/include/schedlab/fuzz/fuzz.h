@@ -221,6 +221,9 @@ struct Summary {
 struct CampaignOptions {
   uint64_t cases = 100;
   uint64_t seed = 1;
+  /// Non-empty: run only these case indices (each < cases), e.g. to keep
+  /// the files of failures a longer run printed.
+  std::vector<uint64_t> only;
   int jobs = 1;             ///< children at once
   RunOptions run;
   std::string keep_dir;     ///< non-empty: minimise each failure and write it here
@@ -231,7 +234,7 @@ struct CampaignOptions {
   std::function<void(const Failure& minimised, const std::string& files)> on_kept;
 };
 
-/// Runs cases 0..cases-1, then (with keep_dir) minimises every failing run
+/// Runs cases 0..cases-1 (or `only`), then (with keep_dir) minimises every failing run
 /// and writes DIR/<class>-<case>[-segmenter].{yaml,sched} and DIR/README.md.
 Summary run_campaign(const CampaignOptions& options);
 
