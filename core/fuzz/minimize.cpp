@@ -3,16 +3,22 @@
 // ddmin (Zeller and Hildebrandt, "Simplifying and Isolating
 // Failure-Inducing Input", 2002) over the units of one part at a time:
 // the schedule's lines, the body's statements, the outputs, then each
-// size toward 1, 2, 3. A candidate "still fails" when the oracle gives the
+// size toward 1, 2, 3. When statements go, the schedule's T<n> names of
+// unnamed tensors are renumbered to follow their tensors.
+// A candidate "still fails" when the oracle gives the
 // same class and, for refused/unscheduled runs, the same stage (the word
 // after "error: "), so that a plugin's schedule failing in lowering does
 // not shrink into "no plugin accepts it". Candidates that are not valid
 // fusions (no output left) are rejected without running them.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <numeric>
 
+#include "schedlab/base/error.h"
+#include "schedlab/frontend/fusion_file.h"
 #include "schedlab/fuzz/fuzz.h"
+#include "schedlab/ir/ir.h"
 
 namespace schedlab::fuzz {
 
@@ -106,6 +112,73 @@ std::optional<GenFusion> keep_statements(const GenFusion& f, const std::vector<s
   for (const std::string& o : f.outputs)
     if (!gone.count(o)) r.outputs.push_back(o);
   if (r.outputs.empty()) return std::nullopt;
+  return r;
+}
+
+/// Where each unnamed tensor T<n> of f's parsed form comes from: the body
+/// statement that made it (the first named tensor numbered above it: a
+/// statement's tensors are numbered in a row, its result last and named) and
+/// how far below that statement's result it is. Empty if f does not parse.
+std::map<int, std::pair<std::string, int>> unnamed_origins(const GenFusion& f) {
+  std::map<int, std::pair<std::string, int>> r;
+  try {
+    frontend::FusionDefinition def = frontend::parse_fusion_text(f.text(), "fuzz.yaml");
+    std::map<int, std::string> named;
+    for (const ir::TensorView* t : def.fusion->tensors())
+      if (!t->user_name().empty()) named[t->number()] = t->user_name();
+    for (const ir::TensorView* t : def.fusion->tensors()) {
+      if (!t->user_name().empty()) continue;
+      auto owner = named.upper_bound(t->number());
+      if (owner != named.end()) r[t->number()] = {owner->second, owner->first - t->number()};
+    }
+  } catch (const UserError&) {
+  }
+  return r;
+}
+
+/// The numbers of f's named tensors, by name.
+std::map<std::string, int> named_numbers(const GenFusion& f) {
+  std::map<std::string, int> r;
+  try {
+    frontend::FusionDefinition def = frontend::parse_fusion_text(f.text(), "fuzz.yaml");
+    for (const ir::TensorView* t : def.fusion->tensors())
+      if (!t->user_name().empty()) r[t->user_name()] = t->number();
+  } catch (const UserError&) {
+  }
+  return r;
+}
+
+/// `lines` written for `from`, with each T<n> that names an unnamed tensor
+/// (a keepdim reduction, say) renumbered to the same tensor of `to`, so
+/// that dropping a statement does not point the schedule at another tensor.
+std::vector<std::string> renumber(const GenFusion& from, const GenFusion& to,
+                                  const std::vector<std::string>& lines) {
+  const auto origins = unnamed_origins(from);
+  const auto numbers = named_numbers(to);
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::string> r;
+  for (const std::string& line : lines) {
+    std::string out;
+    for (size_t i = 0; i < line.size();) {
+      size_t j = i + 1;
+      while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) ++j;
+      const bool tn = line[i] == 'T' && j > i + 1 && (i == 0 || !ident(line[i - 1])) &&
+                      (j == line.size() || !ident(line[j]));
+      if (!tn) {
+        out += line[i++];
+        continue;
+      }
+      std::string token = line.substr(i, j - i);
+      auto o = origins.find(std::stoi(token.substr(1)));
+      if (o != origins.end()) {
+        auto n = numbers.find(o->second.first);
+        if (n != numbers.end()) token = "T" + std::to_string(n->second - o->second.second);
+      }
+      out += token;
+      i = j;
+    }
+    r.push_back(out);
+  }
   return r;
 }
 
@@ -208,7 +281,7 @@ class Minimiser {
     shrink(f.body.size(), [&](const std::vector<size_t>& kept) -> Candidate {
       auto c = keep_statements(f, kept);
       if (!c) return std::nullopt;
-      return std::pair{*c, best_.schedule};
+      return std::pair{*c, renumber(f, *c, best_.schedule)};
     });
   }
 
@@ -228,7 +301,7 @@ class Minimiser {
       for (const GenStatement& s : c.body)
         if (live.count(s.name)) body.push_back(s);
       c.body = std::move(body);
-      return std::pair{c, best_.schedule};
+      return std::pair{c, std::vector<std::string>{}};
     });
   }
 

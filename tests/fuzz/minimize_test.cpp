@@ -9,7 +9,9 @@
 #include <iterator>
 #include <set>
 
+#include "schedlab/frontend/fusion_file.h"
 #include "schedlab/fuzz/fuzz.h"
+#include "schedlab/ir/ir.h"
 
 namespace schedlab::fuzz {
 namespace {
@@ -127,6 +129,32 @@ TEST(FuzzMinimise, AnUnscheduledRunKeepsItsStage) {
   EXPECT_EQ(m.fusion.sizes.at("N"), 1);
   EXPECT_EQ(m.fusion.body.size(), 1u);
   EXPECT_EQ(m.outcome.reason.rfind("error: lower:", 0), 0u);
+}
+
+TEST(FuzzMinimise, ScheduleNamesOfUnnamedTensorsFollowDroppedStatements) {
+  // x0 is T0, v1 T1, the keepdim sum's reduction T2 (unnamed), v2 T3. Once
+  // v1 goes, the reduction is T1, and the schedule must still name it.
+  Failure f;
+  f.path = Path::Schedule;
+  f.outcome = {RunClass::Internal, "internal error: boom"};
+  f.fusion.name = "t";
+  f.fusion.inputs = {{"x0", "f32", {"N", "K"}}};
+  f.fusion.sizes = {{"N", 2}, {"K", 3}};
+  f.fusion.body = {{"v1", "abs(x0)", {"x0"}}, {"v2", "sum(x0, axis=1, keepdim=true)", {"x0"}}};
+  f.fusion.outputs = {"v2", "v1"};
+  f.schedule = {"split(T2, 1, 4)"};
+  Oracle oracle = [](const GenFusion& g, const std::vector<std::string>& s) -> RunOutcome {
+    // Fails while the split names the reduction tensor.
+    auto def = frontend::parse_fusion_text(g.text(), "t.yaml");
+    for (const ir::Expr* e : def.fusion->exprs())
+      if (e->is<ir::ReductionOp>() && !s.empty() && s[0] == "split(" + e->out()->str() + ", 1, 4)")
+        return {RunClass::Internal, "internal error: boom"};
+    return {RunClass::Validated, ""};
+  };
+  Failure m = minimise(f, oracle, 100);
+  ASSERT_EQ(m.fusion.body.size(), 1u);
+  EXPECT_EQ(m.fusion.body[0].name, "v2");
+  EXPECT_EQ(m.schedule, (std::vector<std::string>{"split(T1, 1, 4)"}));
 }
 
 TEST(FuzzMinimise, KeepsFilesThatReproduce) {
