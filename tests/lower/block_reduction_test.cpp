@@ -61,7 +61,7 @@ std::vector<ir::SizeBindings> col_sizes() {
 runtime::PreparedKernel prepare_block(const frontend::FusionDefinition& def,
                                       const ir::SizeBindings& sizes) {
   runtime::PreparedKernel p = prepare_or_report(def, sizes);
-  EXPECT_THAT(p.source.source, HasSubstr(", sl_block_reduce<"));
+  EXPECT_THAT(p.source.source, HasSubstr(", (sl_block_reduce<"));
   EXPECT_TRUE(p.kernel.has_barrier) << "a block reduction synchronizes the block";
   EXPECT_GT(p.kernel.reduce_workspace_bytes, 0);
   expect_nvrtc_accepts(p.source);
