@@ -27,7 +27,10 @@
 //
 // The heuristic (compute_params), from the segment's sizes and the device
 // (the model device, schedlab-model-sm90, on the CPU backend):
-//   vector   the widest access (16 bytes at most) that divides R.
+//   vector   the widest access (16 bytes at most) that divides the innermost
+//            reduced extent (a row of several reduced axes is merged, and a
+//            vector must not cross the innermost one: lowering checks the
+//            innermost extent's divisibility at launch).
 //   persist  the smallest that keeps the row's threads within kMaxRowThreads
 //            (512: big blocks cost occupancy and reduction latency) and the
 //            per-thread buffers within the register budget: registers =
@@ -48,6 +51,7 @@
 
 namespace pa = schedlab::plugin_api;
 using pa::ceil_div;
+using pa::describe;
 using pa::dtype_bytes;
 using pa::largest_pow2_at_most;
 using pa::next_pow2;
@@ -68,10 +72,6 @@ constexpr int64_t kTargetThreads = 128;
 /// Largest persist the heuristic tries (the schema's maximum).
 constexpr int64_t kMaxPersist = 64;
 
-std::string describe(const pa::TensorView& tv) {
-  return tv.name().empty() ? tv.str() : tv.str() + " (" + tv.name() + ")";
-}
-
 /// Non-broadcast, non-reduction logical axes.
 int64_t iteration_rank(const pa::TensorView& tv) {
   int64_t n = 0;
@@ -85,6 +85,7 @@ struct Analysis {
   pa::TensorView ref;                    ///< the reference reduction
   std::vector<int> iter_axes, red_axes;  ///< logical positions in ref
   int64_t I = 1, R = 1;                  ///< rows and row length
+  int64_t inner_extent = 1;              ///< the innermost reduced axis (vectors never cross it)
   int64_t full_rank = 0;                 ///< iteration axes of a full (unreduced) tensor
   std::vector<pa::TensorView> full_inputs, full_outputs;  ///< cacheable at full rank
   /// Tensors read both before and after a reduction (inputs: through their cache).
@@ -130,7 +131,13 @@ Analysis analyze(pa::Segment& seg) {
       return a;
     }
   }
+  // Every computed tensor takes the reference's loop structure.
+  if (std::string why = pa::first_misaligned(seg, a.ref); !why.empty()) {
+    a.reject = why + "; normalization gives every tensor the reference's row layout";
+    return a;
+  }
   a.full_rank = static_cast<int64_t>(a.iter_axes.size() + a.red_axes.size());
+  a.inner_extent = dom.back().extent;
   bool broadcast_back = false;
   for (const pa::TensorView& r : reductions)
     for (const pa::TensorView& t : seg.vals_between({r}, seg.outputs()))
@@ -229,7 +236,7 @@ int64_t capacity_bytes(const pa::DeviceProperties& d, int64_t* best_threads, int
 int64_t choose_vector(const Analysis& a, bool cache_inputs) {
   if (!cache_inputs || (a.full_inputs.empty() && a.full_outputs.empty())) return 1;
   int64_t v = std::min<int64_t>(8, largest_pow2_at_most(kMaxVectorBytes / a.widest));
-  while (v > 1 && a.R % v != 0) v /= 2;
+  while (v > 1 && a.inner_extent % v != 0) v /= 2;
   return v;
 }
 
@@ -344,9 +351,9 @@ class Normalization : public pa::Plugin {
                              ", rows=" + std::to_string(c.rows);
     if (c.vector > 1 && !c.cache_inputs)
       user_fail("vector=" + std::to_string(c.vector) + " needs cache_inputs=true");
-    if (a.R % c.vector != 0)
-      user_fail("vector=" + std::to_string(c.vector) + " does not divide the row length " +
-                std::to_string(a.R));
+    if (a.inner_extent % c.vector != 0)
+      user_fail("vector=" + std::to_string(c.vector) + " does not divide the innermost extent " +
+                std::to_string(a.inner_extent) + " of the rows");
     const int64_t threads = c.row_threads * c.rows;
     if (d.max_threads_per_block > 0 && threads > d.max_threads_per_block)
       user_fail(what + " needs " + std::to_string(c.row_threads) + " x " + std::to_string(c.rows) +
@@ -359,6 +366,7 @@ class Normalization : public pa::Plugin {
                 "more than the " + std::to_string(c.allowed) + " a block of " +
                 std::to_string(threads) + " threads allows");
 
+    pa::fork_broadcast_outputs_read_inside(seg);
     // Caches before any transform: cache_before needs an untransformed output.
     std::vector<pa::TensorView> vectorized;
     if (c.cache_inputs) {
@@ -398,6 +406,7 @@ class Normalization : public pa::Plugin {
     if (c.vector > 1)
       for (pa::TensorView& tv : vectorized) tv.parallelize(-1, pa::LoopTransform::Vectorize);
     seg.inline_most();
+    pa::serialize_own_broadcast_axes(seg);
   }
 };
 

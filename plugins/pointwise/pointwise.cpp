@@ -1,5 +1,21 @@
 // pointwise: the built-in pointwise scheduler plugin, after nvFuser's
-// pointwise scheduler in its 1D form. Written only against plugin.hpp.
+// pointwise scheduler in its 1D form, and the segmenter's last resort.
+// Written only against plugin.hpp.
+//
+// Strategies (parameter `strategy`; `auto` picks flat when it applies):
+//   flat    nvFuser's 1D pointwise schedule (below), for fusions without
+//           reductions whose computed tensors all iterate the reference's
+//           space in its order (see "Flat applies" below).
+//   serial  the last resort, for a single expression the other built-ins
+//           refuse (a reduction over axes no reduction schedule takes, a
+//           0-d result): one thread per element of the output, each
+//           reducing serially; with more than one expression nothing is
+//           bound (one thread computes everything, intermediates in global
+//           workspaces). Slow, always correct.
+// can_schedule accepts what flat applies to, and any single expression (the
+// segmenter offers every group that no merge took in alone, so together
+// with it the built-ins take every valid fusion); it refuses the rest with
+// the reason, so that the segmenter splits them.
 //
 // The heuristic (compute_params), from the segment's concrete sizes and the
 // target device (the model device, schedlab-model-sm90, on the CPU backend):
@@ -20,7 +36,7 @@
 //           into one, as nvFuser's 1D pointwise schedule does. Broadcast
 //           inputs ([K] bias) are then read through the flattened index.
 //
-// The schedule (schedule):
+// The flat schedule (schedule):
 //   reference = the largest output (find_reference); merge every axis;
 //   split by vector (inner), then by block, then by unroll:
 //     [BIDx, unroll (Unroll), TIDx (block), vector]
@@ -28,6 +44,17 @@
 //   read each vectorizable input through a cache_after copy and write each
 //   vectorizable output from a cache_before copy, with their innermost
 //   (vector) axes Vectorize; inline_most last.
+//
+// Flat applies (lowering's rules, core/lower/lowerable.h and indexing.h):
+// every computed tensor takes the reference's merged loop, so each must
+// iterate the reference's axes in order with the same broadcast axes
+// (misaligned() in plugin.hpp, and no Broadcast where the reference has an
+// Iteration axis). Otherwise a tensor of fewer elements (a [K] intermediate
+// under an [N, K] reference, a second output of another shape) would be
+// computed by the threads of the reference's first elements and read by
+// others ("reads elements of Local ... computed by other threads"), or be
+// inlined into loops widened by a broadcast while keeping loops of its own.
+// Inputs may be broadcast or permuted: they are read through the index.
 //
 // Vectorizable (lowering's rules, core/lower/vectorize.h): the Vectorize axis
 // must be the inner split of the tensor's innermost logical axis. That holds
@@ -105,6 +132,39 @@ int64_t inner_extent(const pa::TensorView& tv) {
   return iteration_domain(tv).back().extent;
 }
 
+/// Why the flat schedule does not apply (see "Flat applies" at the top), or "".
+std::string flat_obstacle(pa::Segment& seg) {
+  for (const pa::TensorView& tv : seg.tensors())
+    if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
+      return "pointwise schedules fusions without reductions; " + tv.str() + " is a " +
+             tv.op_name() + " reduction (a single expression it takes serially, as the last resort)";
+  pa::TensorView ref = seg.find_reference();
+  if (!ref) return "the segment has no reference tensor";
+  if (iteration_domain(ref).empty())
+    return "the reference " + pa::describe(ref) + " has no axis to parallelize";
+  const std::vector<pa::AxisInfo> rdom = ref.logical();
+  for (const pa::TensorView& tv : seg.tensors()) {
+    if (tv.is_input() || tv == ref) continue;
+    std::vector<pa::AxisInfo> dom = tv.logical();
+    bool same = dom.size() == rdom.size();
+    for (size_t i = 0; same && i < dom.size(); ++i) same = dom[i].is_broadcast() == rdom[i].is_broadcast();
+    if (!same)
+      return pa::describe(tv) + " does not iterate the space of the reference " + pa::describe(ref) +
+             " (another rank, or a broadcast axis where the reference has none): the flat "
+             "schedule gives every tensor the reference's loop";
+    std::string why = pa::misaligned(seg, tv, ref);
+    if (!why.empty()) return why + "; the flat schedule gives every tensor the reference's loop";
+  }
+  return "";
+}
+
+/// Tensors the segment computes (not its inputs).
+size_t computed_count(pa::Segment& seg) {
+  size_t n = 0;
+  for (const pa::TensorView& tv : seg.tensors()) n += !tv.is_input();
+  return n;
+}
+
 }  // namespace
 
 class Pointwise : public pa::Plugin {
@@ -120,23 +180,33 @@ class Pointwise : public pa::Plugin {
         pa::Param::choice("vector", {"1", "2", "4", "8"}, "1",
                           "elements per vector load/store of inputs and outputs (1: none)"),
         pa::Param::integer("unroll", 1, 1, 16, "vectors each thread handles, unrolled"),
+        pa::Param::choice("strategy", {"auto", "flat", "serial"}, "auto",
+                          "flat: the 1D pointwise schedule; serial: one thread per output "
+                          "element (the last resort); auto: flat when it applies"),
     };
   }
 
-  pa::Verdict can_schedule(pa::Segment& seg, const pa::Params&) override {
+  pa::Verdict can_schedule(pa::Segment& seg, const pa::Params& p) override {
     if (seg.outputs().empty()) return pa::Verdict::no("the segment has no outputs");
-    for (const pa::TensorView& tv : seg.tensors())
-      if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
-        return pa::Verdict::no("pointwise schedules fusions without reductions; " + tv.str() +
-                               " is a " + tv.op_name() + " reduction");
-    pa::TensorView ref = seg.find_reference();
-    if (!ref) return pa::Verdict::no("the segment has no reference tensor");
-    if (iteration_domain(ref).empty())
-      return pa::Verdict::no("the reference " + ref.str() + " has no axis to parallelize");
-    return pa::Verdict::yes();
+    const std::string strategy = p.choice("strategy");
+    const std::string flat = strategy == "serial" ? "" : flat_obstacle(seg);
+    if (strategy != "serial" && flat.empty()) return pa::Verdict::yes();
+    // The last resort takes single expressions only: a larger group is for the
+    // segmenter to split, so that the other plugins get its parts.
+    if (strategy != "flat" && computed_count(seg) == 1) return pa::Verdict::yes();
+    if (strategy == "serial")
+      return pa::Verdict::no("strategy=serial takes a single expression; the segment computes " +
+                             std::to_string(computed_count(seg)) + " tensors");
+    return pa::Verdict::no(flat);
   }
 
   void compute_params(pa::Segment& seg, pa::Params& p) override {
+    if (!flat_obstacle(seg).empty()) {
+      p.set_choice("strategy", "serial");
+      p.set_integer("block", kDefaultBlock);
+      return;
+    }
+    p.set_choice("strategy", "flat");
     pa::TensorView ref = seg.find_reference();
     pa::DeviceProperties d = seg.device();
     const int64_t n = numel(ref);
@@ -175,6 +245,41 @@ class Pointwise : public pa::Plugin {
   }
 
   void schedule(pa::Segment& seg, const pa::Params& p) override {
+    std::string strategy = p.choice("strategy");
+    const std::string flat = flat_obstacle(seg);
+    if (strategy == "auto") strategy = flat.empty() ? "flat" : "serial";
+    if (strategy == "flat" && !flat.empty())
+      throw pa::Error(SCHEDLAB_ERR_USER, "pointwise: strategy=flat does not apply: " + flat);
+    if (strategy == "serial")
+      schedule_serial(seg, p.integer("block"));
+    else
+      schedule_flat(seg, p);
+  }
+
+ private:
+  /// The last resort (see the top): a single expression's output with its
+  /// non-reduction axes merged, split by `block` over [BIDx, TIDx], reduced
+  /// serially by each thread; more than one expression stays unscheduled.
+  static void schedule_serial(pa::Segment& seg, int64_t block) {
+    if (computed_count(seg) != 1) return;
+    pa::TensorView out = seg.outputs().front();
+    std::vector<pa::AxisInfo> dom = out.logical();
+    std::vector<std::pair<int, int>> order;
+    int next = 0;
+    for (int i = 0; i < static_cast<int>(dom.size()); ++i)
+      if (!dom[static_cast<size_t>(i)].is_reduction()) order.push_back({i, next++});
+    const int n_iter = next;
+    if (n_iter == 0) return;  // a full reduction: one thread
+    for (int i = 0; i < static_cast<int>(dom.size()); ++i)
+      if (dom[static_cast<size_t>(i)].is_reduction()) order.push_back({i, next++});
+    out.reorder(order);
+    for (int k = 1; k < n_iter; ++k) out.merge(0);
+    out.split(0, block);
+    out.parallelize(0, pa::ParallelType::BIDx);
+    out.parallelize(1, pa::ParallelType::TIDx);
+  }
+
+  static void schedule_flat(pa::Segment& seg, const pa::Params& p) {
     const int64_t block = p.integer("block");
     const int64_t vector = std::stoll(p.choice("vector"));
     const int64_t unroll = p.integer("unroll");

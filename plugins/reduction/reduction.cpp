@@ -71,6 +71,7 @@
 
 namespace pa = schedlab::plugin_api;
 using pa::ceil_div;
+using pa::describe;
 using pa::dtype_bytes;
 using pa::largest_pow2_at_most;
 using pa::next_pow2;
@@ -94,10 +95,6 @@ std::string axes_str(const std::vector<int>& axes) {
   std::string s = "{";
   for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", " : "") + std::to_string(axes[i]);
   return s + "}";
-}
-
-std::string describe(const pa::TensorView& tv) {
-  return tv.name().empty() ? tv.str() : tv.str() + " (" + tv.name() + ")";
 }
 
 /// Non-broadcast, non-reduction logical axes.
@@ -162,6 +159,11 @@ Analysis analyze(pa::Segment& seg) {
                  " (segment them apart)";
       return a;
     }
+  }
+  // Every computed tensor takes the reference's loop structure.
+  if (std::string why = pa::first_misaligned(seg, a.ref); !why.empty()) {
+    a.reject = why + "; reduction gives every tensor the reference's [I, R] loop";
+    return a;
   }
   // A result broadcast back over the reduced axes: some tensor downstream of a
   // reduction iterates over more axes than the reduction keeps.
@@ -379,6 +381,7 @@ class Reduction : public pa::Plugin {
     c.rfactor = p.boolean("rfactor");
     check(a, c, d);
 
+    pa::fork_broadcast_outputs_read_inside(seg);
     // Vector caches first: cache_after rewires the inputs' uses.
     std::vector<pa::TensorView> caches;
     if (c.vector > 1)
@@ -394,6 +397,7 @@ class Reduction : public pa::Plugin {
     if (c.rfactor) factor_partials(seg, a.ref);
     for (pa::TensorView& cache : caches) cache.parallelize(-1, pa::LoopTransform::Vectorize);
     seg.inline_most();
+    pa::serialize_own_broadcast_axes(seg);
   }
 
  private:
