@@ -136,6 +136,10 @@ Analysis analyze(pa::Segment& seg) {
     a.reject = why + "; normalization gives every tensor the reference's row layout";
     return a;
   }
+  if (std::string why = pa::broadcast_output_read_inside(seg); !why.empty()) {
+    a.reject = why + "; segment them apart";
+    return a;
+  }
   a.full_rank = static_cast<int64_t>(a.iter_axes.size() + a.red_axes.size());
   a.inner_extent = dom.back().extent;
   bool broadcast_back = false;
@@ -366,7 +370,6 @@ class Normalization : public pa::Plugin {
                 "more than the " + std::to_string(c.allowed) + " a block of " +
                 std::to_string(threads) + " threads allows");
 
-    pa::fork_broadcast_outputs_read_inside(seg);
     // Caches before any transform: cache_before needs an untransformed output.
     std::vector<pa::TensorView> vectorized;
     if (c.cache_inputs) {

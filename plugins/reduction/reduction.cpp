@@ -381,7 +381,6 @@ class Reduction : public pa::Plugin {
     c.rfactor = p.boolean("rfactor");
     check(a, c, d);
 
-    pa::fork_broadcast_outputs_read_inside(seg);
     // Vector caches first: cache_after rewires the inputs' uses.
     std::vector<pa::TensorView> caches;
     if (c.vector > 1)

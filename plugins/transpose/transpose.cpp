@@ -98,6 +98,13 @@ Plan analyze(pa::Segment& seg) {
     if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
       return Plan::no("transpose schedules fusions without reductions; " + tv.str() + " is a " +
                       tv.op_name() + " reduction");
+  // An output read inside the segment is written in one group's thread order
+  // and may be read in the other's: no barrier orders a Global tensor.
+  for (const pa::TensorView& out : seg.outputs())
+    if (!out.is_input() && !out.consumers().empty())
+      return Plan::no("the output " + pa::describe(out) + " is read inside the segment by " +
+                      pa::describe(out.consumers().front()) +
+                      "; transpose writes outputs in tile order only (segment them apart)");
   Plan p;
   p.ref = seg.find_reference();
   if (!p.ref) return Plan::no("the segment has no reference tensor");

@@ -665,22 +665,27 @@ inline std::string first_misaligned(Segment& seg, const TensorView& ref) {
   return "";
 }
 
-/// Before any transform: each output of `seg` that other expressions of it
-/// also read and that has a broadcast axis (a keepdim statistic kept as an
-/// output) is written from a Local copy (cache_fork), which its readers read
-/// instead. Its broadcast axis, bound like the axis it is broadcast to, gives
-/// one thread the element; a Global output read by the others would then be
-/// read across threads, while the Local copy is computed by each reader
-/// (serialize_own_broadcast_axes). Returns the new outputs.
-inline std::vector<TensorView> fork_broadcast_outputs_read_inside(Segment& seg) {
-  std::vector<TensorView> forks;
-  for (TensorView out : seg.outputs()) {
-    if (out.is_input() || out.consumers().empty()) continue;
+/// Why an output of `seg` that other expressions of it also read cannot stay
+/// a plain Global tensor under a schedule that binds every tensor like the
+/// reference, or "": an output with a broadcast axis (a keepdim statistic
+/// kept as an output) has that axis bound like the one it is broadcast to,
+/// so one thread writes its element, while its readers, iterating the wider
+/// axis, read it in every thread. (cache_fork would give the readers a Local
+/// copy, but a segment's outputs must stay the extracted tensors: see
+/// sweep::run_segments.)
+inline std::string broadcast_output_read_inside(Segment& seg) {
+  for (const TensorView& out : seg.outputs()) {
+    if (out.is_input()) continue;
+    std::vector<TensorView> readers = out.consumers();
     std::vector<AxisInfo> dom = out.logical();
-    if (std::any_of(dom.begin(), dom.end(), [](const AxisInfo& a) { return a.is_broadcast(); }))
-      forks.push_back(out.cache_fork());
+    if (!readers.empty() &&
+        std::any_of(dom.begin(), dom.end(), [](const AxisInfo& a) { return a.is_broadcast(); }))
+      return "the output " + describe(out) + " has a broadcast axis and " +
+             describe(readers.front()) +
+             " reads it inside the segment (one thread writes each of its elements, every "
+             "thread of the row reads it)";
   }
-  return forks;
+  return "";
 }
 
 /// After inline_most: every broadcast loop axis that a tensor computed in
@@ -690,15 +695,36 @@ inline std::vector<TensorView> fork_broadcast_outputs_read_inside(Segment& seg) 
 /// element only, while each consumer thread reads it ("reads elements of
 /// Local ... computed by other threads"); serial, every thread computes its
 /// own copy of the one element. Outputs keep their bindings: one thread
-/// writes each element, reading producers that every thread computed.
+/// writes each element, reading producers that every thread computed. A
+/// producer inlined past such an axis shares that loop, so its axis there is
+/// made Serial too (inlined axes must agree on their bindings).
 inline void serialize_own_broadcast_axes(Segment& seg) {
-  for (TensorView tv : seg.tensors()) {
+  std::vector<TensorView> tensors = seg.tensors();
+  for (TensorView tv : tensors) {
     if (tv.is_input() || tv.is_output()) continue;
     std::vector<AxisInfo> loop = tv.loop();
     for (int k = tv.compute_at_pos(); k < static_cast<int>(loop.size()); ++k)
       if (loop[static_cast<size_t>(k)].is_broadcast() &&
           loop[static_cast<size_t>(k)].parallel_type != ParallelType::Serial)
         tv.parallelize(k, ParallelType::Serial);
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const TensorView& c : tensors) {
+      if (c.is_input()) continue;
+      std::vector<AxisInfo> cloop = c.loop();
+      for (TensorView p : c.producers()) {
+        if (p.is_input()) continue;
+        std::vector<AxisInfo> ploop = p.loop();
+        const int shared = std::min(p.compute_at_pos(), static_cast<int>(cloop.size()));
+        for (int k = 0; k < shared; ++k)
+          if (cloop[static_cast<size_t>(k)].parallel_type == ParallelType::Serial &&
+              ploop[static_cast<size_t>(k)].parallel_type != ParallelType::Serial) {
+            p.parallelize(k, ParallelType::Serial);
+            changed = true;
+          }
+      }
+    }
   }
 }
 
