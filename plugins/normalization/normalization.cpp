@@ -136,10 +136,6 @@ Analysis analyze(pa::Segment& seg) {
     a.reject = why + "; normalization gives every tensor the reference's row layout";
     return a;
   }
-  if (std::string why = pa::broadcast_output_read_inside(seg); !why.empty()) {
-    a.reject = why + "; segment them apart";
-    return a;
-  }
   a.full_rank = static_cast<int64_t>(a.iter_axes.size() + a.red_axes.size());
   a.inner_extent = dom.back().extent;
   bool broadcast_back = false;

@@ -2,7 +2,7 @@
 // pointwise scheduler in its 1D form, and the segmenter's last resort.
 // Written only against plugin.hpp.
 //
-// Strategies (parameter `strategy`; `auto` picks flat when it applies):
+// Two schedules; flat whenever it applies:
 //   flat    nvFuser's 1D pointwise schedule (below), for fusions without
 //           reductions whose computed tensors all iterate the reference's
 //           space in its order (see "Flat applies" below).
@@ -37,9 +37,10 @@
 //           inputs ([K] bias) are then read through the flattened index.
 //
 // The flat schedule (schedule):
-//   reference = the largest output (find_reference); merge every axis;
-//   split by vector (inner), then by block, then by unroll:
-//     [BIDx, unroll (Unroll), TIDx (block), vector]
+//   reference = the largest output (find_reference); its broadcast axes
+//   first, unmerged (see schedule_flat); merge every other axis; split by
+//   vector (inner), then by block, then by unroll:
+//     [broadcast.., BIDx, unroll (Unroll), TIDx (block), vector]
 //   propagate to every tensor, parallelize_all_like, and, when vector > 1,
 //   read each vectorizable input through a cache_after copy and write each
 //   vectorizable output from a cache_before copy, with their innermost
@@ -47,13 +48,15 @@
 //
 // Flat applies (lowering's rules, core/lower/lowerable.h and indexing.h):
 // every computed tensor takes the reference's merged loop, so each must
-// iterate the reference's axes in order with the same broadcast axes
-// (misaligned() in plugin.hpp, and no Broadcast where the reference has an
-// Iteration axis). Otherwise a tensor of fewer elements (a [K] intermediate
-// under an [N, K] reference, a second output of another shape) would be
-// computed by the threads of the reference's first elements and read by
-// others ("reads elements of Local ... computed by other threads"), or be
-// inlined into loops widened by a broadcast while keeping loops of its own.
+// iterate the reference's axes in order (misaligned() in plugin.hpp). A
+// tensor of fewer axes (a [K] intermediate under an [N, K] reference, a
+// Broadcast where the reference has an Iteration axis) cannot take that loop;
+// it is inlined whole into its readers (indexed through theirs), so it must
+// not be an output and every reader must have all of the reference's axes.
+// Otherwise it would be computed by the threads of the reference's first
+// elements and read by others ("reads elements of Local ... computed by
+// other threads"), or be inlined into loops widened by a broadcast while
+// keeping loops of its own ("inlined at position ... broadcast-widened").
 // Inputs may be broadcast or permuted: they are read through the index.
 //
 // Vectorizable (lowering's rules, core/lower/vectorize.h): the Vectorize axis
@@ -132,6 +135,15 @@ int64_t inner_extent(const pa::TensorView& tv) {
   return iteration_domain(tv).back().extent;
 }
 
+/// Has the reference's axes: its rank, with Broadcast axes where it has them.
+bool full_like(const pa::TensorView& tv, const std::vector<pa::AxisInfo>& ref_dom) {
+  std::vector<pa::AxisInfo> dom = tv.logical();
+  if (dom.size() != ref_dom.size()) return false;
+  for (size_t i = 0; i < dom.size(); ++i)
+    if (dom[i].is_broadcast() != ref_dom[i].is_broadcast()) return false;
+  return true;
+}
+
 /// Why the flat schedule does not apply (see "Flat applies" at the top), or "".
 std::string flat_obstacle(pa::Segment& seg) {
   for (const pa::TensorView& tv : seg.tensors())
@@ -140,20 +152,24 @@ std::string flat_obstacle(pa::Segment& seg) {
              tv.op_name() + " reduction (a single expression it takes serially, as the last resort)";
   pa::TensorView ref = seg.find_reference();
   if (!ref) return "the segment has no reference tensor";
-  if (iteration_domain(ref).empty())
-    return "the reference " + pa::describe(ref) + " has no axis to parallelize";
   const std::vector<pa::AxisInfo> rdom = ref.logical();
+  if (std::all_of(rdom.begin(), rdom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }))
+    return "the reference " + pa::describe(ref) + " has no axis to parallelize";
+  const std::string loop = "; the flat schedule gives every tensor the reference's loop";
   for (const pa::TensorView& tv : seg.tensors()) {
     if (tv.is_input() || tv == ref) continue;
-    std::vector<pa::AxisInfo> dom = tv.logical();
-    bool same = dom.size() == rdom.size();
-    for (size_t i = 0; same && i < dom.size(); ++i) same = dom[i].is_broadcast() == rdom[i].is_broadcast();
-    if (!same)
-      return pa::describe(tv) + " does not iterate the space of the reference " + pa::describe(ref) +
-             " (another rank, or a broadcast axis where the reference has none): the flat "
-             "schedule gives every tensor the reference's loop";
-    std::string why = pa::misaligned(seg, tv, ref);
-    if (!why.empty()) return why + "; the flat schedule gives every tensor the reference's loop";
+    if (std::string why = pa::misaligned(seg, tv, ref); !why.empty()) return why + loop;
+    if (full_like(tv, rdom)) continue;
+    // Fewer axes than the reference (a [K] intermediate under [N, K]): it is
+    // inlined whole into each reader, which must then have every axis.
+    if (tv.is_output())
+      return "the output " + pa::describe(tv) + " iterates fewer axes than the reference " +
+             pa::describe(ref) + loop;
+    for (const pa::TensorView& c : tv.consumers())
+      if (!full_like(c, rdom))
+        return pa::describe(tv) + " and its reader " + pa::describe(c) +
+               " both iterate fewer axes than the reference " + pa::describe(ref) +
+               "; the flat schedule inlines such a tensor whole into readers with every axis";
   }
   return "";
 }
@@ -180,33 +196,23 @@ class Pointwise : public pa::Plugin {
         pa::Param::choice("vector", {"1", "2", "4", "8"}, "1",
                           "elements per vector load/store of inputs and outputs (1: none)"),
         pa::Param::integer("unroll", 1, 1, 16, "vectors each thread handles, unrolled"),
-        pa::Param::choice("strategy", {"auto", "flat", "serial"}, "auto",
-                          "flat: the 1D pointwise schedule; serial: one thread per output "
-                          "element (the last resort); auto: flat when it applies"),
     };
   }
 
-  pa::Verdict can_schedule(pa::Segment& seg, const pa::Params& p) override {
+  pa::Verdict can_schedule(pa::Segment& seg, const pa::Params&) override {
     if (seg.outputs().empty()) return pa::Verdict::no("the segment has no outputs");
-    const std::string strategy = p.choice("strategy");
-    const std::string flat = strategy == "serial" ? "" : flat_obstacle(seg);
-    if (strategy != "serial" && flat.empty()) return pa::Verdict::yes();
+    const std::string flat = flat_obstacle(seg);
     // The last resort takes single expressions only: a larger group is for the
     // segmenter to split, so that the other plugins get its parts.
-    if (strategy != "flat" && computed_count(seg) == 1) return pa::Verdict::yes();
-    if (strategy == "serial")
-      return pa::Verdict::no("strategy=serial takes a single expression; the segment computes " +
-                             std::to_string(computed_count(seg)) + " tensors");
+    if (flat.empty() || computed_count(seg) == 1) return pa::Verdict::yes();
     return pa::Verdict::no(flat);
   }
 
   void compute_params(pa::Segment& seg, pa::Params& p) override {
-    if (!flat_obstacle(seg).empty()) {
-      p.set_choice("strategy", "serial");
+    if (!flat_obstacle(seg).empty()) {  // serial: only `block` applies
       p.set_integer("block", kDefaultBlock);
       return;
     }
-    p.set_choice("strategy", "flat");
     pa::TensorView ref = seg.find_reference();
     pa::DeviceProperties d = seg.device();
     const int64_t n = numel(ref);
@@ -245,15 +251,10 @@ class Pointwise : public pa::Plugin {
   }
 
   void schedule(pa::Segment& seg, const pa::Params& p) override {
-    std::string strategy = p.choice("strategy");
-    const std::string flat = flat_obstacle(seg);
-    if (strategy == "auto") strategy = flat.empty() ? "flat" : "serial";
-    if (strategy == "flat" && !flat.empty())
-      throw pa::Error(SCHEDLAB_ERR_USER, "pointwise: strategy=flat does not apply: " + flat);
-    if (strategy == "serial")
-      schedule_serial(seg, p.integer("block"));
-    else
+    if (flat_obstacle(seg).empty())
       schedule_flat(seg, p);
+    else
+      schedule_serial(seg, p.integer("block"));
   }
 
  private:
@@ -307,19 +308,33 @@ class Pointwise : public pa::Plugin {
     }
 
     pa::TensorView ref = seg.find_reference();
-    while (ref.nloop() > 1) ref.merge(0);
-    // [I] -> [I/v, v] -> [I/v/b, b, v] -> [I/v/b/u, u, b, v]
+    // Broadcast axes (extent 1) first, left out of the merge: a tensor without
+    // them ([N, K] under an [1, N, K] reference) then merges the same axes into
+    // a loop that maps to the reference's, and is bound like it. Merged with
+    // them, its loop would map to none: unbound, every thread would compute
+    // all of it.
+    const std::vector<pa::AxisInfo> dom = ref.loop();
+    std::vector<std::pair<int, int>> order;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int i = 0; i < static_cast<int>(dom.size()); ++i)
+        if (dom[static_cast<size_t>(i)].is_broadcast() == (pass == 0))
+          order.push_back({i, static_cast<int>(order.size())});
+    const int o = static_cast<int>(
+        std::count_if(dom.begin(), dom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }));
+    if (o > 0) ref.reorder(order);
+    while (ref.nloop() > o + 1) ref.merge(o);
+    // [.., I] -> [.., I/v, v] -> [.., I/v/b, b, v] -> [.., I/v/b/u, u, b, v]
     int tidx = 0;
-    if (vector > 1) ref.split(0, vector);
-    ref.split(0, block);
+    if (vector > 1) ref.split(o, vector);
+    ref.split(o, block);
     if (unroll > 1) {
-      ref.split(0, unroll);
-      ref.parallelize(1, pa::LoopTransform::Unroll);
-      tidx = 2;
+      ref.split(o, unroll);
+      ref.parallelize(o + 1, pa::LoopTransform::Unroll);
+      tidx = o + 2;
     } else {
-      tidx = 1;
+      tidx = o + 1;
     }
-    ref.parallelize(0, pa::ParallelType::BIDx);
+    ref.parallelize(o, pa::ParallelType::BIDx);
     ref.parallelize(tidx, pa::ParallelType::TIDx);
     seg.propagate_transformation(ref);
     seg.parallelize_all_like(ref);

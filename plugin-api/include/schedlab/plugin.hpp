@@ -665,43 +665,23 @@ inline std::string first_misaligned(Segment& seg, const TensorView& ref) {
   return "";
 }
 
-/// Why an output of `seg` that other expressions of it also read cannot stay
-/// a plain Global tensor under a schedule that binds every tensor like the
-/// reference, or "": an output with a broadcast axis (a keepdim statistic
-/// kept as an output) has that axis bound like the one it is broadcast to,
-/// so one thread writes its element, while its readers, iterating the wider
-/// axis, read it in every thread. (cache_fork would give the readers a Local
-/// copy, but a segment's outputs must stay the extracted tensors: see
-/// sweep::run_segments.)
-inline std::string broadcast_output_read_inside(Segment& seg) {
-  for (const TensorView& out : seg.outputs()) {
-    if (out.is_input()) continue;
-    std::vector<TensorView> readers = out.consumers();
-    std::vector<AxisInfo> dom = out.logical();
-    if (!readers.empty() &&
-        std::any_of(dom.begin(), dom.end(), [](const AxisInfo& a) { return a.is_broadcast(); }))
-      return "the output " + describe(out) + " has a broadcast axis and " +
-             describe(readers.front()) +
-             " reads it inside the segment (one thread writes each of its elements, every "
-             "thread of the row reads it)";
-  }
-  return "";
-}
-
 /// After inline_most: every broadcast loop axis that a tensor computed in
-/// `seg` (not an output) keeps outside its inline position is made Serial.
-/// Bound, such an axis (a keepdim statistic's split and bound like the row it
-/// is broadcast to) would be computed by the threads inside its extent of one
-/// element only, while each consumer thread reads it ("reads elements of
-/// Local ... computed by other threads"); serial, every thread computes its
-/// own copy of the one element. Outputs keep their bindings: one thread
-/// writes each element, reading producers that every thread computed. A
-/// producer inlined past such an axis shares that loop, so its axis there is
-/// made Serial too (inlined axes must agree on their bindings).
+/// `seg` keeps outside its inline position is made Serial, unless the tensor
+/// is an output nothing in the segment reads. Bound, such an axis (a keepdim
+/// statistic split and bound like the row it is broadcast to) would be
+/// computed by the threads inside its extent of one element only, while each
+/// consumer thread reads it ("reads elements of Local ... computed by other
+/// threads"); serial, every thread computes its own copy of the one element
+/// (an output read inside is then written by each, with the same value, as
+/// lowering does for an output inlined into its reader). An output nothing
+/// reads keeps its bindings: one thread writes each element, reading
+/// producers that every thread computed. A producer inlined past an axis
+/// made Serial shares that loop, so its axis there is made Serial too
+/// (inlined axes must agree on their bindings).
 inline void serialize_own_broadcast_axes(Segment& seg) {
   std::vector<TensorView> tensors = seg.tensors();
   for (TensorView tv : tensors) {
-    if (tv.is_input() || tv.is_output()) continue;
+    if (tv.is_input() || (tv.is_output() && tv.consumers().empty())) continue;
     std::vector<AxisInfo> loop = tv.loop();
     for (int k = tv.compute_at_pos(); k < static_cast<int>(loop.size()); ++k)
       if (loop[static_cast<size_t>(k)].is_broadcast() &&
