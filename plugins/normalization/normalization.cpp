@@ -9,8 +9,17 @@
 // and again after it) across the reductions, so the row is read from global
 // memory once. It refuses, with the reason: no reduction, reductions over
 // different axes, an outer (non-innermost) reduced axis, no result broadcast
-// back (the reduction plugin's job), and rows too long for the device's
-// registers (naming the sizes and the limit).
+// back (the reduction plugin's job), a computed tensor that does not iterate
+// the reference's axes in order (pa::misaligned: an output over an axis the
+// reduction does not have, an outer product of a statistic with itself), and
+// rows too long for the device's registers (naming the sizes and the limit).
+// Lowering rules it relies on: a Vectorize axis is the inner split of the
+// innermost logical axis and its width divides that extent at launch, so the
+// vector divides the innermost reduced extent, not the merged row (N * K);
+// a tensor not inlined whole into its readers must be computed by the
+// threads that read it, so a keepdim statistic read by tensors of two shapes
+// (logsumexp's m, read by x - m and by m + log(s)) keeps its broadcast axes
+// serial and each thread computes its own copy (pa::serialize_own_broadcast_axes).
 //
 // The schedule, on the reference reduction [I, R] (iteration axes merged,
 // reduced axes merged; R contiguous):

@@ -10,9 +10,17 @@
 // axis is reduced (R contiguous in memory), *outer* otherwise (I contiguous).
 // It refuses, with the reason: reductions over different axes, a reduction
 // result broadcast back over the reduced axes (a normalization: the
-// `normalization` plugin's job), and, for the grid strategy, a reduction
-// result read inside the kernel (lowering combines grid partials only into a
-// fusion output).
+// `normalization` plugin's job), a computed tensor that does not iterate the
+// reference's axes in order (pa::misaligned: propagation would give it the
+// reference's loop over axes it does not have, e.g. an outer product of a
+// reduction with itself binding BIDx twice), and, for the grid strategy, a
+// reduction result read inside the kernel (lowering combines grid partials
+// only into a fusion output).
+// Lowering rules it relies on beyond those: a tensor a reader does not
+// inline whole must be computed by the threads that read it, so a keepdim
+// result's broadcast axes outside its inline position are left serial
+// (pa::serialize_own_broadcast_axes; outputs nothing reads keep them bound:
+// one writer per element).
 //
 // Strategies (parameter `strategy`; `auto` lets the heuristic choose):
 //   serial  no thread cooperates on a reduced element. Inner: one row per

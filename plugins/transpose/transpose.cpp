@@ -3,8 +3,10 @@
 // inputs and the writes of the outputs are coalesced although the two
 // disagree on the innermost axis. Written only against plugin.hpp.
 //
-// Which fusions: those whose inputs and outputs fall in exactly two groups by
-// innermost axis (group_inputs_outputs_by_inner_dim): group 1 holds the
+// Which fusions: those whose outputs nothing in the segment reads (an output
+// is written in its group's thread order, and lowering orders no Global read
+// after another thread's write), and whose inputs and outputs fall in exactly
+// two groups by innermost axis (group_inputs_outputs_by_inner_dim): group 1 holds the
 // reference (the largest output), group 2 the tensors laid out the other way
 // (transpose2d, batched_transpose, and pointwise math around a permute). The
 // two innermost axes are inner1 (the reference's own) and inner2 (the axis of
