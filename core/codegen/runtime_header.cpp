@@ -102,6 +102,21 @@ SL_FN double sl_rsqrt(double x) { return 1.0 / sqrt(x); }
 template <typename A, typename B> SL_FN auto sl_ceil_div(A a, B b) -> decltype(a + b) {
   return (a + b - 1) / b;
 }
+// Buffer accesses. The printer numbers every access site (the first
+// argument) so that the CPU backend can trace them; on CUDA, and in a CPU
+// unit that does not trace, they are plain accesses. SL_LD/SL_ST: one
+// element; SL_VLD/SL_VST: a pointer to n; SL_LOCAL: a Local array was just
+// declared; SL_SYNC: __syncthreads at a barrier site; SL_SITE: a site id
+// handed to a runtime function (sl_block_reduce's barriers).
+#ifndef SCHEDLAB_TRACE
+#define SL_LD(site, base, i) (base)[i]
+#define SL_ST(site, base, i) (base)[i]
+#define SL_VLD(site, base, i, n) (&(base)[i])
+#define SL_VST(site, base, i, n) (&(base)[i])
+#define SL_LOCAL(site, name)
+#define SL_SYNC(site) __syncthreads()
+#endif
+#define SL_SITE(site) (site)
 // A w-wide copy as one vector access; the launch checked the alignment.
 template <typename T, int N> struct alignas(sizeof(T) * N) SlVector { T v[N]; };
 template <typename T, int N> SL_FN void sl_vec_copy(T* dst, const T* src) {
@@ -122,7 +137,8 @@ struct SlOpMin {
 };
 // A block allreduce: combines `val` over the threads of the block that share
 // their threadIdx in every dimension not reduced (X, Y, Z say which are) and
-// returns the result to each of them. Every thread of the block calls it (it
+// returns the result to each of them (`site`: its barriers' access site,
+// SL_SITE). Every thread of the block calls it (it
 // synchronizes the block); a thread whose value must not count passes
 // participate = false and contributes `init`. `ws` holds blockDim.x *
 // blockDim.y * blockDim.z values and is free again when it returns. The
@@ -154,7 +170,8 @@ SL_FN T sl_warp_reduce_down(T v, Op op, unsigned mask, unsigned lane, unsigned b
   return v;
 }
 template <bool X, bool Y, bool Z, typename T, typename Op>
-SL_FN T sl_block_reduce(T val, Op op, T init, T* ws, bool participate) {
+SL_FN T sl_block_reduce(int site, T val, Op op, T init, T* ws, bool participate) {
+  (void)site;  // the barriers' site (SL_SYNC), for the CPU backend's trace
   const unsigned bx = blockDim.x, by = blockDim.y, bz = blockDim.z;
   const unsigned nx = X ? bx : 1u, ny = Y ? by : 1u, nz = Z ? bz : 1u;
   const unsigned size = nx * ny * nz, nthreads = bx * by * bz;
@@ -172,7 +189,7 @@ SL_FN T sl_block_reduce(T val, Op op, T init, T* ws, bool participate) {
   T v = participate ? val : init;
   if (!contiguous) {
     ws[group * size + pos] = v;
-    __syncthreads();
+    SL_SYNC(site);
     v = ws[tid];  // from here on this thread works for group tid / size
   }
   const unsigned lane = tid % 32u, warp_start = tid - lane;
@@ -182,7 +199,7 @@ SL_FN T sl_block_reduce(T val, Op op, T init, T* ws, bool participate) {
   const unsigned vpos = tid % size, group_end = lane + (size - vpos);
   v = sl_warp_reduce_down(v, op, mask, lane, group_end < lanes ? group_end : lanes);
   if (lane == 0u || vpos == 0u) ws[tid] = v;  // only this thread reads its slot before
-  __syncthreads();
+  SL_SYNC(site);
   // 2. This thread's group's segments: the first at its first thread, the
   //    others at the warp starts inside it.
   const unsigned first = group * size, first_warp = first / 32u;
@@ -196,7 +213,7 @@ SL_FN T sl_block_reduce(T val, Op op, T init, T* ws, bool participate) {
     r = ws[first];
     for (unsigned s = 1u; s < nseg; ++s) r = op(r, ws[(first_warp + s) * 32u]);
   }
-  __syncthreads();  // every thread has read its result: ws may be reused
+  SL_SYNC(site);  // every thread has read its result: ws may be reused
   return r;
 }
 // A grid reduction's last step, for the one thread of its block that holds

@@ -27,9 +27,14 @@
 #include <sstream>
 
 #include "cpu_fibers.h"
+#include "cpu_trace.h"
 #include "schedlab/base/error.h"
 
 extern char** environ;
+
+namespace schedlab::embedded {
+extern const std::string_view kCpuTraceText;  // cpu_trace.cuh (sources.cmake)
+}
 
 namespace schedlab::runtime {
 
@@ -54,6 +59,8 @@ constexpr std::string_view kShim = R"SHIM(// ---- schedlab CPU shim ----
 //  * __shfl*_sync and __syncwarp are warp barriers in the host's fiber
 //    scheduler (warp = 32 consecutive linear thread ids); like __syncthreads
 //    they need has_barrier. Values cross as up to 8 bytes of bits.
+//  * With SCHEDLAB_TRACE (defined before this shim), cpu_trace.cuh follows
+//    it: every access site calls the host through CpuHooks::access & co.
 #define SCHEDLAB_CPU 1
 #include <cstdint>
 #include <cstring>
@@ -101,15 +108,25 @@ struct SlCpuHooks {
   int abi_version;
   void (*syncthreads)();
   unsigned long long (*warp_exchange)(int, unsigned, unsigned long long, int, int);
+  void* (*access)(int, const void*, long long, int, int);
+  void (*declare)(int, const void*, int);
+  void (*barrier_site)(int);
 };
 static thread_local SlCpuThreadState sl_cpu_state;
 static void (*sl_cpu_syncthreads)();
 static unsigned long long (*sl_cpu_warp_exchange)(int, unsigned, unsigned long long, int, int);
+// The access trace (SCHEDLAB_TRACE units only call these; see cpu_trace.cuh).
+static void* (*sl_cpu_access)(int, const void*, long long, int, int);
+static void (*sl_cpu_declare)(int, const void*, int);
+static void (*sl_cpu_barrier_site)(int);
 extern "C" SlCpuThreadState* schedlab_cpu_thread_state() { return &sl_cpu_state; }
 extern "C" int schedlab_cpu_bind(const SlCpuHooks* h) {
   sl_cpu_syncthreads = h->syncthreads;
   sl_cpu_warp_exchange = h->warp_exchange;
-  return 2;  // kCpuAbiVersion
+  sl_cpu_access = h->access;
+  sl_cpu_declare = h->declare;
+  sl_cpu_barrier_site = h->barrier_site;
+  return 3;  // kCpuAbiVersion
 }
 #define threadIdx (sl_cpu_state.thread_idx)
 #define blockIdx (sl_cpu_state.block_idx)
@@ -266,7 +283,9 @@ class CpuBackend final : public Backend {
         "// schedlab cpu unit, compiled with: " + std::string(SCHEDLAB_HOST_CXX);
     for (const char* f : kFlags) unit_text += std::string(" ") + f;
     unit_text += "\n";
+    if (src.trace) unit_text += "#define SCHEDLAB_TRACE 1\n";
     unit_text += kShim;
+    if (src.trace) unit_text += embedded::kCpuTraceText;
     unit_text += src.source;
     const std::string key = KernelSource{.source = unit_text}.hash();
     std::shared_ptr<Unit> unit;
@@ -304,6 +323,16 @@ class CpuBackend final : public Backend {
     const cpu::Entry& e = checked(k, dims);
     ParamPack pack(args, k.source().index_bits);
     executor_.run(e, dims, pack.pointers());
+  }
+
+  void launch_traced(CompiledKernel& k, const LaunchDims& dims, const std::vector<TensorArg>& args,
+                     const TraceKernel& trace, AccessObserver& observer) override {
+    const cpu::Entry& e = checked(k, dims);
+    user_assert(k.source().trace)
+        << "launch of '" << k.source().name
+        << "': a traced launch needs a kernel compiled with KernelSource::trace";
+    ParamPack pack(args, k.source().index_bits);
+    executor_.run_traced(e, dims, pack.pointers(), trace, observer);
   }
 
   Timing time(CompiledKernel& k, const LaunchDims& dims, const std::vector<TensorArg>& args,
@@ -345,7 +374,8 @@ class CpuBackend final : public Backend {
         << (dir / (key + ".cu.cpp")).string() << ")";
     unit->entry.entry = &unit->lib.get<void(void**)>("schedlab_kernel_entry");
     unit->entry.thread_state = &unit->lib.get<CpuThreadState*()>("schedlab_cpu_thread_state");
-    static const CpuHooks hooks{kCpuAbiVersion, &cpu::syncthreads, &cpu::warp_exchange};
+    static const CpuHooks hooks{kCpuAbiVersion,     &cpu::syncthreads,  &cpu::warp_exchange,
+                                &cpu::trace_access, &cpu::trace_declare, &cpu::trace_barrier_site};
     const int version = unit->lib.get<int(const CpuHooks*)>("schedlab_cpu_bind")(&hooks);
     internal_assert(version == kCpuAbiVersion)
         << "shim ABI " << version << " but host ABI " << kCpuAbiVersion;

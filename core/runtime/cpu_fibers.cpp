@@ -25,6 +25,7 @@
 // Exceptions never cross a fiber boundary: one thrown by the kernel is caught
 // on the fiber, parked, and rethrown by the scheduler on the worker's stack.
 #include "cpu_fibers.h"
+#include "cpu_trace.h"
 
 #include <atomic>
 #include <bit>
@@ -51,6 +52,8 @@ namespace ctx = boost::context;
 // Generated kernels keep little on the stack (a few register tiles); 64 KiB
 // leaves room for that and for unwinding. Pooled stacks have no guard page.
 constexpr size_t kFiberStackBytes = 64 * 1024;
+// A traced kernel calls the observer from its fibers' stacks.
+constexpr size_t kTracedFiberStackBytes = 512 * 1024;
 
 CpuDim3 dim3_of(const std::array<int64_t, 3>& a) {
   return {static_cast<unsigned>(a[0]), static_cast<unsigned>(a[1]), static_cast<unsigned>(a[2])};
@@ -173,14 +176,24 @@ class BlockScheduler {
         barriers_ = exchanges_ = thread_exchanges_ = 0;
         return;
       }
-      if (waiting != n) {
+      if (tl_trace != nullptr) {
+        // Traced: the observer judges divergence (different sites, or threads
+        // that exited); the barrier then releases the threads that wait, as
+        // a GPU since Volta does when some threads of the block have exited.
+        sites_.resize(n);
+        for (size_t t = 0; t < n; ++t)
+          sites_[t] = state_[t] == FiberState::AtBarrier ? tl_trace->announced(t)
+                                                         : BarrierEvent::kExited;
+        tl_trace->barrier(sites_);
+      } else if (waiting != n) {
         size_t exited = 0;
         while (state_[exited] != FiberState::Done) ++exited;
         user_error << "kernel deadlock: thread " << str(idx_[exited]) << " of block "
                    << str(st_->block_idx) << " exited while " << waiting
                    << " threads wait at __syncthreads (kernel " << k_.name << ")";
       }
-      std::fill(state_.begin(), state_.end(), FiberState::Running);
+      for (FiberState& s : state_)
+        if (s == FiberState::AtBarrier) s = FiberState::Running;
       ++barriers_;
     }
   }
@@ -314,6 +327,7 @@ class BlockScheduler {
   std::vector<ctx::fiber> fibers_;  // the suspended fibers, seen from the scheduler
   uint64_t barriers_ = 0, exchanges_ = 0, thread_exchanges_ = 0;  // this block's, so far
   std::vector<ctx::fiber> sinks_;   // the scheduler, seen from each fiber
+  std::vector<int> sites_;          // traced: each fiber's barrier site, per barrier
   size_t current_ = 0;
   bool quit_ = false;
   std::exception_ptr error_;
@@ -333,6 +347,8 @@ struct Launch {
   const Entry* k;
   const LaunchDims* dims;
   void** params;
+  const TraceKernel* trace = nullptr;  ///< traced: run on one thread, events to observer
+  AccessObserver* observer = nullptr;
   int64_t num_blocks;
   std::atomic<int64_t> next_block{0};
   std::atomic<bool> failed{false};
@@ -343,6 +359,7 @@ struct Launch {
 // A worker thread's resources, kept across launches.
 class Worker {
  public:
+  explicit Worker(size_t stack_bytes = kFiberStackBytes) : stacks_(stack_bytes) {}
   void run(Launch& l) {
     // Outside the try: fibers stopped by an error are unwound after the error
     // is caught, never while it propagates.
@@ -354,6 +371,12 @@ class Worker {
       st->grid_dim = dim3_of(d.grid);
       st->smem = d.shared_bytes > 0 ? shared_memory(d.shared_bytes) : nullptr;
       const int64_t gx = d.grid[0], gy = d.grid[1];
+      std::optional<TraceContext> trace;
+      if (l.trace) trace.emplace(*l.trace, *l.observer, st);
+      struct Scope {  // tl_trace is set while this launch runs here, even on error
+        explicit Scope(TraceContext* t) { tl_trace = t; }
+        ~Scope() { tl_trace = nullptr; }
+      } scope(trace ? &*trace : nullptr);
       for (;;) {
         if (l.failed.load(std::memory_order_relaxed)) break;
         const int64_t b = l.next_block.fetch_add(1, std::memory_order_relaxed);
@@ -362,6 +385,7 @@ class Worker {
                          static_cast<unsigned>(b / (gx * gy))};
         // CUDA leaves shared memory undefined; zero makes CPU runs reproducible.
         if (d.shared_bytes > 0) std::memset(st->smem, 0, d.shared_bytes);
+        if (trace) trace->begin_block(b);
         if (l.k->has_barrier) {
           // Made on the first block: a worker that gets none makes no fibers.
           if (!fibers) fibers.emplace(*l.k, l.params, st, st->block_dim, stacks_);
@@ -369,6 +393,7 @@ class Worker {
         } else {
           run_loop(*l.k, l.params, st);
         }
+        if (trace) trace->end_block();
       }
     } catch (...) {
       std::lock_guard lock(l.error_mutex);
@@ -399,7 +424,7 @@ class Worker {
     return smem_.get();
   }
 
-  ctx::pooled_fixedsize_stack stacks_{kFiberStackBytes};
+  ctx::pooled_fixedsize_stack stacks_;
   std::unique_ptr<char, FreeDeleter> smem_;
   size_t smem_bytes_ = 0;
 };
@@ -484,6 +509,21 @@ void Executor::run(const Entry& k, const LaunchDims& dims, void** params) {
     impl_->launch = nullptr;
   }
   if (l.error) std::rethrow_exception(l.error);
+}
+
+void Executor::run_traced(const Entry& k, const LaunchDims& dims, void** params,
+                          const TraceKernel& trace, AccessObserver& observer) {
+  // On the calling thread, block after block: the observer sees one ordered
+  // stream of events and needs no lock.
+  std::lock_guard launch_lock(impl_->launch_mutex);
+  Launch l(k, dims, params);
+  l.trace = &trace;
+  l.observer = &observer;
+  observer.on_launch_begin(trace);
+  Worker worker(kTracedFiberStackBytes);
+  worker.run(l);
+  if (l.error) std::rethrow_exception(l.error);
+  observer.on_launch_end();
 }
 
 }  // namespace schedlab::runtime::cpu

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "schedlab/runtime/access_trace.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/kernel.h"
 
@@ -37,6 +38,12 @@ class Executor {
   /// worker met (a deadlock, or an exception out of the kernel); the other
   /// workers stop taking blocks.
   void run(const Entry& k, const LaunchDims& dims, void** params);
+  /// run() for a unit compiled with KernelSource::trace: the blocks run one
+  /// after another on the calling thread, every access and barrier reported
+  /// to `observer` (access_trace.h). A barrier some threads never reach is
+  /// reported to the observer, not thrown: the waiting threads go on.
+  void run_traced(const Entry& k, const LaunchDims& dims, void** params,
+                  const TraceKernel& trace, AccessObserver& observer);
 
  private:
   struct Impl;

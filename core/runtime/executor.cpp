@@ -131,7 +131,9 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes) {
   }
   PreparedKernel p;
   p.kernel = lower::lower(f, bits);
-  p.source.source = codegen::print_cuda(p.kernel);
+  codegen::PrintedUnit unit = codegen::print_unit(p.kernel);
+  p.source.source = std::move(unit.text);
+  p.sites = std::move(unit.sites);
   p.source.index_bits = bits;
   p.source.has_barrier = p.kernel.has_barrier;
   return p;
@@ -248,6 +250,11 @@ void BoundArgs::release() {
 
 void BoundArgs::launch(CompiledKernel& compiled) { backend_.launch(compiled, dims_, args_); }
 
+void BoundArgs::launch_traced(CompiledKernel& compiled, const TraceKernel& trace,
+                              AccessObserver& observer) {
+  backend_.launch_traced(compiled, dims_, args_, trace, observer);
+}
+
 std::vector<ref::HostTensor> BoundArgs::read_outputs() const {
   std::vector<ref::HostTensor> outputs(outputs_.size());
   for (auto [ai, oi] : outputs_) {
@@ -271,6 +278,88 @@ std::vector<ref::HostTensor> execute(Backend& backend, CompiledKernel& compiled,
   BoundArgs bound(backend, prepared, inputs, sizes);
   bound.launch(compiled);
   return bound.read_outputs();
+}
+
+}  // namespace schedlab::runtime
+
+namespace schedlab::runtime {
+
+KernelSource traced_source(const PreparedKernel& prepared) {
+  KernelSource src = prepared.source;
+  src.trace = true;
+  return src;
+}
+
+TraceKernel trace_kernel(const PreparedKernel& prepared, const BoundArgs& args,
+                         const ir::SizeBindings& sizes, const std::string& name) {
+  const kir::Kernel& k = prepared.kernel;
+  TraceKernel t;
+  t.name = name.empty() ? prepared.source.name : name;
+  t.source = prepared.source.source;
+  t.dims = args.dims();
+  std::map<const kir::Buffer*, int> id;
+  for (const auto& b : k.buffers) {
+    id[b.get()] = static_cast<int>(t.buffers.size());
+    TraceBuffer tb;
+    tb.name = b->name;
+    tb.label = b->tv != nullptr ? b->tv->describe() : b->name;
+    tb.elem_bytes = static_cast<int>(ir::dtype_size(b->dtype));
+    if (b->is_param) {
+      size_t i = 0;
+      while (i < k.params.size() && k.params[i].buffer != b.get()) ++i;
+      internal_assert(i < k.params.size()) << "parameter buffer " << b->name << " has no Param";
+      const TensorArg& a = args.args()[i];
+      tb.space = MemorySpace::Global;
+      tb.elements = 1;
+      for (int64_t s : a.sizes) tb.elements *= s;
+      tb.base = a.data;
+      tb.initialized = k.params[i].source == kir::Param::Source::Input;
+    } else if (b->memory == ir::MemoryType::Shared) {
+      tb.space = MemorySpace::Shared;
+      tb.elements = b->dynamic_elements ? launch_value(b->dynamic_elements, t.dims, sizes) : b->size;
+      tb.shared_offset = b->dynamic_offset ? -1 : b->shared_offset;
+    } else {
+      tb.space = MemorySpace::Local;
+      tb.elements = b->size;
+    }
+    t.buffers.push_back(std::move(tb));
+  }
+  for (const codegen::AccessSite& s : prepared.sites) {
+    TraceSite ts;
+    using K = codegen::AccessSite::Kind;
+    ts.kind = s.kind == K::Read    ? TraceSite::Kind::Read
+              : s.kind == K::Write ? TraceSite::Kind::Write
+              : s.kind == K::Declare ? TraceSite::Kind::Declare
+                                     : TraceSite::Kind::Barrier;
+    ts.buffer = s.buffer != nullptr ? id.at(s.buffer) : -1;
+    ts.elements = static_cast<int>(s.elements);
+    ts.line = s.line;
+    t.sites.push_back(ts);
+  }
+  return t;
+}
+
+std::vector<ref::HostTensor> execute_traced(Backend& backend, CompiledKernel& compiled,
+                                            const PreparedKernel& prepared,
+                                            const std::vector<ref::HostTensor>& inputs,
+                                            const ir::SizeBindings& sizes,
+                                            AccessObserver& observer, const std::string& name) {
+  BoundArgs bound(backend, prepared, inputs, sizes);
+  const TraceKernel trace = trace_kernel(prepared, bound, sizes, name);
+  bound.launch_traced(compiled, trace, observer);
+  return bound.read_outputs();
+}
+
+SanitizedRun execute_sanitized(Backend& backend, const PreparedKernel& prepared,
+                               const std::vector<ref::HostTensor>& inputs,
+                               const ir::SizeBindings& sizes, const std::string& name) {
+  auto compiled = backend.compile(traced_source(prepared));
+  Sanitizer sanitizer;
+  SanitizedRun r;
+  r.outputs = execute_traced(backend, *compiled, prepared, inputs, sizes, sanitizer, name);
+  r.findings = sanitizer.findings();
+  r.report = sanitizer.report();
+  return r;
 }
 
 }  // namespace schedlab::runtime

@@ -24,6 +24,13 @@ std::string KernelSource::hash() const {
   return out;
 }
 
+void Backend::launch_traced(CompiledKernel& k, const LaunchDims&, const std::vector<TensorArg>&,
+                            const TraceKernel&, AccessObserver&) {
+  user_error << "launch of '" << k.source().name << "': the " << name()
+             << " backend cannot trace memory accesses; the sanitizer and the access counts "
+                "run on the cpu backend";
+}
+
 namespace {
 
 // Appends v as the index type I, checking that it fits.

@@ -35,7 +35,7 @@ namespace schedlab::runtime {
 
 /// Bumped whenever CpuThreadState or CpuHooks change layout; the shim and
 /// the host must agree (schedlab_cpu_bind returns the shim's version).
-inline constexpr int kCpuAbiVersion = 2;
+inline constexpr int kCpuAbiVersion = 3;
 
 /// CUDA's dim3, as the shim declares it.
 struct CpuDim3 {
@@ -69,6 +69,15 @@ struct CpuHooks {
   /// `op`, `arg` and `width` select, as PTX shfl.sync defines it.
   unsigned long long (*warp_exchange)(int op, unsigned mask, unsigned long long value, int arg,
                                       int width);
+  /// The access trace (access_trace.h), called by units compiled with
+  /// KernelSource::trace only. `access`: site `site` reads (write = 0) or
+  /// writes `bytes` at byte `offset` of the buffer starting at `base`;
+  /// returns the address to access (a scratch area when out of bounds).
+  void* (*access)(int site, const void* base, long long offset, int bytes, int write);
+  /// A Local array of `bytes` at `base` was declared at `site`.
+  void (*declare)(int site, const void* base, int bytes);
+  /// The calling thread is about to wait at the barrier of `site`.
+  void (*barrier_site)(int site);
 };
 
 /// The shim prepended to every kernel unit on the CPU: SCHEDLAB_CPU, the

@@ -5,9 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/lower/kir.h"
 #include "schedlab/ref/evaluator.h"
+#include "schedlab/runtime/access_trace.h"
 #include "schedlab/runtime/kernel.h"
+#include "schedlab/runtime/sanitizer.h"
 
 namespace schedlab::runtime {
 
@@ -15,6 +18,7 @@ namespace schedlab::runtime {
 struct PreparedKernel {
   kir::Kernel kernel;
   KernelSource source;
+  std::vector<codegen::AccessSite> sites;  ///< the source's access sites (access_trace.h)
 };
 
 /// Lowers and prints f. The index type is int32 when every tensor of the
@@ -56,6 +60,9 @@ class BoundArgs {
   const std::vector<TensorArg>& args() const { return args_; }
   /// One launch; waits for it.
   void launch(CompiledKernel& compiled);
+  /// One traced launch (Backend::launch_traced) of a kernel compiled from
+  /// traced_source(); `trace` from trace_kernel() for these arguments.
+  void launch_traced(CompiledKernel& compiled, const TraceKernel& trace, AccessObserver& observer);
   /// The fusion outputs, in fusion order.
   std::vector<ref::HostTensor> read_outputs() const;
 
@@ -75,6 +82,38 @@ std::vector<ref::HostTensor> execute(Backend& backend, CompiledKernel& compiled,
                                      const PreparedKernel& prepared,
                                      const std::vector<ref::HostTensor>& inputs,
                                      const ir::SizeBindings& sizes);
+
+/// The source of `prepared` compiled with the access trace (KernelSource::trace).
+KernelSource traced_source(const PreparedKernel& prepared);
+/// The description of a traced launch of `prepared` with `args` (buffers with
+/// their sizes at this launch, sites with their lines); `name` names the
+/// kernel in reports (empty: the KernelSource's name).
+TraceKernel trace_kernel(const PreparedKernel& prepared, const BoundArgs& args,
+                         const ir::SizeBindings& sizes, const std::string& name = "");
+
+/// execute() with every access reported to `observer`: `compiled` must come
+/// from traced_source(prepared) on a backend that traces (the CPU backend).
+std::vector<ref::HostTensor> execute_traced(Backend& backend, CompiledKernel& compiled,
+                                            const PreparedKernel& prepared,
+                                            const std::vector<ref::HostTensor>& inputs,
+                                            const ir::SizeBindings& sizes,
+                                            AccessObserver& observer,
+                                            const std::string& name = "");
+
+/// A run under the sanitizer: the outputs of the traced launch, and what the
+/// sanitizer found (empty: clean).
+struct SanitizedRun {
+  std::vector<ref::HostTensor> outputs;
+  std::vector<SanitizerFinding> findings;
+  /// Every finding's message, one per line.
+  std::string report;
+};
+/// Compiles `prepared` traced on `backend` (which must trace: the CPU
+/// backend), runs it once under a Sanitizer (sanitizer.h) and returns the
+/// outputs and findings. `name` names the kernel in reports.
+SanitizedRun execute_sanitized(Backend& backend, const PreparedKernel& prepared,
+                               const std::vector<ref::HostTensor>& inputs,
+                               const ir::SizeBindings& sizes, const std::string& name = "");
 
 /// The launch-time half of vectorization (lower/vectorize.h): innermost
 /// stride 1, innermost extent and other strides multiples of the width, and

@@ -32,12 +32,19 @@
 
 namespace schedlab::runtime {
 
+struct TraceKernel;
+class AccessObserver;
+
 /// One translation unit and what a launch needs to know about it.
 struct KernelSource {
   std::string name = "schedlab_kernel";  ///< the __global__ function
   std::string source;                    ///< the whole unit, runtime header included
   int index_bits = 32;                   ///< 32 or 64: the Tensor size/stride type
   bool has_barrier = false;              ///< uses __syncthreads (CPU: fibers needed)
+  /// CPU: compile the unit with SCHEDLAB_TRACE, so that every access site
+  /// calls the host (access_trace.h); a different unit, hence cache key.
+  /// Other backends ignore it.
+  bool trace = false;
   /// A stable hash of `source` (hex), the cache key of compiled objects.
   std::string hash() const;
 };
@@ -115,6 +122,12 @@ class Backend {
   /// Warm-up, then `reps` timed launches.
   virtual Timing time(CompiledKernel& k, const LaunchDims& dims,
                       const std::vector<TensorArg>& args, int warmup, int reps) = 0;
+  /// One launch of a kernel compiled with KernelSource::trace, its blocks one
+  /// after another, reporting every access to `observer` (access_trace.h).
+  /// Only the CPU backend traces; the default is a user_error naming the backend.
+  virtual void launch_traced(CompiledKernel& k, const LaunchDims& dims,
+                             const std::vector<TensorArg>& args, const TraceKernel& trace,
+                             AccessObserver& observer);
 };
 
 /// Where compiled kernels are cached on disk: --cache-dir, else

@@ -1,0 +1,135 @@
+// schedlab/runtime/access_trace: every memory access of a CPU-emulated
+// kernel as an event, for observers (the sanitizer, the performance model).
+//
+// Owns: the description of a traced launch (its access sites and buffers),
+// the events, and the observer interface. The printer gives each buffer
+// access of a generated kernel a site id (codegen::AccessSite): a load or
+// store through SL_LD/SL_ST/SL_VLD/SL_VST, a Local array declaration
+// (SL_LOCAL) or a barrier (SL_SYNC, and the barriers inside sl_block_reduce).
+// On CUDA and in a plain CPU unit those macros are plain accesses; in a unit
+// compiled with KernelSource::trace the CPU shim calls the host for each,
+// which turns it into an event here.
+// May depend on: schedlab/runtime/kernel.h and cpu_backend.h (CpuDim3) only.
+// Invariants: events of one launch arrive from one OS thread, in the
+// emulator's execution order: a block's events lie between its
+// on_block_begin and on_block_end, and blocks do not interleave. Inside a
+// block, fibers interleave only at barriers and warp exchanges, so the
+// events of one barrier interval (one `epoch`) come thread after thread.
+// What is *not* traced: the accesses inside the runtime header's
+// sl_block_reduce workspace and sl_grid_reduce (its partials, semaphores and
+// the final store of the result), which follow their own protocol.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedlab/runtime/cpu_backend.h"
+#include "schedlab/runtime/kernel.h"
+
+namespace schedlab::runtime {
+
+/// Where a buffer lives.
+enum class MemorySpace : uint8_t {
+  Global,  ///< a kernel parameter (fusion input/output or workspace)
+  Shared,  ///< carved from the block's dynamic shared memory
+  Local,   ///< a per-thread register array
+};
+const char* memory_space_name(MemorySpace s);
+
+/// One access site of the generated kernel.
+struct TraceSite {
+  enum class Kind : uint8_t {
+    Read,     ///< SL_LD / SL_VLD
+    Write,    ///< SL_ST / SL_VST
+    Declare,  ///< SL_LOCAL: a Local array comes into scope (its contents are undefined)
+    Barrier,  ///< SL_SYNC: __syncthreads (or a block reduction's barriers)
+  };
+  Kind kind = Kind::Read;
+  int buffer = -1;    ///< index into TraceKernel::buffers; -1 for a barrier
+  int elements = 1;   ///< elements per access (a vector copy's width)
+  int line = 0;       ///< 1-based line of the generated unit (print_cuda's text)
+};
+
+/// One buffer the kernel accesses.
+struct TraceBuffer {
+  std::string name;         ///< "T3", as in the generated code
+  std::string label;        ///< "T3 (m)", for reports
+  MemorySpace space = MemorySpace::Global;
+  int elem_bytes = 4;       ///< bytes per element
+  int64_t elements = 0;     ///< allocated elements at this launch (Local: per thread)
+  bool initialized = false; ///< defined at launch start (a fusion input)
+  const void* base = nullptr;  ///< Global: the allocation (else null)
+  int64_t shared_offset = -1;  ///< Shared: byte offset in the block's dynamic smem
+};
+
+/// A traced launch, handed to every observer before its first block.
+struct TraceKernel {
+  std::string name;                 ///< for reports: the fusion, or the kernel's name
+  std::string source;               ///< the generated unit (TraceSite::line indexes it)
+  std::vector<TraceSite> sites;     ///< by site id
+  std::vector<TraceBuffer> buffers; ///< by buffer id
+  LaunchDims dims;
+  /// The text of `line` (1-based) of `source`, trimmed; empty when out of range.
+  std::string line_text(int line) const;
+};
+
+/// A block, when it begins or ends.
+struct BlockEvent {
+  CpuDim3 block;           ///< blockIdx
+  int64_t block_linear;    ///< x + gx * (y + gy * z)
+  const char* smem;        ///< the block's dynamic shared memory (byte 0)
+  uint64_t barriers;       ///< barriers the block completed (on_block_end)
+};
+
+/// One load or store (or Local declaration) by one thread.
+struct AccessEvent {
+  int site;                 ///< TraceKernel::sites index
+  int buffer;               ///< TraceKernel::buffers index
+  MemorySpace space;
+  bool is_write;
+  const void* address;      ///< the first byte accessed
+  int64_t offset;           ///< bytes from the buffer's first element (may be out of range)
+  int bytes;                ///< bytes accessed (elements * elem_bytes)
+  /// Inside the buffer (and, for Shared, inside the launch's dynamic shared
+  /// memory). An access that is not goes to a zeroed scratch area instead,
+  /// so the kernel runs on and nothing outside the buffer is touched.
+  bool in_bounds;
+  CpuDim3 block, thread;    ///< blockIdx, threadIdx
+  int64_t block_linear;     ///< as BlockEvent
+  int32_t thread_linear;    ///< x + bx * (y + by * z): warp = thread_linear / 32
+  uint64_t epoch;           ///< barriers the block completed before this access
+  /// How many times this thread executed this site before, in this block:
+  /// the 32 lanes of a warp at the same (site, occurrence) are one warp-wide
+  /// access on the GPU (for sector and bank-conflict counting).
+  uint32_t occurrence;
+};
+
+/// A barrier of a block completed (every live thread arrived, or some exited).
+struct BarrierEvent {
+  CpuDim3 block;
+  int64_t block_linear;
+  uint64_t epoch;  ///< the barrier interval that ends here (AccessEvent::epoch)
+  /// Per thread (by thread_linear): the barrier site it waits at, kExited
+  /// if it has exited, kNoSite at a __syncthreads the printer did not number
+  /// (hand-written code). Divergent when these differ.
+  const std::vector<int>* sites;
+  static constexpr int kExited = -1;
+  static constexpr int kNoSite = -2;
+};
+
+/// Receives a traced launch's events. Default: ignore.
+class AccessObserver {
+ public:
+  virtual ~AccessObserver() = default;
+  virtual void on_launch_begin(const TraceKernel& /*kernel*/) {}
+  virtual void on_block_begin(const BlockEvent& /*block*/) {}
+  virtual void on_access(const AccessEvent& /*access*/) {}
+  /// A Local array declared (`is_write` false, `bytes` its whole size).
+  virtual void on_declare(const AccessEvent& /*decl*/) {}
+  virtual void on_barrier(const BarrierEvent& /*barrier*/) {}
+  virtual void on_block_end(const BlockEvent& /*block*/) {}
+  virtual void on_launch_end() {}
+};
+
+}  // namespace schedlab::runtime

@@ -1,0 +1,18 @@
+// ---- schedlab CPU trace (core/runtime/cpu_trace.cuh) ----
+// Appended to the CPU shim when a unit is compiled with KernelSource::trace
+// (SCHEDLAB_TRACE): the runtime header's access macros call the host for
+// every access site instead of touching memory directly. The host returns
+// the address to use (a scratch area for an access out of its buffer), so a
+// kernel that the sanitizer flags runs on without corrupting memory.
+template <typename T, typename I>
+inline T* sl_cpu_at(int site, T* base, I i, int n, int write) {
+  const long long offset = (long long)i * (long long)sizeof(T);
+  return static_cast<T*>(sl_cpu_access(site, base, offset, n * (int)sizeof(T), write));
+}
+#define SL_LD(site, base, i) (*sl_cpu_at((site), (base), (i), 1, 0))
+#define SL_ST(site, base, i) (*sl_cpu_at((site), (base), (i), 1, 1))
+#define SL_VLD(site, base, i, n) sl_cpu_at((site), (base), (i), (n), 0)
+#define SL_VST(site, base, i, n) sl_cpu_at((site), (base), (i), (n), 1)
+#define SL_LOCAL(site, name) sl_cpu_declare((site), (name), (int)sizeof(name))
+#define SL_SYNC(site) (sl_cpu_barrier_site(site), __syncthreads())
+// ---- end of schedlab CPU trace ----

@@ -1,0 +1,59 @@
+// The host half of the CPU backend's access trace (private to core/runtime):
+// the hooks a SCHEDLAB_TRACE unit calls for every access site, turned into
+// access_trace.h events for the launch's observer.
+//
+// A traced launch runs its blocks one after another on the calling thread
+// (Executor::run_traced), so one TraceContext per launch, reached through a
+// thread_local, sees every event in execution order and needs no lock.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "schedlab/runtime/access_trace.h"
+
+namespace schedlab::runtime::cpu {
+
+class TraceContext {
+ public:
+  TraceContext(const TraceKernel& kernel, AccessObserver& observer, CpuThreadState* state);
+  TraceContext(const TraceContext&) = delete;
+  TraceContext& operator=(const TraceContext&) = delete;
+
+  /// st->block_idx is set and the shared memory is in place.
+  void begin_block(int64_t block_linear);
+  void end_block();
+  /// A barrier completed; `sites[t]`: the barrier site thread t waits at, or
+  /// -1 when it has exited. Starts the next epoch.
+  void barrier(const std::vector<int>& sites);
+  /// The barrier site thread t announced before its current wait
+  /// (BarrierEvent::kNoSite for a __syncthreads without SL_SYNC).
+  int announced(size_t t) const { return announced_[t]; }
+
+  void* access(int site, const void* base, long long offset, int bytes, int write);
+  void declare(int site, const void* base, int bytes);
+  void announce_barrier(int site) { announced_[thread_linear()] = site; }
+
+ private:
+  int32_t thread_linear() const;
+  AccessEvent event(int site, const void* base, long long offset, int bytes, bool write);
+
+  const TraceKernel& kernel_;
+  AccessObserver& observer_;
+  CpuThreadState* st_;
+  int64_t block_linear_ = 0;
+  uint64_t epoch_ = 0;
+  std::vector<uint32_t> occurrences_;  // per (thread, site) in this block
+  std::vector<int> announced_;         // per thread: its last barrier site
+  alignas(64) char scratch_[256];      // where out-of-bounds accesses go
+};
+
+/// The trace of the launch this thread runs (null: not traced).
+extern thread_local TraceContext* tl_trace;
+
+/// The CpuHooks entries (cpu_backend.h).
+void* trace_access(int site, const void* base, long long offset, int bytes, int write);
+void trace_declare(int site, const void* base, int bytes);
+void trace_barrier_site(int site);
+
+}  // namespace schedlab::runtime::cpu

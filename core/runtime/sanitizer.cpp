@@ -1,0 +1,278 @@
+// The emulation sanitizer (sanitizer.h): shadow state per element and the
+// five checks over the access trace.
+//
+// Shadow. A Global or Shared element remembers its last writer, its last
+// reader, and one other reader (of another block, or another thread of the
+// reader's barrier interval), each as (block, thread, site, epoch), and
+// whether it holds a defined value. A Local array keeps, per thread, which
+// elements the thread wrote since the array was declared. Global shadow
+// lives for the launch (inputs start defined, outputs and workspaces not);
+// Shared shadow is reset at every block (shared memory starts undefined).
+#include "schedlab/runtime/sanitizer.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace schedlab::runtime {
+
+namespace {
+
+using Kind = SanitizerFinding::Kind;
+
+std::string str(const CpuDim3& d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+CpuDim3 unflatten(int64_t linear, const std::array<int64_t, 3>& extent) {
+  return {static_cast<unsigned>(linear % extent[0]),
+          static_cast<unsigned>(linear / extent[0] % extent[1]),
+          static_cast<unsigned>(linear / (extent[0] * extent[1]))};
+}
+
+std::string where(const SanitizerFinding::Access& a) {
+  std::string s = "at line " + std::to_string(a.line);
+  if (!a.text.empty()) s += " `" + a.text + "`";
+  return s;
+}
+
+}  // namespace
+
+const char* finding_kind_name(Kind k) {
+  switch (k) {
+    case Kind::ThreadRace: return "thread-race";
+    case Kind::BlockRace: return "block-race";
+    case Kind::OutOfBounds: return "out-of-bounds";
+    case Kind::Uninitialized: return "uninitialized";
+    case Kind::DivergentBarrier: return "divergent-barrier";
+  }
+  return "?";
+}
+
+std::string SanitizerFinding::message() const {
+  std::ostringstream os;
+  const char* rw1 = first.is_write ? "written" : "read";
+  const char* rw2 = second.is_write ? "written" : "read";
+  const std::string elem = tensor + " element " + std::to_string(element);
+  switch (kind) {
+    case Kind::ThreadRace:
+      os << memory_space_name(space) << "-memory race between threads in kernel " << kernel
+         << ": " << elem << " " << rw1 << " by thread " << str(first.thread) << " of block "
+         << str(first.block) << " " << where(first) << " and " << rw2 << " by thread "
+         << str(second.thread) << " " << where(second)
+         << " in the same barrier interval (no __syncthreads between them)";
+      break;
+    case Kind::BlockRace:
+      os << "global-memory race between blocks in kernel " << kernel << ": " << elem << " " << rw1
+         << " by block " << str(first.block) << " thread " << str(first.thread) << " "
+         << where(first) << " and " << rw2 << " by block " << str(second.block) << " thread "
+         << str(second.thread) << " " << where(second)
+         << " (blocks are not ordered; only the grid-reduction protocol orders them)";
+      break;
+    case Kind::OutOfBounds:
+      os << "out-of-bounds " << memory_space_name(space) << " " << (first.is_write ? "write" : "read")
+         << " in kernel " << kernel << ": " << elem << " of " << elements << " by thread "
+         << str(first.thread) << " of block " << str(first.block) << " " << where(first);
+      break;
+    case Kind::Uninitialized:
+      os << "uninitialized " << memory_space_name(space) << " read in kernel " << kernel << ": "
+         << elem << " read by thread " << str(first.thread) << " of block " << str(first.block)
+         << " " << where(first) << ", but "
+         << (space == MemorySpace::Local ? "this thread never wrote it since its declaration"
+             : space == MemorySpace::Shared ? "no thread of the block wrote it"
+                                            : "it is not an input and nothing wrote it");
+      break;
+    case Kind::DivergentBarrier:
+      os << "divergent barrier in kernel " << kernel << ": in block " << str(first.block)
+         << ", thread " << str(first.thread) << " waits " << where(first) << " while thread "
+         << str(second.thread)
+         << (second.site == BarrierEvent::kExited ? " has exited" : " waits " + where(second));
+      break;
+  }
+  if (count > 1) os << " (" << count - 1 << " more like it)";
+  return os.str();
+}
+
+std::string Sanitizer::report() const {
+  std::string r;
+  for (const auto& f : findings_) r += f.message() + "\n";
+  if (dropped_ > 0) r += std::to_string(dropped_) + " more findings not kept\n";
+  return r;
+}
+
+void Sanitizer::on_launch_begin(const TraceKernel& kernel) {
+  kernel_ = &kernel;
+  shadow_.assign(kernel.buffers.size(), {});
+  for (size_t i = 0; i < kernel.buffers.size(); ++i) {
+    const TraceBuffer& b = kernel.buffers[i];
+    if (b.space != MemorySpace::Global) continue;
+    Cell init;
+    init.initialized = b.initialized;
+    shadow_[i].cells.assign(static_cast<size_t>(b.elements), init);
+  }
+}
+
+void Sanitizer::on_block_begin(const BlockEvent&) {
+  const auto& d = kernel_->dims.block;
+  const auto threads = static_cast<size_t>(d[0] * d[1] * d[2]);
+  for (size_t i = 0; i < kernel_->buffers.size(); ++i) {
+    const TraceBuffer& b = kernel_->buffers[i];
+    if (b.space == MemorySpace::Shared)
+      shadow_[i].cells.assign(static_cast<size_t>(b.elements), Cell{});
+    else if (b.space == MemorySpace::Local)
+      shadow_[i].local.assign(threads, {});
+  }
+}
+
+SanitizerFinding::Access Sanitizer::access_of(const Toucher& t, bool is_write) const {
+  SanitizerFinding::Access a;
+  a.block = unflatten(t.block, kernel_->dims.grid);
+  a.thread = unflatten(t.thread, kernel_->dims.block);
+  a.site = t.site;
+  a.line = kernel_->sites[static_cast<size_t>(t.site)].line;
+  a.text = kernel_->line_text(a.line);
+  a.is_write = is_write;
+  return a;
+}
+
+SanitizerFinding::Access Sanitizer::access_of(const AccessEvent& e) const {
+  SanitizerFinding::Access a;
+  a.block = e.block;
+  a.thread = e.thread;
+  a.site = e.site;
+  a.line = kernel_->sites[static_cast<size_t>(e.site)].line;
+  a.text = kernel_->line_text(a.line);
+  a.is_write = e.is_write;
+  return a;
+}
+
+SanitizerFinding Sanitizer::finding(Kind k, const AccessEvent& e, int64_t element) const {
+  const TraceBuffer& b = kernel_->buffers[static_cast<size_t>(e.buffer)];
+  SanitizerFinding f;
+  f.kind = k;
+  f.kernel = kernel_->name;
+  f.tensor = b.label;
+  f.space = b.space;
+  f.element = element;
+  f.elements = b.elements;
+  f.first = access_of(e);
+  return f;
+}
+
+void Sanitizer::add(SanitizerFinding f, int key_a, int key_b) {
+  auto key = std::make_tuple(static_cast<int>(f.kind), f.tensor, key_a, key_b);
+  if (auto it = seen_.find(key); it != seen_.end()) {
+    ++findings_[it->second].count;
+    return;
+  }
+  if (findings_.size() >= max_findings_) {
+    ++dropped_;
+    return;
+  }
+  seen_.emplace(key, findings_.size());
+  findings_.push_back(std::move(f));
+}
+
+void Sanitizer::check_race(const AccessEvent& e, const TraceBuffer& b, int64_t element, Cell& c) {
+  const auto block = static_cast<int32_t>(e.block_linear);
+  const auto thread = static_cast<int16_t>(e.thread_linear);
+  const auto epoch = static_cast<uint32_t>(e.epoch);
+  const bool global = b.space == MemorySpace::Global;
+  auto conflict = [&](const Toucher& t, bool t_writes) {
+    if (t.block < 0) return false;
+    Kind k;
+    if (t.block != block) {
+      if (!global) return false;  // Shared shadow is per block; never here
+      k = Kind::BlockRace;
+    } else if (t.epoch == epoch && t.thread != thread) {
+      k = Kind::ThreadRace;
+    } else {
+      return false;
+    }
+    SanitizerFinding f = finding(k, e, element);
+    f.second = f.first;
+    f.first = access_of(t, t_writes);
+    f.has_second = true;
+    add(std::move(f), t.site, e.site);
+    return true;
+  };
+  if (!conflict(c.writer, true) && e.is_write)
+    if (!conflict(c.reader, false)) conflict(c.other_reader, false);
+  const Toucher me{block, thread, static_cast<int16_t>(e.site), epoch};
+  if (e.is_write) {
+    c.writer = me;
+    c.initialized = true;
+    return;
+  }
+  const Toucher& r = c.reader;
+  if (r.block >= 0 && (r.block != block || (r.epoch == epoch && r.thread != thread)))
+    c.other_reader = r;
+  c.reader = me;
+}
+
+void Sanitizer::on_access(const AccessEvent& e) {
+  const TraceBuffer& b = kernel_->buffers[static_cast<size_t>(e.buffer)];
+  const int64_t first = e.offset >= 0 ? e.offset / b.elem_bytes : -((-e.offset + b.elem_bytes - 1) / b.elem_bytes);
+  if (!e.in_bounds) {
+    SanitizerFinding f = finding(Kind::OutOfBounds, e, first);
+    add(std::move(f), e.site, -1);
+    return;
+  }
+  BufferShadow& sh = shadow_[static_cast<size_t>(e.buffer)];
+  const int64_t n = e.bytes / b.elem_bytes;
+  if (b.space == MemorySpace::Local) {
+    std::vector<bool>& bits = sh.local[static_cast<size_t>(e.thread_linear)];
+    if (bits.empty()) return;  // no SL_LOCAL seen (hand-written code): nothing to check
+    for (int64_t i = first; i < first + n; ++i) {
+      if (e.is_write) {
+        bits[static_cast<size_t>(i)] = true;
+      } else if (!bits[static_cast<size_t>(i)]) {
+        add(finding(Kind::Uninitialized, e, i), e.site, -1);
+      }
+    }
+    return;
+  }
+  for (int64_t i = first; i < first + n; ++i) {
+    Cell& c = sh.cells[static_cast<size_t>(i)];
+    if (!e.is_write && !c.initialized) add(finding(Kind::Uninitialized, e, i), e.site, -1);
+    check_race(e, b, i, c);
+  }
+}
+
+void Sanitizer::on_declare(const AccessEvent& d) {
+  const TraceBuffer& b = kernel_->buffers[static_cast<size_t>(d.buffer)];
+  if (b.space != MemorySpace::Local) return;
+  shadow_[static_cast<size_t>(d.buffer)].local[static_cast<size_t>(d.thread_linear)].assign(
+      static_cast<size_t>(b.elements), false);
+}
+
+void Sanitizer::on_barrier(const BarrierEvent& e) {
+  const std::vector<int>& sites = *e.sites;
+  size_t a = 0;
+  while (a < sites.size() && sites[a] == BarrierEvent::kExited) ++a;
+  if (a == sites.size()) return;
+  size_t c = 0;
+  while (c < sites.size() && sites[c] == sites[a]) ++c;
+  if (c == sites.size()) return;
+  auto waiter = [&](size_t t) {
+    SanitizerFinding::Access w;
+    w.block = e.block;
+    w.thread = unflatten(static_cast<int64_t>(t), kernel_->dims.block);
+    w.site = sites[t];
+    if (w.site >= 0) {
+      w.line = kernel_->sites[static_cast<size_t>(w.site)].line;
+      w.text = kernel_->line_text(w.line);
+    } else if (sites[t] == BarrierEvent::kNoSite) {
+      w.text = "__syncthreads()";
+    }
+    return w;
+  };
+  SanitizerFinding f;
+  f.kind = Kind::DivergentBarrier;
+  f.kernel = kernel_->name;
+  f.first = waiter(a);
+  f.second = waiter(c);
+  f.has_second = true;
+  add(std::move(f), sites[a], sites[c]);
+}
+
+}  // namespace schedlab::runtime

@@ -1,0 +1,18 @@
+# runtime: the access trace of CPU-emulated kernels and the sanitizer (the
+# backends themselves are listed in core/CMakeLists.txt).
+target_sources(schedlab PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/access_trace.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_trace.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sanitizer.cpp
+)
+# The shim's tracing half is device code: kept in a .cuh, embedded at build time.
+set(SCHEDLAB_CPU_TRACE_TEXT ${CMAKE_CURRENT_BINARY_DIR}/generated/cpu_trace_text.cpp)
+add_custom_command(
+  OUTPUT ${SCHEDLAB_CPU_TRACE_TEXT}
+  COMMAND ${CMAKE_COMMAND} -DIN=${CMAKE_CURRENT_LIST_DIR}/cpu_trace.cuh
+          -DOUT=${SCHEDLAB_CPU_TRACE_TEXT} -DSYMBOL=kCpuTraceText
+          -P ${CMAKE_CURRENT_LIST_DIR}/embed_text.cmake
+  DEPENDS ${CMAKE_CURRENT_LIST_DIR}/cpu_trace.cuh ${CMAKE_CURRENT_LIST_DIR}/embed_text.cmake
+  COMMENT "Embedding cpu_trace.cuh"
+  VERBATIM)
+target_sources(schedlab PRIVATE ${SCHEDLAB_CPU_TRACE_TEXT})
