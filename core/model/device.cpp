@@ -85,14 +85,14 @@ class Loader {
     d.name = text_of(root["name"], "name");
     std::string stem = fs::path(r_.path()).stem().string();
     if (d.name != stem)
-      user_error_at(r_.loc(root["name"])) << "name: expected '" << stem
-                                          << "' (the file's name), found '" << d.name << "'";
+      user_error_at(r_.loc(root["name"]))
+          << "name: expected '" << stem << "' (the file's name), found '" << d.name << "'";
     d.description = text_of(root["description"], "description");
     d.arch = text_of(root["arch"], "arch");
     static const std::regex kArch("sm_[0-9]{2,3}");
     if (!std::regex_match(d.arch, kArch))
-      user_error_at(r_.loc(root["arch"])) << "arch: expected sm_XX (e.g. sm_90), found '" << d.arch
-                                          << "'";
+      user_error_at(r_.loc(root["arch"]))
+          << "arch: expected sm_XX (e.g. sm_90), found '" << d.arch << "'";
     for (const NumericKey& k : numeric_keys()) {
       const YAML::Node n = root[k.key];
       std::visit([&](auto member) { d.*member = number_of<decltype(d.*member)>(n, k.key); },
@@ -123,8 +123,7 @@ class Loader {
       std::optional<int64_t> v;
       if (n.IsScalar()) v = frontend::as_int(n.Scalar());
       if (!v || *v <= 0 || *v > std::numeric_limits<V>::max())
-        user_error_at(r_.loc(n)) << key << ": expected a positive integer, found "
-                                 << kind_name(n);
+        user_error_at(r_.loc(n)) << key << ": expected a positive integer, found " << kind_name(n);
       return static_cast<V>(*v);
     }
   }
@@ -133,8 +132,7 @@ class Loader {
   void check_limits(const YAML::Node& root, const DeviceModel& d) const {
     auto require = [&](bool ok, const char* key, const std::string& expected, int64_t found) {
       if (!ok)
-        user_error_at(r_.loc(root[key]))
-            << key << ": expected " << expected << ", found " << found;
+        user_error_at(r_.loc(root[key])) << key << ": expected " << expected << ", found " << found;
     };
     require(d.shared_bytes_per_block + d.shared_reserved_per_block <= d.shared_bytes_per_sm,
             "shared_bytes_per_block",

@@ -8,7 +8,9 @@
 namespace schedlab::model {
 namespace {
 
-int64_t round_up(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
+int64_t round_up(int64_t x, int64_t unit) {
+  return (x + unit - 1) / unit * unit;
+}
 
 /// cuda_occupancy.h: 4 sub-partitions per SM on every architecture since 7.0.
 constexpr int kSubPartitions = 4;
@@ -70,8 +72,8 @@ Occupancy occupancy(const DeviceModel& d, int registers, int64_t static_shared_b
     int64_t blocks;
     OccupancyLimit limit;
   };
-  const int64_t warps_per_sub = regs_per_warp > 0 ? d.registers_per_sm / kSubPartitions / regs_per_warp
-                                                  : INT_MAX;
+  const int64_t warps_per_sub =
+      regs_per_warp > 0 ? d.registers_per_sm / kSubPartitions / regs_per_warp : INT_MAX;
   const Candidate limits[] = {
       {d.max_warps_per_sm / o.warps_per_block, OccupancyLimit::Warps},
       {d.max_blocks_per_sm, OccupancyLimit::Blocks},
@@ -79,15 +81,14 @@ Occupancy occupancy(const DeviceModel& d, int registers, int64_t static_shared_b
        OccupancyLimit::Registers},
       {d.shared_bytes_per_sm / o.shared_bytes_per_block, OccupancyLimit::SharedMemory},
   };
-  const Candidate* best = std::min_element(
-      std::begin(limits), std::end(limits),
-      [](const Candidate& a, const Candidate& b) { return a.blocks < b.blocks; });
+  const Candidate* best =
+      std::min_element(std::begin(limits), std::end(limits),
+                       [](const Candidate& a, const Candidate& b) { return a.blocks < b.blocks; });
   o.blocks_per_sm = int(best->blocks);
   o.limit = best->limit;
   o.warps_per_sm = o.blocks_per_sm * o.warps_per_block;
   o.occupancy = double(o.warps_per_sm) / d.max_warps_per_sm;
-  if (o.blocks_per_sm > 0)
-    o.waves = double(o.grid_blocks) / (double(o.blocks_per_sm) * d.sm_count);
+  if (o.blocks_per_sm > 0) o.waves = double(o.grid_blocks) / (double(o.blocks_per_sm) * d.sm_count);
   return o;
 }
 

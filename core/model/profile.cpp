@@ -166,6 +166,11 @@ std::string profiles_json(const std::vector<KernelProfile>& profiles, int indent
   return all.dump(indent);
 }
 
+report::Prediction record_prediction(const KernelProfile& p) {
+  return {p.device, p.prediction.predicted_s * 1e6, p.prediction.limiter,
+          p.prediction.bandwidth_fraction, profiles_json({p}, -1)};
+}
+
 std::string format_profiles(const std::vector<KernelProfile>& profiles) {
   std::string out;
   for (const KernelProfile& p : profiles) {
@@ -173,33 +178,35 @@ std::string format_profiles(const std::vector<KernelProfile>& profiles) {
     const Occupancy& o = p.occupancy;
     out += fmt::format("// profile of {} on {} ({}), a prediction from the model (docs/model.md)\n",
                        p.name, p.device, r.arch);
-    out += fmt::format("  launch        grid ({}, {}, {}), block ({}, {}, {}), {} B dynamic shared\n",
-                       p.dims.grid[0], p.dims.grid[1], p.dims.grid[2], p.dims.block[0],
-                       p.dims.block[1], p.dims.block[2], p.dims.shared_bytes);
+    out +=
+        fmt::format("  launch        grid ({}, {}, {}), block ({}, {}, {}), {} B dynamic shared\n",
+                    p.dims.grid[0], p.dims.grid[1], p.dims.grid[2], p.dims.block[0],
+                    p.dims.block[1], p.dims.block[2], p.dims.shared_bytes);
     out += fmt::format(
         "  resources     {} registers, {} B stack, {} B spill stores, {} B spill loads, {} B "
         "static shared\n",
-        r.registers, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes,
-        r.static_shared_bytes);
-    out += fmt::format("  occupancy     {} blocks/SM, {} warps/SM ({:.0f} %, limited by {}), {:.2f} "
-                       "waves{}\n",
-                       o.blocks_per_sm, o.warps_per_sm, 100 * o.occupancy,
-                       occupancy_limit_name(o.limit), o.waves,
-                       o.why_not.empty() ? "" : "; cannot launch: " + o.why_not);
+        r.registers, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes, r.static_shared_bytes);
+    out += fmt::format(
+        "  occupancy     {} blocks/SM, {} warps/SM ({:.0f} %, limited by {}), {:.2f} "
+        "waves{}\n",
+        o.blocks_per_sm, o.warps_per_sm, 100 * o.occupancy, occupancy_limit_name(o.limit), o.waves,
+        o.why_not.empty() ? "" : "; cannot launch: " + o.why_not);
     out += fmt::format("  traced        {} of {} blocks{}\n", p.sampled_blocks, o.grid_blocks,
                        p.scale > 1 ? fmt::format(" (counts scaled by {:.4g})", p.scale) : "");
     double eff = p.sector_bytes > 0 ? p.requested_bytes / p.sector_bytes : 1.0;
-    out += fmt::format("  global        {:.0f} B requested, {:.0f} B in sectors ({:.0f} % "
-                       "coalesced), {:.0f} B DRAM, {} B ideal\n",
-                       p.requested_bytes, p.sector_bytes, 100 * eff, p.dram_bytes, p.ideal_bytes);
+    out += fmt::format(
+        "  global        {:.0f} B requested, {:.0f} B in sectors ({:.0f} % "
+        "coalesced), {:.0f} B DRAM, {} B ideal\n",
+        p.requested_bytes, p.sector_bytes, 100 * eff, p.dram_bytes, p.ideal_bytes);
     for (const GlobalTraffic& g : p.traffic.global)
       if (g.requests > 0)
-        out += fmt::format("    {:<28} {:>5.1f} % coalesced ({:.2f} sectors per request)\n",
-                           g.tensor, 100 * g.efficiency(),
-                           double(g.sector_bytes) / 32.0 / double(g.requests));
+        out +=
+            fmt::format("    {:<28} {:>5.1f} % coalesced ({:.2f} sectors per request)\n", g.tensor,
+                        100 * g.efficiency(), double(g.sector_bytes) / 32.0 / double(g.requests));
     if (!p.traffic.shared.empty()) {
-      out += fmt::format("  shared        {:.0f} wavefronts, worst site {:.1f}-way bank conflicts\n",
-                         p.smem_wavefronts, p.bank_conflict_ways);
+      out +=
+          fmt::format("  shared        {:.0f} wavefronts, worst site {:.1f}-way bank conflicts\n",
+                      p.smem_wavefronts, p.bank_conflict_ways);
       for (const SharedSiteTraffic& s : p.traffic.shared)
         out += fmt::format("    line {:<5} {:<5} {:<22} {:.2f} wavefronts/request, {:.1f}-way\n",
                            s.line, s.is_write ? "write" : "read", s.tensor,

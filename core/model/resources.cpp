@@ -99,8 +99,8 @@ PtxCounts count_ptx(const std::string& ptx, const std::string& kernel) {
         if (stmt.empty() || stmt.front() == '.') continue;
         ++c.instructions;
         const std::string op = opcode_of(stmt);
-        bool access = op.starts_with("ld.") || op.starts_with("st.") ||
-                      op.starts_with("atom.") || op.starts_with("red.");
+        bool access = op.starts_with("ld.") || op.starts_with("st.") || op.starts_with("atom.") ||
+                      op.starts_with("red.");
         if (!access || op.find(".param") != std::string::npos ||
             op.find(".const") != std::string::npos)
           continue;

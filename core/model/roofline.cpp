@@ -35,8 +35,9 @@ Prediction predict(const DeviceModel& d, const Occupancy& o, const Work& w) {
                         {p.smem_s, conflicts ? "bank conflicts" : "shared memory"},
                         {p.issue_s, "issue"},
                         {p.latency_s, "latency"}};
-  const Term* top = std::max_element(std::begin(terms), std::end(terms),
-                                     [](const Term& a, const Term& b) { return a.seconds < b.seconds; });
+  const Term* top =
+      std::max_element(std::begin(terms), std::end(terms),
+                       [](const Term& a, const Term& b) { return a.seconds < b.seconds; });
   p.predicted_s = top->seconds;
   p.limiter = top->name;
   if (p.predicted_s > 0)

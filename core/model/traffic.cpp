@@ -66,7 +66,8 @@ std::pair<int64_t, int64_t> shared_wavefronts(const std::vector<std::pair<int64_
   return {wavefronts, ideal};
 }
 
-L2Model::L2Model(int64_t capacity_bytes) : capacity_(size_t(std::max<int64_t>(1, capacity_bytes / 32))) {}
+L2Model::L2Model(int64_t capacity_bytes)
+    : capacity_(size_t(std::max<int64_t>(1, capacity_bytes / 32))) {}
 
 void L2Model::touch(uint64_t sector, bool write) {
   if (auto it = where_.find(sector); it != where_.end()) {
@@ -129,8 +130,7 @@ void TrafficObserver::flush_request(const Key& key, const std::vector<Lane>& lan
   const bool write = site.kind == runtime::TraceSite::Kind::Write;
   if (buf.space == runtime::MemorySpace::Shared) {
     auto [it, added] = shared_index_.emplace(key.site, counts_.shared.size());
-    if (added)
-      counts_.shared.push_back({key.site, site.line, buf.label, write, 0, 0, 0});
+    if (added) counts_.shared.push_back({key.site, site.line, buf.label, write, 0, 0, 0});
     SharedSiteTraffic& s = counts_.shared[it->second];
     std::vector<std::pair<int64_t, int>> by_lane(32, {0, 0});
     for (const Lane& l : lanes) by_lane[size_t(l.lane)] = {l.offset, l.bytes};

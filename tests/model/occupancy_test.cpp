@@ -13,13 +13,15 @@ namespace {
 
 using schedlab::model::DeviceModel;
 using schedlab::model::Occupancy;
-using schedlab::model::OccupancyLimit;
 using schedlab::model::occupancy;
+using schedlab::model::OccupancyLimit;
 using schedlab::runtime::LaunchDims;
 
 const std::vector<std::string> kDirs = {SCHEDLAB_SOURCE_DIR "/configs/devices"};
 
-DeviceModel h200() { return schedlab::model::load_device("h200", kDirs); }
+DeviceModel h200() {
+  return schedlab::model::load_device("h200", kDirs);
+}
 
 LaunchDims launch(int64_t blocks, int64_t threads, size_t dynamic_shared = 0) {
   LaunchDims d;

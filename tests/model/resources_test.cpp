@@ -47,8 +47,7 @@ TEST(PtxasReport, ReadsTheEntryAmongOtherFunctions) {
 }
 
 TEST(PtxasReport, AMissingEntryIsAnInternalError) {
-  EXPECT_THROW(parse_ptxas_report("ptxas info    : 0 bytes gmem\n", "k"),
-               schedlab::InternalError);
+  EXPECT_THROW(parse_ptxas_report("ptxas info    : 0 bytes gmem\n", "k"), schedlab::InternalError);
 }
 
 TEST(PtxCount, CountsStatementsNotDirectivesOrLabels) {
@@ -85,7 +84,9 @@ $L__BB0_1:
 }
 
 /// NVRTC saves rejected units here.
-std::string cache_dir() { return SCHEDLAB_BINARY_DIR "/tests/model/kernel-cache"; }
+std::string cache_dir() {
+  return SCHEDLAB_BINARY_DIR "/tests/model/kernel-cache";
+}
 
 KernelSource source(const std::string& body) {
   KernelSource s;
@@ -130,9 +131,10 @@ extern "C" __global__ void schedlab_kernel(float* out, const float* in, int n) {
 }
 
 TEST(KernelResources, ACompileErrorIsAUserError) {
-  EXPECT_THROW(kernel_resources(source("extern \"C\" __global__ void schedlab_kernel() { int x = ; }"),
-                                "sm_90", cache_dir()),
-               schedlab::UserError);
+  EXPECT_THROW(
+      kernel_resources(source("extern \"C\" __global__ void schedlab_kernel() { int x = ; }"),
+                       "sm_90", cache_dir()),
+      schedlab::UserError);
 }
 
 }  // namespace

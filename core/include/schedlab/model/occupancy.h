@@ -32,15 +32,15 @@ const char* occupancy_limit_name(OccupancyLimit l);
 struct Occupancy {
   int threads_per_block = 0;
   int warps_per_block = 0;
-  int blocks_per_sm = 0;            ///< resident blocks per SM (0: the launch cannot run)
-  int warps_per_sm = 0;             ///< resident warps per SM
-  double occupancy = 0;             ///< warps_per_sm / max_warps_per_sm
+  int blocks_per_sm = 0;  ///< resident blocks per SM (0: the launch cannot run)
+  int warps_per_sm = 0;   ///< resident warps per SM
+  double occupancy = 0;   ///< warps_per_sm / max_warps_per_sm
   OccupancyLimit limit = OccupancyLimit::Warps;
-  int registers_per_block = 0;      ///< allocated, with granularity
+  int registers_per_block = 0;         ///< allocated, with granularity
   int64_t shared_bytes_per_block = 0;  ///< allocated, reserved part and granularity included
-  int64_t grid_blocks = 0;          ///< blocks in the grid
-  double waves = 0;                 ///< grid_blocks / (blocks_per_sm * sm_count)
-  std::string why_not;              ///< when blocks_per_sm is 0: which per-block limit fails
+  int64_t grid_blocks = 0;             ///< blocks in the grid
+  double waves = 0;                    ///< grid_blocks / (blocks_per_sm * sm_count)
+  std::string why_not;                 ///< when blocks_per_sm is 0: which per-block limit fails
 };
 
 /// Occupancy of a kernel using `registers` per thread and

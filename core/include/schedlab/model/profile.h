@@ -34,35 +34,36 @@
 #include "schedlab/model/resources.h"
 #include "schedlab/model/roofline.h"
 #include "schedlab/model/traffic.h"
+#include "schedlab/report/record.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
 
 namespace schedlab::model {
 
 struct ProfileOptions {
-  std::string cache_dir;    ///< NVRTC's and the CPU backend's kernel cache (runtime::cache_dir)
+  std::string cache_dir;     ///< NVRTC's and the CPU backend's kernel cache (runtime::cache_dir)
   int64_t max_blocks = 512;  ///< trace at most about this many blocks; 0: the whole grid
-  uint64_t seed = 1;        ///< of the generated inputs
+  uint64_t seed = 1;         ///< of the generated inputs
 };
 
 /// One kernel's profile; byte and wavefront figures are for the whole grid.
 struct KernelProfile {
-  std::string name;                ///< e.g. "softmax" or "softmax segment 1 (reduction)"
-  std::string device;              ///< the device model's name
+  std::string name;    ///< e.g. "softmax" or "softmax segment 1 (reduction)"
+  std::string device;  ///< the device model's name
   KernelResources resources;
   runtime::LaunchDims dims;
   Occupancy occupancy;
-  TrafficCounts traffic;           ///< as counted over the sampled blocks (unscaled)
-  int64_t sampled_blocks = 0;      ///< blocks traced
-  double scale = 1;                ///< grid blocks / sampled blocks
-  double requested_bytes = 0;      ///< global bytes the threads asked for
-  double sector_bytes = 0;         ///< 32-byte sectors they touched
-  double dram_bytes = 0;           ///< estimated DRAM traffic (L2 model)
-  int64_t ideal_bytes = 0;         ///< each input read once, each output written once
+  TrafficCounts traffic;       ///< as counted over the sampled blocks (unscaled)
+  int64_t sampled_blocks = 0;  ///< blocks traced
+  double scale = 1;            ///< grid blocks / sampled blocks
+  double requested_bytes = 0;  ///< global bytes the threads asked for
+  double sector_bytes = 0;     ///< 32-byte sectors they touched
+  double dram_bytes = 0;       ///< estimated DRAM traffic (L2 model)
+  int64_t ideal_bytes = 0;     ///< each input read once, each output written once
   double smem_wavefronts = 0;
-  double bank_conflict_ways = 1;   ///< the worst shared-memory site's
+  double bank_conflict_ways = 1;       ///< the worst shared-memory site's
   double instructions_per_thread = 0;  ///< dynamic PTX instructions, estimated
-  double warp_instructions = 0;    ///< over the grid
+  double warp_instructions = 0;        ///< over the grid
   Prediction prediction;
 };
 
@@ -84,6 +85,9 @@ runtime::LaunchDims sampled_dims(const runtime::LaunchDims& dims, int64_t max_bl
 /// Profiles as one JSON document (an array of kernel objects with the fields
 /// docs/model.md lists), pretty-printed when `indent` >= 0.
 std::string profiles_json(const std::vector<KernelProfile>& profiles, int indent = 2);
+
+/// What a sweep record keeps of a profile (report::Prediction).
+report::Prediction record_prediction(const KernelProfile& profile);
 
 /// The same for people: one block of lines per kernel.
 std::string format_profiles(const std::vector<KernelProfile>& profiles);

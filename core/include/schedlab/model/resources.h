@@ -36,14 +36,14 @@ struct PtxCounts {
 
 /// The compiler's report on one kernel for one architecture.
 struct KernelResources {
-  std::string arch;               ///< e.g. "sm_90"
-  int registers = 0;              ///< 32-bit registers per thread
-  int64_t stack_bytes = 0;        ///< stack frame per thread (local arrays, spills)
-  int64_t spill_store_bytes = 0;  ///< bytes stored to local memory by register spills
-  int64_t spill_load_bytes = 0;   ///< bytes loaded back from spills
+  std::string arch;                 ///< e.g. "sm_90"
+  int registers = 0;                ///< 32-bit registers per thread
+  int64_t stack_bytes = 0;          ///< stack frame per thread (local arrays, spills)
+  int64_t spill_store_bytes = 0;    ///< bytes stored to local memory by register spills
+  int64_t spill_load_bytes = 0;     ///< bytes loaded back from spills
   int64_t static_shared_bytes = 0;  ///< __shared__ arrays (dynamic shared memory not included)
-  int barriers = 0;               ///< named barriers used
-  PtxCounts ptx;                  ///< static instruction counts
+  int barriers = 0;                 ///< named barriers used
+  PtxCounts ptx;                    ///< static instruction counts
 };
 
 /// Parses ptxas' verbose report in `log` for entry function `kernel`.

@@ -32,11 +32,11 @@ inline constexpr double kDramLatencySeconds = 500e-9;
 
 /// What the kernel does, over the whole grid.
 struct Work {
-  double dram_bytes = 0;          ///< DRAM reads + writes
-  double smem_wavefronts = 0;     ///< shared-memory wavefronts
+  double dram_bytes = 0;             ///< DRAM reads + writes
+  double smem_wavefronts = 0;        ///< shared-memory wavefronts
   double smem_ideal_wavefronts = 0;  ///< the same without bank conflicts
-  double warp_instructions = 0;   ///< dynamic instructions of all warps
-  double ideal_bytes = 0;         ///< each input read once, each output written once
+  double warp_instructions = 0;      ///< dynamic instructions of all warps
+  double ideal_bytes = 0;            ///< each input read once, each output written once
 };
 
 /// The four times and the verdict.
@@ -45,8 +45,8 @@ struct Prediction {
   double smem_s = 0;
   double issue_s = 0;
   double latency_s = 0;
-  double tail = 1;          ///< ceil(G/S) * S / G for G >= S blocks; 1 otherwise
-  double predicted_s = 0;   ///< the largest term
+  double tail = 1;         ///< ceil(G/S) * S / G for G >= S blocks; 1 otherwise
+  double predicted_s = 0;  ///< the largest term
   /// "dram", "shared memory", "bank conflicts" (shared memory with
   /// conflicts), "issue", "latency", or "launch" when the kernel cannot run.
   std::string limiter;

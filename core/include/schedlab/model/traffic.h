@@ -20,9 +20,9 @@
 
 #include <cstdint>
 #include <list>
-#include <tuple>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -32,12 +32,12 @@ namespace schedlab::model {
 
 /// Global-memory traffic of one buffer (tensor).
 struct GlobalTraffic {
-  std::string tensor;         ///< "T3 (m)"
-  int64_t requests = 0;       ///< warp-wide requests
+  std::string tensor;           ///< "T3 (m)"
+  int64_t requests = 0;         ///< warp-wide requests
   int64_t requested_bytes = 0;  ///< bytes the threads asked for
-  int64_t sector_bytes = 0;   ///< 32 * sectors the requests touched
-  int64_t read_bytes = 0;     ///< requested bytes of loads
-  int64_t write_bytes = 0;    ///< requested bytes of stores
+  int64_t sector_bytes = 0;     ///< 32 * sectors the requests touched
+  int64_t read_bytes = 0;       ///< requested bytes of loads
+  int64_t write_bytes = 0;      ///< requested bytes of stores
   /// requested / sector bytes: 1 when every byte of every sector is used.
   double efficiency() const {
     return sector_bytes > 0 ? double(requested_bytes) / double(sector_bytes) : 1.0;
@@ -47,11 +47,11 @@ struct GlobalTraffic {
 /// Shared-memory traffic of one access site.
 struct SharedSiteTraffic {
   int site = -1;
-  int line = 0;             ///< line of the generated unit
-  std::string tensor;       ///< "T4 (x_smem)"
+  int line = 0;        ///< line of the generated unit
+  std::string tensor;  ///< "T4 (x_smem)"
   bool is_write = false;
-  int64_t requests = 0;     ///< warp-wide requests
-  int64_t wavefronts = 0;   ///< what they took
+  int64_t requests = 0;          ///< warp-wide requests
+  int64_t wavefronts = 0;        ///< what they took
   int64_t ideal_wavefronts = 0;  ///< what they would take without bank conflicts
   /// wavefronts / ideal: 1 without conflicts, 32 for a column of a 32x32 f32 tile.
   double conflict_ways() const {
@@ -61,13 +61,13 @@ struct SharedSiteTraffic {
 
 /// Everything counted over the observed blocks.
 struct TrafficCounts {
-  int64_t blocks = 0;  ///< blocks observed
-  std::vector<GlobalTraffic> global;       ///< by buffer, Global buffers only
-  std::vector<SharedSiteTraffic> shared;   ///< by site, Shared sites that were executed
-  int64_t dram_read_bytes = 0;   ///< L2 misses of loads, 32 B each
-  int64_t dram_write_bytes = 0;  ///< dirty sectors written back, 32 B each
-  int64_t thread_accesses = 0;   ///< global and shared accesses of single threads
-  int64_t threads = 0;           ///< threads of the observed blocks
+  int64_t blocks = 0;                     ///< blocks observed
+  std::vector<GlobalTraffic> global;      ///< by buffer, Global buffers only
+  std::vector<SharedSiteTraffic> shared;  ///< by site, Shared sites that were executed
+  int64_t dram_read_bytes = 0;            ///< L2 misses of loads, 32 B each
+  int64_t dram_write_bytes = 0;           ///< dirty sectors written back, 32 B each
+  int64_t thread_accesses = 0;            ///< global and shared accesses of single threads
+  int64_t threads = 0;                    ///< threads of the observed blocks
 
   int64_t requested_bytes() const;
   int64_t sector_bytes() const;
@@ -142,8 +142,8 @@ class TrafficObserver final : public runtime::AccessObserver {
   L2Model l2_;
   int banks_;
   TrafficCounts counts_;
-  std::vector<int> global_index_;  ///< buffer id -> counts_.global index, or -1
-  std::map<int, size_t> shared_index_;  ///< site -> counts_.shared index
+  std::vector<int> global_index_;             ///< buffer id -> counts_.global index, or -1
+  std::map<int, size_t> shared_index_;        ///< site -> counts_.shared index
   std::map<Key, std::vector<Lane>> pending_;  ///< this block's requests
 };
 
