@@ -148,7 +148,8 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   ro.fusion_dirs = fusion_dirs(o.fusion_dir_flags);
   ro.only_schedulers = {o.only.begin(), o.only.end()};
   ro.measured = std::move(measured);
-  if (o.device != "none") ro.profile_device = model::load_device(o.device, {SCHEDLAB_CONFIG_DIR "/devices"});
+  if (o.device != "none")
+    ro.profile_device = model::load_device(o.device, {SCHEDLAB_CONFIG_DIR "/devices"});
   ro.benchmark_args.push_back("schedlab");
   for (const std::string& e : extras) ro.benchmark_args.push_back(e);
   auto progress = std::make_shared<ProgressLine>();

@@ -398,9 +398,9 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     model::ProfileOptions po;
     po.cache_dir = options.cache_dir;
     try {
-      s.rec.prediction = model::record_prediction(model::profile_kernel(
-          cpu, s.kernel, *s.bf.def.fusion, s.bf.sizes, s.rec.bytes_moved,
-          *options.profile_device, po, s.rec.fusion));
+      s.rec.prediction = model::record_prediction(
+          model::profile_kernel(cpu, s.kernel, *s.bf.def.fusion, s.bf.sizes, s.rec.bytes_moved,
+                                *options.profile_device, po, s.rec.fusion));
     } catch (const UserError& e) {
       // The point stays ok (it validated); its record says why it has no prediction.
       s.rec.error = std::string("no prediction: ") + e.what();
