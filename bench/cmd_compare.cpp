@@ -24,8 +24,8 @@ struct CompareOptions {
 int run_compare(const CompareOptions& o) {
   const bool predicted = o.metric == "predicted";
   report::CompareOptions co;
-  co.threshold = report::parse_threshold(o.threshold.empty() ? (predicted ? "0%" : "5%")
-                                                             : o.threshold);
+  co.threshold =
+      report::parse_threshold(o.threshold.empty() ? (predicted ? "0%" : "5%") : o.threshold);
   co.deterministic = predicted;
   const report::Metric metric = predicted ? report::Metric::Predicted : report::Metric::Time;
   report::ResultFile base = report::load_result_file(o.base, metric);

@@ -172,8 +172,8 @@ void show_segment_stage(const sweep::SegmentedFusion& sf, size_t i, const ir::Si
 /// `show --stage profile`: each kernel's profile on a device model
 /// (docs/model.md), as text or JSON. The plugins schedule for that device.
 struct ProfileFlags {
-  std::string device = model::kDefaultDevice;  ///< --device
-  std::string format = "text";                 ///< --format
+  std::string device = model::kDefaultDevice;               ///< --device
+  std::string format = "text";                              ///< --format
   int64_t max_blocks = model::ProfileOptions{}.max_blocks;  ///< --sample-blocks
 };
 
@@ -199,9 +199,9 @@ int show_profile(const FusionOptions& o, const ProfileFlags& flags) {
     }
   } else {
     const ir::Fusion& f = *l.bf.def.fusion;
-    profiles.push_back(model::profile_kernel(*cpu, runtime::prepare(f, l.bf.sizes), f,
-                                             l.bf.sizes, sweep::io_bytes(f, l.bf.sizes), device,
-                                             options, name));
+    profiles.push_back(model::profile_kernel(*cpu, runtime::prepare(f, l.bf.sizes), f, l.bf.sizes,
+                                             sweep::io_bytes(f, l.bf.sizes), device, options,
+                                             name));
   }
   if (flags.format == "json") {
     fmt::print("{}\n", model::profiles_json(profiles));
@@ -388,9 +388,7 @@ Command add_show_command(CLI::App& app) {
                   "With --stage profile: trace at most about this many blocks of a large grid "
                   "and scale the counts (0: every block)")
       ->check(CLI::NonNegativeNumber);
-  return {cmd, [o, stage, segments, profile] {
-            return run_show(*o, *stage, *segments, *profile);
-          }};
+  return {cmd, [o, stage, segments, profile] { return run_show(*o, *stage, *segments, *profile); }};
 }
 
 Command add_exec_command(CLI::App& app) {

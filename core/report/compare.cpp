@@ -146,7 +146,9 @@ Json summary_json(const std::optional<Summary>& s) {
 
 }  // namespace
 
-ResultFile load_result_file(const std::string& path) { return load_result_file(path, Metric::Time); }
+ResultFile load_result_file(const std::string& path) {
+  return load_result_file(path, Metric::Time);
+}
 
 ResultFile load_result_file(const std::string& path, Metric metric) {
   const std::string text = read_text(path);
@@ -174,7 +176,8 @@ ResultFile load_result_file(const std::string& path, Metric metric) {
         << "prediction); this is Google Benchmark JSON";
     return read_google_benchmark(path, doc);
   }
-  if (doc.is_object() && doc.contains("schema")) return read_sweep_jsonl(path, metric);  // one record
+  if (doc.is_object() && doc.contains("schema"))
+    return read_sweep_jsonl(path, metric);  // one record
   user_error_at(where) << "neither Google Benchmark JSON (an object with a 'benchmarks' array) "
                           "nor schedlab sweep JSONL (one record per line)";
   return {};
