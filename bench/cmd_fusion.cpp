@@ -39,6 +39,17 @@ std::vector<std::string> fusion_dirs(const std::vector<std::string>& flags) {
   return dirs;
 }
 
+std::vector<std::string> device_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("SCHEDLAB_DEVICE_PATH")) {
+    std::stringstream ss(env);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty()) dirs.push_back(d);
+  }
+  dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/devices");
+  return dirs;
+}
+
 namespace {
 
 /// What `show` and `exec` share: the fusion, its sizes and its schedule.
@@ -179,7 +190,7 @@ struct ProfileFlags {
 
 int show_profile(const FusionOptions& o, const ProfileFlags& flags) {
   const model::DeviceModel device =
-      model::load_device(flags.device, {SCHEDLAB_CONFIG_DIR "/devices"});
+      model::load_device(flags.device, device_dirs());
   Loaded l = load(o, model::device_properties(device));
   auto cpu = sweep::make_backend("cpu");
   model::ProfileOptions options;

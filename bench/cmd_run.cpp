@@ -149,7 +149,7 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   ro.only_schedulers = {o.only.begin(), o.only.end()};
   ro.measured = std::move(measured);
   if (o.device != "none")
-    ro.profile_device = model::load_device(o.device, {SCHEDLAB_CONFIG_DIR "/devices"});
+    ro.profile_device = model::load_device(o.device, device_dirs());
   ro.benchmark_args.push_back("schedlab");
   for (const std::string& e : extras) ro.benchmark_args.push_back(e);
   auto progress = std::make_shared<ProgressLine>();
