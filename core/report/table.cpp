@@ -323,7 +323,7 @@ std::string render_csv(const std::vector<Table>& tables) {
   std::string out =
       "sweep,device,backend,emulated,fusion,size,scheduler,baseline,points,ok_points,config,"
       "repetitions,median_us,q1_us,q3_us,iqr_us,min_us,max_us,gbps,percent_of_peak,speedup,"
-      "p_value,significant,no_valid_point,predicted_us,predicted_on\n";
+      "p_value,significant,predicted_us,predicted_on,no_valid_point\n";
   for (const Table& t : tables)
     for (const TableRow& row : t.rows)
       for (const TableCell& c : row.cells) {
@@ -354,9 +354,11 @@ std::string render_csv(const std::vector<Table>& tables) {
           f.insert(f.end(), 13, "");
           f.push_back(c.why_none);
         }
+        // The prediction's columns come before the last one (no_valid_point).
         const bool has_prediction = c.best && c.best->prediction;
-        f.push_back(has_prediction ? fmt::format("{}", c.best->prediction->predicted_us) : "");
-        f.push_back(has_prediction ? c.best->prediction->device : "");
+        f.insert(f.end() - 1,
+                 {has_prediction ? fmt::format("{}", c.best->prediction->predicted_us) : "",
+                  has_prediction ? c.best->prediction->device : ""});
         std::string line;
         for (const std::string& x : f) line += (line.empty() ? "" : ",") + csv_field(x);
         out += line + "\n";
