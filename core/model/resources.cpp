@@ -1,6 +1,11 @@
 // Kernel resources from NVRTC: ptxas' verbose report and the PTX text.
 #include "schedlab/model/resources.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -115,14 +120,59 @@ PtxCounts count_ptx(const std::string& ptx, const std::string& kernel) {
   return c;
 }
 
+namespace {
+
+/// The disk cache of resources: one line of numbers per (source, arch), next
+/// to the compiled kernels, so that a sweep re-run calls NVRTC only for new
+/// kernels. A file that does not parse is ignored (and rewritten).
+std::filesystem::path cache_path(const runtime::KernelSource& src, const std::string& arch,
+                                 const std::string& cache_dir_flag) {
+  return std::filesystem::path(runtime::cache_dir(cache_dir_flag)) /
+         (src.hash() + "." + arch + ".resources");
+}
+
+std::optional<KernelResources> read_cached(const std::filesystem::path& path,
+                                           const std::string& arch) {
+  std::ifstream in(path);
+  KernelResources r;
+  r.arch = arch;
+  if (in >> r.registers >> r.stack_bytes >> r.spill_store_bytes >> r.spill_load_bytes >>
+      r.static_shared_bytes >> r.barriers >> r.ptx.instructions >> r.ptx.memory_instructions >>
+      r.ptx.local_instructions)
+    return r;
+  return std::nullopt;
+}
+
+void write_cached(const std::filesystem::path& path, const KernelResources& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    out << r.registers << ' ' << r.stack_bytes << ' ' << r.spill_store_bytes << ' '
+        << r.spill_load_bytes << ' ' << r.static_shared_bytes << ' ' << r.barriers << ' '
+        << r.ptx.instructions << ' ' << r.ptx.memory_instructions << ' ' << r.ptx.local_instructions
+        << '\n';
+  }
+  // Only saves time: an unwritable cache must not stop a profile.
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+}  // namespace
+
 KernelResources kernel_resources(const runtime::KernelSource& src, const std::string& arch,
                                  const std::string& cache_dir_flag) {
+  const std::filesystem::path cached = cache_path(src, arch, cache_dir_flag);
+  if (std::optional<KernelResources> r = read_cached(cached, arch)) return *r;
   std::string log;
   runtime::NvrtcOutput out =
       runtime::nvrtc_compile_all(src, arch, {"--ptxas-options=-v"}, &log, cache_dir_flag);
   KernelResources r = parse_ptxas_report(log, src.name);
   if (r.arch.empty()) r.arch = arch;
   r.ptx = count_ptx(out.ptx, src.name);
+  write_cached(cached, r);
   return r;
 }
 

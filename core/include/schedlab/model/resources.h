@@ -56,7 +56,8 @@ PtxCounts count_ptx(const std::string& ptx, const std::string& kernel);
 
 /// Compiles `src` with NVRTC for `arch` (e.g. "sm_90") with ptxas' verbose
 /// report, and reads registers, spills, stack, shared memory and PTX counts.
-/// user_error (from NVRTC) if the kernel does not compile.
+/// user_error (from NVRTC) if the kernel does not compile. Cached on disk
+/// by source hash and arch under runtime::cache_dir(cache_dir_flag).
 KernelResources kernel_resources(const runtime::KernelSource& src, const std::string& arch,
                                  const std::string& cache_dir_flag = "");
 
