@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <regex>
 #include <set>
+#include <type_traits>
 #include <variant>
 
 #include "../frontend/yaml_reader.h"
