@@ -28,24 +28,30 @@
 
 namespace schedlab::cli {
 
-std::vector<std::string> fusion_dirs(const std::vector<std::string>& flags) {
-  std::vector<std::string> dirs = flags;
-  if (const char* env = std::getenv("SCHEDLAB_FUSION_PATH")) {
+namespace {
+
+/// The directories of a colon-separated path variable, in order.
+std::vector<std::string> path_variable(const char* name) {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv(name)) {
     std::stringstream ss(env);
     for (std::string d; std::getline(ss, d, ':');)
       if (!d.empty()) dirs.push_back(d);
   }
+  return dirs;
+}
+
+}  // namespace
+
+std::vector<std::string> fusion_dirs(const std::vector<std::string>& flags) {
+  std::vector<std::string> dirs = flags;
+  for (std::string& d : path_variable("SCHEDLAB_FUSION_PATH")) dirs.push_back(std::move(d));
   dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/fusions");
   return dirs;
 }
 
 std::vector<std::string> device_dirs() {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("SCHEDLAB_DEVICE_PATH")) {
-    std::stringstream ss(env);
-    for (std::string d; std::getline(ss, d, ':');)
-      if (!d.empty()) dirs.push_back(d);
-  }
+  std::vector<std::string> dirs = path_variable("SCHEDLAB_DEVICE_PATH");
   dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/devices");
   return dirs;
 }

@@ -8,25 +8,29 @@
 
 namespace schedlab::model {
 
-int64_t TrafficCounts::requested_bytes() const {
+namespace {
+
+/// The sum of one counter over a list of per-tensor or per-site counts.
+template <typename T>
+int64_t total(const std::vector<T>& items, int64_t T::*counter) {
   int64_t n = 0;
-  for (const GlobalTraffic& g : global) n += g.requested_bytes;
+  for (const T& item : items) n += item.*counter;
   return n;
+}
+
+}  // namespace
+
+int64_t TrafficCounts::requested_bytes() const {
+  return total(global, &GlobalTraffic::requested_bytes);
 }
 int64_t TrafficCounts::sector_bytes() const {
-  int64_t n = 0;
-  for (const GlobalTraffic& g : global) n += g.sector_bytes;
-  return n;
+  return total(global, &GlobalTraffic::sector_bytes);
 }
 int64_t TrafficCounts::smem_wavefronts() const {
-  int64_t n = 0;
-  for (const SharedSiteTraffic& s : shared) n += s.wavefronts;
-  return n;
+  return total(shared, &SharedSiteTraffic::wavefronts);
 }
 int64_t TrafficCounts::smem_ideal_wavefronts() const {
-  int64_t n = 0;
-  for (const SharedSiteTraffic& s : shared) n += s.ideal_wavefronts;
-  return n;
+  return total(shared, &SharedSiteTraffic::ideal_wavefronts);
 }
 double TrafficCounts::bank_conflict_ways() const {
   double worst = 1.0;
