@@ -50,7 +50,7 @@ std::pair<int64_t, int64_t> shared_wavefronts(const std::vector<std::pair<int64_
   for (size_t first = 0; first < lanes.size(); first += size_t(per_phase)) {
     // Distinct 4-byte words per bank in this phase: lanes reading one word
     // share it (a broadcast), different words in one bank serialize.
-    std::vector<std::vector<int64_t>> words(size_t(banks));
+    std::vector<std::vector<int64_t>> words(static_cast<size_t>(banks));
     bool active = false;
     for (size_t l = first; l < std::min(lanes.size(), first + size_t(per_phase)); ++l) {
       const auto& [addr, bytes] = lanes[l];
