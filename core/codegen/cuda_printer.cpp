@@ -99,7 +99,8 @@ bool mergeable(const Stmt& s) {
 }
 
 /// The kernel body's printer. Every buffer access goes through a runtime
-/// header macro carrying a site id (SL_LD, SL_ST, SL_VLD, SL_VST; SL_LOCAL
+/// header macro carrying a site id (SL_LD, SL_ST(site, base, index, value),
+/// SL_VLD, SL_VST; SL_LOCAL
 /// after a Local array's declaration; SL_SYNC and sl_block_reduce's first
 /// argument, SL_SITE(n), for barriers): plain accesses on CUDA, calls into
 /// the host when the CPU backend traces (runtime/access_trace.h). Sites are
@@ -117,11 +118,16 @@ class Printer {
     return static_cast<int>(sites.size()) - 1;
   }
   static std::string base(const kir::Buffer& b) { return b.is_param ? b.name + ".data" : b.name; }
-  /// SL_LD(site, base, index) / SL_ST(...): one element.
-  std::string access(const kir::Buffer& b, const kir::ExprP& index, bool write) {
-    const int id = site(write ? AccessSite::Kind::Write : AccessSite::Kind::Read, &b);
-    return std::string(write ? "SL_ST(" : "SL_LD(") + std::to_string(id) + ", " + base(b) + ", " +
-           expr(index) + ")";
+  /// SL_LD(site, base, index): one element's value.
+  std::string load(const kir::Buffer& b, const kir::ExprP& index) {
+    const int id = site(AccessSite::Kind::Read, &b);
+    return "SL_LD(" + std::to_string(id) + ", " + base(b) + ", " + expr(index) + ")";
+  }
+  /// The head of a store, "SL_ST(site, base, index, ": the caller appends
+  /// the value and ");".
+  std::string store_head(const kir::Buffer& b, const kir::ExprP& index) {
+    const int id = site(AccessSite::Kind::Write, &b);
+    return "SL_ST(" + std::to_string(id) + ", " + base(b) + ", " + expr(index) + ", ";
   }
   /// SL_VLD(site, base, index, n) / SL_VST(...): a pointer to n elements.
   std::string vector_access(const kir::Buffer& b, const kir::ExprP& index, int64_t n, bool write) {
@@ -210,7 +216,7 @@ std::string Printer::expr(const kir::ExprP& e) {
     case Expr::Kind::Select:
       return "(" + expr(e->args[0]) + " ? " + expr(e->args[1]) + " : " + expr(e->args[2]) + ")";
     case Expr::Kind::Cast: return cast(*e);
-    case Expr::Kind::Load: return access(*e->buffer, e->args[0], false);
+    case Expr::Kind::Load: return load(*e->buffer, e->args[0]);
     case Expr::Kind::IntOp:
       if (e->name == "ceilDiv") return "sl_ceil_div(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       return "(" + expr(e->args[0]) + " " + e->name + " " + expr(e->args[1]) + ")";
@@ -272,8 +278,8 @@ void Printer::stmt(const Stmt& s, int depth, std::ostringstream& os) {
         break;
       }
       {
-        const std::string dst = access(*s.buffer, s.index, true);
-        os << pad << dst << " = " << expr(s.value) << ";\n";
+        const std::string head = store_head(*s.buffer, s.index);
+        os << pad << head << expr(s.value) << ");\n";
       }
       break;
     case Stmt::Kind::Allocate: {
@@ -296,14 +302,15 @@ void Printer::stmt(const Stmt& s, int depth, std::ostringstream& os) {
     case Stmt::Kind::BlockReduce: {
       std::string t = c_type(s.buffer->dtype);
       auto b = [](bool v) { return v ? "true" : "false"; };
-      const std::string dst = access(*s.buffer, s.index, true);
+      const std::string head = store_head(*s.buffer, s.index);
       const int barrier = site(AccessSite::Kind::Barrier, nullptr);
-      const std::string src = access(*s.buffer, s.index, false);
-      os << pad << dst << " = sl_block_reduce<" << b(s.reduce_dims[0]) << ", "
+      const std::string src = load(*s.buffer, s.index);
+      // Parenthesized: the template arguments' commas are inside a macro call.
+      os << pad << head << "(sl_block_reduce<" << b(s.reduce_dims[0]) << ", "
          << b(s.reduce_dims[1]) << ", " << b(s.reduce_dims[2]) << ", " << t << ">(SL_SITE("
          << barrier << "), " << src << ", " << reduce_op(s.reduce_op) << ", " << expr(s.value)
          << ", reinterpret_cast<" << t << "*>(sl_smem + " << s.workspace << "), " << expr(s.cond)
-         << ");\n";
+         << ")));\n";
       break;
     }
     case Stmt::Kind::GridReduce: {
@@ -311,7 +318,7 @@ void Printer::stmt(const Stmt& s, int depth, std::ostringstream& os) {
       // protocol: they are not access sites (see runtime/access_trace.h).
       os << pad << "if (" << expr(s.cond) << ") {\n";
       os << pad << "  sl_grid_reduce<" << c_type(s.buffer->dtype) << ">(&" << s.out->name
-         << ".data[" << expr(s.out_index) << "], " << access(*s.buffer, s.index, false) << ", "
+         << ".data[" << expr(s.out_index) << "], " << load(*s.buffer, s.index) << ", "
          << reduce_op(s.reduce_op) << ", " << expr(s.value) << ", " << s.workspaces[0]->name
          << ".data, " << s.workspaces[1]->name << ".data, " << expr(s.grid[0]) << ", "
          << expr(s.grid[1]) << ", " << expr(s.grid[2]) << ");\n";

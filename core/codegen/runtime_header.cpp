@@ -104,13 +104,15 @@ template <typename A, typename B> SL_FN auto sl_ceil_div(A a, B b) -> decltype(a
 }
 // Buffer accesses. The printer numbers every access site (the first
 // argument) so that the CPU backend can trace them; on CUDA, and in a CPU
-// unit that does not trace, they are plain accesses. SL_LD/SL_ST: one
-// element; SL_VLD/SL_VST: a pointer to n; SL_LOCAL: a Local array was just
+// unit that does not trace, they are plain accesses. SL_LD: one element's
+// value; SL_ST(site, base, i, v): stores v at base[i] (the value travels
+// with the store so the trace can tell a rewrite of the same value); SL_VLD/
+// SL_VST: a pointer to n elements; SL_LOCAL: a Local array was just
 // declared; SL_SYNC: __syncthreads at a barrier site; SL_SITE: a site id
 // handed to a runtime function (sl_block_reduce's barriers).
 #ifndef SCHEDLAB_TRACE
 #define SL_LD(site, base, i) (base)[i]
-#define SL_ST(site, base, i) (base)[i]
+#define SL_ST(site, base, i, v) ((base)[i] = (v))
 #define SL_VLD(site, base, i, n) (&(base)[i])
 #define SL_VST(site, base, i, n) (&(base)[i])
 #define SL_LOCAL(site, name)

@@ -108,7 +108,7 @@ struct SlCpuHooks {
   int abi_version;
   void (*syncthreads)();
   unsigned long long (*warp_exchange)(int, unsigned, unsigned long long, int, int);
-  void* (*access)(int, const void*, long long, int, int);
+  void* (*access)(int, const void*, long long, int, int, const void*);
   void (*declare)(int, const void*, int);
   void (*barrier_site)(int);
 };
@@ -116,7 +116,7 @@ static thread_local SlCpuThreadState sl_cpu_state;
 static void (*sl_cpu_syncthreads)();
 static unsigned long long (*sl_cpu_warp_exchange)(int, unsigned, unsigned long long, int, int);
 // The access trace (SCHEDLAB_TRACE units only call these; see cpu_trace.cuh).
-static void* (*sl_cpu_access)(int, const void*, long long, int, int);
+static void* (*sl_cpu_access)(int, const void*, long long, int, int, const void*);
 static void (*sl_cpu_declare)(int, const void*, int);
 static void (*sl_cpu_barrier_site)(int);
 extern "C" SlCpuThreadState* schedlab_cpu_thread_state() { return &sl_cpu_state; }

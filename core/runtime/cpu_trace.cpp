@@ -43,7 +43,7 @@ void TraceContext::barrier(const std::vector<int>& sites) {
 }
 
 AccessEvent TraceContext::event(int site, const void* base, long long offset, int bytes,
-                                bool write) {
+                                bool write, const void* value) {
   internal_assert(site >= 0 && static_cast<size_t>(site) < kernel_.sites.size())
       << "traced kernel " << kernel_.name << " reports access site " << site << " of "
       << kernel_.sites.size();
@@ -65,6 +65,7 @@ AccessEvent TraceContext::event(int site, const void* base, long long offset, in
                      b.space,
                      write,
                      address,
+                     value,
                      offset,
                      bytes,
                      in,
@@ -76,8 +77,9 @@ AccessEvent TraceContext::event(int site, const void* base, long long offset, in
                      occ++};
 }
 
-void* TraceContext::access(int site, const void* base, long long offset, int bytes, int write) {
-  const AccessEvent e = event(site, base, offset, bytes, write != 0);
+void* TraceContext::access(int site, const void* base, long long offset, int bytes, int write,
+                           const void* value) {
+  const AccessEvent e = event(site, base, offset, bytes, write != 0, value);
   observer_.on_access(e);
   if (e.in_bounds) return const_cast<void*>(e.address);
   internal_assert(bytes <= static_cast<int>(sizeof scratch_))
@@ -87,14 +89,15 @@ void* TraceContext::access(int site, const void* base, long long offset, int byt
 }
 
 void TraceContext::declare(int site, const void* base, int bytes) {
-  AccessEvent e = event(site, base, 0, bytes, false);
+  AccessEvent e = event(site, base, 0, bytes, false, nullptr);
   observer_.on_declare(e);
 }
 
-void* trace_access(int site, const void* base, long long offset, int bytes, int write) {
+void* trace_access(int site, const void* base, long long offset, int bytes, int write,
+                   const void* value) {
   TraceContext* t = tl_trace;
   internal_assert(t != nullptr) << "a traced kernel ran outside a traced launch";
-  return t->access(site, base, offset, bytes, write);
+  return t->access(site, base, offset, bytes, write, value);
 }
 
 void trace_declare(int site, const void* base, int bytes) {

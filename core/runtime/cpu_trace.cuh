@@ -4,15 +4,22 @@
 // every access site instead of touching memory directly. The host returns
 // the address to use (a scratch area for an access out of its buffer), so a
 // kernel that the sanitizer flags runs on without corrupting memory.
+// `value`: the bytes a store writes (null: a read, or a vector store's).
 template <typename T, typename I>
-inline T* sl_cpu_at(int site, T* base, I i, int n, int write) {
+inline T* sl_cpu_at(int site, T* base, I i, int n, int write, const void* value) {
   const long long offset = (long long)i * (long long)sizeof(T);
-  return static_cast<T*>(sl_cpu_access(site, base, offset, n * (int)sizeof(T), write));
+  return static_cast<T*>(sl_cpu_access(site, base, offset, n * (int)sizeof(T), write, value));
 }
-#define SL_LD(site, base, i) (*sl_cpu_at((site), (base), (i), 1, 0))
-#define SL_ST(site, base, i) (*sl_cpu_at((site), (base), (i), 1, 1))
-#define SL_VLD(site, base, i, n) sl_cpu_at((site), (base), (i), (n), 0)
-#define SL_VST(site, base, i, n) sl_cpu_at((site), (base), (i), (n), 1)
+// A store converts its value as `base[i] = v` would, then writes it.
+template <typename T, typename I, typename V>
+inline void sl_cpu_store(int site, T* base, I i, const V& v) {
+  const T value = v;
+  *sl_cpu_at(site, base, i, 1, 1, &value) = value;
+}
+#define SL_LD(site, base, i) (*sl_cpu_at((site), (base), (i), 1, 0, nullptr))
+#define SL_ST(site, base, i, v) sl_cpu_store((site), (base), (i), (v))
+#define SL_VLD(site, base, i, n) sl_cpu_at((site), (base), (i), (n), 0, nullptr)
+#define SL_VST(site, base, i, n) sl_cpu_at((site), (base), (i), (n), 1, nullptr)
 #define SL_LOCAL(site, name) sl_cpu_declare((site), (name), (int)sizeof(name))
 #define SL_SYNC(site) (sl_cpu_barrier_site(site), __syncthreads())
 // ---- end of schedlab CPU trace ----

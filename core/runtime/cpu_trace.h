@@ -30,13 +30,15 @@ class TraceContext {
   /// (BarrierEvent::kNoSite for a __syncthreads without SL_SYNC).
   int announced(size_t t) const { return announced_[t]; }
 
-  void* access(int site, const void* base, long long offset, int bytes, int write);
+  void* access(int site, const void* base, long long offset, int bytes, int write,
+               const void* value);
   void declare(int site, const void* base, int bytes);
   void announce_barrier(int site) { announced_[thread_linear()] = site; }
 
  private:
   int32_t thread_linear() const;
-  AccessEvent event(int site, const void* base, long long offset, int bytes, bool write);
+  AccessEvent event(int site, const void* base, long long offset, int bytes, bool write,
+                    const void* value);
 
   const TraceKernel& kernel_;
   AccessObserver& observer_;
@@ -52,7 +54,8 @@ class TraceContext {
 extern thread_local TraceContext* tl_trace;
 
 /// The CpuHooks entries (cpu_backend.h).
-void* trace_access(int site, const void* base, long long offset, int bytes, int write);
+void* trace_access(int site, const void* base, long long offset, int bytes, int write,
+                   const void* value);
 void trace_declare(int site, const void* base, int bytes);
 void trace_barrier_site(int site);
 

@@ -11,6 +11,7 @@
 #include "schedlab/runtime/sanitizer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 
 namespace schedlab::runtime {
@@ -172,7 +173,8 @@ void Sanitizer::add(SanitizerFinding f, int key_a, int key_b) {
   findings_.push_back(std::move(f));
 }
 
-void Sanitizer::check_race(const AccessEvent& e, const TraceBuffer& b, int64_t element, Cell& c) {
+void Sanitizer::check_race(const AccessEvent& e, const TraceBuffer& b, int64_t element, Cell& c,
+                           bool rewrite) {
   const auto block = static_cast<int32_t>(e.block_linear);
   const auto thread = static_cast<int16_t>(e.thread_linear);
   const auto epoch = static_cast<uint32_t>(e.epoch);
@@ -195,7 +197,7 @@ void Sanitizer::check_race(const AccessEvent& e, const TraceBuffer& b, int64_t e
     add(std::move(f), t.site, e.site);
     return true;
   };
-  if (!conflict(c.writer, true) && e.is_write)
+  if (!rewrite && !conflict(c.writer, true) && e.is_write)
     if (!conflict(c.reader, false)) conflict(c.other_reader, false);
   const Toucher me{block, thread, static_cast<int16_t>(e.site), epoch};
   if (e.is_write) {
@@ -234,7 +236,15 @@ void Sanitizer::on_access(const AccessEvent& e) {
   for (int64_t i = first; i < first + n; ++i) {
     Cell& c = sh.cells[static_cast<size_t>(i)];
     if (!e.is_write && !c.initialized) add(finding(Kind::Uninitialized, e, i), e.site, -1);
-    check_race(e, b, i, c);
+    // A store of the value the element already holds changes nothing another
+    // thread or block can see (every thread of a row storing its block
+    // reduction's result): no race, whoever stored it first.
+    const int64_t at = (i - first) * b.elem_bytes;
+    const bool rewrite = e.is_write && e.value != nullptr && c.initialized &&
+                         std::memcmp(static_cast<const char*>(e.value) + at,
+                                     static_cast<const char*>(e.address) + at,
+                                     static_cast<size_t>(b.elem_bytes)) == 0;
+    check_race(e, b, i, c, rewrite);
   }
 }
 

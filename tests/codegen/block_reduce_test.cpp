@@ -43,10 +43,10 @@ extern "C" __global__ void schedlab_kernel(TV in, TV pin, TP part, TV out) {
   const int g = blockIdx.x * n + threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const TYPE v = in.data[g];
   const bool p = part.data[g] != 0;
-  out.data[4 * g + 0] = sl_block_reduce<FLAGS, TYPE>(v, SlOpSum(), (TYPE)0, ws, p);
-  out.data[4 * g + 1] = sl_block_reduce<FLAGS, TYPE>(v, SlOpMax(), LOWEST, ws, p);
-  out.data[4 * g + 2] = sl_block_reduce<FLAGS, TYPE>(v, SlOpMin(), HIGHEST, ws, p);
-  out.data[4 * g + 3] = sl_block_reduce<FLAGS, TYPE>(pin.data[g], SlOpProd(), (TYPE)1, ws, p);
+  out.data[4 * g + 0] = sl_block_reduce<FLAGS, TYPE>(SL_SITE(0), v, SlOpSum(), (TYPE)0, ws, p);
+  out.data[4 * g + 1] = sl_block_reduce<FLAGS, TYPE>(SL_SITE(0), v, SlOpMax(), LOWEST, ws, p);
+  out.data[4 * g + 2] = sl_block_reduce<FLAGS, TYPE>(SL_SITE(0), v, SlOpMin(), HIGHEST, ws, p);
+  out.data[4 * g + 3] = sl_block_reduce<FLAGS, TYPE>(SL_SITE(0), pin.data[g], SlOpProd(), (TYPE)1, ws, p);
 }
 #ifdef SCHEDLAB_CPU
 extern "C" void schedlab_kernel_entry(void** p) { schedlab_kernel(*(TV*)p[0], *(TV*)p[1], *(TP*)p[2], *(TV*)p[3]); }

@@ -89,6 +89,9 @@ struct AccessEvent {
   MemorySpace space;
   bool is_write;
   const void* address;      ///< the first byte accessed
+  /// A scalar store's bytes (what will be written; `address` still holds the
+  /// old ones); null for reads, declarations and vector stores.
+  const void* value;
   int64_t offset;           ///< bytes from the buffer's first element (may be out of range)
   int bytes;                ///< bytes accessed (elements * elem_bytes)
   /// Inside the buffer (and, for Shared, inside the launch's dynamic shared

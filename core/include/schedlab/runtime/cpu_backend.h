@@ -71,9 +71,11 @@ struct CpuHooks {
                                       int width);
   /// The access trace (access_trace.h), called by units compiled with
   /// KernelSource::trace only. `access`: site `site` reads (write = 0) or
-  /// writes `bytes` at byte `offset` of the buffer starting at `base`;
-  /// returns the address to access (a scratch area when out of bounds).
-  void* (*access)(int site, const void* base, long long offset, int bytes, int write);
+  /// writes `bytes` at byte `offset` of the buffer starting at `base`
+  /// (`value`: the bytes a store writes, or null when unknown); returns the
+  /// address to access (a scratch area when out of bounds).
+  void* (*access)(int site, const void* base, long long offset, int bytes, int write,
+                  const void* value);
   /// A Local array of `bytes` at `base` was declared at `site`.
   void (*declare)(int site, const void* base, int bytes);
   /// The calling thread is about to wait at the barrier of `site`.

@@ -100,7 +100,9 @@ class Sanitizer final : public AccessObserver {
     std::vector<std::vector<bool>> local;  ///< Local: per thread, written bits
   };
 
-  void check_race(const AccessEvent& e, const TraceBuffer& b, int64_t element, Cell& c);
+  /// `rewrite`: a store of the value the element holds (never a conflict).
+  void check_race(const AccessEvent& e, const TraceBuffer& b, int64_t element, Cell& c,
+                  bool rewrite);
   void add(SanitizerFinding f, int key_a, int key_b);
   SanitizerFinding::Access access_of(const Toucher& t, bool is_write) const;
   SanitizerFinding::Access access_of(const AccessEvent& e) const;
