@@ -90,7 +90,7 @@ TraceBuffer global(const char* name) {
 const char* kCopy = R"(
 extern "C" __global__ void schedlab_kernel(Tensor<float, 1, int> in, Tensor<float, 1, int> out) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  SL_ST(1, out.data, i) = SL_LD(0, in.data, i * STRIDE);
+  SL_ST(1, out.data, i, SL_LD(0, in.data, i * STRIDE));
 }
 #ifdef SCHEDLAB_CPU
 extern "C" void schedlab_kernel_entry(void** p) {
@@ -156,7 +156,7 @@ extern "C" __global__ void schedlab_kernel(Tensor<float, 1, int> in, Tensor<floa
   float s = 0;
   for (int pass = 0; pass < 2; ++pass)
     for (int j = threadIdx.x; j < 1024; j += blockDim.x) s += SL_LD(0, in.data, j);
-  SL_ST(1, out.data, threadIdx.x) = s;
+  SL_ST(1, out.data, threadIdx.x, s);
 }
 #ifdef SCHEDLAB_CPU
 extern "C" void schedlab_kernel_entry(void** p) {
@@ -181,11 +181,11 @@ extern "C" __global__ void schedlab_kernel(Tensor<float, 1, int> in, Tensor<floa
   float* tile = reinterpret_cast<float*>(smem);
   const int x = blockIdx.x * 32 + threadIdx.x, y0 = blockIdx.y * 32;
   for (int r = threadIdx.y; r < 32; r += 8)
-    SL_ST(1, tile, r * PITCH + threadIdx.x) = SL_LD(0, in.data, (y0 + r) * 64 + x);
+    SL_ST(1, tile, r * PITCH + threadIdx.x, SL_LD(0, in.data, (y0 + r) * 64 + x));
   SL_SYNC(2);
   const int ox = blockIdx.y * 32 + threadIdx.x, oy0 = blockIdx.x * 32;
   for (int r = threadIdx.y; r < 32; r += 8)
-    SL_ST(4, out.data, (oy0 + r) * 64 + ox) = SL_LD(3, tile, threadIdx.x * PITCH + r);
+    SL_ST(4, out.data, (oy0 + r) * 64 + ox, SL_LD(3, tile, threadIdx.x * PITCH + r));
 }
 #ifdef SCHEDLAB_CPU
 extern "C" void schedlab_kernel_entry(void** p) {
