@@ -130,7 +130,7 @@ int toolkit_blocks(const DeviceModel& d, int regs, size_t static_smem, int threa
   a.maxDynamicSharedSizeBytes = size_t(d.shared_bytes_per_block) - static_smem;
   a.numBlockBarriers = 1;
   cudaOccDeviceState s;
-  cudaOccResult r;
+  cudaOccResult r{};
   EXPECT_EQ(cudaOccMaxActiveBlocksPerMultiprocessor(&r, &p, &a, &s, threads, dynamic_smem),
             CUDA_OCC_SUCCESS);
   return r.activeBlocksPerMultiprocessor;
