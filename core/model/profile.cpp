@@ -91,9 +91,13 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
   const PtxCounts& ptx = p.resources.ptx;
   const double accesses_per_thread =
       p.traffic.threads > 0 ? double(p.traffic.thread_accesses) / double(p.traffic.threads) : 0;
+  // Every static instruction at least once (straight-line code, the block
+  // reduction, whose shared accesses the trace does not see); loops as often
+  // as their memory accesses repeat.
   p.instructions_per_thread =
-      ptx.memory_instructions > 0 && accesses_per_thread > 0
-          ? double(ptx.instructions) * accesses_per_thread / double(ptx.memory_instructions)
+      ptx.memory_instructions > 0
+          ? std::max(1.0, accesses_per_thread / double(ptx.memory_instructions)) *
+                double(ptx.instructions)
           : double(ptx.instructions);
   p.warp_instructions = p.instructions_per_thread * double(p.occupancy.warps_per_block) *
                         double(p.occupancy.grid_blocks);

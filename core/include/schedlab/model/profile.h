@@ -19,10 +19,11 @@
 // same code on another tile); tests/model compare sampled and full counts.
 //
 // Instructions: PTX gives a static count. The dynamic count per thread is
-// estimated as static instructions * (traced accesses per thread / static
-// memory instructions): loops repeat their memory accesses as often as the
-// rest of their body, and the trace counts the former exactly. A kernel
-// without traced accesses counts each instruction once.
+// estimated as static instructions * max(1, traced accesses per thread /
+// static memory instructions): loops repeat their memory accesses as often
+// as the rest of their body, and the trace counts the former exactly; every
+// instruction runs at least once (straight-line code, and the block
+// reduction, whose shared accesses the trace does not see).
 #pragma once
 
 #include <cstdint>
