@@ -96,7 +96,7 @@ PtxCounts count_ptx(const std::string& ptx, const std::string& kernel) {
     std::string s = trim(line);
     while (!s.empty() && (s.front() == '{' || s.front() == '}')) s = trim(s.substr(1));
     while (!s.empty() && s.back() == '}') s = trim(s.substr(0, s.size() - 1));
-    if (!s.empty() && s.front() != '.' && s.back() != ':') {
+    if (!s.empty() && s.back() != ':') {
       // One line may hold several statements ("{ .reg .b32 r; mov.b32 r, 1; }").
       std::istringstream stmts(s);
       for (std::string stmt; std::getline(stmts, stmt, ';');) {

@@ -95,17 +95,19 @@ KernelSource source(const std::string& body) {
 }
 
 TEST(KernelResources, DynamicallyIndexedLocalArrayHasAStackFrame) {
-  // idx is known only at run time: the array cannot live in registers.
+  // idx is known only at run time: the array, written and read at a dynamic
+  // index, cannot live in registers.
   KernelSource s = source(R"(
 extern "C" __global__ void schedlab_kernel(float* out, const float* in, const int* idx, int n) {
-  float local[32];
-  for (int i = 0; i < 32; ++i) local[i] = in[i * n + threadIdx.x];
-  out[threadIdx.x] = local[idx[threadIdx.x] & 31];
+  float local[64];
+  for (int i = 0; i < 64; ++i) local[i] = in[i * n + threadIdx.x];
+  local[idx[threadIdx.x] & 63] += 1.0f;
+  out[threadIdx.x] = local[(idx[threadIdx.x] >> 6) & 63];
 }
 )");
   KernelResources r = kernel_resources(s, "sm_90", cache_dir());
   EXPECT_EQ(r.arch, "sm_90");
-  EXPECT_GE(r.stack_bytes, 128);  // 32 floats
+  EXPECT_GE(r.stack_bytes, 256);  // 64 floats
   EXPECT_GT(r.registers, 0);
   EXPECT_GT(r.ptx.local_instructions, 0);
 }
