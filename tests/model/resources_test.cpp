@@ -100,9 +100,9 @@ TEST(KernelResources, DynamicallyIndexedLocalArrayHasAStackFrame) {
   KernelSource s = source(R"(
 extern "C" __global__ void schedlab_kernel(float* out, const float* in, const int* idx, int n) {
   float local[64];
-  for (int i = 0; i < 64; ++i) local[i] = in[i * n + threadIdx.x];
-  local[idx[threadIdx.x] & 63] += 1.0f;
-  out[threadIdx.x] = local[(idx[threadIdx.x] >> 6) & 63];
+  for (int i = 0; i < 64; ++i) local[i] = 0.0f;
+  for (int i = 0; i < n; ++i) local[idx[i] & 63] += in[i * 64 + threadIdx.x];
+  out[threadIdx.x] = local[idx[threadIdx.x] & 63];
 }
 )");
   KernelResources r = kernel_resources(s, "sm_90", cache_dir());
