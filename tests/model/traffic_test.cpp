@@ -262,8 +262,8 @@ TEST(L2Model, EvictsTheLeastRecentAndWritesBackDirtySectors) {
   L2Model l2(64);  // two sectors
   l2.touch(1, false);
   l2.touch(2, true);
-  l2.touch(1, false);  // hit
-  l2.touch(3, false);  // evicts 2 (dirty): one write-back
+  l2.touch(1, false);                  // hit
+  l2.touch(3, false);                  // evicts 2 (dirty): one write-back
   EXPECT_EQ(l2.read_bytes(), 2 * 32);  // the load misses of 1 and 3; a store fetches nothing
   EXPECT_EQ(l2.write_bytes(), 32);
   l2.touch(3, true);
