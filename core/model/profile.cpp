@@ -108,6 +108,10 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
   w.smem_ideal_wavefronts = double(p.traffic.smem_ideal_wavefronts()) * p.scale;
   w.warp_instructions = p.warp_instructions;
   w.ideal_bytes = double(ideal_bytes);
+  int64_t global_accesses = 0;
+  for (const GlobalTraffic& g : p.traffic.global) global_accesses += g.thread_accesses;
+  if (global_accesses > 0)
+    w.bytes_per_access = double(p.traffic.requested_bytes()) / double(global_accesses);
   p.prediction = predict(device, p.occupancy, w);
   return p;
 }

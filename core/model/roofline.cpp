@@ -24,7 +24,8 @@ Prediction predict(const DeviceModel& d, const Occupancy& o, const Work& w) {
   p.issue_s = w.warp_instructions * busiest_share / (d.warp_schedulers_per_sm * clock_hz);
   const double resident_threads =
       std::min(blocks, sms * o.blocks_per_sm) * double(o.threads_per_block);
-  p.latency_s = w.dram_bytes / (resident_threads * kBytesInFlightPerThread / kDramLatencySeconds);
+  const double in_flight = resident_threads * kLoadsInFlightPerThread * w.bytes_per_access;
+  p.latency_s = w.dram_bytes / (in_flight / kDramLatencySeconds);
 
   struct Term {
     double seconds;

@@ -107,7 +107,7 @@ void TrafficObserver::on_launch_begin(const runtime::TraceKernel& kernel) {
   for (size_t b = 0; b < kernel.buffers.size(); ++b) {
     if (kernel.buffers[b].space != runtime::MemorySpace::Global) continue;
     global_index_[b] = int(counts_.global.size());
-    counts_.global.push_back({kernel.buffers[b].label, 0, 0, 0, 0, 0});
+    counts_.global.push_back({kernel.buffers[b].label, 0, 0, 0, 0, 0, 0});
   }
 }
 
@@ -157,6 +157,7 @@ void TrafficObserver::flush_request(const Key& key, const std::vector<Lane>& lan
   std::sort(sectors.begin(), sectors.end());
   sectors.erase(std::unique(sectors.begin(), sectors.end()), sectors.end());
   ++g.requests;
+  g.thread_accesses += int64_t(lanes.size());
   g.requested_bytes += bytes;
   (write ? g.write_bytes : g.read_bytes) += bytes;
   g.sector_bytes += 32 * int64_t(sectors.size());

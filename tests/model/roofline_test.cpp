@@ -70,10 +70,14 @@ TEST(Roofline, FewResidentThreadsAreLatencyBound) {
   DeviceModel d = schedlab::model::load_device("h200", kDirs);
   Work w;
   w.dram_bytes = w.ideal_bytes = 1e9;
-  // 132 blocks of 256 threads in flight, 16 B each, per 500 ns: 1.08 TB/s.
+  // 132 blocks of 256 threads, 4 loads of 4 B each in flight, per 500 ns:
+  // 1.08 TB/s.
   Prediction p = predict(d, full(d, 132), w);
   EXPECT_EQ(p.limiter, "latency");
-  EXPECT_DOUBLE_EQ(p.latency_s, 1e9 / (132.0 * 256 * 16 / 500e-9));
+  EXPECT_DOUBLE_EQ(p.latency_s, 1e9 / (132.0 * 256 * 4 * 4 / 500e-9));
+  // 16-byte vectors keep four times the bytes in flight.
+  w.bytes_per_access = 16;
+  EXPECT_DOUBLE_EQ(predict(d, full(d, 132), w).latency_s, p.latency_s / 4);
 }
 
 TEST(Roofline, ALaunchThatCannotRunPredictsNothing) {

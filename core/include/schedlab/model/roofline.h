@@ -7,8 +7,9 @@
 //   shared:   wavefronts on the busiest SM / (1 wavefront per clock);
 //   issue:    warp instructions on the busiest SM / (schedulers per clock);
 //   latency:  DRAM bytes / (bytes in flight / DRAM latency), Little's law
-//             with kBytesInFlightPerThread from every resident thread: the
-//             occupancy term (few resident warps cannot cover the latency).
+//             with kLoadsInFlightPerThread accesses of the kernel's average
+//             size from every resident thread: the occupancy term (few
+//             resident warps cannot cover the latency).
 // May depend on: model/device.h, model/occupancy.h.
 // Invariants: deterministic (no measurement enters it), so two runs predict
 // the same, bit for bit. The constants below are assumptions to calibrate
@@ -23,9 +24,10 @@
 
 namespace schedlab::model {
 
-/// Bytes each resident thread is assumed to keep in flight to DRAM (one
-/// 16-byte vector, or four independent 4-byte loads).
-inline constexpr double kBytesInFlightPerThread = 16;
+/// Independent global accesses each resident thread is assumed to keep in
+/// flight (of the kernel's average access size: 16 bytes for scalar f32,
+/// 64 for 16-byte vectors).
+inline constexpr double kLoadsInFlightPerThread = 4;
 /// DRAM load latency under load, in seconds (pointer-chasing microbenchmarks
 /// of A100/H100 report 400-600 ns; docs/model.md).
 inline constexpr double kDramLatencySeconds = 500e-9;
@@ -36,6 +38,7 @@ struct Work {
   double smem_wavefronts = 0;        ///< shared-memory wavefronts
   double smem_ideal_wavefronts = 0;  ///< the same without bank conflicts
   double warp_instructions = 0;      ///< dynamic instructions of all warps
+  double bytes_per_access = 4;       ///< average bytes of one thread's global access
   double ideal_bytes = 0;            ///< each input read once, each output written once
 };
 

@@ -34,6 +34,7 @@ namespace schedlab::model {
 struct GlobalTraffic {
   std::string tensor;           ///< "T3 (m)"
   int64_t requests = 0;         ///< warp-wide requests
+  int64_t thread_accesses = 0;  ///< single threads' accesses in them
   int64_t requested_bytes = 0;  ///< bytes the threads asked for
   int64_t sector_bytes = 0;     ///< 32 * sectors the requests touched
   int64_t read_bytes = 0;       ///< requested bytes of loads
