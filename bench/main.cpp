@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
       add_watch_command(app),
       add_report_command(app),
       add_compare_command(app),
+      add_fuzz_command(app),
   };
 
   try {

@@ -102,6 +102,10 @@ std::string Sanitizer::report() const {
 
 void Sanitizer::on_launch_begin(const TraceKernel& kernel) {
   kernel_ = &kernel;
+  // The keys of earlier launches' findings name their sites, not these.
+  seen_.clear();
+  line_text_.clear();
+  for (const TraceSite& s : kernel.sites) line_text_.push_back(kernel.line_text(s.line));
   shadow_.assign(kernel.buffers.size(), {});
   for (size_t i = 0; i < kernel.buffers.size(); ++i) {
     const TraceBuffer& b = kernel.buffers[i];
@@ -130,7 +134,7 @@ SanitizerFinding::Access Sanitizer::access_of(const Toucher& t, bool is_write) c
   a.thread = unflatten(t.thread, kernel_->dims.block);
   a.site = t.site;
   a.line = kernel_->sites[static_cast<size_t>(t.site)].line;
-  a.text = kernel_->line_text(a.line);
+  a.text = line_text_[static_cast<size_t>(a.site)];
   a.is_write = is_write;
   return a;
 }
@@ -141,7 +145,7 @@ SanitizerFinding::Access Sanitizer::access_of(const AccessEvent& e) const {
   a.thread = e.thread;
   a.site = e.site;
   a.line = kernel_->sites[static_cast<size_t>(e.site)].line;
-  a.text = kernel_->line_text(a.line);
+  a.text = line_text_[static_cast<size_t>(a.site)];
   a.is_write = e.is_write;
   return a;
 }
@@ -159,17 +163,19 @@ SanitizerFinding Sanitizer::finding(Kind k, const AccessEvent& e, int64_t elemen
   return f;
 }
 
-void Sanitizer::add(SanitizerFinding f, int key_a, int key_b) {
-  auto key = std::make_tuple(static_cast<int>(f.kind), f.tensor, key_a, key_b);
-  if (auto it = seen_.find(key); it != seen_.end()) {
+bool Sanitizer::repeat(Kind k, int buffer, int a, int b) {
+  auto it = seen_.find({static_cast<int>(k), buffer, a, b});
+  if (it != seen_.end()) {
     ++findings_[it->second].count;
-    return;
+    return true;
   }
-  if (findings_.size() >= max_findings_) {
-    ++dropped_;
-    return;
-  }
-  seen_.emplace(key, findings_.size());
+  if (findings_.size() < max_findings_) return false;
+  ++dropped_;
+  return true;
+}
+
+void Sanitizer::add(SanitizerFinding f, int buffer, int a, int b) {
+  seen_.emplace(std::make_tuple(static_cast<int>(f.kind), buffer, a, b), findings_.size());
   findings_.push_back(std::move(f));
 }
 
@@ -190,11 +196,12 @@ void Sanitizer::check_race(const AccessEvent& e, const TraceBuffer& b, int64_t e
     } else {
       return false;
     }
+    if (repeat(k, e.buffer, t.site, e.site)) return true;
     SanitizerFinding f = finding(k, e, element);
     f.second = f.first;
     f.first = access_of(t, t_writes);
     f.has_second = true;
-    add(std::move(f), t.site, e.site);
+    add(std::move(f), e.buffer, t.site, e.site);
     return true;
   };
   if (!rewrite && !conflict(c.writer, true) && e.is_write)
@@ -215,8 +222,8 @@ void Sanitizer::on_access(const AccessEvent& e) {
   const TraceBuffer& b = kernel_->buffers[static_cast<size_t>(e.buffer)];
   const int64_t first = e.offset >= 0 ? e.offset / b.elem_bytes : -((-e.offset + b.elem_bytes - 1) / b.elem_bytes);
   if (!e.in_bounds) {
-    SanitizerFinding f = finding(Kind::OutOfBounds, e, first);
-    add(std::move(f), e.site, -1);
+    if (!repeat(Kind::OutOfBounds, e.buffer, e.site, -1))
+      add(finding(Kind::OutOfBounds, e, first), e.buffer, e.site, -1);
     return;
   }
   BufferShadow& sh = shadow_[static_cast<size_t>(e.buffer)];
@@ -228,14 +235,16 @@ void Sanitizer::on_access(const AccessEvent& e) {
       if (e.is_write) {
         bits[static_cast<size_t>(i)] = true;
       } else if (!bits[static_cast<size_t>(i)]) {
-        add(finding(Kind::Uninitialized, e, i), e.site, -1);
+        if (!repeat(Kind::Uninitialized, e.buffer, e.site, -1))
+          add(finding(Kind::Uninitialized, e, i), e.buffer, e.site, -1);
       }
     }
     return;
   }
   for (int64_t i = first; i < first + n; ++i) {
     Cell& c = sh.cells[static_cast<size_t>(i)];
-    if (!e.is_write && !c.initialized) add(finding(Kind::Uninitialized, e, i), e.site, -1);
+    if (!e.is_write && !c.initialized && !repeat(Kind::Uninitialized, e.buffer, e.site, -1))
+      add(finding(Kind::Uninitialized, e, i), e.buffer, e.site, -1);
     // A store of the value the element already holds changes nothing another
     // thread or block can see (every thread of a row storing its block
     // reduction's result): no race, whoever stored it first.
@@ -263,6 +272,7 @@ void Sanitizer::on_barrier(const BarrierEvent& e) {
   size_t c = 0;
   while (c < sites.size() && sites[c] == sites[a]) ++c;
   if (c == sites.size()) return;
+  if (repeat(Kind::DivergentBarrier, -1, sites[a], sites[c])) return;
   auto waiter = [&](size_t t) {
     SanitizerFinding::Access w;
     w.block = e.block;
@@ -270,7 +280,7 @@ void Sanitizer::on_barrier(const BarrierEvent& e) {
     w.site = sites[t];
     if (w.site >= 0) {
       w.line = kernel_->sites[static_cast<size_t>(w.site)].line;
-      w.text = kernel_->line_text(w.line);
+      w.text = line_text_[static_cast<size_t>(w.site)];
     } else if (sites[t] == BarrierEvent::kNoSite) {
       w.text = "__syncthreads()";
     }
@@ -282,7 +292,7 @@ void Sanitizer::on_barrier(const BarrierEvent& e) {
   f.first = waiter(a);
   f.second = waiter(c);
   f.has_second = true;
-  add(std::move(f), sites[a], sites[c]);
+  add(std::move(f), -1, sites[a], sites[c]);
 }
 
 }  // namespace schedlab::runtime

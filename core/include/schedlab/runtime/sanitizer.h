@@ -68,7 +68,7 @@ class Sanitizer final : public AccessObserver {
   explicit Sanitizer(size_t max_findings = 64) : max_findings_(max_findings) {}
 
   const std::vector<SanitizerFinding>& findings() const { return findings_; }
-  /// Findings beyond max_findings (not kept).
+  /// Occurrences of findings beyond max_findings (not kept).
   uint64_t dropped() const { return dropped_; }
   /// Every finding's message, one per line, "" when clean.
   std::string report() const;
@@ -103,7 +103,10 @@ class Sanitizer final : public AccessObserver {
   /// `rewrite`: a store of the value the element holds (never a conflict).
   void check_race(const AccessEvent& e, const TraceBuffer& b, int64_t element, Cell& c,
                   bool rewrite);
-  void add(SanitizerFinding f, int key_a, int key_b);
+  /// Whether the finding (kind, buffer, site a, site b) is a repeat (counted
+  /// here) or beyond max_findings (dropped); false: the caller add()s it.
+  bool repeat(SanitizerFinding::Kind k, int buffer, int a, int b);
+  void add(SanitizerFinding f, int buffer, int a, int b);
   SanitizerFinding::Access access_of(const Toucher& t, bool is_write) const;
   SanitizerFinding::Access access_of(const AccessEvent& e) const;
   SanitizerFinding finding(SanitizerFinding::Kind k, const AccessEvent& e, int64_t element) const;
@@ -113,7 +116,8 @@ class Sanitizer final : public AccessObserver {
   size_t max_findings_;
   uint64_t dropped_ = 0;
   std::vector<SanitizerFinding> findings_;
-  std::map<std::tuple<int, std::string, int, int>, size_t> seen_;  ///< (kind, tensor, sites) -> finding
+  std::map<std::tuple<int, int, int, int>, size_t> seen_;  ///< (kind, buffer, sites) -> finding
+  std::vector<std::string> line_text_;  ///< by site: its line of the unit, for reports
 };
 
 }  // namespace schedlab::runtime

@@ -1,0 +1,150 @@
+// `schedlab fuzz`: the differential fuzzer (core/fuzz, docs/fuzz.md). Random
+// fusions with random schedules, each run with its schedule and through the
+// segmenter's built-in plugins on the CPU backend, in forked children; one
+// line per failure, a progress line on a terminal, and the summary last.
+// Exit 1 when a run was wrong, racy, crashed, internal or timed out, or
+// when more than 1 % of the cases were unscheduled.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "command.h"
+#include "schedlab/base/error.h"
+#include "schedlab/fuzz/fuzz.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/sweep/pipeline.h"
+
+namespace schedlab::cli {
+namespace {
+
+struct FuzzOptions {
+  uint64_t cases = 100;
+  uint64_t seed = 1;
+  std::vector<uint64_t> only;
+  int jobs = 1;
+  bool sanitize = false;
+  std::string keep;
+  double timeout_s = 60;
+  int budget = 150;
+  std::string cache_dir;
+  std::vector<std::string> plugin_dirs;
+};
+
+/// "[120/1000] 231 validated, 7 refused, ..." on a terminal's stderr.
+class Progress {
+ public:
+  explicit Progress(uint64_t total) : total_(total), enabled_(isatty(STDERR_FILENO) != 0) {}
+  ~Progress() { clear(); }
+  void update(uint64_t done, const fuzz::Summary& s) {
+    if (!enabled_) return;
+    std::string line = s.line();
+    line = fmt::format("[{}/{}] {}", done, total_, line.substr(line.find(':') + 2));
+    if (line.size() > 120) line = line.substr(0, 117) + "...";
+    fmt::print(stderr, "\r\033[K{}", line);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (!shown_) return;
+    fmt::print(stderr, "\r\033[K");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  uint64_t total_;
+  bool enabled_;
+  bool shown_ = false;
+};
+
+int run_fuzz(const FuzzOptions& o) {
+  user_assert(!o.sanitize || fuzz::sanitizer_available())
+      << "--sanitize: the sanitizer is not available in this build";
+  if (!o.keep.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.keep, ec);
+    user_assert(!ec && std::filesystem::is_directory(o.keep))
+        << "--keep: cannot create directory '" << o.keep << "'"
+        << (ec ? ": " + ec.message() : ": a file of that name exists");
+  }
+  // Plugins are loaded here, before the first fork; each child uses them.
+  plugin::Registry registry(plugin::plugin_search_path(o.plugin_dirs));
+  std::vector<std::string> errors;
+  fuzz::CampaignOptions c;
+  c.run.plugins = sweep::segmenter_plugins(registry, {}, &errors);
+  for (const std::string& e : errors) fmt::print(stderr, "warning: {}\n", e);
+  for (uint64_t i : o.only)
+    user_assert(i < o.cases) << "--only: case " << i << " is not among the " << o.cases
+                             << " cases of --cases; expected an index below " << o.cases;
+  c.cases = o.cases;
+  c.only = o.only;
+  c.seed = o.seed;
+  c.jobs = o.jobs;
+  c.keep_dir = o.keep;
+  c.minimise_budget = o.budget;
+  c.run.cache_dir = o.cache_dir;
+  c.run.sanitize = o.sanitize;
+  c.run.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
+
+  Progress progress(o.only.empty() ? o.cases : o.only.size());
+  fuzz::Summary running;
+  uint64_t done = 0;
+  c.on_case = [&](const fuzz::CaseResult& r) {
+    ++done;
+    for (auto [path, out] : {std::pair{fuzz::Path::Schedule, &r.scheduled},
+                             std::pair{fuzz::Path::Segmenter, &r.segmented}}) {
+      ++running.counts[static_cast<size_t>(out->cls)];
+      if (!fuzz::is_reported(out->cls)) continue;
+      progress.clear();
+      fmt::print("{}\n", fuzz::failure_line(r.index, path, *out));
+      std::fflush(stdout);
+    }
+    progress.update(done, running);
+  };
+  c.on_kept = [&](const fuzz::Failure& m, const std::string& base) {
+    progress.clear();
+    fmt::print("kept {}: {} statement{}, {} schedule line{}\n", base, m.fusion.body.size(),
+               m.fusion.body.size() == 1 ? "" : "s", m.schedule.size(),
+               m.schedule.size() == 1 ? "" : "s");
+  };
+  fuzz::Summary s = fuzz::run_campaign(c);
+  progress.clear();
+  fmt::print("{}\n", s.line());
+  return s.failed() ? kExitFailures : kExitOk;
+}
+
+}  // namespace
+
+Command add_fuzz_command(CLI::App& app) {
+  auto o = std::make_shared<FuzzOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "fuzz",
+      "Differential fuzzing: random fusions with random schedules, each run with its schedule "
+      "and through the built-in plugins on the CPU backend, checked against the reference");
+  cmd->add_option("--cases", o->cases, "How many cases (each is two runs)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", o->seed, "Seed: the same seed gives the same cases");
+  cmd->add_option("--only", o->only,
+                  "Run only these cases (indices below --cases), e.g. --only 17,204 --keep DIR "
+                  "to keep failures a longer run printed")
+      ->delimiter(',');
+  cmd->add_option("--jobs", o->jobs, "Runs at once, each in its own child process")
+      ->check(CLI::Range(1, 256));
+  cmd->add_flag("--sanitize", o->sanitize,
+                "Run the CPU backend's emulation sanitizer on every launch (class `racy`)");
+  cmd->add_option("--keep", o->keep,
+                  "Minimise every failure and write DIR/<class>-<case>.yaml/.sched and "
+                  "DIR/README.md with the command that reproduces each");
+  cmd->add_option("--timeout", o->timeout_s, "Seconds one run may take before it is killed")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--budget", o->budget, "With --keep: runs the minimiser may spend per failure")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--cache-dir", o->cache_dir,
+                  "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
+  add_plugin_dir_option(cmd, o->plugin_dirs);
+  return {cmd, [o] { return run_fuzz(*o); }};
+}
+
+}  // namespace schedlab::cli

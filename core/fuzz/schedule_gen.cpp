@@ -1,0 +1,266 @@
+// The schedule generator: random plausible schedule scripts
+// (schedlab/fuzz/fuzz.h; the language is docs/schedule-scripts.md).
+//
+// The shape of a hand schedule, each step drawn at random:
+//  1. caches: cache_after of an input and cache_before of an output, each
+//     left in Local or moved to Shared;
+//  2. a reference tensor (a reduction when there is one, as nvFuser's
+//     reduction schedulers pick, else an output) gets merges, splits (inner
+//     and outer), a reorder, and maybe an rfactor of a split reduction axis;
+//  3. its loop axes are bound to BIDx/BIDy/TIDx/TIDy, with Unroll, Unswitch
+//     and (on a cache, a copy) Vectorize;
+//  4. propagate_transformation and parallelize_all_like from the reference;
+//  5. inline_most, inline_at at a position, or inline_selected_at.
+// The generator tracks the reference's loop domain (each axis's kind and
+// extent) so that most lines are legal, and lets some be illegal on purpose:
+// a schedule that lowering must refuse is a test too (class `refused`).
+#include <algorithm>
+#include <sstream>
+
+#include "schedlab/fuzz/fuzz.h"
+#include "schedlab/ir/ir.h"
+
+namespace schedlab::fuzz {
+
+std::string GenSchedule::text() const {
+  std::string r;
+  for (const std::string& l : lines) r += l + "\n";
+  return r;
+}
+
+namespace {
+
+/// One loop axis of the reference as the generator believes it to be.
+struct Axis {
+  bool reduction = false;
+  bool broadcast = false;
+  int64_t extent = 1;
+  bool inner_of_split = false;  ///< the inner output of a split (a Vectorize candidate)
+};
+
+class ScheduleGenerator {
+ public:
+  ScheduleGenerator(const ir::Fusion& f, const ir::SizeBindings& sizes, std::mt19937_64& rng)
+      : f_(f), sizes_(sizes), rng_(rng) {}
+
+  GenSchedule run() {
+    const ir::TensorView* ref = pick_reference();
+    if (!ref) return std::move(s_);
+    ref_ = name(ref);
+    for (const ir::IterDomain* id : ref->loop())
+      axes_.push_back({id->is_reduction(), id->is_broadcast(),
+                       id->extent().evaluate(sizes_).value_or(1), false});
+    caches();
+    const int transforms = pick(4);
+    for (int i = 0; i < transforms; ++i) transform();
+    const bool rfactor_first = chance(0.5);
+    if (rfactor_first) rfactor();
+    bind();
+    if (!rfactor_first) rfactor();
+    if (chance(0.85)) add("propagate_transformation(" + ref_ + ")", "propagate_transformation");
+    if (chance(0.85)) {
+      if (chance(0.15))
+        add("parallelize_all_like(" + ref_ + ", pos=" + std::to_string(pick(nloop() + 1)) + ")",
+            "parallelize_all_like");
+      else
+        add("parallelize_all_like(" + ref_ + ")", "parallelize_all_like");
+    }
+    vectorize_cache();
+    inline_step();
+    return std::move(s_);
+  }
+
+ private:
+  int pick(int n) { return n <= 0 ? 0 : std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  template <typename T>
+  const T& one_of(const std::vector<T>& v) {
+    return v[static_cast<size_t>(pick(static_cast<int>(v.size())))];
+  }
+  int nloop() const { return static_cast<int>(axes_.size()); }
+
+  void add(const std::string& line, const std::string& feature) {
+    s_.lines.push_back(line);
+    s_.features.insert(feature);
+  }
+
+  /// The script's name for t: its body name when unique, else T<n>.
+  std::string name(const ir::TensorView* t) const {
+    if (t->user_name().empty()) return t->str();
+    int n = 0;
+    for (const ir::TensorView* o : f_.tensors()) n += o->user_name() == t->user_name();
+    return n == 1 ? t->user_name() : t->str();
+  }
+
+  const ir::TensorView* pick_reference() {
+    std::vector<const ir::TensorView*> reductions, outputs;
+    for (const ir::Expr* e : f_.exprs_for_outputs())
+      if (e->is<ir::ReductionOp>()) reductions.push_back(e->out());
+    for (const ir::TensorView* o : f_.outputs())
+      if (!f_.is_input(o)) outputs.push_back(o);
+    if (!reductions.empty() && (outputs.empty() || chance(0.7))) return one_of(reductions);
+    if (outputs.empty()) return nullptr;
+    return one_of(outputs);
+  }
+
+  void caches() {
+    if (chance(0.3) && !f_.inputs().empty()) {
+      const std::string c = "c" + std::to_string(++caches_);
+      add(c + " = cache_after(" + name(one_of(f_.inputs())) + ")", "cache_after");
+      memory(c, "cache_after");
+      after_caches_.push_back(c);
+    }
+    std::vector<const ir::TensorView*> outs;
+    for (const ir::TensorView* o : f_.outputs())
+      if (!f_.is_input(o)) outs.push_back(o);
+    if (chance(0.2) && !outs.empty()) {
+      const std::string c = "c" + std::to_string(++caches_);
+      add(c + " = cache_before(" + name(one_of(outs)) + ")", "cache_before");
+      memory(c, "cache_before");
+    }
+  }
+  void memory(const std::string& c, const std::string& what) {
+    if (chance(0.45)) {
+      add("set_memory_type(" + c + ", shared)", what + "_shared");
+    } else {
+      if (chance(0.3)) add("set_memory_type(" + c + ", local)", what + "_local");
+      s_.features.insert(what + "_local");
+    }
+  }
+
+  void transform() {
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
+    if (u < 0.3 && nloop() >= 2) return merge();
+    if (u < 0.85) return split();
+    if (nloop() >= 2) return reorder();
+  }
+
+  void merge() {
+    // Mostly axes of the same kind; a reduction with an iteration axis is refused.
+    std::vector<int> same;
+    for (int i = 0; i + 1 < nloop(); ++i)
+      if (axes_[static_cast<size_t>(i)].reduction == axes_[static_cast<size_t>(i) + 1].reduction)
+        same.push_back(i);
+    const int i = !same.empty() && chance(0.9) ? one_of(same) : pick(nloop() - 1);
+    Axis& a = axes_[static_cast<size_t>(i)];
+    const Axis& b = axes_[static_cast<size_t>(i) + 1];
+    a.extent *= b.extent;
+    a.reduction = a.reduction || b.reduction;
+    a.broadcast = a.broadcast && b.broadcast;
+    a.inner_of_split = false;
+    axes_.erase(axes_.begin() + i + 1);
+    add("merge(" + ref_ + ", " + std::to_string(i) + ")", "merge");
+  }
+
+  void split() {
+    if (nloop() == 0) return;
+    const int i = pick(nloop());
+    const int64_t factor = one_of<int64_t>({1, 2, 3, 4, 4, 8, 16, 32, 32, 64, 128, 256});
+    const bool inner = chance(0.8);
+    Axis a = axes_[static_cast<size_t>(i)];
+    const int64_t rest = (a.extent + factor - 1) / factor;
+    Axis outer = a, in = a;
+    outer.extent = inner ? rest : factor;
+    in.extent = inner ? factor : rest;
+    outer.inner_of_split = false;
+    in.inner_of_split = inner;
+    axes_[static_cast<size_t>(i)] = outer;
+    axes_.insert(axes_.begin() + i + 1, in);
+    add("split(" + ref_ + ", " + std::to_string(i) + ", " + std::to_string(factor) +
+            (inner ? "" : ", inner_split=false") + ")",
+        inner ? "split" : "split_outer");
+  }
+
+  void reorder() {
+    const int i = pick(nloop());
+    int j = pick(nloop() - 1);
+    if (j >= i) ++j;
+    std::swap(axes_[static_cast<size_t>(i)], axes_[static_cast<size_t>(j)]);
+    add("reorder(" + ref_ + ", {" + std::to_string(i) + ": " + std::to_string(j) + ", " +
+            std::to_string(j) + ": " + std::to_string(i) + "})",
+        "reorder");
+  }
+
+  /// rfactor of one of several reduction axes of a reduction reference.
+  void rfactor() {
+    std::vector<int> red;
+    for (int i = 0; i < nloop(); ++i)
+      if (axes_[static_cast<size_t>(i)].reduction) red.push_back(i);
+    if (red.size() < 2 || !chance(0.4)) return;
+    const int i = one_of(red);
+    add("r" + std::to_string(++caches_) + " = rfactor(" + ref_ + ", [" + std::to_string(i) + "])",
+        "rfactor");
+  }
+
+  void bind() {
+    std::vector<int> free;
+    for (int i = 0; i < nloop(); ++i) free.push_back(i);
+    auto take = [&](const std::function<bool(const Axis&)>& prefer) -> int {
+      if (free.empty()) return -1;
+      std::vector<int> good;
+      for (int i : free)
+        if (prefer(axes_[static_cast<size_t>(i)])) good.push_back(i);
+      const int i = !good.empty() && chance(0.85) ? one_of(good) : one_of(free);
+      free.erase(std::find(free.begin(), free.end(), i));
+      return i;
+    };
+    auto bind_to = [&](int i, const std::string& type) {
+      if (i >= 0) add("parallelize(" + ref_ + ", " + std::to_string(i) + ", " + type + ")", type);
+    };
+    if (chance(0.75)) bind_to(take([](const Axis& a) { return !a.reduction; }), "BIDx");
+    if (chance(0.2)) bind_to(take([](const Axis& a) { return !a.reduction; }), "BIDy");
+    if (chance(0.7))
+      bind_to(take([](const Axis& a) { return a.inner_of_split && a.extent <= 1024; }), "TIDx");
+    if (chance(0.15)) bind_to(take([](const Axis& a) { return a.extent <= 64; }), "TIDy");
+    if (chance(0.15)) bind_to(take([](const Axis& a) { return a.extent <= 16; }), "Unroll");
+    if (chance(0.1)) bind_to(take([](const Axis&) { return true; }), "Unswitch");
+  }
+
+  /// Vectorize applies to copies: the innermost axis of an input's cache,
+  /// once propagation gave it the reference's loop structure.
+  void vectorize_cache() {
+    if (after_caches_.empty() || nloop() == 0 || !chance(0.5)) return;
+    const Axis& last = axes_.back();
+    if (!chance(last.inner_of_split && last.extent <= 8 ? 0.9 : 0.2)) return;
+    add("parallelize(" + one_of(after_caches_) + ", " + std::to_string(nloop() - 1) +
+            ", Vectorize)",
+        "Vectorize");
+  }
+
+  void inline_step() {
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
+    if (u < 0.6) return add("inline_most()", "inline_most");
+    std::vector<std::string> tvs;
+    for (const ir::TensorView* t : f_.tensors())
+      if (!f_.is_input(t)) tvs.push_back(name(t));
+    tvs.insert(tvs.end(), after_caches_.begin(), after_caches_.end());
+    if (tvs.empty()) return;
+    if (u < 0.8) {
+      add("inline_at(" + one_of(tvs) + ", " + std::to_string(pick(nloop() + 1)) +
+              (chance(0.5) ? ", best_effort=true" : "") + ")",
+          "inline_at");
+    } else if (u < 0.92) {
+      add("inline_selected_at([" + one_of(tvs) + "], " + ref_ + ", " +
+              std::to_string(pick(nloop() + 1)) + ")",
+          "inline_selected_at");
+    }
+  }
+
+  const ir::Fusion& f_;
+  const ir::SizeBindings& sizes_;
+  std::mt19937_64& rng_;
+  GenSchedule s_;
+  std::string ref_;
+  std::vector<Axis> axes_;
+  std::vector<std::string> after_caches_;
+  int caches_ = 0;
+};
+
+}  // namespace
+
+GenSchedule generate_schedule(const ir::Fusion& f, const ir::SizeBindings& sizes,
+                              std::mt19937_64& rng) {
+  return ScheduleGenerator(f, sizes, rng).run();
+}
+
+}  // namespace schedlab::fuzz

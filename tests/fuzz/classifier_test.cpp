@@ -1,0 +1,165 @@
+// The fuzz runner's classifier (core/fuzz/runner.cpp) on planted outcomes,
+// then real isolated runs on the CPU backend: a schedule that validates, one
+// that lowering refuses, a fusion through the built-in plugins, and the
+// summary line and exit rule.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include "schedlab/fuzz/fuzz.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/sweep/pipeline.h"
+
+namespace schedlab::fuzz {
+namespace {
+
+using Status = isolate::Outcome::Status;
+using Error = isolate::Outcome::Error;
+
+isolate::Outcome ok(const std::string& payload) {
+  isolate::Outcome o;
+  o.status = Status::Ok;
+  o.payload = payload;
+  return o;
+}
+isolate::Outcome failed(Error e, const std::string& message, int exit_code = 0) {
+  isolate::Outcome o;
+  o.status = Status::Failed;
+  o.error = e;
+  o.message = message;
+  o.exit_code = exit_code;
+  return o;
+}
+
+TEST(FuzzClassify, FinishedRuns) {
+  EXPECT_EQ(classify(ok("validated"), Path::Schedule).cls, RunClass::Validated);
+  RunOutcome w = classify(ok("wrong\nwrong_result: output 0 (T3 (y)): 2 mismatches\nmore"),
+                          Path::Segmenter);
+  EXPECT_EQ(w.cls, RunClass::Wrong);
+  EXPECT_EQ(w.reason, "wrong_result: output 0 (T3 (y)): 2 mismatches");
+  RunOutcome r = classify(ok("racy\nrace on T2 (s) element 3"), Path::Schedule);
+  EXPECT_EQ(r.cls, RunClass::Racy);
+  EXPECT_EQ(r.reason, "race on T2 (s) element 3");
+  RunOutcome i = classify(ok("invalid\nfuzz.yaml:7:8: error: unknown name 'v9'"), Path::Segmenter);
+  EXPECT_EQ(i.cls, RunClass::Refused);
+  EXPECT_EQ(i.reason, "invalid fusion text: fuzz.yaml:7:8: error: unknown name 'v9'");
+  EXPECT_EQ(classify(ok("what"), Path::Schedule).cls, RunClass::Internal);
+}
+
+TEST(FuzzClassify, UserErrorsAreRefusedWithAScheduleAndUnscheduledWithout) {
+  isolate::Outcome u = failed(Error::User, "lower: cannot inline T3 at position 2");
+  u.loc = SourceLoc{"fuzz.sched", 4, 1};
+  RunOutcome s = classify(u, Path::Schedule);
+  EXPECT_EQ(s.cls, RunClass::Refused);
+  EXPECT_EQ(s.reason, "fuzz.sched:4:1: error: lower: cannot inline T3 at position 2");
+  EXPECT_EQ(classify(u, Path::Segmenter).cls, RunClass::Unscheduled);
+}
+
+TEST(FuzzClassify, InternalErrorsCrashesAndTimeouts) {
+  EXPECT_EQ(classify(failed(Error::Internal, "internal error: boom"), Path::Schedule).cls,
+            RunClass::Internal);
+  EXPECT_EQ(classify(failed(Error::Exit, "", 3), Path::Schedule).cls, RunClass::Internal);
+  RunOutcome e1 = classify(failed(Error::Exit, "", 1), Path::Schedule);
+  EXPECT_EQ(e1.cls, RunClass::Crashed);
+  EXPECT_EQ(e1.reason, "exited with status 1");
+  isolate::Outcome c;
+  c.status = Status::Crashed;
+  c.signal = SIGSEGV;
+  RunOutcome cr = classify(c, Path::Segmenter);
+  EXPECT_EQ(cr.cls, RunClass::Crashed);
+  EXPECT_EQ(cr.reason, "crashed (SIGSEGV)");
+  isolate::Outcome t;
+  t.status = Status::Timeout;
+  t.timeout = std::chrono::milliseconds(1500);
+  RunOutcome to = classify(t, Path::Schedule);
+  EXPECT_EQ(to.cls, RunClass::Timeout);
+  EXPECT_EQ(to.reason, "timeout after 1.5 s");
+}
+
+TEST(FuzzClassify, FailureClasses) {
+  for (RunClass c : {RunClass::Wrong, RunClass::Racy, RunClass::Crashed, RunClass::Internal,
+                     RunClass::Timeout}) {
+    EXPECT_TRUE(is_failure(c)) << class_name(c);
+    EXPECT_TRUE(is_reported(c)) << class_name(c);
+  }
+  for (RunClass c : {RunClass::Validated, RunClass::Refused, RunClass::Unscheduled})
+    EXPECT_FALSE(is_failure(c)) << class_name(c);
+  EXPECT_TRUE(is_reported(RunClass::Unscheduled));
+  EXPECT_FALSE(is_reported(RunClass::Refused));
+}
+
+TEST(FuzzSummary, LineAndExitRule) {
+  Summary s;
+  s.cases = 200;
+  s.counts[static_cast<size_t>(RunClass::Validated)] = 390;
+  s.counts[static_cast<size_t>(RunClass::Refused)] = 8;
+  s.counts[static_cast<size_t>(RunClass::Unscheduled)] = 2;
+  EXPECT_EQ(s.line(),
+            "200 cases: 390 validated, 8 refused, 2 unscheduled, 0 wrong, 0 racy, 0 crashed, 0 "
+            "internal, 0 timeout");
+  EXPECT_FALSE(s.failed());  // 1 % unscheduled is still within the bound
+  s.counts[static_cast<size_t>(RunClass::Unscheduled)] = 3;
+  EXPECT_TRUE(s.failed());
+  s.counts[static_cast<size_t>(RunClass::Unscheduled)] = 0;
+  s.counts[static_cast<size_t>(RunClass::Timeout)] = 1;
+  EXPECT_EQ(s.failures(), 1u);
+  EXPECT_TRUE(s.failed());
+}
+
+// ---- real runs ----
+
+constexpr const char* kAdd =
+    "fusion: add\n"
+    "inputs:\n"
+    "  x0: {dtype: f32, shape: [N, K]}\n"
+    "  x1: {dtype: f32, shape: [K]}\n"
+    "sizes: {N: 3, K: 5}\n"
+    "body: |\n"
+    "  v1 = x0 + x1\n"
+    "outputs: [v1]\n";
+
+RunOptions options() {
+  RunOptions o;
+  o.cache_dir = std::string(SCHEDLAB_BINARY_DIR) + "/tests/fuzz/kernel_cache";
+  o.timeout = std::chrono::milliseconds(120000);
+  return o;
+}
+
+TEST(FuzzRun, AScheduleThatValidates) {
+  RunOutcome r = run_isolated(kAdd,
+                              "merge(v1, 0)\nsplit(v1, 0, 4)\nparallelize(v1, 0, BIDx)\n"
+                              "parallelize(v1, 1, TIDx)\n",
+                              options());
+  EXPECT_EQ(r.cls, RunClass::Validated) << r.reason;
+}
+
+TEST(FuzzRun, AScheduleThatIsRefusedNamesTheStageAndTheLine) {
+  RunOutcome r = run_isolated(kAdd, "merge(v1, 0)\nsplit(v1, 0, 0)\n", options());
+  EXPECT_EQ(r.cls, RunClass::Refused);
+  EXPECT_NE(r.reason.find("fuzz.sched:2:1: error: schedule: split: factor must be positive"),
+            std::string::npos)
+      << r.reason;
+}
+
+TEST(FuzzRun, TheSegmenterPathUsesTheBuiltInPlugins) {
+  RunOptions o = options();
+  RunOutcome none = run_isolated(kAdd, std::nullopt, o);
+  EXPECT_EQ(none.cls, RunClass::Unscheduled);
+  EXPECT_NE(none.reason.find("segment: no scheduler accepts"), std::string::npos) << none.reason;
+  plugin::Registry registry(
+      plugin::plugin_search_path({std::string(SCHEDLAB_BINARY_DIR) + "/plugins"}));
+  o.plugins = sweep::segmenter_plugins(registry);
+  ASSERT_FALSE(o.plugins.empty());
+  RunOutcome r = run_isolated(kAdd, std::nullopt, o);
+  EXPECT_EQ(r.cls, RunClass::Validated) << r.reason;
+}
+
+TEST(FuzzRun, AFusionThatDoesNotParseIsRefusedNotInternal) {
+  RunOutcome r = run_isolated("fusion: bad\ninputs: {}\nbody: |\n  y = q\noutputs: [y]\n",
+                              std::string(), options());
+  EXPECT_EQ(r.cls, RunClass::Refused);
+  EXPECT_EQ(r.reason.rfind("invalid fusion text: fuzz.yaml:", 0), 0u) << r.reason;
+}
+
+}  // namespace
+}  // namespace schedlab::fuzz
