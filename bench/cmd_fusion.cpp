@@ -263,6 +263,7 @@ struct ExecOptions {
   std::string inputs;        ///< --inputs: comma-separated .npy files, one per fusion input
   std::string save_outputs;  ///< --save-outputs: a directory for <name>.npy and <name>.ref.npy
   bool isolate = false;      ///< --isolate: run in a child process
+  bool sanitize = false;     ///< --sanitize: run the kernels under the emulation sanitizer
   double timeout_s = 120;    ///< --timeout, with --isolate
 };
 
@@ -322,10 +323,13 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
                     : read_inputs(eo.inputs, *plain.fusion, l.bf.sizes);
   auto want = ref::evaluate(*plain.fusion, inputs, l.bf.sizes);
   std::vector<ref::HostTensor> got;
+  std::vector<runtime::SanitizerFinding> findings;
   if (l.segmented) {
     const segment::Segmentation& s = l.segmented->segmentation;
     auto kernels = sweep::compile_segments(*backend, s, l.bf.sizes);
     got = sweep::run_segments(*backend, s, kernels, inputs, l.bf.sizes);
+    if (eo.sanitize)
+      sweep::run_segments(*backend, s, kernels, inputs, l.bf.sizes, &findings, eo.cache_dir);
     fmt::print("{} on {}: sizes {}, {} segment{}\n", l.bf.def.fusion->name(), backend->name(),
                sweep::sizes_str(l.bf.sizes), s.segments.size(), s.segments.size() == 1 ? "" : "s");
     for (size_t i = 0; i < kernels.size(); ++i) {
@@ -341,6 +345,10 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
     runtime::PreparedKernel p = runtime::prepare(*l.bf.def.fusion, l.bf.sizes);
     auto compiled = backend->compile(p.source);
     got = runtime::execute(*backend, *compiled, p, inputs, l.bf.sizes);
+    if (eo.sanitize)
+      findings = sweep::sanitize_kernel(*backend, p, inputs, l.bf.sizes,
+                                        l.bf.def.fusion->name(), eo.cache_dir)
+                     .findings;
     auto dims = runtime::launch_dims(p.kernel, l.bf.sizes);
     fmt::print(
         "{} on {}: sizes {}, grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index\n",
@@ -349,6 +357,13 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
         dims.shared_bytes, p.source.index_bits);
   }
   sweep::Validation v = sweep::validate(*plain.fusion, l.bf.sizes, got, want);
+  v.add_findings(findings);
+  if (eo.sanitize)
+    fmt::print("  sanitizer: {}\n", findings.empty()
+                                         ? std::string("no findings")
+                                         : fmt::format("{} finding{}", findings.size(),
+                                                       findings.size() == 1 ? "" : "s"));
+  for (const runtime::SanitizerFinding& f : findings) fmt::print("    {}\n", f.message());
   for (size_t i = 0; i < v.outputs.size(); ++i) {
     const sweep::OutputCheck& c = v.outputs[i];
     fmt::print("  output {} ({}): {} (max abs error {:.3g}; rtol {:.3g}, atol {:.3g}){}\n", i,
@@ -430,6 +445,10 @@ Command add_exec_command(CLI::App& app) {
                 "crash or hang is reported (exit 1) instead of taking schedlab down");
   cmd->add_option("--timeout", eo->timeout_s, "With --isolate: seconds before the child is killed")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--sanitize", eo->sanitize,
+                "Also run the kernels under the emulation sanitizer (CPU backend): races, "
+                "out-of-bounds and uninitialised accesses, divergent barriers; any finding "
+                "is printed and exits 1 (docs/sanitizer.md)");
   return {cmd, [fo, eo] { return run_exec(*fo, *eo); }};
 }
 

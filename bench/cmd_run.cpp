@@ -126,7 +126,7 @@ std::vector<report::Table> print_tables(const std::vector<report::Record>& recor
 int failures_exit_code(const std::vector<report::Record>& records) {
   for (const report::Record& r : records)
     if (r.status == report::Status::WrongResult || r.status == report::Status::Crashed ||
-        r.status == report::Status::Timeout)
+        r.status == report::Status::Timeout || r.status == report::Status::Racy)
       return kExitFailures;
   return kExitOk;
 }

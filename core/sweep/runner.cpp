@@ -111,7 +111,7 @@ bool reusable(const report::Record& old, const report::Record& now, int64_t repe
     return false;
   return (old.status == report::Status::Ok &&
           static_cast<int64_t>(old.times_us.size()) == repetitions) ||
-         old.status == report::Status::WrongResult;
+         old.status == report::Status::WrongResult || old.status == report::Status::Racy;
 }
 
 }  // namespace
@@ -366,16 +366,30 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     if (!validate_it) return;
     try {
       std::vector<ref::HostTensor> got;
+      std::vector<runtime::SanitizerFinding> findings;
       {
         auto lock = maybe_lock(launch_mu, in_child);
-        got = runtime::execute(be, *s.compiled, s.kernel, s.reference->inputs, s.bf.sizes);
+        // Under the sanitizer by default: on the CPU backend its traced run
+        // is the validating run; on CUDA it runs beside the GPU's.
+        const bool cpu = !is_cuda(be);
+        if (!cpu || !spec.validation.sanitize)
+          got = runtime::execute(be, *s.compiled, s.kernel, s.reference->inputs, s.bf.sizes);
+        if (spec.validation.sanitize) {
+          runtime::SanitizedRun run =
+              sanitize_kernel(be, s.kernel, s.reference->inputs, s.bf.sizes,
+                              s.bf.def.fusion->name(), options.cache_dir);
+          findings = std::move(run.findings);
+          if (cpu) got = std::move(run.outputs);
+        }
       }
       std::optional<ref::Tolerance> tol;
       if (spec.validation.rtol || spec.validation.atol)
         tol = ref::Tolerance{spec.validation.rtol.value_or(0), spec.validation.atol.value_or(0)};
       Validation v = validate(*s.reference->plain, s.bf.sizes, got, s.reference->want, tol);
+      v.add_findings(findings);
       r.max_abs_error = v.max_abs_error;
       if (!v.outputs.empty()) r.tolerance = {v.outputs[0].tol.rtol, v.outputs[0].tol.atol};
+      if (v.racy()) return fail(s, report::Status::Racy, v.summary());
       if (!v.ok) return fail(s, report::Status::WrongResult, v.summary());
     } catch (const UserError& e) {
       // Launch-time checks (vector alignment, block size) reject the schedule.

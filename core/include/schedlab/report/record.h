@@ -39,10 +39,13 @@ enum class Status {
   WrongResult,    ///< ran, but the outputs differ from the reference
   Crashed,        ///< the plugin or the kernel crashed
   Timeout,        ///< the point exceeded its time limit
+  /// the sanitizer found a race, an out-of-bounds or uninitialised access or
+  /// a divergent barrier (runtime/sanitizer.h): wrong_result-class, never timed
+  Racy,
 };
 
 /// "ok", "rejected", "schedule_error", "compile_error", "wrong_result",
-/// "crashed", "timeout".
+/// "crashed", "timeout", "racy".
 std::string_view status_name(Status s);
 /// The inverse of status_name; nullopt for anything else.
 std::optional<Status> parse_status(std::string_view name);
