@@ -16,15 +16,20 @@ namespace {
 struct CompareOptions {
   std::string base;
   std::string next;
-  std::string threshold = "5%";
+  std::string threshold;  ///< default 5% for times, 0% for predictions
   std::string format = "text";
+  std::string metric = "time";
 };
 
 int run_compare(const CompareOptions& o) {
+  const bool predicted = o.metric == "predicted";
   report::CompareOptions co;
-  co.threshold = report::parse_threshold(o.threshold);
-  report::ResultFile base = report::load_result_file(o.base);
-  report::ResultFile next = report::load_result_file(o.next);
+  co.threshold =
+      report::parse_threshold(o.threshold.empty() ? (predicted ? "0%" : "5%") : o.threshold);
+  co.deterministic = predicted;
+  const report::Metric metric = predicted ? report::Metric::Predicted : report::Metric::Time;
+  report::ResultFile base = report::load_result_file(o.base, metric);
+  report::ResultFile next = report::load_result_file(o.next, metric);
   report::CompareReport r = report::compare(base, next, co);
   if (o.format == "markdown")
     fmt::print("{}", report::render_compare_markdown(r));
@@ -46,8 +51,13 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("base", o->base, "The baseline results (e.g. main.json)")->required();
   cmd->add_option("new", o->next, "The results to check (e.g. branch.json)")->required();
   cmd->add_option("--threshold", o->threshold,
-                  "Smallest change of the median that counts, in percent (default 5%); a "
-                  "change also needs Mann-Whitney U p < 0.05");
+                  "Smallest change of the median that counts, in percent (default 5%; 0% with "
+                  "--metric predicted); a measured change also needs Mann-Whitney U p < 0.05");
+  cmd->add_option("--metric", o->metric,
+                  "time: the measured repetitions; predicted: the performance model's "
+                  "predicted time of sweeps run with --device (deterministic: any change "
+                  "beyond the threshold counts)")
+      ->check(CLI::IsMember({"time", "predicted"}));
   cmd->add_option("--format", o->format, "text, markdown (for a pull request) or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   return {cmd, [o] { return run_compare(*o); }};

@@ -13,6 +13,7 @@
 
 #include "command.h"
 #include "run_common.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/html.h"
 #include "schedlab/report/table.h"
@@ -44,6 +45,10 @@ void SweepOptions::add_to(CLI::App* cmd) {
                 "process: a crash or hang marks that point crashed or timeout");
   cmd->add_option("--timeout", timeout_s, "With --isolate: seconds a point may take (default 120)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--device", device,
+                  "Profile each validated point on this device model (configs/devices; "
+                  "docs/model.md) and record the prediction; on the CPU backend the table "
+                  "ranks by it. none: no profiles (default h200)");
   cmd->allow_extras();  // --benchmark_* flags go to Google Benchmark
   cmd->footer(
       "Google Benchmark's flags (--benchmark_filter, --benchmark_out=FILE, "
@@ -143,6 +148,8 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   ro.fusion_dirs = fusion_dirs(o.fusion_dir_flags);
   ro.only_schedulers = {o.only.begin(), o.only.end()};
   ro.measured = std::move(measured);
+  if (o.device != "none")
+    ro.profile_device = model::load_device(o.device, device_dirs());
   ro.benchmark_args.push_back("schedlab");
   for (const std::string& e : extras) ro.benchmark_args.push_back(e);
   auto progress = std::make_shared<ProgressLine>();

@@ -27,6 +27,7 @@ struct SweepOptions {
   std::vector<std::string> plugin_dirs;
   bool isolate = false;
   double timeout_s = 120;
+  std::string device = "h200";  ///< --device: the model device points are profiled on; "none"
 
   void add_to(CLI::App* cmd);
   sweep::LoadOptions load_options(plugin::Registry& registry) const;

@@ -85,7 +85,7 @@ ResultFile read_google_benchmark(const std::string& path, const Json& doc) {
 }
 
 /// A sweep's JSONL: each record is one benchmark.
-ResultFile read_sweep_jsonl(const std::string& path) {
+ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
   ResultFile f{path, "schedlab-jsonl", {}, {}};
   std::map<std::string, size_t> index;
   for (const Record& r : read_records(path).records) {
@@ -94,6 +94,10 @@ ResultFile read_sweep_jsonl(const std::string& path) {
     BenchmarkSamples s{name, r.times_us, {}};
     if (r.status != Status::Ok)
       s.failure = std::string(status_name(r.status)) + (r.error.empty() ? "" : ": " + r.error);
+    else if (metric == Metric::Predicted && r.prediction)
+      s.times_us = {r.prediction->predicted_us};
+    else if (metric == Metric::Predicted)
+      s = {name, {}, "no prediction (the sweep ran without a device model)"};
     auto [it, fresh] = index.emplace(name, f.benchmarks.size());
     if (fresh)
       f.benchmarks.push_back(std::move(s));
@@ -127,6 +131,9 @@ std::string format_p(const BenchmarkChange& c) {
 }
 
 std::string header_line(const CompareReport& r) {
+  if (r.options.deterministic)
+    return fmt::format("threshold {:g}%, predicted times (deterministic: no test)",
+                       r.options.threshold * 100);
   return fmt::format("threshold {:g}%, Mann-Whitney U p < {:g}", r.options.threshold * 100,
                      r.options.alpha);
 }
@@ -140,6 +147,10 @@ Json summary_json(const std::optional<Summary>& s) {
 }  // namespace
 
 ResultFile load_result_file(const std::string& path) {
+  return load_result_file(path, Metric::Time);
+}
+
+ResultFile load_result_file(const std::string& path, Metric metric) {
   const std::string text = read_text(path);
   const SourceLoc where{path};
   size_t first = text.find_first_not_of(" \t\r\n");
@@ -157,10 +168,16 @@ ResultFile load_result_file(const std::string& path) {
     while (!first_line.empty() && std::isspace(static_cast<unsigned char>(first_line.back())))
       first_line.pop_back();
     if (first_line == "{") user_error_at(where) << "invalid JSON: " << e.what();
-    return read_sweep_jsonl(path);
+    return read_sweep_jsonl(path, metric);
   }
-  if (doc.is_object() && doc.contains("benchmarks")) return read_google_benchmark(path, doc);
-  if (doc.is_object() && doc.contains("schema")) return read_sweep_jsonl(path);  // one record
+  if (doc.is_object() && doc.contains("benchmarks")) {
+    user_assert(metric == Metric::Time)
+        << path << ": --metric predicted needs sweep JSONL files (records carry the "
+        << "prediction); this is Google Benchmark JSON";
+    return read_google_benchmark(path, doc);
+  }
+  if (doc.is_object() && doc.contains("schema"))
+    return read_sweep_jsonl(path, metric);  // one record
   user_error_at(where) << "neither Google Benchmark JSON (an object with a 'benchmarks' array) "
                           "nor schedlab sweep JSONL (one record per line)";
   return {};
@@ -228,15 +245,15 @@ CompareReport compare(const ResultFile& base, const ResultFile& next, const Comp
     if (!n.times_us.empty()) c.next = summarize(n.times_us);
     if (c.base && c.next) {
       c.change = c.base->median > 0 ? (c.next->median - c.base->median) / c.base->median : 0;
-      c.p = mann_whitney_u(b.times_us, n.times_us).p;
-      bool significant = *c.p < o.alpha;
+      if (!o.deterministic) c.p = mann_whitney_u(b.times_us, n.times_us).p;
+      bool significant = o.deterministic || *c.p < o.alpha;
       // A change equal to the threshold is not beyond it, including after the
       // rounding of unit conversion (100 ns -> 0.1 us): hence the 1e-9 slack.
       bool beyond = std::abs(c.change) > o.threshold * (1 + 1e-9);
       c.verdict = !(significant && beyond) ? Verdict::Unchanged
                   : c.change > 0           ? Verdict::Regression
                                            : Verdict::Improvement;
-      if (b.times_us.size() < 2 || n.times_us.size() < 2)
+      if (!o.deterministic && (b.times_us.size() < 2 || n.times_us.size() < 2))
         c.note = "one sample: run with --benchmark_repetitions for a test";
     } else if (c.base) {
       c.verdict = Verdict::Broken;

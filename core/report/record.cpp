@@ -136,6 +136,14 @@ std::string to_json(const Record& r) {
   j["fraction_of_peak"] = number_or_null(r.fraction_of_peak());
   j["max_abs_error"] = number_or_null(r.max_abs_error);
   j["tolerance"] = {{"rtol", r.tolerance.rtol}, {"atol", r.tolerance.atol}};
+  if (r.prediction) {
+    const Prediction& p = *r.prediction;
+    j["prediction"] = {{"device", p.device},
+                       {"predicted_us", p.predicted_us},
+                       {"limiter", p.limiter},
+                       {"bandwidth_fraction", p.bandwidth_fraction},
+                       {"profile", p.profile.empty() ? Json() : Json::parse(p.profile)}};
+  }
   j["key"] = r.key;
   j["timestamp"] = r.timestamp;
   return j.dump();
@@ -204,6 +212,16 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
   Json tol = field<Json>(j, "tolerance", where);
   r.tolerance.rtol = field<double>(tol, "rtol", where, "tolerance");
   r.tolerance.atol = field<double>(tol, "atol", where, "tolerance");
+  if (auto it = j.find("prediction"); it != j.end() && !it->is_null()) {
+    Prediction p;
+    p.device = field<std::string>(*it, "device", where, "prediction");
+    p.predicted_us = field<double>(*it, "predicted_us", where, "prediction");
+    p.limiter = field<std::string>(*it, "limiter", where, "prediction");
+    p.bandwidth_fraction = field<double>(*it, "bandwidth_fraction", where, "prediction");
+    if (auto prof = it->find("profile"); prof != it->end() && !prof->is_null())
+      p.profile = prof->dump();
+    r.prediction = std::move(p);
+  }
   r.key = field<std::string>(j, "key", where);
   r.timestamp = field<std::string>(j, "timestamp", where);
   return r;

@@ -23,6 +23,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/isolate/isolate.h"
+#include "schedlab/model/profile.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/cuda_backend.h"
@@ -396,6 +397,30 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     }
   };
 
+  // The performance model's prediction of a validated point, traced on a
+  // CPU backend (this one, or one made for it when the sweep runs on CUDA).
+  // Traced launches take launch_mu like every other launch of phase 1.
+  std::unique_ptr<runtime::Backend> profile_cpu;
+  auto profile = [&](size_t i) {
+    PointState& s = states[i];
+    if (!options.profile_device || s.rec.status != report::Status::Ok ||
+        s.kernel.source.source.empty())
+      return;
+    std::lock_guard lock(launch_mu);
+    if (is_cuda(backend) && !profile_cpu) profile_cpu = make_backend("cpu", options.cache_dir);
+    runtime::Backend& cpu = is_cuda(backend) ? *profile_cpu : backend;
+    model::ProfileOptions po;
+    po.cache_dir = options.cache_dir;
+    try {
+      s.rec.prediction = model::record_prediction(
+          model::profile_kernel(cpu, s.kernel, *s.bf.def.fusion, s.bf.sizes, s.rec.bytes_moved,
+                                *options.profile_device, po, s.rec.fusion));
+    } catch (const UserError& e) {
+      // The point stays ok (it validated); its record says why it has no prediction.
+      s.rec.error = std::string("no prediction: ") + e.what();
+    }
+  };
+
   auto phase1 = [&](size_t i) {
     if (!identify(i)) return;
     PointState& s = states[i];
@@ -472,6 +497,7 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
         for (size_t i; (i = next++) < round;) {
           try {
             phase1(i);
+            profile(i);
           } catch (const std::exception& e) {
             // A bug in schedlab (InternalError or worse): the point is marked,
             // the sweep goes on, and the run reports it.

@@ -70,6 +70,16 @@ struct Tolerance {
 using SizeList = std::vector<std::pair<std::string, int64_t>>;
 using ConfigList = std::vector<std::pair<std::string, std::string>>;
 
+/// The performance model's prediction for a point's kernel on a device model
+/// (docs/model.md). Deterministic: the same kernel predicts the same.
+struct Prediction {
+  std::string device;          ///< the device model, e.g. "h200"
+  double predicted_us = 0;     ///< the roofline's time
+  std::string limiter;         ///< "dram", "bank conflicts", "issue", ...
+  double bandwidth_fraction = 0;  ///< ideal bytes / predicted time / peak bandwidth
+  std::string profile;         ///< the whole profile, a JSON array (model::profiles_json)
+};
+
 /// One sweep point and its outcome.
 struct Record {
   std::string sweep;                    ///< the sweep's name
@@ -89,6 +99,7 @@ struct Record {
   int64_t bytes_moved = 0;              ///< bytes read + written by one run; 0 if unknown
   std::optional<double> max_abs_error;  ///< from validation; nullopt if not validated
   Tolerance tolerance;                  ///< the tolerance validation used
+  std::optional<Prediction> prediction; ///< the model's, when the sweep profiled the point
   std::string key;                      ///< record_key() of this point
   std::string timestamp;                ///< when it finished, ISO 8601 UTC
 

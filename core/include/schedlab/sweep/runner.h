@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "schedlab/model/device.h"
 #include "schedlab/report/record.h"
 #include "schedlab/runtime/kernel.h"
 #include "schedlab/sweep/spec.h"
@@ -61,6 +62,9 @@ struct RunOptions {
   /// Makes each search's strategy; empty: make_strategy(spec.strategy, ...).
   /// How a model-guided search plugs in (and how tests drive an adaptive one).
   std::function<std::unique_ptr<SearchStrategy>(const SearchProblem&)> strategy;
+  /// Profile every validated point on this device model (model/profile.h):
+  /// its record then carries the prediction. Unset: no profiles.
+  std::optional<model::DeviceModel> profile_device;
   /// Called with each record as it becomes final (progress, live output).
   std::function<void(const report::Record&, size_t done, size_t total)> on_record;
 };
