@@ -18,17 +18,22 @@ namespace {
 struct CompareOptions {
   std::string base;
   std::string next;
-  std::string threshold;  ///< "" : the default (see report::CompareOptions)
+  std::string threshold;  ///< "" : the default (see report::CompareOptions; 0% for predictions)
   std::string format = "text";
+  std::string metric = "time";
   bool include_unchanged_kernels = false;
 };
 
 int run_compare(const CompareOptions& o) {
+  const bool predicted = o.metric == "predicted";
   report::CompareOptions co;
-  if (!o.threshold.empty()) co.threshold = report::parse_threshold(o.threshold);
+  if (!o.threshold.empty() || predicted)
+    co.threshold = report::parse_threshold(o.threshold.empty() ? "0%" : o.threshold);
+  co.deterministic = predicted;
   co.include_unchanged_kernels = o.include_unchanged_kernels;
-  report::ResultFile base = report::load_result_file(o.base);
-  report::ResultFile next = report::load_result_file(o.next);
+  const report::Metric metric = predicted ? report::Metric::Predicted : report::Metric::Time;
+  report::ResultFile base = report::load_result_file(o.base, metric);
+  report::ResultFile next = report::load_result_file(o.next, metric);
   report::CompareReport r = report::compare(base, next, co);
   if (o.format == "markdown")
     fmt::print("{}", report::render_compare_markdown(r));
@@ -52,10 +57,16 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("--threshold", o->threshold,
                   "Smallest change of the median that counts, in percent (default: the sweep's "
                   "min_effect, else 10% for CPU emulation and 2% on a GPU; 5% for Google "
-                  "Benchmark files); a change also needs Mann-Whitney U p < 0.05");
+                  "Benchmark files; 0% with --metric predicted); a measured change also needs "
+                  "Mann-Whitney U p < 0.05");
   cmd->add_flag("--include-unchanged-kernels", o->include_unchanged_kernels,
                 "Also judge benchmarks whose kernel (source and launch) did not change; by "
                 "default their differences are noise and never flagged");
+  cmd->add_option("--metric", o->metric,
+                  "time: the measured repetitions; predicted: the performance model's "
+                  "predicted time of sweeps run with --device (deterministic: any change "
+                  "beyond the threshold counts)")
+      ->check(CLI::IsMember({"time", "predicted"}));
   cmd->add_option("--format", o->format, "text, markdown (for a pull request) or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   return {cmd, [o] { return run_compare(*o); }};

@@ -17,6 +17,7 @@
 #include "schedlab/frontend/schedule_script.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/isolate/isolate.h"
+#include "schedlab/model/profile.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/npy.h"
 #include "schedlab/runtime/cuda_backend.h"
@@ -27,14 +28,31 @@
 
 namespace schedlab::cli {
 
-std::vector<std::string> fusion_dirs(const std::vector<std::string>& flags) {
-  std::vector<std::string> dirs = flags;
-  if (const char* env = std::getenv("SCHEDLAB_FUSION_PATH")) {
+namespace {
+
+/// The directories of a colon-separated path variable, in order.
+std::vector<std::string> path_variable(const char* name) {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv(name)) {
     std::stringstream ss(env);
     for (std::string d; std::getline(ss, d, ':');)
       if (!d.empty()) dirs.push_back(d);
   }
+  return dirs;
+}
+
+}  // namespace
+
+std::vector<std::string> fusion_dirs(const std::vector<std::string>& flags) {
+  std::vector<std::string> dirs = flags;
+  for (std::string& d : path_variable("SCHEDLAB_FUSION_PATH")) dirs.push_back(std::move(d));
   dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/fusions");
+  return dirs;
+}
+
+std::vector<std::string> device_dirs() {
+  std::vector<std::string> dirs = path_variable("SCHEDLAB_DEVICE_PATH");
+  dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/devices");
   return dirs;
 }
 
@@ -168,8 +186,55 @@ void show_segment_stage(const sweep::SegmentedFusion& sf, size_t i, const ir::Si
   fmt::print("{}", stage == "cuda" ? p.source.source : codegen::print_kernel(p.kernel));
 }
 
-int run_show(const FusionOptions& o, const std::string& stage, bool segments) {
+/// `show --stage profile`: each kernel's profile on a device model
+/// (docs/model.md), as text or JSON. The plugins schedule for that device.
+struct ProfileFlags {
+  std::string device = model::kDefaultDevice;               ///< --device
+  std::string format = "text";                              ///< --format
+  int64_t max_blocks = model::ProfileOptions{}.max_blocks;  ///< --sample-blocks
+};
+
+int show_profile(const FusionOptions& o, const ProfileFlags& flags) {
+  const model::DeviceModel device =
+      model::load_device(flags.device, device_dirs());
+  Loaded l = load(o, model::device_properties(device));
+  auto cpu = sweep::make_backend("cpu");
+  model::ProfileOptions options;
+  options.max_blocks = flags.max_blocks;
+  const std::string name = l.bf.def.fusion->name();
+  std::vector<model::KernelProfile> profiles;
+  if (l.segmented) {
+    const segment::Segmentation& s = l.segmented->segmentation;
+    for (size_t i = 0; i < s.segments.size(); ++i) {
+      const ir::Fusion& f = *s.segments[i].fusion.fusion;
+      profiles.push_back(model::profile_kernel(
+          *cpu, runtime::prepare(f, l.bf.sizes), f, l.bf.sizes, sweep::io_bytes(f, l.bf.sizes),
+          device, options,
+          s.segments.size() == 1
+              ? name
+              : fmt::format("{} segment {} ({})", name, i, s.segments[i].scheduler)));
+    }
+  } else {
+    const ir::Fusion& f = *l.bf.def.fusion;
+    profiles.push_back(model::profile_kernel(*cpu, runtime::prepare(f, l.bf.sizes), f, l.bf.sizes,
+                                             sweep::io_bytes(f, l.bf.sizes), device, options,
+                                             name));
+  }
+  if (flags.format == "json") {
+    fmt::print("{}\n", model::profiles_json(profiles));
+    return kExitOk;
+  }
+  fmt::print("// {} ({})\n// sizes: {}\n", name, l.bf.path, sweep::sizes_str(l.bf.sizes));
+  fmt::print("{}", model::format_profiles(profiles));
+  return kExitOk;
+}
+
+int run_show(const FusionOptions& o, const std::string& stage, bool segments,
+             const ProfileFlags& profile) {
   if (segments) return show_segments(o);
+  if (stage == "profile") return show_profile(o, profile);
+  user_assert(profile.format == "text")
+      << "--format json is for --stage profile; the other stages print text";
   // The math does not depend on the schedule: no plugin is consulted for it.
   Loaded l = load(o, {}, /*segment=*/stage != "math");
   const ir::Fusion& f = *l.bf.def.fusion;
@@ -198,6 +263,7 @@ struct ExecOptions {
   std::string inputs;        ///< --inputs: comma-separated .npy files, one per fusion input
   std::string save_outputs;  ///< --save-outputs: a directory for <name>.npy and <name>.ref.npy
   bool isolate = false;      ///< --isolate: run in a child process
+  bool sanitize = false;     ///< --sanitize: run the kernels under the emulation sanitizer
   double timeout_s = 120;    ///< --timeout, with --isolate
 };
 
@@ -257,10 +323,13 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
                     : read_inputs(eo.inputs, *plain.fusion, l.bf.sizes);
   auto want = ref::evaluate(*plain.fusion, inputs, l.bf.sizes);
   std::vector<ref::HostTensor> got;
+  std::vector<runtime::SanitizerFinding> findings;
   if (l.segmented) {
     const segment::Segmentation& s = l.segmented->segmentation;
     auto kernels = sweep::compile_segments(*backend, s, l.bf.sizes);
     got = sweep::run_segments(*backend, s, kernels, inputs, l.bf.sizes);
+    if (eo.sanitize)
+      sweep::run_segments(*backend, s, kernels, inputs, l.bf.sizes, &findings, eo.cache_dir);
     fmt::print("{} on {}: sizes {}, {} segment{}\n", l.bf.def.fusion->name(), backend->name(),
                sweep::sizes_str(l.bf.sizes), s.segments.size(), s.segments.size() == 1 ? "" : "s");
     for (size_t i = 0; i < kernels.size(); ++i) {
@@ -276,6 +345,10 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
     runtime::PreparedKernel p = runtime::prepare(*l.bf.def.fusion, l.bf.sizes);
     auto compiled = backend->compile(p.source);
     got = runtime::execute(*backend, *compiled, p, inputs, l.bf.sizes);
+    if (eo.sanitize)
+      findings = sweep::sanitize_kernel(*backend, p, inputs, l.bf.sizes,
+                                        l.bf.def.fusion->name(), eo.cache_dir)
+                     .findings;
     auto dims = runtime::launch_dims(p.kernel, l.bf.sizes);
     fmt::print(
         "{} on {}: sizes {}, grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index\n",
@@ -284,6 +357,13 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
         dims.shared_bytes, p.source.index_bits);
   }
   sweep::Validation v = sweep::validate(*plain.fusion, l.bf.sizes, got, want);
+  v.add_findings(findings);
+  if (eo.sanitize)
+    fmt::print("  sanitizer: {}\n", findings.empty()
+                                         ? std::string("no findings")
+                                         : fmt::format("{} finding{}", findings.size(),
+                                                       findings.size() == 1 ? "" : "s"));
+  for (const runtime::SanitizerFinding& f : findings) fmt::print("    {}\n", f.message());
   for (size_t i = 0; i < v.outputs.size(); ++i) {
     const sweep::OutputCheck& c = v.outputs[i];
     fmt::print("  output {} ({}): {} (max abs error {:.3g}; rtol {:.3g}, atol {:.3g}){}\n", i,
@@ -320,6 +400,7 @@ Command add_show_command(CLI::App& app) {
   auto o = std::make_shared<FusionOptions>();
   auto stage = std::make_shared<std::string>("math");
   auto segments = std::make_shared<bool>(false);
+  auto profile = std::make_shared<ProfileFlags>();
   CLI::App* cmd = app.add_subcommand("show", "Print a fusion at a stage of the pipeline");
   o->add_to(cmd);
   cmd->add_flag("--segments", *segments,
@@ -327,9 +408,19 @@ Command add_show_command(CLI::App& app) {
                 "every offer with each plugin's reason for rejecting it");
   cmd->add_option("--stage", *stage,
                   "math: the fusion IR; schedule: the scheduled tensors; kernel: the lowered "
-                  "kernel; cuda: the whole CUDA translation unit")
-      ->check(CLI::IsMember({"math", "schedule", "kernel", "cuda"}));
-  return {cmd, [o, stage, segments] { return run_show(*o, *stage, *segments); }};
+                  "kernel; cuda: the whole CUDA translation unit; profile: the performance "
+                  "model's prediction for each kernel on --device (docs/model.md)")
+      ->check(CLI::IsMember({"math", "schedule", "kernel", "cuda", "profile"}));
+  cmd->add_option("--device", profile->device,
+                  "With --stage profile: a device model of configs/devices (h200, h100-sxm, "
+                  "a100-80g, l40s, rtx4090) or a path to one");
+  cmd->add_option("--format", profile->format, "With --stage profile: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--sample-blocks", profile->max_blocks,
+                  "With --stage profile: trace at most about this many blocks of a large grid "
+                  "and scale the counts (0: every block)")
+      ->check(CLI::NonNegativeNumber);
+  return {cmd, [o, stage, segments, profile] { return run_show(*o, *stage, *segments, *profile); }};
 }
 
 Command add_exec_command(CLI::App& app) {
@@ -354,6 +445,10 @@ Command add_exec_command(CLI::App& app) {
                 "crash or hang is reported (exit 1) instead of taking schedlab down");
   cmd->add_option("--timeout", eo->timeout_s, "With --isolate: seconds before the child is killed")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--sanitize", eo->sanitize,
+                "Also run the kernels under the emulation sanitizer (CPU backend): races, "
+                "out-of-bounds and uninitialised accesses, divergent barriers; any finding "
+                "is printed and exits 1 (docs/sanitizer.md)");
   return {cmd, [fo, eo] { return run_exec(*fo, *eo); }};
 }
 

@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "run_common.h"
+#include "schedlab/model/accuracy.h"
 #include "schedlab/report/html.h"
 #include "schedlab/report/table.h"
 
@@ -19,6 +20,7 @@ struct ReportOptions {
   std::string baseline;
   std::string csv, json, html;
   std::string heatmap;  ///< SCHEDULER:X:Y
+  bool model_error = false;  ///< --model-error
 };
 
 int run_report(const ReportOptions& o) {
@@ -47,6 +49,8 @@ int run_report(const ReportOptions& o) {
   if (!o.html.empty()) {
     write_file(o.html, report::render_html(records, to, ho));
   }
+  if (o.model_error)
+    fmt::print("\n{}", model::render_accuracy(model::model_accuracy(records)));
   return kExitOk;
 }
 
@@ -65,6 +69,9 @@ Command add_report_command(CLI::App& app) {
   cmd->add_option("--html", o->html, "Also write a self-contained HTML report to this file");
   cmd->add_option("--heatmap", o->heatmap,
                   "With --html: SCHEDULER:X:Y, the heatmap of time over parameters X and Y");
+  cmd->add_flag("--model-error", o->model_error,
+                "Also print each GPU-measured point's predicted time, the model's error, and "
+                "the rank correlation of predictions and measurements (docs/model.md)");
   return {cmd, [o] { return run_report(*o); }};
 }
 

@@ -13,6 +13,7 @@
 
 #include "command.h"
 #include "run_common.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/ab.h"
 #include "schedlab/report/html.h"
@@ -50,6 +51,10 @@ void SweepOptions::add_to(CLI::App* cmd) {
                   "The old build (.so) of a plugin the sweep uses: each scheduler using it gets a "
                   "twin NAME@old run by the old build, timed in the same interleaved rounds, "
                   "and the new/old ratios are printed after the table");
+  cmd->add_option("--device", device,
+                  "Profile each validated point on this device model (configs/devices; "
+                  "docs/model.md) and record the prediction; on the CPU backend the table "
+                  "ranks by it. none: no profiles (default h200)");
   cmd->allow_extras();  // --benchmark_* flags go to Google Benchmark
   cmd->footer(
       "Google Benchmark's flags (--benchmark_filter, --benchmark_out=FILE, "
@@ -127,7 +132,7 @@ std::vector<report::Table> print_tables(const std::vector<report::Record>& recor
 int failures_exit_code(const std::vector<report::Record>& records) {
   for (const report::Record& r : records)
     if (r.status == report::Status::WrongResult || r.status == report::Status::Crashed ||
-        r.status == report::Status::Timeout)
+        r.status == report::Status::Timeout || r.status == report::Status::Racy)
       return kExitFailures;
   return kExitOk;
 }
@@ -150,6 +155,8 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   ro.only_schedulers = {o.only.begin(), o.only.end()};
   ro.measured = std::move(measured);
   ro.plugin_swaps = swaps;
+  if (o.device != "none")
+    ro.profile_device = model::load_device(o.device, device_dirs());
   ro.benchmark_args.push_back("schedlab");
   for (const std::string& e : extras) ro.benchmark_args.push_back(e);
   auto progress = std::make_shared<ProgressLine>();

@@ -40,5 +40,8 @@ void add_plugin_dir_option(CLI::App* cmd, std::vector<std::string>& dirs);
 /// Where fusion names are looked up: `flags` (--fusion-dir), then
 /// $SCHEDLAB_FUSION_PATH (colon-separated), then the source tree's configs/fusions.
 std::vector<std::string> fusion_dirs(const std::vector<std::string>& flags);
+/// Where --device names resolve: $SCHEDLAB_DEVICE_PATH (colon-separated),
+/// then configs/devices.
+std::vector<std::string> device_dirs();
 
 }  // namespace schedlab::cli

@@ -29,6 +29,7 @@ struct SweepOptions {
   bool isolate = false;
   double timeout_s = 120;
   std::string ab;  ///< --ab OLD.so: the old build of a plugin, measured beside the current one
+  std::string device = "h200";  ///< --device: the model device points are profiled on; "none"
 
   void add_to(CLI::App* cmd);
   sweep::LoadOptions load_options(plugin::Registry& registry) const;

@@ -40,6 +40,9 @@ std::string format_p(const BenchmarkChange& c) {
 }
 
 std::string header_line(const CompareReport& r) {
+  if (r.options.deterministic)
+    return fmt::format("threshold {:g}%, predicted times (deterministic: no test)",
+                       r.options.threshold.value_or(0) * 100);
   return fmt::format("threshold {}, Mann-Whitney U p < {:g}{}",
                      r.options.threshold ? fmt::format("{:g}%", *r.options.threshold * 100)
                                          : std::string("the sweep's minimum effect"),
@@ -124,11 +127,11 @@ void judge(BenchmarkChange& c, const BenchmarkSamples& b, const BenchmarkSamples
            const CompareOptions& o, bool google_benchmark) {
   c.change = c.base->median > 0 ? (c.next->median - c.base->median) / c.base->median : 0;
   c.ratio = unpaired_ratio(n.times_us, b.times_us);
-  c.p = c.ratio->p;
+  if (!o.deterministic) c.p = c.ratio->p;
   c.same_kernel = !b.kernel.empty() && b.kernel == n.kernel;
   const double threshold =
       o.threshold.value_or(google_benchmark ? 0.05 : b.min_effect.value_or(0.05));
-  bool significant = *c.p < o.alpha;
+  bool significant = o.deterministic || *c.p < o.alpha;
   // A change equal to the threshold is not beyond it, including after the
   // rounding of unit conversion (100 ns -> 0.1 us): hence the 1e-9 slack.
   bool beyond = std::abs(c.change) > threshold * (1 + 1e-9);
@@ -140,11 +143,13 @@ void judge(BenchmarkChange& c, const BenchmarkSamples& b, const BenchmarkSamples
     notes.push_back(fmt::format("{} now picks {} instead of {}: {}",
                                 b.role == "best" ? "best config" : c.scheduler,
                                 n.config, b.config, factor(c.ratio->ratio)));
-  if (c.same_kernel && !o.include_unchanged_kernels) {
+  // Predictions are deterministic: the same kernel predicted differently is
+  // a changed model, reported as such.
+  if (c.same_kernel && !o.include_unchanged_kernels && !o.deterministic) {
     c.verdict = Verdict::Unchanged;
     notes.push_back("same kernel");
   }
-  if (b.times_us.size() < 2 || n.times_us.size() < 2)
+  if (!o.deterministic && (b.times_us.size() < 2 || n.times_us.size() < 2))
     notes.push_back("one sample: run with --benchmark_repetitions for a test");
   for (const std::string& x : notes) c.note += (c.note.empty() ? "" : "; ") + x;
 }
@@ -296,6 +301,7 @@ std::string render_compare_json(const CompareReport& r) {
   j["base"] = r.base_path;
   j["new"] = r.new_path;
   j["threshold"] = r.options.threshold ? Json(*r.options.threshold) : Json(nullptr);
+  j["deterministic"] = r.options.deterministic;
   j["include_unchanged_kernels"] = r.options.include_unchanged_kernels;
   j["geomean_ratio"] = r.geomean_ratio() ? Json(*r.geomean_ratio()) : Json(nullptr);
   j["emulated"] = r.emulated;

@@ -215,6 +215,8 @@ std::string short_status(Status s) {
       return "crashed";
     case Status::Timeout:
       return "timeout";
+    case Status::Racy:
+      return "racy";
     case Status::Ok:
       break;
   }

@@ -17,8 +17,9 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-constexpr std::array<std::string_view, 7> kStatusNames = {
-    "ok", "rejected", "schedule_error", "compile_error", "wrong_result", "crashed", "timeout"};
+constexpr std::array<std::string_view, 8> kStatusNames = {
+    "ok",           "rejected", "schedule_error", "compile_error",
+    "wrong_result", "crashed",  "timeout",        "racy"};
 
 /// Reads `key` of `j` as T; a missing key or a wrong type is a user error at
 /// `where` naming the key.
@@ -153,6 +154,14 @@ std::string to_json(const Record& r) {
   j["fraction_of_peak"] = number_or_null(r.fraction_of_peak());
   j["max_abs_error"] = number_or_null(r.max_abs_error);
   j["tolerance"] = {{"rtol", r.tolerance.rtol}, {"atol", r.tolerance.atol}};
+  if (r.prediction) {
+    const Prediction& p = *r.prediction;
+    j["prediction"] = {{"device", p.device},
+                       {"predicted_us", p.predicted_us},
+                       {"limiter", p.limiter},
+                       {"bandwidth_fraction", p.bandwidth_fraction},
+                       {"profile", p.profile.empty() ? Json() : Json::parse(p.profile)}};
+  }
   j["key"] = r.key;
   j["timestamp"] = r.timestamp;
   j["baseline"] = r.baseline;
@@ -215,7 +224,7 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
   if (!st)
     user_error_at(where) << "unknown status '" << status
                          << "'; expected ok, rejected, schedule_error, compile_error, "
-                            "wrong_result, crashed or timeout";
+                            "wrong_result, crashed, timeout or racy";
   r.status = *st;
   r.error = field<std::string>(j, "error", where);
   r.times_us = field<std::vector<double>>(j, "times_us", where);
@@ -228,6 +237,16 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
   Json tol = field<Json>(j, "tolerance", where);
   r.tolerance.rtol = field<double>(tol, "rtol", where, "tolerance");
   r.tolerance.atol = field<double>(tol, "atol", where, "tolerance");
+  if (auto it = j.find("prediction"); it != j.end() && !it->is_null()) {
+    Prediction p;
+    p.device = field<std::string>(*it, "device", where, "prediction");
+    p.predicted_us = field<double>(*it, "predicted_us", where, "prediction");
+    p.limiter = field<std::string>(*it, "limiter", where, "prediction");
+    p.bandwidth_fraction = field<double>(*it, "bandwidth_fraction", where, "prediction");
+    if (auto prof = it->find("profile"); prof != it->end() && !prof->is_null())
+      p.profile = prof->dump();
+    r.prediction = std::move(p);
+  }
   r.key = field<std::string>(j, "key", where);
   r.timestamp = field<std::string>(j, "timestamp", where);
   // Optional: files from before these fields read as the defaults.

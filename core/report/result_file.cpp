@@ -94,7 +94,7 @@ ResultFile read_google_benchmark(const std::string& path, const Json& doc) {
 
 /// A sweep's JSONL: one benchmark per record (the last record of a point
 /// wins: a rerun), then the heuristic-level and best-config views.
-ResultFile read_sweep_jsonl(const std::string& path) {
+ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
   ResultFile f{path, "schedlab-jsonl", {}, {}, false};
   std::vector<Record> records;
   std::map<std::string, size_t> index;
@@ -118,12 +118,18 @@ ResultFile read_sweep_jsonl(const std::string& path) {
       f.devices.push_back(dev);
     f.emulated |= r.device.emulated;
   }
-  auto entry = [](const Record& r, std::string name) {
+  auto entry = [metric](const Record& r, std::string name) {
     BenchmarkSamples s{std::move(name), r.times_us, {}, r.scheduler, r.config_label(),
                        r.kernel_hash.empty() ? "" : r.kernel_hash + "|" + r.launch,
                        r.min_effect, ""};
-    if (r.status != Status::Ok)
+    if (r.status != Status::Ok) {
       s.failure = std::string(status_name(r.status)) + (r.error.empty() ? "" : ": " + r.error);
+    } else if (metric == Metric::Predicted && r.prediction) {
+      s.times_us = {r.prediction->predicted_us};
+    } else if (metric == Metric::Predicted) {
+      s.times_us.clear();
+      s.failure = "no prediction (the sweep ran without a device model)";
+    }
     if (s.min_effect == std::nullopt) s.min_effect = default_min_effect(r.device);
     return s;
   };
@@ -156,6 +162,10 @@ std::string record_benchmark_name(const Record& r) {
 }
 
 ResultFile load_result_file(const std::string& path) {
+  return load_result_file(path, Metric::Time);
+}
+
+ResultFile load_result_file(const std::string& path, Metric metric) {
   const std::string text = read_text(path);
   const SourceLoc where{path};
   size_t first = text.find_first_not_of(" \t\r\n");
@@ -173,10 +183,16 @@ ResultFile load_result_file(const std::string& path) {
     while (!first_line.empty() && std::isspace(static_cast<unsigned char>(first_line.back())))
       first_line.pop_back();
     if (first_line == "{") user_error_at(where) << "invalid JSON: " << e.what();
-    return read_sweep_jsonl(path);
+    return read_sweep_jsonl(path, metric);
   }
-  if (doc.is_object() && doc.contains("benchmarks")) return read_google_benchmark(path, doc);
-  if (doc.is_object() && doc.contains("schema")) return read_sweep_jsonl(path);  // one record
+  if (doc.is_object() && doc.contains("benchmarks")) {
+    user_assert(metric == Metric::Time)
+        << path << ": --metric predicted needs sweep JSONL files (records carry the "
+        << "prediction); this is Google Benchmark JSON";
+    return read_google_benchmark(path, doc);
+  }
+  if (doc.is_object() && doc.contains("schema"))
+    return read_sweep_jsonl(path, metric);  // one record
   user_error_at(where) << "neither Google Benchmark JSON (an object with a 'benchmarks' array) "
                           "nor schedlab sweep JSONL (one record per line)";
   return {};

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -39,21 +40,27 @@ std::string why_none(const std::vector<const Record*>& failed) {
   return out;
 }
 
-void fill_cell(TableCell& c, const std::vector<const Record*>& records) {
+/// What ranks a cell's records: the prediction when the table is ranked on
+/// a device model, else the median.
+double rank_key(const Record& r, bool predicted) {
+  return predicted ? r.prediction->predicted_us : r.summary().median;
+}
+
+void fill_cell(TableCell& c, const std::vector<const Record*>& records, bool predicted) {
   c.points = records.size();
   std::vector<const Record*> failed;
-  double best_median = 0;
+  double best_key = 0;
   for (const Record* r : records) {
     if (r->status != Status::Ok) {
       failed.push_back(r);
       continue;
     }
     ++c.ok_points;
-    Summary s = r->summary();
-    if (!c.best || s.median < best_median) {
+    double key = rank_key(*r, predicted);
+    if (!c.best || key < best_key) {
       c.best = *r;
-      c.stats = s;
-      best_median = s.median;
+      c.stats = r->summary();
+      best_key = key;
     }
   }
   if (!c.best && !records.empty()) c.why_none = why_none(failed);
@@ -78,6 +85,13 @@ std::string section_title(const Table& t) {
 }
 
 std::string legend(const Table& t) {
+  if (!t.predicted_on.empty())
+    return fmt::format(
+        "baseline: {}{}. ranked by the predicted time on the {} device model (a prediction "
+        "of the performance model, docs/model.md); median = CPU emulation time in us; "
+        "* = the prediction differs from the baseline's",
+        t.baseline, t.baseline_defaulted ? " (the first scheduler; none was named)" : "",
+        t.predicted_on);
   return fmt::format(
       "baseline: {}{}. median and spread (IQR, q3 - q1) of the repetitions in us; speedup over "
       "the baseline [95% interval]; * = differs: Wilcoxon signed-rank on the interleaved rounds "
@@ -90,7 +104,8 @@ std::string legend(const Table& t) {
 std::string speedup_text(const Table& t, const TableCell& c) {
   if (!c.same_kernel_as.empty()) return fmt::format("same kernel as `{}`", c.same_kernel_as);
   if (!c.speedup) return "-";
-  if (c.scheduler == t.baseline || !c.estimate) return fmt::format("{:.2f}x ", *c.speedup);
+  if (c.scheduler == t.baseline || !c.estimate)
+    return fmt::format("{:.2f}x{}", *c.speedup, c.significant ? "*" : " ");
   return fmt::format("{:.2f}x [{:.2f}, {:.2f}]{}", *c.speedup, c.estimate->lo, c.estimate->hi,
                      c.significant ? "*" : " ");
 }
@@ -115,8 +130,10 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
     if (!out.empty()) out += "\n";
     out += paint(section_title(t), kBold, colour) + "\n" + legend(t) + "\n";
     std::vector<std::vector<Text>> lines;
+    const bool predicted = !t.predicted_on.empty();
     std::vector<std::string> head = {"fusion", "size", "scheduler", "best config", "median",
                                      "IQR",    "GB/s", "% peak",    "speedup"};
+    if (predicted) head.insert(head.begin() + 4, "predicted " + t.predicted_on);
     if (delta) head.push_back("change");
     std::vector<Text> h;
     for (auto& s : head) h.push_back({s});
@@ -135,6 +152,7 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
           double gbps = c.best->gbps();
           const char* sc = !c.significant ? nullptr : *c.speedup > 1 ? kGreen : kRed;
           l.push_back({c.best->config_label()});
+          if (predicted) l.push_back({fmt_us(c.best->prediction->predicted_us)});
           l.push_back({fmt_us(c.stats->median)});
           l.push_back({fmt_us(c.stats->iqr())});
           l.push_back({gbps > 0 ? fmt::format("{:.1f}", gbps) : "-"});
@@ -142,7 +160,7 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
           l.push_back({speedup_text(t, c), sc});
         } else {
           l.push_back({"no valid point", kYellow});
-          for (int i = 0; i < 5; ++i) l.push_back({""});
+          for (int i = 0; i < (predicted ? 6 : 5); ++i) l.push_back({""});
           notes.push_back(fmt::format("    {}: {}", c.scheduler, c.why_none));
           note_after.push_back(lines.size());
         }
@@ -238,12 +256,25 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
                                      : t.schedulers.front();
     t.baseline_defaulted = o.baseline.empty() && recorded.empty();
     t.min_effect = o.min_effect.value_or(min_effect_of(*recs.front()));
+    // Emulated timings say nothing about GPU speed: rank on the device model
+    // when every ok record was predicted on the same one.
+    if (t.device.emulated) {
+      std::vector<std::string> models;
+      bool all = true;
+      for (const Record* r : recs)
+        if (r->status == Status::Ok) {
+          all = all && r->prediction.has_value();
+          if (r->prediction) index_of(models, r->prediction->device);
+        }
+      if (all && models.size() == 1) t.predicted_on = models.front();
+    }
+    const bool predicted = !t.predicted_on.empty();
     for (size_t ri = 0; ri < row_keys.size(); ++ri) {
       TableRow row{row_keys[ri].first, row_keys[ri].second, {}};
       for (size_t ci = 0; ci < t.schedulers.size(); ++ci) {
         TableCell c;
         c.scheduler = t.schedulers[ci];
-        fill_cell(c, grid[{ri, ci}]);
+        fill_cell(c, grid[{ri, ci}], predicted);
         row.cells.push_back(std::move(c));
       }
       const TableCell* base = t.cell(row, t.baseline);
@@ -251,6 +282,11 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
         if (!c.best || !base || !base->best) continue;
         const Record& b = *base->best;
         const Record& x = *c.best;
+        if (predicted) {
+          c.speedup = base->best->prediction->predicted_us / c.best->prediction->predicted_us;
+          c.significant = c.scheduler != t.baseline && std::abs(*c.speedup - 1) > 1e-12;
+          continue;
+        }
         c.speedup = 1;
         if (c.scheduler == t.baseline) continue;
         if (same_kernel(x, b)) {
@@ -316,7 +352,7 @@ std::string render_csv(const std::vector<Table>& tables) {
   std::string out =
       "sweep,device,backend,emulated,fusion,size,scheduler,baseline,points,ok_points,config,"
       "repetitions,median_us,q1_us,q3_us,iqr_us,min_us,max_us,gbps,percent_of_peak,speedup,"
-      "p_value,significant,no_valid_point\n";
+      "p_value,significant,predicted_us,predicted_on,no_valid_point\n";
   for (const Table& t : tables)
     for (const TableRow& row : t.rows)
       for (const TableCell& c : row.cells) {
@@ -347,6 +383,11 @@ std::string render_csv(const std::vector<Table>& tables) {
           f.insert(f.end(), 13, "");
           f.push_back(c.why_none);
         }
+        // The prediction's columns come before the last one (no_valid_point).
+        const bool has_prediction = c.best && c.best->prediction;
+        f.insert(f.end() - 1,
+                 {has_prediction ? fmt::format("{}", c.best->prediction->predicted_us) : "",
+                  has_prediction ? c.best->prediction->device : ""});
         std::string line;
         for (const std::string& x : f) line += (line.empty() ? "" : ",") + csv_field(x);
         out += line + "\n";
@@ -385,6 +426,11 @@ std::string render_json(const std::vector<Table>& tables) {
           j["significant"] = c.significant;
           j["same_kernel_as"] = c.same_kernel_as;
           j["key"] = c.best->key;
+          if (c.best->prediction) {
+            j["predicted_us"] = c.best->prediction->predicted_us;
+            j["predicted_on"] = c.best->prediction->device;
+            j["limiter"] = c.best->prediction->limiter;
+          }
         } else {
           j["no_valid_point"] = c.why_none;
         }
@@ -401,6 +447,7 @@ std::string render_json(const std::vector<Table>& tables) {
                 {"peak_gbps", t.device.peak_gbps}}},
               {"timings", t.device.emulated ? kEmulationLabel : "GPU"},
               {"baseline", t.baseline},
+              {"ranked_by", t.predicted_on.empty() ? "median" : "predicted " + t.predicted_on},
               {"alpha", t.alpha},
               {"min_effect", t.min_effect},
               {"spread", "iqr"},

@@ -429,8 +429,9 @@ std::optional<DeviceProperties> cuda_device_properties() {
   return query_properties(d, dev);
 }
 
-std::string nvrtc_compile(const KernelSource& src, const std::string& arch, std::string* log,
-                          const std::string& cache_dir_flag) {
+NvrtcOutput nvrtc_compile_all(const KernelSource& src, const std::string& arch,
+                              const std::vector<std::string>& extra_options,
+                              std::string* log, const std::string& cache_dir_flag) {
   bool cubin = arch.starts_with("sm_");
   user_assert(cubin || arch.starts_with("compute_"))
       << "nvrtc: arch must be sm_XX (CUBIN) or compute_XX (PTX), got '" << arch << "' (kernel '"
@@ -447,8 +448,9 @@ std::string nvrtc_compile(const KernelSource& src, const std::string& arch, std:
   // types. -default-device lets helpers without __device__ compile, as they
   // do on the CPU backend.
   std::string arch_opt = "--gpu-architecture=" + arch;
-  const char* opts[] = {arch_opt.c_str(), "--std=c++17", "-default-device", "-lineinfo"};
-  nvrtcResult r = nvrtcCompileProgram(prog, int(std::size(opts)), opts);
+  std::vector<const char*> opts = {arch_opt.c_str(), "--std=c++17", "-default-device", "-lineinfo"};
+  for (const std::string& o : extra_options) opts.push_back(o.c_str());
+  nvrtcResult r = nvrtcCompileProgram(prog, int(opts.size()), opts.data());
   size_t log_size = 0;
   nvrtc_check(nvrtcGetProgramLogSize(prog, &log_size), "nvrtcGetProgramLogSize");
   std::string text(log_size, '\0');
@@ -459,19 +461,25 @@ std::string nvrtc_compile(const KernelSource& src, const std::string& arch, std:
                                   << arch << " (" << nvrtcGetErrorString(r) << "); "
                                   << save_failed_source(src, cache_dir_flag) << "\n"
                                   << text;
+  NvrtcOutput out;
   size_t size = 0;
-  std::string image;
+  nvrtc_check(nvrtcGetPTXSize(prog, &size), "nvrtcGetPTXSize");
+  out.ptx.resize(size);
+  nvrtc_check(nvrtcGetPTX(prog, out.ptx.data()), "nvrtcGetPTX");
+  if (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();  // size counts the NUL
   if (cubin) {
     nvrtc_check(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize");
-    image.resize(size);
-    nvrtc_check(nvrtcGetCUBIN(prog, image.data()), "nvrtcGetCUBIN");
+    out.image.resize(size);
+    nvrtc_check(nvrtcGetCUBIN(prog, out.image.data()), "nvrtcGetCUBIN");
   } else {
-    nvrtc_check(nvrtcGetPTXSize(prog, &size), "nvrtcGetPTXSize");
-    image.resize(size);
-    nvrtc_check(nvrtcGetPTX(prog, image.data()), "nvrtcGetPTX");
-    if (!image.empty() && image.back() == '\0') image.pop_back();  // size counts the NUL
+    out.image = out.ptx;
   }
-  return image;
+  return out;
+}
+
+std::string nvrtc_compile(const KernelSource& src, const std::string& arch, std::string* log,
+                          const std::string& cache_dir_flag) {
+  return nvrtc_compile_all(src, arch, {}, log, cache_dir_flag).image;
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const std::string& cache_dir_flag) {

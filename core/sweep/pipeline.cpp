@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/verifier.h"
@@ -34,6 +35,27 @@ std::unique_ptr<runtime::Backend> make_backend(const std::string& kind,
 
 bool is_cuda(const runtime::Backend& backend) {
   return backend.name().find("cuda") != std::string::npos;
+}
+
+runtime::SanitizedRun sanitize_kernel(runtime::Backend& backend,
+                                      const runtime::PreparedKernel& prepared,
+                                      const std::vector<ref::HostTensor>& inputs,
+                                      const ir::SizeBindings& sizes, const std::string& name,
+                                      const std::string& cache_dir) {
+  if (backend.name() == "cpu")
+    return runtime::execute_sanitized(backend, prepared, inputs, sizes, name);
+  // One CPU backend per cache directory for the process: its worker pool
+  // and loaded units outlive the call.
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<runtime::Backend>> cpu;
+  runtime::Backend* b;
+  {
+    std::lock_guard lock(mu);
+    auto& slot = cpu[cache_dir];
+    if (!slot) slot = runtime::make_cpu_backend(cache_dir);
+    b = slot.get();
+  }
+  return runtime::execute_sanitized(*b, prepared, inputs, sizes, name);
 }
 
 PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
@@ -73,7 +95,18 @@ std::shared_ptr<const plugin::Plugin> pick_builtin(
   return nullptr;
 }
 
+void Validation::add_findings(const std::vector<runtime::SanitizerFinding>& f) {
+  findings.insert(findings.end(), f.begin(), f.end());
+  if (!findings.empty()) ok = false;
+}
+
 std::string Validation::summary() const {
+  if (racy())
+    return "racy: " + findings.front().message() +
+           (findings.size() > 1
+                ? fmt::format(" (and {} more finding{})", findings.size() - 1,
+                              findings.size() == 2 ? "" : "s")
+                : "");
   for (size_t i = 0; i < outputs.size(); ++i)
     if (!outputs[i].cmp.ok)
       return fmt::format("wrong_result: output {} ({}): {} mismatches, max abs error {:.3g} "
@@ -236,7 +269,9 @@ std::vector<SegmentKernel> compile_segments(runtime::Backend& backend,
 std::vector<ref::HostTensor> run_segments(runtime::Backend& backend, const segment::Segmentation& s,
                                           std::vector<SegmentKernel>& kernels,
                                           const std::vector<ref::HostTensor>& inputs,
-                                          const ir::SizeBindings& sizes) {
+                                          const ir::SizeBindings& sizes,
+                                          std::vector<runtime::SanitizerFinding>* findings,
+                                          const std::string& cache_dir) {
   const ir::Fusion& f = *s.fusion;
   internal_assert(inputs.size() == f.inputs().size() && kernels.size() == s.segments.size())
       << "run_segments: " << inputs.size() << " inputs for " << f.inputs().size() << ", "
@@ -249,8 +284,16 @@ std::vector<ref::HostTensor> run_segments(runtime::Backend& backend, const segme
     const ir::Extraction& x = s.segments[i].fusion;
     std::vector<ref::HostTensor> args;
     for (const ir::TensorView* t : x.original_inputs()) args.push_back(global.at(t));
-    std::vector<ref::HostTensor> outs =
-        runtime::execute(backend, *kernels[i].compiled, kernels[i].prepared, args, sizes);
+    std::vector<ref::HostTensor> outs;
+    if (findings != nullptr) {
+      runtime::SanitizedRun run =
+          sanitize_kernel(backend, kernels[i].prepared, args, sizes,
+                          f.name() + " segment " + std::to_string(i), cache_dir);
+      findings->insert(findings->end(), run.findings.begin(), run.findings.end());
+      outs = std::move(run.outputs);
+    } else {
+      outs = runtime::execute(backend, *kernels[i].compiled, kernels[i].prepared, args, sizes);
+    }
     std::vector<const ir::TensorView*> produced = x.original_outputs();
     for (size_t k = 0; k < produced.size(); ++k) global[produced[k]] = std::move(outs[k]);
   }

@@ -23,6 +23,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/isolate/isolate.h"
+#include "schedlab/model/profile.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/cuda_backend.h"
@@ -86,7 +87,7 @@ bool reusable(const report::Record& old, const report::Record& now, int64_t repe
     return false;
   return (old.status == report::Status::Ok &&
           static_cast<int64_t>(old.times_us.size()) == repetitions) ||
-         old.status == report::Status::WrongResult;
+         old.status == report::Status::WrongResult || old.status == report::Status::Racy;
 }
 
 }  // namespace
@@ -355,20 +356,58 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     if (!validate_it) return;
     try {
       std::vector<ref::HostTensor> got;
+      std::vector<runtime::SanitizerFinding> findings;
       {
         auto lock = maybe_lock(launch_mu, in_child);
-        got = runtime::execute(be, *s.compiled, s.kernel, s.reference->inputs, s.bf.sizes);
+        // Under the sanitizer by default: on the CPU backend its traced run
+        // is the validating run; on CUDA it runs beside the GPU's.
+        const bool cpu = !is_cuda(be);
+        if (!cpu || !spec.validation.sanitize)
+          got = runtime::execute(be, *s.compiled, s.kernel, s.reference->inputs, s.bf.sizes);
+        if (spec.validation.sanitize) {
+          runtime::SanitizedRun run =
+              sanitize_kernel(be, s.kernel, s.reference->inputs, s.bf.sizes,
+                              s.bf.def.fusion->name(), options.cache_dir);
+          findings = std::move(run.findings);
+          if (cpu) got = std::move(run.outputs);
+        }
       }
       std::optional<ref::Tolerance> tol;
       if (spec.validation.rtol || spec.validation.atol)
         tol = ref::Tolerance{spec.validation.rtol.value_or(0), spec.validation.atol.value_or(0)};
       Validation v = validate(*s.reference->plain, s.bf.sizes, got, s.reference->want, tol);
+      v.add_findings(findings);
       r.max_abs_error = v.max_abs_error;
       if (!v.outputs.empty()) r.tolerance = {v.outputs[0].tol.rtol, v.outputs[0].tol.atol};
+      if (v.racy()) return fail(s, report::Status::Racy, v.summary());
       if (!v.ok) return fail(s, report::Status::WrongResult, v.summary());
     } catch (const UserError& e) {
       // Launch-time checks (vector alignment, block size) reject the schedule.
       return fail(s, report::Status::ScheduleError, e.what());
+    }
+  };
+
+  // The performance model's prediction of a validated point, traced on a
+  // CPU backend (this one, or one made for it when the sweep runs on CUDA).
+  // Traced launches take launch_mu like every other launch of phase 1.
+  std::unique_ptr<runtime::Backend> profile_cpu;
+  auto profile = [&](size_t i) {
+    PointState& s = states[i];
+    if (!options.profile_device || s.rec.status != report::Status::Ok ||
+        s.kernel.source.source.empty())
+      return;
+    std::lock_guard lock(launch_mu);
+    if (is_cuda(backend) && !profile_cpu) profile_cpu = make_backend("cpu", options.cache_dir);
+    runtime::Backend& cpu = is_cuda(backend) ? *profile_cpu : backend;
+    model::ProfileOptions po;
+    po.cache_dir = options.cache_dir;
+    try {
+      s.rec.prediction = model::record_prediction(
+          model::profile_kernel(cpu, s.kernel, *s.bf.def.fusion, s.bf.sizes, s.rec.bytes_moved,
+                                *options.profile_device, po, s.rec.fusion));
+    } catch (const UserError& e) {
+      // The point stays ok (it validated); its record says why it has no prediction.
+      s.rec.error = std::string("no prediction: ") + e.what();
     }
   };
 
@@ -513,6 +552,7 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
         for (size_t i; (i = next++) < round;) {
           try {
             phase1(i);
+            profile(i);
           } catch (const std::exception& e) {
             // A bug in schedlab (InternalError or worse): the point is marked,
             // the sweep goes on, and the run reports it.

@@ -30,7 +30,7 @@ const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
 const std::vector<std::string> kSchedulerKeys = {"name", "plugin",      "script", "space",
                                                  "set",  "constraints", "fusions"};
 const std::vector<std::string> kStrategyKeys = {"method", "n", "seed"};
-const std::vector<std::string> kValidationKeys = {"rtol", "atol"};
+const std::vector<std::string> kValidationKeys = {"rtol", "atol", "sanitize"};
 const std::vector<std::string> kMeasureKeys = {"repetitions", "warmup",     "min_time",
                                                "flush_l2",    "min_effect", "seed"};
 
@@ -230,7 +230,7 @@ class Loader {
     if (n.IsScalar() && n.Scalar() == "default") return;
     if (!n.IsMap())
       user_error_at(r_.loc(n)) << "validation: expected default or a mapping such as {rtol: "
-                               << "1e-5, atol: 1e-6}, found " << kind_name(n);
+                               << "1e-5, atol: 1e-6, sanitize: false}, found " << kind_name(n);
     r_.check_keys(n, kValidationKeys, "validation");
     auto tol = [&](const char* k) -> std::optional<double> {
       if (!n[k] || (n[k].IsScalar() && n[k].Scalar() == "default")) return std::nullopt;
@@ -238,6 +238,7 @@ class Loader {
     };
     spec_.validation.rtol = tol("rtol");
     spec_.validation.atol = tol("atol");
+    if (n["sanitize"]) spec_.validation.sanitize = bool_of(n["sanitize"], "validation sanitize");
   }
 
   void parse_measure(const YAML::Node& n) {

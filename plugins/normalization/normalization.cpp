@@ -9,8 +9,17 @@
 // and again after it) across the reductions, so the row is read from global
 // memory once. It refuses, with the reason: no reduction, reductions over
 // different axes, an outer (non-innermost) reduced axis, no result broadcast
-// back (the reduction plugin's job), and rows too long for the device's
-// registers (naming the sizes and the limit).
+// back (the reduction plugin's job), a computed tensor that does not iterate
+// the reference's axes in order (pa::misaligned: an output over an axis the
+// reduction does not have, an outer product of a statistic with itself), and
+// rows too long for the device's registers (naming the sizes and the limit).
+// Lowering rules it relies on: a Vectorize axis is the inner split of the
+// innermost logical axis and its width divides that extent at launch, so the
+// vector divides the innermost reduced extent, not the merged row (N * K);
+// a tensor not inlined whole into its readers must be computed by the
+// threads that read it, so a keepdim statistic read by tensors of two shapes
+// (logsumexp's m, read by x - m and by m + log(s)) keeps its broadcast axes
+// serial and each thread computes its own copy (pa::serialize_own_broadcast_axes).
 //
 // The schedule, on the reference reduction [I, R] (iteration axes merged,
 // reduced axes merged; R contiguous):
@@ -27,7 +36,10 @@
 //
 // The heuristic (compute_params), from the segment's sizes and the device
 // (the model device, schedlab-model-sm90, on the CPU backend):
-//   vector   the widest access (16 bytes at most) that divides R.
+//   vector   the widest access (16 bytes at most) that divides the innermost
+//            reduced extent (a row of several reduced axes is merged, and a
+//            vector must not cross the innermost one: lowering checks the
+//            innermost extent's divisibility at launch).
 //   persist  the smallest that keeps the row's threads within kMaxRowThreads
 //            (512: big blocks cost occupancy and reduction latency) and the
 //            per-thread buffers within the register budget: registers =
@@ -48,6 +60,7 @@
 
 namespace pa = schedlab::plugin_api;
 using pa::ceil_div;
+using pa::describe;
 using pa::dtype_bytes;
 using pa::largest_pow2_at_most;
 using pa::next_pow2;
@@ -68,10 +81,6 @@ constexpr int64_t kTargetThreads = 128;
 /// Largest persist the heuristic tries (the schema's maximum).
 constexpr int64_t kMaxPersist = 64;
 
-std::string describe(const pa::TensorView& tv) {
-  return tv.name().empty() ? tv.str() : tv.str() + " (" + tv.name() + ")";
-}
-
 /// Non-broadcast, non-reduction logical axes.
 int64_t iteration_rank(const pa::TensorView& tv) {
   int64_t n = 0;
@@ -85,6 +94,7 @@ struct Analysis {
   pa::TensorView ref;                    ///< the reference reduction
   std::vector<int> iter_axes, red_axes;  ///< logical positions in ref
   int64_t I = 1, R = 1;                  ///< rows and row length
+  int64_t inner_extent = 1;              ///< the innermost reduced axis (vectors never cross it)
   int64_t full_rank = 0;                 ///< iteration axes of a full (unreduced) tensor
   std::vector<pa::TensorView> full_inputs, full_outputs;  ///< cacheable at full rank
   /// Tensors read both before and after a reduction (inputs: through their cache).
@@ -130,7 +140,13 @@ Analysis analyze(pa::Segment& seg) {
       return a;
     }
   }
+  // Every computed tensor takes the reference's loop structure.
+  if (std::string why = pa::first_misaligned(seg, a.ref); !why.empty()) {
+    a.reject = why + "; normalization gives every tensor the reference's row layout";
+    return a;
+  }
   a.full_rank = static_cast<int64_t>(a.iter_axes.size() + a.red_axes.size());
+  a.inner_extent = dom.back().extent;
   bool broadcast_back = false;
   for (const pa::TensorView& r : reductions)
     for (const pa::TensorView& t : seg.vals_between({r}, seg.outputs()))
@@ -229,7 +245,7 @@ int64_t capacity_bytes(const pa::DeviceProperties& d, int64_t* best_threads, int
 int64_t choose_vector(const Analysis& a, bool cache_inputs) {
   if (!cache_inputs || (a.full_inputs.empty() && a.full_outputs.empty())) return 1;
   int64_t v = std::min<int64_t>(8, largest_pow2_at_most(kMaxVectorBytes / a.widest));
-  while (v > 1 && a.R % v != 0) v /= 2;
+  while (v > 1 && a.inner_extent % v != 0) v /= 2;
   return v;
 }
 
@@ -344,9 +360,9 @@ class Normalization : public pa::Plugin {
                              ", rows=" + std::to_string(c.rows);
     if (c.vector > 1 && !c.cache_inputs)
       user_fail("vector=" + std::to_string(c.vector) + " needs cache_inputs=true");
-    if (a.R % c.vector != 0)
-      user_fail("vector=" + std::to_string(c.vector) + " does not divide the row length " +
-                std::to_string(a.R));
+    if (a.inner_extent % c.vector != 0)
+      user_fail("vector=" + std::to_string(c.vector) + " does not divide the innermost extent " +
+                std::to_string(a.inner_extent) + " of the rows");
     const int64_t threads = c.row_threads * c.rows;
     if (d.max_threads_per_block > 0 && threads > d.max_threads_per_block)
       user_fail(what + " needs " + std::to_string(c.row_threads) + " x " + std::to_string(c.rows) +
@@ -398,6 +414,7 @@ class Normalization : public pa::Plugin {
     if (c.vector > 1)
       for (pa::TensorView& tv : vectorized) tv.parallelize(-1, pa::LoopTransform::Vectorize);
     seg.inline_most();
+    pa::serialize_own_broadcast_axes(seg);
   }
 };
 

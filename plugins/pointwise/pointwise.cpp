@@ -1,5 +1,21 @@
 // pointwise: the built-in pointwise scheduler plugin, after nvFuser's
-// pointwise scheduler in its 1D form. Written only against plugin.hpp.
+// pointwise scheduler in its 1D form, and the segmenter's last resort.
+// Written only against plugin.hpp.
+//
+// Two schedules; flat whenever it applies:
+//   flat    nvFuser's 1D pointwise schedule (below), for fusions without
+//           reductions whose computed tensors all iterate the reference's
+//           space in its order (see "Flat applies" below).
+//   serial  the last resort, for a single expression the other built-ins
+//           refuse (a reduction over axes no reduction schedule takes, a
+//           0-d result): one thread per element of the output, each
+//           reducing serially; with more than one expression nothing is
+//           bound (one thread computes everything, intermediates in global
+//           workspaces). Slow, always correct.
+// can_schedule accepts what flat applies to, and any single expression (the
+// segmenter offers every group that no merge took in alone, so together
+// with it the built-ins take every valid fusion); it refuses the rest with
+// the reason, so that the segmenter splits them.
 //
 // The heuristic (compute_params), from the segment's concrete sizes and the
 // target device (the model device, schedlab-model-sm90, on the CPU backend):
@@ -20,14 +36,28 @@
 //           into one, as nvFuser's 1D pointwise schedule does. Broadcast
 //           inputs ([K] bias) are then read through the flattened index.
 //
-// The schedule (schedule):
-//   reference = the largest output (find_reference); merge every axis;
-//   split by vector (inner), then by block, then by unroll:
-//     [BIDx, unroll (Unroll), TIDx (block), vector]
+// The flat schedule (schedule):
+//   reference = the largest output (find_reference); its broadcast axes
+//   first, unmerged (see schedule_flat); merge every other axis; split by
+//   vector (inner), then by block, then by unroll:
+//     [broadcast.., BIDx, unroll (Unroll), TIDx (block), vector]
 //   propagate to every tensor, parallelize_all_like, and, when vector > 1,
 //   read each vectorizable input through a cache_after copy and write each
 //   vectorizable output from a cache_before copy, with their innermost
 //   (vector) axes Vectorize; inline_most last.
+//
+// Flat applies (lowering's rules, core/lower/lowerable.h and indexing.h):
+// every computed tensor takes the reference's merged loop, so each must
+// iterate the reference's axes in order (misaligned() in plugin.hpp). A
+// tensor of fewer axes (a [K] intermediate under an [N, K] reference, a
+// Broadcast where the reference has an Iteration axis) cannot take that loop;
+// it is inlined whole into its readers (indexed through theirs), so it must
+// not be an output and every reader must have all of the reference's axes.
+// Otherwise it would be computed by the threads of the reference's first
+// elements and read by others ("reads elements of Local ... computed by
+// other threads"), or be inlined into loops widened by a broadcast while
+// keeping loops of its own ("inlined at position ... broadcast-widened").
+// Inputs may be broadcast or permuted: they are read through the index.
 //
 // Vectorizable (lowering's rules, core/lower/vectorize.h): the Vectorize axis
 // must be the inner split of the tensor's innermost logical axis. That holds
@@ -105,6 +135,52 @@ int64_t inner_extent(const pa::TensorView& tv) {
   return iteration_domain(tv).back().extent;
 }
 
+/// Has the reference's axes: its rank, with Broadcast axes where it has them.
+bool full_like(const pa::TensorView& tv, const std::vector<pa::AxisInfo>& ref_dom) {
+  std::vector<pa::AxisInfo> dom = tv.logical();
+  if (dom.size() != ref_dom.size()) return false;
+  for (size_t i = 0; i < dom.size(); ++i)
+    if (dom[i].is_broadcast() != ref_dom[i].is_broadcast()) return false;
+  return true;
+}
+
+/// Why the flat schedule does not apply (see "Flat applies" at the top), or "".
+std::string flat_obstacle(pa::Segment& seg) {
+  for (const pa::TensorView& tv : seg.tensors())
+    if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
+      return "pointwise schedules fusions without reductions; " + tv.str() + " is a " +
+             tv.op_name() + " reduction (a single expression it takes serially, as the last resort)";
+  pa::TensorView ref = seg.find_reference();
+  if (!ref) return "the segment has no reference tensor";
+  const std::vector<pa::AxisInfo> rdom = ref.logical();
+  if (std::all_of(rdom.begin(), rdom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }))
+    return "the reference " + pa::describe(ref) + " has no axis to parallelize";
+  const std::string loop = "; the flat schedule gives every tensor the reference's loop";
+  for (const pa::TensorView& tv : seg.tensors()) {
+    if (tv.is_input() || tv == ref) continue;
+    if (std::string why = pa::misaligned(seg, tv, ref); !why.empty()) return why + loop;
+    if (full_like(tv, rdom)) continue;
+    // Fewer axes than the reference (a [K] intermediate under [N, K]): it is
+    // inlined whole into each reader, which must then have every axis.
+    if (tv.is_output())
+      return "the output " + pa::describe(tv) + " iterates fewer axes than the reference " +
+             pa::describe(ref) + loop;
+    for (const pa::TensorView& c : tv.consumers())
+      if (!full_like(c, rdom))
+        return pa::describe(tv) + " and its reader " + pa::describe(c) +
+               " both iterate fewer axes than the reference " + pa::describe(ref) +
+               "; the flat schedule inlines such a tensor whole into readers with every axis";
+  }
+  return "";
+}
+
+/// Tensors the segment computes (not its inputs).
+size_t computed_count(pa::Segment& seg) {
+  size_t n = 0;
+  for (const pa::TensorView& tv : seg.tensors()) n += !tv.is_input();
+  return n;
+}
+
 }  // namespace
 
 class Pointwise : public pa::Plugin {
@@ -125,18 +201,18 @@ class Pointwise : public pa::Plugin {
 
   pa::Verdict can_schedule(pa::Segment& seg, const pa::Params&) override {
     if (seg.outputs().empty()) return pa::Verdict::no("the segment has no outputs");
-    for (const pa::TensorView& tv : seg.tensors())
-      if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
-        return pa::Verdict::no("pointwise schedules fusions without reductions; " + tv.str() +
-                               " is a " + tv.op_name() + " reduction");
-    pa::TensorView ref = seg.find_reference();
-    if (!ref) return pa::Verdict::no("the segment has no reference tensor");
-    if (iteration_domain(ref).empty())
-      return pa::Verdict::no("the reference " + ref.str() + " has no axis to parallelize");
-    return pa::Verdict::yes();
+    const std::string flat = flat_obstacle(seg);
+    // The last resort takes single expressions only: a larger group is for the
+    // segmenter to split, so that the other plugins get its parts.
+    if (flat.empty() || computed_count(seg) == 1) return pa::Verdict::yes();
+    return pa::Verdict::no(flat);
   }
 
   void compute_params(pa::Segment& seg, pa::Params& p) override {
+    if (!flat_obstacle(seg).empty()) {  // serial: only `block` applies
+      p.set_integer("block", kDefaultBlock);
+      return;
+    }
     pa::TensorView ref = seg.find_reference();
     pa::DeviceProperties d = seg.device();
     const int64_t n = numel(ref);
@@ -175,6 +251,36 @@ class Pointwise : public pa::Plugin {
   }
 
   void schedule(pa::Segment& seg, const pa::Params& p) override {
+    if (flat_obstacle(seg).empty())
+      schedule_flat(seg, p);
+    else
+      schedule_serial(seg, p.integer("block"));
+  }
+
+ private:
+  /// The last resort (see the top): a single expression's output with its
+  /// non-reduction axes merged, split by `block` over [BIDx, TIDx], reduced
+  /// serially by each thread; more than one expression stays unscheduled.
+  static void schedule_serial(pa::Segment& seg, int64_t block) {
+    if (computed_count(seg) != 1) return;
+    pa::TensorView out = seg.outputs().front();
+    std::vector<pa::AxisInfo> dom = out.logical();
+    std::vector<std::pair<int, int>> order;
+    int next = 0;
+    for (int i = 0; i < static_cast<int>(dom.size()); ++i)
+      if (!dom[static_cast<size_t>(i)].is_reduction()) order.push_back({i, next++});
+    const int n_iter = next;
+    if (n_iter == 0) return;  // a full reduction: one thread
+    for (int i = 0; i < static_cast<int>(dom.size()); ++i)
+      if (dom[static_cast<size_t>(i)].is_reduction()) order.push_back({i, next++});
+    out.reorder(order);
+    for (int k = 1; k < n_iter; ++k) out.merge(0);
+    out.split(0, block);
+    out.parallelize(0, pa::ParallelType::BIDx);
+    out.parallelize(1, pa::ParallelType::TIDx);
+  }
+
+  static void schedule_flat(pa::Segment& seg, const pa::Params& p) {
     const int64_t block = p.integer("block");
     const int64_t vector = std::stoll(p.choice("vector"));
     const int64_t unroll = p.integer("unroll");
@@ -202,19 +308,33 @@ class Pointwise : public pa::Plugin {
     }
 
     pa::TensorView ref = seg.find_reference();
-    while (ref.nloop() > 1) ref.merge(0);
-    // [I] -> [I/v, v] -> [I/v/b, b, v] -> [I/v/b/u, u, b, v]
+    // Broadcast axes (extent 1) first, left out of the merge: a tensor without
+    // them ([N, K] under an [1, N, K] reference) then merges the same axes into
+    // a loop that maps to the reference's, and is bound like it. Merged with
+    // them, its loop would map to none: unbound, every thread would compute
+    // all of it.
+    const std::vector<pa::AxisInfo> dom = ref.loop();
+    std::vector<std::pair<int, int>> order;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int i = 0; i < static_cast<int>(dom.size()); ++i)
+        if (dom[static_cast<size_t>(i)].is_broadcast() == (pass == 0))
+          order.push_back({i, static_cast<int>(order.size())});
+    const int o = static_cast<int>(
+        std::count_if(dom.begin(), dom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }));
+    if (o > 0) ref.reorder(order);
+    while (ref.nloop() > o + 1) ref.merge(o);
+    // [.., I] -> [.., I/v, v] -> [.., I/v/b, b, v] -> [.., I/v/b/u, u, b, v]
     int tidx = 0;
-    if (vector > 1) ref.split(0, vector);
-    ref.split(0, block);
+    if (vector > 1) ref.split(o, vector);
+    ref.split(o, block);
     if (unroll > 1) {
-      ref.split(0, unroll);
-      ref.parallelize(1, pa::LoopTransform::Unroll);
-      tidx = 2;
+      ref.split(o, unroll);
+      ref.parallelize(o + 1, pa::LoopTransform::Unroll);
+      tidx = o + 2;
     } else {
-      tidx = 1;
+      tidx = o + 1;
     }
-    ref.parallelize(0, pa::ParallelType::BIDx);
+    ref.parallelize(o, pa::ParallelType::BIDx);
     ref.parallelize(tidx, pa::ParallelType::TIDx);
     seg.propagate_transformation(ref);
     seg.parallelize_all_like(ref);

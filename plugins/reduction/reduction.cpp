@@ -10,9 +10,17 @@
 // axis is reduced (R contiguous in memory), *outer* otherwise (I contiguous).
 // It refuses, with the reason: reductions over different axes, a reduction
 // result broadcast back over the reduced axes (a normalization: the
-// `normalization` plugin's job), and, for the grid strategy, a reduction
-// result read inside the kernel (lowering combines grid partials only into a
-// fusion output).
+// `normalization` plugin's job), a computed tensor that does not iterate the
+// reference's axes in order (pa::misaligned: propagation would give it the
+// reference's loop over axes it does not have, e.g. an outer product of a
+// reduction with itself binding BIDx twice), and, for the grid strategy, a
+// reduction result read inside the kernel (lowering combines grid partials
+// only into a fusion output).
+// Lowering rules it relies on beyond those: a tensor a reader does not
+// inline whole must be computed by the threads that read it, so a keepdim
+// result's broadcast axes outside its inline position are left serial
+// (pa::serialize_own_broadcast_axes; outputs nothing reads keep them bound:
+// one writer per element).
 //
 // Strategies (parameter `strategy`; `auto` lets the heuristic choose):
 //   serial  no thread cooperates on a reduced element. Inner: one row per
@@ -71,6 +79,7 @@
 
 namespace pa = schedlab::plugin_api;
 using pa::ceil_div;
+using pa::describe;
 using pa::dtype_bytes;
 using pa::largest_pow2_at_most;
 using pa::next_pow2;
@@ -94,10 +103,6 @@ std::string axes_str(const std::vector<int>& axes) {
   std::string s = "{";
   for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", " : "") + std::to_string(axes[i]);
   return s + "}";
-}
-
-std::string describe(const pa::TensorView& tv) {
-  return tv.name().empty() ? tv.str() : tv.str() + " (" + tv.name() + ")";
 }
 
 /// Non-broadcast, non-reduction logical axes.
@@ -162,6 +167,11 @@ Analysis analyze(pa::Segment& seg) {
                  " (segment them apart)";
       return a;
     }
+  }
+  // Every computed tensor takes the reference's loop structure.
+  if (std::string why = pa::first_misaligned(seg, a.ref); !why.empty()) {
+    a.reject = why + "; reduction gives every tensor the reference's [I, R] loop";
+    return a;
   }
   // A result broadcast back over the reduced axes: some tensor downstream of a
   // reduction iterates over more axes than the reduction keeps.
@@ -394,6 +404,7 @@ class Reduction : public pa::Plugin {
     if (c.rfactor) factor_partials(seg, a.ref);
     for (pa::TensorView& cache : caches) cache.parallelize(-1, pa::LoopTransform::Vectorize);
     seg.inline_most();
+    pa::serialize_own_broadcast_axes(seg);
   }
 
  private:

@@ -3,8 +3,10 @@
 // inputs and the writes of the outputs are coalesced although the two
 // disagree on the innermost axis. Written only against plugin.hpp.
 //
-// Which fusions: those whose inputs and outputs fall in exactly two groups by
-// innermost axis (group_inputs_outputs_by_inner_dim): group 1 holds the
+// Which fusions: those whose outputs nothing in the segment reads (an output
+// is written in its group's thread order, and lowering orders no Global read
+// after another thread's write), and whose inputs and outputs fall in exactly
+// two groups by innermost axis (group_inputs_outputs_by_inner_dim): group 1 holds the
 // reference (the largest output), group 2 the tensors laid out the other way
 // (transpose2d, batched_transpose, and pointwise math around a permute). The
 // two innermost axes are inner1 (the reference's own) and inner2 (the axis of
@@ -98,6 +100,13 @@ Plan analyze(pa::Segment& seg) {
     if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
       return Plan::no("transpose schedules fusions without reductions; " + tv.str() + " is a " +
                       tv.op_name() + " reduction");
+  // An output read inside the segment is written in one group's thread order
+  // and may be read in the other's: no barrier orders a Global tensor.
+  for (const pa::TensorView& out : seg.outputs())
+    if (!out.is_input() && !out.consumers().empty())
+      return Plan::no("the output " + pa::describe(out) + " is read inside the segment by " +
+                      pa::describe(out.consumers().front()) +
+                      "; transpose writes outputs in tile order only (segment them apart)");
   Plan p;
   p.ref = seg.find_reference();
   if (!p.ref) return Plan::no("the segment has no reference tensor");

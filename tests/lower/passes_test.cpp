@@ -430,16 +430,16 @@ TEST(Barriers, SharedWriteThenReadByAnotherThreadMappingGetsSyncthreads) {
   EXPECT_EQ(k.shared_bytes, 32 * 32 * 4);
   std::string text = codegen::print_kernel(k);
   std::string xs = s.xs->str();
-  size_t write = text.find("  " + xs + "[");
-  size_t sync = text.find("__syncthreads();");
-  size_t read = text.find("= " + xs + "[");
+  size_t write = text.find(", " + xs + ", ");  // SL_ST(site, T2, index, value)
+  size_t sync = text.find("SL_SYNC(");
+  size_t read = text.find(", " + xs + ", ", sync == std::string::npos ? 0 : sync);  // SL_LD
   ASSERT_NE(write, std::string::npos);
   ASSERT_NE(sync, std::string::npos);
   ASSERT_NE(read, std::string::npos);
   EXPECT_LT(write, sync);
   EXPECT_LT(sync, read);
   // One barrier: nothing is written after the read.
-  EXPECT_EQ(text.find("__syncthreads();", sync + 1), std::string::npos);
+  EXPECT_EQ(text.find("SL_SYNC(", sync + 1), std::string::npos);
 
   // And the kernel is right on the CPU backend, whose threads are fibers.
   auto plain = parse(kSmemTranspose);
@@ -486,7 +486,7 @@ TEST(Barriers, NoSharedMemoryNoBarrier) {
   guard.set_output(k);
   expect_nvrtc_accepts(source_of(k));
   EXPECT_FALSE(k.has_barrier);
-  EXPECT_THAT(codegen::print_kernel(k), ::testing::Not(HasSubstr("__syncthreads")));
+  EXPECT_THAT(codegen::print_kernel(k), ::testing::Not(HasSubstr("SL_SYNC")));
 }
 
 // ---------------------------------------------------------------------------
@@ -530,9 +530,10 @@ TEST(Generate, RfactorPartialsAreAllInitialised) {
   std::string text = codegen::print_kernel(k);
   std::string p = partials->str();
   EXPECT_THAT(text, ::testing::ContainsRegex("for \\(sl_index_t (j[0-9]+) = 0; j[0-9]+ < 8; "
-                                             "\\+\\+j[0-9]+\\) \\{\n +" +
-                                             p + "\\[j[0-9]+\\] = 0.0f;"));
-  EXPECT_THAT(text, HasSubstr("< T0.size[1])) {\n          " + p + "["));
+                                             "\\+\\+j[0-9]+\\) \\{\n +SL_ST\\([0-9]+, " +
+                                             p + ", j[0-9]+, 0.0f\\);"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("< T0.size\\[1\\]\\)\\) \\{\n          SL_ST\\([0-9]+, " +
+                                             p + ", "));
 
   auto plain = load("row_sum");
   runtime::PreparedKernel prepared = runtime::prepare(f, {{"N", 2}, {"K", 3}});

@@ -462,7 +462,7 @@ TEST(NormalizationPlugin, SettingsTheSizesOrDeviceCannotTakeAreUserErrors) {
                         "thread (512 for the persistent buffers), more than the 255 a block of "
                         "64 threads allows"));
   EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 1002}}, {"vector=4"}),
-              HasSubstr("normalization: vector=4 does not divide the row length 1002"));
+              HasSubstr("normalization: vector=4 does not divide the innermost extent 1002 of the rows"));
   EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 1000}}, {"cache_inputs=false"}),
               HasSubstr("normalization: vector=4 needs cache_inputs=true"));
 }

@@ -29,7 +29,7 @@ const BenchmarkChange& change_of(const CompareReport& r, const std::string& name
 }
 
 CompareReport compare_files(const std::string& a, const std::string& b, double threshold = 0.05) {
-  return compare(load_result_file(data(a)), load_result_file(data(b)), {threshold, 0.05, false});
+  return compare(load_result_file(data(a)), load_result_file(data(b)), {threshold, 0.05, false, false});
 }
 
 TEST(ResultFile, GoogleBenchmarkRepetitions) {

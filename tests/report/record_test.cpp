@@ -67,9 +67,10 @@ TEST(Record, FailedRecordHasNullFigures) {
 
 TEST(Record, StatusNames) {
   for (Status s : {Status::Ok, Status::Rejected, Status::ScheduleError, Status::CompileError,
-                   Status::WrongResult, Status::Crashed, Status::Timeout})
+                   Status::WrongResult, Status::Crashed, Status::Timeout, Status::Racy})
     EXPECT_EQ(parse_status(status_name(s)), s);
   EXPECT_EQ(status_name(Status::WrongResult), "wrong_result");
+  EXPECT_EQ(status_name(Status::Racy), "racy");
   EXPECT_FALSE(parse_status("fine"));
 }
 
@@ -205,7 +206,7 @@ TEST(RecordErrors, NotObjects) {
 TEST(RecordErrors, BadValues) {
   EXPECT_EQ(error_of_edited([](auto& j) { j["status"] = "fine"; }),
             "unknown status 'fine'; expected ok, rejected, schedule_error, compile_error, "
-            "wrong_result, crashed or timeout");
+            "wrong_result, crashed, timeout or racy");
   EXPECT_EQ(error_of_edited([](auto& j) { j["device"]["backend"] = "rocm"; }),
             "device.backend must be \"cpu\" or \"cuda\", found \"rocm\"");
   EXPECT_EQ(error_of_edited([](auto& j) { j["times_us"] = nlohmann::json::array(); }),

@@ -46,6 +46,7 @@ schedulers:
   EXPECT_EQ(s.strategy.kind, StrategySpec::Kind::Grid);
   EXPECT_EQ(s.backend, Backend::Auto);
   EXPECT_FALSE(s.validation.rtol || s.validation.atol);
+  EXPECT_TRUE(s.validation.sanitize);  // on by default
   EXPECT_EQ(s.measure.repetitions, 10);
   // The heuristic scheduler is one point with the empty configuration.
   std::vector<Point> pts = expand(s);
@@ -70,7 +71,7 @@ schedulers:
     space: {persist: [1, 2]}
 strategy: {method: random, n: 1, seed: 9}
 baseline: tuned
-validation: {rtol: 1e-4, atol: default}
+validation: {rtol: 1e-4, atol: default, sanitize: false}
 measure: {repetitions: 5, warmup: 0, min_time: 0.25, flush_l2: false}
 backend: cpu
 )");
@@ -82,6 +83,7 @@ backend: cpu
   EXPECT_EQ(s.strategy.seed, 9u);
   EXPECT_EQ(s.validation.rtol, 1e-4);
   EXPECT_FALSE(s.validation.atol);
+  EXPECT_FALSE(s.validation.sanitize);
   EXPECT_EQ(s.measure.repetitions, 5);
   EXPECT_EQ(s.measure.warmup, 0);
   EXPECT_EQ(s.measure.min_time, 0.25);

@@ -602,6 +602,112 @@ class Segment {
   SchedlabSegment* seg_;
 };
 
+// ---- Heuristic helpers: how a segment's tensors line up with a reference.
+// A heuristic that transforms a reference and propagates the transforms
+// relies on every tensor iterating (a part of) the reference's space in the
+// reference's order; these say, before any scheduling, whether a tensor does.
+
+/// "T3 (m)": a tensor by number and its fusion name, for messages.
+inline std::string describe(const TensorView& tv) {
+  return tv.name().empty() ? tv.str() : tv.str() + " (" + tv.name() + ")";
+}
+
+/// The logical axis of `ref` that logical axis `axis` of `tv` iterates: the
+/// one axis exactly mapped to it (the same data; a Broadcast axis ties to
+/// nothing); -1 when none is, or more than one. Both tensors must be
+/// unscheduled, so that their loop axes are their logical axes.
+inline int ref_axis_of(Segment& seg, const TensorView& tv, int axis, const TensorView& ref) {
+  if (tv == ref) return axis;
+  if (tv.logical_axis(axis).is_broadcast()) return -1;
+  int found = -1;
+  for (int i = 0; i < ref.nlogical(); ++i) {
+    if (ref.logical_axis(i).is_broadcast() ||
+        !seg.axes_mapped(ref, i, tv, axis, /*exact=*/true))
+      continue;
+    if (found >= 0) return -1;
+    found = i;
+  }
+  return found;
+}
+
+/// Why `tv` does not iterate a sub-space of `ref` in ref's order, or "" when
+/// it does: each non-broadcast logical axis of tv must iterate (ref_axis_of)
+/// its own axis of ref, in increasing order. A tensor that fails (an outer
+/// product of a reduction with itself, an axis unrelated to the reference,
+/// a permuted intermediate) cannot take the reference's loop structure.
+inline std::string misaligned(Segment& seg, const TensorView& tv, const TensorView& ref) {
+  int last = -1;
+  std::vector<AxisInfo> dom = tv.logical();
+  for (int j = 0; j < static_cast<int>(dom.size()); ++j) {
+    if (dom[static_cast<size_t>(j)].is_broadcast()) continue;
+    int i = ref_axis_of(seg, tv, j, ref);
+    if (i < 0)
+      return describe(tv) + " axis " + std::to_string(j) + " (extent " +
+             dom[static_cast<size_t>(j)].extent_expr + ") iterates no single axis of the reference " +
+             describe(ref);
+    if (i <= last)
+      return describe(tv) + " axis " + std::to_string(j) + " iterates axis " + std::to_string(i) +
+             " of the reference " + describe(ref) + ", not after its axis " +
+             std::to_string(last) + " (a permuted or repeated axis)";
+    last = i;
+  }
+  return "";
+}
+
+/// The first tensor of `seg` computed in it (not an input) that is
+/// misaligned with `ref`, and why; "" when there is none.
+inline std::string first_misaligned(Segment& seg, const TensorView& ref) {
+  for (const TensorView& tv : seg.tensors()) {
+    if (tv.is_input()) continue;
+    std::string why = misaligned(seg, tv, ref);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+/// After inline_most: every broadcast loop axis that a tensor computed in
+/// `seg` keeps outside its inline position is made Serial, unless the tensor
+/// is an output nothing in the segment reads. Bound, such an axis (a keepdim
+/// statistic split and bound like the row it is broadcast to) would be
+/// computed by the threads inside its extent of one element only, while each
+/// consumer thread reads it ("reads elements of Local ... computed by other
+/// threads"); serial, every thread computes its own copy of the one element
+/// (an output read inside is then written by each, with the same value, as
+/// lowering does for an output inlined into its reader). An output nothing
+/// reads keeps its bindings: one thread writes each element, reading
+/// producers that every thread computed. A producer inlined past an axis
+/// made Serial shares that loop, so its axis there is made Serial too
+/// (inlined axes must agree on their bindings).
+inline void serialize_own_broadcast_axes(Segment& seg) {
+  std::vector<TensorView> tensors = seg.tensors();
+  for (TensorView tv : tensors) {
+    if (tv.is_input() || (tv.is_output() && tv.consumers().empty())) continue;
+    std::vector<AxisInfo> loop = tv.loop();
+    for (int k = tv.compute_at_pos(); k < static_cast<int>(loop.size()); ++k)
+      if (loop[static_cast<size_t>(k)].is_broadcast() &&
+          loop[static_cast<size_t>(k)].parallel_type != ParallelType::Serial)
+        tv.parallelize(k, ParallelType::Serial);
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const TensorView& c : tensors) {
+      if (c.is_input()) continue;
+      std::vector<AxisInfo> cloop = c.loop();
+      for (TensorView p : c.producers()) {
+        if (p.is_input()) continue;
+        std::vector<AxisInfo> ploop = p.loop();
+        const int shared = std::min(p.compute_at_pos(), static_cast<int>(cloop.size()));
+        for (int k = 0; k < shared; ++k)
+          if (cloop[static_cast<size_t>(k)].parallel_type == ParallelType::Serial &&
+              ploop[static_cast<size_t>(k)].parallel_type != ParallelType::Serial) {
+            p.parallelize(k, ParallelType::Serial);
+            changed = true;
+          }
+      }
+    }
+  }
+}
+
 /// One parameter of a plugin's schema.
 struct Param {
   int32_t kind = SCHEDLAB_PARAM_INT;  ///< SchedlabParamKind

@@ -66,6 +66,15 @@ std::string record_benchmark_name(const Record& r);
 /// the file, and the line for JSONL.
 ResultFile load_result_file(const std::string& path);
 
+/// What a sweep JSONL benchmark's samples are.
+enum class Metric {
+  Time,       ///< the measured repetitions (times_us)
+  Predicted,  ///< the performance model's predicted time, one deterministic sample
+};
+/// load_result_file with the samples of `metric`. Metric::Predicted needs a
+/// sweep JSONL file; a record without a prediction fails with "no prediction".
+ResultFile load_result_file(const std::string& path, Metric metric);
+
 /// What happened to one benchmark between the files.
 enum class Verdict {
   Regression,   ///< significantly slower, beyond the threshold
@@ -104,6 +113,9 @@ struct CompareOptions {
   /// Benchmark files.
   std::optional<double> threshold;
   double alpha = 0.05;  ///< significance level of the Mann-Whitney test
+  /// Samples without noise (predictions): a change beyond the threshold is
+  /// real, with no test.
+  bool deterministic = false;
   /// Also judge benchmarks whose kernel did not change.
   bool include_unchanged_kernels = false;
 };

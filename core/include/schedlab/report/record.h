@@ -39,10 +39,13 @@ enum class Status {
   WrongResult,    ///< ran, but the outputs differ from the reference
   Crashed,        ///< the plugin or the kernel crashed
   Timeout,        ///< the point exceeded its time limit
+  /// the sanitizer found a race, an out-of-bounds or uninitialised access or
+  /// a divergent barrier (runtime/sanitizer.h): wrong_result-class, never timed
+  Racy,
 };
 
 /// "ok", "rejected", "schedule_error", "compile_error", "wrong_result",
-/// "crashed", "timeout".
+/// "crashed", "timeout", "racy".
 std::string_view status_name(Status s);
 /// The inverse of status_name; nullopt for anything else.
 std::optional<Status> parse_status(std::string_view name);
@@ -67,6 +70,16 @@ struct Tolerance {
 using SizeList = std::vector<std::pair<std::string, int64_t>>;
 using ConfigList = std::vector<std::pair<std::string, std::string>>;
 
+/// The performance model's prediction for a point's kernel on a device model
+/// (docs/model.md). Deterministic: the same kernel predicts the same.
+struct Prediction {
+  std::string device;          ///< the device model, e.g. "h200"
+  double predicted_us = 0;     ///< the roofline's time
+  std::string limiter;         ///< "dram", "bank conflicts", "issue", ...
+  double bandwidth_fraction = 0;  ///< ideal bytes / predicted time / peak bandwidth
+  std::string profile;         ///< the whole profile, a JSON array (model::profiles_json)
+};
+
 /// One sweep point and its outcome.
 struct Record {
   std::string sweep;                    ///< the sweep's name
@@ -86,6 +99,7 @@ struct Record {
   int64_t bytes_moved = 0;              ///< bytes read + written by one run; 0 if unknown
   std::optional<double> max_abs_error;  ///< from validation; nullopt if not validated
   Tolerance tolerance;                  ///< the tolerance validation used
+  std::optional<Prediction> prediction; ///< the model's, when the sweep profiled the point
   std::string key;                      ///< record_key() of this point
   std::string timestamp;                ///< when it finished, ISO 8601 UTC
   // What the sweep said and how the times were taken (all optional in the

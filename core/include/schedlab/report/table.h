@@ -81,6 +81,12 @@ struct Table {
   double min_effect = 0.1;              ///< minimum effect used
   std::vector<std::string> schedulers;  ///< in order of first appearance
   std::vector<TableRow> rows;           ///< in order of first appearance
+  /// The device model the cells are ranked on: set for CPU-emulated tables
+  /// whose ok records all carry a prediction from one device model; then a
+  /// cell's best is the lowest *predicted* time (docs/model.md), speedups are
+  /// ratios of predictions (deterministic: any difference is real), and the
+  /// renderings show the prediction beside the CPU time. Empty: by median.
+  std::string predicted_on;
 
   /// The cell of `scheduler` in `row`, or null.
   const TableCell* cell(const TableRow& row, const std::string& scheduler) const;

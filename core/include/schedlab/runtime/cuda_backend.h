@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "schedlab/runtime/kernel.h"
 
@@ -57,6 +58,20 @@ std::optional<DeviceProperties> cuda_device_properties();
 /// log and that path.
 std::string nvrtc_compile(const KernelSource& src, const std::string& arch = "sm_90",
                           std::string* log = nullptr, const std::string& cache_dir_flag = "");
+
+/// Everything one NVRTC compile gives back.
+struct NvrtcOutput {
+  std::string image;  ///< CUBIN for "sm_XX", PTX text for "compute_XX"
+  std::string ptx;    ///< the PTX the image was built from
+};
+
+/// nvrtc_compile with `extra_options` appended to schedlab's own (e.g.
+/// "--ptxas-options=-v" for the resource report the performance model reads)
+/// and the PTX kept next to the image. The log (ptxas' too) goes to *log,
+/// also when the compile fails. Same errors as nvrtc_compile.
+NvrtcOutput nvrtc_compile_all(const KernelSource& src, const std::string& arch,
+                              const std::vector<std::string>& extra_options,
+                              std::string* log = nullptr, const std::string& cache_dir_flag = "");
 
 /// The CUDA backend on device 0, caching CUBINs in memory and under
 /// cache_dir(cache_dir_flag). user_error "no CUDA device: <reason>" when

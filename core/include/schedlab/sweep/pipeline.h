@@ -22,6 +22,7 @@
 #include "schedlab/ref/compare.h"
 #include "schedlab/runtime/executor.h"
 #include "schedlab/runtime/kernel.h"
+#include "schedlab/runtime/sanitizer.h"
 #include "schedlab/segment/segment.h"
 
 namespace schedlab::sweep {
@@ -90,7 +91,15 @@ struct Validation {
   bool ok = true;
   double max_abs_error = 0.0;  ///< over every output
   std::vector<OutputCheck> outputs;
-  /// "wrong_result: output 0 (T5 (out)): 3 mismatches, first at ..." or "ok".
+  /// What the sanitizer found when the kernels ran under it (empty: clean,
+  /// or not sanitized). Any finding makes the validation fail as `racy`.
+  std::vector<runtime::SanitizerFinding> findings;
+  /// True when the sanitizer found something (the point's status is racy).
+  bool racy() const { return !findings.empty(); }
+  /// Adds findings; any makes the validation fail.
+  void add_findings(const std::vector<runtime::SanitizerFinding>& f);
+  /// "racy: <first finding> (and N more findings)", "wrong_result: output 0
+  /// (T5 (out)): 3 mismatches, first at ..." or "ok".
   std::string summary() const;
 };
 
@@ -102,6 +111,17 @@ Validation validate(const ir::Fusion& plain, const ir::SizeBindings& sizes,
                     const std::vector<ref::HostTensor>& got,
                     const std::vector<ref::HostTensor>& want,
                     std::optional<ref::Tolerance> tol = {});
+
+/// Runs `prepared` once under the emulation sanitizer
+/// (runtime::execute_sanitized): on `backend` when it is the CPU backend,
+/// otherwise on this process's CPU backend for `cache_dir` (the sanitizer
+/// emulates every thread; a GPU run cannot be traced). `name` names the
+/// kernel in reports.
+runtime::SanitizedRun sanitize_kernel(runtime::Backend& backend,
+                                      const runtime::PreparedKernel& prepared,
+                                      const std::vector<ref::HostTensor>& inputs,
+                                      const ir::SizeBindings& sizes, const std::string& name,
+                                      const std::string& cache_dir = "");
 
 /// Bytes a kernel of f must move at least: every input read once and every
 /// output written once, under `sizes` (the numerator of GB/s).
@@ -176,10 +196,15 @@ std::vector<SegmentKernel> compile_segments(runtime::Backend& backend,
                                             const ir::SizeBindings& sizes);
 
 /// Runs the segments' kernels in order. `inputs`: one per input of the
-/// original fusion (s.fusion); returns its outputs, in order.
+/// original fusion (s.fusion); returns its outputs, in order. With
+/// `findings`, each kernel runs under the sanitizer instead (sanitize_kernel,
+/// `cache_dir` as there; its outputs feed the next segment) and what it
+/// finds is appended, the kernel named "<fusion> segment <i>".
 std::vector<ref::HostTensor> run_segments(runtime::Backend& backend, const segment::Segmentation& s,
                                           std::vector<SegmentKernel>& kernels,
                                           const std::vector<ref::HostTensor>& inputs,
-                                          const ir::SizeBindings& sizes);
+                                          const ir::SizeBindings& sizes,
+                                          std::vector<runtime::SanitizerFinding>* findings = nullptr,
+                                          const std::string& cache_dir = "");
 
 }  // namespace schedlab::sweep

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "schedlab/model/device.h"
 #include "schedlab/report/record.h"
 #include "schedlab/runtime/kernel.h"
 #include "schedlab/sweep/spec.h"
@@ -68,6 +69,9 @@ struct RunOptions {
   /// the one the scheduler resolves to (or `auto` picks) when the two have
   /// the same plugin name: the old build of a plugin, loaded beside the new.
   std::map<std::string, std::shared_ptr<const plugin::Plugin>> plugin_swaps;
+  /// Profile every validated point on this device model (model/profile.h):
+  /// its record then carries the prediction. Unset: no profiles.
+  std::optional<model::DeviceModel> profile_device;
   /// Called with each record as it becomes final (progress, live output).
   std::function<void(const report::Record&, size_t done, size_t total)> on_record;
 };

@@ -99,6 +99,9 @@ struct StrategySpec {
 struct ValidationSpec {
   std::optional<double> rtol;
   std::optional<double> atol;
+  /// Validate each kernel under the emulation sanitizer (runtime/sanitizer.h)
+  /// the first time it is validated; a finding makes the point `racy`.
+  bool sanitize = true;
 };
 
 /// `measure:`.

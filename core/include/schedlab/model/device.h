@@ -1,0 +1,66 @@
+// schedlab/model: device models, the hardware half of the performance model
+// (DESIGN.md section 16, docs/model.md).
+//
+// Owns: DeviceModel, the published figures of one GPU read from a YAML file
+// in configs/devices/ (h200, h100-sxm, a100-80g, l40s, rtx4090), and its
+// loader.
+// May depend on: schedlab/base. A device model is data: nothing here queries
+// a real device, so every machine predicts the same for the same file.
+// Invariants: a loaded model has every field set and positive, and the
+// limits agree with each other (per-block limits within per-SM ones); a file
+// that breaks this is a user error at the offending key's file:line:col.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace schedlab::model {
+
+/// One GPU as the model sees it. Bandwidths in GB/s (1e9 bytes per second).
+struct DeviceModel {
+  std::string name;                       ///< the file's stem and `name:` key, e.g. "h200"
+  std::string description;                ///< e.g. "NVIDIA H200 SXM 141 GB"
+  std::string path;                       ///< the file it was read from
+  std::string arch;                       ///< the NVRTC target, e.g. "sm_90"
+  int sm_count = 0;                       ///< streaming multiprocessors
+  double sm_clock_mhz = 0;                ///< boost clock of the SMs
+  double dram_bandwidth_gbs = 0;          ///< peak DRAM bandwidth
+  double copy_bandwidth_gbs = 0;          ///< what a copy kernel reaches (<= the peak)
+  int64_t l2_bytes = 0;                   ///< L2 cache capacity
+  int64_t shared_bytes_per_sm = 0;        ///< shared memory per SM (largest carveout)
+  int64_t shared_bytes_per_block = 0;     ///< the most one block may use (opt-in)
+  int64_t shared_reserved_per_block = 0;  ///< reserved by the system per block (1 KiB, sm_80+)
+  int64_t shared_alloc_granularity = 0;   ///< shared memory is allocated in these units
+  int shared_banks = 0;                   ///< 4-byte banks; one wavefront per clock per SM
+  int registers_per_sm = 0;               ///< 32-bit registers per SM
+  int registers_per_block = 0;            ///< the most one block may use
+  int registers_per_thread = 0;           ///< the most one thread may use
+  int register_alloc_granularity = 0;     ///< registers are allocated per warp in these units
+  int max_threads_per_block = 0;          ///< block size limit
+  int max_threads_per_sm = 0;             ///< resident threads per SM
+  int max_warps_per_sm = 0;               ///< resident warps per SM
+  int max_blocks_per_sm = 0;              ///< resident blocks per SM
+  int warp_schedulers_per_sm = 0;         ///< warp instructions issued per clock per SM
+
+  /// The compute capability's major number, from `arch` ("sm_90" -> 9).
+  int cc_major() const;
+};
+
+/// The device model used when none is named.
+inline constexpr const char* kDefaultDevice = "h200";
+
+/// Reads one device file. user_error at file:line:col for invalid YAML, a
+/// missing, unknown or duplicate key, a value of the wrong kind, and limits
+/// that contradict each other.
+DeviceModel load_device_file(const std::string& path);
+
+/// `name_or_path`: a path to a .yaml file, or a device name looked up as
+/// <dir>/<name>.yaml in `dirs`, first match wins. user_error naming the
+/// devices found when there is no such device.
+DeviceModel load_device(const std::string& name_or_path, const std::vector<std::string>& dirs);
+
+/// The device names (file stems) in `dirs`, sorted, without duplicates.
+std::vector<std::string> device_names(const std::vector<std::string>& dirs);
+
+}  // namespace schedlab::model

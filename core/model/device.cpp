@@ -1,0 +1,204 @@
+// Device model files: configs/devices/<name>.yaml, one flat mapping of
+// published figures, every key required.
+#include "schedlab/model/device.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <regex>
+#include <set>
+#include <type_traits>
+#include <variant>
+
+#include "../frontend/yaml_reader.h"
+#include "schedlab/base/error.h"
+
+namespace schedlab::model {
+namespace {
+
+namespace fs = std::filesystem;
+using frontend::kind_name;
+
+/// A numeric key and the field it fills: integers of either width or a real.
+using Field = std::variant<int DeviceModel::*, int64_t DeviceModel::*, double DeviceModel::*>;
+struct NumericKey {
+  const char* key;
+  Field field;
+};
+
+// The file's keys in the order the shipped files list them.
+const std::vector<NumericKey>& numeric_keys() {
+  static const std::vector<NumericKey> keys = {
+      {"sm_count", &DeviceModel::sm_count},
+      {"sm_clock_mhz", &DeviceModel::sm_clock_mhz},
+      {"dram_bandwidth_gbs", &DeviceModel::dram_bandwidth_gbs},
+      {"copy_bandwidth_gbs", &DeviceModel::copy_bandwidth_gbs},
+      {"l2_bytes", &DeviceModel::l2_bytes},
+      {"shared_bytes_per_sm", &DeviceModel::shared_bytes_per_sm},
+      {"shared_bytes_per_block", &DeviceModel::shared_bytes_per_block},
+      {"shared_reserved_per_block", &DeviceModel::shared_reserved_per_block},
+      {"shared_alloc_granularity", &DeviceModel::shared_alloc_granularity},
+      {"shared_banks", &DeviceModel::shared_banks},
+      {"registers_per_sm", &DeviceModel::registers_per_sm},
+      {"registers_per_block", &DeviceModel::registers_per_block},
+      {"registers_per_thread", &DeviceModel::registers_per_thread},
+      {"register_alloc_granularity", &DeviceModel::register_alloc_granularity},
+      {"max_threads_per_block", &DeviceModel::max_threads_per_block},
+      {"max_threads_per_sm", &DeviceModel::max_threads_per_sm},
+      {"max_warps_per_sm", &DeviceModel::max_warps_per_sm},
+      {"max_blocks_per_sm", &DeviceModel::max_blocks_per_sm},
+      {"warp_schedulers_per_sm", &DeviceModel::warp_schedulers_per_sm},
+  };
+  return keys;
+}
+
+std::vector<std::string> all_keys() {
+  std::vector<std::string> keys = {"name", "description", "arch"};
+  for (const NumericKey& k : numeric_keys()) keys.emplace_back(k.key);
+  return keys;
+}
+
+class Loader {
+ public:
+  Loader(std::string text, const std::string& path) : r_(text, path), text_(std::move(text)) {}
+
+  DeviceModel run() {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text_);
+    } catch (const YAML::ParserException& e) {
+      throw UserError(r_.loc(e.mark), "invalid YAML: " + e.msg);
+    }
+    const SourceLoc top = root.Mark().is_null() ? SourceLoc{r_.path(), 1, 1} : r_.loc(root);
+    if (!root.IsMap())
+      user_error_at(top) << "expected a device model (a mapping of name, arch, sm_count, ...); "
+                            "found "
+                         << kind_name(root);
+    const std::vector<std::string> keys = all_keys();
+    r_.check_keys(root, keys, "the device model");
+    for (const std::string& k : keys)
+      if (!root[k]) user_error_at(top) << "missing required key '" << k << "'";
+
+    DeviceModel d;
+    d.path = r_.path();
+    d.name = text_of(root["name"], "name");
+    std::string stem = fs::path(r_.path()).stem().string();
+    if (d.name != stem)
+      user_error_at(r_.loc(root["name"]))
+          << "name: expected '" << stem << "' (the file's name), found '" << d.name << "'";
+    d.description = text_of(root["description"], "description");
+    d.arch = text_of(root["arch"], "arch");
+    static const std::regex kArch("sm_[0-9]{2,3}");
+    if (!std::regex_match(d.arch, kArch))
+      user_error_at(r_.loc(root["arch"]))
+          << "arch: expected sm_XX (e.g. sm_90), found '" << d.arch << "'";
+    for (const NumericKey& k : numeric_keys()) {
+      const YAML::Node n = root[k.key];
+      std::visit([&](auto member) { d.*member = number_of<decltype(d.*member)>(n, k.key); },
+                 k.field);
+    }
+    check_limits(root, d);
+    return d;
+  }
+
+ private:
+  std::string text_of(const YAML::Node& n, const char* key) const {
+    if (!n.IsScalar() || n.Scalar().empty())
+      user_error_at(r_.loc(n)) << key << ": expected text, found " << kind_name(n);
+    return n.Scalar();
+  }
+
+  /// A positive number of type T (int, int64_t or double; integers exact).
+  template <typename T>
+  std::remove_cvref_t<T> number_of(const YAML::Node& n, const char* key) const {
+    using V = std::remove_cvref_t<T>;
+    if constexpr (std::is_floating_point_v<V>) {
+      std::optional<double> v;
+      if (n.IsScalar()) v = frontend::as_double(n.Scalar());
+      if (!v || !std::isfinite(*v) || *v <= 0)
+        user_error_at(r_.loc(n)) << key << ": expected a positive number, found " << kind_name(n);
+      return *v;
+    } else {
+      std::optional<int64_t> v;
+      if (n.IsScalar()) v = frontend::as_int(n.Scalar());
+      if (!v || *v <= 0 || *v > std::numeric_limits<V>::max())
+        user_error_at(r_.loc(n)) << key << ": expected a positive integer, found " << kind_name(n);
+      return static_cast<V>(*v);
+    }
+  }
+
+  /// Limits that contradict each other would make occupancy meaningless.
+  void check_limits(const YAML::Node& root, const DeviceModel& d) const {
+    auto require = [&](bool ok, const char* key, const std::string& expected, int64_t found) {
+      if (!ok)
+        user_error_at(r_.loc(root[key])) << key << ": expected " << expected << ", found " << found;
+    };
+    require(d.shared_bytes_per_block + d.shared_reserved_per_block <= d.shared_bytes_per_sm,
+            "shared_bytes_per_block",
+            "at most shared_bytes_per_sm - shared_reserved_per_block = " +
+                std::to_string(d.shared_bytes_per_sm - d.shared_reserved_per_block),
+            d.shared_bytes_per_block);
+    require(d.registers_per_block <= d.registers_per_sm, "registers_per_block",
+            "at most registers_per_sm = " + std::to_string(d.registers_per_sm),
+            d.registers_per_block);
+    require(d.max_threads_per_sm == 32 * d.max_warps_per_sm, "max_threads_per_sm",
+            "32 * max_warps_per_sm = " + std::to_string(32 * d.max_warps_per_sm),
+            d.max_threads_per_sm);
+    require(d.max_threads_per_block <= d.max_threads_per_sm, "max_threads_per_block",
+            "at most max_threads_per_sm = " + std::to_string(d.max_threads_per_sm),
+            d.max_threads_per_block);
+    if (d.copy_bandwidth_gbs > d.dram_bandwidth_gbs)
+      user_error_at(r_.loc(root["copy_bandwidth_gbs"]))
+          << "copy_bandwidth_gbs: expected at most dram_bandwidth_gbs = " << d.dram_bandwidth_gbs
+          << ", found " << d.copy_bandwidth_gbs;
+  }
+
+  frontend::YamlReader r_;
+  std::string text_;
+};
+
+}  // namespace
+
+int DeviceModel::cc_major() const {
+  // "sm_90" -> 9, "sm_100" -> 10: every digit but the last.
+  std::string digits = arch.substr(3);
+  return std::stoi(digits.substr(0, digits.size() - 1));
+}
+
+DeviceModel load_device_file(const std::string& path) {
+  std::ifstream in(path);
+  user_assert(bool(in)) << "cannot read device model '" << path << "'";
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  return Loader(std::move(text), path).run();
+}
+
+std::vector<std::string> device_names(const std::vector<std::string>& dirs) {
+  std::set<std::string> names;
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".yaml") names.insert(e.path().stem().string());
+  }
+  return {names.begin(), names.end()};
+}
+
+DeviceModel load_device(const std::string& name_or_path, const std::vector<std::string>& dirs) {
+  if (name_or_path.ends_with(".yaml") || name_or_path.find('/') != std::string::npos)
+    return load_device_file(name_or_path);
+  for (const std::string& dir : dirs) {
+    fs::path p = fs::path(dir) / (name_or_path + ".yaml");
+    if (fs::exists(p)) return load_device_file(p.string());
+  }
+  std::vector<std::string> names = device_names(dirs);
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  std::string hint = frontend::closest_name(name_or_path, names);
+  throw UserError({}, "--device: no device model named '" + name_or_path + "'; expected one of " +
+                          (list.empty() ? "(none found)" : list) +
+                          (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+}
+
+}  // namespace schedlab::model

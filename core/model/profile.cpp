@@ -1,0 +1,236 @@
+// The profile of one kernel: resources, occupancy, traced traffic (sampled),
+// instructions and the roofline; and its JSON and text forms.
+#include "schedlab/model/profile.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "schedlab/base/error.h"
+#include "schedlab/ref/evaluator.h"
+
+namespace schedlab::model {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+/// Runs the traced kernel over `dims` (possibly a sample of the grid).
+TrafficCounts trace_traffic(runtime::Backend& cpu, const runtime::PreparedKernel& prepared,
+                            const ir::Fusion& fusion, const ir::SizeBindings& sizes,
+                            const DeviceModel& device, const runtime::LaunchDims& dims,
+                            uint64_t seed, const std::string& name) {
+  auto compiled = cpu.compile(runtime::traced_source(prepared));
+  runtime::BoundArgs bound(cpu, prepared, ref::make_inputs(fusion, sizes, seed), sizes);
+  runtime::TraceKernel trace = runtime::trace_kernel(prepared, bound, sizes, name);
+  trace.dims = dims;
+  TrafficObserver observer(device.l2_bytes, device.shared_banks);
+  cpu.launch_traced(*compiled, dims, bound.args(), trace, observer);
+  return observer.counts();
+}
+
+}  // namespace
+
+runtime::DeviceProperties device_properties(const DeviceModel& d) {
+  runtime::DeviceProperties p;
+  p.name = d.description + " (model)";
+  p.arch = d.arch;
+  p.cc_major = d.cc_major();
+  p.cc_minor = std::stoi(d.arch.substr(d.arch.size() - 1));
+  p.sm_count = d.sm_count;
+  p.warp_size = 32;
+  p.max_threads_per_block = d.max_threads_per_block;
+  p.max_threads_per_sm = d.max_threads_per_sm;
+  p.registers_per_block = d.registers_per_block;
+  p.registers_per_sm = d.registers_per_sm;
+  p.shared_bytes_per_block = 48 * 1024;  // without opt-in, on every architecture since 7.0
+  p.shared_bytes_per_block_optin = size_t(d.shared_bytes_per_block);
+  p.shared_bytes_per_sm = size_t(d.shared_bytes_per_sm);
+  p.l2_bytes = size_t(d.l2_bytes);
+  p.peak_bandwidth_bytes_per_s = d.dram_bandwidth_gbs * 1e9;
+  return p;
+}
+
+runtime::LaunchDims sampled_dims(const runtime::LaunchDims& dims, int64_t max_blocks) {
+  const auto& g = dims.grid;
+  if (max_blocks <= 0 || g[0] * g[1] * g[2] <= max_blocks) return dims;
+  runtime::LaunchDims s = dims;
+  if (g[0] >= max_blocks) {
+    s.grid = {max_blocks, 1, 1};
+  } else if (g[0] * g[1] >= max_blocks) {
+    s.grid = {g[0], max_blocks / g[0], 1};
+  } else {
+    s.grid = {g[0], g[1], max_blocks / (g[0] * g[1])};
+  }
+  return s;
+}
+
+KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKernel& prepared,
+                             const ir::Fusion& fusion, const ir::SizeBindings& sizes,
+                             int64_t ideal_bytes, const DeviceModel& device,
+                             const ProfileOptions& options, const std::string& name) {
+  KernelProfile p;
+  p.name = name;
+  p.device = device.name;
+  p.ideal_bytes = ideal_bytes;
+  p.resources = kernel_resources(prepared.source, device.arch, options.cache_dir);
+  p.dims = runtime::launch_dims(prepared.kernel, sizes);
+  p.occupancy = occupancy(device, p.resources.registers, p.resources.static_shared_bytes, p.dims);
+
+  const runtime::LaunchDims sample = sampled_dims(p.dims, options.max_blocks);
+  p.traffic = trace_traffic(cpu, prepared, fusion, sizes, device, sample, options.seed, name);
+  p.sampled_blocks = p.traffic.blocks;
+  internal_assert(p.sampled_blocks > 0) << "profile of '" << name << "': no block was traced";
+  p.scale = double(p.occupancy.grid_blocks) / double(p.sampled_blocks);
+  p.requested_bytes = double(p.traffic.requested_bytes()) * p.scale;
+  p.sector_bytes = double(p.traffic.sector_bytes()) * p.scale;
+  p.dram_bytes = double(p.traffic.dram_read_bytes + p.traffic.dram_write_bytes) * p.scale;
+  p.smem_wavefronts = double(p.traffic.smem_wavefronts()) * p.scale;
+  p.bank_conflict_ways = p.traffic.bank_conflict_ways();
+
+  const PtxCounts& ptx = p.resources.ptx;
+  const double accesses_per_thread =
+      p.traffic.threads > 0 ? double(p.traffic.thread_accesses) / double(p.traffic.threads) : 0;
+  // Every static instruction at least once (straight-line code, the block
+  // reduction, whose shared accesses the trace does not see); loops as often
+  // as their memory accesses repeat.
+  p.instructions_per_thread =
+      ptx.memory_instructions > 0
+          ? std::max(1.0, accesses_per_thread / double(ptx.memory_instructions)) *
+                double(ptx.instructions)
+          : double(ptx.instructions);
+  p.warp_instructions = p.instructions_per_thread * double(p.occupancy.warps_per_block) *
+                        double(p.occupancy.grid_blocks);
+
+  Work w;
+  w.dram_bytes = p.dram_bytes;
+  w.smem_wavefronts = p.smem_wavefronts;
+  w.smem_ideal_wavefronts = double(p.traffic.smem_ideal_wavefronts()) * p.scale;
+  w.warp_instructions = p.warp_instructions;
+  w.ideal_bytes = double(ideal_bytes);
+  int64_t global_accesses = 0;
+  for (const GlobalTraffic& g : p.traffic.global) global_accesses += g.thread_accesses;
+  if (global_accesses > 0)
+    w.bytes_per_access = double(p.traffic.requested_bytes()) / double(global_accesses);
+  p.prediction = predict(device, p.occupancy, w);
+  return p;
+}
+
+std::string profiles_json(const std::vector<KernelProfile>& profiles, int indent) {
+  Json all = Json::array();
+  for (const KernelProfile& p : profiles) {
+    const KernelResources& r = p.resources;
+    Json tensors = Json::array();
+    for (const GlobalTraffic& g : p.traffic.global)
+      tensors.push_back({{"tensor", g.tensor},
+                         {"requested_bytes", double(g.requested_bytes) * p.scale},
+                         {"sector_bytes", double(g.sector_bytes) * p.scale},
+                         {"coalescing", g.efficiency()}});
+    Json sites = Json::array();
+    for (const SharedSiteTraffic& s : p.traffic.shared)
+      sites.push_back({{"line", s.line},
+                       {"tensor", s.tensor},
+                       {"access", s.is_write ? "write" : "read"},
+                       {"wavefronts_per_request",
+                        s.requests > 0 ? double(s.wavefronts) / double(s.requests) : 0.0},
+                       {"bank_conflict_ways", s.conflict_ways()}});
+    all.push_back({
+        {"kernel", p.name},
+        {"device", p.device},
+        {"arch", r.arch},
+        {"grid", p.dims.grid},
+        {"block", p.dims.block},
+        {"registers", r.registers},
+        {"spill_bytes", r.spill_store_bytes + r.spill_load_bytes},
+        {"stack_bytes", r.stack_bytes},
+        {"shared_bytes", r.static_shared_bytes + int64_t(p.dims.shared_bytes)},
+        {"blocks_per_sm", p.occupancy.blocks_per_sm},
+        {"warps_per_sm", p.occupancy.warps_per_sm},
+        {"occupancy", p.occupancy.occupancy},
+        {"occupancy_limit", occupancy_limit_name(p.occupancy.limit)},
+        {"waves", p.occupancy.waves},
+        {"sampled_blocks", p.sampled_blocks},
+        {"grid_blocks", p.occupancy.grid_blocks},
+        {"requested_bytes", p.requested_bytes},
+        {"sector_bytes", p.sector_bytes},
+        {"dram_bytes", p.dram_bytes},
+        {"ideal_bytes", p.ideal_bytes},
+        {"smem_wavefronts", p.smem_wavefronts},
+        {"bank_conflict_ways", p.bank_conflict_ways},
+        {"instructions", p.instructions_per_thread},
+        {"ptx_instructions", r.ptx.instructions},
+        {"predicted_us", p.prediction.predicted_s * 1e6},
+        {"dram_us", p.prediction.dram_s * 1e6},
+        {"smem_us", p.prediction.smem_s * 1e6},
+        {"issue_us", p.prediction.issue_s * 1e6},
+        {"latency_us", p.prediction.latency_s * 1e6},
+        {"tail", p.prediction.tail},
+        {"bandwidth_fraction", p.prediction.bandwidth_fraction},
+        {"limiter", p.prediction.limiter},
+        {"tensors", tensors},
+        {"shared_sites", sites},
+    });
+  }
+  return all.dump(indent);
+}
+
+report::Prediction record_prediction(const KernelProfile& p) {
+  return {p.device, p.prediction.predicted_s * 1e6, p.prediction.limiter,
+          p.prediction.bandwidth_fraction, profiles_json({p}, -1)};
+}
+
+std::string format_profiles(const std::vector<KernelProfile>& profiles) {
+  std::string out;
+  for (const KernelProfile& p : profiles) {
+    const KernelResources& r = p.resources;
+    const Occupancy& o = p.occupancy;
+    out += fmt::format("// profile of {} on {} ({}), a prediction from the model (docs/model.md)\n",
+                       p.name, p.device, r.arch);
+    out +=
+        fmt::format("  launch        grid ({}, {}, {}), block ({}, {}, {}), {} B dynamic shared\n",
+                    p.dims.grid[0], p.dims.grid[1], p.dims.grid[2], p.dims.block[0],
+                    p.dims.block[1], p.dims.block[2], p.dims.shared_bytes);
+    out += fmt::format(
+        "  resources     {} registers, {} B stack, {} B spill stores, {} B spill loads, {} B "
+        "static shared\n",
+        r.registers, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes, r.static_shared_bytes);
+    out += fmt::format(
+        "  occupancy     {} blocks/SM, {} warps/SM ({:.0f} %, limited by {}), {:.2f} "
+        "waves{}\n",
+        o.blocks_per_sm, o.warps_per_sm, 100 * o.occupancy, occupancy_limit_name(o.limit), o.waves,
+        o.why_not.empty() ? "" : "; cannot launch: " + o.why_not);
+    out += fmt::format("  traced        {} of {} blocks{}\n", p.sampled_blocks, o.grid_blocks,
+                       p.scale > 1 ? fmt::format(" (counts scaled by {:.4g})", p.scale) : "");
+    double eff = p.sector_bytes > 0 ? p.requested_bytes / p.sector_bytes : 1.0;
+    out += fmt::format(
+        "  global        {:.0f} B requested, {:.0f} B in sectors ({:.0f} % "
+        "coalesced), {:.0f} B DRAM, {} B ideal\n",
+        p.requested_bytes, p.sector_bytes, 100 * eff, p.dram_bytes, p.ideal_bytes);
+    for (const GlobalTraffic& g : p.traffic.global)
+      if (g.requests > 0)
+        out +=
+            fmt::format("    {:<28} {:>5.1f} % coalesced ({:.2f} sectors per request)\n", g.tensor,
+                        100 * g.efficiency(), double(g.sector_bytes) / 32.0 / double(g.requests));
+    if (!p.traffic.shared.empty()) {
+      out +=
+          fmt::format("  shared        {:.0f} wavefronts, worst site {:.1f}-way bank conflicts\n",
+                      p.smem_wavefronts, p.bank_conflict_ways);
+      for (const SharedSiteTraffic& s : p.traffic.shared)
+        out += fmt::format("    line {:<5} {:<5} {:<22} {:.2f} wavefronts/request, {:.1f}-way\n",
+                           s.line, s.is_write ? "write" : "read", s.tensor,
+                           s.requests > 0 ? double(s.wavefronts) / double(s.requests) : 0.0,
+                           s.conflict_ways());
+    }
+    out += fmt::format("  instructions  {:.1f} per thread (PTX, {} static)\n",
+                       p.instructions_per_thread, r.ptx.instructions);
+    const Prediction& pr = p.prediction;
+    out += fmt::format(
+        "  predicted     {:.2f} us, limited by {} (dram {:.2f}, shared {:.2f}, issue {:.2f}, "
+        "latency {:.2f} us; tail x{:.2f}); {:.0f} % of peak bandwidth\n",
+        pr.predicted_s * 1e6, pr.limiter, pr.dram_s * 1e6, pr.smem_s * 1e6, pr.issue_s * 1e6,
+        pr.latency_s * 1e6, pr.tail, 100 * pr.bandwidth_fraction);
+  }
+  return out;
+}
+
+}  // namespace schedlab::model

@@ -1,0 +1,12 @@
+# model: the performance model (DESIGN.md section 16, docs/model.md): device
+# models, compiler resources, occupancy, emulated memory traffic, roofline
+target_sources(schedlab PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/device.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/resources.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/occupancy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/roofline.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/traffic.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/profile.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp
+)
+target_link_libraries(schedlab PRIVATE nlohmann_json::nlohmann_json)

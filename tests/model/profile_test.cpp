@@ -1,0 +1,138 @@
+// Profiles of real generated kernels (built-in plugins and schedule scripts
+// on standard fusions): deterministic, sampling within a few percent of the
+// full count, the stack frame of a Local array, coalescing of a strided
+// schedule, and sampled launch shapes.
+#include "schedlab/model/profile.h"
+
+#include <gtest/gtest.h>
+
+#include "schedlab/frontend/schedule_script.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/runtime/cpu_backend.h"
+#include "schedlab/sweep/pipeline.h"
+
+namespace {
+
+namespace model = schedlab::model;
+namespace sweep = schedlab::sweep;
+using schedlab::runtime::LaunchDims;
+
+std::string cache_dir() {
+  return SCHEDLAB_BINARY_DIR "/tests/model/kernel-cache";
+}
+const std::vector<std::string> kFusionDirs = {SCHEDLAB_SOURCE_DIR "/configs/fusions"};
+
+schedlab::runtime::Backend& cpu() {
+  static std::unique_ptr<schedlab::runtime::Backend> b =
+      schedlab::runtime::make_cpu_backend(cache_dir());
+  return *b;
+}
+
+const model::DeviceModel& h200() {
+  static const model::DeviceModel d =
+      model::load_device("h200", {SCHEDLAB_SOURCE_DIR "/configs/devices"});
+  return d;
+}
+
+/// `fusion` at `sizes` scheduled by the built-in `plugin`, profiled on h200.
+model::KernelProfile profile(const std::string& fusion, const schedlab::ir::SizeBindings& sizes,
+                             const std::string& plugin, int64_t max_blocks = 512) {
+  sweep::BoundFusion bf = sweep::bind_fusion(fusion, kFusionDirs, sizes);
+  schedlab::plugin::Registry registry({SCHEDLAB_BINARY_DIR "/plugins"});
+  sweep::PluginRun run =
+      sweep::schedule_with_plugin(*registry.get(plugin), bf, model::device_properties(h200()), {});
+  EXPECT_TRUE(run.accepted) << run.reason;
+  const schedlab::ir::Fusion& f = *bf.def.fusion;
+  model::ProfileOptions o;
+  o.cache_dir = cache_dir();
+  o.max_blocks = max_blocks;
+  return model::profile_kernel(cpu(), schedlab::runtime::prepare(f, bf.sizes), f, bf.sizes,
+                               sweep::io_bytes(f, bf.sizes), h200(), o, fusion);
+}
+
+TEST(Profile, IsDeterministic) {
+  auto a = profile("softmax", {{"N", 256}, {"K", 1024}}, "normalization");
+  auto b = profile("softmax", {{"N", 256}, {"K", 1024}}, "normalization");
+  EXPECT_EQ(model::profiles_json({a}), model::profiles_json({b}));
+  EXPECT_GT(a.prediction.predicted_s, 0);
+}
+
+TEST(Profile, PointwiseIsCoalescedAndMovesItsIdealBytes) {
+  auto p = profile("pointwise_add_mul", {{"N", 1024}, {"K", 1024}}, "pointwise");
+  // x, y and out are read and written as 16-byte vectors; the broadcast b
+  // is read element by element at a 16-byte lane stride: 4 of every 16 bytes
+  // per request (its other elements come from L1, which the model leaves out).
+  for (const auto& g : p.traffic.global)
+    EXPECT_DOUBLE_EQ(g.efficiency(), g.tensor.starts_with("T2 ") ? 0.25 : 1.0) << g.tensor;
+  EXPECT_NEAR(p.dram_bytes, double(p.ideal_bytes), 0.02 * double(p.ideal_bytes));
+  EXPECT_GT(p.resources.registers, 0);
+  EXPECT_EQ(p.resources.stack_bytes, 0);
+  EXPECT_GT(p.instructions_per_thread, 0);
+  EXPECT_GT(p.prediction.bandwidth_fraction, 0);
+  EXPECT_LE(p.prediction.bandwidth_fraction, 1);
+}
+
+TEST(Profile, SamplingStaysWithinAFewPercentOfTheFullCount) {
+  for (auto [fusion, plugin] :
+       {std::pair{"softmax", "normalization"}, std::pair{"transpose2d", "transpose"},
+        std::pair{"pointwise_add_mul", "pointwise"}}) {
+    const schedlab::ir::SizeBindings sizes = {{"N", 1024}, {"K", 1024}};
+    auto full = profile(fusion, sizes, plugin, 0);
+    auto sampled = profile(fusion, sizes, plugin, 64);
+    ASSERT_LT(sampled.sampled_blocks, full.sampled_blocks) << fusion;
+    for (auto [what, f, s] :
+         {std::tuple{"sector bytes", full.sector_bytes, sampled.sector_bytes},
+          std::tuple{"dram bytes", full.dram_bytes, sampled.dram_bytes},
+          std::tuple{"wavefronts", full.smem_wavefronts, sampled.smem_wavefronts},
+          std::tuple{"predicted", full.prediction.predicted_s, sampled.prediction.predicted_s}})
+      EXPECT_NEAR(s, f, 0.03 * f) << fusion << ": " << what;
+  }
+}
+
+TEST(Profile, TransposeThroughAnUnpaddedTileIsBankConflictBound) {
+  auto p = profile("transpose2d", {{"N", 2048}, {"K", 2048}}, "transpose");
+  EXPECT_GE(p.bank_conflict_ways, 8);
+  EXPECT_EQ(p.prediction.limiter, "bank conflicts");
+}
+
+TEST(Profile, StridedScheduleScriptLosesCoalescingOnTheWrites) {
+  // configs/schedules/transpose2d.sched iterates in x's order: reads
+  // coalesced, writes to y strided by N.
+  sweep::BoundFusion bf = sweep::bind_fusion("transpose2d", kFusionDirs, {{"N", 256}, {"K", 256}});
+  schedlab::frontend::apply_schedule_file(
+      SCHEDLAB_SOURCE_DIR "/configs/schedules/transpose2d.sched", bf.def, {});
+  const schedlab::ir::Fusion& f = *bf.def.fusion;
+  model::ProfileOptions o;
+  o.cache_dir = cache_dir();
+  auto p = model::profile_kernel(cpu(), schedlab::runtime::prepare(f, bf.sizes), f, bf.sizes,
+                                 sweep::io_bytes(f, bf.sizes), h200(), o, "transpose2d");
+  ASSERT_EQ(p.traffic.global.size(), 2u);
+  for (const auto& g : p.traffic.global) {
+    if (g.read_bytes > 0)
+      EXPECT_DOUBLE_EQ(g.efficiency(), 1.0) << g.tensor;
+    else
+      EXPECT_DOUBLE_EQ(g.efficiency(), 0.125) << g.tensor;  // 4 of 32 bytes per sector
+  }
+}
+
+TEST(Profile, SampledDimsKeepWholeRows) {
+  LaunchDims d;
+  d.grid = {256, 256, 1};
+  EXPECT_EQ(model::sampled_dims(d, 512).grid, (std::array<int64_t, 3>{256, 2, 1}));
+  d.grid = {100000, 1, 1};
+  EXPECT_EQ(model::sampled_dims(d, 512).grid, (std::array<int64_t, 3>{512, 1, 1}));
+  d.grid = {4, 4, 100};
+  EXPECT_EQ(model::sampled_dims(d, 512).grid, (std::array<int64_t, 3>{4, 4, 32}));
+  EXPECT_EQ(model::sampled_dims(d, 0).grid, d.grid);
+}
+
+TEST(Profile, RecordPredictionCarriesTheProfile) {
+  auto p = profile("row_sum", {{"N", 512}, {"K", 512}}, "reduction");
+  schedlab::report::Prediction r = model::record_prediction(p);
+  EXPECT_EQ(r.device, "h200");
+  EXPECT_DOUBLE_EQ(r.predicted_us, p.prediction.predicted_s * 1e6);
+  EXPECT_EQ(r.limiter, p.prediction.limiter);
+  EXPECT_NE(r.profile.find("\"registers\""), std::string::npos);
+}
+
+}  // namespace
