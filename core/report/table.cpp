@@ -282,6 +282,12 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
         if (!c.best || !base || !base->best) continue;
         const Record& b = *base->best;
         const Record& x = *c.best;
+        // The baseline's own kernel: one measurement (and one prediction).
+        if (c.scheduler != t.baseline && same_kernel(x, b)) {
+          c.speedup = 1;
+          c.same_kernel_as = t.baseline;
+          continue;
+        }
         if (predicted) {
           c.speedup = base->best->prediction->predicted_us / c.best->prediction->predicted_us;
           c.significant = c.scheduler != t.baseline && std::abs(*c.speedup - 1) > 1e-12;
@@ -289,10 +295,6 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
         }
         c.speedup = 1;
         if (c.scheduler == t.baseline) continue;
-        if (same_kernel(x, b)) {
-          c.same_kernel_as = t.baseline;
-          continue;
-        }
         c.estimate = paired(x, b) ? paired_ratio(b.times_us, x.times_us)
                                   : unpaired_ratio(b.times_us, x.times_us);
         c.speedup = c.estimate->ratio;
