@@ -118,7 +118,8 @@ std::vector<Expr*> Fusion::exprs() const {
   return order;
 }
 
-std::pair<IterDomain*, IterDomain*> Fusion::split(IterDomain* in, int64_t factor, bool inner_split) {
+std::pair<IterDomain*, IterDomain*> Fusion::split(IterDomain* in, int64_t factor,
+                                                  bool inner_split) {
   internal_assert(factor > 0) << "split factor " << factor;
   SizeExpr f = SizeExpr::constant(factor);
   SizeExpr rest = SizeExpr::ceil_div(in->extent(), f);
@@ -210,6 +211,29 @@ std::vector<Expr*> Fusion::exprs_for_outputs() const {
     }
   }
   return order;
+}
+
+bool Fusion::is_live(const Expr* e) const {
+  // Forward search from e's result to an output; fusions are small, and
+  // computing this on demand keeps Fusion free of caches to invalidate.
+  std::vector<const Val*> work(e->outputs().begin(), e->outputs().end());
+  std::unordered_set<const Val*> seen(work.begin(), work.end());
+  while (!work.empty()) {
+    const Val* v = work.back();
+    work.pop_back();
+    if (is_output(v)) return true;
+    for (const Expr* u : v->uses())
+      for (const Val* o : u->outputs())
+        if (seen.insert(o).second) work.push_back(o);
+  }
+  return false;
+}
+
+std::vector<Expr*> Fusion::live_uses(const Val* v) const {
+  std::vector<Expr*> r;
+  for (Expr* e : v->uses())
+    if (is_live(e)) r.push_back(e);
+  return r;
 }
 
 std::vector<std::string> Fusion::size_symbols() const {

@@ -18,9 +18,12 @@ namespace {
 /// A size in launch terms: each symbol a Var of its own name.
 ExprP launch_size(const ir::SizeExpr& e) {
   switch (e.kind()) {
-    case ir::SizeExpr::Kind::Const: return Expr::integer(e.const_value());
-    case ir::SizeExpr::Kind::Symbol: return Expr::var(e.symbol_name());
-    case ir::SizeExpr::Kind::Mul: return launch_size(e.lhs()) * launch_size(e.rhs());
+    case ir::SizeExpr::Kind::Const:
+      return Expr::integer(e.const_value());
+    case ir::SizeExpr::Kind::Symbol:
+      return Expr::var(e.symbol_name());
+    case ir::SizeExpr::Kind::Mul:
+      return launch_size(e.lhs()) * launch_size(e.rhs());
     case ir::SizeExpr::Kind::CeilDiv:
       return Expr::int_op("ceilDiv", launch_size(e.lhs()), launch_size(e.rhs()));
   }
@@ -32,6 +35,16 @@ ExprP align16(const ExprP& bytes) {
 }
 
 }  // namespace
+
+bool stored_in_global(const TensorView* t) {
+  if (t->memory_type() == ir::MemoryType::Global) return true;
+  if (t->memory_type() == ir::MemoryType::Shared) return false;
+  // An unscheduled (or partly scheduled) Local tensor whose buffer would span
+  // a symbolic extent cannot live in registers: it gets a global workspace,
+  // which is what makes an unscheduled fusion lower to a correct kernel.
+  auto axes = Indexer::allocation_axes(t);
+  return std::any_of(axes.begin(), axes.end(), [](auto a) { return a.second < 0; });
+}
 
 std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusion& f,
                                                                  kir::Kernel& kernel) {
@@ -49,8 +62,8 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
     return kernel.buffers.back().get();
   };
   for (size_t i = 0; i < f.inputs().size(); ++i)
-    kernel.params.push_back({kir::Param::Source::Input, static_cast<int>(i), f.inputs()[i],
-                             add(f.inputs()[i], true)});
+    kernel.params.push_back(
+        {kir::Param::Source::Input, static_cast<int>(i), f.inputs()[i], add(f.inputs()[i], true)});
   for (size_t i = 0; i < f.outputs().size(); ++i)
     kernel.params.push_back({kir::Param::Source::Output, static_cast<int>(i), f.outputs()[i],
                              add(f.outputs()[i], true)});
@@ -63,12 +76,9 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
   for (const TensorView* t : f.tensors()) {
     if (!live.count(t) || buf.count(t)) continue;
     auto axes = Indexer::allocation_axes(t);
-    // An unscheduled (or partly scheduled) Local tensor whose buffer would span
-    // a symbolic extent cannot live in registers: it gets a global workspace,
-    // which is what makes an unscheduled fusion lower to a correct kernel.
     bool symbolic = std::any_of(axes.begin(), axes.end(), [](auto a) { return a.second < 0; });
     bool shared = t->memory_type() == ir::MemoryType::Shared;
-    if (t->memory_type() == ir::MemoryType::Global || (symbolic && !shared)) {
+    if (stored_in_global(t)) {
       kernel.params.push_back({kir::Param::Source::Workspace, 0, t, add(t, true)});
       continue;
     }

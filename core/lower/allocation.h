@@ -17,6 +17,11 @@
 
 namespace schedlab::lower {
 
+/// Whether t's buffer is in Global memory: fusion inputs and outputs, Global
+/// intermediates, and Local tensors whose buffer would span a symbolic extent
+/// (a workspace: registers need constant sizes).
+bool stored_in_global(const ir::TensorView* t);
+
 /// Fills kernel.buffers, params, size_sources and shared_bytes; returns the
 /// buffer of each tensor.
 std::map<const ir::TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusion& f,

@@ -8,22 +8,29 @@
 
 namespace schedlab::lower {
 
-using kir::Expr;
-using kir::ExprP;
 using ir::IterDomain;
 using ir::TensorView;
+using kir::Expr;
+using kir::ExprP;
 
 namespace {
 
 std::string parallel_var(ir::ParallelType p) {
   switch (p) {
-    case ir::ParallelType::BIDx: return "blockIdx.x";
-    case ir::ParallelType::BIDy: return "blockIdx.y";
-    case ir::ParallelType::BIDz: return "blockIdx.z";
-    case ir::ParallelType::TIDx: return "threadIdx.x";
-    case ir::ParallelType::TIDy: return "threadIdx.y";
-    case ir::ParallelType::TIDz: return "threadIdx.z";
-    default: return "";
+    case ir::ParallelType::BIDx:
+      return "blockIdx.x";
+    case ir::ParallelType::BIDy:
+      return "blockIdx.y";
+    case ir::ParallelType::BIDz:
+      return "blockIdx.z";
+    case ir::ParallelType::TIDx:
+      return "threadIdx.x";
+    case ir::ParallelType::TIDy:
+      return "threadIdx.y";
+    case ir::ParallelType::TIDz:
+      return "threadIdx.z";
+    default:
+      return "";
   }
 }
 
@@ -35,14 +42,17 @@ bool divides(const ir::SizeExpr& ext, int64_t f) {
 
 ExprP Indexer::size(const ir::SizeExpr& e) const {
   switch (e.kind()) {
-    case ir::SizeExpr::Kind::Const: return Expr::integer(e.const_value());
+    case ir::SizeExpr::Kind::Const:
+      return Expr::integer(e.const_value());
     case ir::SizeExpr::Kind::Symbol: {
       auto it = sizes_.find(e.symbol_name());
       internal_assert(it != sizes_.end()) << "no kernel source for size " << e.symbol_name();
       return it->second;
     }
-    case ir::SizeExpr::Kind::Mul: return size(e.lhs()) * size(e.rhs());
-    case ir::SizeExpr::Kind::CeilDiv: return Expr::int_op("ceilDiv", size(e.lhs()), size(e.rhs()));
+    case ir::SizeExpr::Kind::Mul:
+      return size(e.lhs()) * size(e.rhs());
+    case ir::SizeExpr::Kind::CeilDiv:
+      return Expr::int_op("ceilDiv", size(e.lhs()), size(e.rhs()));
   }
   return nullptr;
 }
@@ -57,10 +67,7 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
                                  bool root_predicates) const {
   // Shared loops whose extent differs from t's own axis iterate a domain
   // widened by a broadcast: t's element is the one its consumer reads.
-  bool exact = true;
-  for (int k = 0; k < t->compute_at_pos(); ++k)
-    exact &= loop_owner(t, k).id()->extent().same_as(t->loop()[static_cast<size_t>(k)]->extent());
-  if (!exact) {
+  if (inlined_into_widened_loops(t)) {
     user_assert(t->compute_at_pos() == t->nloop())
         << "lowering: " << t->describe() << " is inlined at position " << t->compute_at_pos()
         << " into loops that iterate a broadcast-widened domain, but keeps loops of its own; "
@@ -74,7 +81,7 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
         << " into loops that iterate a broadcast-widened domain; its buffer is laid out by its "
            "own loops, which do not cover the elements a block reads there; expected it Local, or "
            "not inlined past the broadcast";
-    const ir::Expr* use = t->uses().front();
+    const ir::Expr* use = t->fusion()->live_uses(t).front();
     TensorIndex c = write_index(use->out(), loop_index);
     TensorIndex r{{}, c.predicate};
     auto idx = operand_index(use, t, c);
@@ -96,9 +103,9 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
   for (auto it = history.rbegin(); it != history.rend(); ++it) {
     if (auto* s = (*it)->as<ir::Split>()) {
       ExprP o = r.index.at(s->outer()), i = r.index.at(s->inner());
-      ExprP stride = s->inner_split()
-                         ? Expr::integer(s->factor())
-                         : Expr::int_op("ceilDiv", size(s->in()->extent()), Expr::integer(s->factor()));
+      ExprP stride = s->inner_split() ? Expr::integer(s->factor())
+                                      : Expr::int_op("ceilDiv", size(s->in()->extent()),
+                                                     Expr::integer(s->factor()));
       ExprP in = o * stride + i;
       r.index[s->in()] = in;
       bool predicated =
@@ -120,7 +127,8 @@ std::vector<ExprP> Indexer::operand_index(const ir::Expr* e, const TensorView* p
   std::map<const IterDomain*, ExprP> pidx;
   for (auto [pid, cid] : sched::producer_consumer_pairs(e, p)) {
     auto it = out.index.find(cid);
-    internal_assert(it != out.index.end()) << "no index for " << cid->str() << " of " << e->out()->str();
+    internal_assert(it != out.index.end())
+        << "no index for " << cid->str() << " of " << e->out()->str();
     pidx[pid] = pid->is_broadcast() ? Expr::integer(0) : it->second;
   }
   std::vector<ExprP> r;
@@ -134,8 +142,10 @@ std::vector<std::pair<int, int64_t>> Indexer::allocation_axes(const TensorView* 
   for (int k = 0; k < t->nloop(); ++k) {
     const IterDomain* id = t->loop()[static_cast<size_t>(k)];
     ir::ParallelType p = id->parallel_type();
-    bool tid = p == ir::ParallelType::TIDx || p == ir::ParallelType::TIDy || p == ir::ParallelType::TIDz;
-    bool bid = p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy || p == ir::ParallelType::BIDz;
+    bool tid =
+        p == ir::ParallelType::TIDx || p == ir::ParallelType::TIDy || p == ir::ParallelType::TIDz;
+    bool bid =
+        p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy || p == ir::ParallelType::BIDz;
     if (id->is_reduction() || id->is_broadcast()) continue;
     bool inside = k >= t->compute_at_pos() || (shared && tid);
     if (!inside || (!shared && (tid || bid)) || (shared && bid)) continue;

@@ -18,8 +18,16 @@ LoopKey loop_owner(const TensorView* t, int k) {
   user_assert(o.has_value()) << "lowering: " << t->describe() << " is inlined at position "
                              << t->compute_at_pos() << " but its consumers run loop " << k
                              << " in different loop nests; expected them inlined into a common "
-                                "loop nest (or inline " << t->describe() << " less)";
+                                "loop nest (or inline "
+                             << t->describe() << " less)";
   return *o;
+}
+
+bool inlined_into_widened_loops(const TensorView* t) {
+  for (int k = 0; k < t->compute_at_pos(); ++k)
+    if (!loop_owner(t, k).id()->extent().same_as(t->loop()[static_cast<size_t>(k)]->extent()))
+      return true;
+  return false;
 }
 
 namespace {

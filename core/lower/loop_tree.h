@@ -29,17 +29,21 @@ struct LoopNode;
 struct LoopItem {
   enum class Kind { Loop, Expr, Init };
   Kind kind;
-  std::unique_ptr<LoopNode> loop;    ///< Loop
-  const ir::Expr* expr = nullptr;    ///< Expr, Init (the ReductionOp)
+  std::unique_ptr<LoopNode> loop;  ///< Loop
+  const ir::Expr* expr = nullptr;  ///< Expr, Init (the ReductionOp)
 };
 
 struct LoopNode {
-  LoopKey key;                   ///< unset (owner null) for the kernel root
-  std::vector<LoopItem> items;   ///< in emission order
+  LoopKey key;                  ///< unset (owner null) for the kernel root
+  std::vector<LoopItem> items;  ///< in emission order
 };
 
 /// The owner of loop k of t; user_error if its consumers disagree.
 LoopKey loop_owner(const ir::TensorView* t, int k);
+/// Whether t is inlined into loops that iterate a broadcast-widened domain
+/// (a shared loop's extent differs from t's own axis): t then has no thread
+/// of its own per element, and its index comes from its consumer's.
+bool inlined_into_widened_loops(const ir::TensorView* t);
 /// Builds and orders the loop tree of the expressions the outputs need.
 std::unique_ptr<LoopNode> build_loop_tree(const ir::Fusion& f);
 

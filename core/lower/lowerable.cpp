@@ -1,6 +1,12 @@
 // Lowering's admission check: one place that says what is not supported yet.
 #include "lowerable.h"
 
+#include <map>
+#include <set>
+
+#include "allocation.h"
+#include "loop_tree.h"
+
 #include "schedlab/base/error.h"
 #include "schedlab/sched/id_map.h"
 #include "schedlab/sched/inline.h"
@@ -27,10 +33,17 @@ void check_thread_consistency(const ir::Fusion& f) {
         ir::ParallelType pt = id->parallel_type();
         if (pt == ir::ParallelType::Serial || id->is_reduction()) continue;
         if (is_tid(pt) && p->memory_type() == ir::MemoryType::Shared) continue;  // barrier
+        // A consumer inlined into broadcast-widened loops has no thread of
+        // its own per element: the loops it runs in (its consumers') decide
+        // which thread reads which element.
+        bool widened = inlined_into_widened_loops(c);
         bool same = false;
-        for (const ir::IterDomain* cid : c->loop())
+        for (int j = 0; j < c->nloop(); ++j) {
+          const ir::IterDomain* cid =
+              widened ? loop_owner(c, j).id() : c->loop()[static_cast<size_t>(j)];
           same |= cid->parallel_type() == pt && exact.mapped(id, cid) &&
                   cid->extent().same_as(id->extent());
+        }
         user_assert(same)
             << "lowering: " << c->describe() << " reads elements of "
             << ir::memory_type_name(p->memory_type()) << " " << p->describe()
@@ -41,6 +54,57 @@ void check_thread_consistency(const ir::Fusion& f) {
             << (is_tid(pt) ? "made Shared (set_memory_type) so a barrier can order the access"
                            : "the same block mapping on both (parallelize_all_like)");
       }
+    }
+  }
+}
+
+bool is_bid(ir::ParallelType p) {
+  return p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy || p == ir::ParallelType::BIDz;
+}
+
+/// Threads along a launch dimension that a tensor's loops do not bind all
+/// run every one of its loops. For a Local tensor that is redundant work in
+/// private registers. In Global memory (or Shared memory, for the threads of
+/// one block) they all store to the same elements: a plain store writes the
+/// same value from every thread (each computed it from the same operands,
+/// and check_thread_consistency saw that it reads only what it computed),
+/// which is a benign race, but a reduction's read-modify-write of its
+/// accumulator interleaves with the others' (and their re-initialisation),
+/// so an accumulator outside registers must have exactly one owner.
+void check_unique_writers(const ir::Fusion& f) {
+  auto exprs = f.exprs_for_outputs();
+  std::map<ir::ParallelType, const ir::TensorView*> launched;  // a tensor that binds it
+  for (const ir::Expr* e : exprs)
+    for (int k = 0; k < e->out()->nloop(); ++k) {
+      const ir::IterDomain* id = loop_owner(e->out(), k).id();
+      if (id->parallel_type() != ir::ParallelType::Serial &&
+          !(id->extent().is_const() && id->extent().const_value() == 1))
+        launched.emplace(id->parallel_type(), e->out());
+    }
+  for (const ir::Expr* e : exprs) {
+    if (!e->is<ir::ReductionOp>()) continue;
+    const ir::TensorView* t = e->out();
+    bool global = stored_in_global(t);
+    if (!global && t->memory_type() != ir::MemoryType::Shared) continue;
+    std::set<ir::ParallelType> bound;
+    for (int k = 0; k < t->nloop(); ++k) bound.insert(loop_owner(t, k).id()->parallel_type());
+    for (auto [pt, by] : launched) {
+      if (bound.count(pt) || (!global && is_bid(pt))) continue;
+      std::string where =
+          t->memory_type() == ir::MemoryType::Local
+              ? "Global memory (a workspace: a Local tensor whose buffer spans a symbolic extent)"
+              : std::string(ir::memory_type_name(t->memory_type())) + " memory";
+      user_error << "lowering: " << t->describe() << " is stored in " << where
+                 << " but none of the loops it runs in is bound to " << ir::parallel_type_name(pt)
+                 << ", which the kernel launches (" << by->describe() << " binds it): every "
+                 << (is_bid(pt) ? "block" : "thread") << " along " << ir::parallel_type_name(pt)
+                 << " would initialise and accumulate into the same "
+                 << "elements of " << t->describe()
+                 << " with no order between them (a race: partial sums are reset and counted "
+                    "more than once); expected "
+                 << t->describe()
+                 << " scheduled like its consumers (propagate_transformation, "
+                    "parallelize_all_like), or inlined into them (inline_most)";
     }
   }
 }
@@ -82,6 +146,7 @@ void check_lowerable(const ir::Fusion& f) {
       if (id->is_reduction() && is_grid(id->parallel_type())) check_grid_reduction(f, t, k);
     }
   check_thread_consistency(f);
+  check_unique_writers(f);
   for (const ir::TensorView* t : f.tensors()) {
     for (int k = 0; k < t->nloop(); ++k) {
       const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];

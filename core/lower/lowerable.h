@@ -7,8 +7,12 @@
 // used, and every consumer reads only elements of a producer that the same
 // thread computed, or (for a Shared producer) the same block: a bound axis of
 // the producer outside its inline position must map exactly to an axis of
-// each consumer bound the same way. Otherwise a user_error naming the tensor,
-// the axis and the construct.
+// each consumer bound the same way (for a consumer inlined into broadcast-
+// widened loops: an axis of the loops it runs in); and a reduction stored in
+// Global memory binds every launched dimension (in Shared memory, every thread
+// dimension), so no two threads accumulate into one element. Otherwise a
+// user_error naming the tensor, the axis and the construct.
+// docs/lowering-rules.md lists these rules with their tests.
 #pragma once
 
 #include "schedlab/ir/fusion.h"

@@ -32,7 +32,9 @@ std::vector<std::pair<IterDomain*, IterDomain*>> producer_consumer_pairs(
 }
 
 LoopMap::LoopMap(const ir::Fusion& f, Mode mode) {
-  for (const ir::Expr* e : f.exprs())
+  // Only statements the outputs need tie axes together: a dead statement
+  // (never lowered) must not make two live axes look like one loop.
+  for (const ir::Expr* e : f.exprs_for_outputs())
     for (ir::Val* in : e->inputs())
       if (auto* p = in->as<ir::TensorView>())
         for (auto [a, b] : producer_consumer_pairs(e, p))
@@ -73,7 +75,9 @@ const IterDomain* LoopMap::find_mut(const IterDomain* a) const {
   return root;
 }
 
-const IterDomain* LoopMap::find(const IterDomain* a) const { return find_mut(a); }
+const IterDomain* LoopMap::find(const IterDomain* a) const {
+  return find_mut(a);
+}
 
 bool LoopMap::mapped(const IterDomain* a, const IterDomain* b) const {
   return find_mut(a) == find_mut(b);

@@ -17,9 +17,11 @@ using ir::TensorView;
 
 namespace {
 
+/// Consumers that some output needs: a dead statement is never lowered, so
+/// it must not keep a live producer from being inlined.
 std::vector<TensorView*> consumers_of(const TensorView* tv) {
   std::vector<TensorView*> r;
-  for (ir::Expr* e : tv->uses())
+  for (ir::Expr* e : tv->fusion()->live_uses(tv))
     if (std::find(r.begin(), r.end(), e->out()) == r.end()) r.push_back(e->out());
   return r;
 }
@@ -29,7 +31,7 @@ std::vector<TensorView*> consumers_of(const TensorView* tv) {
 std::optional<LoopKey> loop_owner(const TensorView* t, int k) {
   if (k >= t->compute_at_pos()) return LoopKey{t, k};
   std::optional<LoopKey> owner;
-  for (const ir::Expr* use : t->uses()) {
+  for (const ir::Expr* use : t->fusion()->live_uses(t)) {
     auto o = loop_owner(use->out(), k);
     if (!o || (owner && !(*owner == *o))) return std::nullopt;
     owner = o;
@@ -77,7 +79,8 @@ std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
          << ", which cannot be shared with a producer";
       return os.str();
     }
-    if (auto a = loop_owner(c, k), b = loop_owner(consumers_of(tv).front(), k); !a || !b || !(*a == *b)) {
+    if (auto a = loop_owner(c, k), b = loop_owner(consumers_of(tv).front(), k);
+        !a || !b || !(*a == *b)) {
       os << "its consumers " << consumers_of(tv).front()->describe() << " and " << c->describe()
          << " run loop " << k << " in different loop nests, so it cannot be shared";
       return os.str();
@@ -95,7 +98,7 @@ std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
 }
 
 int max_position(const TensorView* tv, const LoopMap& map) {
-  if (tv->fusion()->is_input(tv) || tv->uses().empty()) return 0;
+  if (tv->fusion()->is_input(tv) || consumers_of(tv).empty()) return 0;
   int k = 0;
   while (k < tv->nloop() && blocker(tv, k, map).empty()) ++k;
   return k;
@@ -107,15 +110,15 @@ void inline_with(TensorView* tv, int pos, bool best_effort, const LoopMap& map) 
       << " is a fusion input; inputs are read from global memory and have no loops to inline";
   user_assert(pos >= -1 && pos <= tv->nloop())
       << "inline_at: position " << pos << " is out of range for " << tv->describe() << " with "
-      << tv->nloop() << " loop axes; expected -1 (all) or a position in [0, " << tv->nloop()
-      << "]";
+      << tv->nloop() << " loop axes; expected -1 (all) or a position in [0, " << tv->nloop() << "]";
   if (pos == -1) pos = tv->nloop();
   int max = max_position(tv, map);
   if (pos > max) {
     user_assert(best_effort) << "inline_at: cannot inline " << tv->describe() << " at position "
                              << pos << ": "
-                             << (tv->uses().empty() ? "it has no consumers"
-                                                    : blocker(tv, max, map))
+                             << (tv->uses().empty()         ? "it has no consumers"
+                                 : consumers_of(tv).empty() ? "no output depends on its consumers"
+                                                            : blocker(tv, max, map))
                              << "; the largest legal position is " << max;
     pos = max;
   }
@@ -124,7 +127,9 @@ void inline_with(TensorView* tv, int pos, bool best_effort, const LoopMap& map) 
 
 }  // namespace
 
-int max_inline_position(const TensorView* tv) { return max_position(tv, LoopMap(*tv->fusion())); }
+int max_inline_position(const TensorView* tv) {
+  return max_position(tv, LoopMap(*tv->fusion()));
+}
 
 void inline_at(TensorView* tv, int pos, bool best_effort) {
   inline_with(tv, pos, best_effort, LoopMap(*tv->fusion()));

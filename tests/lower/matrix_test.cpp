@@ -66,7 +66,11 @@ frontend::FusionDefinition load_case(const FusionCase& c) {
 
 // Dtypes and shapes the standard library lacks: a kept [N, 1] operand and a
 // [1, K] one bound by the same tiling, an output that is also read,
-// reductions of f16 and i64 values, bf16 and f64 storage.
+// reductions of f16 and i64 values, bf16 and f64 storage. The last two each
+// end in an output that reads both inputs (w, t): the schedules below propagate
+// from one reference, and without it the reductions of the other input stay
+// unscheduled, so every thread of the launch would accumulate into the same
+// output elements, which lowering refuses (docs/lowering-rules.md, rule 3).
 constexpr const char* kKeepdimOperands = R"(
 fusion: keepdim_operands
 inputs:
@@ -96,7 +100,8 @@ body: |
   m = max(z, axis=1)
   y = cast(s, f16)
   u = cast(m * 2, bf16)
-outputs: [y, u]
+  w = cast(x * z, bf16)
+outputs: [y, u, w]
 )";
 constexpr const char* kWideTypes = R"(
 fusion: wide_types
@@ -110,7 +115,8 @@ body: |
   p = max(a, axis=1)
   q = max(c, axis=1)
   r = min(c, axis=1)
-outputs: [y, s, p, q, r]
+  t = a - c
+outputs: [y, s, p, q, r, t]
 )";
 
 const std::vector<FusionCase>& fusion_cases() {

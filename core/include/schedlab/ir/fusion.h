@@ -83,6 +83,13 @@ class Fusion {
   /// The expressions the outputs depend on, in a deterministic topological
   /// order (statement sort): depth-first from the outputs, operands first.
   std::vector<Expr*> exprs_for_outputs() const;
+  /// The uses of v whose result some output depends on (nvFuser's
+  /// resetTvUses). Scheduling and lowering look only at these: a statement
+  /// the outputs do not need is never lowered, so it must not change where
+  /// or how the live ones are computed (inlining, indexing, checks).
+  std::vector<Expr*> live_uses(const Val* v) const;
+  /// Whether some output depends on e's result.
+  bool is_live(const Expr* e) const;
   /// Named sizes in first-seen order over the inputs' shapes.
   std::vector<std::string> size_symbols() const;
   const std::vector<std::unique_ptr<IterDomain>>& iter_domains() const { return ids_; }
