@@ -175,7 +175,9 @@ TEST(FuzzRun, UnderTheSanitizerARaceBetweenBlocksIsRacy) {
   RunOutcome r = run_isolated(softmax, "merge(y, 0)\nparallelize(y, 0, BIDx)\n", o);
   EXPECT_TRUE(r.cls == RunClass::Racy || r.cls == RunClass::Refused)
       << class_name(r.cls) << ": " << r.reason;
-  if (r.cls == RunClass::Racy) EXPECT_NE(r.reason.find("race"), std::string::npos) << r.reason;
+  if (r.cls == RunClass::Racy) {
+    EXPECT_NE(r.reason.find("race"), std::string::npos) << r.reason;
+  }
   // The same schedule of the add fusion is clean.
   RunOutcome clean = run_isolated(kAdd, "merge(v1, 0)\nparallelize(v1, 0, BIDx)\n", o);
   EXPECT_EQ(clean.cls, RunClass::Validated) << clean.reason;
