@@ -1,7 +1,9 @@
 // `schedlab compare BASE NEW`: the regression report between two result
 // files (Google Benchmark JSON or sweep JSONL; schedlab/report/compare.h).
-// Exit 1 when a benchmark regressed significantly beyond the threshold or
-// broke, 0 otherwise; a malformed file is a user error (exit 2).
+// Sweep files are matched by (fusion, sizes, scheduler), so a heuristic that
+// picks another configuration is compared and named. Exit 1 when a benchmark
+// regressed significantly beyond the threshold or broke, 0 otherwise; a
+// malformed file is a user error (exit 2).
 #include <fmt/core.h>
 
 #include <memory>
@@ -16,17 +18,19 @@ namespace {
 struct CompareOptions {
   std::string base;
   std::string next;
-  std::string threshold;  ///< default 5% for times, 0% for predictions
+  std::string threshold;  ///< "" : the default (see report::CompareOptions; 0% for predictions)
   std::string format = "text";
   std::string metric = "time";
+  bool include_unchanged_kernels = false;
 };
 
 int run_compare(const CompareOptions& o) {
   const bool predicted = o.metric == "predicted";
   report::CompareOptions co;
-  co.threshold =
-      report::parse_threshold(o.threshold.empty() ? (predicted ? "0%" : "5%") : o.threshold);
+  if (!o.threshold.empty() || predicted)
+    co.threshold = report::parse_threshold(o.threshold.empty() ? "0%" : o.threshold);
   co.deterministic = predicted;
+  co.include_unchanged_kernels = o.include_unchanged_kernels;
   const report::Metric metric = predicted ? report::Metric::Predicted : report::Metric::Time;
   report::ResultFile base = report::load_result_file(o.base, metric);
   report::ResultFile next = report::load_result_file(o.next, metric);
@@ -51,8 +55,13 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("base", o->base, "The baseline results (e.g. main.json)")->required();
   cmd->add_option("new", o->next, "The results to check (e.g. branch.json)")->required();
   cmd->add_option("--threshold", o->threshold,
-                  "Smallest change of the median that counts, in percent (default 5%; 0% with "
-                  "--metric predicted); a measured change also needs Mann-Whitney U p < 0.05");
+                  "Smallest change of the median that counts, in percent (default: the sweep's "
+                  "min_effect, else 10% for CPU emulation and 2% on a GPU; 5% for Google "
+                  "Benchmark files; 0% with --metric predicted); a measured change also needs "
+                  "Mann-Whitney U p < 0.05");
+  cmd->add_flag("--include-unchanged-kernels", o->include_unchanged_kernels,
+                "Also judge benchmarks whose kernel (source and launch) did not change; by "
+                "default their differences are noise and never flagged");
   cmd->add_option("--metric", o->metric,
                   "time: the measured repetitions; predicted: the performance model's "
                   "predicted time of sweeps run with --device (deterministic: any change "

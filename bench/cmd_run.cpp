@@ -15,8 +15,10 @@
 #include "run_common.h"
 #include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
+#include "schedlab/report/ab.h"
 #include "schedlab/report/html.h"
 #include "schedlab/report/table.h"
+#include "schedlab/sweep/ab.h"
 #include "schedlab/sweep/pipeline.h"
 #include "schedlab/sweep/runner.h"
 
@@ -45,6 +47,10 @@ void SweepOptions::add_to(CLI::App* cmd) {
                 "process: a crash or hang marks that point crashed or timeout");
   cmd->add_option("--timeout", timeout_s, "With --isolate: seconds a point may take (default 120)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--ab", ab,
+                  "The old build (.so) of a plugin the sweep uses: each scheduler using it gets a "
+                  "twin NAME@old run by the old build, timed in the same interleaved rounds, "
+                  "and the new/old ratios are printed after the table");
   cmd->add_option("--device", device,
                   "Profile each validated point on this device model (configs/devices; "
                   "docs/model.md) and record the prediction; on the CPU backend the table "
@@ -134,7 +140,7 @@ int failures_exit_code(const std::vector<report::Record>& records) {
 sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& registry,
                           runtime::Backend& backend, const SweepOptions& o,
                           std::vector<report::Record> measured, bool resume,
-                          const std::vector<std::string>& extras) {
+                          const std::vector<std::string>& extras, const PluginSwaps& swaps) {
   sweep::RunOptions ro;
   ro.output = o.output_for(spec);
   std::error_code ec;
@@ -148,6 +154,7 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   ro.fusion_dirs = fusion_dirs(o.fusion_dir_flags);
   ro.only_schedulers = {o.only.begin(), o.only.end()};
   ro.measured = std::move(measured);
+  ro.plugin_swaps = swaps;
   if (o.device != "none")
     ro.profile_device = model::load_device(o.device, device_dirs());
   ro.benchmark_args.push_back("schedlab");
@@ -161,6 +168,34 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   return res;
 }
 
+std::shared_ptr<const plugin::Plugin> load_old_build(const std::string& path) {
+  user_assert(std::filesystem::is_regular_file(path))
+      << "--ab: cannot read the old build '" << path << "'";
+  const std::string shadow =
+      (std::filesystem::temp_directory_path() /
+       fmt::format("schedlab-ab-{}-{}.so", getpid(), std::filesystem::path(path).stem().string()))
+          .string();
+  return plugin::load_plugin(path, shadow);
+}
+
+sweep::SweepSpec with_ab_twins(const sweep::SweepSpec& spec, plugin::Registry& registry,
+                               std::shared_ptr<const plugin::Plugin> old, PluginSwaps& swaps) {
+  sweep::PluginLookup lookup = sweep::registry_lookup(registry);
+  sweep::AbPlan plan =
+      sweep::plan_ab(spec, std::move(old), [&](const sweep::SchedulerSpec& s) -> std::string {
+        return s.plugin == "auto" ? "" : lookup(s.plugin).name;
+      });
+  swaps.insert(plan.swaps.begin(), plan.swaps.end());
+  return plan.spec;
+}
+
+void print_ab(const std::vector<report::Record>& records) {
+  std::vector<report::AbVerdict> v = report::ab_verdicts(records);
+  if (v.empty()) return;
+  fmt::print("A/B, new build against old (ratios from paired rounds):\n{}",
+             report::render_ab(v));
+}
+
 namespace {
 
 int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
@@ -169,6 +204,8 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
         << "run: unknown argument '" << e << "' (only --benchmark_* flags pass through)";
   plugin::Registry registry(plugin::plugin_search_path(o.plugin_dirs));
   sweep::SweepSpec spec = sweep::load_sweep_file(o.sweep, o.load_options(registry));
+  PluginSwaps swaps;
+  if (!o.ab.empty()) spec = with_ab_twins(spec, registry, load_old_build(o.ab), swaps);
   auto backend = o.make_backend(spec);
   const std::string output = o.output_for(spec);
   // Without --resume the previous file is kept as <output>.prev, and its
@@ -178,8 +215,10 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
     measured = report::read_records(output).records;
     std::filesystem::rename(output, output + ".prev");
   }
-  sweep::RunResult res = run_once(spec, registry, *backend, o, std::move(measured), o.resume, extras);
+  sweep::RunResult res =
+      run_once(spec, registry, *backend, o, std::move(measured), o.resume, extras, swaps);
   print_tables(res.records, spec, o);
+  print_ab(res.records);
   fmt::print("{} points: {} resumed, {} measurements reused; records in {}\n", res.records.size(),
              res.resumed, res.cached, output);
   return failures_exit_code(res.records);

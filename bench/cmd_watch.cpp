@@ -3,8 +3,9 @@
 // plugins. A source change runs the plugin's build; a new binary is
 // hot-reloaded (the registry keeps the last good version on any failure);
 // then only the points of the schedulers that use the changed plugin are
-// re-run, unchanged kernels taking their earlier times, and the table is
-// printed with the change from the previous one. Build failures, load
+// re-run, as an A/B run (sweep/ab.h) of the new build against the one it
+// replaced, timed in the same interleaved rounds; the table is printed with
+// the change from the previous one, then the paired new/old verdicts. Build failures, load
 // failures, crashes and wrong results are printed and the loop goes on.
 //
 // Polling (every 50 ms) rather than inotify: sources live anywhere, builds
@@ -28,6 +29,7 @@
 #include "run_common.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/table.h"
+#include "schedlab/sweep/ab.h"
 
 namespace schedlab::cli {
 namespace {
@@ -94,9 +96,18 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
     previous = report::read_records(output).records;
     fs::rename(output, output + ".prev");
   }
-  sweep::RunResult res = run_once(spec, registry, *backend, so, previous, false, extras);
-  std::vector<report::Record> records = res.records;
+  // --ab: the first run compares against the given old build; later runs
+  // against the build each reload replaced.
+  PluginSwaps first_swaps;
+  const sweep::SweepSpec first_spec =
+      so.ab.empty() ? spec : with_ab_twins(spec, registry, load_old_build(so.ab), first_swaps);
+  sweep::RunResult res =
+      run_once(first_spec, registry, *backend, so, previous, false, extras, first_swaps);
+  std::vector<report::Record> records;
+  for (const report::Record& r : res.records)
+    if (!first_swaps.count(r.scheduler)) records.push_back(r);
   std::vector<report::Table> tables = print_tables(records, spec, so);
+  print_ab(res.records);
 
   // What to watch: every plugin the sweep uses, its binary and its sources.
   std::map<std::string, Watched> watched;
@@ -159,6 +170,9 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       if (newest(w.binary) != bin) continue;
       w.binary_stamp = bin;
+      // The serving build stays loaded as the A side: the rerun times both
+      // builds in the same interleaved rounds (sweep/ab.h).
+      std::shared_ptr<const plugin::Plugin> before = registry.find(name);
       plugin::ReloadResult rr = registry.reload(name);
       if (!rr.ok) {
         fmt::print("reload of {} failed; still serving generation {}: {}\n", name,
@@ -166,22 +180,29 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
         std::fflush(stdout);
         continue;
       }
-      fmt::print("reloaded {} (generation {}); re-running {}\n", name, rr.generation,
-                 fmt::join(schedulers_of[name], ", "));
+      fmt::print("reloaded {} (generation {}); re-running {} against generation {}\n", name,
+                 rr.generation, fmt::join(schedulers_of[name], ", "), rr.generation - 1);
+      PluginSwaps swaps;
+      const sweep::SweepSpec ab_spec = with_ab_twins(spec, registry, before, swaps);
       SweepOptions only = so;
       only.only = schedulers_of[name];
-      sweep::RunResult again = run_once(spec, registry, *backend, only, records, false, extras);
+      for (const std::string& s : schedulers_of[name])
+        if (swaps.count(s + sweep::kAbOldSuffix)) only.only.push_back(s + sweep::kAbOldSuffix);
+      // No measurement cache: both builds are timed afresh, in the same rounds.
+      sweep::RunResult again = run_once(ab_spec, registry, *backend, only, {}, false, extras, swaps);
       // Replace the affected schedulers' records, keep the others.
       std::vector<report::Record> merged;
       for (const report::Record& r : records)
         if (r.plugin != name) merged.push_back(r);
-      for (const report::Record& r : again.records) merged.push_back(r);
+      for (const report::Record& r : again.records)
+        if (!r.scheduler.ends_with(sweep::kAbOldSuffix)) merged.push_back(r);
       records = std::move(merged);
       report::TableOptions to;
       to.baseline = spec.baseline;
       std::vector<report::Table> next = report::build_tables(records, to);
       fmt::print("{}", report::render_delta(tables, next, report::colour_enabled(STDOUT_FILENO)));
-      fmt::print("{} points re-run ({} measurements reused)\n", again.records.size(), again.cached);
+      print_ab(again.records);
+      fmt::print("{} points re-run, both builds\n", again.records.size());
       std::fflush(stdout);
       tables = std::move(next);
       ++reruns;

@@ -2,6 +2,7 @@
 // printing its table.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct SweepOptions {
   std::vector<std::string> plugin_dirs;
   bool isolate = false;
   double timeout_s = 120;
+  std::string ab;  ///< --ab OLD.so: the old build of a plugin, measured beside the current one
   std::string device = "h200";  ///< --device: the model device points are profiled on; "none"
 
   void add_to(CLI::App* cmd);
@@ -54,10 +56,21 @@ std::vector<report::Table> print_tables(const std::vector<report::Record>& recor
                                         const sweep::SweepSpec& spec, const SweepOptions& o);
 /// 1 when a point failed validation, crashed or timed out.
 int failures_exit_code(const std::vector<report::Record>& records);
+/// The plugin swaps of an A/B run (RunOptions::plugin_swaps).
+using PluginSwaps = std::map<std::string, std::shared_ptr<const plugin::Plugin>>;
 /// One run of the sweep with progress on the terminal.
 sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& registry,
                           runtime::Backend& backend, const SweepOptions& o,
                           std::vector<report::Record> measured, bool resume,
-                          const std::vector<std::string>& extras);
+                          const std::vector<std::string>& extras, const PluginSwaps& swaps = {});
+/// `spec` with an "@old" twin of every scheduler that can use `old` (the
+/// old build of one of its plugins); `swaps` gets what stands in for each.
+sweep::SweepSpec with_ab_twins(const sweep::SweepSpec& spec, plugin::Registry& registry,
+                               std::shared_ptr<const plugin::Plugin> old, PluginSwaps& swaps);
+/// Loads the old build at `path` from a private copy (so it may share its
+/// name and even its file with the current build).
+std::shared_ptr<const plugin::Plugin> load_old_build(const std::string& path);
+/// The A/B verdicts of `records`, when there are twins.
+void print_ab(const std::vector<report::Record>& records);
 
 }  // namespace schedlab::cli

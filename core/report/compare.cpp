@@ -19,97 +19,6 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  user_assert(in.good()) << "cannot read results file '" << path << "'";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// Microseconds per `unit` of Google Benchmark's time_unit.
-double us_per(const std::string& unit, const std::string& path, const std::string& bench) {
-  if (unit == "ns") return 1e-3;
-  if (unit == "us") return 1;
-  if (unit == "ms") return 1e3;
-  if (unit == "s") return 1e6;
-  user_error_at(SourceLoc{path}) << "benchmark '" << bench << "': unknown time_unit '" << unit
-                                 << "'; expected ns, us, ms or s";
-  return 0;
-}
-
-/// Google Benchmark's JSON (`--benchmark_format=json` / `--benchmark_out`).
-ResultFile read_google_benchmark(const std::string& path, const Json& doc) {
-  const SourceLoc where{path};
-  ResultFile f{path, "google-benchmark", {}, {}};
-  if (doc.contains("context") && doc["context"].is_object() && doc["context"].contains("host_name"))
-    f.devices.push_back(doc["context"]["host_name"].get<std::string>());
-  const Json& list = doc["benchmarks"];
-  if (!list.is_array()) user_error_at(where) << "'benchmarks' must be an array";
-  std::map<std::string, size_t> index;
-  std::map<std::string, double> median_aggregate;
-  auto entry_for = [&](const std::string& name) -> BenchmarkSamples& {
-    auto [it, fresh] = index.emplace(name, f.benchmarks.size());
-    if (fresh) f.benchmarks.push_back({name, {}, {}});
-    return f.benchmarks[it->second];
-  };
-  for (size_t i = 0; i < list.size(); ++i) {
-    const Json& b = list[i];
-    if (!b.is_object() || !b.contains("name") || !b["name"].is_string())
-      user_error_at(where) << "benchmark " << i + 1 << " has no name";
-    const std::string name = b["name"];
-    // run_name groups a benchmark's repetitions and aggregates; old versions lack it.
-    const std::string key = b.value("run_name", name);
-    const std::string run_type = b.value("run_type", "iteration");
-    BenchmarkSamples& s = entry_for(key);
-    if (b.value("error_occurred", false)) {
-      s.failure = "error: " + b.value("error_message", std::string("(no message)"));
-      continue;
-    }
-    if (!b.contains("real_time") || !b["real_time"].is_number())
-      user_error_at(where) << "benchmark '" << name << "' has no numeric real_time";
-    double t = b["real_time"].get<double>() * us_per(b.value("time_unit", "ns"), path, name);
-    if (run_type == "iteration")
-      s.times_us.push_back(t);
-    else if (run_type == "aggregate" && b.value("aggregate_name", "") == "median")
-      median_aggregate[key] = t;
-  }
-  // --benchmark_report_aggregates_only: the median is all there is.
-  for (BenchmarkSamples& s : f.benchmarks) {
-    auto m = median_aggregate.find(s.name);
-    if (s.times_us.empty() && s.failure.empty() && m != median_aggregate.end())
-      s.times_us.push_back(m->second);
-    if (s.times_us.empty() && s.failure.empty()) s.failure = "no repetitions and no median";
-  }
-  return f;
-}
-
-/// A sweep's JSONL: each record is one benchmark.
-ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
-  ResultFile f{path, "schedlab-jsonl", {}, {}};
-  std::map<std::string, size_t> index;
-  for (const Record& r : read_records(path).records) {
-    std::string name =
-        fmt::format("{}/{}/{}/{}", r.fusion, r.size_label(), r.scheduler, r.config_label());
-    BenchmarkSamples s{name, r.times_us, {}};
-    if (r.status != Status::Ok)
-      s.failure = std::string(status_name(r.status)) + (r.error.empty() ? "" : ": " + r.error);
-    else if (metric == Metric::Predicted && r.prediction)
-      s.times_us = {r.prediction->predicted_us};
-    else if (metric == Metric::Predicted)
-      s = {name, {}, "no prediction (the sweep ran without a device model)"};
-    auto [it, fresh] = index.emplace(name, f.benchmarks.size());
-    if (fresh)
-      f.benchmarks.push_back(std::move(s));
-    else
-      f.benchmarks[it->second] = std::move(s);  // a rerun of the same point
-    std::string dev = r.device.name + (r.device.emulated ? " (CPU emulation)" : "");
-    if (std::find(f.devices.begin(), f.devices.end(), dev) == f.devices.end())
-      f.devices.push_back(dev);
-  }
-  return f;
-}
-
 std::string plural(size_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
@@ -133,9 +42,17 @@ std::string format_p(const BenchmarkChange& c) {
 std::string header_line(const CompareReport& r) {
   if (r.options.deterministic)
     return fmt::format("threshold {:g}%, predicted times (deterministic: no test)",
-                       r.options.threshold * 100);
-  return fmt::format("threshold {:g}%, Mann-Whitney U p < {:g}", r.options.threshold * 100,
-                     r.options.alpha);
+                       r.options.threshold.value_or(0) * 100);
+  return fmt::format("threshold {}, Mann-Whitney U p < {:g}{}",
+                     r.options.threshold ? fmt::format("{:g}%", *r.options.threshold * 100)
+                                         : std::string("the sweep's minimum effect"),
+                     r.options.alpha,
+                     r.options.include_unchanged_kernels ? ", unchanged kernels included" : "");
+}
+
+std::string format_interval(const BenchmarkChange& c) {
+  if (!c.ratio || c.same_kernel) return "-";
+  return fmt::format("[{:+.1f}%, {:+.1f}%]", (c.ratio->lo - 1) * 100, (c.ratio->hi - 1) * 100);
 }
 
 Json summary_json(const std::optional<Summary>& s) {
@@ -145,43 +62,6 @@ Json summary_json(const std::optional<Summary>& s) {
 }
 
 }  // namespace
-
-ResultFile load_result_file(const std::string& path) {
-  return load_result_file(path, Metric::Time);
-}
-
-ResultFile load_result_file(const std::string& path, Metric metric) {
-  const std::string text = read_text(path);
-  const SourceLoc where{path};
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos)
-    user_error_at(where) << "empty results file; expected Google Benchmark JSON or schedlab "
-                            "sweep JSONL";
-  Json doc;
-  try {
-    doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // A lone "{" on the first line is pretty-printed JSON, which is what
-    // Google Benchmark writes; JSONL puts a whole record on each line.
-    size_t eol = text.find('\n', first);
-    std::string first_line = text.substr(first, eol == std::string::npos ? eol : eol - first);
-    while (!first_line.empty() && std::isspace(static_cast<unsigned char>(first_line.back())))
-      first_line.pop_back();
-    if (first_line == "{") user_error_at(where) << "invalid JSON: " << e.what();
-    return read_sweep_jsonl(path, metric);
-  }
-  if (doc.is_object() && doc.contains("benchmarks")) {
-    user_assert(metric == Metric::Time)
-        << path << ": --metric predicted needs sweep JSONL files (records carry the "
-        << "prediction); this is Google Benchmark JSON";
-    return read_google_benchmark(path, doc);
-  }
-  if (doc.is_object() && doc.contains("schema"))
-    return read_sweep_jsonl(path, metric);  // one record
-  user_error_at(where) << "neither Google Benchmark JSON (an object with a 'benchmarks' array) "
-                          "nor schedlab sweep JSONL (one record per line)";
-  return {};
-}
 
 std::string verdict_name(Verdict v) {
   switch (v) {
@@ -222,18 +102,74 @@ bool CompareReport::has_regression() const {
   return count(Verdict::Regression) + count(Verdict::Broken) > 0;
 }
 
+std::optional<double> CompareReport::geomean_ratio() const {
+  double log_sum = 0;
+  size_t n = 0;
+  for (const BenchmarkChange& c : changes) {
+    if (!c.base || !c.next || c.name.ends_with("/best")) continue;
+    log_sum += c.same_kernel || !c.ratio ? 0 : std::log(c.ratio->ratio);
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return std::exp(log_sum / static_cast<double>(n));
+}
+
+namespace {
+
+/// "1.21x slower", "1.10x faster".
+std::string factor(double new_over_base) {
+  return new_over_base >= 1 ? fmt::format("{:.2f}x slower", new_over_base)
+                            : fmt::format("{:.2f}x faster", 1 / new_over_base);
+}
+
+/// Both have times: the test, the interval and the verdict.
+void judge(BenchmarkChange& c, const BenchmarkSamples& b, const BenchmarkSamples& n,
+           const CompareOptions& o, bool google_benchmark) {
+  c.change = c.base->median > 0 ? (c.next->median - c.base->median) / c.base->median : 0;
+  c.ratio = unpaired_ratio(n.times_us, b.times_us);
+  if (!o.deterministic) c.p = c.ratio->p;
+  c.same_kernel = !b.kernel.empty() && b.kernel == n.kernel;
+  const double threshold =
+      o.threshold.value_or(google_benchmark ? 0.05 : b.min_effect.value_or(0.05));
+  bool significant = o.deterministic || *c.p < o.alpha;
+  // A change equal to the threshold is not beyond it, including after the
+  // rounding of unit conversion (100 ns -> 0.1 us): hence the 1e-9 slack.
+  bool beyond = std::abs(c.change) > threshold * (1 + 1e-9);
+  c.verdict = !(significant && beyond) ? Verdict::Unchanged
+              : c.change > 0           ? Verdict::Regression
+                                       : Verdict::Improvement;
+  std::vector<std::string> notes;
+  if (b.config != n.config && !b.role.empty())
+    notes.push_back(fmt::format("{} now picks {} instead of {}: {}",
+                                b.role == "best" ? "best config" : c.scheduler,
+                                n.config, b.config, factor(c.ratio->ratio)));
+  // Predictions are deterministic: the same kernel predicted differently is
+  // a changed model, reported as such.
+  if (c.same_kernel && !o.include_unchanged_kernels && !o.deterministic) {
+    c.verdict = Verdict::Unchanged;
+    notes.push_back("same kernel");
+  }
+  if (!o.deterministic && (b.times_us.size() < 2 || n.times_us.size() < 2))
+    notes.push_back("one sample: run with --benchmark_repetitions for a test");
+  for (const std::string& x : notes) c.note += (c.note.empty() ? "" : "; ") + x;
+}
+
+}  // namespace
+
 CompareReport compare(const ResultFile& base, const ResultFile& next, const CompareOptions& o) {
-  CompareReport r{base.path, next.path, o, {}, {}};
+  CompareReport r{base.path, next.path, o, {}, {}, base.emulated || next.emulated};
   if (!base.devices.empty() && !next.devices.empty() && base.devices != next.devices)
     r.notes.push_back(fmt::format("the files come from different machines: base {}, new {}",
                                   fmt::format("{}", fmt::join(base.devices, ", ")),
                                   fmt::format("{}", fmt::join(next.devices, ", "))));
+  const bool google_benchmark = base.kind == "google-benchmark" || next.kind == "google-benchmark";
   std::map<std::string, const BenchmarkSamples*> in_next, in_base;
   for (const BenchmarkSamples& s : next.benchmarks) in_next[s.name] = &s;
   for (const BenchmarkSamples& s : base.benchmarks) in_base[s.name] = &s;
   for (const BenchmarkSamples& b : base.benchmarks) {
     BenchmarkChange c;
     c.name = b.name;
+    c.scheduler = b.scheduler;
     auto it = in_next.find(b.name);
     if (it == in_next.end()) {
       c.verdict = Verdict::OnlyInBase;
@@ -244,17 +180,7 @@ CompareReport compare(const ResultFile& base, const ResultFile& next, const Comp
     if (!b.times_us.empty()) c.base = summarize(b.times_us);
     if (!n.times_us.empty()) c.next = summarize(n.times_us);
     if (c.base && c.next) {
-      c.change = c.base->median > 0 ? (c.next->median - c.base->median) / c.base->median : 0;
-      if (!o.deterministic) c.p = mann_whitney_u(b.times_us, n.times_us).p;
-      bool significant = o.deterministic || *c.p < o.alpha;
-      // A change equal to the threshold is not beyond it, including after the
-      // rounding of unit conversion (100 ns -> 0.1 us): hence the 1e-9 slack.
-      bool beyond = std::abs(c.change) > o.threshold * (1 + 1e-9);
-      c.verdict = !(significant && beyond) ? Verdict::Unchanged
-                  : c.change > 0           ? Verdict::Regression
-                                           : Verdict::Improvement;
-      if (!o.deterministic && (b.times_us.size() < 2 || n.times_us.size() < 2))
-        c.note = "one sample: run with --benchmark_repetitions for a test";
+      judge(c, b, n, o, google_benchmark);
     } else if (c.base) {
       c.verdict = Verdict::Broken;
       c.note = n.failure;
@@ -271,6 +197,7 @@ CompareReport compare(const ResultFile& base, const ResultFile& next, const Comp
     if (!in_base.count(n.name)) {
       BenchmarkChange c;
       c.name = n.name;
+      c.scheduler = n.scheduler;
       c.verdict = Verdict::OnlyInNew;
       r.changes.push_back(std::move(c));
     }
@@ -319,21 +246,49 @@ std::string render_compare_markdown(const CompareReport& r) {
       verdict = "**" + verdict + "**";
     return fmt::format("| `{}` | {} | {} | {} | {} | {}{} |\n", name,
                        c.base ? format_time(c.base->median) : "-",
-                       c.next ? format_time(c.next->median) : "-", format_change(c), format_p(c),
-                       verdict, c.note.empty() ? "" : " (" + c.note + ")");
+                       c.next ? format_time(c.next->median) : "-", format_change(c),
+                       format_interval(c), verdict, c.note.empty() ? "" : " (" + c.note + ")");
   };
   const std::string head =
-      "| benchmark | base median | new median | change | p | verdict |\n"
+      "| benchmark | base median | new median | change | 95% interval | verdict |\n"
       "|---|---:|---:|---:|---:|---|\n";
   std::string out = "### schedlab compare\n\n";
-  out += fmt::format("{}{}{}\n\n", r.has_regression() ? "**" : "", r.summary(),
-                     r.has_regression() ? "**" : "");
+  // The headline, CodSpeed-style: the direction and size of the geometric
+  // mean change, then the counts.
+  const std::optional<double> g = r.geomean_ratio();
+  const size_t worse = r.count(Verdict::Regression) + r.count(Verdict::Broken);
+  const size_t better = r.count(Verdict::Improvement) + r.count(Verdict::Fixed);
+  std::string headline;
+  if (worse > 0)
+    headline = g && *g > 1 ? fmt::format("Merging will degrade performance by {:.1f} %", (*g - 1) * 100)
+                           : "Merging will degrade performance";
+  else if (better > 0)
+    headline = g && *g < 1 ? fmt::format("Merging will improve performance by {:.1f} %", (1 - *g) * 100)
+                           : "Merging will improve performance";
+  else
+    headline = "Merging will not alter performance";
+  out += fmt::format("{}**{}**: {}{}\n\n", worse ? "⚠️ " : "", headline, r.summary(),
+                     g ? fmt::format(" (geometric mean of new/base: {:+.1f} %)", (*g - 1) * 100) : "");
   out += fmt::format("`{}` → `{}` ({})\n\n", r.base_path, r.new_path, header_line(r));
+  if (r.emulated)
+    out += "> **Note:** these timings are CPU emulation (the CPU backend runs the CUDA source "
+           "on the host), not GPU timings: they rank schedules, they do not predict GPU time.\n\n";
   for (const std::string& n : r.notes) out += "> " + n + "\n\n";
-  std::string changed, untouched;
-  for (const BenchmarkChange& c : r.changes)
-    (c.verdict == Verdict::Unchanged ? untouched : changed) += row(c);
-  if (!changed.empty()) out += head + changed + "\n";
+  // Changed benchmarks, grouped by scheduler in order of first appearance.
+  std::vector<std::string> schedulers;
+  std::map<std::string, std::string> changed;
+  std::string untouched;
+  for (const BenchmarkChange& c : r.changes) {
+    if (c.verdict == Verdict::Unchanged) {
+      untouched += row(c);
+      continue;
+    }
+    if (!changed.count(c.scheduler)) schedulers.push_back(c.scheduler);
+    changed[c.scheduler] += row(c);
+  }
+  for (const std::string& sc : schedulers)
+    out += fmt::format("#### {}\n\n{}{}\n", sc.empty() ? "benchmarks" : "`" + sc + "`", head,
+                       changed[sc]);
   if (!untouched.empty())
     out += fmt::format("<details><summary>{} untouched</summary>\n\n{}{}\n</details>\n",
                        r.count(Verdict::Unchanged), head, untouched);
@@ -345,7 +300,11 @@ std::string render_compare_json(const CompareReport& r) {
   j["schema"] = "schedlab.compare.v1";
   j["base"] = r.base_path;
   j["new"] = r.new_path;
-  j["threshold"] = r.options.threshold;
+  j["threshold"] = r.options.threshold ? Json(*r.options.threshold) : Json(nullptr);
+  j["deterministic"] = r.options.deterministic;
+  j["include_unchanged_kernels"] = r.options.include_unchanged_kernels;
+  j["geomean_ratio"] = r.geomean_ratio() ? Json(*r.geomean_ratio()) : Json(nullptr);
+  j["emulated"] = r.emulated;
   j["alpha"] = r.options.alpha;
   j["regression"] = r.has_regression();
   Json counts = Json::object();
@@ -363,6 +322,10 @@ std::string render_compare_json(const CompareReport& r) {
                     {"new", summary_json(c.next)},
                     {"change", c.base && c.next ? Json(c.change) : Json(nullptr)},
                     {"p", c.p ? Json(*c.p) : Json(nullptr)},
+                    {"ratio", c.ratio ? Json(c.ratio->ratio) : Json(nullptr)},
+                    {"interval", c.ratio ? Json::array({c.ratio->lo, c.ratio->hi}) : Json(nullptr)},
+                    {"scheduler", c.scheduler},
+                    {"same_kernel", c.same_kernel},
                     {"note", c.note}});
   }
   j["benchmarks"] = list;

@@ -354,8 +354,9 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
       "<style>{}</style>\n</head>\n<body>\n<h1>{}</h1>\n<p class=\"note\">{} records. Spread is "
-      "the IQR (q3 - q1) of the repetitions; * marks a difference from the baseline with "
-      "Mann-Whitney U p &lt; {:g}.</p>\n",
+      "the IQR (q3 - q1) of the repetitions; * marks a difference from the baseline: "
+      "Wilcoxon signed-rank over the interleaved rounds (Mann-Whitney U when unpaired) "
+      "p &lt; {:g} and beyond the minimum effect (docs/reports.md).</p>\n",
       esc(o.title), kCss, esc(o.title), records.size(), table.alpha);
   for (const Table& t : tables) {
     out += fmt::format("<section>\n<h2>{} on {} ({}){}</h2>\n", esc(t.sweep), esc(t.device.name),

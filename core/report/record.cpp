@@ -98,6 +98,24 @@ std::optional<double> Record::fraction_of_peak() const {
   return g / device.peak_gbps;
 }
 
+bool same_kernel(const Record& a, const Record& b) {
+  return !a.kernel_hash.empty() && a.kernel_hash == b.kernel_hash &&
+         (a.launch.empty() || b.launch.empty() || a.launch == b.launch);
+}
+
+bool paired(const Record& a, const Record& b) {
+  return !a.group.empty() && a.group == b.group && a.times_us.size() == b.times_us.size() &&
+         !a.times_us.empty();
+}
+
+double default_min_effect(const Device& d) {
+  return d.emulated || d.backend == "cpu" ? 0.10 : 0.02;
+}
+
+double min_effect_of(const Record& r) {
+  return r.min_effect.value_or(default_min_effect(r.device));
+}
+
 std::string to_json(const Record& r) {
   Json j;
   j["schema"] = kRecordSchema;
@@ -146,6 +164,13 @@ std::string to_json(const Record& r) {
   }
   j["key"] = r.key;
   j["timestamp"] = r.timestamp;
+  j["baseline"] = r.baseline;
+  j["min_effect"] = number_or_null(r.min_effect);
+  j["measurement"] = {{"group", r.group},
+                      {"seed", r.seed},
+                      {"launch", r.launch},
+                      {"same_kernel_as", r.same_kernel_as},
+                      {"reused", r.reused}};
   return j.dump();
 }
 
@@ -224,6 +249,17 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
   }
   r.key = field<std::string>(j, "key", where);
   r.timestamp = field<std::string>(j, "timestamp", where);
+  // Optional: files from before these fields read as the defaults.
+  if (j.contains("baseline")) r.baseline = field<std::string>(j, "baseline", where);
+  r.min_effect = optional_number(j, "min_effect", where);
+  if (j.contains("measurement")) {
+    Json m = field<Json>(j, "measurement", where);
+    r.group = field<std::string>(m, "group", where, "measurement");
+    r.seed = field<uint64_t>(m, "seed", where, "measurement");
+    r.launch = field<std::string>(m, "launch", where, "measurement");
+    r.same_kernel_as = field<std::string>(m, "same_kernel_as", where, "measurement");
+    r.reused = field<bool>(m, "reused", where, "measurement");
+  }
   return r;
 }
 

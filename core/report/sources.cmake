@@ -3,8 +3,10 @@
 target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/stats.cpp
   ${CMAKE_CURRENT_LIST_DIR}/record.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/result_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/compare.cpp
   ${CMAKE_CURRENT_LIST_DIR}/table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/html.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
 )
 target_link_libraries(schedlab PRIVATE nlohmann_json::nlohmann_json)

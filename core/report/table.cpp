@@ -93,9 +93,21 @@ std::string legend(const Table& t) {
         t.baseline, t.baseline_defaulted ? " (the first scheduler; none was named)" : "",
         t.predicted_on);
   return fmt::format(
-      "baseline: {}{}. median and spread (IQR, q3 - q1) of the repetitions in us; "
-      "* = differs from the baseline, Mann-Whitney U p < {:g}",
-      t.baseline, t.baseline_defaulted ? " (the first scheduler; none was named)" : "", t.alpha);
+      "baseline: {}{}. median and spread (IQR, q3 - q1) of the repetitions in us; speedup over "
+      "the baseline [95% interval]; * = differs: Wilcoxon signed-rank on the interleaved rounds "
+      "(Mann-Whitney U when unpaired) p < {:g} and beyond {:g}%",
+      t.baseline, t.baseline_defaulted ? " (the first scheduler; none was named)" : "", t.alpha,
+      t.min_effect * 100);
+}
+
+/// "1.23x [1.18, 1.27]*", "1.00x" for the baseline, "same kernel as `b`".
+std::string speedup_text(const Table& t, const TableCell& c) {
+  if (!c.same_kernel_as.empty()) return fmt::format("same kernel as `{}`", c.same_kernel_as);
+  if (!c.speedup) return "-";
+  if (c.scheduler == t.baseline || !c.estimate)
+    return fmt::format("{:.2f}x{}", *c.speedup, c.significant ? "*" : " ");
+  return fmt::format("{:.2f}x [{:.2f}, {:.2f}]{}", *c.speedup, c.estimate->lo, c.estimate->hi,
+                     c.significant ? "*" : " ");
 }
 
 std::string fmt_us(double us) {
@@ -138,7 +150,6 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
         if (c.best) {
           auto peak = c.best->fraction_of_peak();
           double gbps = c.best->gbps();
-          bool is_base = c.scheduler == t.baseline;
           const char* sc = !c.significant ? nullptr : *c.speedup > 1 ? kGreen : kRed;
           l.push_back({c.best->config_label()});
           if (predicted) l.push_back({fmt_us(c.best->prediction->predicted_us)});
@@ -146,12 +157,7 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
           l.push_back({fmt_us(c.stats->iqr())});
           l.push_back({gbps > 0 ? fmt::format("{:.1f}", gbps) : "-"});
           l.push_back({peak ? fmt::format("{:.1f}%", *peak * 100) : "-"});
-          l.push_back({c.speedup ? fmt::format("{:.2f}x{}", *c.speedup,
-                                               is_base         ? " "
-                                               : c.significant ? "*"
-                                                               : " ")
-                                 : "-",
-                       sc});
+          l.push_back({speedup_text(t, c), sc});
         } else {
           l.push_back({"no valid point", kYellow});
           for (int i = 0; i < (predicted ? 6 : 5); ++i) l.push_back({""});
@@ -239,8 +245,17 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
       grid[{row, col}].push_back(r);
     }
     t.sweep = fmt::format("{}", fmt::join(sweeps, ", "));
-    t.baseline = o.baseline.empty() ? t.schedulers.front() : o.baseline;
-    t.baseline_defaulted = o.baseline.empty();
+    // The sweep's baseline, as its records carry it, when none is asked for.
+    std::string recorded;
+    for (const Record* r : recs)
+      if (recorded.empty() && !r->baseline.empty() &&
+          std::find(t.schedulers.begin(), t.schedulers.end(), r->baseline) != t.schedulers.end())
+        recorded = r->baseline;
+    t.baseline = !o.baseline.empty() ? o.baseline
+                 : !recorded.empty() ? recorded
+                                     : t.schedulers.front();
+    t.baseline_defaulted = o.baseline.empty() && recorded.empty();
+    t.min_effect = o.min_effect.value_or(min_effect_of(*recs.front()));
     // Emulated timings say nothing about GPU speed: rank on the device model
     // when every ok record was predicted on the same one.
     if (t.device.emulated) {
@@ -265,15 +280,24 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
       const TableCell* base = t.cell(row, t.baseline);
       for (TableCell& c : row.cells) {
         if (!c.best || !base || !base->best) continue;
+        const Record& b = *base->best;
+        const Record& x = *c.best;
         if (predicted) {
           c.speedup = base->best->prediction->predicted_us / c.best->prediction->predicted_us;
           c.significant = c.scheduler != t.baseline && std::abs(*c.speedup - 1) > 1e-12;
           continue;
         }
-        c.speedup = base->stats->median / c.stats->median;
+        c.speedup = 1;
         if (c.scheduler == t.baseline) continue;
-        c.p = mann_whitney_u(c.best->times_us, base->best->times_us).p;
-        c.significant = *c.p < o.alpha;
+        if (same_kernel(x, b)) {
+          c.same_kernel_as = t.baseline;
+          continue;
+        }
+        c.estimate = paired(x, b) ? paired_ratio(b.times_us, x.times_us)
+                                  : unpaired_ratio(b.times_us, x.times_us);
+        c.speedup = c.estimate->ratio;
+        c.p = c.estimate->p;
+        c.significant = c.estimate->significant(o.alpha, t.min_effect);
       }
       t.rows.push_back(std::move(row));
     }
@@ -309,10 +333,15 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
     if (!c.best && !p->best) return {"still failing"};
     if (!c.best) return {"now failing", kRed};
     if (!p->best) return {"now valid", kGreen};
-    double change = (c.stats->median - p->stats->median) / p->stats->median;
-    bool sig = mann_whitney_u(c.best->times_us, p->best->times_us).p < t.alpha;
-    std::string s =
-        fmt::format("{:+.1f}%{} (was {})", change * 100, sig ? "*" : " ", fmt_us(p->stats->median));
+    if (same_kernel(*c.best, *p->best))
+      return {fmt::format("same kernel (was {})", fmt_us(p->stats->median))};
+    // Two runs: unpaired samples.
+    RatioEstimate e = unpaired_ratio(c.best->times_us, p->best->times_us);
+    double change = e.ratio - 1;
+    bool sig = e.significant(t.alpha, t.min_effect);
+    std::string s = fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}]{} (was {})", change * 100,
+                                (e.lo - 1) * 100, (e.hi - 1) * 100, sig ? "*" : " ",
+                                fmt_us(p->stats->median));
     if (p->best->config_label() != c.best->config_label()) s += ", was " + p->best->config_label();
     return {s, !sig ? nullptr : change < 0 ? kGreen : kRed};
   };
@@ -392,7 +421,10 @@ std::string render_json(const std::vector<Table>& tables) {
           j["fraction_of_peak"] = opt_json(c.best->fraction_of_peak());
           j["speedup"] = opt_json(c.speedup);
           j["p_value"] = opt_json(c.p);
+          j["interval"] = c.estimate ? Json::array({c.estimate->lo, c.estimate->hi}) : Json(nullptr);
+          j["paired"] = c.estimate ? Json(c.estimate->paired) : Json(nullptr);
           j["significant"] = c.significant;
+          j["same_kernel_as"] = c.same_kernel_as;
           j["key"] = c.best->key;
           if (c.best->prediction) {
             j["predicted_us"] = c.best->prediction->predicted_us;
@@ -417,6 +449,7 @@ std::string render_json(const std::vector<Table>& tables) {
               {"baseline", t.baseline},
               {"ranked_by", t.predicted_on.empty() ? "median" : "predicted " + t.predicted_on},
               {"alpha", t.alpha},
+              {"min_effect", t.min_effect},
               {"spread", "iqr"},
               {"schedulers", t.schedulers},
               {"rows", rows}};

@@ -3,13 +3,13 @@
 // Two phases. Phase 1 runs each point's schedule, lower, codegen, compile and
 // validation on a pool of threads (compiles dominate and run in parallel;
 // plugin calls and kernel launches are serialized, since neither plugins nor
-// the CPU backend's fiber executor promise to be re-entrant). Phase 2
-// registers every validated point with Google Benchmark and runs them one
-// after another, so that timings never overlap; each point's record is
-// appended when its benchmark reports.
+// the CPU backend's fiber executor promise to be re-entrant). Phase 2 times
+// the validated points of each (fusion, sizes) group in interleaved rounds
+// (measure.h), one launch at a time so that timings never overlap; each
+// record is appended when its group is done. At the end, Google Benchmark
+// reports every timed record once (--benchmark_out included).
 #include "schedlab/sweep/runner.h"
 
-#include <benchmark/benchmark.h>
 #include <fmt/core.h>
 
 #include <unistd.h>
@@ -28,6 +28,7 @@
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
+#include "schedlab/sweep/measure.h"
 #include "schedlab/sweep/pipeline.h"
 
 namespace schedlab::sweep {
@@ -76,31 +77,6 @@ void fail(PointState& s, report::Status status, std::string error) {
   s.rec.error = std::move(error);
   s.final = true;
 }
-
-/// Collects each benchmark's repetitions (its run_name.function_name is the
-/// point's index) and hands them over as soon as the benchmark reports.
-class CollectingReporter : public benchmark::BenchmarkReporter {
- public:
-  /// `index`: each registered benchmark name's point.
-  CollectingReporter(std::map<std::string, size_t> index,
-                     std::function<void(size_t, std::vector<double>)> done)
-      : index_(std::move(index)), done_(std::move(done)) {}
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::map<size_t, std::vector<double>> times;
-    for (const Run& r : runs) {
-      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
-      // The time unit is microseconds.
-      auto it = index_.find(r.run_name.function_name);
-      if (it != index_.end()) times[it->second].push_back(r.GetAdjustedRealTime());
-    }
-    for (auto& [index, t] : times) done_(index, std::move(t));
-  }
-
- private:
-  std::map<std::string, size_t> index_;
-  std::function<void(size_t, std::vector<double>)> done_;
-};
 
 /// Whether `old` (an earlier run's record) stands for `now`, whose kernel is
 /// generated: the same kernel, sizes and device, and an ok record timed with
@@ -206,14 +182,15 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
   std::mutex out_mu;               // the output file, the callback, the counters
   RunResult result;
   size_t finished = 0;
-  auto emit = [&](size_t i) {
+  auto emit_state = [&](PointState& st) {
     std::lock_guard lock(out_mu);
-    report::Record& r = states[i].rec;
+    report::Record& r = st.rec;
     if (r.timestamp.empty()) r.timestamp = report::now_timestamp();
     if (!done.count(r.key)) report::append_record(options.output, r);
     ++finished;
     if (options.on_record) options.on_record(r, finished, total);
   };
+  auto emit = [&](size_t i) { emit_state(states[i]); };
 
   // References, one per (fusion, sizes), computed by whichever point needs it first.
   std::mutex ref_mu;
@@ -256,6 +233,8 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     for (const auto& [k, v] : f.sizes[p.sizes]) r.sizes.emplace_back(k, v);
     r.scheduler = sched.name;
     r.device = device;
+    r.baseline = spec.baseline;
+    r.min_effect = spec.measure.min_effect;
     s.plugin = plugins[p.scheduler];
     if (!s.plugin) {
       // `auto`: the first built-in that takes the fusion, as `exec` without
@@ -282,10 +261,16 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
         return false;
       }
     }
+    bool swapped = false;
+    if (auto it = options.plugin_swaps.find(sched.name);
+        it != options.plugin_swaps.end() && it->second->name() == s.plugin->name()) {
+      s.plugin = it->second;
+      swapped = true;
+    }
     const plugin::Plugin& plugin = *s.plugin;
     r.plugin = plugin.name();
     r.plugin_version = plugin.version();
-    r.plugin_hash = plugin_hashes[p.scheduler];
+    r.plugin_hash = swapped ? "" : plugin_hashes[p.scheduler];
     if (r.plugin_hash.empty()) {
       std::lock_guard lock(hash_mu);
       auto& h = auto_hashes[plugin.path()];
@@ -356,6 +341,11 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
           r.times_us = old.times_us;
           r.max_abs_error = old.max_abs_error;
           r.tolerance = old.tolerance;
+          r.launch = old.launch;
+          r.group = old.group;
+          r.seed = old.seed;
+          r.same_kernel_as = old.same_kernel_as;
+          r.reused = r.status == report::Status::Ok;
           s.final = s.cached = true;
           return;
         }
@@ -471,6 +461,71 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
     }
   };
 
+  // Phase 2 of a round. The points of a (fusion, sizes) group are timed in
+  // interleaved rounds; points with the same kernel and launch are timed
+  // once, and the others share that measurement (same_kernel_as).
+  const uint64_t seed = spec.measure.seed.value_or(fresh_seed());
+  const std::string run_nonce = fmt::format("{:016x}", fresh_seed());
+  uint64_t groups = 0;  // over the whole run: a group number is never reused
+  const MeasureSpec& m = spec.measure;
+  auto measure_round = [&](std::vector<PointState>& round_states, const std::vector<Point>& pts) {
+    std::map<std::pair<size_t, size_t>, std::vector<size_t>> by_group;
+    for (size_t i = 0; i < round_states.size(); ++i)
+      if (!round_states[i].final &&
+          passes_benchmark_filter(options.benchmark_args, benchmark_name(round_states[i].rec)))
+        by_group[{pts[i].fusion, pts[i].sizes}].push_back(i);
+    for (const auto& [where, members] : by_group) {
+      const uint64_t group = groups++;
+      std::vector<std::unique_ptr<runtime::BoundArgs>> bound;
+      std::vector<size_t> timed;                       // representatives, by member
+      std::map<std::pair<std::string, std::string>, size_t> first;  // (kernel, launch) -> timed index
+      std::vector<size_t> timed_of(members.size());
+      for (size_t k = 0; k < members.size(); ++k) {
+        PointState& st = round_states[members[k]];
+        auto b = std::make_unique<runtime::BoundArgs>(backend, st.kernel, st.reference->inputs,
+                                                      st.bf.sizes);
+        const runtime::LaunchDims& d = b->dims();
+        st.rec.launch = fmt::format("grid={}x{}x{} block={}x{}x{} smem={}", d.grid[0], d.grid[1],
+                                    d.grid[2], d.block[0], d.block[1], d.block[2], d.shared_bytes);
+        auto [it, fresh] = first.emplace(std::pair(st.rec.kernel_hash, st.rec.launch), timed.size());
+        timed_of[k] = it->second;
+        if (fresh) {
+          timed.push_back(members[k]);
+          bound.push_back(std::move(b));
+        }
+      }
+      auto launch_once = [&](size_t t) {
+        return backend.time(*round_states[timed[t]].compiled, bound[t]->dims(), bound[t]->args(), 0,
+                            1).seconds.at(0);
+      };
+      std::vector<std::vector<double>> times = measure_interleaved(
+          timed.size(), static_cast<size_t>(m.repetitions), seed, group,
+          [&](size_t t) {
+            if (m.warmup > 0)
+              backend.time(*round_states[timed[t]].compiled, bound[t]->dims(), bound[t]->args(),
+                           static_cast<int>(m.warmup), 0);
+          },
+          [&](size_t t) {
+            // One launch, or as many as fill min_time: their mean.
+            double total = launch_once(t);
+            int launches = 1;
+            while (total < m.min_time) total += launch_once(t), ++launches;
+            return total / launches;
+          });
+      for (size_t k = 0; k < members.size(); ++k) {
+        PointState& st = round_states[members[k]];
+        const size_t t = timed_of[k];
+        st.rec.times_us.clear();
+        for (double sec : times[t]) st.rec.times_us.push_back(sec * 1e6);
+        st.rec.group = run_nonce + "-" + std::to_string(group);
+        st.rec.seed = seed;
+        if (timed[t] != members[k]) st.rec.same_kernel_as = benchmark_name(round_states[timed[t]].rec);
+        st.final = true;
+      }
+      for (size_t i : members) emit_state(round_states[i]);
+    }
+  };
+
   for (;;) {
     // The round's points: every search's next proposals.
     points.clear();
@@ -515,68 +570,8 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
       });
     for (std::thread& t : pool) t.join();
 
-    // Phase 2: benchmark the validated points.
-    std::vector<size_t> to_time;
-    for (size_t i = 0; i < round; ++i)
-      if (!states[i].final) to_time.push_back(i);
-    const MeasureSpec& m = spec.measure;
-    if (!to_time.empty()) {
-      std::vector<std::string> args = options.benchmark_args;
-      if (args.empty()) args.push_back("schedlab");
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      int argc = static_cast<int>(argv.size());
-      benchmark::Initialize(&argc, argv.data());
-      std::vector<std::unique_ptr<runtime::BoundArgs>> bound(round);
-      std::vector<char> warmed(round, 0);
-      std::map<std::string, size_t> names;
-      for (size_t i : to_time) {
-        PointState& s = states[i];
-        bound[i] = std::make_unique<runtime::BoundArgs>(backend, s.kernel, s.reference->inputs,
-                                                        s.bf.sizes);
-        const double bytes = static_cast<double>(s.rec.bytes_moved);
-        const double peak = device.peak_gbps * 1e9;
-        // Stable across runs (Google Benchmark's compare.py matches by name):
-        // fusion/sizes/scheduler/config, made unique if two points coincide.
-        std::string name = fmt::format("{}/{}/{}/{}", s.rec.fusion, s.rec.size_label(),
-                                       s.rec.scheduler, s.rec.config_label());
-        for (int dup = 2; names.count(name); ++dup)
-          name = fmt::format("{}/{}/{}/{}/dup:{}", s.rec.fusion, s.rec.size_label(),
-                             s.rec.scheduler, s.rec.config_label(), dup);
-        names.emplace(name, i);
-        auto* b =
-            benchmark::RegisterBenchmark(name.c_str(), [&, i, bytes, peak](benchmark::State& st) {
-              PointState& ps = states[i];
-              runtime::BoundArgs& ba = *bound[i];
-              // Warm-up launches once per point, not once per repetition.
-              if (!warmed[i])
-                backend.time(*ps.compiled, ba.dims(), ba.args(), static_cast<int>(m.warmup), 0);
-              warmed[i] = 1;
-              for (auto _ : st) {
-                runtime::Timing t = backend.time(*ps.compiled, ba.dims(), ba.args(), 0, 1);
-                st.SetIterationTime(t.seconds.at(0));
-              }
-              st.counters["bytes_per_second"] =
-                  benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
-              if (peak > 0)
-                st.counters["peak_fraction"] =
-                    benchmark::Counter(bytes / peak, benchmark::Counter::kIsIterationInvariantRate);
-              st.SetLabel(is_cuda(backend) ? "cuda-events" : "cpu-emulation");
-            });
-        b->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(m.repetitions);
-        if (m.min_time > 0)
-          b->MinTime(m.min_time);
-        else
-          b->Iterations(1);
-      }
-      CollectingReporter reporter(names, [&](size_t i, std::vector<double> times) {
-        states[i].rec.times_us = std::move(times);
-        states[i].final = true;
-        emit(i);
-      });
-      benchmark::RunSpecifiedBenchmarks(&reporter);
-      benchmark::ClearRegisteredBenchmarks();
-    }
+    // Phase 2: time the validated points, group by group.
+    measure_round(states, points);
 
     // Tell each search how its points did, then keep the round's records.
     for (size_t i = 0; i < round; ++i) {
@@ -589,6 +584,24 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
       result.records.push_back(std::move(s.rec));
     }
   }
+
+  // Google Benchmark reports every timed record once, whether timed now,
+  // reused or resumed, so --benchmark_out always describes this run whole.
+  std::vector<ReplayedBenchmark> replay;
+  std::set<std::string> names;
+  for (const report::Record& r : result.records) {
+    if (r.status != report::Status::Ok || r.times_us.empty()) continue;
+    std::string name = benchmark_name(r);
+    for (int dup = 2; names.count(name); ++dup)
+      name = fmt::format("{}/dup:{}", benchmark_name(r), dup);
+    names.insert(name);
+    std::string label = is_cuda(backend) ? "cuda-events" : "cpu-emulation";
+    if (r.reused) label += ", reused";
+    if (done.count(r.key)) label += ", resumed";
+    if (!r.same_kernel_as.empty()) label += ", same kernel as " + r.same_kernel_as;
+    replay.push_back({name, r.times_us, r.bytes_moved, device.peak_gbps * 1e9, label});
+  }
+  report_with_google_benchmark(replay, options.benchmark_args);
   return result;
 }
 

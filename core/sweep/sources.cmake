@@ -8,7 +8,9 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/strategy.cpp
   # the point pipeline and the runner
   ${CMAKE_CURRENT_LIST_DIR}/pipeline.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/measure.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runner.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
 )
 # The runner registers validated points with Google Benchmark.
 target_link_libraries(schedlab PRIVATE benchmark::benchmark)

@@ -31,7 +31,8 @@ const std::vector<std::string> kSchedulerKeys = {"name", "plugin",      "script"
                                                  "set",  "constraints", "fusions"};
 const std::vector<std::string> kStrategyKeys = {"method", "n", "seed"};
 const std::vector<std::string> kValidationKeys = {"rtol", "atol", "sanitize"};
-const std::vector<std::string> kMeasureKeys = {"repetitions", "warmup", "min_time", "flush_l2"};
+const std::vector<std::string> kMeasureKeys = {"repetitions", "warmup",     "min_time",
+                                               "flush_l2",    "min_effect", "seed"};
 
 std::string join(const std::vector<std::string>& v) {
   std::string r;
@@ -126,6 +127,19 @@ class Loader {
     if (!v || !std::isfinite(*v) || *v < 0)
       user_error_at(r_.loc(n)) << key << ": expected a non-negative number, found " << kind_name(n);
     return *v;
+  }
+  /// A percentage in [0, 100), "2%" or 2; returns the fraction (0.02).
+  double percent_of(const YAML::Node& n, const std::string& key) const {
+    std::optional<double> v;
+    if (n.IsScalar()) {
+      std::string t = n.Scalar();
+      if (!t.empty() && t.back() == '%') t.pop_back();
+      v = frontend::as_double(t);
+    }
+    if (!v || !std::isfinite(*v) || *v < 0 || *v >= 100)
+      user_error_at(r_.loc(n)) << key << ": expected a percentage in [0, 100) such as 2%, found "
+                               << (n.IsScalar() ? "'" + n.Scalar() + "'" : kind_name(n));
+    return *v / 100;
   }
   bool bool_of(const YAML::Node& n, const std::string& key) const {
     if (!n.IsScalar() || (n.Scalar() != "true" && n.Scalar() != "false"))
@@ -235,6 +249,8 @@ class Loader {
     if (n["warmup"]) m.warmup = int_of(n["warmup"], "measure warmup", 0);
     if (n["min_time"]) m.min_time = real_of(n["min_time"], "measure min_time");
     if (n["flush_l2"]) m.flush_l2 = bool_of(n["flush_l2"], "measure flush_l2");
+    if (n["min_effect"]) m.min_effect = percent_of(n["min_effect"], "measure min_effect");
+    if (n["seed"]) m.seed = static_cast<uint64_t>(int_of(n["seed"], "measure seed", 0));
   }
 
   // ---- fusions and sizes -----------------------------------------------------

@@ -42,7 +42,7 @@ TEST(PredictionRecords, AnEmulatedTableRanksByThePrediction) {
   std::vector<Record> rs = {predicted("eager", {}, 100, 20),
                             predicted("norm", {{"block", "128"}}, 50, 15),
                             predicted("norm", {{"block", "256"}}, 80, 10)};
-  auto tables = build_tables(rs, {"eager", 0.05});
+  auto tables = build_tables(rs, {"eager", 0.05, {}});
   ASSERT_EQ(tables.size(), 1u);
   EXPECT_EQ(tables[0].predicted_on, "h200");
   const TableCell* n = tables[0].cell(tables[0].rows[0], "norm");
@@ -63,11 +63,11 @@ TEST(PredictionRecords, GpuTablesAndPartlyPredictedTablesRankByTheMedian) {
   std::vector<Record> gpu = {predicted("eager", {}, 100, 20, gpu_device()),
                              predicted("norm", {{"block", "128"}}, 50, 15, gpu_device()),
                              predicted("norm", {{"block", "256"}}, 80, 10, gpu_device())};
-  auto t = build_tables(gpu, {"eager", 0.05});
+  auto t = build_tables(gpu, {"eager", 0.05, {}});
   EXPECT_EQ(t[0].predicted_on, "");
   EXPECT_EQ(t[0].cell(t[0].rows[0], "norm")->best->config_label(), "block=128");
   std::vector<Record> partly = {predicted("eager", {}, 100, 20), ok_record("norm", {}, {50.0})};
-  EXPECT_EQ(build_tables(partly, {"eager", 0.05})[0].predicted_on, "");
+  EXPECT_EQ(build_tables(partly, {"eager", 0.05, {}})[0].predicted_on, "");
 }
 
 TEST(PredictionRecords, ComparePredictedIsDeterministic) {

@@ -2,6 +2,7 @@
 // gen_fixtures.py, which documents what each benchmark plants).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -13,6 +14,7 @@ namespace schedlab::report {
 namespace {
 
 using test_support::user_error_of;
+using testing_util::ok_record;
 
 std::string data(const std::string& name) {
   return std::string(REPORT_DATA_DIR) + "/" + name;
@@ -27,7 +29,7 @@ const BenchmarkChange& change_of(const CompareReport& r, const std::string& name
 }
 
 CompareReport compare_files(const std::string& a, const std::string& b, double threshold = 0.05) {
-  return compare(load_result_file(data(a)), load_result_file(data(b)), {threshold, 0.05});
+  return compare(load_result_file(data(a)), load_result_file(data(b)), {threshold, 0.05, false, false});
 }
 
 TEST(ResultFile, GoogleBenchmarkRepetitions) {
@@ -42,9 +44,14 @@ TEST(ResultFile, GoogleBenchmarkRepetitions) {
 TEST(ResultFile, SweepJsonl) {
   ResultFile f = load_result_file(data("sweep_new.jsonl"));
   EXPECT_EQ(f.kind, "schedlab-jsonl");
-  ASSERT_EQ(f.benchmarks.size(), 4u);
+  // Each normalization config, its best, then eager (one point: named
+  // without its config, the heuristic-level match).
+  ASSERT_EQ(f.benchmarks.size(), 5u);
   EXPECT_EQ(f.benchmarks[0].name, "softmax/N=1024,K=1024/normalization/block=128");
-  EXPECT_EQ(f.benchmarks[3].name, "softmax/N=1024,K=1024/eager/(defaults)");
+  EXPECT_EQ(f.benchmarks[3].name, "softmax/N=1024,K=1024/normalization/best");
+  EXPECT_EQ(f.benchmarks[3].config, "block=256");
+  EXPECT_EQ(f.benchmarks[4].name, "softmax/N=1024,K=1024/eager");
+  EXPECT_EQ(f.benchmarks[4].config, "(defaults)");
   EXPECT_EQ(f.benchmarks[2].failure, "wrong_result: max abs error 0.5 > atol 1e-06");
   EXPECT_EQ(f.devices, std::vector<std::string>{"cpu (fixture)"
                                                 " (CPU emulation)"});
@@ -111,8 +118,13 @@ TEST(Compare, SweepJsonlVerdicts) {
   const BenchmarkChange& broken = change_of(r, "softmax/N=1024,K=1024/normalization/block=512");
   EXPECT_EQ(broken.verdict, Verdict::Broken);
   EXPECT_EQ(broken.note, "wrong_result: max abs error 0.5 > atol 1e-06");
-  EXPECT_EQ(change_of(r, "softmax/N=1024,K=1024/eager/(defaults)").verdict, Verdict::Improvement);
-  EXPECT_EQ(r.summary(), "1 regression, 1 improvement, 1 untouched, 1 broken");
+  EXPECT_EQ(change_of(r, "softmax/N=1024,K=1024/eager").verdict, Verdict::Improvement);
+  // The best config moved from block=128 (now slower) to block=256 (noise).
+  EXPECT_EQ(change_of(r, "softmax/N=1024,K=1024/normalization/best").verdict, Verdict::Unchanged);
+  EXPECT_EQ(change_of(r, "softmax/N=1024,K=1024/normalization/best").note.rfind(
+                "best config now picks block=256 instead of block=128: ", 0),
+            0u);
+  EXPECT_EQ(r.summary(), "1 regression, 1 improvement, 2 untouched, 1 broken");
   // Swapped: the broken point is fixed, which is no regression by itself.
   CompareReport back = compare_files("sweep_new.jsonl", "sweep_base.jsonl");
   EXPECT_EQ(back.count(Verdict::Fixed), 1u);
@@ -149,7 +161,9 @@ TEST(CompareRender, Text) {
 
 TEST(CompareRender, MarkdownHidesUntouchedInDetails) {
   std::string md = render_compare_markdown(compare_files("base.json", "new.json"));
-  EXPECT_EQ(md.rfind("### schedlab compare\n\n**1 regression, 1 improvement, 3 untouched", 0), 0u)
+  EXPECT_EQ(md.rfind("### schedlab compare\n\n⚠️ **Merging will degrade performance", 0), 0u) << md;
+  EXPECT_NE(md.find("**: 1 regression, 1 improvement, 3 untouched, 1 only in base, 1 only in new"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("| `BM_regressed` | 100 ns | 120 ns | +20.0% |"), std::string::npos) << md;
   EXPECT_NE(md.find("| **regression** |"), std::string::npos) << md;
@@ -157,6 +171,93 @@ TEST(CompareRender, MarkdownHidesUntouchedInDetails) {
   ASSERT_NE(details, std::string::npos) << md;
   EXPECT_GT(md.find("`BM_noise`"), details);
   EXPECT_LT(md.find("`BM_improved`"), details);
+}
+
+// ---- sweep files: heuristic-level matching and kernel identity ----------------
+
+/// Writes records as a JSONL file in `dir`.
+std::string jsonl(const std::filesystem::path& dir, const std::string& name,
+                  const std::vector<Record>& records) {
+  std::string text;
+  for (const Record& r : records) text += to_json(r) + "\n";
+  testing_util::write_file(dir / name, text);
+  return (dir / name).string();
+}
+
+std::vector<double> times_around(double centre) {
+  std::vector<double> v;
+  for (double j : {-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 1.5, -1.5, 0.25})
+    v.push_back(centre * (1 + j / 200));
+  return v;
+}
+
+TEST(CompareSweep, HeuristicThatChangesItsChoiceIsARegressionNamed) {
+  // The case: a plugin's default changed (per_thread 2 -> 1) and
+  // silu_mul went 7987 -> 9633 us. Matched by (fusion, sizes, scheduler).
+  auto dir = testing_util::temp_dir("heuristic_change");
+  Record before = ok_record("heuristic", {{"block", "128"}, {"per_thread", "2"}},
+                            times_around(7987), "silu_mul");
+  Record after = ok_record("heuristic", {{"block", "128"}, {"per_thread", "1"}},
+                           times_around(9633), "silu_mul");
+  CompareReport r = compare(load_result_file(jsonl(dir, "base.jsonl", {before})),
+                            load_result_file(jsonl(dir, "new.jsonl", {after})), {});
+  ASSERT_EQ(r.changes.size(), 1u);
+  const BenchmarkChange& c = r.changes[0];
+  EXPECT_EQ(c.name, "silu_mul/N=1024,K=1024/heuristic");
+  EXPECT_EQ(c.verdict, Verdict::Regression);
+  EXPECT_EQ(c.note,
+            "heuristic now picks block=128,per_thread=1 instead of "
+            "block=128,per_thread=2: 1.21x slower");
+  EXPECT_TRUE(r.has_regression());
+  ASSERT_TRUE(c.ratio);
+  EXPECT_NEAR(c.ratio->ratio, 9633.0 / 7987.0, 1e-3);
+  EXPECT_LT(c.ratio->lo, c.ratio->ratio);
+  EXPECT_GT(c.ratio->hi, c.ratio->ratio);
+  // The CPU default minimum effect (10 %) applied, and said.
+  EXPECT_NE(render_compare_text(r).find("threshold the sweep's minimum effect"), std::string::npos);
+}
+
+TEST(CompareSweep, UnchangedKernelIsNeverFlaggedUnlessAsked) {
+  auto dir = testing_util::temp_dir("same_kernel");
+  Record before = ok_record("heuristic", {{"block", "128"}}, times_around(100));
+  Record after = ok_record("heuristic", {{"block", "128"}}, times_around(150));  // a busy machine
+  ASSERT_EQ(before.kernel_hash, after.kernel_hash);
+  ResultFile b = load_result_file(jsonl(dir, "base.jsonl", {before}));
+  ResultFile n = load_result_file(jsonl(dir, "new.jsonl", {after}));
+  CompareReport quiet = compare(b, n, {});
+  EXPECT_EQ(quiet.changes[0].verdict, Verdict::Unchanged);
+  EXPECT_EQ(quiet.changes[0].note, "same kernel");
+  EXPECT_FALSE(quiet.has_regression());
+  EXPECT_DOUBLE_EQ(*quiet.geomean_ratio(), 1.0);  // an unchanged kernel counts 1
+  CompareOptions all;
+  all.include_unchanged_kernels = true;
+  EXPECT_EQ(compare(b, n, all).changes[0].verdict, Verdict::Regression);
+}
+
+TEST(CompareSweep, SweptSchedulerByConfigAndBest) {
+  auto dir = testing_util::temp_dir("swept");
+  std::vector<Record> base = {ok_record("sweep", {{"block", "64"}}, times_around(100)),
+                              ok_record("sweep", {{"block", "128"}}, times_around(80))};
+  std::vector<Record> next = {ok_record("sweep", {{"block", "64"}}, times_around(60)),
+                              ok_record("sweep", {{"block", "128"}}, times_around(80))};
+  next[0].kernel_hash = "changed";
+  CompareReport r = compare(load_result_file(jsonl(dir, "base.jsonl", base)),
+                            load_result_file(jsonl(dir, "new.jsonl", next)), {});
+  ASSERT_EQ(r.changes.size(), 3u);
+  EXPECT_EQ(r.changes[0].name, "softmax/N=1024,K=1024/sweep/block=64");
+  EXPECT_EQ(r.changes[0].verdict, Verdict::Improvement);
+  EXPECT_EQ(r.changes[1].note, "same kernel");
+  EXPECT_EQ(r.changes[2].name, "softmax/N=1024,K=1024/sweep/best");
+  EXPECT_EQ(r.changes[2].verdict, Verdict::Improvement);
+  EXPECT_EQ(r.changes[2].note, "best config now picks block=64 instead of block=128: 1.33x faster");
+  // Markdown: the headline, grouped by scheduler, the emulation note.
+  std::string md = render_compare_markdown(r);
+  EXPECT_NE(md.find("**Merging will improve performance by "), std::string::npos) << md;
+  EXPECT_NE(md.find("#### `sweep`\n\n| benchmark | base median | new median | change | 95% "
+                    "interval | verdict |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("CPU emulation"), std::string::npos) << md;
 }
 
 TEST(CompareRender, Json) {

@@ -45,7 +45,7 @@ std::vector<Record> sweep() {
 }
 
 TEST(Table, BestConfigSpeedupSignificance) {
-  auto tables = build_tables(sweep(), {"eager", 0.05});
+  auto tables = build_tables(sweep(), {"eager", 0.05, {}});
   ASSERT_EQ(tables.size(), 1u);
   const Table& t = tables[0];
   EXPECT_EQ(t.schedulers,
@@ -67,7 +67,7 @@ TEST(Table, BestConfigSpeedupSignificance) {
 }
 
 TEST(Table, WhyNoValidPoint) {
-  auto tables = build_tables(sweep(), {"eager", 0.05});
+  auto tables = build_tables(sweep(), {"eager", 0.05, {}});
   const Table& t = tables[0];
   EXPECT_EQ(t.cell(t.rows[0], "pointwise")->why_none,
             "rejected: pointwise schedules fusions without reductions");
@@ -82,7 +82,7 @@ TEST(Table, DevicesNeverShareATable) {
       ok_record("eager", {}, around(10), "softmax", {{"N", 1024}, {"K", 1024}}, gpu_device()));
   rs.push_back(ok_record("normalization", {}, around(5), "softmax", {{"N", 1024}, {"K", 1024}},
                          gpu_device()));
-  auto tables = build_tables(rs, {"eager", 0.05});
+  auto tables = build_tables(rs, {"eager", 0.05, {}});
   ASSERT_EQ(tables.size(), 2u);
   EXPECT_TRUE(tables[0].device.emulated);
   EXPECT_EQ(tables[1].device.backend, "cuda");
@@ -96,9 +96,50 @@ TEST(Table, BaselineDefaultsToTheFirstScheduler) {
   EXPECT_TRUE(tables[0].baseline_defaulted);
 }
 
+TEST(Table, BaselineFromTheRecords) {
+  // `report` on recorded results: the sweep's baseline, as the records carry it.
+  std::vector<Record> rs = sweep();
+  for (Record& r : rs) r.baseline = "normalization";
+  auto tables = build_tables(rs, {});
+  EXPECT_EQ(tables[0].baseline, "normalization");
+  EXPECT_FALSE(tables[0].baseline_defaulted);
+  EXPECT_EQ(render_console(tables, false).find("none was named"), std::string::npos);
+  EXPECT_EQ(build_tables(rs, {"eager", 0.05, {}})[0].baseline, "eager");  // asked for wins
+}
+
+TEST(Table, PairedIntervalAndSameKernel) {
+  // One interleaved group: a load spike in rounds 2-4 hits every point.
+  std::vector<double> base = {100, 101, 300, 310, 290, 99, 100, 102, 98, 101};
+  std::vector<double> faster, twin = base;
+  for (double t : base) faster.push_back(t / 1.25);
+  std::vector<Record> rs = {ok_record("heuristic", {{"block", "128"}}, base),
+                            ok_record("tuned", {{"block", "256"}}, faster),
+                            ok_record("sweep", {{"block", "128"}}, twin)};
+  for (Record& r : rs) {
+    r.group = "run-0";
+    r.min_effect = 0.02;
+  }
+  rs[2].kernel_hash = rs[0].kernel_hash;  // the sweep found the heuristic's own kernel
+  auto tables = build_tables(rs, {"heuristic", 0.05, {}});
+  const Table& t = tables[0];
+  EXPECT_DOUBLE_EQ(t.min_effect, 0.02);
+  const TableCell* tuned = t.cell(t.rows[0], "tuned");
+  ASSERT_TRUE(tuned->estimate);
+  EXPECT_TRUE(tuned->estimate->paired);
+  EXPECT_NEAR(*tuned->speedup, 1.25, 1e-9);
+  EXPECT_NEAR(tuned->estimate->lo, 1.25, 1e-9);  // every round says 1.25
+  EXPECT_TRUE(tuned->significant);
+  const TableCell* same = t.cell(t.rows[0], "sweep");
+  EXPECT_EQ(same->same_kernel_as, "heuristic");
+  EXPECT_FALSE(same->estimate);
+  std::string out = render_console(tables, false);
+  EXPECT_NE(out.find("1.25x [1.25, 1.25]*"), std::string::npos) << out;
+  EXPECT_NE(out.find("same kernel as `heuristic`"), std::string::npos) << out;
+}
+
 TEST(Table, UnknownBaseline) {
   EXPECT_EQ(user_error_of([] {
-              build_tables(sweep(), {"eagr", 0.05});
+              build_tables(sweep(), {"eagr", 0.05, {}});
             }),
             "baseline scheduler 'eagr' has no records; the schedulers are eager, normalization, "
             "close, pointwise, broken");
@@ -115,7 +156,7 @@ std::vector<std::string> lines_of(const std::string& s) {
 }
 
 TEST(Console, LabelsEmulationAndAlignsColumns) {
-  std::string out = render_console(build_tables(sweep(), {"eager", 0.05}), false);
+  std::string out = render_console(build_tables(sweep(), {"eager", 0.05, {}}), false);
   auto l = lines_of(out);
   ASSERT_GE(l.size(), 9u) << out;
   EXPECT_EQ(l[0], "test_sweep on cpu (test) (cpu) — CPU emulation — not GPU timings");
@@ -125,7 +166,8 @@ TEST(Console, LabelsEmulationAndAlignsColumns) {
   EXPECT_EQ(l[3].rfind("100.00", median_end), median_end - 6) << out;
   EXPECT_NE(l[3].find("softmax  N=1024,K=1024  eager"), std::string::npos) << out;
   EXPECT_NE(l[4].find("block=256,vec=4"), std::string::npos) << out;
-  EXPECT_NE(l[4].find("2.00x*"), std::string::npos) << out;
+  EXPECT_NE(l[4].find("2.00x ["), std::string::npos) << out;
+  EXPECT_NE(l[4].find("]*"), std::string::npos) << out;
   EXPECT_NE(l[5].find("1.00x"), std::string::npos) << out;  // close
   EXPECT_EQ(l[5].find("1.00x*"), std::string::npos) << out;
   EXPECT_NE(l[6].find("pointwise      no valid point"), std::string::npos) << out;
@@ -134,7 +176,7 @@ TEST(Console, LabelsEmulationAndAlignsColumns) {
 }
 
 TEST(Console, ColourOnlyWhenAsked) {
-  std::string out = render_console(build_tables(sweep(), {"eager", 0.05}), true);
+  std::string out = render_console(build_tables(sweep(), {"eager", 0.05, {}}), true);
   EXPECT_NE(out.find("\x1b[32m"), std::string::npos);  // significantly faster
   EXPECT_NE(out.find("\x1b[0m"), std::string::npos);
 }
@@ -160,8 +202,8 @@ TEST(Delta, ShowsPerCellChange) {
   after[5] = failed_record("close", Status::Crashed, "SIGABRT");
   after[6] = ok_record("pointwise", {{"block", "128"}}, around(90));
   after.push_back(ok_record("fresh", {}, around(95)));
-  std::string out = render_delta(build_tables(before, {"eager", 0.05}),
-                                 build_tables(after, {"eager", 0.05}), false);
+  std::string out = render_delta(build_tables(before, {"eager", 0.05, {}}),
+                                 build_tables(after, {"eager", 0.05, {}}), false);
   auto l = lines_of(out);
   auto line_of = [&](const std::string& scheduler) {
     for (const std::string& s : l)
@@ -169,10 +211,12 @@ TEST(Delta, ShowsPerCellChange) {
     return std::string("(none)");
   };
   EXPECT_NE(l[2].find("change"), std::string::npos);
-  EXPECT_NE(line_of("normalization").find("-40.0%* (was 50.00), was block=256,vec=4"),
-            std::string::npos)
+  // Two runs: an unpaired estimate with its interval.
+  EXPECT_NE(line_of("normalization").find("-40.0% [-"), std::string::npos) << out;
+  EXPECT_NE(line_of("normalization").find("]* (was 50.00), was block=256,vec=4"), std::string::npos)
       << out;
-  EXPECT_NE(line_of("eager").find("+0.0%  (was 100.00)"), std::string::npos) << out;
+  // The same kernel: one measurement, no verdict.
+  EXPECT_NE(line_of("eager").find("same kernel (was 100.00)"), std::string::npos) << out;
   EXPECT_NE(line_of("close").find("now failing"), std::string::npos) << out;
   EXPECT_NE(line_of("pointwise").find("now valid"), std::string::npos) << out;
   EXPECT_NE(line_of("fresh").find("new"), std::string::npos) << out;
@@ -182,7 +226,7 @@ TEST(Delta, ShowsPerCellChange) {
 // ---- CSV and JSON -------------------------------------------------------------
 
 TEST(Csv, OneLinePerCellWithQuoting) {
-  std::string csv = render_csv(build_tables(sweep(), {"eager", 0.05}));
+  std::string csv = render_csv(build_tables(sweep(), {"eager", 0.05, {}}));
   auto l = lines_of(csv);
   ASSERT_EQ(l.size(), 6u);  // header + 5 schedulers
   EXPECT_EQ(l[0].rfind("sweep,device,backend,emulated,fusion,size,scheduler,baseline,", 0), 0u);
@@ -208,7 +252,7 @@ TEST(Csv, OneLinePerCellWithQuoting) {
 }
 
 TEST(Json, SectionsCarryDeviceAndTimingsLabel) {
-  auto j = nlohmann::json::parse(render_json(build_tables(sweep(), {"eager", 0.05})));
+  auto j = nlohmann::json::parse(render_json(build_tables(sweep(), {"eager", 0.05, {}})));
   EXPECT_EQ(j["schema"], "schedlab.table.v1");
   const auto& s = j["sections"][0];
   EXPECT_EQ(s["timings"], "CPU emulation — not GPU timings");
@@ -224,7 +268,7 @@ TEST(Json, SectionsCarryDeviceAndTimingsLabel) {
 // ---- HTML ---------------------------------------------------------------------
 
 TEST(Html, SelfContainedWithChartsAndHeatmap) {
-  std::string page = render_html(sweep(), {"eager", 0.05}, {});
+  std::string page = render_html(sweep(), {"eager", 0.05, {}}, {});
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(page.find("CPU emulation — not GPU timings</h2>"), std::string::npos);
   EXPECT_EQ(page.find("http"), std::string::npos);

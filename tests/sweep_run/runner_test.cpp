@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
@@ -92,6 +94,144 @@ TEST(SweepRunner, DrivesAnAdaptiveStrategyRoundByRound) {
     EXPECT_TRUE(res.records[i].device.emulated);
   }
   EXPECT_EQ(report::read_records(ro.output).records.size(), seen.size());
+}
+
+const char* kTwins = R"(sweep: twins
+fusions:
+  - fusion: pointwise_add_mul
+    sizes: {N: [16], K: [256]}
+schedulers:
+  - name: first
+    plugin: pointwise
+  - name: second
+    plugin: pointwise
+  - name: other
+    plugin: pointwise
+    set: {block: 64}
+baseline: second
+measure: {repetitions: 4, warmup: 1, seed: 99, min_effect: 3%}
+backend: cpu
+)";
+
+/// Loads `text` as a sweep file in `dir`.
+SweepSpec load_text(const fs::path& dir, const std::string& text, plugin::Registry& registry) {
+  const std::string file = (dir / "sweep.yaml").string();
+  std::ofstream(file) << text;
+  LoadOptions lo;
+  lo.fusion_dirs = {test_support::config_fusion_dir()};
+  lo.plugins = registry_lookup(registry);
+  return load_sweep_file(file, lo);
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(SCHEDLAB_BINARY_DIR) / "tests/sweep_run" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(SweepRunner, InterleavedGroupSameKernelOnceAndGoogleBenchmarkJsonAlways) {
+  const fs::path dir = fresh_dir("twins");
+  plugin::Registry registry(plugin::plugin_search_path());
+  SweepSpec spec = load_text(dir, kTwins, registry);
+  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  const std::string gb = (dir / "gb.json").string();
+  RunOptions ro;
+  ro.output = (dir / "r.jsonl").string();
+  ro.benchmark_args = {"schedlab", "--benchmark_out=" + gb, "--benchmark_out_format=json"};
+  RunResult res = run_sweep(spec, registry, *backend, ro);
+  ASSERT_EQ(res.records.size(), 3u);
+  const report::Record &first = res.records[0], &second = res.records[1], &other = res.records[2];
+  for (const report::Record& r : res.records) {
+    ASSERT_EQ(r.status, report::Status::Ok) << r.error;
+    EXPECT_EQ(r.times_us.size(), 4u);
+    EXPECT_EQ(r.group, first.group);  // one (fusion, sizes) group: paired rounds
+    EXPECT_EQ(r.seed, 99u);
+    EXPECT_EQ(r.baseline, "second");  // the sweep's, for `report`
+    EXPECT_EQ(r.min_effect, 0.03);
+    EXPECT_NE(r.launch.find("block="), std::string::npos) << r.launch;
+  }
+  // The same kernel and launch: measured once, the second shares it.
+  EXPECT_EQ(first.kernel_hash, second.kernel_hash);
+  EXPECT_EQ(first.same_kernel_as, "");
+  const std::string where = "pointwise_add_mul/" + first.size_label() + "/";
+  EXPECT_EQ(second.same_kernel_as, where + "first/" + first.config_label());
+  EXPECT_EQ(second.times_us, first.times_us);
+  EXPECT_TRUE(report::same_kernel(first, second));
+  EXPECT_NE(other.kernel_hash, first.kernel_hash);
+  EXPECT_EQ(other.same_kernel_as, "");
+
+  // Google Benchmark's JSON: every point a benchmark with its repetitions,
+  // the samples the records hold (its run names carry Google Benchmark's
+  // own suffix for one iteration per repetition, manual time).
+  auto read_json = [&] {
+    std::ifstream in(gb);
+    return nlohmann::json::parse(in);
+  };
+  nlohmann::json j = read_json();
+  std::map<std::string, std::vector<double>> reps;
+  std::map<std::string, std::string> labels;
+  for (const auto& b : j["benchmarks"])
+    if (b["run_type"] == "iteration") {
+      reps[b["run_name"]].push_back(b["real_time"].get<double>());
+      labels[b["run_name"]] = b.value("label", "");
+    }
+  ASSERT_EQ(reps.size(), 3u);
+  for (const report::Record& r : res.records) {
+    const std::string name =
+        where + r.scheduler + "/" + r.config_label() + "/iterations:1/repeats:4/manual_time";
+    ASSERT_EQ(reps[name].size(), 4u) << name;
+    for (size_t k = 0; k < 4; ++k) EXPECT_NEAR(reps[name][k], r.times_us[k], 1e-6 * r.times_us[k]);
+  }
+  EXPECT_NE(labels[where + "second/" + second.config_label() + "/iterations:1/repeats:4/manual_time"].find(
+                "same kernel as"),
+            std::string::npos);
+
+  // Again with every kernel unchanged: nothing is timed, and the JSON is
+  // still written (the old one removed first), every benchmark marked reused.
+  fs::remove(gb);
+  RunOptions again = ro;
+  again.output = (dir / "r2.jsonl").string();
+  again.measured = res.records;
+  RunResult res2 = run_sweep(spec, registry, *backend, again);
+  EXPECT_EQ(res2.cached, 3u);
+  ASSERT_TRUE(fs::exists(gb));
+  j = read_json();
+  size_t reused = 0;
+  for (const auto& b : j["benchmarks"])
+    reused += b["run_type"] == "iteration" && b.value("label", "").find("reused") != std::string::npos;
+  EXPECT_EQ(reused, 3u * 4u);
+  for (const report::Record& r : res2.records) EXPECT_TRUE(r.reused);
+}
+
+TEST(SweepRunner, WrongResultPointIsRecordedAndNeverTimed) {
+  // A zero tolerance: the reduction plugin's tree-shaped sum differs from
+  // the reference's serial sum in the last bits, a real wrong_result.
+  const fs::path dir = fresh_dir("wrong");
+  plugin::Registry registry(plugin::plugin_search_path());
+  SweepSpec spec = load_text(dir, R"(sweep: wrong
+fusions:
+  - fusion: row_sum
+    sizes: {N: [4], K: [4096]}
+schedulers:
+  - name: tree
+    plugin: reduction
+validation: {rtol: 0, atol: 0}
+measure: {repetitions: 3, warmup: 0}
+backend: cpu
+)",
+                             registry);
+  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  RunOptions ro;
+  ro.output = (dir / "r.jsonl").string();
+  RunResult res = run_sweep(spec, registry, *backend, ro);
+  ASSERT_EQ(res.records.size(), 1u);
+  const report::Record& r = res.records[0];
+  EXPECT_EQ(r.status, report::Status::WrongResult);
+  EXPECT_NE(r.error.find("max abs error"), std::string::npos) << r.error;
+  EXPECT_TRUE(r.times_us.empty());
+  EXPECT_TRUE(r.group.empty());
+  EXPECT_EQ(report::read_records(ro.output).records.at(0).status, report::Status::WrongResult);
 }
 
 }  // namespace

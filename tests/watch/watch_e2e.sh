@@ -2,7 +2,8 @@
 # The watch loop end to end: build a plugin from a copy of watch_plugin.cpp,
 # start `schedlab watch` on a sweep that uses it, change the heuristic's one
 # constant (block 64 -> 128), and expect watch to rebuild, reload, re-run and
-# print the new best config with its change; then break the source and
+# print the new best config with its change and the paired new/old verdict
+# (both builds timed in the same rounds); then break the source and
 # expect the build failure to be reported while the old version serves.
 # usage: watch_e2e.sh SCHEDLAB CXX PLUGIN_API_INCLUDE SOURCE WORKDIR
 set -eu
@@ -50,4 +51,7 @@ cat "$work/out.txt"
 grep -q '^reloaded watch_plugin (generation 2)' "$work/out.txt" || { echo "no reload"; exit 1; }
 grep -q 'block=128' "$work/out.txt" || { echo "the new table lacks block=128"; exit 1; }
 grep -q 'still serving generation 1' "$work/out.txt" || { echo "no 'still serving'"; exit 1; }
+# The rerun timed both builds in the same rounds (A/B) and judged them.
+grep -q '^pointwise_add_mul K=256,N=64 mine: new build .* than old \[.*; block=128 instead of block=64$' "$work/out.txt" ||
+  { echo "no A/B verdict of the new build against the old"; exit 1; }
 echo "watch e2e: ok"

@@ -16,6 +16,7 @@ them (per-repetition entries with run_type "iteration", then aggregates):
   BM_removed        only in base
   BM_added          only in new
 """
+import hashlib
 import json
 import os
 
@@ -81,14 +82,17 @@ for fname, series in (("base.json", base), ("new.json", new), ("clean.json", cle
 # Sweep JSONL (schema schedlab.sweep.v1): the same kind of pair, one record
 # per point, times in microseconds. Point a regresses, b is noise, c now
 # fails validation (broken), d improves.
-def record(scheduler, config, times, status="ok", error=""):
+def record(scheduler, config, times, status="ok", error="", kernel_version=""):
     s = sorted(times) if times else None
+    # A kernel per (scheduler, config); a planted change of speed is a new
+    # kernel (kernel_version), since compare never flags an unchanged one.
+    kernel = hashlib.sha1(json.dumps([scheduler, config, kernel_version]).encode()).hexdigest()[:16]
     return {
         "schema": "schedlab.sweep.v1", "sweep": "softmax", "fusion": "softmax",
         "sizes": {"N": 1024, "K": 1024}, "size_label": "N=1024,K=1024",
         "scheduler": scheduler,
         "plugin": {"name": scheduler, "version": "1.0", "hash": "00000000000000aa"},
-        "config": config, "config_hash": "00000000000000bb", "kernel_hash": "00000000000000cc",
+        "config": config, "config_hash": "00000000000000bb", "kernel_hash": kernel,
         "device": {"name": "cpu (fixture)", "backend": "cpu", "fingerprint": "cpu-fixture",
                    "emulated": True, "peak_gbps": 0},
         "status": status, "error": error, "times_us": times,
@@ -105,10 +109,10 @@ base_jsonl = [
     record("eager", {}, reps(200)),
 ]
 new_jsonl = [
-    record("normalization", {"block": "128"}, reps(130)),
+    record("normalization", {"block": "128"}, reps(130), kernel_version="new"),
     record("normalization", {"block": "256"}, reps(100, JITTER2)),
     record("normalization", {"block": "512"}, [], "wrong_result", "max abs error 0.5 > atol 1e-06"),
-    record("eager", {}, reps(150)),
+    record("eager", {}, reps(150), kernel_version="new"),
 ]
 for fname, recs in (("sweep_base.jsonl", base_jsonl), ("sweep_new.jsonl", new_jsonl)):
     with open(os.path.join(HERE, fname), "w") as f:

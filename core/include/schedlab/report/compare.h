@@ -3,17 +3,25 @@
 //
 // Owns: reading result files of either kind (Google Benchmark JSON, ideally
 // written with --benchmark_repetitions, and schedlab sweep JSONL), matching
-// their benchmarks by name, the per-benchmark verdict and its renderings.
+// their benchmarks, the per-benchmark verdict and its renderings.
+// Matching (DESIGN.md section 16): a Google Benchmark file by name; a sweep
+// file by (fusion, sizes, scheduler) for a scheduler with one point there
+// (a heuristic: a changed choice of configuration is compared, and named),
+// and for a swept scheduler by configuration plus its best configuration.
 // May depend on schedlab/report/record.h and stats.h, schedlab/base.
-// Invariant: a verdict other than Unchanged needs both a significant
+// Invariants: a verdict other than Unchanged needs both a significant
 // Mann-Whitney test (p < alpha) and a change of the median beyond the
-// threshold (strictly); either alone is noise or a negligible shift.
+// threshold (strictly); either alone is noise or a negligible shift. A
+// benchmark whose kernel (source hash and launch) is the same in both files
+// is Unchanged unless include_unchanged_kernels: its times can only differ
+// by noise.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "schedlab/report/record.h"
 #include "schedlab/report/stats.h"
 
 namespace schedlab::report {
@@ -25,6 +33,14 @@ struct BenchmarkSamples {
   /// Why there are no times: the benchmark's error message, or the sweep
   /// record's status and reason. Empty when times_us is not.
   std::string failure;
+  std::string scheduler;  ///< for grouping: the sweep scheduler, "" if unknown
+  std::string config;     ///< the configuration label, when the name omits it
+  /// Kernel identity (source hash and launch), "" when unknown.
+  std::string kernel;
+  std::optional<double> min_effect;  ///< the sweep's minimum effect, when recorded
+  /// The label of the "best" entry's kind: "heuristic" (one point, named
+  /// without its configuration), "best" (a swept scheduler's best), or "".
+  std::string role;
 };
 
 /// A result file as read.
@@ -33,14 +49,20 @@ struct ResultFile {
   std::string kind;                          ///< "google-benchmark" or "schedlab-jsonl"
   std::vector<BenchmarkSamples> benchmarks;  ///< in file order, names unique
   std::vector<std::string> devices;          ///< device names the file mentions
+  bool emulated = false;                     ///< some timings are CPU emulation
 };
+
+/// The entry name of a sweep record: "fusion/size/scheduler/config".
+std::string record_benchmark_name(const Record& r);
 
 /// Reads `path`, telling the kinds apart by content. Google Benchmark JSON:
 /// the per-repetition entries (run_type "iteration", real_time converted
 /// from time_unit); a benchmark with only aggregates contributes its median
 /// aggregate as a single sample. Sweep JSONL: one benchmark per record,
 /// named "fusion/size/scheduler/config"; a later record of the same point
-/// replaces an earlier one (a rerun). Malformed input is a user error naming
+/// replaces an earlier one (a rerun). A scheduler with one point at a
+/// (fusion, size) is named "fusion/size/scheduler" instead, its config kept
+/// apart; a swept one gets "fusion/size/scheduler/best" too. Malformed input is a user error naming
 /// the file, and the line for JSONL.
 ResultFile load_result_file(const std::string& path);
 
@@ -75,16 +97,27 @@ struct BenchmarkChange {
   std::optional<Summary> next;           ///< new statistics, when it has times
   double change = 0;                     ///< (new median - base median) / base median
   std::optional<double> p;               ///< Mann-Whitney p-value, when both have times
-  std::string note;                      ///< a failure reason, or why no test was possible
+  /// new/base as a Hodges-Lehmann ratio with its 95 % interval (unpaired:
+  /// the two files are two runs), when both have times.
+  std::optional<RatioEstimate> ratio;
+  std::string scheduler;                 ///< for grouping ("" : unknown)
+  bool same_kernel = false;              ///< the kernel did not change
+  std::string note;                      ///< a failure reason, a changed config, or why no test
 };
 
 /// Settings of a comparison.
 struct CompareOptions {
-  double threshold = 0.05;  ///< relative change of the median that matters (0.05 = 5%)
-  double alpha = 0.05;      ///< significance level of the Mann-Whitney test
+  /// Relative change of the median that matters (0.05 = 5%). Unset: the
+  /// sweep's minimum effect where the records carry one, else 10 % for CPU
+  /// emulation and 2 % on a GPU (default_min_effect), and 5 % for Google
+  /// Benchmark files.
+  std::optional<double> threshold;
+  double alpha = 0.05;  ///< significance level of the Mann-Whitney test
   /// Samples without noise (predictions): a change beyond the threshold is
   /// real, with no test.
   bool deterministic = false;
+  /// Also judge benchmarks whose kernel did not change.
+  bool include_unchanged_kernels = false;
 };
 
 /// The whole comparison.
@@ -100,6 +133,10 @@ struct CompareReport {
   std::string summary() const;
   /// True when a benchmark regressed or broke: the CLI exits 1.
   bool has_regression() const;
+  /// The geometric mean of new/base over the benchmarks with times in both
+  /// (an unchanged kernel counting 1); nullopt when there are none.
+  std::optional<double> geomean_ratio() const;
+  bool emulated = false;  ///< either file has CPU-emulation timings
 };
 
 /// Compares every benchmark of `base` with the same one in `next`.
@@ -111,7 +148,10 @@ double parse_threshold(const std::string& text);
 
 /// Plain text for a terminal or log.
 std::string render_compare_text(const CompareReport& r);
-/// GitHub-flavoured markdown for a pull-request comment.
+/// GitHub-flavoured markdown for a pull-request comment: a headline with the
+/// counts and the geometric-mean change, the changed benchmarks grouped by
+/// scheduler (base, new, change, interval, verdict), a note for CPU
+/// emulation, and the untouched ones folded away.
 std::string render_compare_markdown(const CompareReport& r);
 /// JSON (schema "schedlab.compare.v1").
 std::string render_compare_json(const CompareReport& r);

@@ -102,6 +102,20 @@ struct Record {
   std::optional<Prediction> prediction; ///< the model's, when the sweep profiled the point
   std::string key;                      ///< record_key() of this point
   std::string timestamp;                ///< when it finished, ISO 8601 UTC
+  // What the sweep said and how the times were taken (all optional in the
+  // JSON: files written before they existed read as the defaults).
+  std::string baseline;              ///< the sweep's `baseline:`; "" when it named none
+  std::optional<double> min_effect;  ///< the sweep's `measure: min_effect` (0.02 = 2 %)
+  /// The interleaved measurement this record's times come from: records with
+  /// the same non-empty group took times_us[k] in the same round k (paired).
+  std::string group;
+  uint64_t seed = 0;  ///< the seed of the group's round orders
+  /// The launch configuration, "grid=4x1x1 block=128x1x1 smem=0"; "" if unknown.
+  std::string launch;
+  /// The benchmark name of the point that was timed for this one (the same
+  /// kernel and launch in the same group); "" when it was timed itself.
+  std::string same_kernel_as;
+  bool reused = false;  ///< the times are an earlier run's (unchanged kernel)
 
   /// "N=1024,K=1024".
   std::string size_label() const;
@@ -115,6 +129,18 @@ struct Record {
   /// are CPU emulation, or bytes_moved is unknown.
   std::optional<double> fraction_of_peak() const;
 };
+
+/// Whether a and b ran the same kernel: equal non-empty kernel hashes, and
+/// equal launch configurations where both are known.
+bool same_kernel(const Record& a, const Record& b);
+/// Whether a's and b's times are paired: the same interleaved group and as
+/// many samples.
+bool paired(const Record& a, const Record& b);
+/// The smallest change that counts when none is set: 10 % for CPU
+/// emulation (timings of a shared host), 2 % on a GPU.
+double default_min_effect(const Device& d);
+/// r.min_effect, else default_min_effect(r.device).
+double min_effect_of(const Record& r);
 
 /// One line of JSON (no trailing newline) in schema kRecordSchema.
 std::string to_json(const Record& r);

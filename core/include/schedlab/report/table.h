@@ -3,8 +3,10 @@
 // that `watch` prints. The HTML page is in schedlab/report/html.h.
 //
 // Owns: choosing each scheduler's best configuration per fusion and size,
-// its speedup over the baseline and whether the difference is significant,
-// and why a scheduler has no valid point. May depend on record.h, stats.h
+// its speedup over the baseline with a confidence interval, whether the
+// difference is significant (DESIGN.md section 16: paired rounds when both
+// were timed in one interleaved group, a rank test, and a minimum effect),
+// kernel identity with the baseline, and why a scheduler has no valid point. May depend on record.h, stats.h
 // and schedlab/base.
 // Invariants: one Table holds the records of one device (fingerprint) only,
 // so CPU-emulation timings never share a table with GPU timings, and every
@@ -28,9 +30,13 @@ inline constexpr const char* kEmulationLabel = "CPU emulation — not GPU timing
 /// How to build the tables.
 struct TableOptions {
   /// The baseline scheduler's display name, as the sweep names it. Empty:
-  /// the first scheduler in the records.
+  /// the `baseline` the records carry (the sweep's), else the first
+  /// scheduler in the records.
   std::string baseline;
-  double alpha = 0.05;  ///< significance level of the Mann-Whitney test
+  double alpha = 0.05;  ///< significance level of the rank tests
+  /// The smallest speedup or slowdown that counts (0.1 = 10 %); unset: the
+  /// records' min_effect_of.
+  std::optional<double> min_effect;
 };
 
 /// One scheduler at one fusion and size.
@@ -40,9 +46,19 @@ struct TableCell {
   size_t ok_points = 0;           ///< of which status ok
   std::optional<Record> best;     ///< the ok record with the lowest median
   std::optional<Summary> stats;   ///< best's statistics
-  std::optional<double> speedup;  ///< baseline median / best median
-  std::optional<double> p;        ///< Mann-Whitney p of best vs the baseline's best
-  bool significant = false;       ///< p < alpha
+  /// Baseline time / best time: the estimate's ratio, 1 for the baseline
+  /// itself and for the baseline's own kernel.
+  std::optional<double> speedup;
+  /// The speedup with its interval and test: paired (per-round ratios,
+  /// Wilcoxon) when the baseline's best and this best share an interleaved
+  /// group, else unpaired (Mann-Whitney). Unset for the baseline itself and
+  /// for the same kernel.
+  std::optional<RatioEstimate> estimate;
+  std::optional<double> p;        ///< estimate's p-value
+  bool significant = false;       ///< p < alpha and beyond the minimum effect
+  /// The baseline's name when best is the baseline's best kernel (same
+  /// source and launch): one measurement, no comparison.
+  std::string same_kernel_as;
   /// When there is no best: why ("rejected: <reason>", "wrong_result in 2
   /// configs: <first error>; 1 crashed: <error>").
   std::string why_none;
@@ -60,8 +76,9 @@ struct Table {
   std::string sweep;                    ///< the sweep name(s), comma-separated
   Device device;                        ///< the device all its records ran on
   std::string baseline;                 ///< the baseline scheduler
-  bool baseline_defaulted = false;      ///< true when the options named none
+  bool baseline_defaulted = false;      ///< true when neither the options nor the records named one
   double alpha = 0.05;                  ///< significance level used
+  double min_effect = 0.1;              ///< minimum effect used
   std::vector<std::string> schedulers;  ///< in order of first appearance
   std::vector<TableRow> rows;           ///< in order of first appearance
   /// The device model the cells are ranked on: set for CPU-emulated tables

@@ -22,6 +22,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -35,6 +37,7 @@
 
 namespace schedlab::plugin {
 class Registry;
+class Plugin;
 }
 
 namespace schedlab::sweep {
@@ -62,6 +65,10 @@ struct RunOptions {
   /// Makes each search's strategy; empty: make_strategy(spec.strategy, ...).
   /// How a model-guided search plugs in (and how tests drive an adaptive one).
   std::function<std::unique_ptr<SearchStrategy>(const SearchProblem&)> strategy;
+  /// A/B runs (ab.h): scheduler display name -> a plugin that stands in for
+  /// the one the scheduler resolves to (or `auto` picks) when the two have
+  /// the same plugin name: the old build of a plugin, loaded beside the new.
+  std::map<std::string, std::shared_ptr<const plugin::Plugin>> plugin_swaps;
   /// Profile every validated point on this device model (model/profile.h):
   /// its record then carries the prediction. Unset: no profiles.
   std::optional<model::DeviceModel> profile_device;

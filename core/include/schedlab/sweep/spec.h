@@ -110,6 +110,12 @@ struct MeasureSpec {
   int64_t warmup = 1;        ///< untimed launches before the first sample
   double min_time = 0;       ///< seconds each sample runs at least; 0: one launch per sample
   bool flush_l2 = true;      ///< on a GPU, evict L2 before each launch (cold-cache timing)
+  /// The smallest speedup or slowdown reported as a difference (0.02 = 2 %);
+  /// unset: report::default_min_effect of the device (2 % GPU, 10 % CPU).
+  std::optional<double> min_effect;
+  /// The seed of the interleaved rounds' orders; unset: a fresh one per run
+  /// (recorded in every record either way).
+  std::optional<uint64_t> seed;
 };
 
 enum class Backend { Auto, Cpu, Cuda };

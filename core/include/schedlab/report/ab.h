@@ -1,0 +1,36 @@
+// schedlab/report/ab: the verdicts of an A/B run (sweep/ab.h): for each
+// (fusion, sizes, scheduler) with an "@old" twin, the new build's best point
+// against the old build's, from the per-round ratios of the interleaved
+// rounds they shared (DESIGN.md section 16).
+// May depend on: report (record, stats).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedlab/report/record.h"
+#include "schedlab/report/stats.h"
+
+namespace schedlab::report {
+
+/// One scheduler at one fusion and size, new build against old.
+struct AbVerdict {
+  std::string fusion, size_label;  ///< where
+  std::string scheduler;           ///< the new build's display name
+  std::string new_config, old_config;  ///< each build's best configuration; "" if none valid
+  /// new time / old time, paired when both bests share a group.
+  std::optional<RatioEstimate> ratio;
+  bool same_kernel = false;  ///< both builds produced the same kernel
+  bool significant = false;  ///< ratio significant at alpha and beyond the minimum effect
+  std::string note;          ///< why there is no ratio
+};
+
+/// The verdicts of every twin pair in `records`, in order of first appearance.
+std::vector<AbVerdict> ab_verdicts(const std::vector<Record>& records, double alpha = 0.05);
+
+/// One line per verdict: "softmax N=128,K=1024 heuristic: new build 1.21x
+/// slower than old [1.15, 1.27], p=0.002; block=128 instead of block=256".
+std::string render_ab(const std::vector<AbVerdict>& verdicts);
+
+}  // namespace schedlab::report
