@@ -154,6 +154,35 @@ TEST(FuzzRun, TheSegmenterPathUsesTheBuiltInPlugins) {
   EXPECT_EQ(r.cls, RunClass::Validated) << r.reason;
 }
 
+TEST(FuzzRun, UnderTheSanitizerARaceBetweenBlocksIsRacy) {
+  // Issue #11's reproducer 3: softmax rows merged onto blocks; every block
+  // resets and accumulates the same global max and sum. Lowering may refuse
+  // it; if it accepts it, the sanitizer must report the race, whether or not
+  // the outputs show it in this run.
+  const std::string softmax =
+      "fusion: softmax\n"
+      "inputs:\n"
+      "  x: {dtype: f32, shape: [N, K]}\n"
+      "sizes: {N: 2, K: 8}\n"
+      "body: |\n"
+      "  m = max(x, axis=1, keepdim=true)\n"
+      "  e = exp(x - m)\n"
+      "  s = sum(e, axis=1, keepdim=true)\n"
+      "  y = e / s\n"
+      "outputs: [y]\n";
+  RunOptions o = options();
+  o.sanitize = true;
+  RunOutcome r = run_isolated(softmax, "merge(y, 0)\nparallelize(y, 0, BIDx)\n", o);
+  EXPECT_TRUE(r.cls == RunClass::Racy || r.cls == RunClass::Refused)
+      << class_name(r.cls) << ": " << r.reason;
+  if (r.cls == RunClass::Racy) {
+    EXPECT_NE(r.reason.find("race"), std::string::npos) << r.reason;
+  }
+  // The same schedule of the add fusion is clean.
+  RunOutcome clean = run_isolated(kAdd, "merge(v1, 0)\nparallelize(v1, 0, BIDx)\n", o);
+  EXPECT_EQ(clean.cls, RunClass::Validated) << clean.reason;
+}
+
 TEST(FuzzRun, AFusionThatDoesNotParseIsRefusedNotInternal) {
   RunOutcome r = run_isolated("fusion: bad\ninputs: {}\nbody: |\n  y = q\noutputs: [y]\n",
                               std::string(), options());

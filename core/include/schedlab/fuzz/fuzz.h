@@ -144,18 +144,18 @@ struct RunOptions {
   std::vector<std::shared_ptr<const plugin::Plugin>> plugins;
   std::string cache_dir;                       ///< compiled kernels, as runtime::cache_dir
   std::chrono::milliseconds timeout{60000};    ///< per run
-  bool sanitize = false;                       ///< run the emulation sanitizer on each launch
+  /// Also run the scheduled kernel under the emulation sanitizer
+  /// (runtime/sanitizer.h); a finding makes the run racy.
+  bool sanitize = false;
   uint64_t input_seed = 1;                     ///< `exec --seed`'s default
 };
 
-/// True when this build's CPU backend has the emulation sanitizer that
-/// --sanitize needs.
-bool sanitizer_available();
-
 /// One run, in this process: parse, schedule (`schedule` given) or segment,
 /// lower, compile on the CPU backend, run, validate, as `exec` does. Returns
-/// "validated", or "wrong\n<summary>" / "racy\n<finding>"; user and internal
-/// errors propagate as thrown. What an isolated child runs.
+/// "validated", "racy\n<first finding>" (a sanitizer finding wins over the
+/// outputs), "wrong\n<summary>", or "invalid\n<diagnostic>" for a text that
+/// does not parse; user and internal errors propagate as thrown. What an
+/// isolated child runs.
 std::string run_here(const std::string& fusion_text, const std::optional<std::string>& schedule,
                      const RunOptions& options);
 
