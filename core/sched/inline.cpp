@@ -73,6 +73,18 @@ std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
          << " of consumer " << c->describe() << " (" << cid->str() << ")";
       return os.str();
     }
+    // Broadcasting can tie two axes of one consumer into one class (x[N] read
+    // as [1, N] next to y[N, 1]: out[i, j] = x[j] + y[i]), and then which of
+    // them a producer's axis is cannot be told from the map (nvFuser calls it
+    // self-mapping). Sharing the loop would index the producer by the wrong one.
+    for (int j = 0; j < c->nloop(); ++j)
+      if (j != k && map.mapped(id, c->loop()[static_cast<size_t>(j)])) {
+        os << "its loop axis " << k << " (" << id->str() << ") maps to both axis " << k
+           << " and axis " << j << " of consumer " << c->describe()
+           << " (broadcasting ties them into one class), so the loop it would share is "
+              "ambiguous";
+        return os.str();
+      }
     if (own_access(cid)) {
       os << "axis " << k << " of consumer " << c->describe() << " (" << cid->str() << ") is "
          << ir::loop_transform_name(cid->loop_transform())
