@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "schedlab/base/error.h"
+#include "schedlab/runtime/work_estimate.h"
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/lower/lower.h"
 
@@ -235,6 +236,7 @@ BoundArgs::BoundArgs(Backend& backend, const PreparedKernel& prepared,
     }
     check_vector_accesses(k, args_);
     check_shared_memory(k, dims_, sizes, backend.max_shared_bytes(), backend.name() + " backend");
+    check_emulated_work(k, dims_, args_, backend.max_emulated_work());
   } catch (...) {
     release();
     throw;

@@ -4,6 +4,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/access_trace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_trace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sanitizer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/work_estimate.cpp
 )
 # The shim's tracing half is device code: kept in a .cuh, embedded at build time.
 set(SCHEDLAB_CPU_TRACE_TEXT ${CMAKE_CURRENT_BINARY_DIR}/generated/cpu_trace_text.cpp)

@@ -50,6 +50,41 @@ AxisMap cross(const AxisMap& m, const ir::Expr* e, const TensorView* from, const
   return out;
 }
 
+/// One path keeps the most reference axes, but a tensor can need two: in
+/// y = tanh(sum(x, 1, keepdim)) * b[K] the row axis reaches y only through
+/// the reduction's result and the column axis only through the broadcast of
+/// b. Adds to each tensor's map the reference axes a reached neighbour maps
+/// and it lacks (never a second reference axis onto one of its axes), until
+/// nothing changes.
+void complete(std::vector<Reached>& reached) {
+  std::map<const TensorView*, size_t> at;
+  for (size_t i = 0; i < reached.size(); ++i) at[reached[i].tv] = i;
+  auto absorb = [&](Reached& to, const Reached& from, const ir::Expr* e) {
+    bool changed = false;
+    for (auto [r, x] : cross(from.map, e, from.tv, to.tv)) {
+      if (to.map.count(r)) continue;
+      bool taken = std::any_of(to.map.begin(), to.map.end(),
+                               [&](const auto& kv) { return kv.second == x; });
+      if (taken) continue;
+      to.map[r] = x;
+      changed = true;
+    }
+    return changed;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Reached& r : reached) {
+      for (ir::Expr* e : r.tv->uses())
+        if (auto it = at.find(e->out()); it != at.end() && it->second != at[r.tv])
+          changed |= absorb(r, reached[it->second], e);
+      if (ir::Expr* d = r.tv->definition())
+        for (ir::Val* in : d->inputs())
+          if (auto* p = in->as<TensorView>())
+            if (auto it = at.find(p); it != at.end()) changed |= absorb(r, reached[it->second], d);
+    }
+  }
+}
+
 /// Every tensor reachable from `ref` through `allowed` tensors, each with the
 /// axis map along the path that keeps the most reference axes.
 std::vector<Reached> spanning_tree(TensorView* ref, const std::set<TensorView*>& allowed) {
@@ -88,6 +123,7 @@ std::vector<Reached> spanning_tree(TensorView* ref, const std::set<TensorView*>&
       for (ir::Val* in : d->inputs())
         if (auto* p = in->as<TensorView>()) offer(it, d, p);
   }
+  complete(result);
   return result;
 }
 

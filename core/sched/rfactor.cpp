@@ -69,6 +69,18 @@ TensorView* rfactor(TensorView* tv, std::vector<int> axes) {
 
   ir::Fusion& f = *tv->fusion();
   auto history = tv->loop_history();
+  // Every transform must be on one side (see the top of this file); merge
+  // lets a Broadcast axis join a reduction, which rfactor cannot split apart.
+  for (ir::IterDomainExpr* e : history) {
+    const auto& in = e->inputs();
+    bool mixed = std::any_of(in.begin(), in.end(), [&](IterDomain* id) {
+      return id->is_reduction() != in.front()->is_reduction();
+    });
+    user_assert(!mixed) << "rfactor: " << tv->describe() << " merges "
+                        << in.front()->str() << " with " << in.back()->str()
+                        << "; expected reduction axes merged only with reduction axes "
+                           "(reorder the non-reduction axis out of the merge before rfactor)";
+  }
 
   // Producer: a fresh root like tv's logical, every transform replayed.
   IdMap to_p;
@@ -104,9 +116,17 @@ TensorView* rfactor(TensorView* tv, std::vector<int> axes) {
     }
   }
   // Reduction leaves not rfactored become per-thread partials in P.
-  for (IterDomain* leaf : tv->loop())
-    if (leaf->is_reduction() && !selected.count(leaf))
-      f.set_iter_type(to_p.at(leaf), ir::IterType::Iteration);
+  // A kept leaf that is itself a logical axis reducing a Broadcast operand
+  // axis stays Broadcast in P: P copies that axis, it does not iterate one.
+  const auto operand = red->in()->logical_no_reductions();
+  for (IterDomain* leaf : tv->loop()) {
+    if (!leaf->is_reduction() || selected.count(leaf)) continue;
+    auto at = std::find(tv->logical().begin(), tv->logical().end(), leaf);
+    bool from_broadcast = at != tv->logical().end() &&
+                          operand.at(static_cast<size_t>(at - tv->logical().begin()))->is_broadcast();
+    f.set_iter_type(to_p.at(leaf),
+                    from_broadcast ? ir::IterType::Broadcast : ir::IterType::Iteration);
+  }
   TensorView* p = f.make_tensor(tv->dtype(), p_logical);
   p->set_domains(p_root, p_logical);
   std::vector<IterDomain*> p_loop;

@@ -330,6 +330,8 @@ class Normalization : public pa::Plugin {
     if (seg.outputs().empty()) return pa::Verdict::no("the segment has no outputs");
     Analysis a = analyze(seg);
     if (!a.reject.empty()) return pa::Verdict::no(a.reject);
+    if (std::string why = pa::global_accumulator_with_own_broadcast(seg); !why.empty())
+      return pa::Verdict::no(why);
     if (heuristic(a, seg.device()).persist == 0) return pa::Verdict::no(too_long(a, seg.device()));
     return pa::Verdict::yes();
   }

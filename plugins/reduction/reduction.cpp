@@ -354,6 +354,8 @@ class Reduction : public pa::Plugin {
     if (seg.outputs().empty()) return pa::Verdict::no("the segment has no outputs");
     Analysis a = analyze(seg);
     if (!a.reject.empty()) return pa::Verdict::no(a.reject);
+    if (std::string why = pa::global_accumulator_with_own_broadcast(seg); !why.empty())
+      return pa::Verdict::no(why);
     if (p.choice("strategy") == "grid" && a.read_in_kernel)
       return pa::Verdict::no(
           "strategy=grid: " + a.read_by +

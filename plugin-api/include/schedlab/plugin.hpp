@@ -678,6 +678,23 @@ inline std::string first_misaligned(Segment& seg, const TensorView& ref) {
 /// producers that every thread computed. A producer inlined past an axis
 /// made Serial shares that loop, so its axis there is made Serial too
 /// (inlined axes must agree on their bindings).
+/// Why serialize_own_broadcast_axes cannot be used on this segment, or "":
+/// a reduction that is a segment output and is also read inside the segment
+/// keeps its Broadcast axes serial, so every thread would reset and
+/// accumulate the same Global elements (a race). Such a segment must be split
+/// (the segmenter does, when the plugin refuses it with this reason).
+inline std::string global_accumulator_with_own_broadcast(Segment& seg) {
+  for (const TensorView& r : seg.reduction_tvs()) {
+    if (!r.is_output() || r.consumers().empty()) continue;
+    for (const AxisInfo& a : r.loop())
+      if (a.is_broadcast())
+        return describe(r) + " is a reduction result the segment outputs and also reads, with a "
+               "Broadcast axis of extent 1: every thread would accumulate into the same Global "
+               "elements (segment the readers apart)";
+  }
+  return "";
+}
+
 inline void serialize_own_broadcast_axes(Segment& seg) {
   std::vector<TensorView> tensors = seg.tensors();
   for (TensorView tv : tensors) {

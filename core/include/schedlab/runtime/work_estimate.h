@@ -1,0 +1,44 @@
+// How much work an emulated launch would do, before doing it.
+//
+// The CPU backend runs every thread of every block; a schedule that leaves a
+// large intermediate unbound (every thread computes all of it) is correct but
+// can take hours to emulate. check_emulated_work refuses such a launch up
+// front with a user error that names the tensor doing the most work, instead
+// of hanging a sweep or the fuzzer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedlab/lower/kir.h"
+#include "schedlab/runtime/kernel.h"
+
+namespace schedlab::runtime {
+
+/// Loop iterations of one buffer's statements (stores, block and grid
+/// reductions) in one thread, and in the whole launch.
+struct BufferWork {
+  const kir::Buffer* buffer = nullptr;
+  double per_thread = 0;
+};
+
+/// Innermost statement instances each thread executes, by buffer written,
+/// largest first: the product of the enclosing loops' trip counts, summed.
+/// Predicates are ignored (an upper bound); a trip count that is not known at
+/// launch (it depends on a loop variable) counts as 1. Loop extents may read
+/// the parameters' sizes ("T0.size[1]"), bound from `args`.
+std::vector<BufferWork> emulated_work(const kir::Kernel& k, const LaunchDims& dims,
+                                      const std::vector<TensorArg>& args);
+
+/// The budget of the CPU emulation in statement instances over the whole
+/// launch: $SCHEDLAB_CPU_MAX_WORK when set (0: unlimited), else 2e10
+/// (about a minute of emulation).
+double cpu_work_limit();
+
+/// user_error when the whole launch (per-thread work times threads times
+/// blocks) exceeds `limit` (0: no limit), naming the buffer doing the most.
+void check_emulated_work(const kir::Kernel& k, const LaunchDims& dims,
+                         const std::vector<TensorArg>& args, double limit);
+
+}  // namespace schedlab::runtime
