@@ -304,7 +304,10 @@ void Printer::stmt(const Stmt& s, int depth, std::ostringstream& os) {
       auto b = [](bool v) { return v ? "true" : "false"; };
       const std::string head = store_head(*s.buffer, s.index);
       const int barrier = site(AccessSite::Kind::Barrier, nullptr);
-      const std::string src = load(*s.buffer, s.index);
+      // A thread that does not take part may never have initialised its
+      // accumulator (its predicates were false): it must not read it.
+      const std::string src =
+          "(" + expr(s.cond) + " ? " + load(*s.buffer, s.index) + " : " + expr(s.value) + ")";
       // Parenthesized: the template arguments' commas are inside a macro call.
       os << pad << head << "(sl_block_reduce<" << b(s.reduce_dims[0]) << ", "
          << b(s.reduce_dims[1]) << ", " << b(s.reduce_dims[2]) << ", " << t << ">(SL_SITE("

@@ -116,6 +116,24 @@ int max_position(const TensorView* tv, const LoopMap& map) {
   return k;
 }
 
+/// The largest position up to `pos` lowering accepts for tv as far as
+/// broadcast-widened loops go (docs/lowering-rules.md, rule 4): a loop its
+/// consumers run over a wider extent than tv's own axis (tv is broadcast
+/// there) may be shared only when tv is inlined whole, and never by a Shared
+/// tensor. A best-effort inline stops before the first such loop instead.
+int widened_limit(const TensorView* tv, int pos) {
+  if (pos == 0) return 0;
+  const bool whole = pos == tv->nloop() && tv->memory_type() != ir::MemoryType::Shared;
+  if (whole) return pos;
+  const TensorView* c = consumers_of(tv).front();
+  for (int k = 0; k < pos; ++k) {
+    auto owner = loop_owner(c, k);
+    if (!owner || !owner->id()->extent().same_as(tv->loop()[static_cast<size_t>(k)]->extent()))
+      return k;
+  }
+  return pos;
+}
+
 void inline_with(TensorView* tv, int pos, bool best_effort, const LoopMap& map) {
   user_assert(!tv->fusion()->is_input(tv))
       << "inline_at: " << tv->describe()
@@ -134,6 +152,7 @@ void inline_with(TensorView* tv, int pos, bool best_effort, const LoopMap& map) 
                              << "; the largest legal position is " << max;
     pos = max;
   }
+  if (best_effort) pos = std::min(pos, widened_limit(tv, pos));
   tv->set_compute_at_pos(pos);
 }
 

@@ -582,7 +582,8 @@ TEST_F(BlockReduction, GlobalOutputAccumulatesInRegisters) {
   EXPECT_THAT(text, HasSubstr("float T1_acc[1];"));
   EXPECT_THAT(text, ::testing::ContainsRegex(
                         "SL_ST\\([0-9]+, T1_acc, 0, \\(sl_block_reduce<true, false, false, "
-                        "float>\\(SL_SITE\\([0-9]+\\), SL_LD\\([0-9]+, T1_acc, 0\\)"));
+                        "float>\\(SL_SITE\\([0-9]+\\), \\(.* \\? SL_LD\\([0-9]+, T1_acc, 0\\) "
+                        ": 0\\.0f\\)"));
   EXPECT_THAT(text, ::testing::ContainsRegex(
                         "SL_ST\\([0-9]+, T1\\.data, [^\n]*, SL_LD\\([0-9]+, T1_acc, 0\\)\\);"));
 }

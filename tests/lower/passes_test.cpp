@@ -720,6 +720,11 @@ outputs: [y]
   sched::propagate_transformation(y);
   sched::parallelize_all_like(y);
   sched::inline_most(f);
+  // inline_most (best effort) stops before the widened loops: a Shared
+  // tensor may not share them (docs/lowering-rules.md, rule 4).
+  EXPECT_EQ(wc->compute_at_pos(), 0);
+  // Asked for explicitly, lowering refuses it.
+  sched::inline_at(wc, 2);
   ASSERT_EQ(wc->compute_at_pos(), 2);
   EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
               AllOf(HasSubstr("lowering: T3 (w_cache) is Shared and inlined at position 2 into "

@@ -35,6 +35,17 @@ TEST(Compare, NanMatchesOnlyNanAndShapesMustAgree) {
   EXPECT_THAT(c.first_mismatch, ::testing::HasSubstr("shape [2], expected [1, 2]"));
 }
 
+// Fuzz seed 3 case 335: a product of 1023 factors near 1.16 is 2.7e77 in the
+// double reference and inf in an f32 kernel, which is what f32 stores.
+TEST(Compare, BeyondTheDtypesRangeMatchesInfOfTheSameSign) {
+  EXPECT_TRUE(compare(tensor({2}, {INFINITY, -INFINITY}), tensor({2}, {2.7e77, -1e39}), {}).ok);
+  EXPECT_FALSE(compare(tensor({1}, {-INFINITY}), tensor({1}, {2.7e77}), {}).ok);
+  EXPECT_FALSE(compare(tensor({1}, {INFINITY}), tensor({1}, {3e38}), {}).ok);  // f32 holds 3e38
+  EXPECT_FALSE(compare(tensor({1}, {3e38}), tensor({1}, {2.7e77}), {}).ok);
+  const HostTensor f64{DataType::F64, {1}, {2.7e77}};
+  EXPECT_FALSE(compare(HostTensor{DataType::F64, {1}, {INFINITY}}, f64, {}).ok);
+}
+
 TEST(Compare, ReductionToleranceGrowsWithTheReducedCount) {
   Tolerance base = default_tolerance(DataType::F32);
   Tolerance small = reduction_tolerance(DataType::F32, 1);
