@@ -43,6 +43,15 @@ LoopMap::LoopMap(const ir::Fusion& f, Mode mode) {
   // maps to the logical ones; tie root to root through the original input
   // is already done above. Close over identical transforms until stable.
   auto id_exprs = f.id_exprs();
+  // A merge with a Broadcast axis (extent 1) iterates exactly what its other
+  // side does: merge(b{1}, i{K}) is i{K} renamed. Without this, a tensor that
+  // lacks the broadcast (an input's cache, read through a broadcast) never
+  // maps to a reference whose rows merged the broadcast in.
+  for (const ir::IterDomainExpr* e : id_exprs)
+    if (auto* m = e->as<ir::Merge>()) {
+      if (m->outer()->is_broadcast() && !m->inner()->is_broadcast()) unite(m->out(), m->inner());
+      if (m->inner()->is_broadcast() && !m->outer()->is_broadcast()) unite(m->out(), m->outer());
+    }
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < id_exprs.size(); ++i) {
