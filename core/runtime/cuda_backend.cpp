@@ -227,8 +227,12 @@ std::string dims_str(const LaunchDims& dims) {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(std::shared_ptr<const Context> ctx, DeviceProperties props, std::string cache_dir)
-      : ctx_(std::move(ctx)), props_(std::move(props)), cache_dir_(std::move(cache_dir)) {}
+  CudaBackend(std::shared_ptr<const Context> ctx, DeviceProperties props, std::string cache_dir,
+              std::vector<std::string> extra_options)
+      : ctx_(std::move(ctx)),
+        props_(std::move(props)),
+        cache_dir_(std::move(cache_dir)),
+        extra_options_(std::move(extra_options)) {}
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
   ~CudaBackend() override {
@@ -244,12 +248,12 @@ class CudaBackend final : public Backend {
     std::string key = hash + "/" + src.name;
     if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;
     ctx_->make_current();
-    fs::path path = fs::path(cache_dir_) / (hash + "." + props_.arch + ".cubin");
+    fs::path path = fs::path(cache_dir_) / nvrtc_cache_name(src, props_.arch, extra_options_);
     CUmodule module = nullptr;
     std::optional<std::string> cubin = read_file(path);
     // A cached image that does not load (truncated, other driver) is rebuilt.
     if (!cubin || d().cuModuleLoadData(&module, cubin->data()) != CUDA_SUCCESS) {
-      cubin = nvrtc_compile(src, props_.arch, nullptr, cache_dir_);
+      cubin = nvrtc_compile_all(src, props_.arch, extra_options_, nullptr, cache_dir_).image;
       // The disk cache only saves time: an unwritable one must not stop a run.
       try {
         write_file_atomic(path, *cubin);
@@ -408,6 +412,7 @@ class CudaBackend final : public Backend {
   std::shared_ptr<const Context> ctx_;
   DeviceProperties props_;
   std::string cache_dir_;
+  std::vector<std::string> extra_options_;  ///< appended to nvrtc_options on every compile
   std::mutex mu_;  ///< guards kernels_ and flush_
   std::unordered_map<std::string, std::shared_ptr<CudaKernel>> kernels_;
   CUdeviceptr flush_ = 0;
@@ -447,9 +452,10 @@ NvrtcOutput nvrtc_compile_all(const KernelSource& src, const std::string& arch,
   // No option selects the index width: codegen bakes it into the Tensor
   // types. -default-device lets helpers without __device__ compile, as they
   // do on the CPU backend.
-  std::string arch_opt = "--gpu-architecture=" + arch;
-  std::vector<const char*> opts = {arch_opt.c_str(), "--std=c++17", "-default-device", "-lineinfo"};
-  for (const std::string& o : extra_options) opts.push_back(o.c_str());
+  std::vector<std::string> all = nvrtc_options(arch);
+  all.insert(all.end(), extra_options.begin(), extra_options.end());
+  std::vector<const char*> opts;
+  for (const std::string& o : all) opts.push_back(o.c_str());
   nvrtcResult r = nvrtcCompileProgram(prog, int(opts.size()), opts.data());
   size_t log_size = 0;
   nvrtc_check(nvrtcGetProgramLogSize(prog, &log_size), "nvrtcGetProgramLogSize");
@@ -482,14 +488,35 @@ std::string nvrtc_compile(const KernelSource& src, const std::string& arch, std:
   return nvrtc_compile_all(src, arch, {}, log, cache_dir_flag).image;
 }
 
-std::unique_ptr<Backend> make_cuda_backend(const std::string& cache_dir_flag) {
+std::vector<std::string> nvrtc_options(const std::string& arch) {
+  return {"--gpu-architecture=" + arch, "--std=c++17", "-default-device", "-lineinfo"};
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string nvrtc_cache_name(const KernelSource& src, const std::string& arch,
+                             const std::vector<std::string>& extra_options) {
+  KernelSource build;
+  build.source = "nvrtc " + nvrtc_version();
+  for (const std::string& o : nvrtc_options(arch)) build.source += "\n" + o;
+  for (const std::string& o : extra_options) build.source += "\n" + o;
+  return src.hash() + "." + arch + "." + build.hash().substr(0, 8) + ".cubin";
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const std::string& cache_dir_flag,
+                                           std::vector<std::string> extra_nvrtc_options) {
   std::string why;
   user_assert(cuda_available(&why)) << "no CUDA device: " << why;
   const Driver& d = driver();
   CUdevice dev = 0;
   check(d, d.cuDeviceGet(&dev, 0), "cuDeviceGet");
   return std::make_unique<CudaBackend>(std::make_shared<const Context>(d, dev),
-                                       query_properties(d, dev), cache_dir(cache_dir_flag));
+                                       query_properties(d, dev), cache_dir(cache_dir_flag),
+                                       std::move(extra_nvrtc_options));
 }
 
 }  // namespace schedlab::runtime

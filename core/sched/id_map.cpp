@@ -2,6 +2,8 @@
 // fusion (LoopMap).
 #include "schedlab/sched/id_map.h"
 
+#include <set>
+
 #include "schedlab/base/error.h"
 
 namespace schedlab::sched {
@@ -34,11 +36,15 @@ std::vector<std::pair<IterDomain*, IterDomain*>> producer_consumer_pairs(
 LoopMap::LoopMap(const ir::Fusion& f, Mode mode) {
   // Only statements the outputs need tie axes together: a dead statement
   // (never lowered) must not make two live axes look like one loop.
+  std::vector<const IterDomain*> paired;
   for (const ir::Expr* e : f.exprs_for_outputs())
     for (ir::Val* in : e->inputs())
       if (auto* p = in->as<ir::TensorView>())
-        for (auto [a, b] : producer_consumer_pairs(e, p))
+        for (auto [a, b] : producer_consumer_pairs(e, p)) {
+          paired.push_back(a);
+          paired.push_back(b);
           if (mode == Mode::Permissive || a->is_broadcast() == b->is_broadcast()) unite(a, b);
+        }
   // An rfactor producer's logical axes derive from its root, and its consumer
   // maps to the logical ones; tie root to root through the original input
   // is already done above. Close over identical transforms until stable.
@@ -46,12 +52,24 @@ LoopMap::LoopMap(const ir::Fusion& f, Mode mode) {
   // A merge with a Broadcast axis (extent 1) iterates exactly what its other
   // side does: merge(b{1}, i{K}) is i{K} renamed. Without this, a tensor that
   // lacks the broadcast (an input's cache, read through a broadcast) never
-  // maps to a reference whose rows merged the broadcast in.
+  // maps to a reference whose rows merged the broadcast in. Not when the
+  // broadcast is widened somewhere (its class holds an Iteration axis, N):
+  // then the merge's class also holds merge(N, K), which is not K.
+  std::set<const IterDomain*> widened;
+  for (const IterDomain* id : paired)
+    if (!id->is_broadcast()) widened.insert(find(id));
+  auto plain_broadcast = [&](const IterDomain* id) {
+    return id->is_broadcast() && !widened.count(find(id));
+  };
+  std::vector<std::pair<const IterDomain*, const IterDomain*>> renamed;
   for (const ir::IterDomainExpr* e : id_exprs)
     if (auto* m = e->as<ir::Merge>()) {
-      if (m->outer()->is_broadcast() && !m->inner()->is_broadcast()) unite(m->out(), m->inner());
-      if (m->inner()->is_broadcast() && !m->outer()->is_broadcast()) unite(m->out(), m->outer());
+      if (plain_broadcast(m->outer()) && !m->inner()->is_broadcast())
+        renamed.emplace_back(m->out(), m->inner());
+      if (plain_broadcast(m->inner()) && !m->outer()->is_broadcast())
+        renamed.emplace_back(m->out(), m->outer());
     }
+  for (auto [out, side] : renamed) unite(out, side);
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < id_exprs.size(); ++i) {

@@ -76,6 +76,19 @@ TEST(CudaTest, NvrtcCompilesRuntimeHeaderKernelToCubin) {
             "ELF");
 }
 
+// The device runtime is a real .cuh (core/codegen/runtime.cuh), embedded
+// verbatim: the file on disk compiles on its own, and is what kernels get.
+TEST(CudaTest, RuntimeCuhCompilesOnItsOwnAndIsTheEmbeddedHeader) {
+  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/core/codegen/runtime.cuh");
+  ASSERT_TRUE(in.good());
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(file, std::string(codegen::runtime_header()));
+  KernelSource alone;
+  alone.source = file;
+  std::string log;
+  EXPECT_NO_THROW(nvrtc_compile(alone, "compute_90", &log, test_cache_dir())) << log;
+}
+
 TEST(CudaTest, NvrtcPtxNamesTheKernelAndTarget) {
   std::string ptx =
       nvrtc_compile(with_header(kHeaderKernel), "compute_90", nullptr, test_cache_dir());

@@ -48,7 +48,7 @@ class CudaFakeDriverTest : public ::testing::Test {
     backend_ = make_cuda_backend(dir_);
   }
 
-  fs::path cubin_path() const { return fs::path(dir_) / (src_.hash() + ".sm_90.cubin"); }
+  fs::path cubin_path() const { return fs::path(dir_) / nvrtc_cache_name(src_, "sm_90"); }
   TensorArg vec(void* p, int64_t n) const { return TensorArg{p, ir::DataType::F32, {n}, {1}}; }
 
   FakeCudaState* fake_ = nullptr;
@@ -90,6 +90,32 @@ TEST_F(CudaFakeDriverTest, CompileCachesInMemoryAndOnDisk) {
   EXPECT_EQ(std::string(magic, 4),
             "\x7f"
             "ELF");
+}
+
+// The disk cache's name holds the NVRTC version and every option: an image
+// built with other options is never served (issue 14: it used to be
+// <hash>.<arch>.cubin, so a changed option got a stale CUBIN).
+TEST_F(CudaFakeDriverTest, ChangedOptionRecompiles) {
+  const std::vector<std::string> extra{"-DSCHEDLAB_CACHE_TEST=1"};
+  EXPECT_NE(nvrtc_cache_name(src_, "sm_90", extra), nvrtc_cache_name(src_, "sm_90"));
+  EXPECT_NE(nvrtc_cache_name(src_, "sm_80"), nvrtc_cache_name(src_, "sm_90"));
+  EXPECT_EQ(nvrtc_cache_name(src_, "sm_90"), nvrtc_cache_name(src_, "sm_90"));
+  EXPECT_THAT(nvrtc_cache_name(src_, "sm_90"),
+              ::testing::MatchesRegex(src_.hash() + "\\.sm_90\\.[0-9a-f]{8}\\.cubin"));
+
+  ASSERT_NE(backend_->compile(src_), nullptr);
+  ASSERT_TRUE(fs::exists(cubin_path()));
+  const fs::path other = fs::path(dir_) / nvrtc_cache_name(src_, "sm_90", extra);
+  ASSERT_FALSE(fs::exists(other));
+  const auto written = fs::last_write_time(cubin_path());
+  // The same source with one more option: compiled again, cached apart.
+  EXPECT_NE(make_cuda_backend(dir_, extra)->compile(src_), nullptr);
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_EQ(fs::last_write_time(cubin_path()), written);
+  // And that image is served from disk next time.
+  const auto other_written = fs::last_write_time(other);
+  EXPECT_NE(make_cuda_backend(dir_, extra)->compile(src_), nullptr);
+  EXPECT_EQ(fs::last_write_time(other), other_written);
 }
 
 TEST_F(CudaFakeDriverTest, MissingKernelNameIsAUserError) {

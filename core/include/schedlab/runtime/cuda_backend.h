@@ -73,9 +73,25 @@ NvrtcOutput nvrtc_compile_all(const KernelSource& src, const std::string& arch,
                               const std::vector<std::string>& extra_options,
                               std::string* log = nullptr, const std::string& cache_dir_flag = "");
 
+/// schedlab's own NVRTC options for `arch` (the one list every compile uses,
+/// before any extra options).
+std::vector<std::string> nvrtc_options(const std::string& arch);
+
+/// NVRTC's version as "major.minor" ("unknown" if it cannot say).
+std::string nvrtc_version();
+
+/// The name of a compiled image in the disk cache: the source's hash, the
+/// architecture, and a hash of everything else that changes the image (the
+/// NVRTC version and the full option list, extra options included), e.g.
+/// "3f2a....sm_90.5b1c0d2e.cubin". A changed option or compiler is a miss.
+std::string nvrtc_cache_name(const KernelSource& src, const std::string& arch,
+                             const std::vector<std::string>& extra_options = {});
+
 /// The CUDA backend on device 0, caching CUBINs in memory and under
-/// cache_dir(cache_dir_flag). user_error "no CUDA device: <reason>" when
+/// cache_dir(cache_dir_flag) (named by nvrtc_cache_name). `extra_nvrtc_options`
+/// are appended to every compile. user_error "no CUDA device: <reason>" when
 /// !cuda_available(). Timings use clock "cuda-events".
-std::unique_ptr<Backend> make_cuda_backend(const std::string& cache_dir_flag = "");
+std::unique_ptr<Backend> make_cuda_backend(const std::string& cache_dir_flag = "",
+                                           std::vector<std::string> extra_nvrtc_options = {});
 
 }  // namespace schedlab::runtime

@@ -1,0 +1,13 @@
+# codegen: the device runtime is device code in runtime.cuh, embedded into
+# the library at build time (runtime_header() returns it). The printers are
+# listed in core/CMakeLists.txt.
+set(SCHEDLAB_RUNTIME_HEADER_TEXT ${CMAKE_CURRENT_BINARY_DIR}/generated/runtime_header_text.cpp)
+add_custom_command(
+  OUTPUT ${SCHEDLAB_RUNTIME_HEADER_TEXT}
+  COMMAND ${CMAKE_COMMAND} -DIN=${CMAKE_CURRENT_LIST_DIR}/runtime.cuh
+          -DOUT=${SCHEDLAB_RUNTIME_HEADER_TEXT} -DSYMBOL=kRuntimeHeaderText
+          -P ${CMAKE_CURRENT_LIST_DIR}/../runtime/embed_text.cmake
+  DEPENDS ${CMAKE_CURRENT_LIST_DIR}/runtime.cuh ${CMAKE_CURRENT_LIST_DIR}/../runtime/embed_text.cmake
+  COMMENT "Embedding runtime.cuh"
+  VERBATIM)
+target_sources(schedlab PRIVATE ${SCHEDLAB_RUNTIME_HEADER_TEXT})
