@@ -16,6 +16,7 @@
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/frontend/schedule_script.h"
 #include "schedlab/ir/printer.h"
+#include "schedlab/lower/kir_printer.h"
 #include "schedlab/isolate/isolate.h"
 #include "schedlab/model/profile.h"
 #include "schedlab/plugin/registry.h"
@@ -170,9 +171,27 @@ int show_segments(const FusionOptions& o) {
   return kExitOk;
 }
 
-/// One segment's stage (schedule, kernel or cuda) under a header line.
+/// A lowered stage of one fusion (kernel, cuda or kir), after the kernel IR
+/// of each pass `print_after` names ("all", a pass of lower::lowering_passes,
+/// or "" for none).
+void show_lowered(const ir::Fusion& f, const ir::SizeBindings& sizes, const std::string& stage,
+                  const std::string& print_after) {
+  lower::PassObserver observer;
+  if (!print_after.empty())
+    observer = [&](std::string_view pass, const kir::Kernel& k) {
+      if (print_after == "all" || print_after == pass)
+        fmt::print("// kernel IR after {}\n{}", pass, kir::print_kir(k));
+    };
+  runtime::PreparedKernel p = runtime::prepare(f, sizes, observer);
+  if (!print_after.empty()) fmt::print("// {}\n", stage == "kir" ? "kernel IR" : stage);
+  fmt::print("{}", stage == "cuda"  ? p.source.source
+                   : stage == "kir" ? kir::print_kir(p.kernel)
+                                    : codegen::print_kernel(p.kernel));
+}
+
+/// One segment's stage (schedule, kernel, cuda or kir) under a header line.
 void show_segment_stage(const sweep::SegmentedFusion& sf, size_t i, const ir::SizeBindings& sizes,
-                        const std::string& stage) {
+                        const std::string& stage, const std::string& print_after) {
   const segment::Segment& seg = sf.segmentation.segments[i];
   fmt::print("// segment {} of {}: {} {}\n", i, sf.segmentation.segments.size(), seg.scheduler,
              segment::group_str(seg.exprs));
@@ -182,8 +201,7 @@ void show_segment_stage(const sweep::SegmentedFusion& sf, size_t i, const ir::Si
     fmt::print("{}", sched::print_scheduled_fusion(f));
     return;
   }
-  runtime::PreparedKernel p = runtime::prepare(f, sizes);
-  fmt::print("{}", stage == "cuda" ? p.source.source : codegen::print_kernel(p.kernel));
+  show_lowered(f, sizes, stage, print_after);
 }
 
 /// `show --stage profile`: each kernel's profile on a device model
@@ -230,8 +248,12 @@ int show_profile(const FusionOptions& o, const ProfileFlags& flags) {
 }
 
 int run_show(const FusionOptions& o, const std::string& stage, bool segments,
-             const ProfileFlags& profile) {
+             const ProfileFlags& profile, const std::string& print_after) {
   if (segments) return show_segments(o);
+  user_assert(print_after.empty() || stage == "kernel" || stage == "cuda" || stage == "kir")
+      << "--print-after prints the kernel IR as lowering builds it; expected --stage kir, "
+         "kernel or cuda with it, found --stage "
+      << stage;
   if (stage == "profile") return show_profile(o, profile);
   user_assert(profile.format == "text")
       << "--format json is for --stage profile; the other stages print text";
@@ -245,13 +267,12 @@ int run_show(const FusionOptions& o, const std::string& stage, bool segments,
     fmt::print("{}", ir::print_math(f));
   } else if (l.segmented) {
     for (size_t i = 0; i < l.segmented->segmentation.segments.size(); ++i)
-      show_segment_stage(*l.segmented, i, l.bf.sizes, stage);
+      show_segment_stage(*l.segmented, i, l.bf.sizes, stage, print_after);
   } else if (stage == "schedule") {
     for (const auto& line : l.schedule_log) fmt::print("// {}\n", line);
     fmt::print("{}", sched::print_scheduled_fusion(f));
   } else {
-    runtime::PreparedKernel p = runtime::prepare(f, l.bf.sizes);
-    fmt::print("{}", stage == "cuda" ? p.source.source : codegen::print_kernel(p.kernel));
+    show_lowered(f, l.bf.sizes, stage, print_after);
   }
   return kExitOk;
 }
@@ -408,9 +429,17 @@ Command add_show_command(CLI::App& app) {
                 "every offer with each plugin's reason for rejecting it");
   cmd->add_option("--stage", *stage,
                   "math: the fusion IR; schedule: the scheduled tensors; kernel: the lowered "
-                  "kernel; cuda: the whole CUDA translation unit; profile: the performance "
-                  "model's prediction for each kernel on --device (docs/model.md)")
-      ->check(CLI::IsMember({"math", "schedule", "kernel", "cuda", "profile"}));
+                  "kernel; cuda: the whole CUDA translation unit; kir: the kernel IR itself; "
+                  "profile: the performance model's prediction for each kernel on --device "
+                  "(docs/model.md)")
+      ->check(CLI::IsMember({"math", "schedule", "kernel", "cuda", "kir", "profile"}));
+  auto print_after = std::make_shared<std::string>();
+  std::vector<std::string> passes{"all"};
+  for (std::string_view p : lower::lowering_passes()) passes.emplace_back(p);
+  cmd->add_option("--print-after", *print_after,
+                  "Also print the kernel IR after this lowering pass, or after every pass with "
+                  "`all` (as Halide logs \"Lowering after ...\"), before the --stage output")
+      ->check(CLI::IsMember(passes));
   cmd->add_option("--device", profile->device,
                   "With --stage profile: a device model of configs/devices (h200, h100-sxm, "
                   "a100-80g, l40s, rtx4090) or a path to one");
@@ -420,7 +449,9 @@ Command add_show_command(CLI::App& app) {
                   "With --stage profile: trace at most about this many blocks of a large grid "
                   "and scale the counts (0: every block)")
       ->check(CLI::NonNegativeNumber);
-  return {cmd, [o, stage, segments, profile] { return run_show(*o, *stage, *segments, *profile); }};
+  return {cmd, [o, stage, segments, profile, print_after] {
+            return run_show(*o, *stage, *segments, *profile, *print_after);
+          }};
 }
 
 Command add_exec_command(CLI::App& app) {

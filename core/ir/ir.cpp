@@ -40,20 +40,34 @@ std::string_view memory_type_name(MemoryType t) {
   return "?";
 }
 
+bool is_thread_dim(ParallelType t) {
+  return t == ParallelType::TIDx || t == ParallelType::TIDy || t == ParallelType::TIDz;
+}
+
+bool is_block_dim(ParallelType t) {
+  return t == ParallelType::BIDx || t == ParallelType::BIDy || t == ParallelType::BIDz;
+}
+
+std::string_view cuda_index_name(ParallelType t) {
+  switch (t) {
+    case ParallelType::BIDx: return "blockIdx.x";
+    case ParallelType::BIDy: return "blockIdx.y";
+    case ParallelType::BIDz: return "blockIdx.z";
+    case ParallelType::TIDx: return "threadIdx.x";
+    case ParallelType::TIDy: return "threadIdx.y";
+    case ParallelType::TIDz: return "threadIdx.z";
+    case ParallelType::Serial:
+    case ParallelType::DIDx: return "";
+  }
+  return "";
+}
+
 std::string IterDomain::str() const {
   // nvFuser's spelling: iteration/reduction/broadcast, then the binding.
   char t = iter_type_ == IterType::Reduction ? 'r' : iter_type_ == IterType::Broadcast ? 'b' : 'i';
-  std::string p;
-  switch (parallel_type_) {
-    case ParallelType::Serial: p = "S"; break;
-    case ParallelType::DIDx: p = "deviceIdx.x"; break;
-    case ParallelType::BIDx: p = "blockIdx.x"; break;
-    case ParallelType::BIDy: p = "blockIdx.y"; break;
-    case ParallelType::BIDz: p = "blockIdx.z"; break;
-    case ParallelType::TIDx: p = "threadIdx.x"; break;
-    case ParallelType::TIDy: p = "threadIdx.y"; break;
-    case ParallelType::TIDz: p = "threadIdx.z"; break;
-  }
+  std::string p = parallel_type_ == ParallelType::Serial ? "S"
+                  : parallel_type_ == ParallelType::DIDx ? "deviceIdx.x"
+                                                          : std::string(cuda_index_name(parallel_type_));
   std::string s = std::string(1, t) + p + std::to_string(id_) + "{" + extent_.str() + "}";
   switch (loop_transform_) {
     case LoopTransform::Serial: break;

@@ -17,14 +17,6 @@ using ir::TensorView;
 
 namespace {
 
-bool is_tid(ir::ParallelType p) {
-  return p == ir::ParallelType::TIDx || p == ir::ParallelType::TIDy || p == ir::ParallelType::TIDz;
-}
-
-bool is_bid(ir::ParallelType p) {
-  return p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy || p == ir::ParallelType::BIDz;
-}
-
 /// A reduction with reduction axes bound to thread indices (a block
 /// reduction) and/or to block indices (a grid reduction).
 struct BlockReduction {
@@ -63,11 +55,11 @@ std::map<const TensorView*, BlockReduction> plan_block_reductions(
       if (!id->is_reduction()) continue;
       if (br.first < 0) br.first = k;
       ir::ParallelType p = id->parallel_type();
-      if (is_bid(p)) {
+      if (ir::is_block_dim(p)) {
         block = true;
         br.grid_axis[p == ir::ParallelType::BIDx ? 0 : p == ir::ParallelType::BIDy ? 1 : 2] = k;
       }
-      if (!is_tid(p)) continue;
+      if (!ir::is_thread_dim(p)) continue;
       block = true;
       br.dims[p == ir::ParallelType::TIDx ? 0 : p == ir::ParallelType::TIDy ? 1 : 2] = true;
     }
@@ -366,16 +358,19 @@ class Generator {
                     const kir::Buffer* acc, const ExprP& acc_off) {
     const TensorView* t = r->out();
     ExprP participate = idx.predicate;
-    static const char* const kTid[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
-    static const char* const kBid[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
+    static constexpr ir::ParallelType kTid[] = {ir::ParallelType::TIDx, ir::ParallelType::TIDy,
+                                                ir::ParallelType::TIDz};
+    static constexpr ir::ParallelType kBid[] = {ir::ParallelType::BIDx, ir::ParallelType::BIDy,
+                                                ir::ParallelType::BIDz};
+    auto index = [](ir::ParallelType p) { return Expr::var(std::string(ir::cuda_index_name(p))); };
     for (size_t d = 0; d < 3; ++d)
-      if (br.dims[d]) participate = participate && (Expr::var(kTid[d]) < Expr::integer(1));
+      if (br.dims[d]) participate = participate && (index(kTid[d]) < Expr::integer(1));
     ExprP block = Expr::integer(0), nblocks = Expr::integer(1);
     for (size_t d = 3; d-- > 0;) {
       if (br.grid_axis[d] < 0) continue;
       ExprP ext = ix_.size(t->loop()[static_cast<size_t>(br.grid_axis[d])]->extent());
-      participate = participate && (Expr::var(kBid[d]) < ext);
-      block = block * ext + Expr::var(kBid[d]);
+      participate = participate && (index(kBid[d]) < ext);
+      block = block * ext + index(kBid[d]);
       nblocks = nblocks * ext;
     }
     ExprP elem = Expr::integer(0);

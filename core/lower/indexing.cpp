@@ -15,25 +15,6 @@ using kir::ExprP;
 
 namespace {
 
-std::string parallel_var(ir::ParallelType p) {
-  switch (p) {
-    case ir::ParallelType::BIDx:
-      return "blockIdx.x";
-    case ir::ParallelType::BIDy:
-      return "blockIdx.y";
-    case ir::ParallelType::BIDz:
-      return "blockIdx.z";
-    case ir::ParallelType::TIDx:
-      return "threadIdx.x";
-    case ir::ParallelType::TIDy:
-      return "threadIdx.y";
-    case ir::ParallelType::TIDz:
-      return "threadIdx.z";
-    default:
-      return "";
-  }
-}
-
 bool divides(const ir::SizeExpr& ext, int64_t f) {
   return ext.is_const() && ext.const_value() % f == 0;
 }
@@ -59,7 +40,7 @@ ExprP Indexer::size(const ir::SizeExpr& e) const {
 
 ExprP Indexer::loop_var(const LoopKey& key) {
   const IterDomain* id = key.id();
-  std::string p = parallel_var(id->parallel_type());
+  std::string p(ir::cuda_index_name(id->parallel_type()));
   return Expr::var(p.empty() ? "i" + std::to_string(id->id()) : p);
 }
 
@@ -142,10 +123,7 @@ std::vector<std::pair<int, int64_t>> Indexer::allocation_axes(const TensorView* 
   for (int k = 0; k < t->nloop(); ++k) {
     const IterDomain* id = t->loop()[static_cast<size_t>(k)];
     ir::ParallelType p = id->parallel_type();
-    bool tid =
-        p == ir::ParallelType::TIDx || p == ir::ParallelType::TIDy || p == ir::ParallelType::TIDz;
-    bool bid =
-        p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy || p == ir::ParallelType::BIDz;
+    bool tid = ir::is_thread_dim(p), bid = ir::is_block_dim(p);
     if (id->is_reduction() || id->is_broadcast()) continue;
     bool inside = k >= t->compute_at_pos() || (shared && tid);
     if (!inside || (!shared && (tid || bid)) || (shared && bid)) continue;

@@ -14,7 +14,17 @@
 
 namespace schedlab::lower {
 
-kir::Kernel lower(const ir::Fusion& f, int index_bits) {
+const std::vector<std::string_view>& lowering_passes() {
+  static const std::vector<std::string_view> kPasses = {
+      "allocate_buffers", "plan_vectorization", "generate",
+      "place_dynamic_shared", "unswitch_loops", "insert_barriers"};
+  return kPasses;
+}
+
+kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after_pass) {
+  auto after = [&](std::string_view pass, const kir::Kernel& k) {
+    if (after_pass) after_pass(pass, k);
+  };
   internal_assert(index_bits == 32 || index_bits == 64) << "index_bits " << index_bits;
   ir::verify(f);
   // 1. Refuse what later passes cannot lower correctly, before doing any work.
@@ -24,25 +34,31 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits) {
   // 2. Buffers first: indexing needs to know which tensors are parameters and
   //    how Local/Shared ones are laid out.
   auto buffers = allocate_buffers(f, kernel);
+  after("allocate_buffers", kernel);
   std::map<std::string, kir::ExprP> sizes;
   for (const auto& [name, src] : kernel.size_sources)
     sizes[name] = kir::Expr::var(src.first->name + ".size[" + std::to_string(src.second) + "]");
   Indexer indexer(buffers, sizes);
   // Vectorized copies are checked here, before any statement exists.
   plan_vectorization(f, buffers, kernel);
+  after("plan_vectorization", kernel);
   // 3. The loop structure from inline positions, ordered writer-before-reader.
   auto tree = build_loop_tree(f);
   // 4. Loops and predicated stores.
   kernel.body = generate(*tree, indexer, buffers, kernel);
+  after("generate", kernel);
   // 4b. Shared buffers over symbolic extents go after the block-reduction
   //     workspace, which generate has just sized.
   place_dynamic_shared(kernel, sizes);
+  after("place_dynamic_shared", kernel);
   // 5. Unswitch before barriers: it duplicates nests, and refuses nests that
   //    touch Shared memory or hold a block reduction, so no barrier ends up
   //    under a divergent branch.
   unswitch_loops(kernel);
+  after("unswitch_loops", kernel);
   // 6. Barriers last: they depend on the final statement order.
   insert_barriers(kernel);
+  after("insert_barriers", kernel);
   return kernel;
 }
 

@@ -15,10 +15,6 @@ namespace schedlab::lower {
 
 namespace {
 
-bool is_tid(ir::ParallelType p) {
-  return p == ir::ParallelType::TIDx || p == ir::ParallelType::TIDy || p == ir::ParallelType::TIDz;
-}
-
 /// A consumer thread may only read what its own thread (or, through Shared
 /// memory and a barrier, its own block) computed: no grid-wide sync exists.
 void check_thread_consistency(const ir::Fusion& f) {
@@ -32,7 +28,7 @@ void check_thread_consistency(const ir::Fusion& f) {
         const ir::IterDomain* id = p->loop()[static_cast<size_t>(k)];
         ir::ParallelType pt = id->parallel_type();
         if (pt == ir::ParallelType::Serial || id->is_reduction()) continue;
-        if (is_tid(pt) && p->memory_type() == ir::MemoryType::Shared) continue;  // barrier
+        if (ir::is_thread_dim(pt) && p->memory_type() == ir::MemoryType::Shared) continue;  // barrier
         // A consumer inlined into broadcast-widened loops has no thread of
         // its own per element: the loops it runs in (its consumers') decide
         // which thread reads which element.
@@ -47,19 +43,15 @@ void check_thread_consistency(const ir::Fusion& f) {
         user_assert(same)
             << "lowering: " << c->describe() << " reads elements of "
             << ir::memory_type_name(p->memory_type()) << " " << p->describe()
-            << " computed by other " << (is_tid(pt) ? "threads" : "blocks") << ": its axis " << k
+            << " computed by other " << (ir::is_thread_dim(pt) ? "threads" : "blocks") << ": its axis " << k
             << " (" << id->str() << ") is bound to " << ir::parallel_type_name(pt)
             << " but no axis of the consumer bound to " << ir::parallel_type_name(pt)
             << " iterates exactly the same elements; expected it inlined (inline_most), or "
-            << (is_tid(pt) ? "made Shared (set_memory_type) so a barrier can order the access"
+            << (ir::is_thread_dim(pt) ? "made Shared (set_memory_type) so a barrier can order the access"
                            : "the same block mapping on both (parallelize_all_like)");
       }
     }
   }
-}
-
-bool is_bid(ir::ParallelType p) {
-  return p == ir::ParallelType::BIDx || p == ir::ParallelType::BIDy || p == ir::ParallelType::BIDz;
 }
 
 /// Threads along a launch dimension that a tensor's loops do not bind all
@@ -89,7 +81,7 @@ void check_unique_writers(const ir::Fusion& f) {
     std::set<ir::ParallelType> bound;
     for (int k = 0; k < t->nloop(); ++k) bound.insert(loop_owner(t, k).id()->parallel_type());
     for (auto [pt, by] : launched) {
-      if (bound.count(pt) || (!global && is_bid(pt))) continue;
+      if (bound.count(pt) || (!global && ir::is_block_dim(pt))) continue;
       std::string where =
           t->memory_type() == ir::MemoryType::Local
               ? "Global memory (a workspace: a Local tensor whose buffer spans a symbolic extent)"
@@ -97,7 +89,7 @@ void check_unique_writers(const ir::Fusion& f) {
       user_error << "lowering: " << t->describe() << " is stored in " << where
                  << " but none of the loops it runs in is bound to " << ir::parallel_type_name(pt)
                  << ", which the kernel launches (" << by->describe() << " binds it): every "
-                 << (is_bid(pt) ? "block" : "thread") << " along " << ir::parallel_type_name(pt)
+                 << (ir::is_block_dim(pt) ? "block" : "thread") << " along " << ir::parallel_type_name(pt)
                  << " would initialise and accumulate into the same "
                  << "elements of " << t->describe()
                  << " with no order between them (a race: partial sums are reset and counted "
@@ -151,7 +143,7 @@ void check_lowerable(const ir::Fusion& f) {
     for (int k = 0; k < t->nloop(); ++k) {
       const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
       if (id->is_reduction() && id->parallel_type() != ir::ParallelType::Serial) {
-        user_assert(is_tid(id->parallel_type()) || is_grid(id->parallel_type()))
+        user_assert(ir::is_thread_dim(id->parallel_type()) || is_grid(id->parallel_type()))
             << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
             << ") is a Reduction bound to " << ir::parallel_type_name(id->parallel_type())
             << "; expected a serial, thread-bound (TIDx/TIDy/TIDz: a block reduction) or "

@@ -278,7 +278,7 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   // sm_90's opt-in limit, 227 KiB: what fits here fits the GPU.
   size_t max_shared_bytes() const override { return 227 * 1024; }
-  double max_emulated_work() const override { return cpu_work_limit(); }
+  double max_emulated_work(bool traced) const override { return cpu_work_limit(traced); }
 
   std::shared_ptr<CompiledKernel> compile(const KernelSource& src) override {
     std::string unit_text =

@@ -123,7 +123,8 @@ std::vector<int64_t> param_shape(const kir::Param& p, const LaunchDims& dims,
   return {n};
 }
 
-PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes) {
+PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
+                       const lower::PassObserver& after_pass) {
   int bits = 32;
   for (const ir::TensorView* t : f.tensors()) {
     int64_t n = 1;
@@ -131,7 +132,7 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes) {
     if (n >= (int64_t{1} << 31)) bits = 64;
   }
   PreparedKernel p;
-  p.kernel = lower::lower(f, bits);
+  p.kernel = lower::lower(f, bits, after_pass);
   codegen::PrintedUnit unit = codegen::print_unit(p.kernel);
   p.source.source = std::move(unit.text);
   p.sites = std::move(unit.sites);
@@ -202,9 +203,22 @@ void check_shared_memory(const kir::Kernel& k, const LaunchDims& dims,
                 "axes to blocks, split them smaller, or keep them Local or Global)";
 }
 
+bool traced_run_fits(const PreparedKernel& prepared, const ir::SizeBindings& sizes) {
+  const double limit = cpu_work_limit(/*traced=*/true);
+  if (limit <= 0) return true;
+  const LaunchDims dims = launch_dims(prepared.kernel, sizes);
+  std::vector<TensorArg> shapes;
+  for (const kir::Param& p : prepared.kernel.params) {
+    TensorArg a;
+    a.sizes = param_shape(p, dims, sizes);
+    shapes.push_back(std::move(a));
+  }
+  return total_emulated_work(prepared.kernel, dims, shapes) <= limit;
+}
+
 BoundArgs::BoundArgs(Backend& backend, const PreparedKernel& prepared,
                      const std::vector<ref::HostTensor>& inputs, const ir::SizeBindings& sizes)
-    : backend_(backend), dims_(launch_dims(prepared.kernel, sizes)) {
+    : backend_(backend), kernel_(&prepared.kernel), dims_(launch_dims(prepared.kernel, sizes)) {
   const kir::Kernel& k = prepared.kernel;
   try {
     for (const kir::Param& p : k.params) {
@@ -236,7 +250,7 @@ BoundArgs::BoundArgs(Backend& backend, const PreparedKernel& prepared,
     }
     check_vector_accesses(k, args_);
     check_shared_memory(k, dims_, sizes, backend.max_shared_bytes(), backend.name() + " backend");
-    check_emulated_work(k, dims_, args_, backend.max_emulated_work());
+    check_emulated_work(k, dims_, args_, backend.max_emulated_work(/*traced=*/false));
   } catch (...) {
     release();
     throw;
@@ -254,6 +268,8 @@ void BoundArgs::launch(CompiledKernel& compiled) { backend_.launch(compiled, dim
 
 void BoundArgs::launch_traced(CompiledKernel& compiled, const TraceKernel& trace,
                               AccessObserver& observer) {
+  check_emulated_work(*kernel_, dims_, args_, backend_.max_emulated_work(/*traced=*/true),
+                      /*traced=*/true);
   backend_.launch_traced(compiled, dims_, args_, trace, observer);
 }
 

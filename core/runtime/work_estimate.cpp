@@ -69,33 +69,46 @@ std::vector<BufferWork> emulated_work(const kir::Kernel& k, const LaunchDims& di
   return out;
 }
 
-double cpu_work_limit() {
+double total_emulated_work(const kir::Kernel& k, const LaunchDims& dims,
+                           const std::vector<TensorArg>& args) {
+  double per_thread = 0;
+  for (const BufferWork& b : emulated_work(k, dims, args)) per_thread += b.per_thread;
+  return per_thread * static_cast<double>(dims.block[0] * dims.block[1] * dims.block[2]) *
+         static_cast<double>(dims.grid[0] * dims.grid[1] * dims.grid[2]);
+}
+
+double cpu_work_limit(bool traced) {
   const char* env = std::getenv("SCHEDLAB_CPU_MAX_WORK");
-  if (!env || !*env) return 2e10;
-  char* end = nullptr;
-  double v = std::strtod(env, &end);
-  user_assert(end && *end == '\0' && v >= 0)
-      << "SCHEDLAB_CPU_MAX_WORK: expected a number of statement instances (0: unlimited), found '"
-      << env << "'";
-  return v;
+  double v = 2e10;
+  if (env && *env) {
+    char* end = nullptr;
+    v = std::strtod(env, &end);
+    user_assert(end && *end == '\0' && v >= 0)
+        << "SCHEDLAB_CPU_MAX_WORK: expected a number of statement instances (0: unlimited), "
+           "found '"
+        << env << "'";
+  }
+  return traced ? v / kTraceSlowdown : v;
 }
 
 void check_emulated_work(const kir::Kernel& k, const LaunchDims& dims,
-                         const std::vector<TensorArg>& args, double limit) {
+                         const std::vector<TensorArg>& args, double limit, bool traced) {
   if (limit <= 0) return;
+  const double total = total_emulated_work(k, dims, args);
+  if (total <= limit) return;
   const auto work = emulated_work(k, dims, args);
   double per_thread = 0;
   for (const BufferWork& b : work) per_thread += b.per_thread;
   const double threads = static_cast<double>(dims.block[0] * dims.block[1] * dims.block[2]);
   const double blocks = static_cast<double>(dims.grid[0] * dims.grid[1] * dims.grid[2]);
-  const double total = per_thread * threads * blocks;
-  if (total <= limit) return;
   const kir::Buffer* top = work.front().buffer;
   const std::string name = top->tv ? top->tv->describe() : top->name;
-  user_error << "launch: the CPU emulation would execute about " << scientific(total)
+  user_error << "launch: the " << (traced ? "traced (sanitized) " : "")
+             << "CPU emulation would execute about " << scientific(total)
              << " statement instances (" << scientific(per_thread) << " per thread x "
              << static_cast<int64_t>(threads) << " threads x " << static_cast<int64_t>(blocks)
-             << " blocks), more than its limit of " << scientific(limit) << "; " << name
+             << " blocks), more than its limit of " << scientific(limit)
+             << (traced ? " (the plain limit over the tracing slowdown)" : "") << "; " << name
              << " alone takes " << scientific(work.front().per_thread)
              << " per thread; expected each thread to compute its own part (bind " << name
              << "'s loops to threads and blocks, e.g. parallelize_all_like, or inline it), "

@@ -361,10 +361,14 @@ RunResult run_sweep(const SweepSpec& spec, plugin::Registry& registry, runtime::
         auto lock = maybe_lock(launch_mu, in_child);
         // Under the sanitizer by default: on the CPU backend its traced run
         // is the validating run; on CUDA it runs beside the GPU's.
+        // Beyond the traced budget (work_estimate.h) the point is validated
+        // without it, as with `validation: {sanitize: false}`.
         const bool cpu = !is_cuda(be);
-        if (!cpu || !spec.validation.sanitize)
+        const bool sanitize =
+            spec.validation.sanitize && runtime::traced_run_fits(s.kernel, s.bf.sizes);
+        if (!cpu || !sanitize)
           got = runtime::execute(be, *s.compiled, s.kernel, s.reference->inputs, s.bf.sizes);
-        if (spec.validation.sanitize) {
+        if (sanitize) {
           runtime::SanitizedRun run =
               sanitize_kernel(be, s.kernel, s.reference->inputs, s.bf.sizes,
                               s.bf.def.fusion->name(), options.cache_dir);

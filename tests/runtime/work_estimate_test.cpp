@@ -70,6 +70,10 @@ TEST(WorkEstimate, RedundantProducerDominatesAndIsNamed) {
   EXPECT_THAT(err, ::testing::HasSubstr("x 32 threads x 7 blocks"));
   EXPECT_THAT(err, ::testing::HasSubstr(work.front().buffer->tv->describe() + " alone takes 910"));
   EXPECT_THAT(err, ::testing::HasSubstr("SCHEDLAB_CPU_MAX_WORK=0"));
+  // A traced launch (the sanitizer) says so.
+  EXPECT_THAT(test_support::user_error_of(
+                  [&] { check_emulated_work(p.kernel, dims, args, 1000, /*traced=*/true); }),
+              ::testing::HasSubstr("the traced (sanitized) CPU emulation would execute about"));
   // No limit, or a limit above the estimate: no error.
   EXPECT_NO_THROW(check_emulated_work(p.kernel, dims, args, 0));
   EXPECT_NO_THROW(check_emulated_work(p.kernel, dims, args, 1e12));
@@ -78,10 +82,12 @@ TEST(WorkEstimate, RedundantProducerDominatesAndIsNamed) {
 TEST(WorkEstimate, LimitComesFromTheEnvironment) {
   ::unsetenv("SCHEDLAB_CPU_MAX_WORK");
   EXPECT_EQ(cpu_work_limit(), 2e10);
+  EXPECT_EQ(cpu_work_limit(/*traced=*/true), 2e10 / kTraceSlowdown);
   ::setenv("SCHEDLAB_CPU_MAX_WORK", "0", 1);
   EXPECT_EQ(cpu_work_limit(), 0);
   ::setenv("SCHEDLAB_CPU_MAX_WORK", "1e6", 1);
   EXPECT_EQ(cpu_work_limit(), 1e6);
+  EXPECT_EQ(cpu_work_limit(/*traced=*/true), 1e6 / kTraceSlowdown);
   ::setenv("SCHEDLAB_CPU_MAX_WORK", "lots", 1);
   EXPECT_THAT(test_support::user_error_of([] { cpu_work_limit(); }),
               ::testing::HasSubstr("SCHEDLAB_CPU_MAX_WORK: expected a number of statement "

@@ -665,19 +665,6 @@ inline std::string first_misaligned(Segment& seg, const TensorView& ref) {
   return "";
 }
 
-/// After inline_most: every broadcast loop axis that a tensor computed in
-/// `seg` keeps outside its inline position is made Serial, unless the tensor
-/// is an output nothing in the segment reads. Bound, such an axis (a keepdim
-/// statistic split and bound like the row it is broadcast to) would be
-/// computed by the threads inside its extent of one element only, while each
-/// consumer thread reads it ("reads elements of Local ... computed by other
-/// threads"); serial, every thread computes its own copy of the one element
-/// (an output read inside is then written by each, with the same value, as
-/// lowering does for an output inlined into its reader). An output nothing
-/// reads keeps its bindings: one thread writes each element, reading
-/// producers that every thread computed. A producer inlined past an axis
-/// made Serial shares that loop, so its axis there is made Serial too
-/// (inlined axes must agree on their bindings).
 /// Why serialize_own_broadcast_axes cannot be used on this segment, or "":
 /// a reduction that is a segment output and is also read inside the segment
 /// keeps its Broadcast axes serial, so every thread would reset and
@@ -695,15 +682,46 @@ inline std::string global_accumulator_with_own_broadcast(Segment& seg) {
   return "";
 }
 
+/// After inline_most: every broadcast loop axis that a tensor computed in
+/// `seg` keeps outside its inline position is made Serial, unless the tensor
+/// is an output nothing in the segment reads. Bound, such an axis (a keepdim
+/// statistic split and bound like the row it is broadcast to) would be
+/// computed by the threads inside its extent of one element only, while each
+/// consumer thread reads it ("reads elements of Local ... computed by other
+/// threads"); serial, every thread computes its own copy of the one element
+/// (an output read inside is then written by each, with the same value, as
+/// lowering does for an output inlined into its reader). An output nothing
+/// reads keeps its bindings: one thread writes each element, reading
+/// producers that every thread computed. A producer inlined past an axis
+/// made Serial shares that loop, so its axis there is made Serial too
+/// (inlined axes must agree on their bindings).
+/// The same holds for a bound axis whose extent differs from that of a
+/// consumer's axis of the same binding: merge(b{1}, K) bound to BIDx beside
+/// a consumer's merge(N, K) (the broadcast widened to N) gives block b the
+/// element b of the tensor but element b of N * K to the consumer.
 inline void serialize_own_broadcast_axes(Segment& seg) {
   std::vector<TensorView> tensors = seg.tensors();
   for (TensorView tv : tensors) {
     if (tv.is_input() || (tv.is_output() && tv.consumers().empty())) continue;
     std::vector<AxisInfo> loop = tv.loop();
-    for (int k = tv.compute_at_pos(); k < static_cast<int>(loop.size()); ++k)
-      if (loop[static_cast<size_t>(k)].is_broadcast() &&
-          loop[static_cast<size_t>(k)].parallel_type != ParallelType::Serial)
+    std::vector<std::vector<AxisInfo>> readers;
+    for (const TensorView& c : tv.consumers()) readers.push_back(c.loop());
+    // Whether some reader binds `a`'s parallel type to an iteration axis of
+    // another extent (a's iteration axis widened by a broadcast).
+    auto widened = [&](const AxisInfo& a) {
+      if (a.iter_type != IterType::Iteration) return false;
+      for (const auto& rl : readers)
+        for (const AxisInfo& r : rl)
+          if (r.iter_type == IterType::Iteration && r.parallel_type == a.parallel_type &&
+              r.extent_expr != a.extent_expr)
+            return true;
+      return false;
+    };
+    for (int k = tv.compute_at_pos(); k < static_cast<int>(loop.size()); ++k) {
+      const AxisInfo& a = loop[static_cast<size_t>(k)];
+      if (a.parallel_type != ParallelType::Serial && (a.is_broadcast() || widened(a)))
         tv.parallelize(k, ParallelType::Serial);
+    }
   }
   for (bool changed = true; changed;) {
     changed = false;

@@ -54,6 +54,13 @@ std::string_view iter_type_name(IterType t);
 std::string_view parallel_type_name(ParallelType t);
 std::string_view memory_type_name(MemoryType t);
 std::string_view loop_transform_name(LoopTransform t);
+/// TIDx, TIDy, TIDz: threads of one block.
+bool is_thread_dim(ParallelType t);
+/// BIDx, BIDy, BIDz: blocks of the grid.
+bool is_block_dim(ParallelType t);
+/// The CUDA index a binding reads: "threadIdx.x" ... "blockIdx.z"; "" for
+/// Serial and DIDx (no CUDA index).
+std::string_view cuda_index_name(ParallelType t);
 
 class IterDomainExpr;
 

@@ -6,12 +6,26 @@
 // construct it cannot handle yet. It never returns a wrong kernel.
 #pragma once
 
+#include <functional>
+#include <string_view>
+#include <vector>
+
 #include "schedlab/lower/kir.h"
 
 namespace schedlab::lower {
 
+/// Called after each pass that builds or rewrites the kernel IR, with the
+/// pass's name (one of lowering_passes()) and the kernel so far.
+using PassObserver = std::function<void(std::string_view pass, const kir::Kernel& kernel)>;
+
+/// The passes a PassObserver sees, in order, named as the functions in
+/// lower.cpp: allocate_buffers, plan_vectorization, generate,
+/// place_dynamic_shared, unswitch_loops, insert_barriers.
+const std::vector<std::string_view>& lowering_passes();
+
 /// Lowers f. index_bits (32 or 64) is the index type of the kernel; the
-/// executor picks 32 when every size and offset fits.
-kir::Kernel lower(const ir::Fusion& f, int index_bits = 32);
+/// executor picks 32 when every size and offset fits. `after_pass`, when
+/// set, sees the kernel after every pass (`show --print-after`).
+kir::Kernel lower(const ir::Fusion& f, int index_bits = 32, const PassObserver& after_pass = {});
 
 }  // namespace schedlab::lower

@@ -7,6 +7,7 @@
 
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/lower/kir.h"
+#include "schedlab/lower/lower.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/access_trace.h"
 #include "schedlab/runtime/kernel.h"
@@ -23,7 +24,9 @@ struct PreparedKernel {
 
 /// Lowers and prints f. The index type is int32 when every tensor of the
 /// fusion has fewer than 2^31 elements under `sizes`, int64 otherwise.
-PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes);
+/// `after_pass` sees the kernel IR after each lowering pass (lower.h).
+PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
+                       const lower::PassObserver& after_pass = {});
 /// Grid and block from the extents of the bound loops (the largest per
 /// parallel type), and the dynamic shared memory (the Shared buffers, then
 /// the block-reduction workspace, sized by the block).
@@ -42,6 +45,10 @@ void check_shared_memory(const kir::Kernel& k, const LaunchDims& dims,
 /// the reduced blockIdx dimensions. Its dtype is the parameter buffer's.
 std::vector<int64_t> param_shape(const kir::Param& p, const LaunchDims& dims,
                                  const ir::SizeBindings& sizes);
+/// Whether a traced (sanitized) launch of `prepared` at `sizes` stays within
+/// the CPU emulation's traced budget (work_estimate.h): sweeps validate a
+/// kernel beyond it without the sanitizer rather than refuse it.
+bool traced_run_fits(const PreparedKernel& prepared, const ir::SizeBindings& sizes);
 /// A kernel's parameters allocated on a backend, inputs uploaded, the rest
 /// zeroed, the vector accesses (check_vector_accesses) and the shared memory
 /// (check_shared_memory) checked: launch it
@@ -69,6 +76,7 @@ class BoundArgs {
  private:
   void release();
   Backend& backend_;
+  const kir::Kernel* kernel_;  ///< the prepared kernel's (it outlives this)
   LaunchDims dims_;
   std::vector<TensorArg> args_;
   std::vector<void*> owned_;

@@ -117,9 +117,10 @@ class Backend {
   /// own but must refuse what the GPU would).
   virtual size_t max_shared_bytes() const = 0;
   /// The most statement instances one launch may execute (work_estimate.h),
-  /// 0 for no limit: the CPU backend emulates every thread, the GPU does not
-  /// need a guard.
-  virtual double max_emulated_work() const { return 0; }
+  /// 0 for no limit: the CPU backend emulates every thread (a traced launch,
+  /// which calls the host for every access, far more slowly), the GPU does
+  /// not need a guard.
+  virtual double max_emulated_work(bool /*traced*/) const { return 0; }
   /// Runs one launch and waits for it.
   virtual void launch(CompiledKernel& k, const LaunchDims& dims,
                       const std::vector<TensorArg>& args) = 0;

@@ -31,14 +31,22 @@ struct BufferWork {
 std::vector<BufferWork> emulated_work(const kir::Kernel& k, const LaunchDims& dims,
                                       const std::vector<TensorArg>& args);
 
+/// Statement instances of the whole launch: the per-thread work of every
+/// buffer times threads times blocks.
+double total_emulated_work(const kir::Kernel& k, const LaunchDims& dims,
+                           const std::vector<TensorArg>& args);
+
 /// The budget of the CPU emulation in statement instances over the whole
-/// launch: $SCHEDLAB_CPU_MAX_WORK when set (0: unlimited), else 2e10
-/// (about a minute of emulation).
-double cpu_work_limit();
+/// launch: $SCHEDLAB_CPU_MAX_WORK when set (0: unlimited), else 2e10 (tens of
+/// seconds of emulation). A traced launch (the sanitizer) calls the host for
+/// every access, kTraceSlowdown times more slowly: its budget is that much
+/// smaller.
+inline constexpr double kTraceSlowdown = 100;
+double cpu_work_limit(bool traced = false);
 
 /// user_error when the whole launch (per-thread work times threads times
 /// blocks) exceeds `limit` (0: no limit), naming the buffer doing the most.
 void check_emulated_work(const kir::Kernel& k, const LaunchDims& dims,
-                         const std::vector<TensorArg>& args, double limit);
+                         const std::vector<TensorArg>& args, double limit, bool traced = false);
 
 }  // namespace schedlab::runtime
