@@ -49,25 +49,25 @@ LoopMap::LoopMap(const ir::Fusion& f, Mode mode) {
   // maps to the logical ones; tie root to root through the original input
   // is already done above. Close over identical transforms until stable.
   auto id_exprs = f.id_exprs();
-  // A merge with a Broadcast axis (extent 1) iterates exactly what its other
-  // side does: merge(b{1}, i{K}) is i{K} renamed. Without this, a tensor that
-  // lacks the broadcast (an input's cache, read through a broadcast) never
-  // maps to a reference whose rows merged the broadcast in. Not when the
-  // broadcast is widened somewhere (its class holds an Iteration axis, N):
-  // then the merge's class also holds merge(N, K), which is not K.
-  std::set<const IterDomain*> widened;
-  for (const IterDomain* id : paired)
-    if (!id->is_broadcast()) widened.insert(find(id));
-  auto plain_broadcast = [&](const IterDomain* id) {
-    return id->is_broadcast() && !widened.count(find(id));
+  // A merge with an axis of extent 1 iterates exactly what its other side
+  // does: merge(b{1}, i{K}) is i{K} renamed (so is a merge with r{1}, the
+  // reduction of a broadcast). Without this, a tensor that lacks the
+  // broadcast (an input's cache, read through a broadcast) never maps to a
+  // reference whose rows merged the broadcast in. Not when the axis is
+  // widened somewhere (its class holds an axis of another extent, N): then
+  // the merge's class also holds merge(N, K), which is not K.
+  auto is_one = [](const IterDomain* id) {
+    return id->extent().is_const() && id->extent().const_value() == 1;
   };
+  std::set<const IterDomain*> wide;
+  for (const IterDomain* id : paired)
+    if (!is_one(id)) wide.insert(find(id));
+  auto point = [&](const IterDomain* id) { return is_one(id) && !wide.count(find(id)); };
   std::vector<std::pair<const IterDomain*, const IterDomain*>> renamed;
   for (const ir::IterDomainExpr* e : id_exprs)
     if (auto* m = e->as<ir::Merge>()) {
-      if (plain_broadcast(m->outer()) && !m->inner()->is_broadcast())
-        renamed.emplace_back(m->out(), m->inner());
-      if (plain_broadcast(m->inner()) && !m->outer()->is_broadcast())
-        renamed.emplace_back(m->out(), m->outer());
+      if (point(m->outer()) && !point(m->inner())) renamed.emplace_back(m->out(), m->inner());
+      if (point(m->inner()) && !point(m->outer())) renamed.emplace_back(m->out(), m->outer());
     }
   for (auto [out, side] : renamed) unite(out, side);
   for (bool changed = true; changed;) {
