@@ -100,7 +100,9 @@ template <typename A, typename B> SL_FN auto sl_ceil_div(A a, B b) -> decltype(a
 // unit that does not trace, they are plain accesses. SL_LD: one element's
 // value; SL_ST(site, base, i, v): stores v at base[i] (the value travels
 // with the store so the trace can tell a rewrite of the same value); SL_VLD/
-// SL_VST: a pointer to n elements; SL_LOCAL: a Local array was just
+// SL_VST: a pointer to n elements, the operands of sl_vec_copy (the trace's
+// SL_VST is an object its sl_vec_copy reports with the copied bytes);
+// SL_LOCAL: a Local array was just
 // declared; SL_SYNC: __syncthreads at a barrier site; SL_SITE: a site id
 // handed to a runtime function (sl_block_reduce's barriers).
 #ifndef SCHEDLAB_TRACE
