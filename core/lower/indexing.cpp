@@ -15,6 +15,24 @@ using kir::ExprP;
 
 namespace {
 
+/// The name standing for a loop variable that is not in scope.
+constexpr const char* kOutOfScope = "<loop not in scope>";
+
+/// Whether e reads the Var `var`.
+bool names(const ExprP& e, const std::string& var) {
+  if (e->kind == Expr::Kind::Var) return e->name == var;
+  for (const ExprP& a : e->args)
+    if (names(a, var)) return true;
+  return false;
+}
+
+/// The conjunction p without its conjuncts that read `var`.
+ExprP drop_conjuncts_naming(const ExprP& p, const std::string& var) {
+  if (p->kind == Expr::Kind::IntOp && p->name == "&&")
+    return drop_conjuncts_naming(p->args[0], var) && drop_conjuncts_naming(p->args[1], var);
+  return names(p, var) ? Expr::boolean(true) : p;
+}
+
 bool divides(const ir::SizeExpr& ext, int64_t f) {
   return ext.is_const() && ext.const_value() % f == 0;
 }
@@ -62,12 +80,33 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
         << " into loops that iterate a broadcast-widened domain; its buffer is laid out by its "
            "own loops, which do not cover the elements a block reads there; expected it Local, or "
            "not inlined past the broadcast";
+    // The consumer's loops that do not enclose t (those past the loops t is
+    // inlined into, e.g. a serial loop over the widened rows) are not in
+    // scope where t is computed: t's element cannot depend on them (it is
+    // broadcast there), and the consumer's predicate terms over them do not
+    // apply to t (fuzz seed 1 case 1640: a predicate named such a loop).
+    std::vector<LoopKey> enclosing;
+    for (int k = 0; k < t->compute_at_pos(); ++k) enclosing.push_back(loop_owner(t, k));
+    const LoopIndexFn in_scope = [&](const TensorView* tv, int k) {
+      const LoopKey key = loop_owner(tv, k);
+      // A bound loop is a thread or block index, in scope everywhere.
+      if (key.id()->parallel_type() != ir::ParallelType::Serial) return loop_index(tv, k);
+      for (const LoopKey& e : enclosing)
+        if (e == key) return loop_index(tv, k);
+      return Expr::var(kOutOfScope);
+    };
     const ir::Expr* use = t->fusion()->live_uses(t).front();
-    TensorIndex c = write_index(use->out(), loop_index);
-    TensorIndex r{{}, c.predicate};
+    TensorIndex c = write_index(use->out(), in_scope);
+    TensorIndex r{{}, drop_conjuncts_naming(c.predicate, kOutOfScope)};
     auto idx = operand_index(use, t, c);
     auto dom = t->logical_no_reductions();
-    for (size_t i = 0; i < dom.size(); ++i) r.index[dom[i]] = idx[i];
+    for (size_t i = 0; i < dom.size(); ++i) {
+      user_assert(!names(idx[i], kOutOfScope))
+          << "lowering: " << t->describe() << " is inlined into broadcast-widened loops, but its "
+          << "axis " << i << " is indexed by a loop of its consumer that does not enclose it; "
+          << "expected it not inlined past the broadcast";
+      r.index[dom[i]] = idx[i];
+    }
     return r;
   }
   TensorIndex r{{}, Expr::boolean(true)};

@@ -18,9 +18,9 @@ Tolerance default_tolerance(ir::DataType t) {
   }
 }
 
-Tolerance reduction_tolerance(ir::DataType t, int64_t reduced_count) {
+Tolerance reduction_tolerance(ir::DataType t, int64_t reduced_count, int64_t product_count) {
   Tolerance tol = default_tolerance(t);
-  if (reduced_count <= 1 || !ir::is_float(t)) return tol;
+  if (std::max(reduced_count, product_count) <= 1 || !ir::is_float(t)) return tol;
   double u = 0.0;
   switch (t) {
     case ir::DataType::F64: u = 0x1p-53; break;
@@ -33,19 +33,33 @@ Tolerance reduction_tolerance(ir::DataType t, int64_t reduced_count) {
   // on top of their own storage rounding.
   if (ir::is_half(t)) u = 0x1p-24;
   tol.atol += static_cast<double>(reduced_count) * u;
+  if (product_count > 1) tol.rtol += static_cast<double>(product_count) * u;
   return tol;
 }
 
-int64_t max_reduced_count(const ir::Fusion& f, const ir::SizeBindings& sizes) {
+namespace {
+
+int64_t max_count(const ir::Fusion& f, const ir::SizeBindings& sizes, bool products_only) {
   int64_t best = 1;
   for (const ir::Expr* e : f.exprs()) {
-    if (!e->is<ir::ReductionOp>()) continue;
+    auto* r = e->as<ir::ReductionOp>();
+    if (!r || (products_only && r->op() != ir::ReductionOpType::Prod)) continue;
     int64_t n = 1;
     for (const ir::IterDomain* id : e->out()->root())
       if (id->is_reduction()) n *= id->extent().evaluate(sizes).value_or(1);
     best = std::max(best, n);
   }
   return best;
+}
+
+}  // namespace
+
+int64_t max_reduced_count(const ir::Fusion& f, const ir::SizeBindings& sizes) {
+  return max_count(f, sizes, /*products_only=*/false);
+}
+
+int64_t max_product_count(const ir::Fusion& f, const ir::SizeBindings& sizes) {
+  return max_count(f, sizes, /*products_only=*/true);
 }
 
 Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tol) {

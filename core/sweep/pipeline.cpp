@@ -124,12 +124,13 @@ Validation validate(const ir::Fusion& plain, const ir::SizeBindings& sizes,
       << "validate: " << got.size() << " results for " << plain.outputs().size() << " outputs";
   // Reductions reorder sums: the tolerance grows with the elements they combine.
   const int64_t reduced = ref::max_reduced_count(plain, sizes);
+  const int64_t products = ref::max_product_count(plain, sizes);
   Validation v;
   for (size_t i = 0; i < want.size(); ++i) {
     const ir::TensorView* out = plain.outputs()[i];
     OutputCheck c;
     c.name = out->describe();
-    c.tol = tol ? *tol : ref::reduction_tolerance(out->dtype(), reduced);
+    c.tol = tol ? *tol : ref::reduction_tolerance(out->dtype(), reduced, products);
     c.cmp = ref::compare(got[i], want[i], c.tol);
     v.ok &= c.cmp.ok;
     v.max_abs_error = std::max(v.max_abs_error, c.cmp.max_abs_error);

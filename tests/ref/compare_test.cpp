@@ -46,6 +46,20 @@ TEST(Compare, BeyondTheDtypesRangeMatchesInfOfTheSameSign) {
   EXPECT_FALSE(compare(HostTensor{DataType::F64, {1}, {INFINITY}}, f64, {}).ok);
 }
 
+// Fuzz seed 1 case 3218: a product of 512 f32 factors (4.3e17) came out
+// 1.05e-5 off relative; a product's error is relative and grows with n.
+TEST(Compare, ProductToleranceGrowsRelatively) {
+  Tolerance sum = reduction_tolerance(DataType::F32, 512);
+  Tolerance prod = reduction_tolerance(DataType::F32, 512, 512);
+  EXPECT_EQ(sum.rtol, default_tolerance(DataType::F32).rtol);
+  EXPECT_DOUBLE_EQ(prod.rtol, default_tolerance(DataType::F32).rtol + 512 * 0x1p-24);
+  EXPECT_EQ(prod.atol, sum.atol);
+  EXPECT_TRUE(compare(tensor({1}, {4.32842887e17}), tensor({1}, {4.32838364e17}), prod).ok);
+  EXPECT_FALSE(compare(tensor({1}, {4.32842887e17}), tensor({1}, {4.32838364e17}), sum).ok);
+  EXPECT_EQ(reduction_tolerance(DataType::I32, 512, 512).rtol,
+            default_tolerance(DataType::I32).rtol);  // integers are exact
+}
+
 TEST(Compare, ReductionToleranceGrowsWithTheReducedCount) {
   Tolerance base = default_tolerance(DataType::F32);
   Tolerance small = reduction_tolerance(DataType::F32, 1);

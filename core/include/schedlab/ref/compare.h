@@ -24,10 +24,14 @@ Tolerance default_tolerance(ir::DataType t);
 /// and |x| taken as 1 (generated inputs lie in [-1, 1] unless a range says
 /// otherwise), as an absolute term. Reduction order differs between the
 /// reference (sequential, in double) and any schedule.
-Tolerance reduction_tolerance(ir::DataType t, int64_t reduced_count);
+/// A product's rounding error is relative and grows with its length: over
+/// `product_count` factors (1: no product) rtol grows by (count) * u too.
+Tolerance reduction_tolerance(ir::DataType t, int64_t reduced_count, int64_t product_count = 1);
 /// The largest number of elements any reduction of f combines under `sizes`
 /// (1 when f has no reduction).
 int64_t max_reduced_count(const ir::Fusion& f, const ir::SizeBindings& sizes);
+/// The same over the product (prod) reductions of f only.
+int64_t max_product_count(const ir::Fusion& f, const ir::SizeBindings& sizes);
 
 /// Outcome of one comparison.
 struct Comparison {
