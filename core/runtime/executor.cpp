@@ -203,17 +203,24 @@ void check_shared_memory(const kir::Kernel& k, const LaunchDims& dims,
                 "axes to blocks, split them smaller, or keep them Local or Global)";
 }
 
+std::vector<TensorArg> param_shapes(const kir::Kernel& k, const LaunchDims& dims,
+                                    const ir::SizeBindings& sizes) {
+  std::vector<TensorArg> args;
+  for (const kir::Param& p : k.params) {
+    TensorArg a;
+    a.dtype = p.buffer->dtype;
+    a.sizes = param_shape(p, dims, sizes);
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
 bool traced_run_fits(const PreparedKernel& prepared, const ir::SizeBindings& sizes) {
   const double limit = cpu_work_limit(/*traced=*/true);
   if (limit <= 0) return true;
   const LaunchDims dims = launch_dims(prepared.kernel, sizes);
-  std::vector<TensorArg> shapes;
-  for (const kir::Param& p : prepared.kernel.params) {
-    TensorArg a;
-    a.sizes = param_shape(p, dims, sizes);
-    shapes.push_back(std::move(a));
-  }
-  return total_emulated_work(prepared.kernel, dims, shapes) <= limit;
+  return emulated_work(prepared.kernel, dims, param_shapes(prepared.kernel, dims, sizes)).total() <=
+         limit;
 }
 
 BoundArgs::BoundArgs(Backend& backend, const PreparedKernel& prepared,
@@ -221,10 +228,10 @@ BoundArgs::BoundArgs(Backend& backend, const PreparedKernel& prepared,
     : backend_(backend), kernel_(&prepared.kernel), dims_(launch_dims(prepared.kernel, sizes)) {
   const kir::Kernel& k = prepared.kernel;
   try {
-    for (const kir::Param& p : k.params) {
-      TensorArg a;
-      a.dtype = p.buffer->dtype;
-      a.sizes = param_shape(p, dims_, sizes);
+    std::vector<TensorArg> shapes = param_shapes(k, dims_, sizes);
+    for (size_t pi = 0; pi < k.params.size(); ++pi) {
+      const kir::Param& p = k.params[pi];
+      TensorArg a = std::move(shapes[pi]);
       int64_t n = 1;
       for (int64_t s : a.sizes) n *= s;
       a.strides.assign(a.sizes.size(), 1);

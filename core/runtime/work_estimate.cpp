@@ -14,9 +14,14 @@ namespace {
 
 using Values = std::map<std::string, kir::ExprP>;
 
+/// Barrier arrivals of one sl_block_reduce: up to three __syncthreads and
+/// two rounds of five warp shuffles (each a warp barrier on the CPU).
+constexpr double kBlockReduceBarriers = 13;
+
 struct Walker {
   const Values& values;
   std::map<const kir::Buffer*, double> work;
+  double barriers = 0;
 
   double trip(const kir::ExprP& extent) const {
     kir::ExprP e = kir::substitute(extent, values);
@@ -36,8 +41,12 @@ struct Walker {
         walk(s.body, times);
         walk(s.else_body, times);
         break;
-      case K::Store:
+      case K::Sync: barriers += times; break;
       case K::BlockReduce:
+        work[s.buffer] += times;
+        barriers += times * kBlockReduceBarriers;
+        break;
+      case K::Store:
       case K::GridReduce: work[s.buffer] += times; break;
       default: break;
     }
@@ -48,8 +57,14 @@ std::string scientific(double v) { return fmt::format("{:.3g}", v); }
 
 }  // namespace
 
-std::vector<BufferWork> emulated_work(const kir::Kernel& k, const LaunchDims& dims,
-                                      const std::vector<TensorArg>& args) {
+double EmulatedWork::per_thread() const {
+  double n = barriers_per_thread * kBarrierCost;
+  for (const BufferWork& b : buffers) n += b.per_thread;
+  return n;
+}
+
+EmulatedWork emulated_work(const kir::Kernel& k, const LaunchDims& dims,
+                           const std::vector<TensorArg>& args) {
   Values values{{"blockDim.x", kir::Expr::integer(dims.block[0])},
                 {"blockDim.y", kir::Expr::integer(dims.block[1])},
                 {"blockDim.z", kir::Expr::integer(dims.block[2])},
@@ -62,19 +77,14 @@ std::vector<BufferWork> emulated_work(const kir::Kernel& k, const LaunchDims& di
           kir::Expr::integer(args[i].sizes[d]);
   Walker w{values, {}};
   if (k.body) w.walk(*k.body, 1.0);
-  std::vector<BufferWork> out;
-  for (const auto& [b, n] : w.work) out.push_back({b, n});
-  std::stable_sort(out.begin(), out.end(),
+  EmulatedWork out;
+  for (const auto& [b, n] : w.work) out.buffers.push_back({b, n});
+  std::stable_sort(out.buffers.begin(), out.buffers.end(),
                    [](const BufferWork& a, const BufferWork& b) { return a.per_thread > b.per_thread; });
+  out.barriers_per_thread = w.barriers;
+  out.threads = static_cast<double>(dims.block[0] * dims.block[1] * dims.block[2]);
+  out.blocks = static_cast<double>(dims.grid[0] * dims.grid[1] * dims.grid[2]);
   return out;
-}
-
-double total_emulated_work(const kir::Kernel& k, const LaunchDims& dims,
-                           const std::vector<TensorArg>& args) {
-  double per_thread = 0;
-  for (const BufferWork& b : emulated_work(k, dims, args)) per_thread += b.per_thread;
-  return per_thread * static_cast<double>(dims.block[0] * dims.block[1] * dims.block[2]) *
-         static_cast<double>(dims.grid[0] * dims.grid[1] * dims.grid[2]);
 }
 
 double cpu_work_limit(bool traced) {
@@ -94,25 +104,32 @@ double cpu_work_limit(bool traced) {
 void check_emulated_work(const kir::Kernel& k, const LaunchDims& dims,
                          const std::vector<TensorArg>& args, double limit, bool traced) {
   if (limit <= 0) return;
-  const double total = total_emulated_work(k, dims, args);
+  const EmulatedWork work = emulated_work(k, dims, args);
+  const double total = work.total();
   if (total <= limit) return;
-  const auto work = emulated_work(k, dims, args);
-  double per_thread = 0;
-  for (const BufferWork& b : work) per_thread += b.per_thread;
-  const double threads = static_cast<double>(dims.block[0] * dims.block[1] * dims.block[2]);
-  const double blocks = static_cast<double>(dims.grid[0] * dims.grid[1] * dims.grid[2]);
-  const kir::Buffer* top = work.front().buffer;
-  const std::string name = top->tv ? top->tv->describe() : top->name;
+  // What does the most: a buffer's statements, or the barriers (weighted).
+  const double barrier_work = work.barriers_per_thread * kBarrierCost;
+  std::string top, advice;
+  if (!work.buffers.empty() && work.buffers.front().per_thread >= barrier_work) {
+    const kir::Buffer* b = work.buffers.front().buffer;
+    const std::string name = b->tv ? b->tv->describe() : b->name;
+    top = fmt::format("{} alone takes {}", name, scientific(work.buffers.front().per_thread));
+    advice = "bind " + name + "'s loops to threads and blocks, e.g. parallelize_all_like, or inline it";
+  } else {
+    top = fmt::format("its {} barriers (__syncthreads, {} statements each) alone take {}",
+                      scientific(work.barriers_per_thread), kBarrierCost, scientific(barrier_work));
+    advice = "bind the loops around the Shared tensors' barriers to threads and blocks, or keep "
+             "those tensors Local";
+  }
   user_error << "launch: the " << (traced ? "traced (sanitized) " : "")
              << "CPU emulation would execute about " << scientific(total)
-             << " statement instances (" << scientific(per_thread) << " per thread x "
-             << static_cast<int64_t>(threads) << " threads x " << static_cast<int64_t>(blocks)
-             << " blocks), more than its limit of " << scientific(limit)
-             << (traced ? " (the plain limit over the tracing slowdown)" : "") << "; " << name
-             << " alone takes " << scientific(work.front().per_thread)
-             << " per thread; expected each thread to compute its own part (bind " << name
-             << "'s loops to threads and blocks, e.g. parallelize_all_like, or inline it), "
-                "smaller sizes, or SCHEDLAB_CPU_MAX_WORK=0 to emulate anyway";
+             << " statement instances (" << scientific(work.per_thread()) << " per thread x "
+             << static_cast<int64_t>(work.threads) << " threads x "
+             << static_cast<int64_t>(work.blocks) << " blocks), more than its limit of "
+             << scientific(limit)
+             << (traced ? " (the plain limit over the tracing slowdown)" : "") << "; " << top
+             << " per thread; expected each thread to compute its own part (" << advice
+             << "), smaller sizes, or SCHEDLAB_CPU_MAX_WORK=0 to emulate anyway";
 }
 
 }  // namespace schedlab::runtime

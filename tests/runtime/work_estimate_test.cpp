@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "schedlab/frontend/fusion_file.h"
 #include "schedlab/frontend/schedule_script.h"
 #include "schedlab/runtime/executor.h"
 #include "schedlab/runtime/work_estimate.h"
@@ -15,25 +16,13 @@
 namespace schedlab::runtime::testing {
 namespace {
 
-/// The arguments a launch of `p` at `sizes` would get (shapes only).
-std::vector<TensorArg> shapes(const PreparedKernel& p, const LaunchDims& dims,
-                              const ir::SizeBindings& sizes) {
-  std::vector<TensorArg> args;
-  for (const kir::Param& param : p.kernel.params) {
-    TensorArg a;
-    a.sizes = param_shape(param, dims, sizes);
-    args.push_back(a);
-  }
-  return args;
-}
-
 const ir::SizeBindings kSizes{{"N", 7}, {"K", 130}};
 
 TEST(WorkEstimate, UnscheduledKernelIsOneThreadDoingEveryElementOfEveryTensor) {
   auto def = test_support::load_config_fusion("pointwise_add_mul");
   PreparedKernel p = prepare(*def.fusion, kSizes);
   LaunchDims dims = launch_dims(p.kernel, kSizes);
-  auto work = emulated_work(p.kernel, dims, shapes(p, dims, kSizes));
+  auto work = emulated_work(p.kernel, dims, param_shapes(p.kernel, dims, kSizes)).buffers;
   // s, p, the broadcast of b, q, q * 2 and out: one loop nest each.
   ASSERT_FALSE(work.empty());
   for (const BufferWork& w : work) {
@@ -57,8 +46,8 @@ TEST(WorkEstimate, RedundantProducerDominatesAndIsNamed) {
   frontend::apply_schedule_text(kRedundant, "test.sched", def, {});
   PreparedKernel p = prepare(*def.fusion, kSizes);
   LaunchDims dims = launch_dims(p.kernel, kSizes);
-  auto args = shapes(p, dims, kSizes);
-  auto work = emulated_work(p.kernel, dims, args);
+  auto args = param_shapes(p.kernel, dims, kSizes);
+  auto work = emulated_work(p.kernel, dims, args).buffers;
   ASSERT_GE(work.size(), 2u);
   // The largest first: an unbound producer, every element in every thread.
   EXPECT_EQ(work.front().per_thread, 7 * 130);
@@ -77,6 +66,55 @@ TEST(WorkEstimate, RedundantProducerDominatesAndIsNamed) {
   // No limit, or a limit above the estimate: no error.
   EXPECT_NO_THROW(check_emulated_work(p.kernel, dims, args, 0));
   EXPECT_NO_THROW(check_emulated_work(p.kernel, dims, args, 1e12));
+}
+
+// Fuzz seed 1 case 2025, minimised: a Shared cache inlined into serial loops
+// around the thread and block axes is computed in every thread, with two
+// barriers around every element; the barriers (a fiber switch each on the
+// CPU) cost the emulation far more than the stores (89 s), and the estimate
+// counts them.
+constexpr const char* kSharedUnboundFusion = R"(fusion: shared_unbound
+inputs:
+  x0: {dtype: f32, shape: [N, K, M]}
+sizes: {K: 4, M: 17, N: 13}
+body: |
+  v10 = cast(x0 >= 0.25, f32)
+outputs: [v10]
+)";
+constexpr const char* kSharedUnbound =
+    "c1 = cache_after(x0)\n"
+    "set_memory_type(c1, shared)\n"
+    "merge(v10, 0)\n"
+    "split(v10, 0, 128)\n"
+    "split(v10, 0, 16)\n"
+    "parallelize(v10, 3, BIDx)\n"
+    "parallelize(v10, 1, BIDy)\n"
+    "parallelize(v10, 2, TIDx)\n"
+    "parallelize(v10, 0, Unroll)\n"
+    "propagate_transformation(v10)\n"
+    "parallelize_all_like(v10, pos=0)\n"
+    "inline_most()\n";
+
+TEST(WorkEstimate, BarriersAreCountedAndNamedWhenTheyDominate) {
+  auto def = frontend::parse_fusion_text(kSharedUnboundFusion, "shared_unbound.yaml");
+  frontend::apply_schedule_text(kSharedUnbound, "test.sched", def, {});
+  const ir::SizeBindings sizes{{"N", 13}, {"K", 4}, {"M", 17}};
+  PreparedKernel p = prepare(*def.fusion, sizes);
+  LaunchDims dims = launch_dims(p.kernel, sizes);
+  auto args = param_shapes(p.kernel, dims, sizes);
+  EmulatedWork work = emulated_work(p.kernel, dims, args);
+  // Two barriers around each of the 16 x 128 x 17 elements every thread
+  // computes (and a few more around the loops).
+  EXPECT_GE(work.barriers_per_thread, 2 * 16 * 128 * 17);
+  double stores = 0;
+  for (const BufferWork& b : work.buffers) stores += b.per_thread;
+  EXPECT_EQ(work.per_thread(), stores + kBarrierCost * work.barriers_per_thread);
+  EXPECT_EQ(work.total(), work.per_thread() * 128 * (16 * 17));
+  EXPECT_GT(work.total(), cpu_work_limit());  // refused by default, as 89 s deserves
+  const std::string err = test_support::user_error_of(
+      [&] { check_emulated_work(p.kernel, dims, args, cpu_work_limit()); });
+  EXPECT_THAT(err, ::testing::HasSubstr("barriers (__syncthreads, 32 statements each) alone take"));
+  EXPECT_THAT(err, ::testing::HasSubstr("keep those tensors Local"));
 }
 
 TEST(WorkEstimate, LimitComesFromTheEnvironment) {

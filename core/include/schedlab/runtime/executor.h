@@ -45,6 +45,10 @@ void check_shared_memory(const kir::Kernel& k, const LaunchDims& dims,
 /// the reduced blockIdx dimensions. Its dtype is the parameter buffer's.
 std::vector<int64_t> param_shape(const kir::Param& p, const LaunchDims& dims,
                                  const ir::SizeBindings& sizes);
+/// Every parameter's TensorArg with only its sizes (param_shape) filled in:
+/// what the work estimate (work_estimate.h) needs, before anything is allocated.
+std::vector<TensorArg> param_shapes(const kir::Kernel& k, const LaunchDims& dims,
+                                    const ir::SizeBindings& sizes);
 /// Whether a traced (sanitized) launch of `prepared` at `sizes` stays within
 /// the CPU emulation's traced budget (work_estimate.h): sweeps validate a
 /// kernel beyond it without the sanitizer rather than refuse it.
