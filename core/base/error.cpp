@@ -24,10 +24,7 @@ ErrorReport::ErrorReport(Kind kind, SourceLoc loc, const char* src_file, int src
                          const char* cond)
     : kind_(kind), loc_(std::move(loc)), src_file_(src_file), src_line_(src_line), cond_(cond) {}
 
-ErrorReport::~ErrorReport() noexcept(false) {
-  // If another exception is already unwinding through us, throwing would
-  // terminate; the first error is the one worth reporting.
-  if (std::uncaught_exceptions() > 0) return;
+void ErrorReport::issue() const {
   if (kind_ == Kind::User) throw UserError(loc_, msg_.str());
   std::string m = "internal error (a bug in schedlab, please report it) at ";
   m += src_file_;

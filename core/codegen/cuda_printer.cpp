@@ -4,17 +4,21 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <utility>
 
 #include "schedlab/base/error.h"
 #include "schedlab/codegen/runtime_header.h"
 #include "schedlab/ir/scalar_format.h"
+#include "schedlab/lower/kir_visitor.h"
 
 namespace schedlab::codegen {
 
 using kir::Expr;
+using kir::ExprP;
 using kir::Stmt;
+using kir::StmtP;
 
 std::string c_type(ir::DataType t) {
   switch (t) {
@@ -26,7 +30,7 @@ std::string c_type(ir::DataType t) {
     case ir::DataType::F32: return "float";
     case ir::DataType::F64: return "double";
   }
-  return "?";
+  internal_error << "codegen: unknown dtype " << static_cast<int>(t);
 }
 
 namespace {
@@ -64,38 +68,33 @@ std::string param_type(const kir::Buffer& b) {
 }
 
 /// The runtime header's functor for an ir::ReductionOpType.
-const char* reduce_op(int op) {
-  static constexpr const char* kOps[] = {"SlOpSum()", "SlOpMax()", "SlOpMin()", "SlOpProd()"};
-  static_assert(static_cast<int>(ir::ReductionOpType::Sum) == 0 &&
-                static_cast<int>(ir::ReductionOpType::Max) == 1 &&
-                static_cast<int>(ir::ReductionOpType::Min) == 2 &&
-                static_cast<int>(ir::ReductionOpType::Prod) == 3);
-  return kOps[op];
+const char* reduce_op(ir::ReductionOpType op) {
+  switch (op) {
+    case ir::ReductionOpType::Sum: return "SlOpSum()";
+    case ir::ReductionOpType::Max: return "SlOpMax()";
+    case ir::ReductionOpType::Min: return "SlOpMin()";
+    case ir::ReductionOpType::Prod: return "SlOpProd()";
+  }
+  internal_error << "codegen: unknown reduction " << static_cast<int>(op);
 }
 
-bool reads_memory(const kir::ExprP& e) {
-  if (e->kind == Expr::Kind::Load) return true;
-  for (const auto& a : e->args)
-    if (reads_memory(a)) return true;
-  return false;
+bool reads_memory(const ExprP& e) {
+  return kir::any_expr(e, [](const Expr& x) { return x.kind == Expr::Kind::Load; });
 }
 
 bool synchronizes(const Stmt& s) {
-  if (s.kind == Stmt::Kind::Sync || s.kind == Stmt::Kind::BlockReduce ||
-      s.kind == Stmt::Kind::GridReduce)
-    return true;
-  for (const auto* list : {&s.body, &s.else_body})
-    for (const auto& c : *list)
-      if (synchronizes(*c)) return true;
-  return false;
+  return kir::any_stmt(s, [](const Stmt& x) {
+    return x.kind == Stmt::Kind::Sync || x.kind == Stmt::Kind::BlockReduce ||
+           x.kind == Stmt::Kind::GridReduce;
+  });
 }
 
 /// An If that may share its braces with a neighbour of the same condition:
 /// the condition is index math only (no store in either body can change it)
 /// and nothing in it synchronizes.
-bool mergeable(const Stmt& s) {
-  return s.kind == Stmt::Kind::If && s.else_body.empty() && !reads_memory(s.cond) &&
-         !synchronizes(s);
+const kir::If* mergeable(const Stmt& s) {
+  const auto* i = s.as<kir::If>();
+  return i && i->else_body.empty() && !reads_memory(i->cond) && !synchronizes(s) ? i : nullptr;
 }
 
 /// The kernel body's printer. Every buffer access goes through a runtime
@@ -105,231 +104,275 @@ bool mergeable(const Stmt& s) {
 /// argument, SL_SITE(n), for barriers): plain accesses on CUDA, calls into
 /// the host when the CPU backend traces (runtime/access_trace.h). Sites are
 /// numbered in print order; their lines are found in the finished text.
-class Printer {
+class Printer : public kir::IRVisitor {
  public:
   std::vector<AccessSite> sites;
 
-  std::string expr(const kir::ExprP& e);
-  void stmt(const Stmt& s, int depth, std::ostringstream& os);
+  std::string expr(const ExprP& e);
+  /// Prints a statement list at `depth` into os.
+  void stmts(const std::vector<StmtP>& list, int depth, std::ostringstream& os);
+
+ protected:
+  // Expressions: each visit sets expr_ for its node.
+  void visit(const kir::IntImm& e) override {
+    expr_ = e.value < 0 ? "(" + std::to_string(e.value) + ")" : std::to_string(e.value);
+  }
+  void visit(const kir::BoolImm& e) override { expr_ = e.value ? "true" : "false"; }
+  void visit(const kir::FloatImm& e) override { expr_ = literal(e.value, e.dtype); }
+  void visit(const kir::Var& e) override;
+  void visit(const kir::Unary& e) override;
+  void visit(const kir::Binary& e) override;
+  void visit(const kir::Select& e) override {
+    expr_ = "(" + expr(e.cond) + " ? " + expr(e.true_value) + " : " + expr(e.false_value) + ")";
+  }
+  void visit(const kir::Cast& e) override;
+  void visit(const kir::Load& e) override { expr_ = load(*e.buffer, e.index); }
+  void visit(const kir::IndexOp& e) override {
+    const std::string a = expr(e.a), b = expr(e.b);
+    expr_ = e.op == kir::IndexOpType::CeilDiv
+                ? "sl_ceil_div(" + a + ", " + b + ")"
+                : "(" + a + " " + std::string(kir::index_op_symbol(e.op)) + " " + b + ")";
+  }
+  // Statements: each visit appends its lines at depth_ to *os_.
+  void visit(const kir::Block& s) override { stmts(s.body, depth_, *os_); }
+  void visit(const kir::For& s) override;
+  void visit(const kir::If& s) override;
+  void visit(const kir::Store& s) override;
+  void visit(const kir::Allocate& s) override;
+  void visit(const kir::Sync&) override {
+    *os_ << pad() << "SL_SYNC(" << site(AccessSite::Kind::Barrier, nullptr) << ");\n";
+  }
+  void visit(const kir::Comment& s) override { *os_ << pad() << "// " << s.text << "\n"; }
+  void visit(const kir::BlockReduce& s) override;
+  void visit(const kir::GridReduce& s) override;
 
  private:
+  std::string pad() const { return std::string(static_cast<size_t>(depth_) * 2, ' '); }
   int site(AccessSite::Kind kind, const kir::Buffer* b, int64_t elements = 1) {
     sites.push_back({kind, b, elements, 0});
     return static_cast<int>(sites.size()) - 1;
   }
   static std::string base(const kir::Buffer& b) { return b.is_param ? b.name + ".data" : b.name; }
   /// SL_LD(site, base, index): one element's value.
-  std::string load(const kir::Buffer& b, const kir::ExprP& index) {
+  std::string load(const kir::Buffer& b, const ExprP& index) {
     const int id = site(AccessSite::Kind::Read, &b);
     return "SL_LD(" + std::to_string(id) + ", " + base(b) + ", " + expr(index) + ")";
   }
   /// The head of a store, "SL_ST(site, base, index, ": the caller appends
   /// the value and ");".
-  std::string store_head(const kir::Buffer& b, const kir::ExprP& index) {
+  std::string store_head(const kir::Buffer& b, const ExprP& index) {
     const int id = site(AccessSite::Kind::Write, &b);
     return "SL_ST(" + std::to_string(id) + ", " + base(b) + ", " + expr(index) + ", ";
   }
   /// SL_VLD(site, base, index, n) / SL_VST(...): a pointer to n elements.
-  std::string vector_access(const kir::Buffer& b, const kir::ExprP& index, int64_t n, bool write) {
+  std::string vector_access(const kir::Buffer& b, const ExprP& index, int64_t n, bool write) {
     const int id = site(write ? AccessSite::Kind::Write : AccessSite::Kind::Read, &b, n);
     return std::string(write ? "SL_VST(" : "SL_VLD(") + std::to_string(id) + ", " + base(b) +
            ", " + expr(index) + ", " + std::to_string(n) + ")";
   }
-  std::string unary(const Expr& e);
-  std::string binary(const Expr& e);
-  std::string cast(const Expr& e);
-  void stmts(const std::vector<kir::StmtP>& list, int depth, std::ostringstream& os);
+
+  std::string expr_;
+  int depth_ = 0;
+  std::ostringstream* os_ = nullptr;
 };
 
-std::string Printer::unary(const Expr& e) {
-  std::string a = expr(e.args[0]);
-  ir::DataType t = e.dtype;
-  switch (static_cast<ir::UnaryOpType>(e.op)) {
-    case ir::UnaryOpType::Neg: return "(-" + a + ")";
-    case ir::UnaryOpType::Abs:
-      return ir::is_float(t) ? math_fn("fabs", t) + "(" + a + ")" : "(" + a + " < 0 ? -" + a + " : " + a + ")";
-    case ir::UnaryOpType::Exp: return math_fn("exp", t) + "(" + a + ")";
-    case ir::UnaryOpType::Log: return math_fn("log", t) + "(" + a + ")";
-    case ir::UnaryOpType::Sqrt: return math_fn("sqrt", t) + "(" + a + ")";
-    case ir::UnaryOpType::Tanh: return math_fn("tanh", t) + "(" + a + ")";
-    case ir::UnaryOpType::Erf: return math_fn("erf", t) + "(" + a + ")";
-    case ir::UnaryOpType::Rsqrt: return "sl_rsqrt(" + a + ")";
-    case ir::UnaryOpType::Sigmoid: return "sl_sigmoid(" + a + ")";
-    case ir::UnaryOpType::Relu: return "sl_relu(" + a + ")";
-    case ir::UnaryOpType::Reciprocal: return "(" + literal(1.0, t) + " / " + a + ")";
-    case ir::UnaryOpType::Not: return "(!" + a + ")";
-  }
-  return "?";
+std::string Printer::expr(const ExprP& e) {
+  internal_assert(e != nullptr) << "codegen: a null expression";
+  include(e);
+  return std::move(expr_);
 }
 
-std::string Printer::binary(const Expr& e) {
-  std::string a = expr(e.args[0]), b = expr(e.args[1]);
-  auto infix = [&](const char* op) { return "(" + a + " " + op + " " + b + ")"; };
-  switch (static_cast<ir::BinaryOpType>(e.op)) {
-    case ir::BinaryOpType::Add: return infix("+");
-    case ir::BinaryOpType::Sub: return infix("-");
-    case ir::BinaryOpType::Mul: return infix("*");
-    case ir::BinaryOpType::Div: return infix("/");
-    case ir::BinaryOpType::Max: return "sl_max(" + a + ", " + b + ")";
-    case ir::BinaryOpType::Min: return "sl_min(" + a + ", " + b + ")";
-    case ir::BinaryOpType::Pow: return math_fn("pow", e.dtype) + "(" + a + ", " + b + ")";
-    case ir::BinaryOpType::Lt: return infix("<");
-    case ir::BinaryOpType::Le: return infix("<=");
-    case ir::BinaryOpType::Gt: return infix(">");
-    case ir::BinaryOpType::Ge: return infix(">=");
-    case ir::BinaryOpType::Eq: return infix("==");
-    case ir::BinaryOpType::Ne: return infix("!=");
-    case ir::BinaryOpType::And: return infix("&&");
-    case ir::BinaryOpType::Or: return infix("||");
-  }
-  return "?";
-}
-
-std::string Printer::cast(const Expr& e) {
-  const kir::ExprP& a = e.args[0];
-  std::string s = expr(a);
-  ir::DataType from = a->dtype, to = e.dtype;
-  if (ir::is_half(from)) s = "sl_to_float(" + s + ")", from = ir::DataType::F32;
-  if (from == to) return s;
-  if (to == ir::DataType::F16) return "sl_to_half((float)(" + s + "))";
-  if (to == ir::DataType::BF16) return "sl_to_bf16((float)(" + s + "))";
-  if (to == ir::DataType::Bool) return "((" + s + ") != 0)";
-  return "((" + c_type(to) + ")(" + s + "))";
-}
-
-std::string Printer::expr(const kir::ExprP& e) {
-  switch (e->kind) {
-    case Expr::Kind::Int: return e->i < 0 ? "(" + std::to_string(e->i) + ")" : std::to_string(e->i);
-    case Expr::Kind::Bool: return e->i ? "true" : "false";
-    case Expr::Kind::Float: return literal(e->f, e->dtype);
-    case Expr::Kind::Var: {
-      // threadIdx/blockIdx are read once, as the index type (kIndexLocals);
-      // blockDim is unsigned int too: cast, or blockIdx.x * 128 would wrap
-      // at 2^32 in an int64 kernel.
-      for (const auto& [var, local] : kIndexLocals)
-        if (e->name == var) return local;
-      if (e->name.starts_with("blockDim.")) return "((sl_index_t)" + e->name + ")";
-      return e->name;
+void Printer::visit(const kir::Var& e) {
+  // threadIdx/blockIdx are read once, as the index type (kIndexLocals);
+  // blockDim is unsigned int too: cast, or blockIdx.x * 128 would wrap at
+  // 2^32 in an int64 kernel.
+  for (const auto& [var, local] : kIndexLocals)
+    if (e.name == var) {
+      expr_ = local;
+      return;
     }
-    case Expr::Kind::Unary: return unary(*e);
-    case Expr::Kind::Binary: return binary(*e);
-    case Expr::Kind::Select:
-      return "(" + expr(e->args[0]) + " ? " + expr(e->args[1]) + " : " + expr(e->args[2]) + ")";
-    case Expr::Kind::Cast: return cast(*e);
-    case Expr::Kind::Load: return load(*e->buffer, e->args[0]);
-    case Expr::Kind::IntOp:
-      if (e->name == "ceilDiv") return "sl_ceil_div(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
-      return "(" + expr(e->args[0]) + " " + e->name + " " + expr(e->args[1]) + ")";
+  expr_ = e.name.starts_with("blockDim.") ? "((sl_index_t)" + e.name + ")" : e.name;
+}
+
+void Printer::visit(const kir::Unary& e) {
+  const std::string a = expr(e.a);
+  const ir::DataType t = e.dtype;
+  switch (e.op) {
+    case ir::UnaryOpType::Neg: expr_ = "(-" + a + ")"; return;
+    case ir::UnaryOpType::Abs:
+      expr_ = ir::is_float(t) ? math_fn("fabs", t) + "(" + a + ")"
+                              : "(" + a + " < 0 ? -" + a + " : " + a + ")";
+      return;
+    case ir::UnaryOpType::Exp: expr_ = math_fn("exp", t) + "(" + a + ")"; return;
+    case ir::UnaryOpType::Log: expr_ = math_fn("log", t) + "(" + a + ")"; return;
+    case ir::UnaryOpType::Sqrt: expr_ = math_fn("sqrt", t) + "(" + a + ")"; return;
+    case ir::UnaryOpType::Tanh: expr_ = math_fn("tanh", t) + "(" + a + ")"; return;
+    case ir::UnaryOpType::Erf: expr_ = math_fn("erf", t) + "(" + a + ")"; return;
+    case ir::UnaryOpType::Rsqrt: expr_ = "sl_rsqrt(" + a + ")"; return;
+    case ir::UnaryOpType::Sigmoid: expr_ = "sl_sigmoid(" + a + ")"; return;
+    case ir::UnaryOpType::Relu: expr_ = "sl_relu(" + a + ")"; return;
+    case ir::UnaryOpType::Reciprocal: expr_ = "(" + literal(1.0, t) + " / " + a + ")"; return;
+    case ir::UnaryOpType::Not: expr_ = "(!" + a + ")"; return;
   }
-  return "?";
+  internal_error << "codegen: unknown unary operator " << static_cast<int>(e.op);
+}
+
+void Printer::visit(const kir::Binary& e) {
+  const std::string a = expr(e.a), b = expr(e.b);
+  auto infix = [&](const char* op) { return "(" + a + " " + op + " " + b + ")"; };
+  switch (e.op) {
+    case ir::BinaryOpType::Add: expr_ = infix("+"); return;
+    case ir::BinaryOpType::Sub: expr_ = infix("-"); return;
+    case ir::BinaryOpType::Mul: expr_ = infix("*"); return;
+    case ir::BinaryOpType::Div: expr_ = infix("/"); return;
+    case ir::BinaryOpType::Max: expr_ = "sl_max(" + a + ", " + b + ")"; return;
+    case ir::BinaryOpType::Min: expr_ = "sl_min(" + a + ", " + b + ")"; return;
+    case ir::BinaryOpType::Pow: expr_ = math_fn("pow", e.dtype) + "(" + a + ", " + b + ")"; return;
+    case ir::BinaryOpType::Lt: expr_ = infix("<"); return;
+    case ir::BinaryOpType::Le: expr_ = infix("<="); return;
+    case ir::BinaryOpType::Gt: expr_ = infix(">"); return;
+    case ir::BinaryOpType::Ge: expr_ = infix(">="); return;
+    case ir::BinaryOpType::Eq: expr_ = infix("=="); return;
+    case ir::BinaryOpType::Ne: expr_ = infix("!="); return;
+    case ir::BinaryOpType::And: expr_ = infix("&&"); return;
+    case ir::BinaryOpType::Or: expr_ = infix("||"); return;
+  }
+  internal_error << "codegen: unknown binary operator " << static_cast<int>(e.op);
+}
+
+void Printer::visit(const kir::Cast& e) {
+  std::string s = expr(e.value);
+  ir::DataType from = e.value->dtype, to = e.dtype;
+  if (ir::is_half(from)) s = "sl_to_float(" + s + ")", from = ir::DataType::F32;
+  if (from == to) expr_ = s;
+  else if (to == ir::DataType::F16) expr_ = "sl_to_half((float)(" + s + "))";
+  else if (to == ir::DataType::BF16) expr_ = "sl_to_bf16((float)(" + s + "))";
+  else if (to == ir::DataType::Bool) expr_ = "((" + s + ") != 0)";
+  else expr_ = "((" + c_type(to) + ")(" + s + "))";
 }
 
 /// A statement list. Adjacent Ifs with the same condition (every store of a
 /// fused nest repeats its predicate) print as one. (Conditions that merge
 /// read no memory, so printing them to compare takes no site.)
-void Printer::stmts(const std::vector<kir::StmtP>& list, int depth, std::ostringstream& os) {
-  std::string pad(static_cast<size_t>(depth) * 2, ' ');
+void Printer::stmts(const std::vector<StmtP>& list, int depth, std::ostringstream& os) {
+  std::ostringstream* const saved_os = os_;
+  const int saved_depth = depth_;
+  os_ = &os;
+  depth_ = depth;
   for (size_t i = 0; i < list.size();) {
     size_t j = i + 1;
     std::string cond;
-    if (mergeable(*list[i])) {
-      cond = expr(list[i]->cond);
-      while (j < list.size() && mergeable(*list[j]) && expr(list[j]->cond) == cond) ++j;
+    if (const kir::If* first = mergeable(*list[i])) {
+      cond = expr(first->cond);
+      while (j < list.size()) {
+        const kir::If* next = mergeable(*list[j]);
+        if (!next || expr(next->cond) != cond) break;
+        ++j;
+      }
     }
     if (j - i == 1) {
-      stmt(*list[i++], depth, os);
+      include(*list[i++]);
       continue;
     }
-    os << pad << "if (" << cond << ") {\n";
-    for (; i < j; ++i)
-      for (const auto& c : list[i]->body) stmt(*c, depth + 1, os);
-    os << pad << "}\n";
+    os << pad() << "if (" << cond << ") {\n";
+    ++depth_;
+    for (; i < j; ++i) include(list[i]->as<kir::If>()->then_body);
+    --depth_;
+    os << pad() << "}\n";
   }
+  os_ = saved_os;
+  depth_ = saved_depth;
 }
 
-void Printer::stmt(const Stmt& s, int depth, std::ostringstream& os) {
-  std::string pad(static_cast<size_t>(depth) * 2, ' ');
-  switch (s.kind) {
-    case Stmt::Kind::Block:
-      stmts(s.body, depth, os);
-      break;
-    case Stmt::Kind::For:
-      if (s.unroll) os << pad << "#pragma unroll\n";
-      os << pad << "for (sl_index_t " << s.var << " = 0; " << s.var << " < " << expr(s.extent) << "; ++"
-         << s.var << ") {\n";
-      stmts(s.body, depth + 1, os);
-      os << pad << "}\n";
-      break;
-    case Stmt::Kind::If:
-      os << pad << "if (" << expr(s.cond) << ") {\n";
-      stmts(s.body, depth + 1, os);
-      if (!s.else_body.empty()) {
-        os << pad << "} else {\n";
-        stmts(s.else_body, depth + 1, os);
-      }
-      os << pad << "}\n";
-      break;
-    case Stmt::Kind::Store:
-      if (s.vector > 1) {
-        const std::string dst = vector_access(*s.buffer, s.index, s.vector, true);
-        const std::string src = vector_access(*s.value->buffer, s.value->args[0], s.vector, false);
-        os << pad << "sl_vec_copy<" << c_type(s.buffer->dtype) << ", " << s.vector << ">(" << dst
-           << ", " << src << ");\n";
-        break;
-      }
-      {
-        const std::string head = store_head(*s.buffer, s.index);
-        os << pad << head << expr(s.value) << ");\n";
-      }
-      break;
-    case Stmt::Kind::Allocate: {
-      const kir::Buffer& b = *s.buffer;
-      if (b.memory == ir::MemoryType::Shared && b.dynamic_offset)
-        os << pad << c_type(b.dtype) << "* " << b.name << " = reinterpret_cast<" << c_type(b.dtype)
-           << "*>(sl_smem + " << expr(b.dynamic_offset) << ");  // sized at launch\n";
-      else if (b.memory == ir::MemoryType::Shared)
-        os << pad << c_type(b.dtype) << "* " << b.name << " = reinterpret_cast<" << c_type(b.dtype)
-           << "*>(sl_smem + " << b.shared_offset << ");  // " << b.size << " elements\n";
-      else  // aligned so that vectorized copies into registers are legal
-        os << pad << "alignas(16) " << c_type(b.dtype) << " " << b.name << "[" << b.size
-           << "]; SL_LOCAL(" << site(AccessSite::Kind::Declare, &b, b.size) << ", " << b.name
-           << ");\n";
-      break;
-    }
-    case Stmt::Kind::Sync:
-      os << pad << "SL_SYNC(" << site(AccessSite::Kind::Barrier, nullptr) << ");\n";
-      break;
-    case Stmt::Kind::BlockReduce: {
-      std::string t = c_type(s.buffer->dtype);
-      auto b = [](bool v) { return v ? "true" : "false"; };
-      const std::string head = store_head(*s.buffer, s.index);
-      const int barrier = site(AccessSite::Kind::Barrier, nullptr);
-      // A thread that does not take part may never have initialised its
-      // accumulator (its predicates were false): it must not read it.
-      const std::string src =
-          "(" + expr(s.cond) + " ? " + load(*s.buffer, s.index) + " : " + expr(s.value) + ")";
-      // Parenthesized: the template arguments' commas are inside a macro call.
-      os << pad << head << "(sl_block_reduce<" << b(s.reduce_dims[0]) << ", "
-         << b(s.reduce_dims[1]) << ", " << b(s.reduce_dims[2]) << ", " << t << ">(SL_SITE("
-         << barrier << "), " << src << ", " << reduce_op(s.reduce_op) << ", " << expr(s.value)
-         << ", reinterpret_cast<" << t << "*>(sl_smem + " << s.workspace << "), " << expr(s.cond)
-         << ")));\n";
-      break;
-    }
-    case Stmt::Kind::GridReduce: {
-      // The result's store and the workspaces follow sl_grid_reduce's own
-      // protocol: they are not access sites (see runtime/access_trace.h).
-      os << pad << "if (" << expr(s.cond) << ") {\n";
-      os << pad << "  sl_grid_reduce<" << c_type(s.buffer->dtype) << ">(&" << s.out->name
-         << ".data[" << expr(s.out_index) << "], " << load(*s.buffer, s.index) << ", "
-         << reduce_op(s.reduce_op) << ", " << expr(s.value) << ", " << s.workspaces[0]->name
-         << ".data, " << s.workspaces[1]->name << ".data, " << expr(s.grid[0]) << ", "
-         << expr(s.grid[1]) << ", " << expr(s.grid[2]) << ");\n";
-      os << pad << "}\n";
-      break;
-    }
-    case Stmt::Kind::Comment: os << pad << "// " << s.text << "\n"; break;
+void Printer::visit(const kir::For& s) {
+  if (s.unroll) *os_ << pad() << "#pragma unroll\n";
+  *os_ << pad() << "for (sl_index_t " << s.var << " = 0; " << s.var << " < " << expr(s.extent)
+       << "; ++" << s.var << ") {\n";
+  stmts(s.body, depth_ + 1, *os_);
+  *os_ << pad() << "}\n";
+}
+
+void Printer::visit(const kir::If& s) {
+  *os_ << pad() << "if (" << expr(s.cond) << ") {\n";
+  stmts(s.then_body, depth_ + 1, *os_);
+  if (!s.else_body.empty()) {
+    *os_ << pad() << "} else {\n";
+    stmts(s.else_body, depth_ + 1, *os_);
   }
+  *os_ << pad() << "}\n";
+}
+
+void Printer::visit(const kir::Store& s) {
+  if (s.vector > 1) {
+    const auto* src = s.value->as<kir::Load>();
+    internal_assert(src) << "codegen: a vector store of " << s.buffer->name << " copies no load";
+    const std::string dst = vector_access(*s.buffer, s.index, s.vector, true);
+    const std::string from = vector_access(*src->buffer, src->index, s.vector, false);
+    *os_ << pad() << "sl_vec_copy<" << c_type(s.buffer->dtype) << ", " << s.vector << ">(" << dst
+         << ", " << from << ");\n";
+    return;
+  }
+  const std::string head = store_head(*s.buffer, s.index);
+  *os_ << pad() << head << expr(s.value) << ");\n";
+}
+
+void Printer::visit(const kir::Allocate& s) {
+  const kir::Buffer& b = *s.buffer;
+  const std::string t = c_type(b.dtype);
+  if (b.memory == ir::MemoryType::Shared && b.dynamic_offset)
+    *os_ << pad() << t << "* " << b.name << " = reinterpret_cast<" << t << "*>(sl_smem + "
+         << expr(b.dynamic_offset) << ");  // sized at launch\n";
+  else if (b.memory == ir::MemoryType::Shared)
+    *os_ << pad() << t << "* " << b.name << " = reinterpret_cast<" << t << "*>(sl_smem + "
+         << b.shared_offset << ");  // " << b.size << " elements\n";
+  else  // aligned so that vectorized copies into registers are legal
+    *os_ << pad() << "alignas(16) " << t << " " << b.name << "[" << b.size << "]; SL_LOCAL("
+         << site(AccessSite::Kind::Declare, &b, b.size) << ", " << b.name << ");\n";
+}
+
+void Printer::visit(const kir::BlockReduce& s) {
+  const std::string t = c_type(s.buffer->dtype);
+  auto b = [](bool v) { return v ? "true" : "false"; };
+  const int barrier = site(AccessSite::Kind::Barrier, nullptr);
+  const std::string participate = expr(s.participate);
+  // A thread that does not take part may never have initialised its
+  // accumulator (its predicates were false): it must not read it.
+  const std::string src =
+      "(" + participate + " ? " + load(*s.buffer, s.index) + " : " + expr(s.identity) + ")";
+  // Every thread calls it (it synchronizes the block); only one whose element
+  // exists stores the result: an element past the tensor's end may share its
+  // accumulator slot with a real one (fuzz seed 1 case 4194).
+  *os_ << pad() << "{\n";
+  *os_ << pad() << "  const " << t << " sl_r = sl_block_reduce<" << b(s.dims[0]) << ", "
+       << b(s.dims[1]) << ", " << b(s.dims[2]) << ", " << t << ">(SL_SITE(" << barrier << "), "
+       << src << ", " << reduce_op(s.op) << ", " << expr(s.identity) << ", reinterpret_cast<" << t
+       << "*>(sl_smem + " << s.workspace << "), " << participate << ");\n";
+  *os_ << pad() << "  if (" << participate << ") " << store_head(*s.buffer, s.index) << "sl_r);\n";
+  *os_ << pad() << "}\n";
+}
+
+void Printer::visit(const kir::GridReduce& s) {
+  // The result's store and the workspaces follow sl_grid_reduce's own
+  // protocol: they are not access sites (see runtime/access_trace.h).
+  *os_ << pad() << "if (" << expr(s.participate) << ") {\n";
+  *os_ << pad() << "  sl_grid_reduce<" << c_type(s.buffer->dtype) << ">(&" << s.out->name
+       << ".data[" << expr(s.out_index) << "], " << load(*s.buffer, s.index) << ", "
+       << reduce_op(s.op) << ", " << expr(s.identity) << ", " << s.partials->name << ".data, "
+       << s.semaphores->name << ".data, " << expr(s.element) << ", " << expr(s.block) << ", "
+       << expr(s.blocks) << ");\n";
+  *os_ << pad() << "}\n";
+}
+
+/// The thread and block indices (kIndexLocals' first names) the kernel reads.
+std::set<std::string> index_vars_read(const kir::Kernel& k) {
+  std::set<std::string> read;
+  kir::any_expr(*k.body, [&](const Expr& e) {
+    if (const auto* v = e.as<kir::Var>())
+      for (const auto& [var, local] : kIndexLocals)
+        if (v->name == var) read.insert(var);
+    return false;
+  });
+  return read;
 }
 
 /// Sets each site's line: the line of `text` (1-based, counting from
@@ -375,12 +418,11 @@ PrintedUnit kernel_unit(const kir::Kernel& k, int first_line) {
     os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes\n";
   Printer printer;
   std::ostringstream body;
-  printer.stmt(*k.body, 1, body);
-  const std::string text = body.str();
+  printer.stmts(k.body->body, 1, body);
+  const std::set<std::string> read = index_vars_read(k);
   for (const auto& [var, local] : kIndexLocals)
-    if (text.find(local) != std::string::npos)
-      os << "  const sl_index_t " << local << " = " << var << ";\n";
-  os << text;
+    if (read.count(var)) os << "  const sl_index_t " << local << " = " << var << ";\n";
+  os << body.str();
   os << "}\n";
   PrintedUnit u{os.str(), std::move(printer.sites)};
   locate_sites(u.text, first_line, u.sites);

@@ -8,7 +8,7 @@
 
 #include "parser.h"
 #include "schedlab/base/error.h"
-#include "yaml_reader.h"
+#include "../base/yaml_reader.h"
 
 namespace schedlab::frontend {
 
@@ -19,6 +19,39 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"fusion", "description", "inputs", "sizes", "body", "outputs"};
 const std::vector<std::string> kInputKeys = {"dtype", "shape", "range"};
+
+/// Maps positions inside the body scalar to file positions. A literal
+/// block scalar ('|') starts on the line after its indicator, at the
+/// indentation of its first non-blank line; an inline scalar starts at its
+/// first character (after the quote, if quoted).
+Locator body_locator(const YamlReader& r, const YAML::Node& body) {
+  int mline = body.Mark().line, mcol = body.Mark().column;
+  const std::string& first = r.line(mline);
+  char ind = static_cast<size_t>(mcol) < first.size() ? first[static_cast<size_t>(mcol)] : ' ';
+  if (ind == '>')
+    user_error_at(r.loc(body)) << "body: expected a literal block scalar ('|'), found a folded "
+                               << "one ('>'), which would join the statements into one line";
+  if (ind == '|') {
+    int indent = 0;
+    for (size_t l = static_cast<size_t>(mline) + 1; l < r.lines(); ++l) {
+      const std::string& s = r.line(static_cast<int>(l));
+      size_t nb = s.find_first_not_of(' ');
+      if (nb != std::string::npos) {
+        indent = static_cast<int>(nb);
+        break;
+      }
+    }
+    std::string path = r.path();
+    return [path, mline, indent](int line, int col) {
+      return SourceLoc{path, mline + 1 + line, indent + col};
+    };
+  }
+  int offset = mcol + ((ind == '"' || ind == '\'') ? 1 : 0);
+  std::string path = r.path();
+  return [path, mline, offset](int line, int col) {
+    return SourceLoc{path, mline + line, line == 1 ? offset + col : col};
+  };
+}
 
 SizeExpr shape_entry(const YamlReader& r, const YAML::Node& e, const std::string& input) {
   if (!e.IsScalar())
@@ -195,7 +228,7 @@ FusionDefinition parse_fusion_text(const std::string& text, const std::string& p
   if (!body.IsScalar())
     user_error_at(r.loc(body)) << "body: expected text with one `name = expression` per line, "
                                << "found " << kind_name(body);
-  parse_body(body.Scalar(), r.body_locator(body), *def.fusion, scope);
+  parse_body(body.Scalar(), body_locator(r, body), *def.fusion, scope);
   parse_outputs(r, root["outputs"], def, scope);
   return def;
 }
@@ -231,7 +264,6 @@ std::string resolve_fusion(const std::string& name_or_path, const std::vector<st
   user_error << "unknown fusion '" << name_or_path << "'; expected a file path or a name from "
              << (searched.empty() ? "(no directories)" : searched)
              << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
-  return {};
 }
 
 ir::SizeBindings parse_size_list(const std::string& text, const std::string& what) {

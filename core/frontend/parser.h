@@ -10,6 +10,7 @@
 #include <string>
 
 #include "lexer.h"
+#include "schedlab/base/suggest.h"
 #include "schedlab/ir/fusion.h"
 
 namespace schedlab::frontend {
@@ -23,9 +24,5 @@ using Scope = std::map<std::string, Binding>;
 
 /// Parses and builds `body` into `f`, adding one Binding per statement.
 void parse_body(const std::string& body, const Locator& loc, ir::Fusion& f, Scope& scope);
-
-/// The closest candidate to `name` by edit distance, or "" if none is close:
-/// for "did you mean" hints.
-std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
 
 }  // namespace schedlab::frontend

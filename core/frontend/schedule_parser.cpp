@@ -127,7 +127,6 @@ class ScriptParser {
     }
     user_error_at(at(cur())) << "expected an argument (a name, an integer, {param}, a list "
                              << "[...] or a map {old: new}), found " << cur().describe();
-    return v;
   }
 
   std::vector<Token> toks_;

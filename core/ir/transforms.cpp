@@ -53,6 +53,29 @@ void check_serial(std::string_view op, const TensorView* t, int axis) {
       << "; expected a Serial axis (transform before binding)";
 }
 
+}  // namespace
+
+std::string TensorView::why_not_adjacent(const IterDomain* id) const {
+  auto dom = logical_no_reductions();
+  if (dom.empty()) return "it has no non-Reduction logical axis";
+  const IterDomain* innermost = dom.back();
+  if (id == innermost) return "";
+  const auto* s = id->definition() ? id->definition()->as<Split>() : nullptr;
+  if (s == nullptr)
+    return id->definition() ? "it is made by a merge"
+                            : "it is logical axis " + id->str() + ", not the innermost one";
+  if (s->inner() != id) return "it is the outer part of " + s->str();
+  if (!s->inner_split()) return "it is the inner part of an outer split (" + s->str() + ")";
+  const IterDomain* x = s->in();
+  while (const auto* m = x->definition() ? x->definition()->as<Merge>() : nullptr) x = m->inner();
+  if (x != innermost)
+    return "it splits " + x->str() + ", which is not the innermost logical axis " +
+           innermost->str();
+  return "";
+}
+
+namespace {
+
 /// The rules of a vector copy that no later primitive can change: a tensor's
 /// definition stays (cache_before refuses a bound tensor), and so do its
 /// logical domain and the history of an axis. What later calls can change
@@ -78,26 +101,7 @@ void check_vectorizable(const TensorView* t, int a, int64_t w) {
   user_assert(!dom.empty()) << "parallelize: cannot vectorize " << axis_desc(t, a) << ": "
                             << t->describe() << " has no non-Reduction logical axis";
   const IterDomain* innermost = dom.back();
-  // The w elements are adjacent in memory only when the axis is the inner
-  // part of a split by w of the innermost logical axis (possibly merged, as
-  // the inner side, with axes outer of it), or that axis itself.
-  const auto* s = id->definition() ? id->definition()->as<Split>() : nullptr;
-  std::string found;
-  if (id == innermost) {
-    // The innermost logical axis itself, of constant extent w.
-  } else if (s == nullptr) {
-    found = id->definition() ? "it is made by a merge" : "it is logical axis " + id->str() +
-                                                             ", not the innermost one";
-  } else if (s->inner() != id || !s->inner_split()) {
-    found = s->inner() != id ? "it is the outer part of " + s->str()
-                             : "it is the inner part of an outer split (" + s->str() + ")";
-  } else {
-    const IterDomain* x = s->in();
-    while (const auto* m = x->definition() ? x->definition()->as<Merge>() : nullptr) x = m->inner();
-    if (x != innermost)
-      found = "it splits " + x->str() + ", which is not the innermost logical axis " +
-              innermost->str();
-  }
+  const std::string found = t->why_not_adjacent(id);
   user_assert(found.empty())
       << "parallelize: cannot vectorize " << axis_desc(t, a) << ": " << found
       << "; expected the inner part of split(innermost, " << w << ") of the innermost logical axis "
@@ -127,6 +131,8 @@ std::string_view loop_transform_name(LoopTransform t) {
   }
   return "?";
 }
+
+const SizeExpr& Split::stride() const { return inner()->extent(); }
 
 std::string Split::str() const {
   return "Split: " + in()->str() + " by factor " + std::to_string(factor_) +

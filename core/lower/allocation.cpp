@@ -25,13 +25,13 @@ ExprP launch_size(const ir::SizeExpr& e) {
     case ir::SizeExpr::Kind::Mul:
       return launch_size(e.lhs()) * launch_size(e.rhs());
     case ir::SizeExpr::Kind::CeilDiv:
-      return Expr::int_op("ceilDiv", launch_size(e.lhs()), launch_size(e.rhs()));
+      return Expr::ceil_div(launch_size(e.lhs()), launch_size(e.rhs()));
   }
-  return nullptr;
+  internal_error << "lowering: unknown size kind " << static_cast<int>(e.kind());
 }
 
 ExprP align16(const ExprP& bytes) {
-  return Expr::int_op("ceilDiv", bytes, Expr::integer(16)) * Expr::integer(16);
+  return Expr::ceil_div(bytes, Expr::integer(16)) * Expr::integer(16);
 }
 
 }  // namespace

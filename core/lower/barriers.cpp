@@ -3,27 +3,36 @@
 
 #include <set>
 
+#include "schedlab/lower/kir_visitor.h"
+
 namespace schedlab::lower {
 
 namespace {
 
 using Buffers = std::set<const kir::Buffer*>;
 
-void reads_of(const kir::ExprP& e, Buffers& out) {
-  if (!e) return;
-  if (e->kind == kir::Expr::Kind::Load && e->buffer->memory == ir::MemoryType::Shared)
-    out.insert(e->buffer);
-  for (const auto& a : e->args) reads_of(a, out);
-}
+/// The Shared buffers a statement (with everything nested in it) reads and
+/// writes.
+class Effects : public kir::IRVisitor {
+ public:
+  Buffers reads, writes;
 
-void effects(const kir::Stmt& s, Buffers& reads, Buffers& writes) {
-  reads_of(s.cond, reads);
-  reads_of(s.index, reads);
-  reads_of(s.value, reads);
-  if (s.kind == kir::Stmt::Kind::Store && s.buffer->memory == ir::MemoryType::Shared)
-    writes.insert(s.buffer);
-  for (const auto& c : s.body) effects(*c, reads, writes);
-  for (const auto& c : s.else_body) effects(*c, reads, writes);
+ protected:
+  using kir::IRVisitor::visit;
+  void visit(const kir::Load& e) override {
+    if (e.buffer->memory == ir::MemoryType::Shared) reads.insert(e.buffer);
+    kir::IRVisitor::visit(e);
+  }
+  void visit(const kir::Store& s) override {
+    if (s.buffer->memory == ir::MemoryType::Shared) writes.insert(s.buffer);
+    kir::IRVisitor::visit(s);
+  }
+};
+
+Effects effects_of(const kir::Stmt& s) {
+  Effects e;
+  e.include(s);
+  return e;
 }
 
 bool intersects(const Buffers& a, const Buffers& b) {
@@ -32,50 +41,55 @@ bool intersects(const Buffers& a, const Buffers& b) {
   return false;
 }
 
-/// Whether s is or contains a block reduction (which synchronizes the block).
-bool has_block_reduce(const kir::Stmt& s) {
-  if (s.kind == kir::Stmt::Kind::BlockReduce) return true;
-  for (const auto& c : s.body)
-    if (has_block_reduce(*c)) return true;
-  for (const auto& c : s.else_body)
-    if (has_block_reduce(*c)) return true;
-  return false;
-}
-
-bool place(kir::Stmt& s) {
+/// Inserts a barrier before a statement that reads a Shared buffer written
+/// since the last barrier in the same list, and at the end of a loop body
+/// that reads what it writes (the next iteration would overwrite it).
+class PlaceBarriers : public kir::IRMutator {
+ public:
   bool any = false;
-  if (s.kind != kir::Stmt::Kind::Block && s.kind != kir::Stmt::Kind::For) return false;
-  std::vector<kir::StmtP> out;
-  Buffers pending;  // written since the last barrier
-  for (auto& c : s.body) {
-    any |= place(*c);
+
+ protected:
+  using kir::IRMutator::visit;
+  void visit(kir::If&) override {}  // a barrier under a branch would diverge
+  void visit(kir::For& s) override {
+    kir::IRMutator::visit(s);
     Buffers r, w;
-    effects(*c, r, w);
-    if (intersects(r, pending)) {
-      out.push_back(kir::Stmt::sync());
-      pending.clear();
-      any = true;
+    for (const auto& c : s.body) {
+      Effects e = effects_of(*c);
+      r.insert(e.reads.begin(), e.reads.end());
+      w.insert(e.writes.begin(), e.writes.end());
     }
-    pending.insert(w.begin(), w.end());
-    out.push_back(std::move(c));
-  }
-  if (s.kind == kir::Stmt::Kind::For) {
-    Buffers r, w;
-    for (const auto& c : out) effects(*c, r, w);
     if (intersects(r, w)) {
-      out.push_back(kir::Stmt::sync());
+      s.body.push_back(kir::Sync::make());
       any = true;
     }
   }
-  s.body = std::move(out);
-  return any;
-}
+  void mutate_body(std::vector<kir::StmtP>& body) override {
+    std::vector<kir::StmtP> out;
+    Buffers pending;  // written since the last barrier
+    for (auto& c : body) {
+      mutate(*c);
+      Effects e = effects_of(*c);
+      if (intersects(e.reads, pending)) {
+        out.push_back(kir::Sync::make());
+        pending.clear();
+        any = true;
+      }
+      pending.insert(e.writes.begin(), e.writes.end());
+      out.push_back(std::move(c));
+    }
+    body = std::move(out);
+  }
+};
 
 }  // namespace
 
 void insert_barriers(kir::Kernel& kernel) {
-  bool synced = place(*kernel.body);
-  kernel.has_barrier = synced || has_block_reduce(*kernel.body);
+  PlaceBarriers place;
+  place.mutate(*kernel.body);
+  kernel.has_barrier = place.any || kir::any_stmt(*kernel.body, [](const kir::Stmt& s) {
+                         return s.kind == kir::Stmt::Kind::BlockReduce;
+                       });
 }
 
 }  // namespace schedlab::lower

@@ -130,7 +130,7 @@ ir::BinaryOpType combine_op(ir::ReductionOpType op) {
     case ir::ReductionOpType::Max: return ir::BinaryOpType::Max;
     case ir::ReductionOpType::Min: return ir::BinaryOpType::Min;
   }
-  return ir::BinaryOpType::Add;
+  internal_error << "lowering: unknown reduction " << static_cast<int>(op);
 }
 
 class Generator {
@@ -139,7 +139,7 @@ class Generator {
             kir::Kernel& kernel, std::map<const TensorView*, BlockReduction> block)
       : ix_(ix), buffers_(buffers), kernel_(kernel), block_(std::move(block)) {}
 
-  void emit(const LoopNode& node, Stmt& out) {
+  void emit(const LoopNode& node, std::vector<StmtP>& out) {
     for (const LoopItem& it : node.items) {
       switch (it.kind) {
         case LoopItem::Kind::Loop:
@@ -147,37 +147,40 @@ class Generator {
           // A block reduction combines the partials once its loops are done.
           if (auto b = block_.find(it.loop->key.owner);
               b != block_.end() && b->second.first == it.loop->key.pos)
-            out.body.push_back(finish(b->first->definition()->as<ir::ReductionOp>()));
+            out.push_back(finish(b->first->definition()->as<ir::ReductionOp>()));
           break;
-        case LoopItem::Kind::Expr: out.body.push_back(store(it.expr)); break;
-        case LoopItem::Kind::Init: out.body.push_back(init(it.expr->as<ir::ReductionOp>())); break;
+        case LoopItem::Kind::Expr: out.push_back(store(it.expr)); break;
+        case LoopItem::Kind::Init: out.push_back(init(it.expr->as<ir::ReductionOp>())); break;
       }
     }
   }
 
  private:
   /// Emits a loop, or only its body for a bound loop; returns where the body goes.
-  Stmt* open(const ir::IterDomain* id, const std::string& var, Stmt& out) {
+  std::vector<StmtP>* open(const ir::IterDomain* id, const std::string& var,
+                           std::vector<StmtP>& out) {
     if (id->parallel_type() != ir::ParallelType::Serial) {
       kernel_.launch_extents[id->parallel_type()].push_back(id->extent());
       return &out;
     }
     bool unroll = id->loop_transform() == ir::LoopTransform::Unroll ||
                   id->loop_transform() == ir::LoopTransform::Vectorize;
-    out.body.push_back(Stmt::for_loop(var, ix_.size(id->extent()), unroll));
-    out.body.back()->unswitch = id->loop_transform() == ir::LoopTransform::Unswitch;
-    return out.body.back().get();
+    auto loop = kir::For::make(var, ix_.size(id->extent()), unroll);
+    loop->unswitch = id->loop_transform() == ir::LoopTransform::Unswitch;
+    std::vector<StmtP>* body = &loop->body;
+    out.push_back(std::move(loop));
+    return body;
   }
 
-  void emit_loop(const LoopNode& node, Stmt& out) {
+  void emit_loop(const LoopNode& node, std::vector<StmtP>& out) {
     const ir::IterDomain* id = node.key.id();
     if (id->loop_transform() == ir::LoopTransform::Vectorize) {
       internal_assert(node.items.size() == 1 && node.items[0].kind == LoopItem::Kind::Expr)
           << "a vectorized loop holds exactly its own copy";
-      out.body.push_back(vector_copy(node.items[0].expr, node.key));
+      out.push_back(vector_copy(node.items[0].expr, node.key));
       return;
     }
-    emit(node, *open(id, Indexer::loop_var(node.key)->name, out));
+    emit(node, *open(id, Indexer::loop_var_name(node.key), out));
   }
 
   /// One w-wide copy: offsets at the first element, predicate at the last.
@@ -193,7 +196,7 @@ class Generator {
     TensorIndex first = at(0), last = at(w - 1);
     const TensorView* p = e->inputs()[0]->as<TensorView>();
     ExprP src = Expr::load(buffers_.at(p), ix_.offset(p, ix_.operand_index(e, p, first)));
-    StmtP s = Stmt::store(buffers_.at(t), out_offset(t, first), src);
+    auto s = kir::Store::make(buffers_.at(t), out_offset(t, first), src);
     s->vector = w;
     return guarded(last.predicate, std::move(s));
   }
@@ -231,13 +234,13 @@ class Generator {
       case ir::Expr::Kind::LoadStore:
       case ir::Expr::Kind::Permute: return arg(0);
     }
-    return nullptr;
+    internal_error << "lowering: no value for " << e->op_name();
   }
 
   StmtP guarded(ExprP pred, StmtP s) {
-    if (pred->kind == Expr::Kind::Bool && pred->i) return s;
-    StmtP g = Stmt::if_then(pred);
-    g->body.push_back(std::move(s));
+    if (pred->is_true()) return s;
+    auto g = kir::If::make(pred);
+    g->then_body.push_back(std::move(s));
     return g;
   }
 
@@ -260,7 +263,7 @@ class Generator {
           t, idx, [](const TensorView* tv, int k) { return Indexer::loop_var(loop_owner(tv, k)); });
       v = Expr::binary(combine_op(r->op()), Expr::load(b, off), v, t->dtype());
     }
-    return guarded(idx.predicate, Stmt::store(b, off, v));
+    return guarded(idx.predicate, kir::Store::make(b, off, v));
   }
 
   /// Where the reduction t accumulates the element at idx: t's buffer, or
@@ -287,8 +290,8 @@ class Generator {
 
   /// Opens loops over t's non-reduction axes after `first` (a serial one as
   /// j<id>); returns where their body goes.
-  Stmt* open_after(const TensorView* t, int first, Stmt& out) {
-    Stmt* at = &out;
+  std::vector<StmtP>* open_after(const TensorView* t, int first, std::vector<StmtP>& out) {
+    std::vector<StmtP>* at = &out;
     for (int k = first + 1; k < t->nloop(); ++k) {
       const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
       if (!id->is_reduction()) at = open(id, "j" + std::to_string(id->id()), *at);
@@ -312,13 +315,13 @@ class Generator {
   StmtP init(const ir::ReductionOp* r) {
     const TensorView* t = r->out();
     int first = first_reduction(t);
-    StmtP block = Stmt::block();
-    Stmt* at = open_after(t, first, *block);
+    auto block = kir::Block::make();
+    std::vector<StmtP>* at = open_after(t, first, block->body);
     LoopIndexFn index = after_index(first);
     TensorIndex idx = ix_.write_index(t, index, /*root_predicates=*/false);
     auto [b, off] = accumulator(t, idx, index);
-    at->body.push_back(
-        guarded(idx.predicate, Stmt::store(b, off, Expr::floating(r->init(), t->dtype()))));
+    at->push_back(
+        guarded(idx.predicate, kir::Store::make(b, off, Expr::floating(r->init(), t->dtype()))));
     return block;
   }
 
@@ -330,22 +333,22 @@ class Generator {
   StmtP finish(const ir::ReductionOp* r) {
     const TensorView* t = r->out();
     const BlockReduction& br = block_.at(t);
-    StmtP block = Stmt::block();
-    Stmt* at = open_after(t, br.first, *block);
+    auto block = kir::Block::make();
+    std::vector<StmtP>* at = open_after(t, br.first, block->body);
     LoopIndexFn index = after_index(br.first);
     TensorIndex idx = ix_.write_index(t, index, /*root_predicates=*/false);
     auto [b, off] = accumulator(t, idx, index);
     if (br.block())
-      at->body.push_back(Stmt::block_reduce(b, off, r->op(), Expr::floating(r->init(), t->dtype()),
-                                            idx.predicate, br.dims,
-                                            kernel_.reduce_workspace_offset));
+      at->push_back(kir::BlockReduce::make(b, off, r->op(),
+                                           Expr::floating(r->init(), t->dtype()), idx.predicate,
+                                           br.dims, kernel_.reduce_workspace_offset));
     if (br.grid()) {
-      at->body.push_back(grid_reduce(r, br, idx, b, off));
+      at->push_back(grid_reduce(r, br, idx, b, off));
       return block;
     }
     if (b != buffers_.at(t))
-      at->body.push_back(guarded(
-          idx.predicate, Stmt::store(buffers_.at(t), out_offset(t, idx), Expr::load(b, off))));
+      at->push_back(guarded(idx.predicate,
+                            kir::Store::make(buffers_.at(t), out_offset(t, idx), Expr::load(b, off))));
     return block;
   }
 
@@ -376,9 +379,9 @@ class Generator {
     ExprP elem = Expr::integer(0);
     for (const ir::IterDomain* id : t->logical_no_reductions())
       elem = elem * ix_.size(id->extent()) + idx.index.at(id);
-    return Stmt::grid_reduce(acc, acc_off, buffers_.at(t), out_offset(t, idx), r->op(),
-                             Expr::floating(r->init(), t->dtype()), participate, br.partials,
-                             br.semaphores, {elem, block, nblocks});
+    return kir::GridReduce::make(acc, acc_off, buffers_.at(t), out_offset(t, idx), r->op(),
+                                 Expr::floating(r->init(), t->dtype()), participate, br.partials,
+                                 br.semaphores, {elem, block, nblocks});
   }
 
   const Indexer& ix_;
@@ -389,13 +392,13 @@ class Generator {
 
 }  // namespace
 
-StmtP generate(const LoopNode& root, const Indexer& indexer,
+std::unique_ptr<kir::Block> generate(const LoopNode& root, const Indexer& indexer,
                const std::map<const TensorView*, const kir::Buffer*>& buffers, kir::Kernel& kernel) {
   auto block = plan_block_reductions(root, buffers, kernel);
-  StmtP body = Stmt::block();
+  auto body = kir::Block::make();
   for (const auto& b : kernel.buffers)
-    if (!b->is_param) body->body.push_back(Stmt::allocate(b.get()));
-  Generator(indexer, buffers, kernel, std::move(block)).emit(root, *body);
+    if (!b->is_param) body->body.push_back(kir::Allocate::make(b.get()));
+  Generator(indexer, buffers, kernel, std::move(block)).emit(root, body->body);
   return body;
 }
 

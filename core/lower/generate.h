@@ -26,7 +26,7 @@
 
 namespace schedlab::lower {
 
-kir::StmtP generate(const LoopNode& root, const Indexer& indexer,
+std::unique_ptr<kir::Block> generate(const LoopNode& root, const Indexer& indexer,
                     const std::map<const ir::TensorView*, const kir::Buffer*>& buffers,
                     kir::Kernel& kernel);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "schedlab/base/error.h"
+#include "schedlab/lower/kir_visitor.h"
 #include "schedlab/sched/id_map.h"
 
 namespace schedlab::lower {
@@ -20,16 +21,17 @@ constexpr const char* kOutOfScope = "<loop not in scope>";
 
 /// Whether e reads the Var `var`.
 bool names(const ExprP& e, const std::string& var) {
-  if (e->kind == Expr::Kind::Var) return e->name == var;
-  for (const ExprP& a : e->args)
-    if (names(a, var)) return true;
-  return false;
+  return kir::any_expr(e, [&](const Expr& x) {
+    const auto* v = x.as<kir::Var>();
+    return v && v->name == var;
+  });
 }
 
 /// The conjunction p without its conjuncts that read `var`.
 ExprP drop_conjuncts_naming(const ExprP& p, const std::string& var) {
-  if (p->kind == Expr::Kind::IntOp && p->name == "&&")
-    return drop_conjuncts_naming(p->args[0], var) && drop_conjuncts_naming(p->args[1], var);
+  const auto* op = p->as<kir::IndexOp>();
+  if (op && op->op == kir::IndexOpType::And)
+    return drop_conjuncts_naming(op->a, var) && drop_conjuncts_naming(op->b, var);
   return names(p, var) ? Expr::boolean(true) : p;
 }
 
@@ -51,16 +53,18 @@ ExprP Indexer::size(const ir::SizeExpr& e) const {
     case ir::SizeExpr::Kind::Mul:
       return size(e.lhs()) * size(e.rhs());
     case ir::SizeExpr::Kind::CeilDiv:
-      return Expr::int_op("ceilDiv", size(e.lhs()), size(e.rhs()));
+      return Expr::ceil_div(size(e.lhs()), size(e.rhs()));
   }
-  return nullptr;
+  internal_error << "lowering: unknown size kind " << static_cast<int>(e.kind());
 }
 
-ExprP Indexer::loop_var(const LoopKey& key) {
+std::string Indexer::loop_var_name(const LoopKey& key) {
   const IterDomain* id = key.id();
   std::string p(ir::cuda_index_name(id->parallel_type()));
-  return Expr::var(p.empty() ? "i" + std::to_string(id->id()) : p);
+  return p.empty() ? "i" + std::to_string(id->id()) : p;
 }
+
+ExprP Indexer::loop_var(const LoopKey& key) { return Expr::var(loop_var_name(key)); }
 
 TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_index,
                                  bool root_predicates) const {
@@ -115,7 +119,7 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
     ExprP v = loop_index(t, k);
     r.index[id] = v;
     // A bound loop runs over the launch extent, which may exceed this one.
-    if (id->parallel_type() != ir::ParallelType::Serial && v->kind == Expr::Kind::Var)
+    if (id->parallel_type() != ir::ParallelType::Serial && v->as<kir::Var>())
       r.predicate = r.predicate && (v < size(loop_owner(t, k).id()->extent()));
   }
   auto history = t->root_history();
@@ -123,9 +127,7 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
   for (auto it = history.rbegin(); it != history.rend(); ++it) {
     if (auto* s = (*it)->as<ir::Split>()) {
       ExprP o = r.index.at(s->outer()), i = r.index.at(s->inner());
-      ExprP stride = s->inner_split() ? Expr::integer(s->factor())
-                                      : Expr::int_op("ceilDiv", size(s->in()->extent()),
-                                                     Expr::integer(s->factor()));
+      ExprP stride = size(s->stride());
       ExprP in = o * stride + i;
       r.index[s->in()] = in;
       bool predicated =
@@ -194,9 +196,7 @@ ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) co
   for (const ir::IterDomainExpr* e : p->loop_history()) {
     if (auto* s = e->as<ir::Split>()) {
       ExprP in = idx.at(s->in());
-      ExprP f = s->inner_split()
-                    ? Expr::integer(s->factor())
-                    : Expr::int_op("ceilDiv", size(s->in()->extent()), Expr::integer(s->factor()));
+      ExprP f = size(s->stride());
       idx[s->outer()] = in / f;
       idx[s->inner()] = in % f;
     } else if (auto* m = e->as<ir::Merge>()) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "schedlab/base/error.h"
+#include "schedlab/lower/kir_visitor.h"
 
 namespace schedlab::kir {
 
@@ -14,12 +15,6 @@ std::string memory(const Buffer& b) {
   return std::string(ir::memory_type_name(b.memory));
 }
 
-std::string args(const std::vector<ExprP>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + print_expr(v[i]);
-  return s;
-}
-
 std::string dims(const std::array<bool, 3>& d) {
   std::string s;
   for (size_t i = 0; i < 3; ++i)
@@ -27,78 +22,108 @@ std::string dims(const std::array<bool, 3>& d) {
   return s.empty() ? "-" : s;
 }
 
-std::string reduce_op(int op) {
-  return std::string(ir::reduction_op_name(static_cast<ir::ReductionOpType>(op)));
-}
+std::string reduce_op(ir::ReductionOpType op) { return std::string(ir::reduction_op_name(op)); }
 
-class Printer {
+/// An expression as text: each visit sets `out` for its node.
+class ExprPrinter : public IRVisitor {
+ public:
+  std::string print(const ExprP& e) {
+    internal_assert(e != nullptr) << "kir: a null expression";
+    include(e);
+    return std::move(out_);
+  }
+
+ protected:
+  void visit(const IntImm& e) override { out_ = std::to_string(e.value); }
+  void visit(const FloatImm& e) override { out_ = fmt::format("{}:{}", e.value, dtype(e.dtype)); }
+  void visit(const BoolImm& e) override { out_ = e.value ? "true" : "false"; }
+  void visit(const Var& e) override { out_ = e.name; }
+  void visit(const Unary& e) override {
+    out_ = fmt::format("{}({})", ir::unary_op_name(e.op), print(e.a));
+  }
+  void visit(const Binary& e) override {
+    out_ = fmt::format("{}({}, {})", ir::binary_op_name(e.op), print(e.a), print(e.b));
+  }
+  void visit(const Select& e) override {
+    out_ = fmt::format("select({}, {}, {})", print(e.cond), print(e.true_value),
+                       print(e.false_value));
+  }
+  void visit(const Cast& e) override {
+    out_ = fmt::format("cast<{}>({})", dtype(e.dtype), print(e.value));
+  }
+  void visit(const Load& e) override { out_ = fmt::format("{}[{}]", e.buffer->name, print(e.index)); }
+  void visit(const IndexOp& e) override {
+    const std::string a = print(e.a), b = print(e.b);
+    out_ = e.op == IndexOpType::CeilDiv
+               ? fmt::format("ceilDiv({}, {})", a, b)
+               : fmt::format("({} {} {})", a, index_op_symbol(e.op), b);
+  }
+
+ private:
+  std::string out_;
+};
+
+class Printer : public IRVisitor {
  public:
   std::string out;
 
-  void line(int depth, const std::string& text) {
-    out += std::string(static_cast<size_t>(depth) * 2, ' ') + text + "\n";
+  void line(const std::string& text) {
+    out += std::string(static_cast<size_t>(depth_) * 2, ' ') + text + "\n";
+  }
+  void nested(const std::vector<StmtP>& body) {
+    ++depth_;
+    include(body);
+    --depth_;
   }
 
-  void body(const std::vector<StmtP>& stmts, int depth) {
-    for (const StmtP& s : stmts) stmt(*s, depth);
+ protected:
+  void visit(const Block& s) override {
+    line("{");
+    nested(s.body);
+    line("}");
   }
-
-  void stmt(const Stmt& s, int depth) {
-    using K = Stmt::Kind;
-    switch (s.kind) {
-      case K::Block:
-        line(depth, "{");
-        body(s.body, depth + 1);
-        line(depth, "}");
-        return;
-      case K::For:
-        line(depth, fmt::format("for {} in [0, {}){}{} {{", s.var, print_expr(s.extent),
-                                s.unroll ? " unroll" : "", s.unswitch ? " unswitch" : ""));
-        body(s.body, depth + 1);
-        line(depth, "}");
-        return;
-      case K::If:
-        line(depth, "if " + print_expr(s.cond) + " {");
-        body(s.body, depth + 1);
-        if (!s.else_body.empty()) {
-          line(depth, "} else {");
-          body(s.else_body, depth + 1);
-        }
-        line(depth, "}");
-        return;
-      case K::Store:
-        line(depth, fmt::format("{}[{}] = {}{}", s.buffer->name, print_expr(s.index),
-                                print_expr(s.value),
-                                s.vector > 1 ? fmt::format("  (vector of {})", s.vector) : ""));
-        return;
-      case K::Allocate:
-        line(depth, fmt::format("allocate {}: {}[{}] {}", s.buffer->name, dtype(s.buffer->dtype),
-                                s.buffer->size, memory(*s.buffer)));
-        return;
-      case K::Sync: line(depth, "sync"); return;
-      case K::Comment: line(depth, "// " + s.text); return;
-      case K::BlockReduce:
-        line(depth, fmt::format("{0}[{1}] = block_reduce<{2}, {3}>({0}[{1}], identity={4}, "
-                                "participate={5}, workspace={6})",
-                                s.buffer->name, print_expr(s.index), reduce_op(s.reduce_op),
-                                dims(s.reduce_dims), print_expr(s.value), print_expr(s.cond),
-                                s.workspace));
-        return;
-      case K::GridReduce:
-        internal_assert(s.workspaces.size() == 2 && s.grid.size() == 3)
-            << "kir: a GridReduce has " << s.workspaces.size() << " workspaces and "
-            << s.grid.size() << " grid terms";
-        line(depth, fmt::format("{}[{}] = grid_reduce<{}>({}[{}], identity={}, participate={}, "
-                                "partials={}, semaphores={}, element={}, block={}, blocks={})",
-                                s.out->name, print_expr(s.out_index), reduce_op(s.reduce_op),
-                                s.buffer->name, print_expr(s.index), print_expr(s.value),
-                                print_expr(s.cond), s.workspaces[0]->name, s.workspaces[1]->name,
-                                print_expr(s.grid[0]), print_expr(s.grid[1]),
-                                print_expr(s.grid[2])));
-        return;
+  void visit(const For& s) override {
+    line(fmt::format("for {} in [0, {}){}{} {{", s.var, print_expr(s.extent),
+                     s.unroll ? " unroll" : "", s.unswitch ? " unswitch" : ""));
+    nested(s.body);
+    line("}");
+  }
+  void visit(const If& s) override {
+    line("if " + print_expr(s.cond) + " {");
+    nested(s.then_body);
+    if (!s.else_body.empty()) {
+      line("} else {");
+      nested(s.else_body);
     }
-    internal_error << "kir: unknown statement kind " << static_cast<int>(s.kind);
+    line("}");
   }
+  void visit(const Store& s) override {
+    line(fmt::format("{}[{}] = {}{}", s.buffer->name, print_expr(s.index), print_expr(s.value),
+                     s.vector > 1 ? fmt::format("  (vector of {})", s.vector) : ""));
+  }
+  void visit(const Allocate& s) override {
+    line(fmt::format("allocate {}: {}[{}] {}", s.buffer->name, dtype(s.buffer->dtype),
+                     s.buffer->size, memory(*s.buffer)));
+  }
+  void visit(const Sync&) override { line("sync"); }
+  void visit(const Comment& s) override { line("// " + s.text); }
+  void visit(const BlockReduce& s) override {
+    line(fmt::format("{0}[{1}] = block_reduce<{2}, {3}>({0}[{1}], identity={4}, "
+                     "participate={5}, workspace={6})",
+                     s.buffer->name, print_expr(s.index), reduce_op(s.op), dims(s.dims),
+                     print_expr(s.identity), print_expr(s.participate), s.workspace));
+  }
+  void visit(const GridReduce& s) override {
+    line(fmt::format("{}[{}] = grid_reduce<{}>({}[{}], identity={}, participate={}, "
+                     "partials={}, semaphores={}, element={}, block={}, blocks={})",
+                     s.out->name, print_expr(s.out_index), reduce_op(s.op), s.buffer->name,
+                     print_expr(s.index), print_expr(s.identity), print_expr(s.participate),
+                     s.partials->name, s.semaphores->name, print_expr(s.element),
+                     print_expr(s.block), print_expr(s.blocks)));
+  }
+
+ private:
+  int depth_ = 0;
 };
 
 std::string source_name(const Param& p) {
@@ -110,70 +135,45 @@ std::string source_name(const Param& p) {
       return p.semaphore ? "grid semaphores" : "grid partials";
   }
   internal_error << "kir: unknown parameter source " << static_cast<int>(p.source);
-  return "";  // not reached: internal_error throws
 }
 
 }  // namespace
 
-std::string print_expr(const ExprP& e) {
-  internal_assert(e != nullptr) << "kir: a null expression";
-  using K = Expr::Kind;
-  switch (e->kind) {
-    case K::Int: return std::to_string(e->i);
-    case K::Float: return fmt::format("{}:{}", e->f, dtype(e->dtype));
-    case K::Bool: return e->i ? "true" : "false";
-    case K::Var: return e->name;
-    case K::Unary:
-      return fmt::format("{}({})", ir::unary_op_name(static_cast<ir::UnaryOpType>(e->op)),
-                         args(e->args));
-    case K::Binary:
-      return fmt::format("{}({})", ir::binary_op_name(static_cast<ir::BinaryOpType>(e->op)),
-                         args(e->args));
-    case K::Select: return "select(" + args(e->args) + ")";
-    case K::Cast: return fmt::format("cast<{}>({})", dtype(e->dtype), args(e->args));
-    case K::Load: return fmt::format("{}[{}]", e->buffer->name, args(e->args));
-    case K::IntOp:
-      if (e->name == "ceilDiv") return "ceilDiv(" + args(e->args) + ")";
-      return fmt::format("({} {} {})", print_expr(e->args.at(0)), e->name,
-                         print_expr(e->args.at(1)));
-  }
-  internal_error << "kir: unknown expression kind " << static_cast<int>(e->kind);
-  return "";  // not reached: internal_error throws
-}
+std::string print_expr(const ExprP& e) { return ExprPrinter().print(e); }
 
 std::string print_kir(const Kernel& k) {
   Printer p;
-  p.line(0, fmt::format("kernel (int{} indices{})", k.index_bits,
+  p.line(fmt::format("kernel (int{} indices{})", k.index_bits,
                         k.has_barrier ? ", barriers" : ""));
   for (const Param& param : k.params)
-    p.line(1, fmt::format("param {}: {} rank {} ({})", param.buffer->name,
+    p.line(fmt::format("  param {}: {} rank {} ({})", param.buffer->name,
                           dtype(param.buffer->dtype), param.buffer->rank, source_name(param)));
   for (const auto& b : k.buffers) {
     if (b->is_param) continue;
     std::string size = b->dynamic_elements ? print_expr(b->dynamic_elements)
                                            : std::to_string(b->size);
-    p.line(1, fmt::format("buffer {}: {}[{}] {}{}", b->name, dtype(b->dtype), size, memory(*b),
+    p.line(fmt::format("  buffer {}: {}[{}] {}{}", b->name, dtype(b->dtype), size, memory(*b),
                           b->memory == ir::MemoryType::Shared
                               ? fmt::format(" at byte {}", b->shared_offset)
                               : ""));
   }
   for (const auto& [name, src] : k.size_sources)
-    p.line(1, fmt::format("size {} = {}.size[{}]", name, src.first->name, src.second));
+    p.line(fmt::format("  size {} = {}.size[{}]", name, src.first->name, src.second));
   for (const auto& [type, extents] : k.launch_extents) {
     std::string list;
     for (const ir::SizeExpr& e : extents) list += (list.empty() ? "" : ", ") + e.str();
-    p.line(1, fmt::format("launch {}: max({})", ir::parallel_type_name(type), list));
+    p.line(fmt::format("  launch {}: max({})", ir::parallel_type_name(type), list));
   }
   if (k.reduce_workspace_bytes > 0)
-    p.line(1, fmt::format("block-reduction workspace: {} B per thread at byte {}",
+    p.line(fmt::format("  block-reduction workspace: {} B per thread at byte {}",
                           k.reduce_workspace_bytes, k.reduce_workspace_offset));
   for (const Kernel::VectorAccess& v : k.vector_accesses)
-    p.line(1, fmt::format("vector access {} x {}", v.buffer->name, v.width));
+    p.line(fmt::format("  vector access {} x {}", v.buffer->name, v.width));
   if (k.body) {
-    p.line(0, "body");
-    p.body(k.body->body, 1);
+    p.line("body");
+    p.nested(k.body->body);
   } else {
-    p.line(0, "body (not generated yet)");
+    p.line("body (not generated yet)");
   }
   return p.out;
 }

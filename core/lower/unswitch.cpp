@@ -3,133 +3,151 @@
 
 #include <set>
 
+#include "schedlab/lower/kir_printer.h"
+#include "schedlab/lower/kir_visitor.h"
+
 namespace schedlab::lower {
 
 namespace {
 
 using kir::Expr;
 using kir::ExprP;
+using kir::IndexOp;
+using kir::IndexOpType;
 using kir::Stmt;
 using kir::StmtP;
 
 bool mentions(const ExprP& e, const std::set<std::string>& vars) {
-  if (!e) return false;
-  if (e->kind == Expr::Kind::Var) return vars.count(e->name) > 0;
-  for (const auto& a : e->args)
-    if (mentions(a, vars)) return true;
-  return false;
+  return kir::any_expr(e, [&](const Expr& x) {
+    const auto* v = x.as<kir::Var>();
+    return v && vars.count(v->name) > 0;
+  });
 }
 
 /// Non-decreasing in every variable of `vars` (all of which are >= 0).
 bool monotone(const ExprP& e, const std::set<std::string>& vars) {
-  if (!mentions(e, vars)) return true;
-  if (e->kind == Expr::Kind::Var) return true;
-  if (e->kind != Expr::Kind::IntOp) return false;
-  const std::string& op = e->name;
-  if (op == "+" || op == "*") return monotone(e->args[0], vars) && monotone(e->args[1], vars);
-  if (op == "/" || op == "ceilDiv")
-    return monotone(e->args[0], vars) && !mentions(e->args[1], vars);
-  return false;  // %, and anything else
-}
-
-/// Collects the loop variables (with their last value) and predicates of a
-/// nest; true if the nest touches Shared memory or has a block reduction.
-bool scan(const Stmt& s, std::map<std::string, ExprP>& last, std::vector<ExprP>& conds) {
-  bool shared = false;
-  auto touches_shared = [](const ExprP& e) {
-    std::vector<ExprP> stack{e};
-    while (!stack.empty()) {
-      ExprP x = stack.back();
-      stack.pop_back();
-      if (!x) continue;
-      if (x->kind == Expr::Kind::Load && x->buffer->memory == ir::MemoryType::Shared) return true;
-      for (const auto& a : x->args) stack.push_back(a);
-    }
-    return false;
-  };
-  if (s.kind == Stmt::Kind::For) last[s.var] = s.extent + Expr::integer(-1);
-  if (s.kind == Stmt::Kind::If) conds.push_back(s.cond);
-  if (s.kind == Stmt::Kind::BlockReduce) return true;  // synchronizes the block
-  if (s.kind == Stmt::Kind::GridReduce) return true;   // one thread per group arrives once
-  if (s.kind == Stmt::Kind::Store)
-    shared |= s.buffer->memory == ir::MemoryType::Shared || touches_shared(s.value) ||
-              touches_shared(s.index);
-  for (const auto& c : s.body) shared |= scan(*c, last, conds);
-  return shared;
-}
-
-/// Removes every If, splicing its body in its place.
-void strip_predicates(Stmt& s) {
-  std::vector<StmtP> out;
-  for (auto& c : s.body) {
-    strip_predicates(*c);
-    if (c->kind == Stmt::Kind::If) {
-      for (auto& g : c->body) out.push_back(std::move(g));
-    } else {
-      out.push_back(std::move(c));
-    }
+  if (!mentions(e, vars) || e->as<kir::Var>()) return true;
+  const auto* op = e->as<IndexOp>();
+  if (!op) return false;
+  switch (op->op) {
+    case IndexOpType::Add:
+    case IndexOpType::Mul: return monotone(op->a, vars) && monotone(op->b, vars);
+    case IndexOpType::Div:
+    case IndexOpType::CeilDiv: return monotone(op->a, vars) && !mentions(op->b, vars);
+    default: return false;  // %, and the predicates
   }
-  s.body = std::move(out);
 }
+
+/// The loop variables (with their last value) and predicates of a nest, and
+/// whether it touches Shared memory or holds a block or grid reduction.
+class Scan : public kir::IRVisitor {
+ public:
+  std::map<std::string, ExprP> last;
+  std::vector<ExprP> conds;
+  bool blocked = false;
+
+ protected:
+  using kir::IRVisitor::visit;
+  void visit(const kir::For& s) override {
+    last[s.var] = s.extent + Expr::integer(-1);
+    kir::IRVisitor::visit(s);
+  }
+  void visit(const kir::If& s) override {
+    conds.push_back(s.cond);
+    kir::IRVisitor::visit(s);
+  }
+  // A block reduction synchronizes the block; in a grid reduction one thread
+  // per group arrives once.
+  void visit(const kir::BlockReduce&) override { blocked = true; }
+  void visit(const kir::GridReduce&) override { blocked = true; }
+  void visit(const kir::Store& s) override {
+    blocked |= s.buffer->memory == ir::MemoryType::Shared;
+    kir::IRVisitor::visit(s);
+  }
+  void visit(const kir::Load& e) override {
+    blocked |= e.buffer->memory == ir::MemoryType::Shared;
+    kir::IRVisitor::visit(e);
+  }
+};
+
+/// Removes every If of a nest, splicing its body in its place.
+class StripPredicates : public kir::IRMutator {
+ protected:
+  void mutate_body(std::vector<StmtP>& body) override {
+    std::vector<StmtP> out;
+    for (auto& c : body) {
+      mutate(*c);
+      if (auto* i = c->as<kir::If>()) {
+        for (auto& g : i->then_body) out.push_back(std::move(g));
+      } else {
+        out.push_back(std::move(c));
+      }
+    }
+    body = std::move(out);
+  }
+};
 
 /// The conjunction of the atoms of `c` (split on &&).
 void atoms(const ExprP& c, std::vector<ExprP>& out) {
-  if (c->kind == Expr::Kind::IntOp && c->name == "&&") {
-    atoms(c->args[0], out);
-    atoms(c->args[1], out);
+  const auto* op = c->as<IndexOp>();
+  if (op && op->op == IndexOpType::And) {
+    atoms(op->a, out);
+    atoms(op->b, out);
   } else {
     out.push_back(c);
   }
 }
 
-/// A structural key, to drop repeated atoms (every store of a nest carries
-/// the same bound checks).
-std::string key(const ExprP& e) {
-  std::string k = std::to_string(static_cast<int>(e->kind)) + ":" + e->name + ":" +
-                  std::to_string(e->i) + ":" + std::to_string(e->op) + "(";
-  for (const auto& a : e->args) k += key(a) + ",";
-  return k + ")";
+/// The check that lets `loop` run without its predicates: the conjunction of
+/// its predicates' atoms at the loop variables' last values, or null when
+/// that would be wrong (an atom that is not `monotone < invariant`).
+ExprP hoisted_check(const Scan& scan) {
+  std::set<std::string> vars;
+  for (const auto& [v, e] : scan.last) vars.insert(v);
+  ExprP hoisted = Expr::boolean(true);
+  // Every store of a nest carries the same bound checks: print to compare.
+  std::set<std::string> seen;
+  for (const ExprP& cond : scan.conds) {
+    std::vector<ExprP> as;
+    atoms(cond, as);
+    for (const ExprP& a : as) {
+      const auto* lt = a->as<IndexOp>();
+      if (!lt || lt->op != IndexOpType::Lt || !monotone(lt->a, vars) || mentions(lt->b, vars))
+        return nullptr;
+      if (seen.insert(kir::print_expr(a)).second) hoisted = hoisted && kir::substitute(a, scan.last);
+    }
+  }
+  return hoisted;
 }
 
-void visit(Stmt& s) {
-  for (auto& c : s.body) {
-    visit(*c);
-    if (c->kind != Stmt::Kind::For || !c->unswitch) continue;
-    std::map<std::string, ExprP> last;
-    std::vector<ExprP> conds;
-    if (scan(*c, last, conds) || conds.empty()) continue;
-    std::set<std::string> vars;
-    for (const auto& [v, e] : last) vars.insert(v);
-    ExprP hoisted = Expr::boolean(true);
-    std::set<std::string> seen;
-    bool ok = true;
-    for (const ExprP& cond : conds) {
-      std::vector<ExprP> as;
-      atoms(cond, as);
-      for (const ExprP& a : as) {
-        bool lt = a->kind == Expr::Kind::IntOp && a->name == "<";
-        if (!lt || !monotone(a->args[0], vars) || mentions(a->args[1], vars)) {
-          ok = false;
-          break;
-        }
-        if (seen.insert(key(a)).second) hoisted = hoisted && kir::substitute(a, last);
-      }
-      if (!ok) break;
+/// Replaces each unswitched loop nest by `if (check) nest-without-predicates
+/// else nest`.
+class Unswitch : public kir::IRMutator {
+ protected:
+  void mutate_body(std::vector<StmtP>& body) override {
+    for (StmtP& c : body) {
+      mutate(*c);
+      auto* loop = c->as<kir::For>();
+      if (!loop || !loop->unswitch) continue;
+      Scan scan;
+      scan.include(*loop);
+      if (scan.blocked || scan.conds.empty()) continue;
+      ExprP check = hoisted_check(scan);
+      if (!check) continue;
+      StmtP fast = loop->clone();
+      StripPredicates().mutate(*fast);
+      fast->as<kir::For>()->unswitch = false;
+      loop->unswitch = false;
+      auto branch = kir::If::make(check);
+      branch->then_body.push_back(std::move(fast));
+      branch->else_body.push_back(std::move(c));
+      c = std::move(branch);
     }
-    if (!ok) continue;
-    StmtP fast = c->clone();
-    strip_predicates(*fast);
-    fast->unswitch = false;
-    c->unswitch = false;
-    StmtP branch = Stmt::if_then(hoisted);
-    branch->body.push_back(std::move(fast));
-    branch->else_body.push_back(std::move(c));
-    c = std::move(branch);
   }
-}
+};
 
 }  // namespace
 
-void unswitch_loops(kir::Kernel& kernel) { visit(*kernel.body); }
+void unswitch_loops(kir::Kernel& kernel) { Unswitch().mutate(*kernel.body); }
 
 }  // namespace schedlab::lower

@@ -11,22 +11,6 @@ namespace schedlab::lower {
 using ir::IterDomain;
 using ir::TensorView;
 
-namespace {
-
-/// True if `id` is the inner part of a split by w whose input reaches t's
-/// innermost logical axis through the inner side of merges.
-bool inner_split_of_innermost(const TensorView* t, const IterDomain* id, int64_t w) {
-  auto* s = id->definition() ? id->definition()->as<ir::Split>() : nullptr;
-  if (!s || !s->inner_split() || s->inner() != id || s->factor() != w) return false;
-  auto dom = t->logical_no_reductions();
-  if (dom.empty()) return false;
-  const IterDomain* x = s->in();
-  while (auto* m = x->definition() ? x->definition()->as<ir::Merge>() : nullptr) x = m->inner();
-  return x == dom.back();
-}
-
-}  // namespace
-
 std::map<const TensorView*, int64_t> plan_vectorization(
     const ir::Fusion& f, const std::map<const TensorView*, const kir::Buffer*>& buffers,
     kir::Kernel& kernel) {
@@ -54,9 +38,12 @@ std::map<const TensorView*, int64_t> plan_vectorization(
     user_assert(ls) << what << " but defined by " << e->op_name()
                     << "; expected a copy (vectorize the cache made by cache_after or "
                        "cache_before, not the math)";
-    user_assert(inner_split_of_innermost(t, v, w))
+    // The rule parallelize applies (TensorView::why_not_adjacent), and a
+    // split: the copy's lanes are the inner part's w iterations.
+    const std::string why = v->definition() ? t->why_not_adjacent(v) : "it is not split";
+    user_assert(why.empty())
         << what << " but that axis is not the inner part of a split by " << w
-        << " of its innermost logical axis; expected split(innermost, " << w
+        << " of its innermost logical axis (" << why << "); expected split(innermost, " << w
         << ") then Vectorize on the inner part, so the " << w << " elements are adjacent";
     const TensorView* p = ls->in();
     if (!buffers.at(p)->is_param) {

@@ -13,14 +13,14 @@
 #include <type_traits>
 #include <variant>
 
-#include "../frontend/yaml_reader.h"
+#include "../base/yaml_reader.h"
 #include "schedlab/base/error.h"
 
 namespace schedlab::model {
 namespace {
 
 namespace fs = std::filesystem;
-using frontend::kind_name;
+using schedlab::kind_name;
 
 /// A numeric key and the field it fills: integers of either width or a real.
 using Field = std::variant<int DeviceModel::*, int64_t DeviceModel::*, double DeviceModel::*>;
@@ -117,13 +117,13 @@ class Loader {
     using V = std::remove_cvref_t<T>;
     if constexpr (std::is_floating_point_v<V>) {
       std::optional<double> v;
-      if (n.IsScalar()) v = frontend::as_double(n.Scalar());
+      if (n.IsScalar()) v = as_double(n.Scalar());
       if (!v || !std::isfinite(*v) || *v <= 0)
         user_error_at(r_.loc(n)) << key << ": expected a positive number, found " << kind_name(n);
       return *v;
     } else {
       std::optional<int64_t> v;
-      if (n.IsScalar()) v = frontend::as_int(n.Scalar());
+      if (n.IsScalar()) v = as_int(n.Scalar());
       if (!v || *v <= 0 || *v > std::numeric_limits<V>::max())
         user_error_at(r_.loc(n)) << key << ": expected a positive integer, found " << kind_name(n);
       return static_cast<V>(*v);
@@ -156,7 +156,7 @@ class Loader {
           << ", found " << d.copy_bandwidth_gbs;
   }
 
-  frontend::YamlReader r_;
+  YamlReader r_;
   std::string text_;
 };
 
@@ -195,7 +195,7 @@ DeviceModel load_device(const std::string& name_or_path, const std::vector<std::
   std::vector<std::string> names = device_names(dirs);
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  std::string hint = frontend::closest_name(name_or_path, names);
+  std::string hint = closest_name(name_or_path, names);
   throw UserError({}, "--device: no device model named '" + name_or_path + "'; expected one of " +
                           (list.empty() ? "(none found)" : list) +
                           (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));

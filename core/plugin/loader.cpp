@@ -507,7 +507,6 @@ void Plugin::fail(const char* what, int32_t status) const {
   if (status == SCHEDLAB_ERR_INTERNAL) throw InternalError(message);
   user_error << "plugin '" << name_ << "' " << what << " failed with " << status_name(status)
              << " (" << status << "): " << message;
-  std::abort();  // unreachable: user_error throws
 }
 
 Verdict Plugin::can_schedule(Segment& seg, const ParamValues& params) const {

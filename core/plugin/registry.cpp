@@ -119,7 +119,6 @@ std::shared_ptr<const Plugin> Registry::get(const std::string& name) {
   for (const std::string& d : search_path_) dirs += (dirs.empty() ? "" : ", ") + d;
   user_error << "unknown plugin '" << name << "' (loaded: " << (known.empty() ? "none" : known)
              << "; searched " << (dirs.empty() ? "no directories" : dirs) << ")";
-  return nullptr;
 }
 
 std::vector<std::shared_ptr<const Plugin>> Registry::plugins() const {

@@ -89,7 +89,8 @@ Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tol)
     } else {
       double err = std::fabs(g - w);
       c.max_abs_error = std::max(c.max_abs_error, err);
-      ok = err <= tol.atol + tol.rtol * std::fabs(w);
+      ok = err <= tol.atol + tol.rtol * std::fabs(w) ||
+           (tol.error_bound && !want.error.empty() && err <= 2.0 * want.error[i]);
     }
     if (ok) continue;
     if (c.mismatches++ == 0) {
@@ -102,6 +103,8 @@ Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tol)
         rem %= strides[d];
       }
       os << "]: got " << g << ", expected " << w;
+      if (tol.error_bound && !want.error.empty() && want.error[i] > 0)
+        os << " (reference error bound " << want.error[i] << ")";
       c.first_mismatch = os.str();
     }
     c.ok = false;

@@ -5,13 +5,17 @@
 // operand axis of extent 1 stretches to the output's extent, and a Scalar
 // operand is a constant. Only CastOp rounds; everything else stays in double.
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <unordered_map>
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/op_semantics.h"
 #include "schedlab/ref/evaluator.h"
+
+#include "error_bound.h"
 
 namespace schedlab::ref {
 
@@ -61,10 +65,13 @@ const HostTensor& lookup(const Env& env, const ir::TensorView* t) {
 }
 
 HostTensor alloc(const ir::TensorView* t, const ir::SizeBindings& sizes) {
-  HostTensor h{t->dtype(), concrete_shape(t, sizes), {}};
+  HostTensor h{t->dtype(), concrete_shape(t, sizes), {}, {}};
   h.data.resize(static_cast<size_t>(h.numel()));
+  h.error.resize(h.data.size());
   return h;
 }
+
+double error_of(const HostTensor& t, size_t i) { return t.error.empty() ? 0.0 : t.error[i]; }
 
 /// An elementwise operand read at output indices.
 class Operand {
@@ -93,6 +100,10 @@ class Operand {
   double at(const Index& idx) const {
     return tensor_ ? tensor_->data[static_cast<size_t>(offset(idx, strides_))] : scalar_;
   }
+  double error_at(const Index& idx) const {
+    return tensor_ ? error_of(*tensor_, static_cast<size_t>(offset(idx, strides_))) : 0.0;
+  }
+  bool is_bool() const { return tensor_ && tensor_->dtype == ir::DataType::Bool; }
 
  private:
   const HostTensor* tensor_ = nullptr;
@@ -100,16 +111,26 @@ class Operand {
   Index strides_;
 };
 
-/// out[i] = fn(operands at i), for every input of e in order.
+/// out[i] = fn(operands at i), for every input of e in order, and its error
+/// bound: fn's largest change over the operands' bounds, plus `ulps` roundings
+/// of unit roundoff `u` (error_bound.h).
 HostTensor elementwise(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
-                       const std::function<double(const double*)>& fn) {
+                       const std::function<double(const double*)>& fn, double ulps, double u) {
   HostTensor out = alloc(e.out(), sizes);
   std::vector<Operand> ops;
   for (const ir::Val* v : e.inputs()) ops.emplace_back(v, out.shape, env, sizes);
-  std::vector<double> vals(ops.size());
+  std::vector<double> vals(ops.size()), errs(ops.size());
+  std::unique_ptr<bool[]> bools(new bool[ops.size()]);
+  for (size_t k = 0; k < ops.size(); ++k) bools[k] = ops[k].is_bool();
   for_each_index(out.shape, [&](const Index& idx, int64_t lin) {
-    for (size_t k = 0; k < ops.size(); ++k) vals[k] = ops[k].at(idx);
-    out.data[static_cast<size_t>(lin)] = fn(vals.data());
+    for (size_t k = 0; k < ops.size(); ++k) {
+      vals[k] = ops[k].at(idx);
+      errs[k] = ops[k].error_at(idx);
+    }
+    const double r = fn(vals.data());
+    out.data[static_cast<size_t>(lin)] = r;
+    out.error[static_cast<size_t>(lin)] = detail::elementwise_bound(
+        fn, vals.data(), errs.data(), bools.get(), ops.size(), ulps * u * std::fabs(r));
   });
   return out;
 }
@@ -127,10 +148,36 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
   size_t k = 0;
   for (const ir::IterDomain* id : logical)
     out_strides.push_back(id->is_reduction() ? 0 : kept_strides[k++]);
+  // Error bounds (error_bound.h): the operands' bounds combined, and for a
+  // sum 2 sqrt(n) u sum|x| once every element is in.
+  const double u = detail::compute_roundoff(r.out()->dtype());
+  std::vector<double> magnitude(out.data.size(), 0.0);
+  int64_t n = 1;
+  for (size_t a = 0; a < logical.size(); ++a)
+    if (logical[a]->is_reduction()) n *= in.shape[a];
   for_each_index(in.shape, [&](const Index& idx, int64_t lin) {
-    double& acc = out.data[static_cast<size_t>(offset(idx, out_strides))];
-    acc = ir::apply_reduction(r.op(), acc, in.data[static_cast<size_t>(lin)]);
+    const size_t o = static_cast<size_t>(offset(idx, out_strides));
+    const double x = in.data[static_cast<size_t>(lin)], ex = error_of(in, static_cast<size_t>(lin));
+    double& acc = out.data[o];
+    double& err = out.error[o];
+    switch (r.op()) {
+      case ir::ReductionOpType::Sum:
+        err += ex;
+        magnitude[o] += std::fabs(x);
+        break;
+      case ir::ReductionOpType::Prod:
+        err = std::fabs(acc) * ex + std::fabs(x) * err + err * ex + u * std::fabs(acc * x);
+        break;
+      case ir::ReductionOpType::Max:
+      case ir::ReductionOpType::Min: err = std::max(err, ex); break;
+    }
+    acc = ir::apply_reduction(r.op(), acc, x);
   });
+  if (r.op() == ir::ReductionOpType::Sum)
+    for (size_t o = 0; o < out.data.size(); ++o)
+      out.error[o] += 2.0 * std::sqrt(static_cast<double>(n)) * u * magnitude[o];
+  for (size_t o = 0; o < out.data.size(); ++o)
+    if (!std::isfinite(out.data[o])) out.error[o] = 0.0;
   return out;
 }
 
@@ -147,32 +194,45 @@ HostTensor permute(const ir::PermuteOp& p, const Env& env, const ir::SizeBinding
     strides.push_back(in_strides[a]);
   }
   for_each_index(out.shape, [&](const Index& idx, int64_t lin) {
-    out.data[static_cast<size_t>(lin)] = in.data[static_cast<size_t>(offset(idx, strides))];
+    const auto from = static_cast<size_t>(offset(idx, strides));
+    out.data[static_cast<size_t>(lin)] = in.data[from];
+    out.error[static_cast<size_t>(lin)] = error_of(in, from);
   });
   return out;
 }
 
 HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes) {
+  // The arithmetic's unit roundoff: that of the operands' type (a comparison
+  // of floats is exact, its bool result has none).
+  double u = detail::compute_roundoff(e.out()->dtype());
+  for (const ir::Val* v : e.inputs())
+    if (v->is<ir::TensorView>()) u = std::max(u, detail::compute_roundoff(v->dtype()));
+  const double ulps = detail::op_ulps(e);
   switch (e.kind()) {
     case ir::Expr::Kind::Unary: {
       ir::UnaryOpType op = e.as<ir::UnaryOp>()->op();
       return elementwise(e, env, sizes,
-                         [op](const double* v) { return ir::apply_unary(op, v[0]); });
+                         [op](const double* v) { return ir::apply_unary(op, v[0]); }, ulps, u);
     }
     case ir::Expr::Kind::Binary: {
       ir::BinaryOpType op = e.as<ir::BinaryOp>()->op();
-      return elementwise(e, env, sizes,
-                         [op](const double* v) { return ir::apply_binary(op, v[0], v[1]); });
+      return elementwise(
+          e, env, sizes, [op](const double* v) { return ir::apply_binary(op, v[0], v[1]); }, ulps,
+          u);
     }
     case ir::Expr::Kind::Where:
-      return elementwise(e, env, sizes, [](const double* v) { return v[0] != 0.0 ? v[1] : v[2]; });
+      return elementwise(
+          e, env, sizes, [](const double* v) { return v[0] != 0.0 ? v[1] : v[2]; }, 0, 0);
     case ir::Expr::Kind::Cast: {
+      // The interval may cross an integer (the corners see it); a float
+      // target rounds once more.
       ir::DataType t = e.out()->dtype();
-      return elementwise(e, env, sizes,
-                         [t](const double* v) { return ir::round_to_dtype(v[0], t); });
+      return elementwise(
+          e, env, sizes, [t](const double* v) { return ir::round_to_dtype(v[0], t); }, 1,
+          detail::storage_roundoff(t));
     }
     case ir::Expr::Kind::LoadStore:
-      return elementwise(e, env, sizes, [](const double* v) { return v[0]; });
+      return elementwise(e, env, sizes, [](const double* v) { return v[0]; }, 0, 0);
     case ir::Expr::Kind::Broadcast: {
       // New extent-1 axes do not move any element in row-major order.
       HostTensor out = alloc(e.out(), sizes);
@@ -181,6 +241,7 @@ HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes)
           << "evaluate: broadcast " << e.out()->describe() << " of shape " << shape_str(out.shape)
           << " from input of shape " << shape_str(in.shape);
       out.data = in.data;
+      if (!in.error.empty()) out.error = in.error;
       return out;
     }
     case ir::Expr::Kind::Reduction:
@@ -189,7 +250,6 @@ HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes)
       return permute(*e.as<ir::PermuteOp>(), env, sizes);
   }
   internal_error << "evaluate: unknown expression " << e.op_name();
-  return {};
 }
 
 }  // namespace

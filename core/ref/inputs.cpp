@@ -5,7 +5,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/op_semantics.h"
-#include "schedlab/ref/evaluator.h"
+#include "schedlab/ref/inputs.h"
 
 namespace schedlab::ref {
 

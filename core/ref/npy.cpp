@@ -48,7 +48,6 @@ const NpyType& type_for(DataType d) {
   for (const NpyType& t : kTypes)
     if (t.dtype == d) return t;
   internal_error << "no .npy type for dtype " << ir::dtype_name(d);
-  return kTypes[0];
 }
 
 std::string type_choices() {
@@ -173,7 +172,6 @@ class HeaderParser {
     user_error_at(SourceLoc{path_})
         << "cannot parse the header dict: expected " << what << " at character " << i_ << ", found "
         << found << "; header: " << header;
-    std::abort();  // not reached: the report throws
   }
   std::string str(const std::string& what) {
     skip_ws();

@@ -2,7 +2,7 @@
 #include <sstream>
 
 #include "schedlab/base/error.h"
-#include "schedlab/ref/evaluator.h"
+#include "schedlab/ref/tensor.h"
 
 namespace schedlab::ref {
 

@@ -81,7 +81,6 @@ std::string verdict_name(Verdict v) {
       return "only in new";
   }
   internal_error << "unknown verdict " << static_cast<int>(v);
-  return {};
 }
 
 size_t CompareReport::count(Verdict v) const {

@@ -34,7 +34,6 @@ double us_per(const std::string& unit, const std::string& path, const std::strin
   if (unit == "s") return 1e6;
   user_error_at(SourceLoc{path}) << "benchmark '" << bench << "': unknown time_unit '" << unit
                                  << "'; expected ns, us, ms or s";
-  return 0;
 }
 
 /// Google Benchmark's JSON (`--benchmark_format=json` / `--benchmark_out`).
@@ -195,7 +194,6 @@ ResultFile load_result_file(const std::string& path, Metric metric) {
     return read_sweep_jsonl(path, metric);  // one record
   user_error_at(where) << "neither Google Benchmark JSON (an object with a 'benchmarks' array) "
                           "nor schedlab sweep JSONL (one record per line)";
-  return {};
 }
 
 }  // namespace schedlab::report

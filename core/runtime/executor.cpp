@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "schedlab/base/error.h"
+#include "schedlab/lower/kir_printer.h"
 #include "schedlab/runtime/work_estimate.h"
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/lower/lower.h"
@@ -175,8 +176,9 @@ int64_t launch_value(const kir::ExprP& e, const LaunchDims& dims, const ir::Size
                                            {"blockDim.z", kir::Expr::integer(dims.block[2])}};
   for (const auto& [name, v] : sizes) values[name] = kir::Expr::integer(v);
   kir::ExprP r = kir::substitute(e, values);
-  internal_assert(r->kind == kir::Expr::Kind::Int) << "a launch expression has an unbound name";
-  return r->i;
+  const auto* n = r->as<kir::IntImm>();
+  internal_assert(n) << "a launch expression has an unbound name: " << kir::print_expr(r);
+  return n->value;
 }
 
 void check_shared_memory(const kir::Kernel& k, const LaunchDims& dims,

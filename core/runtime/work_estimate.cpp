@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "schedlab/base/error.h"
+#include "schedlab/lower/kir_visitor.h"
 
 namespace schedlab::runtime {
 
@@ -18,39 +19,43 @@ using Values = std::map<std::string, kir::ExprP>;
 /// two rounds of five warp shuffles (each a warp barrier on the CPU).
 constexpr double kBlockReduceBarriers = 13;
 
-struct Walker {
-  const Values& values;
+/// Statement instances per thread: each statement counts the product of the
+/// enclosing loops' trip counts.
+class Walker : public kir::IRVisitor {
+ public:
+  explicit Walker(const Values& values) : values_(values) {}
   std::map<const kir::Buffer*, double> work;
   double barriers = 0;
 
+ protected:
+  using kir::IRVisitor::visit;
+  void visit(const kir::For& s) override {
+    const double outer = times_;
+    times_ *= trip(s.extent);
+    include(s.body);
+    times_ = outer;
+  }
+  void visit(const kir::If& s) override {  // predicates ignored: an upper bound
+    include(s.then_body);
+    include(s.else_body);
+  }
+  void visit(const kir::Sync&) override { barriers += times_; }
+  void visit(const kir::Store& s) override { work[s.buffer] += times_; }
+  void visit(const kir::GridReduce& s) override { work[s.buffer] += times_; }
+  void visit(const kir::BlockReduce& s) override {
+    work[s.buffer] += times_;
+    barriers += times_ * kBlockReduceBarriers;
+  }
+
+ private:
   double trip(const kir::ExprP& extent) const {
-    kir::ExprP e = kir::substitute(extent, values);
-    return e->kind == kir::Expr::Kind::Int ? static_cast<double>(std::max<int64_t>(e->i, 0)) : 1.0;
+    const kir::ExprP e = kir::substitute(extent, values_);
+    const auto* n = e->as<kir::IntImm>();
+    return n ? static_cast<double>(std::max<int64_t>(n->value, 0)) : 1.0;
   }
 
-  void walk(const std::vector<kir::StmtP>& body, double times) {
-    for (const kir::StmtP& s : body) walk(*s, times);
-  }
-
-  void walk(const kir::Stmt& s, double times) {
-    using K = kir::Stmt::Kind;
-    switch (s.kind) {
-      case K::For: walk(s.body, times * trip(s.extent)); break;
-      case K::Block: walk(s.body, times); break;
-      case K::If:
-        walk(s.body, times);
-        walk(s.else_body, times);
-        break;
-      case K::Sync: barriers += times; break;
-      case K::BlockReduce:
-        work[s.buffer] += times;
-        barriers += times * kBlockReduceBarriers;
-        break;
-      case K::Store:
-      case K::GridReduce: work[s.buffer] += times; break;
-      default: break;
-    }
-  }
+  const Values& values_;
+  double times_ = 1.0;
 };
 
 std::string scientific(double v) { return fmt::format("{:.3g}", v); }
@@ -75,8 +80,8 @@ EmulatedWork emulated_work(const kir::Kernel& k, const LaunchDims& dims,
     for (size_t d = 0; d < args[i].sizes.size(); ++d)
       values[fmt::format("{}.size[{}]", k.params[i].buffer->name, d)] =
           kir::Expr::integer(args[i].sizes[d]);
-  Walker w{values, {}};
-  if (k.body) w.walk(*k.body, 1.0);
+  Walker w(values);
+  if (k.body) w.include(*k.body);
   EmulatedWork out;
   for (const auto& [b, n] : w.work) out.buffers.push_back({b, n});
   std::stable_sort(out.buffers.begin(), out.buffers.end(),

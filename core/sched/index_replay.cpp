@@ -64,7 +64,7 @@ std::optional<std::vector<int64_t>> loop_to_logical(const ir::TensorView* tv,
   for (auto e = history.rbegin(); e != history.rend(); ++e) {
     if (const auto* s = (*e)->as<ir::Split>()) {
       int64_t in_ext = extent_of(tv, s->in(), sizes);
-      int64_t stride = s->inner_split() ? s->factor() : (in_ext + s->factor() - 1) / s->factor();
+      int64_t stride = extent_of(tv, s->inner(), sizes);
       int64_t i = get(s->outer()) * stride + get(s->inner());
       // The remainder of a split that does not divide: lowering predicates it.
       if (i >= in_ext) return std::nullopt;

@@ -41,6 +41,43 @@ std::optional<LoopKey> loop_owner(const TensorView* t, int k) {
 
 namespace {
 
+/// The axes of `stop` (a tensor's logical or root domain) that loop axis `id`
+/// is made from, through the tensor's splits and merges.
+std::set<const ir::IterDomain*> sources(const ir::IterDomain* id,
+                                        const std::vector<ir::IterDomain*>& stop) {
+  std::set<const ir::IterDomain*> out;
+  std::vector<const ir::IterDomain*> todo{id};
+  while (!todo.empty()) {
+    const ir::IterDomain* x = todo.back();
+    todo.pop_back();
+    if (std::find(stop.begin(), stop.end(), x) != stop.end()) {
+      out.insert(x);
+    } else if (const ir::IterDomainExpr* d = x->definition()) {
+      for (const ir::IterDomain* in : d->inputs()) todo.push_back(in);
+    }
+  }
+  return out;
+}
+
+/// Whether tv's loop axis `id` and consumer c's loop axis `cid` iterate the
+/// same data through the expression that reads tv: every logical axis of tv
+/// that id is made from pairs (producer_consumer_pairs) with a root axis of c
+/// that cid is made from. The loop map can tie them through another path (a
+/// broadcast read next to its source: fuzz seed 1 case 6202, where a split
+/// hid the tie from the self-mapping check); then they are different loops.
+bool same_data(const TensorView* tv, const ir::IterDomain* id, const TensorView* c,
+               const ir::IterDomain* cid) {
+  const ir::Expr* e = c->definition();
+  if (!e) return true;
+  const auto pairs = producer_consumer_pairs(e, tv);
+  const auto theirs = sources(cid, c->root());
+  for (const ir::IterDomain* p : sources(id, tv->logical())) {
+    auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& pc) { return pc.first == p; });
+    if (it != pairs.end() && !theirs.count(it->second)) return false;
+  }
+  return true;
+}
+
 /// Why position k + 1 is illegal, or "" if it is legal.
 std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
   const ir::IterDomain* id = tv->loop()[static_cast<size_t>(k)];
@@ -85,6 +122,13 @@ std::string blocker(const TensorView* tv, int k, const LoopMap& map) {
               "ambiguous";
         return os.str();
       }
+    if (!same_data(tv, id, c, cid)) {
+      os << "its loop axis " << k << " (" << id->str() << ") and axis " << k << " of consumer "
+         << c->describe() << " (" << cid->str()
+         << ") are tied by the loop map through another path (broadcasting), but the consumer "
+            "reads it along a different axis, so the loop it would share is not its own";
+      return os.str();
+    }
     if (own_access(cid)) {
       os << "axis " << k << " of consumer " << c->describe() << " (" << cid->str() << ") is "
          << ir::loop_transform_name(cid->loop_transform())

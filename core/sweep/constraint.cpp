@@ -17,7 +17,7 @@
 #include <optional>
 #include <vector>
 
-#include "../frontend/parser.h"  // closest_name
+#include "schedlab/base/suggest.h"
 
 namespace schedlab::sweep {
 
@@ -315,7 +315,7 @@ class Parser {
             known.push_back(k);
             list += (list.empty() ? "" : ", ") + k;
           }
-          std::string hint = frontend::closest_name(t.text, known);
+          std::string hint = closest_name(t.text, known);
           user_error_at(at(t)) << "constraint: unknown name '" << t.text
                                << "'; expected a size every fusion has, a swept parameter or a "
                                << "`set:` parameter: " << (list.empty() ? "(none)" : list)
@@ -342,7 +342,6 @@ class Parser {
         break;
     }
     user_error_at(at(t)) << "constraint: expected a name, a number or '(', found " << t.describe();
-    return nullptr;
   }
 
   std::vector<Tok> toks_;

@@ -71,6 +71,22 @@ std::vector<std::vector<double>> measure_interleaved(size_t n, size_t rounds, ui
   return times;
 }
 
+std::vector<std::vector<double>> time_kernels(const std::vector<TimedKernel>& kernels,
+                                              size_t repetitions, int64_t warmup,
+                                              double min_time, uint64_t seed, uint64_t group) {
+  return measure_interleaved(
+      kernels.size(), repetitions, seed, group,
+      [&](size_t t) {
+        if (warmup > 0) kernels[t].warm(static_cast<int>(warmup));
+      },
+      [&](size_t t) {
+        double total = kernels[t].launch();
+        int launches = 1;
+        while (total < min_time) total += kernels[t].launch(), ++launches;
+        return total / launches;
+      });
+}
+
 uint64_t fresh_seed() {
   std::random_device rd;
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();

@@ -6,9 +6,9 @@
 
 namespace schedlab::sweep {
 
-using frontend::as_double;
-using frontend::as_int;
-using frontend::kind_name;
+using schedlab::as_double;
+using schedlab::as_int;
+using schedlab::kind_name;
 using plugin::ParamKind;
 
 namespace {
@@ -42,7 +42,7 @@ bool is_pow2(int64_t v) {
 
 }  // namespace
 
-ValueReader ValueReader::for_plugin(const frontend::YamlReader& r, std::string scheduler,
+ValueReader ValueReader::for_plugin(const YamlReader& r, std::string scheduler,
                                     const std::string& plugin,
                                     const std::vector<plugin::ParamDesc>& schema) {
   ValueReader v(r, std::move(scheduler));
@@ -52,7 +52,7 @@ ValueReader ValueReader::for_plugin(const frontend::YamlReader& r, std::string s
   return v;
 }
 
-ValueReader ValueReader::for_script(const frontend::YamlReader& r, std::string scheduler,
+ValueReader ValueReader::for_script(const YamlReader& r, std::string scheduler,
                                     const std::string& script,
                                     const std::vector<std::string>& placeholders) {
   ValueReader v(r, std::move(scheduler));
@@ -73,13 +73,12 @@ const ParamInfo& ValueReader::param(const YAML::Node& key) const {
     if (p.name == name) return p;
     names.push_back(p.name);
   }
-  std::string list, hint = frontend::closest_name(name, names);
+  std::string list, hint = closest_name(name, names);
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   user_error_at(r_.loc(key)) << "scheduler '" << scheduler_ << "': " << owner_ << " has no "
                              << what_ << " '" << name << "'; expected one of "
                              << (list.empty() ? "(none)" : list)
                              << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
-  return params_.front();
 }
 
 Value ValueReader::scalar(const YAML::Node& n, const ParamInfo& p) const {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../frontend/yaml_reader.h"
+#include "../base/yaml_reader.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/sweep/constraint.h"
 #include "schedlab/sweep/space.h"
@@ -28,10 +28,10 @@ struct ParamInfo {
 
 class ValueReader {
  public:
-  static ValueReader for_plugin(const frontend::YamlReader& r, std::string scheduler,
+  static ValueReader for_plugin(const YamlReader& r, std::string scheduler,
                                 const std::string& plugin,
                                 const std::vector<plugin::ParamDesc>& schema);
-  static ValueReader for_script(const frontend::YamlReader& r, std::string scheduler,
+  static ValueReader for_script(const YamlReader& r, std::string scheduler,
                                 const std::string& script,
                                 const std::vector<std::string>& placeholders);
 
@@ -43,13 +43,13 @@ class ValueReader {
   std::vector<Value> dimension(const YAML::Node& n, const ParamInfo& p) const;
 
  private:
-  ValueReader(const frontend::YamlReader& r, std::string scheduler)
+  ValueReader(const YamlReader& r, std::string scheduler)
       : r_(r), scheduler_(std::move(scheduler)) {}
   std::vector<Value> range(const YAML::Node& n, const ParamInfo& p) const;
   /// "scheduler 'x': block: " for messages.
   std::string prefix(const std::string& param) const;
 
-  const frontend::YamlReader& r_;
+  const YamlReader& r_;
   std::string scheduler_;
   std::string owner_;  ///< "plugin 'pointwise'" or "script 'softmax_block.sched'"
   std::string what_;   ///< "parameter" or "placeholder"

@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "../frontend/yaml_reader.h"
+#include "../base/yaml_reader.h"
 #include "param_values.h"
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/frontend/schedule_script.h"
@@ -18,8 +18,7 @@
 namespace schedlab::sweep {
 
 namespace fs = std::filesystem;
-using frontend::kind_name;
-using frontend::YamlReader;
+using schedlab::kind_name;
 
 namespace {
 
@@ -81,7 +80,7 @@ class Loader {
       if (!spec_.scheduler(spec_.baseline)) {
         std::vector<std::string> names;
         for (const auto& s : spec_.schedulers) names.push_back(s.name);
-        std::string hint = frontend::closest_name(spec_.baseline, names);
+        std::string hint = closest_name(spec_.baseline, names);
         user_error_at(r_.loc(n)) << "baseline: no scheduler is named '" << spec_.baseline
                                  << "'; expected one of " << join(names)
                                  << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
@@ -115,7 +114,7 @@ class Loader {
   }
   int64_t int_of(const YAML::Node& n, const std::string& key, int64_t min) const {
     std::optional<int64_t> v;
-    if (n.IsScalar()) v = frontend::as_int(n.Scalar());
+    if (n.IsScalar()) v = as_int(n.Scalar());
     if (!v || *v < min)
       user_error_at(r_.loc(n)) << key << ": expected an integer >= " << min << ", found "
                                << kind_name(n);
@@ -123,7 +122,7 @@ class Loader {
   }
   double real_of(const YAML::Node& n, const std::string& key) const {
     std::optional<double> v;
-    if (n.IsScalar()) v = frontend::as_double(n.Scalar());
+    if (n.IsScalar()) v = as_double(n.Scalar());
     if (!v || !std::isfinite(*v) || *v < 0)
       user_error_at(r_.loc(n)) << key << ": expected a non-negative number, found " << kind_name(n);
     return *v;
@@ -134,7 +133,7 @@ class Loader {
     if (n.IsScalar()) {
       std::string t = n.Scalar();
       if (!t.empty() && t.back() == '%') t.pop_back();
-      v = frontend::as_double(t);
+      v = as_double(t);
     }
     if (!v || !std::isfinite(*v) || *v < 0 || *v >= 100)
       user_error_at(r_.loc(n)) << key << ": expected a percentage in [0, 100) such as 2%, found "
@@ -181,12 +180,11 @@ class Loader {
       for (const auto& e : fs::directory_iterator(d, ec))
         if (e.path().extension() == ".sched") known.push_back(e.path().stem().string());
     }
-    std::string hint = frontend::closest_name(written, known);
+    std::string hint = closest_name(written, known);
     user_error_at(r_.loc(at)) << "script: unknown schedule script '" << written
                               << "'; expected a path or a name from "
                               << join(options_.schedule_dirs)
                               << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
-    return {};
   }
 
   // ---- strategy, validation, measure ---------------------------------------
@@ -336,7 +334,7 @@ class Loader {
   }
 
   int64_t size_value(const YAML::Node& v, const std::string& fusion, const std::string& key) {
-    int64_t x = v.IsScalar() ? frontend::as_int(v.Scalar()).value_or(0) : 0;
+    int64_t x = v.IsScalar() ? as_int(v.Scalar()).value_or(0) : 0;
     if (x <= 0)
       user_error_at(r_.loc(v)) << "sizes of fusion '" << fusion << "': " << key
                                << " must be a positive integer or a list of them, found "

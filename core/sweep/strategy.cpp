@@ -94,7 +94,6 @@ std::unique_ptr<SearchStrategy> make_strategy(const StrategySpec& spec, const Se
       return std::make_unique<FixedList>(draw_random(spec, p));
   }
   internal_error << "unknown strategy kind";
-  return nullptr;
 }
 
 std::vector<Point> expand(const SweepSpec& spec) {

@@ -461,9 +461,9 @@ TEST(Barriers, LoopThatWritesAndReadsSharedEndsWithSyncthreads) {
   expect_nvrtc_accepts(source_of(k));
   ASSERT_TRUE(k.has_barrier);
   // The body: Allocate, then the batch loop.
-  const kir::Stmt* loop = nullptr;
+  const kir::For* loop = nullptr;
   for (const auto& st : k.body->body)
-    if (st->kind == kir::Stmt::Kind::For) loop = st.get();
+    if (const auto* f = st->as<kir::For>()) loop = f;
   ASSERT_NE(loop, nullptr);
   std::vector<kir::Stmt::Kind> kinds;
   for (const auto& st : loop->body) kinds.push_back(st->kind);

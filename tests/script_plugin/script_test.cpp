@@ -9,6 +9,7 @@
 #include <string>
 
 #include "schedlab/plugin/host.h"
+#include "schedlab/runtime/cuda_backend.h"
 #include "sp_test_util.h"
 
 namespace schedlab::plugin {

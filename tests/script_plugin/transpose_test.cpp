@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "schedlab/plugin/host.h"
+#include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/sched/sched.h"
 #include "sp_test_util.h"
 #include "test_support.h"

@@ -5,8 +5,11 @@
 //     config, plugin misuse). The message names the object, what was expected
 //     and what was found; with a SourceLoc it starts with file:line:col.
 //   * internal_assert: a bug in schedlab. The message says so.
-// Both build their message only when the check fails and throw when the
-// streaming expression ends. base depends on nothing but the standard library.
+// Both build their message only when the check fails. The report ends in a
+// [[noreturn]] call that throws (Halide's Error.h: never from a destructor,
+// which cannot throw while another exception unwinds and would drop the
+// error), so the compiler knows that nothing after an error runs: no fake
+// returns after one. base depends on nothing but the standard library.
 #pragma once
 
 #include <exception>
@@ -47,15 +50,18 @@ class InternalError : public std::runtime_error {
 
 namespace detail {
 
-/// Collects a streamed message and throws when destroyed at the end of the
-/// full expression. Never outlives the statement that created it.
+/// Collects a streamed message; Voidifier's operator& then issues it (throws
+/// UserError or InternalError). Never outlives the statement that created it.
 class ErrorReport {
  public:
   enum class Kind { User, Internal };
   ErrorReport(Kind kind, SourceLoc loc, const char* src_file, int src_line, const char* cond);
   ErrorReport(const ErrorReport&) = delete;
   ErrorReport& operator=(const ErrorReport&) = delete;
-  ~ErrorReport() noexcept(false);
+  ~ErrorReport() = default;
+
+  /// Throws the report as UserError or InternalError.
+  [[noreturn]] void issue() const;
 
   template <typename T>
   ErrorReport& operator<<(const T& v) {
@@ -72,28 +78,24 @@ class ErrorReport {
   std::ostringstream msg_;
 };
 
-/// Turns the streamed report into a void expression so that the assert macros
-/// are single expressions (Halide's trick): safe inside an unbraced if/else.
+/// Ends the streamed report (`&` binds after every `<<`) and issues it: the
+/// macros are single void expressions (Halide's trick), safe inside an
+/// unbraced if/else, and the compiler sees that they do not return.
 struct Voidifier {
-  void operator&(const ErrorReport&) {}
+  [[noreturn]] void operator&(const ErrorReport& r) const { r.issue(); }
 };
 
 }  // namespace detail
 }  // namespace schedlab
 
 // NOLINTBEGIN(cppcoreguidelines-macro-usage)
-#define user_error \
-  ::schedlab::detail::ErrorReport(::schedlab::detail::ErrorReport::Kind::User, {}, __FILE__, __LINE__, nullptr)
-#define user_error_at(loc) \
-  ::schedlab::detail::ErrorReport(::schedlab::detail::ErrorReport::Kind::User, (loc), __FILE__, __LINE__, nullptr)
-#define user_assert(c) \
-  (c) ? (void)0 : ::schedlab::detail::Voidifier() & user_error
-#define internal_error                                                                         \
-  ::schedlab::detail::ErrorReport(::schedlab::detail::ErrorReport::Kind::Internal, {}, __FILE__, \
-                                  __LINE__, nullptr)
-#define internal_assert(c)                                                                  \
-  (c) ? (void)0                                                                             \
-      : ::schedlab::detail::Voidifier() &                                                   \
-            ::schedlab::detail::ErrorReport(::schedlab::detail::ErrorReport::Kind::Internal, \
-                                            {}, __FILE__, __LINE__, #c)
+#define SCHEDLAB_ERROR_REPORT(kind, loc, cond)                                          \
+  ::schedlab::detail::Voidifier() &                                                     \
+      ::schedlab::detail::ErrorReport(::schedlab::detail::ErrorReport::Kind::kind, loc, \
+                                      __FILE__, __LINE__, cond)
+#define user_error SCHEDLAB_ERROR_REPORT(User, {}, nullptr)
+#define user_error_at(loc) SCHEDLAB_ERROR_REPORT(User, (loc), nullptr)
+#define user_assert(c) (c) ? (void)0 : SCHEDLAB_ERROR_REPORT(User, {}, nullptr)
+#define internal_error SCHEDLAB_ERROR_REPORT(Internal, {}, nullptr)
+#define internal_assert(c) (c) ? (void)0 : SCHEDLAB_ERROR_REPORT(Internal, {}, #c)
 // NOLINTEND(cppcoreguidelines-macro-usage)

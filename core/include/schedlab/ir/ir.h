@@ -136,6 +136,9 @@ class Split final : public IterDomainExpr {
   IterDomain* inner() const { return outputs()[1]; }
   int64_t factor() const { return factor_; }
   bool inner_split() const { return inner_split_; }
+  /// in = outer * stride() + inner: the inner axis's extent (factor, or
+  /// ceilDiv(ext(in), factor)). Every index computation reads it here.
+  const SizeExpr& stride() const;
   std::string str() const override;
 
  private:
@@ -270,6 +273,12 @@ class TensorView final : public Val {
   TensorView* parallelize(int axis, ParallelType p);
   /// Sets how loop axis `axis` is emitted.
   TensorView* parallelize(int axis, LoopTransform t);
+  /// Why the elements along loop axis `id` are not adjacent in memory, or ""
+  /// when they are: id is the innermost non-reduction logical axis, or the
+  /// inner part of an inner split of it (possibly merged with outer axes, as
+  /// the inner side). The one home of the Vectorize rule: parallelize and
+  /// lowering both ask it.
+  std::string why_not_adjacent(const IterDomain* id) const;
   /// The splits and merges from logical to loop, in the order applied.
   std::vector<IterDomainExpr*> loop_history() const;
   /// The splits and merges from root to loop (for an rfactor producer, its

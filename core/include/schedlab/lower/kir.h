@@ -6,7 +6,7 @@
 // May depend on: schedlab/base, schedlab/ir, schedlab/sched.
 // Invariants: kernel IR never refers back to scheduling decisions; codegen
 // prints it without consulting the fusion. Every expression node is
-// immutable and may be shared.
+// immutable and may be shared. Walk it with kir_visitor.h.
 #pragma once
 
 #include <array>
@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedlab/ir/fusion.h"
@@ -22,31 +23,36 @@ namespace schedlab::kir {
 
 struct Buffer;
 
-/// A scalar expression: index math, loaded values and elementwise math.
+/// Index arithmetic operators (IndexOp): integer math on loop variables and
+/// sizes, and the predicates over them.
+enum class IndexOpType { Add, Mul, Div, Mod, Lt, And, CeilDiv };
+/// "+", "*", "/", "%", "<", "&&", "ceilDiv": the one spelling of each, used by
+/// both printers.
+std::string_view index_op_symbol(IndexOpType op);
+
+/// A scalar expression: index math, loaded values and elementwise math. One
+/// final node type per kind below; `as<T>()` is the checked downcast (null
+/// when the kind differs). Every node is immutable and may be shared.
 struct Expr;
 using ExprP = std::shared_ptr<const Expr>;
 
 struct Expr {
-  enum class Kind {
-    Int,     ///< integer literal `i`
-    Float,   ///< floating literal `f` of `dtype`
-    Bool,    ///< true/false in `i`
-    Var,     ///< a named value: loop variable, threadIdx.x, a tensor size
-    Unary,   ///< op(a): `op` is an ir::UnaryOpType
-    Binary,  ///< op(a, b): `op` is an ir::BinaryOpType
-    Select,  ///< a ? b : c
-    Cast,    ///< (dtype) a
-    Load,    ///< buffer[a]
-    IntOp,   ///< index arithmetic: `name` is one of + - * / % < && ceilDiv
-  };
-  Kind kind = Kind::Int;
-  ir::DataType dtype = ir::DataType::I64;  ///< value type
-  int64_t i = 0;                          ///< Int, Bool
-  double f = 0.0;                         ///< Float
-  std::string name;                       ///< Var name, IntOp symbol
-  int op = 0;                             ///< Unary/Binary operator
-  std::vector<ExprP> args;                ///< operands
-  const Buffer* buffer = nullptr;         ///< Load
+  enum class Kind { Int, Float, Bool, Var, Unary, Binary, Select, Cast, Load, Index };
+  const Kind kind;
+  const ir::DataType dtype;  ///< value type
+
+  virtual ~Expr() = default;
+  Expr(const Expr&) = delete;
+  Expr& operator=(const Expr&) = delete;
+
+  template <typename T>
+  const T* as() const {
+    return kind == T::kKind ? static_cast<const T*>(this) : nullptr;
+  }
+  /// An integer literal of value v.
+  bool is_int(int64_t v) const;
+  /// The literal true (a predicate that always holds).
+  bool is_true() const;
 
   static ExprP integer(int64_t v);
   static ExprP boolean(bool v);
@@ -59,8 +65,80 @@ struct Expr {
   static ExprP load(const Buffer* b, ExprP index);
   /// Index arithmetic with constant folding of the trivial cases (x*1, x+0,
   /// x/1, x%1, ...) so generated indices stay readable.
-  static ExprP int_op(const std::string& op, ExprP a, ExprP b);
-  bool is_int(int64_t v) const { return kind == Kind::Int && i == v; }
+  static ExprP index_op(IndexOpType op, ExprP a, ExprP b);
+  static ExprP ceil_div(ExprP a, ExprP b) { return index_op(IndexOpType::CeilDiv, a, b); }
+
+ protected:
+  Expr(Kind k, ir::DataType t) : kind(k), dtype(t) {}
+};
+
+/// An integer literal (of type I64).
+struct IntImm final : Expr {
+  static constexpr Kind kKind = Kind::Int;
+  const int64_t value;
+  explicit IntImm(int64_t v) : Expr(kKind, ir::DataType::I64), value(v) {}
+};
+/// A floating literal of its dtype.
+struct FloatImm final : Expr {
+  static constexpr Kind kKind = Kind::Float;
+  const double value;
+  FloatImm(double v, ir::DataType t) : Expr(kKind, t), value(v) {}
+};
+/// true or false.
+struct BoolImm final : Expr {
+  static constexpr Kind kKind = Kind::Bool;
+  const bool value;
+  explicit BoolImm(bool v) : Expr(kKind, ir::DataType::Bool), value(v) {}
+};
+/// A named value: a loop variable, threadIdx.x, blockDim.y, a tensor's size
+/// ("T0.size[1]") or stride.
+struct Var final : Expr {
+  static constexpr Kind kKind = Kind::Var;
+  const std::string name;
+  Var(std::string n, ir::DataType t) : Expr(kKind, t), name(std::move(n)) {}
+};
+/// op(a), elementwise math.
+struct Unary final : Expr {
+  static constexpr Kind kKind = Kind::Unary;
+  const ir::UnaryOpType op;
+  const ExprP a;
+  Unary(ir::UnaryOpType o, ExprP x, ir::DataType t) : Expr(kKind, t), op(o), a(std::move(x)) {}
+};
+/// op(a, b), elementwise math.
+struct Binary final : Expr {
+  static constexpr Kind kKind = Kind::Binary;
+  const ir::BinaryOpType op;
+  const ExprP a, b;
+  Binary(ir::BinaryOpType o, ExprP x, ExprP y, ir::DataType t)
+      : Expr(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+};
+/// cond ? true_value : false_value.
+struct Select final : Expr {
+  static constexpr Kind kKind = Kind::Select;
+  const ExprP cond, true_value, false_value;
+  Select(ExprP c, ExprP x, ExprP y, ir::DataType t)
+      : Expr(kKind, t), cond(std::move(c)), true_value(std::move(x)), false_value(std::move(y)) {}
+};
+/// value converted to dtype.
+struct Cast final : Expr {
+  static constexpr Kind kKind = Kind::Cast;
+  const ExprP value;
+  Cast(ExprP v, ir::DataType t) : Expr(kKind, t), value(std::move(v)) {}
+};
+/// buffer[index], of the buffer's dtype.
+struct Load final : Expr {
+  static constexpr Kind kKind = Kind::Load;
+  const Buffer* const buffer;
+  const ExprP index;
+  Load(const Buffer* buf, ExprP i, ir::DataType t) : Expr(kKind, t), buffer(buf), index(std::move(i)) {}
+};
+/// Index arithmetic: a op b (I64, or Bool for Lt and And).
+struct IndexOp final : Expr {
+  static constexpr Kind kKind = Kind::Index;
+  const IndexOpType op;
+  const ExprP a, b;
+  IndexOp(IndexOpType o, ExprP x, ExprP y, ir::DataType t)
+      : Expr(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
 };
 
 ExprP operator+(ExprP a, ExprP b);
@@ -88,76 +166,158 @@ struct Buffer {
   const ir::TensorView* tv = nullptr;  ///< the tensor it stores (for messages)
 };
 
-/// A statement.
+/// A statement: one final node type per kind below, owned by its parent's
+/// statement list; `as<T>()` is the checked downcast. Passes rewrite
+/// statements in place (StmtMutator, kir_visitor.h).
 struct Stmt;
 using StmtP = std::unique_ptr<Stmt>;
 
 struct Stmt {
-  enum class Kind {
-    Block,     ///< body in order
-    For,       ///< for (var = 0; var < extent; ++var) body
-    If,        ///< if (cond) body
-    Store,     ///< buffer[index] = value
-    Allocate,  ///< declares a Local buffer (Shared ones are carved from dynamic smem)
-    Sync,      ///< __syncthreads()
-    Comment,   ///< a line of text for readers
-    /// buffer[index] = sl_block_reduce(buffer[index]) over the thread
-    /// dimensions in reduce_dims, an allreduce: every thread of a group gets
-    /// the result. value is the identity, cond whether this thread's value
-    /// takes part (else it contributes the identity). Contains barriers: it is
-    /// reached by every thread of the block, never under a branch.
-    BlockReduce,
-    /// A grid reduction's last step (sl_grid_reduce): if cond, this thread
-    /// stores its block's partial buffer[index] in slot grid[0] *
-    /// grid[2] + grid[1] of workspaces[0] (output element grid[0], block
-    /// grid[1] of grid[2] along the reduced block dimensions), fences, and
-    /// counts its arrival on workspaces[1][grid[0]]; the last block to arrive
-    /// combines the grid[2] partials in block order from value (the identity),
-    /// stores the result at out[out_index] and resets the counter to 0. No
-    /// block waits on another; no barrier.
-    GridReduce,
-  };
-  Kind kind = Kind::Block;
-  std::vector<StmtP> body;            ///< Block/For/If children
-  std::string var;                    ///< For: loop variable
-  ExprP extent;                       ///< For: trip count
-  bool unroll = false;                ///< For: #pragma unroll
-  bool unswitch = false;              ///< For: hoist the nest's predicates (unswitch pass)
-  ExprP cond;                         ///< If
-  std::vector<StmtP> else_body;       ///< If: run when cond is false
-  const Buffer* buffer = nullptr;     ///< Store/Allocate
-  ExprP index;                        ///< Store
-  ExprP value;                        ///< Store
-  int64_t vector = 1;                 ///< Store: a copy of this many adjacent elements
-                                      ///< (value is then a Load at the first one)
-  std::string text;                   ///< Comment
-  int reduce_op = 0;                  ///< BlockReduce: an ir::ReductionOpType
-  std::array<bool, 3> reduce_dims{};  ///< BlockReduce: whether threadIdx.x/y/z are reduced
-  int64_t workspace = 0;              ///< BlockReduce: byte offset of its workspace in
-                                      ///< dynamic shared memory (Kernel::reduce_workspace_*)
-  const Buffer* out = nullptr;        ///< GridReduce: where the result goes
-  ExprP out_index;                    ///< GridReduce: its element in out
-  std::vector<const Buffer*> workspaces;  ///< GridReduce: partials, semaphores
-  std::vector<ExprP> grid;                ///< GridReduce: element, block, number of blocks
+  enum class Kind { Block, For, If, Store, Allocate, Sync, Comment, BlockReduce, GridReduce };
+  const Kind kind;
 
-  static StmtP block();
-  static StmtP for_loop(std::string var, ExprP extent, bool unroll);
-  static StmtP if_then(ExprP cond);
-  static StmtP store(const Buffer* b, ExprP index, ExprP value);
-  static StmtP allocate(const Buffer* b);
-  static StmtP sync();
-  static StmtP comment(std::string text);
-  /// A BlockReduce of the Local buffer b at index.
-  static StmtP block_reduce(const Buffer* b, ExprP index, ir::ReductionOpType op, ExprP identity,
-                            ExprP participate, std::array<bool, 3> dims, int64_t workspace);
-  /// A GridReduce of the partial in the Local buffer b at index into out at
-  /// out_index; grid is {element, block, number of blocks}.
-  static StmtP grid_reduce(const Buffer* b, ExprP index, const Buffer* out, ExprP out_index,
-                           ir::ReductionOpType op, ExprP identity, ExprP participate,
-                           const Buffer* partials, const Buffer* semaphores,
-                           std::vector<ExprP> grid);
+  virtual ~Stmt() = default;
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  template <typename T>
+  const T* as() const {
+    return kind == T::kKind ? static_cast<const T*>(this) : nullptr;
+  }
+  template <typename T>
+  T* as() {
+    return kind == T::kKind ? static_cast<T*>(this) : nullptr;
+  }
   /// A deep copy (expressions are shared: they are immutable).
-  StmtP clone() const;
+  virtual StmtP clone() const = 0;
+
+ protected:
+  explicit Stmt(Kind k) : kind(k) {}
+};
+
+/// Statements in order.
+struct Block final : Stmt {
+  static constexpr Kind kKind = Kind::Block;
+  std::vector<StmtP> body;
+  Block() : Stmt(kKind) {}
+  static std::unique_ptr<Block> make() { return std::make_unique<Block>(); }
+  StmtP clone() const override;
+};
+
+/// for (var = 0; var < extent; ++var) body
+struct For final : Stmt {
+  static constexpr Kind kKind = Kind::For;
+  std::string var;
+  ExprP extent;
+  bool unroll = false;    ///< #pragma unroll
+  bool unswitch = false;  ///< hoist the nest's predicates (the unswitch pass)
+  std::vector<StmtP> body;
+  For() : Stmt(kKind) {}
+  static std::unique_ptr<For> make(std::string var, ExprP extent, bool unroll);
+  StmtP clone() const override;
+};
+
+/// if (cond) then_body else else_body
+struct If final : Stmt {
+  static constexpr Kind kKind = Kind::If;
+  ExprP cond;
+  std::vector<StmtP> then_body;
+  std::vector<StmtP> else_body;
+  If() : Stmt(kKind) {}
+  static std::unique_ptr<If> make(ExprP cond);
+  StmtP clone() const override;
+};
+
+/// buffer[index] = value; or, with vector > 1, a copy of that many adjacent
+/// elements (value is then a Load at the first one).
+struct Store final : Stmt {
+  static constexpr Kind kKind = Kind::Store;
+  const Buffer* buffer = nullptr;
+  ExprP index;
+  ExprP value;
+  int64_t vector = 1;
+  Store() : Stmt(kKind) {}
+  static std::unique_ptr<Store> make(const Buffer* b, ExprP index, ExprP value);
+  StmtP clone() const override;
+};
+
+/// Declares a Local buffer (Shared ones are carved from dynamic shared memory).
+struct Allocate final : Stmt {
+  static constexpr Kind kKind = Kind::Allocate;
+  const Buffer* buffer = nullptr;
+  Allocate() : Stmt(kKind) {}
+  static std::unique_ptr<Allocate> make(const Buffer* b);
+  StmtP clone() const override;
+};
+
+/// __syncthreads()
+struct Sync final : Stmt {
+  static constexpr Kind kKind = Kind::Sync;
+  Sync() : Stmt(kKind) {}
+  static std::unique_ptr<Sync> make() { return std::make_unique<Sync>(); }
+  StmtP clone() const override;
+};
+
+/// A line of text for readers.
+struct Comment final : Stmt {
+  static constexpr Kind kKind = Kind::Comment;
+  std::string text;
+  Comment() : Stmt(kKind) {}
+  static std::unique_ptr<Comment> make(std::string text);
+  StmtP clone() const override;
+};
+
+/// buffer[index] = sl_block_reduce(buffer[index]) over the thread dimensions
+/// in dims, an allreduce: every thread of a group gets the result. identity
+/// is the op's identity, participate whether this thread's element exists
+/// (else it contributes the identity, and does not store the result: its
+/// slot may be a real element's). Contains barriers: it is reached by every
+/// thread of the block, never under a branch.
+struct BlockReduce final : Stmt {
+  static constexpr Kind kKind = Kind::BlockReduce;
+  const Buffer* buffer = nullptr;  ///< a Local buffer
+  ExprP index;
+  ir::ReductionOpType op = ir::ReductionOpType::Sum;
+  ExprP identity;
+  ExprP participate;
+  std::array<bool, 3> dims{};  ///< whether threadIdx.x/y/z are reduced
+  int64_t workspace = 0;       ///< byte offset of its workspace in dynamic shared memory
+                               ///< (Kernel::reduce_workspace_*)
+  BlockReduce() : Stmt(kKind) {}
+  static std::unique_ptr<BlockReduce> make(const Buffer* b, ExprP index, ir::ReductionOpType op,
+                                           ExprP identity, ExprP participate,
+                                           std::array<bool, 3> dims, int64_t workspace);
+  StmtP clone() const override;
+};
+
+/// A grid reduction's last step (sl_grid_reduce): if participate, this thread
+/// stores its block's partial buffer[index] in slot element * blocks + block
+/// of partials (output element `element`, block `block` of `blocks` along the
+/// reduced block dimensions), fences, and counts its arrival on
+/// semaphores[element]; the last block to arrive combines the partials in
+/// block order from identity, stores the result at out[out_index] and resets
+/// the counter to 0. No block waits on another; no barrier.
+struct GridReduce final : Stmt {
+  static constexpr Kind kKind = Kind::GridReduce;
+  const Buffer* buffer = nullptr;  ///< the Local partial
+  ExprP index;
+  const Buffer* out = nullptr;     ///< a parameter
+  ExprP out_index;
+  ir::ReductionOpType op = ir::ReductionOpType::Sum;
+  ExprP identity;
+  ExprP participate;
+  const Buffer* partials = nullptr;
+  const Buffer* semaphores = nullptr;
+  ExprP element, block, blocks;
+  GridReduce() : Stmt(kKind) {}
+  struct Grid {
+    ExprP element, block, blocks;
+  };
+  static std::unique_ptr<GridReduce> make(const Buffer* b, ExprP index, const Buffer* out,
+                                          ExprP out_index, ir::ReductionOpType op, ExprP identity,
+                                          ExprP participate, const Buffer* partials,
+                                          const Buffer* semaphores, Grid grid);
+  StmtP clone() const override;
 };
 
 /// e with every Var named in `values` replaced, index arithmetic refolded.
@@ -213,7 +373,7 @@ struct Kernel {
     int64_t width;
   };
   std::vector<VectorAccess> vector_accesses;
-  StmtP body;                ///< the kernel body
+  std::unique_ptr<Block> body;  ///< the kernel body
 };
 
 }  // namespace schedlab::kir

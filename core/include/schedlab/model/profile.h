@@ -36,7 +36,7 @@
 #include "schedlab/model/roofline.h"
 #include "schedlab/model/traffic.h"
 #include "schedlab/report/record.h"
-#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/runtime/device.h"
 #include "schedlab/runtime/executor.h"
 
 namespace schedlab::model {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "schedlab/ir/fusion.h"
-#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/runtime/device.h"
 
 struct SchedlabPluginInfo;
 

@@ -9,9 +9,13 @@
 namespace schedlab::ref {
 
 /// |got - want| <= atol + rtol * |want| elementwise; NaN matches only NaN.
+/// With error_bound, an element within twice the reference's own forward
+/// error bound (HostTensor::error, evaluator.h) matches too: an
+/// ill-conditioned result (a sum that cancels, then a sqrt) is not wrong.
 struct Tolerance {
   double rtol = 0.0;  ///< relative part
   double atol = 0.0;  ///< absolute part
+  bool error_bound = true;  ///< also accept within 2 * want.error[i]
 };
 
 /// The default for a dtype: exact for integers and bool; for floats about a

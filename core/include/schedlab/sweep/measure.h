@@ -40,6 +40,20 @@ std::vector<std::vector<double>> measure_interleaved(size_t n, size_t rounds, ui
                                                      const std::function<void(size_t)>& warm,
                                                      const std::function<double(size_t)>& sample);
 
+/// One kernel to time: `warm(n)` makes n untimed launches, `launch()` one
+/// timed launch and returns its seconds.
+struct TimedKernel {
+  std::function<void(int)> warm;
+  std::function<double()> launch;
+};
+
+/// measure_interleaved over kernels: each first warms with `warmup` launches
+/// (none when 0); each sample is one launch or, while their total is under
+/// min_time seconds, the mean of as many launches as fill it. [kernel][round].
+std::vector<std::vector<double>> time_kernels(const std::vector<TimedKernel>& kernels,
+                                              size_t repetitions, int64_t warmup,
+                                              double min_time, uint64_t seed, uint64_t group);
+
 /// A seed for the round orders when the sweep names none.
 uint64_t fresh_seed();
 

@@ -1,4 +1,5 @@
-// YAML helpers shared by the YAML file formats (fusion definitions, sweeps).
+// YAML helpers shared by the YAML file formats (fusion definitions, sweeps,
+// device profiles).
 // Private to libschedlab: only .cpp files include it, since yaml-cpp is a
 // private dependency.
 //
@@ -25,11 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "lexer.h"
-#include "parser.h"
 #include "schedlab/base/error.h"
+#include "schedlab/base/suggest.h"
 
-namespace schedlab::frontend {
+namespace schedlab {
 
 inline bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
@@ -81,6 +81,8 @@ class YamlReader {
   SourceLoc loc(const YAML::Mark& m) const { return {path_, m.line + 1, m.column + 1}; }
   SourceLoc loc(const YAML::Node& n) const { return loc(n.Mark()); }
   const std::string& path() const { return path_; }
+  /// The number of lines of the raw text.
+  size_t lines() const { return lines_.size(); }
   /// Line `i` (0-based, as in YAML::Mark) of the raw text; "" past the end.
   const std::string& line(int i) const {
     static const std::string kNone;
@@ -108,43 +110,10 @@ class YamlReader {
     }
   }
 
-  /// Maps positions inside the body scalar to file positions. A literal
-  /// block scalar ('|') starts on the line after its indicator, at the
-  /// indentation of its first non-blank line; an inline scalar starts at its
-  /// first character (after the quote, if quoted).
-  Locator body_locator(const YAML::Node& body) const {
-    int mline = body.Mark().line, mcol = body.Mark().column;
-    const std::string& first = lines_.at(static_cast<size_t>(mline));
-    char ind = static_cast<size_t>(mcol) < first.size() ? first[static_cast<size_t>(mcol)] : ' ';
-    if (ind == '>')
-      user_error_at(loc(body)) << "body: expected a literal block scalar ('|'), found a folded "
-                               << "one ('>'), which would join the statements into one line";
-    if (ind == '|') {
-      int indent = 0;
-      for (size_t l = static_cast<size_t>(mline) + 1; l < lines_.size(); ++l) {
-        const std::string& s = lines_[l];
-        size_t nb = s.find_first_not_of(' ');
-        if (nb != std::string::npos) {
-          indent = static_cast<int>(nb);
-          break;
-        }
-      }
-      std::string path = path_;
-      return [path, mline, indent](int line, int col) {
-        return SourceLoc{path, mline + 1 + line, indent + col};
-      };
-    }
-    int offset = mcol + ((ind == '"' || ind == '\'') ? 1 : 0);
-    std::string path = path_;
-    return [path, mline, offset](int line, int col) {
-      return SourceLoc{path, mline + line, line == 1 ? offset + col : col};
-    };
-  }
-
  private:
   std::string text_;
   std::string path_;
   std::vector<std::string> lines_;
 };
 
-}  // namespace schedlab::frontend
+}  // namespace schedlab

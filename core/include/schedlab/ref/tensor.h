@@ -1,0 +1,31 @@
+// schedlab/ref: host tensors, the values the reference evaluator and the
+// backends exchange (see evaluator.h for the module's rules).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "schedlab/ir/fusion.h"
+
+namespace schedlab::ref {
+
+/// A dense, row-major tensor of concrete values. Values are doubles whatever
+/// the dtype; the dtype says what a kernel would store.
+struct HostTensor {
+  ir::DataType dtype = ir::DataType::F64;  ///< the storage type it stands for
+  std::vector<int64_t> shape;              ///< concrete extents, outermost first
+  std::vector<double> data;                ///< numel() values, row-major
+  /// Per element, how far a correct kernel's value may lie from `data` (the
+  /// reference's forward error bound, evaluator.h); empty: exact (inputs).
+  std::vector<double> error{};
+
+  int64_t numel() const;
+  /// Row-major strides in elements.
+  std::vector<int64_t> strides() const;
+};
+
+/// The concrete shape of t under `sizes` (non-reduction logical axes).
+/// user_error if a size symbol is unbound.
+std::vector<int64_t> concrete_shape(const ir::TensorView* t, const ir::SizeBindings& sizes);
+
+}  // namespace schedlab::ref

@@ -1,0 +1,34 @@
+// schedlab/runtime: what is known about a device, whichever backend found it
+// out (the CUDA backend queries device 0; the performance model reads
+// profiles). Plugins' host and the model include this, not the backend.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace schedlab::runtime {
+
+/// What a heuristic may want to know about the device (device 0).
+struct DeviceProperties {
+  std::string name;                         ///< e.g. "NVIDIA H200"
+  std::string arch;                         ///< NVRTC target, e.g. "sm_90"
+  int cc_major = 0;                         ///< compute capability, major
+  int cc_minor = 0;                         ///< compute capability, minor
+  int sm_count = 0;                         ///< streaming multiprocessors
+  int warp_size = 32;                       ///< threads per warp
+  int max_threads_per_block = 0;            ///< block size limit
+  int max_threads_per_sm = 0;               ///< resident threads per SM
+  int registers_per_block = 0;              ///< 32-bit registers one block may use
+  int registers_per_sm = 0;                 ///< 32-bit registers per SM
+  size_t shared_bytes_per_block = 0;        ///< without opt-in (usually 48 KiB)
+  size_t shared_bytes_per_block_optin = 0;  ///< with opt-in (dynamic shared memory)
+  size_t shared_bytes_per_sm = 0;           ///< per SM, all resident blocks together
+  size_t l2_bytes = 0;                      ///< L2 cache size
+  size_t global_memory_bytes = 0;           ///< total device memory
+  int memory_clock_khz = 0;                 ///< peak memory clock
+  int memory_bus_bits = 0;                  ///< global memory bus width
+  /// Peak DRAM bandwidth: 2 (double data rate) * memory clock * bus width.
+  double peak_bandwidth_bytes_per_s = 0;
+};
+
+}  // namespace schedlab::runtime

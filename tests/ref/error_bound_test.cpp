@@ -1,0 +1,109 @@
+// The reference's forward error bounds (core/ref/error_bound.h): an
+// ill-conditioned result computed correctly in f32 lies within them, a wrong
+// one does not, and a comparison whose operands' intervals straddle its
+// threshold may flip.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "schedlab/frontend/fusion_file.h"
+#include "schedlab/ref/compare.h"
+#include "schedlab/ref/evaluator.h"
+
+namespace schedlab::ref {
+namespace {
+
+using ir::DataType;
+
+HostTensor input(DataType t, std::vector<int64_t> shape, std::vector<double> data) {
+  return HostTensor{t, std::move(shape), std::move(data)};
+}
+
+// Fuzz seed 1 case 4196, reduced: a sum of three f32 values that nearly
+// cancel, then sqrt(sqrt(|.|)). Summed in f32 in another order the result
+// differs from the reference by more than rtol 1e-5, yet it is right.
+constexpr const char* kCancel = R"(fusion: cancel
+inputs:
+  x: {dtype: f32, shape: [N]}
+sizes: {N: 3}
+body: |
+  s = sum(x, axis=0)
+  r = sqrt(abs(sqrt(abs(s))))
+outputs: [r]
+)";
+
+TEST(ErrorBound, CancellingSumThenRootsIsWithinTheBound) {
+  auto def = frontend::parse_fusion_text(kCancel, "cancel.yaml");
+  const ir::SizeBindings sizes{{"N", 3}};
+  std::vector<double> xs;  // f32 values, as generated inputs are
+  for (double v : {0.8257964849472046, -0.8257387280464172, -8.122808026200801e-07})
+    xs.push_back(static_cast<float>(v));
+  auto want = evaluate(*def.fusion, {input(DataType::F32, {3}, xs)}, sizes);
+  ASSERT_EQ(want[0].error.size(), 1u);
+  // A kernel's f32 sum in the other order.
+  const float s = (static_cast<float>(xs[2]) + static_cast<float>(xs[1])) + static_cast<float>(xs[0]);
+  const double kernel = std::sqrt(std::fabs(std::sqrt(std::fabs(static_cast<double>(s)))));
+  HostTensor got{DataType::F32, {}, {kernel}};
+  const double err = std::fabs(kernel - want[0].data[0]);
+  const Tolerance f32 = default_tolerance(DataType::F32);
+  ASSERT_GT(err, f32.atol + f32.rtol * want[0].data[0]) << "the case must need the bound";
+  EXPECT_LE(err, 2 * want[0].error[0]);
+  EXPECT_TRUE(compare(got, want[0], f32).ok);
+  Tolerance strict = f32;
+  strict.error_bound = false;  // a tolerance the user gave is the whole tolerance
+  EXPECT_FALSE(compare(got, want[0], strict).ok);
+}
+
+TEST(ErrorBound, AWrongValueIsStillWrong) {
+  auto def = frontend::parse_fusion_text(kCancel, "cancel.yaml");
+  const ir::SizeBindings sizes{{"N", 3}};
+  auto want = evaluate(*def.fusion, {input(DataType::F32, {3}, {0.5, 0.25, -0.125})}, sizes);
+  // Well conditioned: the bound is a few ulps.
+  EXPECT_LT(want[0].error[0], 1e-6);
+  HostTensor got{DataType::F32, {}, {want[0].data[0] * 1.001}};
+  Comparison c = compare(got, want[0], default_tolerance(DataType::F32));
+  EXPECT_FALSE(c.ok);
+  EXPECT_THAT(c.first_mismatch, ::testing::HasSubstr("reference error bound"));
+}
+
+constexpr const char* kThreshold = R"(fusion: threshold
+inputs:
+  x: {dtype: f32, shape: [N]}
+sizes: {N: 2}
+body: |
+  s = sum(x, axis=0)
+  r = where(s < 0.5, 1.0, 3.0)
+outputs: [r]
+)";
+
+TEST(ErrorBound, AComparisonNearItsThresholdMayFlip) {
+  auto def = frontend::parse_fusion_text(kThreshold, "threshold.yaml");
+  const ir::SizeBindings sizes{{"N", 2}};
+  // 0.25 + 0.25 is exactly 0.5, but a sum's bound straddles it: either branch is right.
+  auto near = evaluate(*def.fusion, {input(DataType::F32, {2}, {0.25, 0.25})}, sizes);
+  EXPECT_EQ(near[0].data[0], 3.0);
+  EXPECT_GE(near[0].error[0], 2.0);
+  // Far from it: no doubt.
+  auto far = evaluate(*def.fusion, {input(DataType::F32, {2}, {0.5, 0.25})}, sizes);
+  EXPECT_EQ(far[0].error[0], 0.0);
+}
+
+TEST(ErrorBound, InputsAreExactAndMaxIsExact) {
+  auto def = frontend::parse_fusion_text(R"(fusion: m
+inputs:
+  x: {dtype: f32, shape: [N]}
+sizes: {N: 4}
+body: |
+  m = max(x, axis=0)
+outputs: [m]
+)",
+                                         "m.yaml");
+  auto want =
+      evaluate(*def.fusion, {input(DataType::F32, {4}, {0.5, -2, 3, 1})}, {{"N", 4}});
+  EXPECT_EQ(want[0].data[0], 3.0);
+  EXPECT_EQ(want[0].error[0], 0.0);
+}
+
+}  // namespace
+}  // namespace schedlab::ref
