@@ -1,5 +1,9 @@
 // The host API table: each C entry checks its arguments, calls the ir/sched
 // function it names, and turns any error into a status plus last_error.
+//
+// Over 600 lines, for a reason: it is one flat table of small C entries (the
+// ABI of plugin-api/include/schedlab/plugin.h), which reads best whole; the
+// shared checks it uses are at the top.
 #include "host_api.h"
 
 #include <algorithm>
