@@ -1,9 +1,11 @@
 #include "error_bound.h"
 
+#include "schedlab/base/error.h"
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 namespace schedlab::ref::detail {
 
@@ -35,31 +37,34 @@ double elementwise_bound(const std::function<double(const double*)>& f, const do
   for (size_t k = 0; k < n; ++k) exact &= e[k] == 0.0;
   if (exact) return rounding;
   // Every corner of the operands' box: 3 choices per real operand (v - e, v,
-  // v + e), 2 per bool that may flip.
-  std::vector<double> at(v, v + n);
-  double worst = 0.0;
-  std::function<void(size_t)> corners = [&](size_t k) {
-    if (k == n) {
-      const double c = f(at.data());
-      worst = std::isfinite(c) ? std::max(worst, std::fabs(c - r))
-                               : std::numeric_limits<double>::infinity();
-      return;
-    }
-    if (e[k] == 0.0) return corners(k + 1);
-    if (is_bool[k]) {
-      for (double x : {v[k], v[k] != 0.0 ? 0.0 : 1.0}) {
-        at[k] = x;
-        corners(k + 1);
-      }
+  // v + e), 2 per bool that may flip, 1 per exact operand; counted like an
+  // odometer. Elementwise ops have at most 3 operands: no allocation per
+  // element on the evaluator's hot path.
+  constexpr size_t kMax = 4;
+  internal_assert(n <= kMax) << "error bound of an op with " << n << " operands";
+  std::array<double, kMax * 3> choice{};
+  std::array<size_t, kMax> count{}, pick{};
+  for (size_t k = 0; k < n; ++k) {
+    double* c = &choice[k * 3];
+    if (e[k] == 0.0) {
+      c[0] = v[k], count[k] = 1;
+    } else if (is_bool[k]) {
+      c[0] = v[k], c[1] = v[k] != 0.0 ? 0.0 : 1.0, count[k] = 2;
     } else {
-      for (double x : {v[k] - e[k], v[k], v[k] + e[k]}) {
-        at[k] = x;
-        corners(k + 1);
-      }
+      c[0] = v[k] - e[k], c[1] = v[k], c[2] = v[k] + e[k], count[k] = 3;
     }
-    at[k] = v[k];
-  };
-  corners(0);
+  }
+  std::array<double, kMax> at{};
+  double worst = 0.0;
+  for (;;) {
+    for (size_t k = 0; k < n; ++k) at[k] = choice[k * 3 + pick[k]];
+    const double c = f(at.data());
+    if (!std::isfinite(c)) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, std::fabs(c - r));
+    size_t k = 0;
+    while (k < n && ++pick[k] == count[k]) pick[k++] = 0;
+    if (k == n) break;
+  }
   return worst + rounding;
 }
 
