@@ -71,6 +71,9 @@ struct FusionOptions {
   std::vector<std::string> plugin_dirs;  ///< --plugin-dir
   bool unscheduled = false;              ///< --unscheduled: one serial kernel, no schedule
   std::vector<std::string> schedulers;   ///< --schedulers: the segmenter's plugins, in order
+  bool dynamic_sizes = false;            ///< --dynamic-sizes
+
+  runtime::KernelOptions kernel_options() const { return {dynamic_sizes}; }
 
   /// Neither a plugin, a schedule script nor --unscheduled: the segmenter
   /// picks a plugin for each segment (docs/segments.md).
@@ -100,6 +103,9 @@ struct FusionOptions {
                     "reduction,pointwise (default: every plugin found; normalization, "
                     "reduction, transpose, pointwise first, never script)")
         ->delimiter(',');
+    cmd->add_flag("--dynamic-sizes", dynamic_sizes,
+                  "Compile kernels that read their sizes at run time (one kernel for every "
+                  "shape) instead of having the sizes compiled in as constants");
   }
 };
 
@@ -175,14 +181,14 @@ int show_segments(const FusionOptions& o) {
 /// of each pass `print_after` names ("all", a pass of lower::lowering_passes,
 /// or "" for none).
 void show_lowered(const ir::Fusion& f, const ir::SizeBindings& sizes, const std::string& stage,
-                  const std::string& print_after) {
+                  const std::string& print_after, const runtime::KernelOptions& options) {
   lower::PassObserver observer;
   if (!print_after.empty())
     observer = [&](std::string_view pass, const kir::Kernel& k) {
       if (print_after == "all" || print_after == pass)
         fmt::print("// kernel IR after {}\n{}", pass, kir::print_kir(k));
     };
-  runtime::PreparedKernel p = runtime::prepare(f, sizes, observer);
+  runtime::PreparedKernel p = runtime::prepare(f, sizes, observer, options);
   if (!print_after.empty()) fmt::print("// {}\n", stage == "kir" ? "kernel IR" : stage);
   fmt::print("{}", stage == "cuda"  ? p.source.source
                    : stage == "kir" ? kir::print_kir(p.kernel)
@@ -191,6 +197,7 @@ void show_lowered(const ir::Fusion& f, const ir::SizeBindings& sizes, const std:
 
 /// One segment's stage (schedule, kernel, cuda or kir) under a header line.
 void show_segment_stage(const sweep::SegmentedFusion& sf, size_t i, const ir::SizeBindings& sizes,
+                        const runtime::KernelOptions& options,
                         const std::string& stage, const std::string& print_after) {
   const segment::Segment& seg = sf.segmentation.segments[i];
   fmt::print("// segment {} of {}: {} {}\n", i, sf.segmentation.segments.size(), seg.scheduler,
@@ -201,7 +208,7 @@ void show_segment_stage(const sweep::SegmentedFusion& sf, size_t i, const ir::Si
     fmt::print("{}", sched::print_scheduled_fusion(f));
     return;
   }
-  show_lowered(f, sizes, stage, print_after);
+  show_lowered(f, sizes, stage, print_after, options);
 }
 
 /// `show --stage profile`: each kernel's profile on a device model
@@ -226,7 +233,7 @@ int show_profile(const FusionOptions& o, const ProfileFlags& flags) {
     for (size_t i = 0; i < s.segments.size(); ++i) {
       const ir::Fusion& f = *s.segments[i].fusion.fusion;
       profiles.push_back(model::profile_kernel(
-          *cpu, runtime::prepare(f, l.bf.sizes), f, l.bf.sizes, sweep::io_bytes(f, l.bf.sizes),
+          *cpu, runtime::prepare(f, l.bf.sizes, {}, o.kernel_options()), f, l.bf.sizes, sweep::io_bytes(f, l.bf.sizes),
           device, options,
           s.segments.size() == 1
               ? name
@@ -234,7 +241,7 @@ int show_profile(const FusionOptions& o, const ProfileFlags& flags) {
     }
   } else {
     const ir::Fusion& f = *l.bf.def.fusion;
-    profiles.push_back(model::profile_kernel(*cpu, runtime::prepare(f, l.bf.sizes), f, l.bf.sizes,
+    profiles.push_back(model::profile_kernel(*cpu, runtime::prepare(f, l.bf.sizes, {}, o.kernel_options()), f, l.bf.sizes,
                                              sweep::io_bytes(f, l.bf.sizes), device, options,
                                              name));
   }
@@ -267,12 +274,12 @@ int run_show(const FusionOptions& o, const std::string& stage, bool segments,
     fmt::print("{}", ir::print_math(f));
   } else if (l.segmented) {
     for (size_t i = 0; i < l.segmented->segmentation.segments.size(); ++i)
-      show_segment_stage(*l.segmented, i, l.bf.sizes, stage, print_after);
+      show_segment_stage(*l.segmented, i, l.bf.sizes, o.kernel_options(), stage, print_after);
   } else if (stage == "schedule") {
     for (const auto& line : l.schedule_log) fmt::print("// {}\n", line);
     fmt::print("{}", sched::print_scheduled_fusion(f));
   } else {
-    show_lowered(f, l.bf.sizes, stage, print_after);
+    show_lowered(f, l.bf.sizes, stage, print_after, o.kernel_options());
   }
   return kExitOk;
 }
@@ -347,7 +354,7 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   std::vector<runtime::SanitizerFinding> findings;
   if (l.segmented) {
     const segment::Segmentation& s = l.segmented->segmentation;
-    auto kernels = sweep::compile_segments(*backend, s, l.bf.sizes);
+    auto kernels = sweep::compile_segments(*backend, s, l.bf.sizes, fo.kernel_options());
     got = sweep::run_segments(*backend, s, kernels, inputs, l.bf.sizes);
     if (eo.sanitize)
       sweep::run_segments(*backend, s, kernels, inputs, l.bf.sizes, &findings, eo.cache_dir);
@@ -363,7 +370,8 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
                  dims.shared_bytes, kernels[i].prepared.source.index_bits);
     }
   } else {
-    runtime::PreparedKernel p = runtime::prepare(*l.bf.def.fusion, l.bf.sizes);
+    runtime::PreparedKernel p =
+        runtime::prepare(*l.bf.def.fusion, l.bf.sizes, {}, fo.kernel_options());
     auto compiled = backend->compile(p.source);
     got = runtime::execute(*backend, *compiled, p, inputs, l.bf.sizes);
     if (eo.sanitize)

@@ -2,6 +2,7 @@
 #include "schedlab/codegen/cuda_printer.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <set>
@@ -107,6 +108,8 @@ const kir::If* mergeable(const Stmt& s) {
 class Printer : public kir::IRVisitor {
  public:
   std::vector<AccessSite> sites;
+  /// blockDim when the kernel fixes it (kir::Kernel::static_block), else 0s.
+  std::array<int64_t, 3> block{};
 
   std::string expr(const ExprP& e);
   /// Prints a statement list at `depth` into os.
@@ -344,7 +347,8 @@ void Printer::visit(const kir::BlockReduce& s) {
   // accumulator slot with a real one (fuzz seed 1 case 4194).
   *os_ << pad() << "{\n";
   *os_ << pad() << "  const " << t << " sl_r = sl_block_reduce<" << b(s.dims[0]) << ", "
-       << b(s.dims[1]) << ", " << b(s.dims[2]) << ", " << t << ">(SL_SITE(" << barrier << "), "
+       << b(s.dims[1]) << ", " << b(s.dims[2]) << ", " << block[0] << ", " << block[1] << ", "
+       << block[2] << ", " << t << ">(SL_SITE(" << barrier << "), "
        << src << ", " << reduce_op(s.op) << ", " << expr(s.identity) << ", reinterpret_cast<" << t
        << "*>(sl_smem + " << s.workspace << "), " << participate << ");\n";
   *os_ << pad() << "  if (" << participate << ") " << store_head(*s.buffer, s.index) << "sl_r);\n";
@@ -403,7 +407,12 @@ void locate_sites(const std::string& text, int first_line, std::vector<AccessSit
 /// The kernel function and its sites; `first_line` is the line it starts at.
 PrintedUnit kernel_unit(const kir::Kernel& k, int first_line) {
   std::ostringstream os;
-  os << "extern \"C\" __global__ void schedlab_kernel(";
+  os << "extern \"C\" __global__ void ";
+  // A fixed block: ptxas may budget registers for exactly that many threads.
+  if (k.static_block[0] > 0)
+    os << "__launch_bounds__(" << k.static_block[0] * k.static_block[1] * k.static_block[2]
+       << ") ";
+  os << "schedlab_kernel(";
   for (size_t i = 0; i < k.params.size(); ++i)
     os << (i ? ", " : "") << param_type(*k.params[i].buffer) << " " << k.params[i].buffer->name;
   os << ") {\n";
@@ -417,6 +426,7 @@ PrintedUnit kernel_unit(const kir::Kernel& k, int first_line) {
   else if (k.shared_bytes > 0)
     os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes\n";
   Printer printer;
+  printer.block = k.static_block;
   std::ostringstream body;
   printer.stmts(k.body->body, 1, body);
   const std::set<std::string> read = index_vars_read(k);

@@ -166,10 +166,48 @@ SL_FN T sl_warp_reduce_down(T v, Op op, unsigned mask, unsigned lane, unsigned b
   }
   return v;
 }
-template <bool X, bool Y, bool Z, typename T, typename Op>
+// A block whose shape the kernel fixes (BX, BY, BZ > 0) and whose groups are
+// whole warps of consecutive thread ids: a butterfly (__shfl_xor_sync) in
+// each warp, every warp's result in `ws`, then a butterfly over the group's
+// warps. Every lane of a butterfly combines the same pairs (commuted), so
+// every thread gets the bit-identical result. Two barriers, as below.
+template <bool X, bool Y, bool Z, int BX, int BY, int BZ>
+struct SlWholeWarps {
+  static constexpr unsigned size = (X ? BX : 1) * (Y ? BY : 1) * (Z ? BZ : 1);
+  static constexpr bool contiguous =
+      (X || BX == 1 || !((Y && BY > 1) || (Z && BZ > 1))) && (Y || BY == 1 || !(Z && BZ > 1));
+  static constexpr bool value = BX > 0 && BY > 0 && BZ > 0 && contiguous && size % 32u == 0u;
+};
+template <typename T, typename Op>
+SL_FN T sl_warp_butterfly(T v, Op op) {
+  for (int o = 16; o > 0; o /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+template <bool X, bool Y, bool Z, int BX, int BY, int BZ, typename T, typename Op>
+SL_FN T sl_block_reduce_warps(int site, T v, Op op, T init, T* ws) {
+  (void)site;
+  constexpr unsigned nseg = SlWholeWarps<X, Y, Z, BX, BY, BZ>::size / 32u;
+  const unsigned tid = threadIdx.x + (BY > 1 || BZ > 1 ? unsigned(BX) * (threadIdx.y + unsigned(BY) * threadIdx.z) : 0u);
+  const unsigned lane = tid % 32u, warp = tid / 32u;
+  v = sl_warp_butterfly(v, op);
+  if (lane == 0u) ws[warp] = v;
+  SL_SYNC(site);
+  const unsigned first_warp = warp / nseg * nseg;
+  T p = nseg == 1u ? v : (lane < nseg ? ws[first_warp + lane] : init);
+  if (nseg > 1u) p = sl_warp_butterfly(p, op);
+  SL_SYNC(site);  // every thread has read its result: ws may be reused
+  return p;
+}
+// BX, BY, BZ: blockDim when the kernel fixes it at compile time (then the
+// shape tests below fold away, and whole warps take the path above), 0 to
+// read it at run time.
+template <bool X, bool Y, bool Z, int BX, int BY, int BZ, typename T, typename Op>
 SL_FN T sl_block_reduce(int site, T val, Op op, T init, T* ws, bool participate) {
+  if constexpr (SlWholeWarps<X, Y, Z, BX, BY, BZ>::value)
+    return sl_block_reduce_warps<X, Y, Z, BX, BY, BZ>(site, participate ? val : init, op, init, ws);
   (void)site;  // the barriers' site (SL_SYNC), for the CPU backend's trace
-  const unsigned bx = blockDim.x, by = blockDim.y, bz = blockDim.z;
+  const unsigned bx = BX ? unsigned(BX) : blockDim.x, by = BY ? unsigned(BY) : blockDim.y,
+                 bz = BZ ? unsigned(BZ) : blockDim.z;
   const unsigned nx = X ? bx : 1u, ny = Y ? by : 1u, nz = Z ? bz : 1u;
   const unsigned size = nx * ny * nz, nthreads = bx * by * bz;
   // This thread's place in its group, and the group's among the block's.

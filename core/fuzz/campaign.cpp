@@ -84,6 +84,10 @@ void parallel_for(uint64_t n, int jobs, const std::function<void(uint64_t)>& wor
   for (std::thread& t : threads) t.join();
 }
 
+/// Odd cases compile their kernels with dynamic sizes, even ones with the
+/// sizes compiled in: both index paths are fuzzed.
+bool dynamic_case(uint64_t i) { return i % 2 == 1; }
+
 /// Both runs of case i; a case the generator cannot produce is internal.
 CaseResult run_case(uint64_t seed, uint64_t i, const RunOptions& run) {
   CaseResult r;
@@ -91,8 +95,10 @@ CaseResult run_case(uint64_t seed, uint64_t i, const RunOptions& run) {
   try {
     const Case c = generate_case(seed, i);
     const std::string text = c.fusion.text();
-    r.scheduled = run_isolated(text, c.schedule.text(), run);
-    r.segmented = run_isolated(text, std::nullopt, run);
+    RunOptions o = run;
+    o.dynamic_sizes = dynamic_case(i);
+    r.scheduled = run_isolated(text, c.schedule.text(), o);
+    r.segmented = run_isolated(text, std::nullopt, o);
   } catch (const std::exception& e) {
     r.scheduled = r.segmented = {RunClass::Internal, e.what()};
   }
@@ -116,6 +122,7 @@ std::string keep_failure(const std::string& dir, const Failure& f) {
     cmd += " --schedule " + stem + ".sched";
   }
   cmd += " --backend cpu";
+  if (dynamic_case(f.case_index)) cmd += " --dynamic-sizes";
   if (f.outcome.cls == RunClass::Racy) cmd += " --sanitize";
   if (f.outcome.cls == RunClass::Timeout || f.outcome.cls == RunClass::Crashed)
     cmd += " --isolate";

@@ -78,7 +78,8 @@ std::vector<ref::HostTensor> run_kernels(sweep::BoundFusion& bf,
     stage = "schedule";
     frontend::apply_schedule_text(*schedule, kSchedulePath, bf.def, {});
     stage = "lower";
-    runtime::PreparedKernel p = runtime::prepare(*bf.def.fusion, bf.sizes);
+    runtime::PreparedKernel p =
+        runtime::prepare(*bf.def.fusion, bf.sizes, {}, runtime::KernelOptions{o.dynamic_sizes});
     stage = "compile";
     auto compiled = backend->compile(p.source);
     stage = "run";
@@ -92,10 +93,10 @@ std::vector<ref::HostTensor> run_kernels(sweep::BoundFusion& bf,
   // the compiler's.
   stage = "lower";
   for (const segment::Segment& seg : sf.segmentation.segments)
-    runtime::prepare(*seg.fusion.fusion, bf.sizes);
+    runtime::prepare(*seg.fusion.fusion, bf.sizes, {}, runtime::KernelOptions{o.dynamic_sizes});
   stage = "compile";
-  std::vector<sweep::SegmentKernel> kernels =
-      sweep::compile_segments(*backend, sf.segmentation, bf.sizes);
+  std::vector<sweep::SegmentKernel> kernels = sweep::compile_segments(
+      *backend, sf.segmentation, bf.sizes, runtime::KernelOptions{o.dynamic_sizes});
   stage = "run";
   auto outputs = sweep::run_segments(*backend, sf.segmentation, kernels, inputs, bf.sizes);
   if (o.sanitize) {

@@ -157,8 +157,15 @@ std::string print_kir(const Kernel& k) {
                               ? fmt::format(" at byte {}", b->shared_offset)
                               : ""));
   }
-  for (const auto& [name, src] : k.size_sources)
-    p.line(fmt::format("  size {} = {}.size[{}]", name, src.first->name, src.second));
+  for (const auto& [name, src] : k.size_sources) {
+    auto c = k.specialized.find(name);
+    p.line(c != k.specialized.end()
+               ? fmt::format("  size {} = {} (compiled in)", name, c->second)
+               : fmt::format("  size {} = {}.size[{}]", name, src.first->name, src.second));
+  }
+  if (k.static_block[0] > 0)
+    p.line(fmt::format("  block ({}, {}, {}) (compiled in)", k.static_block[0], k.static_block[1],
+                       k.static_block[2]));
   for (const auto& [type, extents] : k.launch_extents) {
     std::string list;
     for (const ir::SizeExpr& e : extents) list += (list.empty() ? "" : ", ") + e.str();

@@ -1,12 +1,17 @@
 // The lowering pipeline, pass after pass (Halide's Lower.cpp is the model).
 #include "schedlab/lower/lower.h"
 
+#include <algorithm>
+#include <array>
+
 #include "allocation.h"
 #include "barriers.h"
 #include "generate.h"
 #include "indexing.h"
 #include "loop_tree.h"
 #include "lowerable.h"
+#include "register_loops.h"
+#include "simplify.h"
 #include "unswitch.h"
 #include "vectorize.h"
 #include "schedlab/base/error.h"
@@ -14,14 +19,37 @@
 
 namespace schedlab::lower {
 
+namespace {
+
+/// The block (or grid) of a kernel whose sizes are all known: each
+/// dimension's largest bound loop extent, as the launch takes it; 0s when a
+/// size is not known.
+std::array<int64_t, 3> static_launch(const kir::Kernel& k, const ir::SizeBindings& sizes,
+                                     const std::array<ir::ParallelType, 3>& dims) {
+  std::array<int64_t, 3> r{1, 1, 1};
+  for (size_t d = 0; d < 3; ++d) {
+    auto it = k.launch_extents.find(dims[d]);
+    if (it == k.launch_extents.end()) continue;
+    for (const ir::SizeExpr& e : it->second) {
+      auto v = e.evaluate(sizes);
+      if (!v) return {};
+      r[d] = std::max(r[d], *v);
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 const std::vector<std::string_view>& lowering_passes() {
   static const std::vector<std::string_view> kPasses = {
-      "allocate_buffers", "plan_vectorization", "generate",
-      "place_dynamic_shared", "unswitch_loops", "insert_barriers"};
+      "allocate_buffers", "plan_vectorization", "generate",  "place_dynamic_shared",
+      "simplify",         "unroll_register_loops", "unswitch_loops", "insert_barriers"};
   return kPasses;
 }
 
-kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after_pass) {
+kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after_pass,
+                  const ir::SizeBindings& specialize) {
   auto after = [&](std::string_view pass, const kir::Kernel& k) {
     if (after_pass) after_pass(pass, k);
   };
@@ -35,9 +63,15 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after
   //    how Local/Shared ones are laid out.
   auto buffers = allocate_buffers(f, kernel);
   after("allocate_buffers", kernel);
+  // A size is read from a parameter, or compiled in as a constant.
   std::map<std::string, kir::ExprP> sizes;
-  for (const auto& [name, src] : kernel.size_sources)
-    sizes[name] = kir::Expr::var(src.first->name + ".size[" + std::to_string(src.second) + "]");
+  for (const auto& [name, src] : kernel.size_sources) {
+    auto it = specialize.find(name);
+    if (it != specialize.end()) kernel.specialized[name] = it->second;
+    sizes[name] = it != specialize.end()
+                      ? kir::Expr::integer(it->second)
+                      : kir::Expr::var(src.first->name + ".size[" + std::to_string(src.second) + "]");
+  }
   Indexer indexer(buffers, sizes);
   // Vectorized copies are checked here, before any statement exists.
   plan_vectorization(f, buffers, kernel);
@@ -51,6 +85,16 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after
   //     workspace, which generate has just sized.
   place_dynamic_shared(kernel, sizes);
   after("place_dynamic_shared", kernel);
+  // 4c. Index math simplified with the loop, thread and size bounds. Launch
+  //     extents that are constants (or specialized sizes) fix the block and
+  //     grid first, so that thread and block indices are bounded exactly.
+  using P = ir::ParallelType;
+  kernel.static_block = static_launch(kernel, specialize, {P::TIDx, P::TIDy, P::TIDz});
+  simplify(kernel, static_launch(kernel, specialize, {P::BIDx, P::BIDy, P::BIDz}));
+  after("simplify", kernel);
+  // 4d. Loops indexing registers unrolled, so the registers stay registers.
+  unroll_register_loops(kernel);
+  after("unroll_register_loops", kernel);
   // 5. Unswitch before barriers: it duplicates nests, and refuses nests that
   //    touch Shared memory or hold a block reduction, so no barrier ends up
   //    under a divergent branch.

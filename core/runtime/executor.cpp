@@ -124,8 +124,20 @@ std::vector<int64_t> param_shape(const kir::Param& p, const LaunchDims& dims,
   return {n};
 }
 
+void check_specialization(const kir::Kernel& k, const ir::SizeBindings& sizes) {
+  for (const auto& [name, v] : k.specialized) {
+    auto it = sizes.find(name);
+    user_assert(it != sizes.end() && it->second == v)
+        << "launch: the kernel was compiled for " << name << "=" << v << " (its sizes are "
+        << "constants in the code) but is launched with "
+        << (it == sizes.end() ? name + " unbound" : name + "=" + std::to_string(it->second))
+        << "; expected the same sizes, or a kernel compiled with dynamic sizes "
+           "(--dynamic-sizes, `dynamic_sizes: true` in a sweep)";
+  }
+}
+
 PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
-                       const lower::PassObserver& after_pass) {
+                       const lower::PassObserver& after_pass, const KernelOptions& options) {
   int bits = 32;
   for (const ir::TensorView* t : f.tensors()) {
     int64_t n = 1;
@@ -133,7 +145,8 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
     if (n >= (int64_t{1} << 31)) bits = 64;
   }
   PreparedKernel p;
-  p.kernel = lower::lower(f, bits, after_pass);
+  p.kernel = lower::lower(f, bits, after_pass,
+                          options.dynamic_sizes ? ir::SizeBindings{} : sizes);
   codegen::PrintedUnit unit = codegen::print_unit(p.kernel);
   p.source.source = std::move(unit.text);
   p.sites = std::move(unit.sites);
@@ -143,6 +156,7 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
 }
 
 LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes) {
+  check_specialization(k, sizes);
   LaunchDims d;
   auto extent = [&](ir::ParallelType p) -> int64_t {
     auto it = k.launch_extents.find(p);

@@ -258,11 +258,12 @@ SegmentedFusion segment_and_schedule(
 
 std::vector<SegmentKernel> compile_segments(runtime::Backend& backend,
                                             const segment::Segmentation& s,
-                                            const ir::SizeBindings& sizes) {
+                                            const ir::SizeBindings& sizes,
+                                            const runtime::KernelOptions& options) {
   std::vector<SegmentKernel> r;
   for (const segment::Segment& seg : s.segments) {
     SegmentKernel k;
-    k.prepared = runtime::prepare(*seg.fusion.fusion, sizes);
+    k.prepared = runtime::prepare(*seg.fusion.fusion, sizes, {}, options);
     k.compiled = backend.compile(k.prepared.source);
     k.dims = runtime::launch_dims(k.prepared.kernel, sizes);
     r.push_back(std::move(k));

@@ -402,7 +402,8 @@ bool SweepRun::schedule_and_compile(size_t i, runtime::Backend& be, bool may_reu
     return false;
   }
   try {
-    s.kernel = runtime::prepare(*s.bf.def.fusion, s.bf.sizes);
+    s.kernel = runtime::prepare(*s.bf.def.fusion, s.bf.sizes, {},
+                                runtime::KernelOptions{spec_.dynamic_sizes});
     r.kernel_hash = s.kernel.source.hash();
     // An unchanged kernel at the same sizes on the same device: its earlier
     // verdict and times stand (the inputs are generated deterministically).

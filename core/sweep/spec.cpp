@@ -24,7 +24,8 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"sweep",      "description", "fusions",
                                            "schedulers", "strategy",    "baseline",
-                                           "validation", "measure",     "backend"};
+                                           "validation", "measure",     "backend",
+                                           "dynamic_sizes"};
 const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
 const std::vector<std::string> kSchedulerKeys = {"name", "plugin",      "script", "space",
                                                  "set",  "constraints", "fusions"};
@@ -101,6 +102,8 @@ class Loader {
       else
         user_error_at(r_.loc(n)) << "backend: expected auto, cpu or cuda, found '" << b << "'";
     }
+    if (const YAML::Node& n = root["dynamic_sizes"])
+      spec_.dynamic_sizes = bool_of(n, "dynamic_sizes");
     check_spaces();
     return std::move(spec_);
   }

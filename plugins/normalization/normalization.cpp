@@ -41,7 +41,9 @@
 //            vector must not cross the innermost one: lowering checks the
 //            innermost extent's divisibility at launch).
 //   persist  the smallest that keeps the row's threads within kMaxRowThreads
-//            (512: big blocks cost occupancy and reduction latency) and the
+//            (512: big blocks cost occupancy and reduction latency), at least
+//            kMinPersist (2 vectors in flight per thread) while the row still
+//            spans a warp of threads, and that keeps the
 //            per-thread buffers within the register budget: registers =
 //            sum over persistent tensors of persist * vector * ceil(bytes/4),
 //            plus kRegisterOverhead, at most min(255, registers_per_block /
@@ -80,6 +82,9 @@ constexpr int64_t kMaxRowThreads = 512;
 constexpr int64_t kTargetThreads = 128;
 /// Largest persist the heuristic tries (the schema's maximum).
 constexpr int64_t kMaxPersist = 64;
+/// Smallest persist the heuristic picks while a row still spans a warp.
+constexpr int64_t kMinPersist = 2;
+constexpr int64_t kWarp = 32;
 
 /// Non-broadcast, non-reduction logical axes.
 int64_t iteration_rank(const pa::TensorView& tv) {
@@ -270,7 +275,13 @@ Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
     c.rows = choose_rows(a, d, ceil_div(ceil_div(a.R, c.vector), persist));
     c = cost(a, d, c);
     if (!c.fits()) continue;
-    if (c.row_threads <= kMaxRowThreads) return c;
+    // Two vectors per thread at least while a row keeps a warp: one load in
+    // flight per thread cannot cover DRAM latency, and the block reductions'
+    // cost per element halves (the model: softmax at K=1024 goes from
+    // issue-bound at 79 % of bandwidth to DRAM-bound at 89 %).
+    const int64_t vectors = ceil_div(a.R, c.vector);
+    const bool too_few = persist < kMinPersist && ceil_div(vectors, kMinPersist) >= kWarp;
+    if (!too_few && c.row_threads <= kMaxRowThreads) return c;
     if (first_fit.persist == 0) first_fit = c;
   }
   return first_fit;

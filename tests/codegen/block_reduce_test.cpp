@@ -86,9 +86,13 @@ std::string flags_str(Flags f) {
   return std::string(b(f[0])) + ", " + b(f[1]) + ", " + b(f[2]);
 }
 
+/// fixed: blockDim as template arguments (a kernel compiled for its block),
+/// else 0s (read at run time).
 template <typename T>
-runtime::KernelSource kernel(Flags flags) {
-  std::string body = subst(std::string(kFrame), "FLAGS", flags_str(flags));
+runtime::KernelSource kernel(Flags flags, Dims fixed) {
+  std::string body = subst(std::string(kFrame), "FLAGS",
+                           flags_str(flags) + ", " + std::to_string(fixed[0]) + ", " +
+                               std::to_string(fixed[1]) + ", " + std::to_string(fixed[2]));
   body = subst(subst(body, "LOWEST", TypeInfo<T>::lowest), "HIGHEST", TypeInfo<T>::highest);
   runtime::KernelSource k;
   k.source = unit(subst(body, "TYPE", TypeInfo<T>::name));
@@ -116,13 +120,23 @@ T combine(int op, const std::vector<T>& vals) {
 
 /// Runs the unit for `flags` on a `block` (two blocks in the grid) and
 /// compares every thread's four results with the host's. `nan_every` > 0 puts
-/// NaN in every nan_every-th value (floating types).
+/// NaN in every nan_every-th value (floating types). Once with the block read
+/// at run time, once with it compiled in.
+template <typename T>
+void check_once(Flags flags, Dims block, int nan_every, bool fixed);
 template <typename T>
 void check(Flags flags, Dims block, int nan_every = 0) {
+  check_once<T>(flags, block, nan_every, false);
+  check_once<T>(flags, block, nan_every, true);
+}
+
+template <typename T>
+void check_once(Flags flags, Dims block, int nan_every, bool fixed) {
   SCOPED_TRACE("flags " + flags_str(flags) + ", block " + std::to_string(block[0]) + "x" +
                std::to_string(block[1]) + "x" + std::to_string(block[2]) + ", " +
-               TypeInfo<T>::name + (nan_every ? ", NaN lanes" : ""));
-  const runtime::KernelSource src = kernel<T>(flags);
+               TypeInfo<T>::name + (nan_every ? ", NaN lanes" : "") +
+               (fixed ? ", block compiled in" : ", block read at run time"));
+  const runtime::KernelSource src = kernel<T>(flags, fixed ? block : Dims{0, 0, 0});
   lower::testing::expect_nvrtc_accepts(src);
   runtime::Backend& be = lower::testing::test_backend();
   const int64_t n = block[0] * block[1] * block[2], grid = 2, total = n * grid;

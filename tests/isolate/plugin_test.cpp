@@ -66,7 +66,7 @@ std::string run_kernel(const plugin::Plugin& p, Bound& b,
     // A wild store, as an out-of-bounds index would make: a volatile null
     // pointer the compiler cannot see through, written by one thread.
     std::string& src = prepared.source.source;
-    const size_t sig = src.find("extern \"C\" __global__ void schedlab_kernel(");
+    const size_t sig = src.find("extern \"C\" __global__ void ");
     const size_t body = src.find(") {\n", sig) + 4;
     src.insert(body, inject_into_kernel);
     src.insert(sig, "static int* volatile sl_wild = nullptr;\n");

@@ -52,8 +52,9 @@ std::vector<ir::SizeBindings> col_sizes() {
 /// Lowers the scheduled `def`, checks that it has a grid reduction and that
 /// NVRTC accepts it; returns the prepared kernel.
 runtime::PreparedKernel prepare_grid(const frontend::FusionDefinition& def,
-                                     const ir::SizeBindings& sizes) {
-  runtime::PreparedKernel p = prepare_or_report(def, sizes);
+                                     const ir::SizeBindings& sizes,
+                                     const runtime::KernelOptions& options = {}) {
+  runtime::PreparedKernel p = prepare_or_report(def, sizes, options);
   EXPECT_THAT(p.source.source, HasSubstr("sl_grid_reduce<"));
   int workspaces = 0;
   for (const kir::Param& param : p.kernel.params)
@@ -231,7 +232,8 @@ outputs: [s, d, q, r, p, m]
     t->parallelize(0, ParallelType::BIDy);
     t->parallelize(1, ParallelType::BIDx);
   }
-  runtime::PreparedKernel p = prepare_grid(def, {{"N", 3}, {"K", 9}});
+  // One size-generic kernel, run at every K.
+  runtime::PreparedKernel p = prepare_grid(def, {{"N", 3}, {"K", 9}}, runtime::KernelOptions{true});
   int workspaces = 0;
   for (const kir::Param& param : p.kernel.params)
     workspaces += param.source == kir::Param::Source::GridWorkspace;

@@ -160,10 +160,11 @@ inline std::string sizes_str(const ir::SizeBindings& sizes) {
 /// Lowers the scheduled `def` at `sizes`; a failure prints the schedule and
 /// is rethrown. SCHEDLAB_DUMP_KERNELS=1 prints every kernel.
 inline runtime::PreparedKernel prepare_or_report(const frontend::FusionDefinition& def,
-                                                 const ir::SizeBindings& sizes) {
+                                                 const ir::SizeBindings& sizes,
+                                                 const runtime::KernelOptions& options = {}) {
   runtime::PreparedKernel p;
   try {
-    p = runtime::prepare(*def.fusion, sizes);
+    p = runtime::prepare(*def.fusion, sizes, {}, options);
   } catch (const std::exception& e) {
     ADD_FAILURE() << "lowering failed: " << e.what() << "\n--- scheduled fusion ---\n"
                   << sched::print_scheduled_fusion(*def.fusion);
@@ -193,7 +194,8 @@ using RunFn = std::function<std::string(
 
 /// Compiles `p` once on test_backend() and runs it at every size binding
 /// against the reference of `plain`; a failure prints the schedule and the
-/// kernel.
+/// kernel. A kernel with its sizes compiled in (the default) runs at its own
+/// sizes; at the others, `def` is lowered again for each.
 inline void expect_matches_at(const frontend::FusionDefinition& def,
                               const frontend::FusionDefinition& plain,
                               const runtime::PreparedKernel& p,
@@ -201,14 +203,25 @@ inline void expect_matches_at(const frontend::FusionDefinition& def,
   auto compiled = test_backend().compile(p.source);
   for (const ir::SizeBindings& sizes : all_sizes) {
     std::string why;
+    runtime::PreparedKernel own;
+    const runtime::PreparedKernel* at = &p;
     try {
-      why = run(plain, p, *compiled, sizes);
+      std::shared_ptr<runtime::CompiledKernel> c = compiled;
+      bool same = true;
+      for (const auto& [name, v] : p.kernel.specialized)
+        same = same && sizes.count(name) && sizes.at(name) == v;
+      if (!same) {
+        own = runtime::prepare(*def.fusion, sizes);
+        at = &own;
+        c = test_backend().compile(own.source);
+      }
+      why = run(plain, *at, *c, sizes);
     } catch (const std::exception& e) {
       why = std::string("error: ") + e.what();
     }
     EXPECT_EQ(why, "") << "at " << sizes_str(sizes) << "\n--- scheduled fusion ---\n"
                        << sched::print_scheduled_fusion(*def.fusion) << "--- kernel ---\n"
-                       << codegen::print_kernel(p.kernel);
+                       << codegen::print_kernel(at->kernel);
   }
 }
 

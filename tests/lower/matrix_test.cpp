@@ -545,7 +545,9 @@ TEST_P(LowerMatrix, MatchesReference) {
   const Fusion& f = *def.fusion;
   runtime::PreparedKernel p;
   try {
-    p = runtime::prepare(f, fc.sizes.front());
+    // Size-generic, run at every binding below; the same schedule with the
+    // sizes compiled in is checked at the first binding too.
+    p = runtime::prepare(f, fc.sizes.front(), {}, runtime::KernelOptions{true});
   } catch (const std::exception& e) {
     results()[{fc.name, sc.name}] = "LOWER-FAIL";
     FAIL() << "lowering failed on a schedule the primitives accepted: " << e.what()
@@ -592,6 +594,23 @@ TEST_P(LowerMatrix, MatchesReference) {
     if (!why.empty()) {
       ok = false;
       ADD_FAILURE() << fc.name << " x " << sc.name << " at " << sizes_str(sizes) << ": " << why;
+    }
+  }
+  // The specialized kernel (the default one) at the first binding.
+  if (ok) {
+    std::string why;
+    runtime::PreparedKernel ps;
+    try {
+      ps = runtime::prepare(f, all_sizes.front());
+      why = run_and_compare(plain, ps, *test_backend().compile(ps.source), all_sizes.front());
+    } catch (const std::exception& e) {
+      why = std::string("error: ") + e.what();
+    }
+    if (!why.empty()) {
+      ok = false;
+      ADD_FAILURE() << fc.name << " x " << sc.name << " with the sizes compiled in, at "
+                    << sizes_str(all_sizes.front()) << ": " << why << "\n--- kernel ---\n"
+                    << codegen::print_kernel(ps.kernel);
     }
   }
   // The sanitizer finds nothing on these kernels (issue #11's "no false

@@ -443,7 +443,8 @@ TEST(Barriers, SharedWriteThenReadByAnotherThreadMappingGetsSyncthreads) {
 
   // And the kernel is right on the CPU backend, whose threads are fibers.
   auto plain = parse(kSmemTranspose);
-  runtime::PreparedKernel p = runtime::prepare(f, {{"N", 3}});
+  // Size-generic, as lower(f) above.
+  runtime::PreparedKernel p = runtime::prepare(f, {{"N", 3}}, {}, runtime::KernelOptions{true});
   ASSERT_EQ(codegen::print_kernel(p.kernel), text);
   expect_nvrtc_accepts(p.source);
   auto compiled = cpu_backend().compile(p.source);
@@ -536,7 +537,9 @@ TEST(Generate, RfactorPartialsAreAllInitialised) {
                                              p + ", "));
 
   auto plain = load("row_sum");
-  runtime::PreparedKernel prepared = runtime::prepare(f, {{"N", 2}, {"K", 3}});
+  // One size-generic kernel, run at every K.
+  runtime::PreparedKernel prepared =
+      runtime::prepare(f, {{"N", 2}, {"K", 3}}, {}, runtime::KernelOptions{true});
   expect_nvrtc_accepts(prepared.source);
   auto compiled = cpu_backend().compile(prepared.source);
   for (int64_t kk : {1, 3, 8, 17}) {
@@ -557,7 +560,7 @@ TEST(Lowerable, ReductionAxisBoundToThreadsIsABlockReduction) {
   kir::Kernel k = lower::lower(f);
   guard.set_output(k);
   EXPECT_TRUE(k.has_barrier);
-  EXPECT_THAT(codegen::print_kernel(k), HasSubstr("sl_block_reduce<true, false, false, float>("));
+  EXPECT_THAT(codegen::print_kernel(k), HasSubstr("sl_block_reduce<true, false, false, 0, 0, 0, float>("));
 }
 
 TEST(Lowerable, ReductionAxisBoundToBlocksIsAGridReduction) {

@@ -148,6 +148,9 @@ struct RunOptions {
   /// (runtime/sanitizer.h); a finding makes the run racy.
   bool sanitize = false;
   uint64_t input_seed = 1;                     ///< `exec --seed`'s default
+  /// Kernels read their sizes at run time (`--dynamic-sizes`); the campaign
+  /// sets it for every odd case, so both kinds of kernel are fuzzed.
+  bool dynamic_sizes = false;
 };
 
 /// One run, in this process: parse, schedule (`schedule` given) or segment,

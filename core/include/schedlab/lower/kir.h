@@ -363,6 +363,13 @@ struct Kernel {
   /// substitutes (the same formula that placed dynamic_shared). Null: the
   /// constant layout above.
   ExprP launch_shared_bytes;
+  /// The sizes compiled into the kernel as constants (size specialization,
+  /// the default); empty for a dynamic kernel, which reads every size from
+  /// its parameters. A launch checks its sizes are these.
+  std::map<std::string, int64_t> specialized;
+  /// blockDim.x/y/z when constant (or specialized) launch extents fix them,
+  /// else 0: the block reductions and __launch_bounds__ are compiled for them.
+  std::array<int64_t, 3> static_block{};
   int index_bits = 32;       ///< 32 or 64
   bool has_barrier = false;  ///< any Sync or BlockReduce
   /// A Global parameter read or written with `width`-wide vector accesses:

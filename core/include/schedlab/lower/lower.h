@@ -20,12 +20,17 @@ using PassObserver = std::function<void(std::string_view pass, const kir::Kernel
 
 /// The passes a PassObserver sees, in order, named as the functions in
 /// lower.cpp: allocate_buffers, plan_vectorization, generate,
-/// place_dynamic_shared, unswitch_loops, insert_barriers.
+/// place_dynamic_shared, simplify, unroll_register_loops, unswitch_loops,
+/// insert_barriers.
 const std::vector<std::string_view>& lowering_passes();
 
 /// Lowers f. index_bits (32 or 64) is the index type of the kernel; the
 /// executor picks 32 when every size and offset fits. `after_pass`, when
 /// set, sees the kernel after every pass (`show --print-after`).
-kir::Kernel lower(const ir::Fusion& f, int index_bits = 32, const PassObserver& after_pass = {});
+/// `specialize`: sizes compiled into the kernel as constants (the kernel then
+/// runs at those sizes only, kir::Kernel::specialized); the sizes it leaves
+/// out are read from the parameters at run time.
+kir::Kernel lower(const ir::Fusion& f, int index_bits = 32, const PassObserver& after_pass = {},
+                  const ir::SizeBindings& specialize = {});
 
 }  // namespace schedlab::lower

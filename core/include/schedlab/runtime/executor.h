@@ -22,11 +22,22 @@ struct PreparedKernel {
   std::vector<codegen::AccessSite> sites;  ///< the source's access sites (access_trace.h)
 };
 
+/// How a kernel is compiled.
+struct KernelOptions {
+  /// One kernel for every shape: the sizes are read from the parameters at
+  /// run time. By default they are compiled in as constants (the kernel runs
+  /// at `sizes` only, and its index math folds).
+  bool dynamic_sizes = false;
+};
+
 /// Lowers and prints f. The index type is int32 when every tensor of the
 /// fusion has fewer than 2^31 elements under `sizes`, int64 otherwise.
 /// `after_pass` sees the kernel IR after each lowering pass (lower.h).
 PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
-                       const lower::PassObserver& after_pass = {});
+                       const lower::PassObserver& after_pass = {},
+                       const KernelOptions& options = {});
+/// user_error unless `sizes` agree with the sizes k was specialized for.
+void check_specialization(const kir::Kernel& k, const ir::SizeBindings& sizes);
 /// Grid and block from the extents of the bound loops (the largest per
 /// parallel type), and the dynamic shared memory (the Shared buffers, then
 /// the block-reduction workspace, sized by the block).

@@ -193,7 +193,8 @@ struct SegmentKernel {
 /// Lowers and compiles each segment's (scheduled or not) fusion.
 std::vector<SegmentKernel> compile_segments(runtime::Backend& backend,
                                             const segment::Segmentation& s,
-                                            const ir::SizeBindings& sizes);
+                                            const ir::SizeBindings& sizes,
+                                            const runtime::KernelOptions& options = {});
 
 /// Runs the segments' kernels in order. `inputs`: one per input of the
 /// original fusion (s.fusion); returns its outputs, in order. With

@@ -133,6 +133,9 @@ struct SweepSpec {
   ValidationSpec validation;
   MeasureSpec measure;
   Backend backend = Backend::Auto;
+  /// `dynamic_sizes: true`: kernels read their sizes at run time instead of
+  /// having each point's sizes compiled in (runtime::KernelOptions).
+  bool dynamic_sizes = false;
 
   /// The scheduler called `name`, or null.
   const SchedulerSpec* scheduler(const std::string& name) const;

@@ -1,0 +1,347 @@
+// Index simplification; see simplify.h for the rules and why they hold.
+#include "simplify.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "schedlab/base/error.h"
+#include "schedlab/lower/kir_printer.h"
+#include "schedlab/lower/kir_visitor.h"
+
+namespace schedlab::lower {
+
+namespace {
+
+using kir::Expr;
+using kir::ExprP;
+using kir::IndexOp;
+using kir::IndexOpType;
+using kir::StmtP;
+
+/// Beyond any index value: bounds saturate here, so no arithmetic overflows.
+constexpr int64_t kInf = int64_t{1} << 62;
+
+int64_t clamp(__int128 v) {
+  return v > kInf ? kInf : v < -kInf ? -kInf : static_cast<int64_t>(v);
+}
+
+/// [lo, hi], inclusive; ±kInf where unknown.
+struct Interval {
+  int64_t lo = -kInf, hi = kInf;
+  bool nonneg() const { return lo >= 0; }
+  bool below(int64_t c) const { return lo >= 0 && hi < c; }  ///< within [0, c)
+  static Interval point(int64_t v) { return {v, v}; }
+};
+
+Interval add(Interval a, Interval b) {
+  return {clamp(__int128(a.lo) + b.lo), clamp(__int128(a.hi) + b.hi)};
+}
+
+Interval mul(Interval a, Interval b) {
+  const __int128 c[] = {__int128(a.lo) * b.lo, __int128(a.lo) * b.hi, __int128(a.hi) * b.lo,
+                        __int128(a.hi) * b.hi};
+  return {clamp(*std::min_element(std::begin(c), std::end(c))),
+          clamp(*std::max_element(std::begin(c), std::end(c)))};
+}
+
+/// a / b and a % b for a >= 0, b >= 1 (C's truncation is then floor).
+Interval div(Interval a, Interval b) { return {a.lo / std::max<int64_t>(b.hi, 1), a.hi / std::max<int64_t>(b.lo, 1)}; }
+Interval mod(Interval a, Interval b) {
+  if (a.below(b.lo)) return a;
+  return {0, std::min(a.hi, b.hi - 1)};
+}
+
+/// A sum of terms times constant coefficients plus a constant; terms are
+/// keyed by their printed form, so equal terms collect.
+struct Linear {
+  struct Term {
+    ExprP e;
+    int64_t coeff;
+  };
+  std::map<std::string, Term> terms;
+  int64_t constant = 0;
+
+  void add_term(const ExprP& e, int64_t c) {
+    if (c == 0) return;
+    auto [it, fresh] = terms.try_emplace(kir::print_expr(e), Term{e, c});
+    if (!fresh && (it->second.coeff += c) == 0) terms.erase(it);
+  }
+};
+
+/// The value of a variable with one possible value, or of a constant.
+std::optional<int64_t> constant_of(const ExprP& e) {
+  if (const auto* i = e->as<kir::IntImm>()) return i->value;
+  return std::nullopt;
+}
+
+class Simplifier : public kir::IRMutator {
+ public:
+  Simplifier(const kir::Kernel& k, const std::array<int64_t, 3>& grid) {
+    static constexpr const char* kAxes[] = {"x", "y", "z"};
+    for (size_t d = 0; d < 3; ++d) {
+      const int64_t b = k.static_block[d], g = grid[d];
+      bounds_[std::string("threadIdx.") + kAxes[d]] = b > 0 ? Interval{0, b - 1} : Interval{0, 1023};
+      bounds_[std::string("blockDim.") + kAxes[d]] = b > 0 ? Interval::point(b) : Interval{1, 1024};
+      bounds_[std::string("blockIdx.") + kAxes[d]] =
+          g > 0 ? Interval{0, g - 1} : Interval{0, (int64_t{1} << 31) - 1};
+      bounds_[std::string("gridDim.") + kAxes[d]] =
+          g > 0 ? Interval::point(g) : Interval{1, (int64_t{1} << 31) - 1};
+    }
+  }
+
+ protected:
+  using kir::IRMutator::visit;
+
+  ExprP visit(const kir::Var& v, const ExprP& self) override {
+    auto it = bounds_.find(v.name);
+    if (it != bounds_.end() && it->second.lo == it->second.hi) return Expr::integer(it->second.lo);
+    return self;
+  }
+
+  ExprP visit(const kir::Cast& e, const ExprP& self) override {
+    ExprP v = mutate(e.value);
+    if (auto c = constant_of(v); c && ir::is_float(e.dtype))
+      return Expr::floating(static_cast<double>(*c), e.dtype);
+    return v == e.value ? self : Expr::cast(v, e.dtype);
+  }
+
+  ExprP visit(const kir::Select& e, const ExprP& self) override {
+    ExprP c = mutate(e.cond);
+    if (const auto* b = c->as<kir::BoolImm>()) return mutate(b->value ? e.true_value : e.false_value);
+    ExprP t = mutate(e.true_value), f = mutate(e.false_value);
+    if (c == e.cond && t == e.true_value && f == e.false_value) return self;
+    return Expr::select(c, t, f, e.dtype);
+  }
+
+  ExprP visit(const IndexOp& e, const ExprP& self) override {
+    ExprP a = mutate(e.a), b = mutate(e.b);
+    switch (e.op) {
+      case IndexOpType::Add:
+      case IndexOpType::Mul: return rebuild(linear(Expr::index_op(e.op, a, b)));
+      case IndexOpType::Div:
+      case IndexOpType::Mod: return divide(e.op, a, b);
+      case IndexOpType::Lt: {
+        Linear d = linear(a);
+        Linear nb = linear(b);
+        for (auto& [k, t] : nb.terms) d.add_term(t.e, -t.coeff);
+        d.constant -= nb.constant;
+        Interval r = bounds(d);
+        if (r.hi < 0) return Expr::boolean(true);
+        if (r.lo >= 0) return Expr::boolean(false);
+        return a == e.a && b == e.b ? self : Expr::index_op(e.op, a, b);
+      }
+      case IndexOpType::And: {
+        // Flattened, each atom once.
+        std::vector<ExprP> atoms;
+        conjuncts(a, atoms);
+        conjuncts(b, atoms);
+        ExprP r = Expr::boolean(true);
+        std::vector<std::string> seen;
+        for (const ExprP& x : atoms) {
+          if (const auto* bi = x->as<kir::BoolImm>()) {
+            if (!bi->value) return x;
+            continue;
+          }
+          std::string key = kir::print_expr(x);
+          if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+          seen.push_back(key);
+          r = r && x;
+        }
+        return r;
+      }
+      case IndexOpType::CeilDiv: {
+        auto ca = constant_of(a), cb = constant_of(b);
+        if (ca && cb && *cb > 0) return Expr::integer((*ca + *cb - 1) / *cb);
+        return a == e.a && b == e.b ? self : Expr::index_op(e.op, a, b);
+      }
+    }
+    internal_error << "simplify: unknown index operator " << static_cast<int>(e.op);
+  }
+
+  void visit(kir::For& s) override {
+    s.extent = mutate(s.extent);
+    Interval ext = bounds(s.extent);
+    Interval saved = scope(s.var, {0, std::max<int64_t>(ext.hi - 1, 0)});
+    mutate_body(s.body);
+    restore(s.var, saved);
+  }
+
+  void visit(kir::If& s) override {
+    s.cond = mutate(s.cond);
+    // Inside the branch, `v < e` bounds v by e.
+    std::vector<ExprP> atoms;
+    conjuncts(s.cond, atoms);
+    std::vector<std::pair<std::string, Interval>> saved;
+    for (const ExprP& x : atoms) {
+      const auto* lt = x->as<IndexOp>();
+      const auto* v = lt && lt->op == IndexOpType::Lt ? lt->a->as<kir::Var>() : nullptr;
+      if (!v) continue;
+      Interval cur = bound_of(v->name);
+      Interval lim = bounds(linear(lt->b));
+      if (lim.hi - 1 >= cur.hi) continue;
+      saved.emplace_back(v->name, scope(v->name, {cur.lo, lim.hi - 1}));
+    }
+    mutate_body(s.then_body);
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) restore(it->first, it->second);
+    mutate_body(s.else_body);
+  }
+
+  void mutate_body(std::vector<StmtP>& body) override {
+    std::vector<StmtP> out;
+    for (StmtP& c : body) {
+      mutate(*c);
+      if (auto* i = c->as<kir::If>()) {
+        if (const auto* b = i->cond->as<kir::BoolImm>()) {
+          for (StmtP& x : b->value ? i->then_body : i->else_body) out.push_back(std::move(x));
+          continue;
+        }
+      } else if (auto* f = c->as<kir::For>()) {
+        if (auto n = constant_of(f->extent); n && *n <= 1) {
+          // The body was simplified with the variable at its one value, 0.
+          if (*n == 1)
+            for (StmtP& x : f->body) out.push_back(std::move(x));
+          continue;
+        }
+      }
+      out.push_back(std::move(c));
+    }
+    body = std::move(out);
+  }
+
+ private:
+  Interval bound_of(const std::string& var) const {
+    auto it = bounds_.find(var);
+    if (it != bounds_.end()) return it->second;
+    // Sizes and strides ("T0.size[1]") and every other name are indices: >= 0.
+    return {0, kInf};
+  }
+
+  Interval scope(const std::string& var, Interval v) {
+    Interval old = bound_of(var);
+    bounds_[var] = v;
+    return old;
+  }
+  void restore(const std::string& var, Interval old) { bounds_[var] = old; }
+
+  static void conjuncts(const ExprP& c, std::vector<ExprP>& out) {
+    const auto* op = c->as<IndexOp>();
+    if (op && op->op == IndexOpType::And) {
+      conjuncts(op->a, out);
+      conjuncts(op->b, out);
+    } else {
+      out.push_back(c);
+    }
+  }
+
+  /// The interval of an already simplified expression.
+  Interval bounds(const ExprP& e) const {
+    if (auto c = constant_of(e)) return Interval::point(*c);
+    if (const auto* v = e->as<kir::Var>()) return bound_of(v->name);
+    const auto* op = e->as<IndexOp>();
+    if (!op) return {};
+    Interval a = bounds(op->a), b = bounds(op->b);
+    switch (op->op) {
+      case IndexOpType::Add: return add(a, b);
+      case IndexOpType::Mul: return mul(a, b);
+      case IndexOpType::Div:
+        return a.nonneg() && b.lo >= 1 ? div(a, b) : Interval{};
+      case IndexOpType::Mod:
+        return a.nonneg() && b.lo >= 1 ? mod(a, b) : Interval{};
+      case IndexOpType::CeilDiv:
+        return a.nonneg() && b.lo >= 1
+                   ? Interval{(a.lo + b.hi - 1) / b.hi,
+                              clamp((__int128(a.hi) + b.lo - 1) / b.lo)}
+                   : Interval{};
+      case IndexOpType::Lt:
+      case IndexOpType::And: return {0, 1};
+    }
+    return {};
+  }
+
+  Interval bounds(const Linear& l) const {
+    Interval r = Interval::point(l.constant);
+    for (const auto& [k, t] : l.terms) r = add(r, mul(bounds(t.e), Interval::point(t.coeff)));
+    return r;
+  }
+
+  /// e (simplified) as a linear form over its non-linear terms.
+  static Linear linear(const ExprP& e) {
+    Linear l;
+    collect(e, 1, l);
+    return l;
+  }
+  static void collect(const ExprP& e, int64_t c, Linear& l) {
+    if (auto v = constant_of(e)) {
+      l.constant += c * *v;
+      return;
+    }
+    if (const auto* op = e->as<IndexOp>()) {
+      if (op->op == IndexOpType::Add) {
+        collect(op->a, c, l);
+        collect(op->b, c, l);
+        return;
+      }
+      if (op->op == IndexOpType::Mul) {
+        if (auto k = constant_of(op->b)) return collect(op->a, c * *k, l);
+        if (auto k = constant_of(op->a)) return collect(op->b, c * *k, l);
+      }
+    }
+    l.add_term(e, c);
+  }
+
+  /// Terms in key order, each times its coefficient, then the constant.
+  static ExprP rebuild(const Linear& l) {
+    ExprP r = Expr::integer(0);
+    for (const auto& [k, t] : l.terms) r = r + t.e * Expr::integer(t.coeff);
+    return r + Expr::integer(l.constant);
+  }
+
+  /// a / b or a % b (op), a and b simplified.
+  ExprP divide(IndexOpType op, const ExprP& a, const ExprP& b) {
+    const bool is_div = op == IndexOpType::Div;
+    Interval ra = bounds(a), rb = bounds(b);
+    auto c = constant_of(b);
+    if (ra.nonneg() && rb.lo >= 1 && ra.hi < rb.lo) return is_div ? Expr::integer(0) : a;
+    if (!c || *c <= 0 || !ra.nonneg()) return Expr::index_op(op, a, b);
+    // Nested constant divisions: (x / c1) / c2 = x / (c1 * c2); (x % c1) % c2
+    // = x % c2 when c2 divides c1 (x >= 0).
+    if (const auto* in = a->as<IndexOp>()) {
+      auto c1 = constant_of(in->b);
+      if (c1 && *c1 > 0 && bounds(in->a).nonneg()) {
+        if (is_div && in->op == IndexOpType::Div && *c1 <= kInf / *c)
+          return divide(op, in->a, Expr::integer(*c1 * *c));
+        if (!is_div && in->op == IndexOpType::Mod && *c1 % *c == 0) return divide(op, in->a, b);
+      }
+    }
+    // a = c * q + r with the multiples of c in q (and the constant split by
+    // floor division, so that 0 <= its remainder < c).
+    Linear l = linear(a), q, r;
+    for (const auto& [k, t] : l.terms) {
+      if (t.coeff % *c == 0) q.add_term(t.e, t.coeff / *c);
+      else r.add_term(t.e, t.coeff);
+    }
+    int64_t k = l.constant / *c, m = l.constant % *c;
+    if (m < 0) m += *c, --k;
+    q.constant = k;
+    r.constant = m;
+    Interval rr = bounds(r);
+    if (!rr.nonneg()) return Expr::index_op(op, a, b);
+    if (q.terms.empty() && q.constant == 0) return Expr::index_op(op, rebuild(r), b);
+    ExprP rest = rr.hi < *c ? (is_div ? Expr::integer(0) : rebuild(r))
+                            : divide(op, rebuild(r), b);
+    return is_div ? rebuild(linear(rebuild(q) + rest)) : rest;
+  }
+
+  std::map<std::string, Interval> bounds_;
+};
+
+}  // namespace
+
+void simplify(kir::Kernel& kernel, const std::array<int64_t, 3>& grid) {
+  Simplifier(kernel, grid).mutate(*kernel.body);
+}
+
+}  // namespace schedlab::lower
