@@ -383,6 +383,10 @@ int32_t api_set_memory_type(SchedlabSegment* s, SchedlabTensor* t, int32_t memor
   });
 }
 
+int32_t api_pad_shared(SchedlabSegment* s, SchedlabTensor* t, int64_t elements) {
+  return guard([&] { sched::pad_shared(tensor(s, t, "pad_shared"), elements); });
+}
+
 int32_t cache_after_impl(SchedlabSegment* s, SchedlabTensor* t, int32_t op, int32_t cache_op,
                          SchedlabTensor** out, const char* fn) {
   return guard([&] {
@@ -665,6 +669,7 @@ SchedlabHostApi make_table() {
   t._axes_mapped = &api_axes_mapped;
   t.apply_schedule_script = &api_apply_schedule_script;
   t._schedule_placeholders = &api_schedule_placeholders;
+  t.pad_shared = &api_pad_shared;
   return t;
 }
 
