@@ -157,6 +157,7 @@ static_assert(static_cast<int>(ir::ParallelType::TIDz) == SCHEDLAB_PARALLEL_TIDZ
 static_assert(static_cast<int>(ir::ParallelType::BIDx) == SCHEDLAB_PARALLEL_BIDX);
 static_assert(static_cast<int>(ir::LoopTransform::Bulk) == SCHEDLAB_LOOP_BULK);
 static_assert(static_cast<int>(ir::MemoryType::Global) == SCHEDLAB_MEMORY_GLOBAL);
+static_assert(sched::kMaxSharedPad == SCHEDLAB_MAX_SHARED_PAD);
 static_assert(static_cast<int>(ir::CacheOp::Global) == SCHEDLAB_CACHE_GLOBAL);
 static_assert(static_cast<int>(ir::LoadStoreOpType::Tma) == SCHEDLAB_LOAD_TMA);
 static_assert(static_cast<int>(ir::IterType::Broadcast) == SCHEDLAB_ITER_BROADCAST);

@@ -132,8 +132,7 @@ void set_memory_type(TensorView* tv, ir::MemoryType m) {
 void pad_shared(TensorView* tv, int64_t elements) {
   user_assert(tv->memory_type() == ir::MemoryType::Shared)
       << "pad_shared: " << tv->describe() << " is in " << ir::memory_type_name(tv->memory_type())
-      << " memory; expected a Shared tensor (set_memory_type(" << tv->describe()
-      << ", Shared) first)";
+      << " memory; expected a Shared tensor (set_memory_type to Shared first)";
   user_assert(elements >= 0 && elements <= kMaxSharedPad)
       << "pad_shared: padding of " << tv->describe() << " must be in [0, " << kMaxSharedPad
       << "] elements, got " << elements;

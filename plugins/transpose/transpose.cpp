@@ -20,15 +20,18 @@
 //   tiling    the reference: split inner2 by tile2 and inner1 by tile1, move
 //             both tile axes innermost, merge the rest into one axis:
 //             [BIDx (tiles and batch), tile2, tile1]; propagated to every tensor.
-//   group 1   (everything but the group-2 side) tile2 * tile1 merged and split by
-//             `threads`, and the threads by `row` (below): [BIDx, ceilDiv(tile,
-//             threads) (Unroll), threads / row (TIDy), row (TIDx)], so that
-//             consecutive threads (threadIdx.x fastest) walk inner1, the
-//             reference's contiguous axis.
+//   group 1   (everything but the group-2 side) [BIDx, tile2, tile1] becomes
+//             [BIDx, rest (Unroll), threads / row (TIDy), row (TIDx)]: tile1 is
+//             split by `row` (below) and its outer part merged with tile2, unless
+//             tile1 is the row already, then split by threads / row. Consecutive
+//             threads (threadIdx.x fastest) walk inner1, the reference's
+//             contiguous axis, in the order of the merged tile. Splitting the
+//             tile rather than merging it whole and splitting by `threads` keeps
+//             the index math to a few shifts (fewer instructions per element).
 //   group 2   (the Shared input caches and the group-2 outputs) the tile axes
-//             swapped first, [BIDx, tile1, tile2], then the same splits:
-//             consecutive threads walk inner2, which is contiguous in group-2
-//             tensors. Both groups have the same block shape (row, threads / row).
+//             swapped first, [BIDx, tile1, tile2], then the same with tile2 as
+//             the row: consecutive threads walk inner2, which is contiguous in
+//             group-2 tensors. Both groups have the same block (row, threads / row).
 //   inlining  inline_most: the Shared caches land at the tile (position 1),
 //             so their buffers hold one tile (tile1 * tile2 elements), and
 //             lowering puts a __syncthreads between writing and reading them.
@@ -194,13 +197,15 @@ Plan analyze(pa::Segment& seg) {
   return p;
 }
 
-/// [BIDx, a, b] -> [BIDx, ceilDiv(a * b, threads) (Unroll), threads / row
-/// (TIDy), row (TIDx)]; row divides threads, so the thread split is exact and
-/// the linear thread index walks the merged tile axis.
-void bind_tile(pa::TensorView& tv, int64_t threads, int64_t row, bool unroll) {
-  tv.merge(1);
-  tv.split(1, threads);
-  tv.split(2, row);
+/// [BIDx, a, b] -> [BIDx, ceilDiv(a * b / row, threads / row) (Unroll),
+/// threads / row (TIDy), row (TIDx)]; row divides b and threads, so the
+/// linear thread index walks the tile in its row-major order.
+void bind_tile(pa::TensorView& tv, int64_t b, int64_t threads, int64_t row, bool unroll) {
+  if (b != row) {
+    tv.split(2, row);  // [BIDx, a, b / row, row]
+    tv.merge(1);       // [BIDx, a * (b / row), row]
+  }
+  tv.split(1, threads / row);
   tv.parallelize(0, pa::ParallelType::BIDx);
   tv.parallelize(2, pa::ParallelType::TIDy);
   tv.parallelize(3, pa::ParallelType::TIDx);
@@ -319,12 +324,12 @@ class Transpose : public pa::Plugin {
     std::vector<pa::TensorView> group1;
     for (const pa::TensorView& tv : seg.tensors())
       if (!tv.is_input() && !contains(side, tv)) group1.push_back(tv);
-    bind_tile(ref, threads, row, unroll);
+    bind_tile(ref, t1, threads, row, unroll);
     seg.propagate_transformation(ref, group1);
     seg.parallelize_all_like(ref, -1, group1);
     for (pa::TensorView& tv : side) {
       tv.reorder({{1, 2}, {2, 1}});
-      bind_tile(tv, threads, row, unroll);
+      bind_tile(tv, t2, threads, row, unroll);
     }
     seg.inline_most();
   }

@@ -117,8 +117,7 @@ TEST(Abi12, PadSharedPadsASharedTensorAndRefusesTheRest) {
   EXPECT_EQ(api.pad_shared(&ctx, c, 1), SCHEDLAB_ERR_USER);
   EXPECT_EQ(std::string(api.last_error()),
             "pad_shared: " + cache->describe() +
-                " is in Local memory; expected a Shared tensor (set_memory_type(" +
-                cache->describe() + ", Shared) first)");
+                " is in Local memory; expected a Shared tensor (set_memory_type to Shared first)");
   ASSERT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_SHARED), SCHEDLAB_OK);
   EXPECT_EQ(api.pad_shared(&ctx, c, SCHEDLAB_MAX_SHARED_PAD + 1), SCHEDLAB_ERR_USER);
   EXPECT_THAT(std::string(api.last_error()), HasSubstr("must be in [0, 32] elements, got 33"));
