@@ -28,10 +28,10 @@ ir::TensorView* cache_fork(ir::TensorView* tv);
 /// Sets where tv lives. Fusion inputs and outputs must stay Global; a padded
 /// Shared tensor (pad_shared) stays Shared until its padding is set to 0.
 void set_memory_type(ir::TensorView* tv, ir::MemoryType m);
-/// The most padding pad_shared accepts: 32 elements shift a row by at least
-/// one full bank cycle (32 4-byte banks) for every dtype of 4 bytes or more,
-/// and by any bank for 1- and 2-byte ones in steps of 4 or 2 elements; more
-/// only wastes shared memory.
+/// The most padding pad_shared accepts. One bank word (1 to 4 elements) is
+/// what a conflict-free tile needs; 32 elements of 4 bytes or more already
+/// shift a row by a whole cycle of the 32 banks, so a larger pad reaches no
+/// bank layout a smaller one does not and only wastes shared memory.
 constexpr int64_t kMaxSharedPad = 32;
 /// Pads each row of tv's Shared buffer by `elements`: the pitch of its
 /// innermost allocation axis (Indexer::allocation_axes) becomes that axis's
