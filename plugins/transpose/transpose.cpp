@@ -66,9 +66,10 @@
 // Not done: vectorized accesses (a padded row keeps vectors aligned only if the
 // pad is a multiple of the width, which lowering checks), and swizzling instead
 // of padding (no host primitive yet; it would save the padding's shared memory).
-// A non-square tile has rows of the smaller edge, so a column read of the larger
-// one still steps (larger / smaller) rows per thread and keeps a
-// (larger / smaller)-way conflict, padded or not.
+// A non-square tile has rows of the smaller edge, so a warp spans several rows
+// on one side and padding leaves up to a (larger / smaller)-way conflict there
+// (2-way on the writes of the 16 x 32 tiles of a 512 x 256 transpose, against
+// 16-way on the reads unpadded).
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
