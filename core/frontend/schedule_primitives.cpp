@@ -58,6 +58,14 @@ const std::vector<Primitive> kPrimitives = {
        sched::set_memory_type(tv, a.choice(1, kMemoryTypes, "a memory type", MemoryType::Local));
        return nullptr;
      }},
+    {"pad_shared",
+     {{"tv"}, {"elements"}},
+     false,
+     [](Args& a, ir::Fusion&) -> TensorView* {
+       TensorView* tv = a.tensor(0);
+       sched::pad_shared(tv, a.integer(1));
+       return nullptr;
+     }},
     {"cache_after",
      {{"tv"}, {"op", "Set"}, {"cache_op", "Unspecified"}},
      true,

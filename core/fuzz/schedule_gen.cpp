@@ -41,7 +41,7 @@ struct Axis {
 class ScheduleGenerator {
  public:
   ScheduleGenerator(const ir::Fusion& f, const ir::SizeBindings& sizes, std::mt19937_64& rng)
-      : f_(f), sizes_(sizes), rng_(rng) {}
+      : f_(f), sizes_(sizes), rng_(rng), pad_rng_(std::mt19937_64(rng)()) {}
 
   GenSchedule run() {
     const ir::TensorView* ref = pick_reference();
@@ -122,6 +122,12 @@ class ScheduleGenerator {
   void memory(const std::string& c, const std::string& what) {
     if (chance(0.45)) {
       add("set_memory_type(" + c + ", shared)", what + "_shared");
+      // Padded rows (pad_shared), 1 to 4 elements: the odd ones misalign any
+      // vector access to the buffer, which lowering must refuse.
+      if (std::uniform_real_distribution<double>(0, 1)(pad_rng_) < 0.4) {
+        const int64_t pad = std::uniform_int_distribution<int64_t>(1, 4)(pad_rng_);
+        add("pad_shared(" + c + ", " + std::to_string(pad) + ")", "pad_shared");
+      }
     } else {
       if (chance(0.3)) add("set_memory_type(" + c + ", local)", what + "_local");
       s_.features.insert(what + "_local");
@@ -249,6 +255,10 @@ class ScheduleGenerator {
   const ir::Fusion& f_;
   const ir::SizeBindings& sizes_;
   std::mt19937_64& rng_;
+  /// pad_shared's decisions, on a stream of their own (seeded from a copy of
+  /// rng_, which it leaves untouched): adding them changed no other draw, so
+  /// every case of a seed is the one it was, padding aside.
+  std::mt19937_64 pad_rng_;
   GenSchedule s_;
   std::string ref_;
   std::vector<Axis> axes_;

@@ -83,16 +83,22 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
       continue;
     }
     kir::Buffer* b = add(t, false);
+    // The innermost allocation axis's rows are padded (pad_shared): its pitch
+    // is extent + pad, and the last row keeps its padding too, so the size is
+    // exactly what Indexer::offset's row-major fold spans.
+    const int64_t pad = Indexer::row_pad(t);
     if (symbolic) {  // Shared, sized at launch (place_dynamic_shared)
       b->size = -1;
       b->dynamic_elements = Expr::integer(1);
-      for (auto [k, ext] : axes)
-        b->dynamic_elements =
-            b->dynamic_elements * launch_size(t->loop()[static_cast<size_t>(k)]->extent());
+      for (size_t a = 0; a < axes.size(); ++a) {
+        ExprP ext = launch_size(t->loop()[static_cast<size_t>(axes[a].first)]->extent());
+        if (a + 1 == axes.size() && pad > 0) ext = ext + Expr::integer(pad);
+        b->dynamic_elements = b->dynamic_elements * ext;
+      }
       continue;
     }
     int64_t n = 1;
-    for (auto [k, ext] : axes) n *= ext;
+    for (size_t a = 0; a < axes.size(); ++a) n *= axes[a].second + (a + 1 == axes.size() ? pad : 0);
     b->size = n;
     if (shared) {
       int64_t align = 16;

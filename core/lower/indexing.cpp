@@ -176,6 +176,13 @@ std::vector<std::pair<int, int64_t>> Indexer::allocation_axes(const TensorView* 
   return axes;
 }
 
+int64_t Indexer::row_pad(const TensorView* t) {
+  internal_assert(t->shared_pad() == 0 || t->memory_type() == ir::MemoryType::Shared)
+      << t->str() << " is padded (pad_shared) but in " << ir::memory_type_name(t->memory_type())
+      << " memory; sched::set_memory_type should have refused that";
+  return t->shared_pad();
+}
+
 ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) const {
   const kir::Buffer* b = buffers_.at(p);
   auto dom = p->logical_no_reductions();
@@ -204,9 +211,15 @@ ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) co
     }
   }
   ExprP off = Expr::integer(0);
-  for (auto [k, ext] : allocation_axes(p)) {
+  const auto axes = allocation_axes(p);
+  for (size_t a = 0; a < axes.size(); ++a) {
+    auto [k, ext] = axes[a];
     const IterDomain* id = p->loop()[static_cast<size_t>(k)];
-    off = off * (ext >= 0 ? Expr::integer(ext) : size(id->extent())) + idx.at(id);
+    const int64_t pad = a + 1 == axes.size() ? row_pad(p) : 0;
+    ExprP pitch = ext >= 0
+                      ? Expr::integer(ext + pad)
+                      : (pad > 0 ? size(id->extent()) + Expr::integer(pad) : size(id->extent()));
+    off = off * pitch + idx.at(id);
   }
   return off;
 }

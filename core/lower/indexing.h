@@ -9,7 +9,9 @@
 //  * an operand's logical index comes from the consumer's root index through
 //    the same pairs;
 //  * a Global tensor's offset is sum(index * stride); a Local or Shared one is
-//    laid out over its allocation axes, reached by replaying forward.
+//    laid out row-major over its allocation axes, reached by replaying
+//    forward; a Shared one padded by pad_shared has the row pitch of its
+//    innermost allocation axis widened by the padding (row_pad).
 #pragma once
 
 #include <functional>
@@ -57,6 +59,10 @@ class Indexer {
   /// symbolic extent (a Local tensor then lives in a global workspace, a
   /// Shared one is sized at launch).
   static std::vector<std::pair<int, int64_t>> allocation_axes(const ir::TensorView* t);
+  /// The elements after each row of t's buffer (sched::pad_shared): the pitch
+  /// of the innermost allocation axis is its extent plus this. offset and the
+  /// buffer sizes (allocation.cpp) both read it here; 0 unless t is Shared.
+  static int64_t row_pad(const ir::TensorView* t);
 
  private:
   const std::map<const ir::TensorView*, const kir::Buffer*>& buffers_;

@@ -59,6 +59,18 @@ std::map<const TensorView*, int64_t> plan_vectorization(
           << "; expected the same split by " << w
           << ", not bound to a thread (propagate_transformation first)";
     }
+    // A padded Shared buffer (pad_shared) starts each row at a multiple of its
+    // pitch, extent + pad: the w-wide vectors of a row stay aligned only if
+    // the pad is a multiple of w.
+    for (const TensorView* g : {p, t}) {
+      const int64_t pad = Indexer::row_pad(g);
+      user_assert(pad % w == 0)
+          << what << " by " << w << " but " << (g == t ? "it" : "its operand " + g->describe())
+          << " is a Shared buffer padded by " << pad
+          << " elements per row (pad_shared), which misaligns the vectors of every row after "
+             "the first; expected a padding that is a multiple of "
+          << w << " (or no vectorization)";
+    }
     for (const TensorView* g : {p, t})
       if (buffers.at(g)->is_param) kernel.vector_accesses.push_back({buffers.at(g), w});
     plan[t] = w;

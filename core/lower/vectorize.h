@@ -8,7 +8,9 @@
 //    logical axis (possibly after merges whose innermost input is that axis),
 //    so w consecutive elements are adjacent in a row-major layout;
 //  * a Local/Shared operand keeps those w elements adjacent: its innermost
-//    loop axis is exactly mapped to the vectorized one, with extent w.
+//    loop axis is exactly mapped to the vectorized one, with extent w;
+//  * a padded Shared buffer (pad_shared) on either side keeps every vector
+//    aligned: its padding is a multiple of w.
 // What depends on sizes (innermost extent divisible by w, innermost stride 1,
 // other strides multiples of w, aligned pointers) is recorded per Global
 // parameter and checked at launch (runtime::launch).

@@ -1,4 +1,5 @@
-// Memory primitives: cache_after, cache_before, cache_fork, set_memory_type.
+// Memory primitives: cache_after, cache_before, cache_fork, set_memory_type,
+// pad_shared.
 // Each inserts one copy (a LoadStoreOp) and rewires the def/use graph around
 // it; nothing is freed (the Fusion never deletes), so the tensors and axes a
 // cache replaces simply drop out of the graph.
@@ -121,7 +122,21 @@ void set_memory_type(TensorView* tv, ir::MemoryType m) {
     user_assert(role == nullptr) << "set_memory_type: " << tv->describe() << " is a fusion " << role
                                  << "; expected Global memory, found " << ir::memory_type_name(m);
   }
+  user_assert(m == ir::MemoryType::Shared || tv->shared_pad() == 0)
+      << "set_memory_type: " << tv->describe() << " is a Shared buffer padded by "
+      << tv->shared_pad() << " elements per row (pad_shared); expected Shared, found "
+      << ir::memory_type_name(m) << " (pad_shared(" << tv->describe() << ", 0) first)";
   tv->set_memory_type(m);
+}
+
+void pad_shared(TensorView* tv, int64_t elements) {
+  user_assert(tv->memory_type() == ir::MemoryType::Shared)
+      << "pad_shared: " << tv->describe() << " is in " << ir::memory_type_name(tv->memory_type())
+      << " memory; expected a Shared tensor (set_memory_type to Shared first)";
+  user_assert(elements >= 0 && elements <= kMaxSharedPad)
+      << "pad_shared: padding of " << tv->describe() << " must be in [0, " << kMaxSharedPad
+      << "] elements, got " << elements;
+  tv->set_shared_pad(elements);
 }
 
 }  // namespace schedlab::sched

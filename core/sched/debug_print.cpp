@@ -51,7 +51,9 @@ void print_domains(std::ostream& os, const ir::TensorView* tv, const std::string
   os << indent << "logical domain : " << domain_str(tv->logical()) << "\n";
   transforms(tv->loop_history());
   os << indent << "loop domain : " << domain_str(tv->loop()) << "\n";
-  os << indent << "memory : " << ir::memory_type_name(tv->memory_type()) << "\n";
+  os << indent << "memory : " << ir::memory_type_name(tv->memory_type());
+  if (tv->shared_pad() > 0) os << ", rows padded by " << tv->shared_pad() << " (pad_shared)";
+  os << "\n";
 }
 
 }  // namespace

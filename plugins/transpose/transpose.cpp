@@ -20,34 +20,59 @@
 //   tiling    the reference: split inner2 by tile2 and inner1 by tile1, move
 //             both tile axes innermost, merge the rest into one axis:
 //             [BIDx (tiles and batch), tile2, tile1]; propagated to every tensor.
-//   group 1   (everything but the group-2 side) tile2 * tile1 merged and split by
-//             `threads`: [BIDx, ceilDiv(tile, threads) (Unroll), TIDx], so that
-//             consecutive threads walk inner1, the reference's contiguous axis.
+//   group 1   (everything but the group-2 side) [BIDx, tile2, tile1] becomes
+//             [BIDx, rest (Unroll), threads / row (TIDy), row (TIDx)]: tile1 is
+//             split by `row` (below) and its outer part merged with tile2, unless
+//             tile1 is the row already, then split by threads / row. Consecutive
+//             threads (threadIdx.x fastest) walk inner1, the reference's
+//             contiguous axis, in the order of the merged tile. Splitting the
+//             tile rather than merging it whole and splitting by `threads` keeps
+//             the index math to a few shifts (fewer instructions per element).
 //   group 2   (the Shared input caches and the group-2 outputs) the tile axes
-//             swapped first, [BIDx, tile1, tile2], then the same split: consecutive
-//             threads walk inner2, which is contiguous in group-2 tensors.
+//             swapped first, [BIDx, tile1, tile2], then the same with tile2 as
+//             the row: consecutive threads walk inner2, which is contiguous in
+//             group-2 tensors. Both groups have the same block (row, threads / row).
 //   inlining  inline_most: the Shared caches land at the tile (position 1),
 //             so their buffers hold one tile (tile1 * tile2 elements), and
 //             lowering puts a __syncthreads between writing and reading them.
+//   padding   a Shared buffer is laid out over its allocation axes, [unroll,
+//             TIDy, TIDx], so its rows are `row` elements, row = gcd(tile1,
+//             tile2, threads): whole tile rows when the tile is square (the
+//             default) and threads a multiple of its edge. The group that reads
+//             a tile column-wise steps one row per thread; without padding a
+//             row of 128 bytes (32 f32, 64 f16, 16 f64) puts every thread on one
+//             bank, a 32-way conflict. pad_shared widens each row by one bank
+//             word (one element for 4- and 8-byte types, 4 / size for smaller
+//             ones) when the row pitch is an even number of such words, making
+//             it odd: consecutive rows start on consecutive banks, and a column
+//             read touches each bank once (for 8-byte types, once per half warp,
+//             which is what one wavefront serves). The `pad` parameter turns it
+//             off, for A/B comparisons.
 //
 // The heuristic (compute_params), from the sizes, dtypes and device:
 //   tile1, tile2  128 bytes / the widest element size, within [8, 64]: one tile
 //           row is one 128-byte line of global memory for f32 (32 elements),
 //           f16 (64) and f64 (16). Each edge is then capped at its axis's
 //           extent rounded up to a power of two (a size-1 axis gets a tile of
-//           1), halved while the shared buffers exceed shared_bytes_per_block,
-//           and the larger edge halved (down to 32 bytes, one sector) while
-//           there would be fewer tiles than SMs.
+//           1), halved while the shared buffers (padding included) exceed
+//           shared_bytes_per_block, and the larger edge halved (down to 32
+//           bytes, one sector) while there would be fewer tiles than SMs.
 //   threads four elements per thread (nvFuser's transposes keep a few in
 //           flight), within [one warp, 256] and the device's limit, and no
 //           more warps than the tile fills.
 //   unroll  true: each thread's loop over its elements of the tile is unrolled.
+//   pad     true: pad the Shared rows as above.
 //
-// Not done: padding or swizzling the shared buffer, so the group that reads a
-// tile column-wise meets bank conflicts; vectorized accesses. Neither has a
-// host primitive in the plugin ABI yet (swizzle, a padded allocation).
+// Not done: vectorized accesses (a padded row keeps vectors aligned only if the
+// pad is a multiple of the width, which lowering checks), and swizzling instead
+// of padding (no host primitive yet; it would save the padding's shared memory).
+// A non-square tile has rows of the smaller edge, so a warp spans several rows
+// on one side and padding leaves up to a (larger / smaller)-way conflict there
+// (2-way on the writes of the 16 x 32 tiles of a 512 x 256 transpose, against
+// 16-way on the reads unpadded).
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -68,6 +93,18 @@ constexpr int64_t kSectorBytes = 32;
 constexpr int64_t kMinTile = 8, kMaxTile = 64;
 constexpr int64_t kElementsPerThread = 4;
 constexpr int64_t kMaxThreads = 256;
+/// Shared memory is 32 banks of 4 bytes.
+constexpr int64_t kBankBytes = 4;
+
+/// The padding, in elements, that makes a row of `row` elements of `bytes`
+/// each start one bank word (or one element, when wider) after the previous
+/// one modulo the 32 banks: none when the pitch is already an odd number of
+/// such units, or not a whole number of them (rows then share bank words).
+int64_t row_pad(int64_t row, int64_t bytes) {
+  const int64_t unit = std::max(bytes, kBankBytes);
+  if (row * bytes % unit != 0 || row * bytes / unit % 2 == 1) return 0;
+  return unit / bytes;
+}
 
 int64_t pow2_at_least(int64_t x) {
   int64_t p = 1;
@@ -161,13 +198,18 @@ Plan analyze(pa::Segment& seg) {
   return p;
 }
 
-/// [.., a, ..] -> [.., ceilDiv(a, threads) (Unroll), threads (TIDx)] for the
-/// merged tile axis 1, and the tile loop on BIDx.
-void bind_tile(pa::TensorView& tv, int64_t threads, bool unroll) {
-  tv.merge(1);
-  tv.split(1, threads);
+/// [BIDx, a, b] -> [BIDx, ceilDiv(a * b / row, threads / row) (Unroll),
+/// threads / row (TIDy), row (TIDx)]; row divides b and threads, so the
+/// linear thread index walks the tile in its row-major order.
+void bind_tile(pa::TensorView& tv, int64_t b, int64_t threads, int64_t row, bool unroll) {
+  if (b != row) {
+    tv.split(2, row);  // [BIDx, a, b / row, row]
+    tv.merge(1);       // [BIDx, a * (b / row), row]
+  }
+  tv.split(1, threads / row);
   tv.parallelize(0, pa::ParallelType::BIDx);
-  tv.parallelize(2, pa::ParallelType::TIDx);
+  tv.parallelize(2, pa::ParallelType::TIDy);
+  tv.parallelize(3, pa::ParallelType::TIDx);
   tv.parallelize(1, unroll ? pa::LoopTransform::Unroll : pa::LoopTransform::Serial);
 }
 
@@ -186,6 +228,8 @@ class Transpose : public pa::Plugin {
         pa::Param::integer("tile2", 32, 1, 256, "tile edge along the inputs' innermost axis"),
         pa::Param::integer("threads", 256, 1, 1024, "threads per block (TIDx)"),
         pa::Param::boolean("unroll", true, "unroll each thread's loop over its tile elements"),
+        pa::Param::boolean("pad", true,
+                           "pad the Shared tile rows so column reads meet no bank conflict"),
     };
   }
 
@@ -208,10 +252,15 @@ class Transpose : public pa::Plugin {
     int64_t t1 = std::min(edge, pow2_at_least(e1));
     int64_t t2 = std::min(edge, pow2_at_least(e2));
 
-    // One tile per Shared buffer must fit a block's shared memory.
+    // One tile per Shared buffer, each row padded (rows of the smaller edge at
+    // most, a bound on what schedule pads), must fit a block's shared memory.
     const int64_t buffers = static_cast<int64_t>(p.g2_inputs.size() + p.g2_outputs.size());
     const auto shared = static_cast<int64_t>(d.shared_bytes_per_block);
-    while (shared > 0 && t1 * t2 * bytes * buffers > shared && std::max(t1, t2) > 1)
+    auto tile_bytes = [&] {
+      const int64_t row = std::min(t1, t2);
+      return t1 * t2 / row * (row + row_pad(row, bytes)) * bytes;
+    };
+    while (shared > 0 && tile_bytes() * buffers > shared && std::max(t1, t2) > 1)
       (t1 >= t2 ? t1 : t2) /= 2;
 
     // Enough tiles for every SM, without going below a sector per row.
@@ -232,12 +281,14 @@ class Transpose : public pa::Plugin {
     params.set_integer("tile2", t2);
     params.set_integer("threads", threads);
     params.set_boolean("unroll", true);
+    params.set_boolean("pad", true);
   }
 
   void schedule(pa::Segment& seg, const pa::Params& params) override {
     const int64_t t1 = params.integer("tile1"), t2 = params.integer("tile2");
     const int64_t threads = params.integer("threads");
-    const bool unroll = params.boolean("unroll");
+    const bool unroll = params.boolean("unroll"), pad = params.boolean("pad");
+    const int64_t row = std::gcd(std::gcd(t1, t2), threads);
     Plan p = analyze(seg);
     if (!p.reason.empty()) throw pa::Error(SCHEDLAB_ERR_USER, "transpose: " + p.reason);
     const pa::DeviceProperties d = seg.device();
@@ -248,13 +299,17 @@ class Transpose : public pa::Plugin {
 
     // The group-2 side: what runs in group 2's thread order.
     std::vector<pa::TensorView> side;
+    auto make_shared = [&](pa::TensorView c) {
+      c.set_memory_type(pa::MemoryType::Shared);
+      if (pad) c.pad_shared(row_pad(row, dtype_bytes(c.dtype())));
+    };
     for (pa::TensorView in : p.g2_inputs) {
       pa::TensorView c = in.cache_after();
-      c.set_memory_type(pa::MemoryType::Shared);
+      make_shared(c);
       side.push_back(c);
     }
     for (pa::TensorView out : p.g2_outputs) {
-      out.cache_before().set_memory_type(pa::MemoryType::Shared);
+      make_shared(out.cache_before());
       side.push_back(out);
     }
 
@@ -270,12 +325,12 @@ class Transpose : public pa::Plugin {
     std::vector<pa::TensorView> group1;
     for (const pa::TensorView& tv : seg.tensors())
       if (!tv.is_input() && !contains(side, tv)) group1.push_back(tv);
-    bind_tile(ref, threads, unroll);
+    bind_tile(ref, t1, threads, row, unroll);
     seg.propagate_transformation(ref, group1);
     seg.parallelize_all_like(ref, -1, group1);
     for (pa::TensorView& tv : side) {
       tv.reorder({{1, 2}, {2, 1}});
-      bind_tile(tv, threads, unroll);
+      bind_tile(tv, t2, threads, row, unroll);
     }
     seg.inline_most();
   }

@@ -36,11 +36,12 @@ const model::DeviceModel& h200() {
 
 /// `fusion` at `sizes` scheduled by the built-in `plugin`, profiled on h200.
 model::KernelProfile profile(const std::string& fusion, const schedlab::ir::SizeBindings& sizes,
-                             const std::string& plugin, int64_t max_blocks = 512) {
+                             const std::string& plugin, int64_t max_blocks = 512,
+                             const std::vector<std::string>& settings = {}) {
   sweep::BoundFusion bf = sweep::bind_fusion(fusion, kFusionDirs, sizes);
   schedlab::plugin::Registry registry({SCHEDLAB_BINARY_DIR "/plugins"});
-  sweep::PluginRun run =
-      sweep::schedule_with_plugin(*registry.get(plugin), bf, model::device_properties(h200()), {});
+  sweep::PluginRun run = sweep::schedule_with_plugin(*registry.get(plugin), bf,
+                                                     model::device_properties(h200()), settings);
   EXPECT_TRUE(run.accepted) << run.reason;
   const schedlab::ir::Fusion& f = *bf.def.fusion;
   model::ProfileOptions o;
@@ -90,9 +91,24 @@ TEST(Profile, SamplingStaysWithinAFewPercentOfTheFullCount) {
 }
 
 TEST(Profile, TransposeThroughAnUnpaddedTileIsBankConflictBound) {
-  auto p = profile("transpose2d", {{"N", 2048}, {"K", 2048}}, "transpose");
+  auto p = profile("transpose2d", {{"N", 2048}, {"K", 2048}}, "transpose", 512, {"pad=false"});
   EXPECT_GE(p.bank_conflict_ways, 8);
   EXPECT_EQ(p.prediction.limiter, "bank conflicts");
+}
+
+TEST(Profile, TransposeThroughAPaddedTileHasNoBankConflict) {
+  // The plugin's default pads each 32-element f32 row by one (pad_shared):
+  // a column read touches each bank once, every site takes its ideal wavefronts.
+  auto p = profile("transpose2d", {{"N", 2048}, {"K", 2048}}, "transpose");
+  EXPECT_DOUBLE_EQ(p.bank_conflict_ways, 1);
+  EXPECT_NE(p.prediction.limiter, "bank conflicts");
+  // f16 (64-element rows, padded by 2) and f64 (16, padded by 1) too.
+  for (const char* fusion : {"transpose_f16", "transpose_f64"}) {
+    auto q = profile(
+        SCHEDLAB_SOURCE_DIR "/tests/script_plugin/fixtures/" + std::string(fusion) + ".yaml",
+        {{"N", 2048}, {"K", 2048}}, "transpose");
+    EXPECT_DOUBLE_EQ(q.bank_conflict_ways, 1) << fusion;
+  }
 }
 
 TEST(Profile, StridedScheduleScriptLosesCoalescingOnTheWrites) {

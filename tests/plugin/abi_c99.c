@@ -29,5 +29,9 @@ int32_t c99_uses_table(const SchedlabHostApi* host, SchedlabSegment* seg, Schedl
   if (host->_axes_mapped == NULL) return SCHEDLAB_ERR_UNSUPPORTED;
   /* ABI 1.1 */
   if (host->apply_schedule_script == NULL) return SCHEDLAB_ERR_UNSUPPORTED;
-  return host->apply_schedule_script(seg, "a.sched", "block=128", NULL);
+  status = host->apply_schedule_script(seg, "a.sched", "block=128", NULL);
+  if (status != SCHEDLAB_OK) return status;
+  /* ABI 1.2 */
+  if (host->pad_shared == NULL) return SCHEDLAB_ERR_UNSUPPORTED;
+  return host->pad_shared(seg, t, SCHEDLAB_MAX_SHARED_PAD);
 }

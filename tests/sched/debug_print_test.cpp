@@ -63,6 +63,8 @@ TEST(DebugPrintTest, ShowsTheInlinePositionAndMemory) {
   std::string s = print_tensor(a);
   EXPECT_THAT(s, HasSubstr("T1_s_f32[iS2{N}, iS3{K}] ca_pos(1)\n"));
   EXPECT_THAT(s, HasSubstr(" memory : Shared\n"));
+  pad_shared(a, 1);
+  EXPECT_THAT(print_tensor(a), HasSubstr(" memory : Shared, rows padded by 1 (pad_shared)\n"));
 }
 
 TEST(DebugPrintTest, ARootDomainListsTheTransformsToLogical) {

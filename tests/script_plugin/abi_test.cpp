@@ -1,7 +1,8 @@
-// Plugin ABI 1.1 on real .so files: string parameters end to end, a plugin
-// built against 1.0 still loading and scheduling under the 1.1 host, a newer
-// minor refused naming both versions, and the two schedule-script host
-// entries called through the C table as a plugin calls them.
+// Plugin ABI 1.1 and 1.2 on real .so files: string parameters end to end, a
+// plugin built against 1.0 still loading and scheduling under the 1.2 host, a
+// newer minor refused naming both versions, and the schedule-script and
+// pad_shared host entries called through the C table as a plugin calls them
+// (the transpose plugin, transpose_test.cpp, calls pad_shared from a real .so).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -35,10 +36,10 @@ std::string sp_plugin(const std::string& name) {
 
 // ---- versions
 
-TEST(Abi11, HeaderAndHostSayOnePointOne) {
+TEST(Abi11, HeaderAndHostSayOnePointTwo) {
   EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
-  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 1);
-  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 1));
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 2);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 2));
   // Appended, never inserted: the 1.0 part of every grown struct is where it was.
   EXPECT_EQ(offsetof(SchedlabHostApi, apply_schedule_script),
             offsetof(SchedlabHostApi, _axes_mapped) + sizeof(void*));
@@ -46,17 +47,22 @@ TEST(Abi11, HeaderAndHostSayOnePointOne) {
   EXPECT_EQ(offsetof(SchedlabParamDesc, string_default), 88u);
   EXPECT_NE(host_api()->apply_schedule_script, nullptr);
   EXPECT_NE(host_api()->_schedule_placeholders, nullptr);
+  // 1.2 appended pad_shared after the 1.1 part, which stays where it was.
+  EXPECT_EQ(offsetof(SchedlabHostApi, pad_shared),
+            offsetof(SchedlabHostApi, _schedule_placeholders) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, pad_shared) + sizeof(void*));
+  EXPECT_NE(host_api()->pad_shared, nullptr);
 }
 
 TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
   EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.2, newer than this host's ABI 1.1: upgrade "
+                "' was built against plugin ABI 1.3, newer than this host's ABI 1.2: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 
-// ---- a 1.0 plugin under the 1.1 host
+// ---- a 1.0 plugin under the 1.2 host
 
 TEST(Abi10Plugin, LoadsWithItsSchemaReadAtTheOldStride) {
   auto p = load_plugin(sp_plugin("abi10"));
@@ -96,11 +102,43 @@ TEST(Abi10Plugin, AStringParameterFromAOnePointZeroPluginIsRefused) {
                 "plugin reports ABI 1.0)");
 }
 
+// ---- ABI 1.2: pad_shared through the C table, as a plugin calls it
+
+TEST(Abi12, PadSharedPadsASharedTensorAndRefusesTheRest) {
+  Scheduled s = segment_of("transpose2d", {{"N", 6}, {"K", 10}});
+  SchedlabSegment ctx;
+  ctx.segment = &s.seg;
+  const SchedlabHostApi& api = *host_api();
+  auto* x = reinterpret_cast<SchedlabTensor*>(s.def.fusion->inputs()[0]);
+  SchedlabTensor* c = nullptr;
+  ASSERT_EQ(api.cache_after(&ctx, x, SCHEDLAB_CACHE_UNSPECIFIED, &c), SCHEDLAB_OK);
+  auto* cache = reinterpret_cast<ir::TensorView*>(c);
+  // Not Shared yet: the user error names the tensor and its memory type.
+  EXPECT_EQ(api.pad_shared(&ctx, c, 1), SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api.last_error()),
+            "pad_shared: " + cache->describe() +
+                " is in Local memory; expected a Shared tensor (set_memory_type to Shared first)");
+  ASSERT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_SHARED), SCHEDLAB_OK);
+  EXPECT_EQ(api.pad_shared(&ctx, c, SCHEDLAB_MAX_SHARED_PAD + 1), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api.last_error()), HasSubstr("must be in [0, 32] elements, got 33"));
+  ASSERT_EQ(api.pad_shared(&ctx, c, 1), SCHEDLAB_OK) << api.last_error();
+  EXPECT_EQ(cache->shared_pad(), 1);
+  // A padded tensor stays Shared until the padding is removed.
+  EXPECT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_LOCAL), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api.last_error()), HasSubstr("padded by 1 elements per row"));
+  EXPECT_EQ(api.pad_shared(nullptr, c, 1), SCHEDLAB_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(api.last_error(), "pad_shared: segment handle is null");
+  // Unscheduled, the padded cache still lowers and validates.
+  EXPECT_EQ(run_and_compare(s), "");
+  ASSERT_EQ(api.pad_shared(&ctx, c, 0), SCHEDLAB_OK);
+  EXPECT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_LOCAL), SCHEDLAB_OK);
+}
+
 // ---- string parameters, end to end
 
 TEST(StringParams, SchemaDefaultsAndFormatting) {
   auto p = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(p->abi_str(), "1.1");
+  EXPECT_EQ(p->abi_str(), "1.2");
   ASSERT_EQ(p->schema().size(), 3u);
   EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
   EXPECT_EQ(p->schema()[1].domain_str(), "string");

@@ -120,27 +120,29 @@ TEST_F(BuiltinTranspose, ComputeParamsFollowsDtypeSizesAndDevice) {
   };
   // A tile row is one 128-byte line: 32 f32, 64 f16 (the cap), 16 f64.
   EXPECT_EQ(choice("transpose2d", {{"N", 2048}, {"K", 2048}}),
-            "tile1=32, tile2=32, threads=256, unroll=true");
+            "tile1=32, tile2=32, threads=256, unroll=true, pad=true");
   EXPECT_EQ(choice("transpose_f16.yaml", {{"N", 2048}, {"K", 2048}}),
-            "tile1=64, tile2=64, threads=256, unroll=true");
+            "tile1=64, tile2=64, threads=256, unroll=true, pad=true");
   EXPECT_EQ(choice("transpose_f64.yaml", {{"N", 2048}, {"K", 2048}}),
-            "tile1=16, tile2=16, threads=64, unroll=true");
+            "tile1=16, tile2=16, threads=64, unroll=true, pad=true");
   // Small extents: each edge capped at its extent rounded up to a power of two.
   EXPECT_EQ(choice("transpose2d", {{"N", 1}, {"K", 5000}}),
-            "tile1=1, tile2=32, threads=32, unroll=true");
+            "tile1=1, tile2=32, threads=32, unroll=true, pad=true");
   // 32 x 32 tiles of a 64 x 64 transpose: 4 blocks for 132 SMs. The larger
   // edge halves until 8 x 8 (32 bytes, one sector, is the floor): 64 blocks.
   EXPECT_EQ(choice("transpose2d", {{"N", 64}, {"K", 64}}),
-            "tile1=8, tile2=8, threads=32, unroll=true");
+            "tile1=8, tile2=8, threads=32, unroll=true, pad=true");
   EXPECT_EQ(choice("transpose2d", {{"N", 512}, {"K", 256}}),
-            "tile1=16, tile2=32, threads=128, unroll=true");  // 32 * 8 = 256 blocks
+            "tile1=16, tile2=32, threads=128, unroll=true, pad=true");  // 32 * 8 = 256 blocks
   // The batch counts towards the blocks.
   EXPECT_EQ(choice("batched_transpose", {{"B", 200}, {"M", 64}, {"N", 64}}),
-            "tile1=32, tile2=32, threads=256, unroll=true");
+            "tile1=32, tile2=32, threads=256, unroll=true, pad=true");
   // A device with little shared memory gets smaller tiles.
+  // 32 x 32 f16 is 2048 bytes, but its rows padded by one bank word are 2176.
   Scheduled s = segment_of("transpose_f16.yaml", {{"N", 4096}, {"K", 4096}});
   s.seg.device.shared_bytes_per_block = 2048;
-  EXPECT_EQ(p->format(p->compute_params(s.seg)), "tile1=32, tile2=32, threads=256, unroll=true");
+  EXPECT_EQ(p->format(p->compute_params(s.seg)),
+            "tile1=16, tile2=32, threads=128, unroll=true, pad=true");
 }
 
 TEST_F(BuiltinTranspose, ReadsAndWritesRunInOppositeThreadOrders) {
@@ -153,10 +155,12 @@ TEST_F(BuiltinTranspose, ReadsAndWritesRunInOppositeThreadOrders) {
   for (const ir::TensorView* tv : s.def.fusion->tensors())
     if (tv->memory_type() == ir::MemoryType::Shared) cache = tv;
   ASSERT_NE(cache, nullptr);
-  // Both [BIDx, 32 * 16 / 128 (Unroll), TIDx], at the tile: one tile per buffer.
+  // Both [BIDx, 32 * 16 / 128 (Unroll), TIDy, TIDx], at the tile: one tile per
+  // buffer, its rows the 16 threads of TIDx (gcd of the edges and threads).
   auto ysig = test_support::loop_sig(y), csig = test_support::loop_sig(cache);
-  ASSERT_EQ(ysig.size(), 3u);
-  EXPECT_EQ(ysig[2], "ithreadIdx.x{128}");
+  ASSERT_EQ(ysig.size(), 4u);
+  EXPECT_EQ(ysig[2], "ithreadIdx.y{8}");
+  EXPECT_EQ(ysig[3], "ithreadIdx.x{16}");
   EXPECT_EQ(std::vector<std::string>(ysig.begin() + 1, ysig.end()),
             std::vector<std::string>(csig.begin() + 1, csig.end()));
   EXPECT_EQ(cache->compute_at_pos(), 1);
@@ -164,8 +168,32 @@ TEST_F(BuiltinTranspose, ReadsAndWritesRunInOppositeThreadOrders) {
   // ... but the thread axes merge the tile in opposite orders: not the same loop.
   sched::LoopMap exact(*s.def.fusion, sched::LoopMap::Mode::Exact);
   EXPECT_TRUE(exact.mapped(y->axis(0), cache->axis(0)));
-  EXPECT_FALSE(exact.mapped(y->axis(2), cache->axis(2)));
+  EXPECT_FALSE(exact.mapped(y->axis(3), cache->axis(3)));
+  // The cache's 16-element f32 rows are padded by one element (pad_shared).
+  EXPECT_EQ(cache->shared_pad(), 1);
   EXPECT_EQ(run_and_compare(s), "");
+}
+
+TEST_F(BuiltinTranspose, PaddingFollowsTheRowAndTheDtype) {
+  // One bank word per row when the row pitch is an even number of words: 1
+  // f32 or f64 element, 2 f16 ones; none without `pad`, or when a row is a
+  // single f32 (tile1 = 1: the pitch is one word, already odd).
+  auto p = transpose_plugin();
+  auto pad_of = [&](const std::string& fusion, const ir::SizeBindings& sizes,
+                    const std::vector<std::string>& settings) {
+    Scheduled s = segment_of(fusion, sizes);
+    p->schedule(s.seg, p->with_settings(p->compute_params(s.seg), settings));
+    EXPECT_EQ(run_and_compare(s), "") << fusion;
+    int64_t pad = -1;
+    for (const ir::TensorView* tv : s.def.fusion->tensors())
+      if (tv->memory_type() == ir::MemoryType::Shared) pad = tv->shared_pad();
+    return pad;
+  };
+  EXPECT_EQ(pad_of("transpose2d", {{"N", 70}, {"K", 40}}, {"tile1=32", "tile2=32"}), 1);
+  EXPECT_EQ(pad_of("transpose_f16.yaml", {{"N", 70}, {"K", 40}}, {"tile1=64", "tile2=64"}), 2);
+  EXPECT_EQ(pad_of("transpose_f64.yaml", {{"N", 70}, {"K", 40}}, {}), 1);
+  EXPECT_EQ(pad_of("transpose2d", {{"N", 70}, {"K", 40}}, {"pad=false"}), 0);
+  EXPECT_EQ(pad_of("transpose2d", {{"N", 1}, {"K", 40}}, {}), 0);
 }
 
 TEST_F(BuiltinTranspose, RejectsWhatIsNotATwoLayoutTranspose) {

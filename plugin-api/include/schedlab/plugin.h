@@ -34,6 +34,7 @@
  *        SchedlabParamDesc.string_default); the host entries
  *        apply_schedule_script and _schedule_placeholders. The host refuses a
  *        STRING parameter from a plugin that reports ABI 1.0.
+ *   1.2  the host entry pad_shared (row padding of a Shared buffer).
  *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
  * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
@@ -78,7 +79,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 1
+#define SCHEDLAB_PLUGIN_ABI_MINOR 2
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -86,6 +87,9 @@ extern "C" {
   SCHEDLAB_PLUGIN_ABI_VERSION_OF(SCHEDLAB_PLUGIN_ABI_MAJOR, SCHEDLAB_PLUGIN_ABI_MINOR)
 #define SCHEDLAB_PLUGIN_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
 #define SCHEDLAB_PLUGIN_ABI_VERSION_MINOR(v) ((uint32_t)(v)&0xffffu)
+
+/** The largest row padding pad_shared accepts, in elements (ABI 1.2). */
+#define SCHEDLAB_MAX_SHARED_PAD 32
 
 /** The one exported symbol's name, for loaders. */
 #define SCHEDLAB_PLUGIN_ENTRY_NAME "schedlab_plugin_entry"
@@ -456,6 +460,15 @@ typedef struct SchedlabHostApi {
    * script and applies nothing; errors as apply_schedule_script. seg only
    * owns the returned string. */
   int32_t (*_schedule_placeholders)(SchedlabSegment* seg, const char* path, const char** names);
+
+  /* ---- ABI 1.2: shared-memory layout */
+  /** Pads each row of t's Shared buffer by `elements` (0 to
+   * SCHEDLAB_MAX_SHARED_PAD): the innermost allocation axis's row pitch
+   * becomes its extent plus `elements`, so that a tile read column-wise
+   * meets no bank conflict (1 element for a 32-wide tile of 4-byte values).
+   * t must already be Shared (set_memory_type); 0 removes the padding. A
+   * host older than 1.2 has no such entry: check struct_size first. */
+  int32_t (*pad_shared)(SchedlabSegment* seg, SchedlabTensor* t, int64_t elements);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */

@@ -332,6 +332,13 @@ class TensorView {
                  static_cast<int32_t>(m));
     return *this;
   }
+  /// ABI 1.2: pads each row of this Shared tensor's buffer by `elements`
+  /// (0 to SCHEDLAB_MAX_SHARED_PAD): the innermost allocation axis's pitch
+  /// becomes extent + elements. Call after set_memory_type(Shared).
+  TensorView& pad_shared(int64_t elements) {
+    detail::call(&SchedlabHostApi::pad_shared, "pad_shared", seg_, t_, elements);
+    return *this;
+  }
   TensorView cache_after(CacheOp op = CacheOp::Unspecified) {
     SchedlabTensor* out = nullptr;
     detail::call(&SchedlabHostApi::cache_after, "cache_after", seg_, t_, static_cast<int32_t>(op),

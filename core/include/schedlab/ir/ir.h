@@ -291,6 +291,11 @@ class TensorView final : public Val {
 
   MemoryType memory_type() const { return memory_type_; }
   void set_memory_type(MemoryType m) { memory_type_ = m; }
+  /// Elements of padding after each row of a Shared buffer: the innermost
+  /// allocation axis's pitch is its extent plus this (0: dense). Set with no
+  /// checks; sched::pad_shared is the checked form.
+  int64_t shared_pad() const { return shared_pad_; }
+  void set_shared_pad(int64_t elements) { shared_pad_ = elements; }
   /// Compute-at (inline) position into its consumers' loop nests; 0 = not inlined.
   int compute_at_pos() const { return compute_at_pos_; }
   void set_compute_at_pos(int p) { compute_at_pos_ = p; }
@@ -306,6 +311,7 @@ class TensorView final : public Val {
   std::vector<IterDomain*> logical_;
   std::vector<IterDomain*> loop_;
   MemoryType memory_type_ = MemoryType::Local;
+  int64_t shared_pad_ = 0;  ///< row padding of a Shared buffer, in elements
   int compute_at_pos_ = 0;
 };
 

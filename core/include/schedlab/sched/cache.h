@@ -25,7 +25,21 @@ ir::TensorView* cache_before(ir::TensorView* tv);
 /// makes c the fusion output in tv's place (Global) and tv a Local
 /// intermediate. Returns c. tv must not be inlined.
 ir::TensorView* cache_fork(ir::TensorView* tv);
-/// Sets where tv lives. Fusion inputs and outputs must stay Global.
+/// Sets where tv lives. Fusion inputs and outputs must stay Global; a padded
+/// Shared tensor (pad_shared) stays Shared until its padding is set to 0.
 void set_memory_type(ir::TensorView* tv, ir::MemoryType m);
+/// The most padding pad_shared accepts. One bank word (1 to 4 elements) is
+/// what a conflict-free tile needs; 32 elements of 4 bytes or more already
+/// shift a row by a whole cycle of the 32 banks, so a larger pad reaches no
+/// bank layout a smaller one does not and only wastes shared memory.
+constexpr int64_t kMaxSharedPad = 32;
+/// Pads each row of tv's Shared buffer by `elements`: the pitch of its
+/// innermost allocation axis (Indexer::allocation_axes) becomes that axis's
+/// extent plus `elements`, so that a tile read along its other axis spreads
+/// over the banks (nvFuser's and CUTLASS's padded shared tiles). tv must
+/// already be Shared: the check is at the call, and set_memory_type refuses
+/// to move a padded tensor out of Shared, so lowering never meets a padded
+/// Local or Global tensor. 0 <= elements <= kMaxSharedPad; 0 removes it.
+void pad_shared(ir::TensorView* tv, int64_t elements);
 
 }  // namespace schedlab::sched
