@@ -215,7 +215,8 @@ std::vector<Case> own_choice_cases() {
   r.push_back({"reduction", "inner2_max", {{"B", 3}, {"N", 33}, {"K", 100}}, {}});
   r.push_back({"reduction", "outer_inner_sum", {{"B", 7}, {"N", 33}, {"K", 100}}, {}});
   // Normalizations: rows up to what fits in registers.
-  for (const char* f : {"softmax", "log_softmax", "layernorm", "rmsnorm"})
+  for (const char* f : {"softmax", "log_softmax", "layernorm", "rmsnorm", "softmax_bf16",
+                        "layernorm_bf16", "rmsnorm_bf16"})
     for (int64_t k : {1, 31, 32, 33, 1000, 4096})
       r.push_back({"normalization", f, {{"N", 3}, {"K", k}}, {}});
   // Long rows: 8 vectors per thread (softmax), at the register budget (layernorm).
@@ -224,6 +225,8 @@ std::vector<Case> own_choice_cases() {
   r.push_back({"normalization", "softmax", {{"N", 1000}, {"K", 33}}, {}});
   r.push_back({"normalization", "layernorm", {{"N", 300}, {"K", 7}}, {}});
   r.push_back({"normalization", "softmax_f16", {{"N", 5}, {"K", 1000}}, {}});
+  r.push_back({"normalization", "softmax_bf16", {{"N", 2}, {"K", 16384}}, {}});
+  r.push_back({"normalization", "layernorm_bf16", {{"N", 2}, {"K", 20000}}, {}});
   r.push_back({"normalization", "layernorm_stats", {{"N", 70}, {"K", 3000}}, {}});
   return r;
 }
