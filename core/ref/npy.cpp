@@ -36,9 +36,9 @@ struct NpyType {
 // half of the f32 with the same value), as ml_dtypes' a.view(np.uint16) and
 // torch's t.view(torch.int16) give them. schedlab has no unsigned dtype, so
 // <u2 has no other meaning here.
-constexpr NpyType kTypes[] = {{"<f2", DataType::F16, 2},  {"<u2", DataType::BF16, 2},
-                              {"<f4", DataType::F32, 4},  {"<f8", DataType::F64, 8},
-                              {"<i4", DataType::I32, 4},  {"<i8", DataType::I64, 8},
+constexpr NpyType kTypes[] = {{"<f2", DataType::F16, 2}, {"<u2", DataType::BF16, 2},
+                              {"<f4", DataType::F32, 4}, {"<f8", DataType::F64, 8},
+                              {"<i4", DataType::I32, 4}, {"<i8", DataType::I64, 8},
                               {"|b1", DataType::Bool, 1}};
 
 /// The comment after the header dict of a bf16 file: NumPy reads the file

@@ -277,8 +277,8 @@ TEST(NpyInput, ShapeMismatch) {
 
 TEST(NpyInput, Bf16IsReadFromItsBits) {
   auto def = mixed();
-  HostTensor t = read_npy_input(kFixtures + "bf16_bits_4.npy", def.fusion->inputs()[2],
-                                {{"N", 1}, {"K", 4}});
+  HostTensor t =
+      read_npy_input(kFixtures + "bf16_bits_4.npy", def.fusion->inputs()[2], {{"N", 1}, {"K", 4}});
   EXPECT_EQ(t.dtype, DataType::BF16);
   EXPECT_EQ(t.data[1], -2.5);
   // bf16 bits given for an f32 input.
