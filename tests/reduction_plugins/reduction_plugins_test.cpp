@@ -1,6 +1,6 @@
 // The built-in reduction and normalization plugins (plugins/reduction,
 // plugins/normalization): each standard fusion they accept, and a few
-// variants written here (keepdim, an epilogue, f16, 3-D, two reduced axes),
+// variants written here (keepdim, an epilogue, f16, bf16, 3-D, two reduced axes),
 // scheduled by the plugin's own choice and by forced settings (each
 // strategy, rfactor off, unroll, vector widths, rows per block), validates on
 // the CPU backend against the reference evaluator and compiles with NVRTC for
@@ -72,6 +72,15 @@ inputs:
 sizes: {N: 3, K: 5}
 body: |
   y = sum(x, axis=1)
+outputs: [y]
+)"},
+      {"row_max_bf16", R"(
+fusion: row_max_bf16
+inputs:
+  x: {dtype: bf16, shape: [N, K]}
+sizes: {N: 3, K: 5}
+body: |
+  y = cast(max(cast(x, f32), axis=1), bf16)
 outputs: [y]
 )"},
       {"middle_sum", R"(
@@ -201,6 +210,8 @@ std::vector<Case> own_choice_cases() {
   r.push_back({"reduction", "row_sum", {{"N", 4096}, {"K", 33}}, {}});
   r.push_back({"reduction", "row_sum", {{"N", 1000}, {"K", 1000}}, {}});
   r.push_back({"reduction", "row_sum_f16", {{"N", 5}, {"K", 4096}}, {}});
+  r.push_back({"reduction", "row_max_bf16", {{"N", 5}, {"K", 4096}}, {}});
+  r.push_back({"reduction", "row_max_bf16", {{"N", 1000}, {"K", 1000}}, {}});
   r.push_back({"reduction", "row_sum", {{"N", 300}, {"K", 2}}, {}});
   // Outer reductions: N is reduced.
   for (const char* f : {"col_sum", "int_affine"})
@@ -329,6 +340,12 @@ TEST(ReductionPlugin, StrategyFollowsSizesAndDevice) {
   EXPECT_THAT(choice("reduction", "col_sum", {{"N", 100000}, {"K", 5}},
                      [](runtime::DeviceProperties& d) { d.max_threads_per_block = 64; }),
               HasSubstr("threads=64"));
+}
+
+TEST(ReductionPlugin, VectorFollowsTheStorageType) {
+  // A bf16 row: 16 bytes hold 8 elements, though the reduction is f32.
+  EXPECT_THAT(choice("reduction", "row_max_bf16", {{"N", 5}, {"K", 4096}}),
+              HasSubstr("vector=8"));
 }
 
 TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
