@@ -189,6 +189,18 @@ TEST(NpyInvalid, UnparsableDict) {
             "'fortran_order': Nope, 'shape': (1,), }");
 }
 
+TEST(NpyInvalid, TextAfterTheDict) {
+  // A comment may follow the dict (schedlab's bf16 note); nothing else may.
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+  EXPECT_EQ(parse_npy(npy_bytes(dict + " # a note", std::string(4, '\0')), "c.npy").data,
+            (std::vector<double>{0}));
+  std::string bytes = npy_bytes(dict + " # a note\nxyz", std::string(4, '\0'));
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(bytes, "t.npy"); }),
+            "t.npy: error: cannot parse the header dict: expected the end of the header after "
+            "'}' at character 67, found 'xyz \n'; header: " +
+                dict + " # a note\nxyz");
+}
+
 TEST(NpyInvalid, MissingKey) {
   std::string bytes = npy_bytes("{'descr': '<f4', 'shape': (1,)}", std::string(4, '\0'));
   EXPECT_EQ(user_error_what_of([&] { parse_npy(bytes, "k.npy"); }),
