@@ -475,10 +475,10 @@ Command add_exec_command(CLI::App& app) {
   cmd->add_option("--seed", eo->seed, "Seed of the generated inputs");
   cmd->add_option("--inputs", eo->inputs,
                   "NumPy .npy files, one per fusion input in order (e.g. x.npy,w.npy), "
-                  "instead of generated inputs");
+                  "instead of generated inputs (a bf16 input: <u2 raw bits, or <f4 rounded)");
   cmd->add_option("--save-outputs", eo->save_outputs,
                   "Directory to write each output to as <name>.npy, and the reference as "
-                  "<name>.ref.npy");
+                  "<name>.ref.npy (bf16: its raw bits as <u2, see docs/fusion-text.md)");
   cmd->add_flag("--isolate", eo->isolate,
                 "Run the plugin calls, the compile and the launches in a child process: a "
                 "crash or hang is reported (exit 1) instead of taking schedlab down");

@@ -13,7 +13,11 @@ Tolerance default_tolerance(ir::DataType t) {
     case ir::DataType::F64: return {1e-10, 1e-12};
     case ir::DataType::F32: return {1e-5, 1e-6};
     case ir::DataType::F16: return {1e-2, 1e-3};
-    case ir::DataType::BF16: return {2e-2, 1e-2};
+    // bf16 keeps f32's exponent: its precision is relative all the way down,
+    // so the absolute part is PyTorch's assert_close atol for bf16. A larger
+    // one (it was 1e-2) passes anything for small outputs: every softmax
+    // probability of a 4096-wide row lies below 1e-2.
+    case ir::DataType::BF16: return {2e-2, 1e-5};
     default: return {0.0, 0.0};
   }
 }

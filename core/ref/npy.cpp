@@ -32,9 +32,20 @@ struct NpyType {
   int size;           ///< bytes per element
 };
 
-constexpr NpyType kTypes[] = {{"<f2", DataType::F16, 2}, {"<f4", DataType::F32, 4},
-                              {"<f8", DataType::F64, 8}, {"<i4", DataType::I32, 4},
-                              {"<i8", DataType::I64, 8}, {"|b1", DataType::Bool, 1}};
+// NumPy has no bf16: its values travel as their raw bits in <u2 (the upper
+// half of the f32 with the same value), as ml_dtypes' a.view(np.uint16) and
+// torch's t.view(torch.int16) give them. schedlab has no unsigned dtype, so
+// <u2 has no other meaning here.
+constexpr NpyType kTypes[] = {{"<f2", DataType::F16, 2}, {"<u2", DataType::BF16, 2},
+                              {"<f4", DataType::F32, 4}, {"<f8", DataType::F64, 8},
+                              {"<i4", DataType::I32, 4}, {"<i8", DataType::I64, 8},
+                              {"|b1", DataType::Bool, 1}};
+
+/// The comment after the header dict of a bf16 file: NumPy reads the file
+/// as uint16 (its header parser, ast.literal_eval, skips the comment), and a
+/// reader of the header learns what the bits are and how to decode them.
+constexpr const char* kBf16Note =
+    "# schedlab dtype bf16: raw bits, decode with (a.astype('<u4') << 16).view('<f4')";
 
 const NpyType* find_type(const std::string& descr) {
   for (const NpyType& t : kTypes)
@@ -42,19 +53,22 @@ const NpyType* find_type(const std::string& descr) {
   return nullptr;
 }
 
-/// The type a dtype is written as; bf16 has no NumPy dtype and goes as <f4.
+/// The type a dtype is written as.
 const NpyType& type_for(DataType d) {
-  if (d == DataType::BF16) d = DataType::F32;
   for (const NpyType& t : kTypes)
     if (t.dtype == d) return t;
   internal_error << "no .npy type for dtype " << ir::dtype_name(d);
 }
 
+/// "<u2 (bf16 bits)" and "<f4 (f32)": the file type and what it holds.
+std::string type_str(const NpyType& t) {
+  return std::string(t.descr) + " (" + std::string(ir::dtype_name(t.dtype)) +
+         (t.dtype == DataType::BF16 ? " bits)" : ")");
+}
+
 std::string type_choices() {
   std::string r;
-  for (const NpyType& t : kTypes)
-    r += (r.empty() ? "" : ", ") + std::string(t.descr) + " (" +
-         std::string(ir::dtype_name(t.dtype)) + ")";
+  for (const NpyType& t : kTypes) r += (r.empty() ? "" : ", ") + type_str(t);
   return r;
 }
 
@@ -143,6 +157,12 @@ class HeaderParser {
     }
     ++i_;
     skip_ws();
+    // A Python comment may follow the dict (schedlab's bf16 note does).
+    if (i_ < s_.size() && s_[i_] == '#') {
+      size_t end = s_.find('\n', i_);
+      i_ = end == std::string::npos ? s_.size() : end;
+      skip_ws();
+    }
     if (i_ != s_.size()) fail("the end of the header after '}'");
     const char* names[3] = {"descr", "fortran_order", "shape"};
     for (int k = 0; k < 3; ++k)
@@ -315,9 +335,13 @@ HostTensor parse_npy(const std::string& bytes, const std::string& path) {
       case DataType::Bool:
         v = bits != 0 ? 1.0 : 0.0;
         break;
-      case DataType::BF16:
-        internal_error << "bf16 is never read from .npy";
+      case DataType::BF16: {
+        float f;
+        auto b32 = static_cast<uint32_t>(bits) << 16;
+        std::memcpy(&f, &b32, sizeof f);
+        v = f;
         break;
+      }
     }
   }
   return t;
@@ -329,6 +353,7 @@ std::string encode_npy(const HostTensor& t) {
   const NpyType& type = type_for(t.dtype);
   std::string header = std::string("{'descr': '") + type.descr +
                        "', 'fortran_order': False, 'shape': " + shape_str(t.shape) + ", }";
+  if (t.dtype == DataType::BF16) header += std::string(" ") + kBf16Note;
   // Version 1.0: pad with spaces so that the data starts 64-byte aligned,
   // then end the header with a newline, as NumPy does.
   const size_t preamble = kMagic.size() + 4;
@@ -342,7 +367,6 @@ std::string encode_npy(const HostTensor& t) {
   store_le(out, header.size(), 2);
   out += header;
   for (double v : t.data) {
-    // bf16 values are f32 values, so rounding to bf16 then storing f32 is exact.
     double r = ir::round_to_dtype(v, t.dtype);
     switch (type.dtype) {
       case DataType::F16:
@@ -370,9 +394,14 @@ std::string encode_npy(const HostTensor& t) {
       case DataType::Bool:
         out += r != 0.0 ? '\x01' : '\x00';
         break;
-      case DataType::BF16:
-        internal_error << "bf16 is written as f32";
+      case DataType::BF16: {
+        // A bf16 value is an f32 value whose low 16 bits are zero.
+        auto f = static_cast<float>(r);
+        uint32_t bits;
+        std::memcpy(&bits, &f, sizeof bits);
+        store_le(out, bits >> 16, 2);
         break;
+      }
     }
   }
   return out;
@@ -407,12 +436,14 @@ HostTensor read_npy_input(const std::string& path, const ir::TensorView* in,
   HostTensor t = read_npy(path);
   const SourceLoc loc{path};
   const DataType want = in->dtype();
-  const NpyType& want_type = type_for(want);
-  if (t.dtype != want_type.dtype)
-    user_error_at(loc) << "dtype " << type_for(t.dtype).descr << " (" << ir::dtype_name(t.dtype)
-                       << ") does not match input " << in->describe() << ", which is "
-                       << ir::dtype_name(want) << " (" << want_type.descr
-                       << (want == DataType::BF16 ? ", rounded to bf16" : "") << ")";
+  // NumPy users hold bf16 data as f32 more often than as raw bits: a bf16
+  // input takes <f4 too, rounded to bf16.
+  const bool bf16_from_f32 = want == DataType::BF16 && t.dtype == DataType::F32;
+  if (t.dtype != want && !bf16_from_f32)
+    user_error_at(loc) << "dtype " << type_str(type_for(t.dtype)) << " does not match input "
+                       << in->describe() << ", which is " << ir::dtype_name(want) << " ("
+                       << type_for(want).descr
+                       << (want == DataType::BF16 ? " bits, or <f4 rounded to bf16" : "") << ")";
   std::vector<int64_t> shape = concrete_shape(in, sizes);
   if (t.shape != shape) {
     std::string bound;

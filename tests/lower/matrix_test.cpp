@@ -127,7 +127,8 @@ const std::vector<FusionCase>& fusion_cases() {
     for (const char* name :
          {"pointwise_add_mul", "gelu", "gelu_backward", "bias_relu", "silu_mul", "pointwise_f16",
           "int_affine", "transpose2d", "row_sum", "row_max", "col_sum", "softmax", "log_softmax",
-          "layernorm", "rmsnorm", "sum_all", "masked_row_sum", "broadcast_reduce"})
+          "layernorm", "rmsnorm", "sum_all", "masked_row_sum", "broadcast_reduce", "softmax_bf16",
+          "layernorm_bf16", "rmsnorm_bf16", "gelu_bf16"})
       r.push_back({name, nk, true, ""});
     // Its two reductions reduce different axes of p: binding either axis
     // makes the other reduction read p across threads and blocks, which

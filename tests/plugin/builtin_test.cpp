@@ -68,7 +68,7 @@ void PrintTo(const Case& c, std::ostream* os) {
 std::vector<Case> pointwise_cases() {
   std::vector<Case> r;
   for (const char* f : {"add", "pointwise_add_mul", "gelu", "gelu_backward", "bias_relu",
-                        "silu_mul", "pointwise_f16", "transpose2d"}) {
+                        "silu_mul", "pointwise_f16", "gelu_bf16", "transpose2d"}) {
     r.push_back({f, {{"N", 37}, {"K", 29}}});
     r.push_back({f, {{"N", 64}, {"K", 128}}});
     r.push_back({f, {{"N", 1030}, {"K", 1024}}});
@@ -105,6 +105,9 @@ TEST(BuiltinPointwise, ComputeParamsFollowsSizesDtypesAndDevice) {
   // f16: 8 elements per 16 bytes.
   // (16384 vectors: 128 blocks of 128 would leave 4 of the 132 SMs idle.)
   EXPECT_EQ(schedule_and_validate("pointwise", "pointwise_f16", {{"N", 1024}, {"K", 128}}),
+            "block=64, vector=8, unroll=1");
+  // bf16 storage, f32 math: the inputs' and outputs' 2 bytes decide, 8 per 16 bytes.
+  EXPECT_EQ(schedule_and_validate("pointwise", "gelu_bf16", {{"N", 1024}, {"K", 128}}),
             "block=64, vector=8, unroll=1");
   // K=6: the vector divides the innermost extent.
   EXPECT_EQ(schedule_and_validate("pointwise", "add", {{"N", 1000}, {"K", 6}}),

@@ -1,6 +1,6 @@
 // The built-in reduction and normalization plugins (plugins/reduction,
 // plugins/normalization): each standard fusion they accept, and a few
-// variants written here (keepdim, an epilogue, f16, 3-D, two reduced axes),
+// variants written here (keepdim, an epilogue, f16, bf16, 3-D, two reduced axes),
 // scheduled by the plugin's own choice and by forced settings (each
 // strategy, rfactor off, unroll, vector widths, rows per block), validates on
 // the CPU backend against the reference evaluator and compiles with NVRTC for
@@ -72,6 +72,15 @@ inputs:
 sizes: {N: 3, K: 5}
 body: |
   y = sum(x, axis=1)
+outputs: [y]
+)"},
+      {"row_max_bf16", R"(
+fusion: row_max_bf16
+inputs:
+  x: {dtype: bf16, shape: [N, K]}
+sizes: {N: 3, K: 5}
+body: |
+  y = cast(max(cast(x, f32), axis=1), bf16)
 outputs: [y]
 )"},
       {"middle_sum", R"(
@@ -201,6 +210,8 @@ std::vector<Case> own_choice_cases() {
   r.push_back({"reduction", "row_sum", {{"N", 4096}, {"K", 33}}, {}});
   r.push_back({"reduction", "row_sum", {{"N", 1000}, {"K", 1000}}, {}});
   r.push_back({"reduction", "row_sum_f16", {{"N", 5}, {"K", 4096}}, {}});
+  r.push_back({"reduction", "row_max_bf16", {{"N", 5}, {"K", 4096}}, {}});
+  r.push_back({"reduction", "row_max_bf16", {{"N", 1000}, {"K", 1000}}, {}});
   r.push_back({"reduction", "row_sum", {{"N", 300}, {"K", 2}}, {}});
   // Outer reductions: N is reduced.
   for (const char* f : {"col_sum", "int_affine"})
@@ -215,7 +226,8 @@ std::vector<Case> own_choice_cases() {
   r.push_back({"reduction", "inner2_max", {{"B", 3}, {"N", 33}, {"K", 100}}, {}});
   r.push_back({"reduction", "outer_inner_sum", {{"B", 7}, {"N", 33}, {"K", 100}}, {}});
   // Normalizations: rows up to what fits in registers.
-  for (const char* f : {"softmax", "log_softmax", "layernorm", "rmsnorm"})
+  for (const char* f : {"softmax", "log_softmax", "layernorm", "rmsnorm", "softmax_bf16",
+                        "layernorm_bf16", "rmsnorm_bf16"})
     for (int64_t k : {1, 31, 32, 33, 1000, 4096})
       r.push_back({"normalization", f, {{"N", 3}, {"K", k}}, {}});
   // Long rows: 8 vectors per thread (softmax), at the register budget (layernorm).
@@ -224,6 +236,8 @@ std::vector<Case> own_choice_cases() {
   r.push_back({"normalization", "softmax", {{"N", 1000}, {"K", 33}}, {}});
   r.push_back({"normalization", "layernorm", {{"N", 300}, {"K", 7}}, {}});
   r.push_back({"normalization", "softmax_f16", {{"N", 5}, {"K", 1000}}, {}});
+  r.push_back({"normalization", "softmax_bf16", {{"N", 2}, {"K", 16384}}, {}});
+  r.push_back({"normalization", "layernorm_bf16", {{"N", 2}, {"K", 20000}}, {}});
   r.push_back({"normalization", "layernorm_stats", {{"N", 70}, {"K", 3000}}, {}});
   return r;
 }
@@ -328,6 +342,12 @@ TEST(ReductionPlugin, StrategyFollowsSizesAndDevice) {
               HasSubstr("threads=64"));
 }
 
+TEST(ReductionPlugin, VectorFollowsTheStorageType) {
+  // A bf16 row: 16 bytes hold 8 elements, though the reduction is f32.
+  EXPECT_THAT(choice("reduction", "row_max_bf16", {{"N", 5}, {"K", 4096}}),
+              HasSubstr("vector=8"));
+}
+
 TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
   // 250 vectors of 4: one per thread.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 1000}}),
@@ -338,6 +358,11 @@ TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
   // Short rows: several per block, while every SM still gets a block.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 100000}, {"K", 32}}),
             "vector=4, persist=1, rows=16, cache_inputs=true");
+  // bf16 storage: 16 bytes hold 8 elements, so 512 vectors, one per thread.
+  EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 4096}}),
+            "vector=8, persist=1, rows=1, cache_inputs=true");
+  EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 33}, {"K", 1000}}),
+            "vector=8, persist=1, rows=1, cache_inputs=true");
   // A smaller block limit: more vectors per thread.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 4096}}),
             "vector=4, persist=2, rows=1, cache_inputs=true");

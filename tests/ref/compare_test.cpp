@@ -60,6 +60,18 @@ TEST(Compare, ProductToleranceGrowsRelatively) {
             default_tolerance(DataType::I32).rtol);  // integers are exact
 }
 
+// bf16 values have f32's range: its absolute tolerance must not swallow
+// small outputs (softmax over 4096 elements: each below 1e-2), while a
+// rounding that lands one bf16 ulp (2^-8 relative) away still matches.
+TEST(Compare, Bf16ToleranceIsRelative) {
+  const Tolerance tol = default_tolerance(DataType::BF16);
+  const HostTensor want{DataType::BF16, {2}, {0.0018310546875, 3.0517578125e-05}};
+  EXPECT_FALSE(compare(HostTensor{DataType::BF16, {2}, {0.0, 0.0}}, want, tol).ok);
+  const HostTensor one_ulp{
+      DataType::BF16, {2}, {0.0018310546875 * (1 + 0x1p-7), 3.0517578125e-05 * (1 - 0x1p-8)}};
+  EXPECT_TRUE(compare(one_ulp, want, tol).ok);
+}
+
 TEST(Compare, ReductionToleranceGrowsWithTheReducedCount) {
   Tolerance base = default_tolerance(DataType::F32);
   Tolerance small = reduction_tolerance(DataType::F32, 1);

@@ -52,6 +52,7 @@ TEST(Npy, RoundTripEachDtype) {
       {DataType::I32, {4}, {-2147483648.0, 2147483647.0, 0, -7}},
       {DataType::I64, {1, 3}, {-9007199254740992.0, 9007199254740992.0, 42}},
       {DataType::Bool, {2, 2}, {1, 0, 0, 1}},
+      {DataType::BF16, {2, 2}, {1.0, -0.0078125, 3.3895313892515355e38, -inf}},
       {DataType::F64, {}, {3.5}},      // a 0-d array
       {DataType::F32, {2, 0, 3}, {}},  // an empty one
   };
@@ -66,14 +67,35 @@ TEST(Npy, RoundTripEachDtype) {
   EXPECT_TRUE(std::isnan(round_trip(nan).data[0]));
 }
 
-TEST(Npy, Bf16IsWrittenAsF32) {
-  // bf16 has no NumPy dtype; every bf16 value is an f32 value, so it is exact.
-  HostTensor t{DataType::BF16, {3}, {1.0, -0.0078125, 3.3895313892515355e38}};
+TEST(Npy, Bf16IsWrittenAsRawBitsWithANote) {
+  // bf16 has no NumPy dtype: the file holds its bits as <u2 and says so in a
+  // comment after the header dict, which NumPy's header parser skips.
+  HostTensor t{DataType::BF16, {3}, {1.0, -0.0078125, 3.140625}};
   std::string bytes = encode_npy(t);
-  EXPECT_NE(bytes.find("'descr': '<f4'"), std::string::npos);
+  EXPECT_NE(bytes.find("{'descr': '<u2', 'fortran_order': False, 'shape': (3,), } # schedlab "
+                       "dtype bf16: raw bits, decode with (a.astype('<u4') << 16).view('<f4')"),
+            std::string::npos);
+  size_t header_len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9])
+                                                                 << 8;
+  EXPECT_EQ((10 + header_len) % 64, 0u);
+  const std::string data = bytes.substr(10 + header_len);
+  EXPECT_EQ(data, std::string("\x80\x3f\x00\xbc\x49\x40", 6));  // 0x3f80 0xbc00 0x4049
   HostTensor r = parse_npy(bytes, "bf16.npy");
-  EXPECT_EQ(r.dtype, DataType::F32);
+  EXPECT_EQ(r.dtype, DataType::BF16);
+  EXPECT_EQ(r.shape, t.shape);
   EXPECT_EQ(r.data, t.data);
+  // Written values are rounded to bf16 first (ties to even), as a kernel stores them.
+  HostTensor tie{DataType::BF16, {2}, {1.00390625, 1.01171875}};  // 1 + 2^-8, 1 + 3 * 2^-8
+  EXPECT_EQ(round_trip(tie).data, (std::vector<double>{1.0, 1.015625}));
+}
+
+TEST(Npy, ReadsBf16BitsWrittenByNumPy) {
+  // np.save of a uint16 array (ml_dtypes' a.view(np.uint16)): no note, same meaning.
+  HostTensor t = read_npy(kFixtures + "bf16_bits_4.npy");
+  EXPECT_EQ(t.dtype, DataType::BF16);
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{4}));
+  EXPECT_EQ(t.data, (std::vector<double>{1.0, -2.5, 3.3895313892515355e38,
+                                         -std::numeric_limits<double>::infinity()}));
 }
 
 TEST(Npy, WritesVersion1WithAlignedData) {
@@ -167,6 +189,18 @@ TEST(NpyInvalid, UnparsableDict) {
             "'fortran_order': Nope, 'shape': (1,), }");
 }
 
+TEST(NpyInvalid, TextAfterTheDict) {
+  // A comment may follow the dict (schedlab's bf16 note); nothing else may.
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+  EXPECT_EQ(parse_npy(npy_bytes(dict + " # a note", std::string(4, '\0')), "c.npy").data,
+            (std::vector<double>{0}));
+  std::string bytes = npy_bytes(dict + " # a note\nxyz", std::string(4, '\0'));
+  EXPECT_EQ(user_error_what_of([&] { parse_npy(bytes, "t.npy"); }),
+            "t.npy: error: cannot parse the header dict: expected the end of the header after "
+            "'}' at character 67, found 'xyz \n'; header: " +
+                dict + " # a note\nxyz");
+}
+
 TEST(NpyInvalid, MissingKey) {
   std::string bytes = npy_bytes("{'descr': '<f4', 'shape': (1,)}", std::string(4, '\0'));
   EXPECT_EQ(user_error_what_of([&] { parse_npy(bytes, "k.npy"); }),
@@ -179,13 +213,14 @@ TEST(NpyInvalid, UnsupportedDtype) {
       npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }", std::string(2, '\0'));
   EXPECT_EQ(user_error_what_of([&] { parse_npy(u1, "u.npy"); }),
             "u.npy: error: unsupported dtype '|u1' (for a bool input, save a.astype(bool)); "
-            "expected one of <f2 (f16), <f4 (f32), <f8 (f64), <i4 (i32), <i8 (i64), |b1 (bool)");
+            "expected one of <f2 (f16), <u2 (bf16 bits), <f4 (f32), <f8 (f64), <i4 (i32), "
+            "<i8 (i64), |b1 (bool)");
   std::string big =
       npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'));
   EXPECT_EQ(user_error_what_of([&] { parse_npy(big, "b.npy"); }),
             "b.npy: error: unsupported dtype '>f4' (big-endian: save "
-            "a.astype(a.dtype.newbyteorder('<'))); expected one of <f2 (f16), <f4 (f32), "
-            "<f8 (f64), <i4 (i32), <i8 (i64), |b1 (bool)");
+            "a.astype(a.dtype.newbyteorder('<'))); expected one of <f2 (f16), <u2 (bf16 bits), "
+            "<f4 (f32), <f8 (f64), <i4 (i32), <i8 (i64), |b1 (bool)");
 }
 
 TEST(NpyInvalid, FortranOrder) {
@@ -252,6 +287,22 @@ TEST(NpyInput, ShapeMismatch) {
                 "K=5, N=3");
 }
 
+TEST(NpyInput, Bf16IsReadFromItsBits) {
+  auto def = mixed();
+  HostTensor t =
+      read_npy_input(kFixtures + "bf16_bits_4.npy", def.fusion->inputs()[2], {{"N", 1}, {"K", 4}});
+  EXPECT_EQ(t.dtype, DataType::BF16);
+  EXPECT_EQ(t.data[1], -2.5);
+  // bf16 bits given for an f32 input.
+  EXPECT_EQ(user_error_what_of([&] {
+              read_npy_input(kFixtures + "bf16_bits_4.npy", def.fusion->inputs()[0],
+                             {{"N", 1}, {"K", 4}});
+            }),
+            kFixtures +
+                "bf16_bits_4.npy: error: dtype <u2 (bf16 bits) does not match input T0 (x), "
+                "which is f32 (<f4)");
+}
+
 TEST(NpyInput, Bf16IsReadFromF32AndRounded) {
   auto def = mixed();
   const std::string path = testing::TempDir() + "/npy_test_bf16.npy";
@@ -265,7 +316,7 @@ TEST(NpyInput, Bf16IsReadFromF32AndRounded) {
       }),
       kFixtures +
           "f16_5.npy: error: dtype <f2 (f16) does not match input T2 (h), which is "
-          "bf16 (<f4, rounded to bf16)");
+          "bf16 (<u2 bits, or <f4 rounded to bf16)");
   std::filesystem::remove(path);
 }
 

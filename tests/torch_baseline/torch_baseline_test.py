@@ -110,7 +110,11 @@ class Reference(unittest.TestCase):
                 else:
                     a = rng.uniform(lo, hi, shape)
                 paths.append(os.path.join(tmp, name + ".npy"))
-                np.save(paths[-1], np.asarray(a).astype(np_dtype[spec["dtype"]]))
+                if spec["dtype"] == "bf16":  # NumPy has no bf16: its raw bits, as <u2
+                    a = (np.asarray(a, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+                else:
+                    a = np.asarray(a).astype(np_dtype[spec["dtype"]])
+                np.save(paths[-1], a)
             inputs = ",".join(paths)
             out = run(SCHEDLAB, "exec", self.fusion, "--backend", "cpu", "--unscheduled",
                       "--size", size_arg, "--inputs", inputs,
