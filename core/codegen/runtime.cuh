@@ -51,10 +51,18 @@ struct sl_bfloat16 { uint16_t bits; };
 
 SL_FN float sl_to_float(sl_bfloat16 h) { return sl_u2f(uint32_t(h.bits) << 16); }
 SL_FN sl_bfloat16 sl_to_bf16(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  // One instruction on sm_80+, the same round-to-nearest-even as below (a NaN
+  // stays a NaN; only its payload may differ).
+  uint16_t h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return sl_bfloat16{h};
+#else
   uint32_t u = sl_f2u(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return sl_bfloat16{uint16_t((u >> 16) | 0x40u)};
   u += 0x7fffu + ((u >> 16) & 1u);
   return sl_bfloat16{uint16_t(u >> 16)};
+#endif
 }
 SL_FN float sl_to_float(sl_half h) {
   uint32_t s = uint32_t(h.bits & 0x8000u) << 16, e = (h.bits >> 10) & 0x1fu, m = h.bits & 0x3ffu;

@@ -175,10 +175,12 @@ class Simplifier : public kir::IRMutator {
     std::vector<ExprP> atoms;
     conjuncts(s.cond, atoms);
     std::vector<std::pair<std::string, Interval>> saved;
+    const size_t facts = below_.size();
     for (const ExprP& x : atoms) {
       const auto* lt = x->as<IndexOp>();
       const auto* v = lt && lt->op == IndexOpType::Lt ? lt->a->as<kir::Var>() : nullptr;
       if (!v) continue;
+      below_.emplace_back(v->name, kir::print_expr(lt->b));
       Interval cur = bound_of(v->name);
       Interval lim = bounds(linear(lt->b));
       if (lim.hi - 1 >= cur.hi) continue;
@@ -186,6 +188,7 @@ class Simplifier : public kir::IRMutator {
     }
     mutate_body(s.then_body);
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) restore(it->first, it->second);
+    below_.resize(facts);
     mutate_body(s.else_body);
   }
 
@@ -299,12 +302,38 @@ class Simplifier : public kir::IRMutator {
     return r + Expr::integer(l.constant);
   }
 
+  /// a / b or a % b for a >= 0 and b not a constant: a = b * q + r with r a
+  /// variable an enclosing branch bounds by `r < b` (so b >= 1 wherever this
+  /// runs) gives q or r, as for a constant divisor; otherwise unchanged.
+  ExprP divide_symbolic(IndexOpType op, const ExprP& a, const ExprP& b) {
+    const std::string bk = kir::print_expr(b);
+    Linear l = linear(a), q, r;
+    for (const auto& [k, t] : l.terms) {
+      const auto* m = t.e->as<IndexOp>();
+      if (m && m->op == IndexOpType::Mul && kir::print_expr(m->b) == bk) q.add_term(m->a, t.coeff);
+      else if (m && m->op == IndexOpType::Mul && kir::print_expr(m->a) == bk) q.add_term(m->b, t.coeff);
+      else if (k == bk) q.constant += t.coeff;
+      else r.add_term(t.e, t.coeff);
+    }
+    r.constant = l.constant;
+    bool below = r.terms.empty() && r.constant == 0;
+    if (r.terms.size() == 1 && r.constant == 0) {
+      const Linear::Term& t = r.terms.begin()->second;
+      const auto* v = t.e->as<kir::Var>();
+      below = v && t.coeff == 1 && bound_of(v->name).nonneg() &&
+              std::find(below_.begin(), below_.end(), std::make_pair(v->name, bk)) != below_.end();
+    }
+    if ((q.terms.empty() && q.constant == 0) || !below) return Expr::index_op(op, a, b);
+    return op == IndexOpType::Div ? rebuild(q) : rebuild(r);
+  }
+
   /// a / b or a % b (op), a and b simplified.
   ExprP divide(IndexOpType op, const ExprP& a, const ExprP& b) {
     const bool is_div = op == IndexOpType::Div;
     Interval ra = bounds(a), rb = bounds(b);
     auto c = constant_of(b);
     if (ra.nonneg() && rb.lo >= 1 && ra.hi < rb.lo) return is_div ? Expr::integer(0) : a;
+    if (!c && ra.nonneg()) return divide_symbolic(op, a, b);
     if (!c || *c <= 0 || !ra.nonneg()) return Expr::index_op(op, a, b);
     // Nested constant divisions: (x / c1) / c2 = x / (c1 * c2); (x % c1) % c2
     // = x % c2 when c2 divides c1 (x >= 0).
@@ -336,6 +365,9 @@ class Simplifier : public kir::IRMutator {
   }
 
   std::map<std::string, Interval> bounds_;
+  /// (v, e) for each `v < e` of the enclosing branches, e printed: symbolic
+  /// bounds, for divisions by a size that is not a constant.
+  std::vector<std::pair<std::string, std::string>> below_;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "lower_test_util.h"
 #include "schedlab/lower/kir_printer.h"
+#include "schedlab/lower/kir_visitor.h"
 #include "simplify.h"
 
 namespace schedlab::lower::testing {
@@ -72,6 +73,46 @@ TEST(Simplify, ForwardReplayOfARegisterIndexBecomesTheLoopIndices) {
   simplify(n.kernel);
   ASSERT_NE(n.store(), nullptr);
   EXPECT_EQ(kir::print_expr(n.store()->index), kir::print_expr(v("i") * c(4) + v("j")));
+}
+
+TEST(Simplify, DivisionBySymbolicSizeUsesTheBranchBound) {
+  // A size-generic softmax: C = ceilDiv(K, 4) threads per row, tx < C in the
+  // store's predicate; the register index ((x / 4) / C) * 4 + x % 4 with
+  // x = (i * C + tx) * 4 + j is i * 4 + j there, and stays as it is outside.
+  ExprP cdiv = Expr::ceil_div(v("T0.size[1]"), c(4));
+  ExprP x = (v("i") * cdiv + v("threadIdx.x")) * c(4) + v("j");
+  ExprP index = ((x / c(4)) / cdiv) * c(4) + x % c(4);
+  for (bool guarded : {true, false}) {
+    kir::Kernel k;
+    kir::Buffer b;
+    b.name = "T0";
+    b.dtype = ir::DataType::F32;
+    b.memory = ir::MemoryType::Local;
+    b.size = 8;
+    k.body = kir::Block::make();
+    auto loop = kir::For::make("i", c(2), false);
+    auto inner = kir::For::make("j", c(4), false);
+    inner->body.push_back(kir::Store::make(&b, index, Expr::floating(0, ir::DataType::F32)));
+    if (guarded) {
+      auto branch = kir::If::make(v("threadIdx.x") < cdiv);
+      branch->then_body.push_back(std::move(inner));
+      loop->body.push_back(std::move(branch));
+    } else {
+      loop->body.push_back(std::move(inner));
+    }
+    k.body->body.push_back(std::move(loop));
+    simplify(k);
+    const kir::Store* st = nullptr;
+    kir::any_stmt(*k.body, [&](const kir::Stmt& s) {
+      if (const auto* x = s.as<kir::Store>()) st = x;
+      return false;
+    });
+    ASSERT_NE(st, nullptr);
+    if (guarded)
+      EXPECT_EQ(kir::print_expr(st->index), kir::print_expr(v("i") * c(4) + v("j")));
+    else
+      EXPECT_THAT(kir::print_expr(st->index), ::testing::HasSubstr("/ ceilDiv(T0.size[1], 4)"));
+  }
 }
 
 TEST(Simplify, DivisionAndModuloSplitOffMultiplesOfTheDivisor) {

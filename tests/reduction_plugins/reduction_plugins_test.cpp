@@ -349,20 +349,21 @@ TEST(ReductionPlugin, VectorFollowsTheStorageType) {
 }
 
 TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
-  // 250 vectors of 4: one per thread.
+  // 250 vectors of 4: two per thread (at least two loads in flight while a
+  // row still spans a warp).
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 1000}}),
-            "vector=4, persist=1, rows=1, cache_inputs=true");
+            "vector=4, persist=2, rows=1, cache_inputs=true");
   // 4096 vectors: 8 per thread keep the row at 512 threads.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 16384}}),
             "vector=4, persist=8, rows=1, cache_inputs=true");
   // Short rows: several per block, while every SM still gets a block.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 100000}, {"K", 32}}),
             "vector=4, persist=1, rows=16, cache_inputs=true");
-  // bf16 storage: 16 bytes hold 8 elements, so 512 vectors, one per thread.
+  // bf16 storage: 16 bytes hold 8 elements, so 512 vectors, two per thread.
   EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 4096}}),
-            "vector=8, persist=1, rows=1, cache_inputs=true");
+            "vector=8, persist=2, rows=1, cache_inputs=true");
   EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 33}, {"K", 1000}}),
-            "vector=8, persist=1, rows=1, cache_inputs=true");
+            "vector=8, persist=2, rows=1, cache_inputs=true");
   // A smaller block limit: more vectors per thread.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 4096}}),
             "vector=4, persist=2, rows=1, cache_inputs=true");
