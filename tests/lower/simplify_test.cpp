@@ -115,6 +115,21 @@ TEST(Simplify, DivisionBySymbolicSizeUsesTheBranchBound) {
   }
 }
 
+TEST(Specialization, ALaunchAtOtherSizesIsAUserErrorNamingThem) {
+  auto def = load("softmax");
+  runtime::PreparedKernel p = runtime::prepare(*def.fusion, {{"N", 3}, {"K", 64}});
+  EXPECT_EQ(p.kernel.specialized, (ir::SizeBindings{{"N", 3}, {"K", 64}}));
+  EXPECT_THAT(user_error_of([&] { runtime::launch_dims(p.kernel, {{"N", 3}, {"K", 65}}); }),
+              ::testing::HasSubstr("launch: the kernel was compiled for K=64 (its sizes are "
+                                   "constants in the code) but is launched with K=65; expected "
+                                   "the same sizes, or a kernel compiled with dynamic sizes"));
+  // Size-generic: any sizes.
+  runtime::PreparedKernel g =
+      runtime::prepare(*def.fusion, {{"N", 3}, {"K", 64}}, {}, runtime::KernelOptions{true});
+  EXPECT_TRUE(g.kernel.specialized.empty());
+  EXPECT_NO_THROW(runtime::launch_dims(g.kernel, {{"N", 3}, {"K", 65}}));
+}
+
 TEST(Simplify, DivisionAndModuloSplitOffMultiplesOfTheDivisor) {
   // y in [0, 8): (x * 8 + y) / 4 = x * 2 + y / 4 and (x * 8 + y) % 4 = y % 4;
   // z in [0, 4): (x * 8 + z) / 4 = x * 2 and (x * 8 + z) % 4 = z.
