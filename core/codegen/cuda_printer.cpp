@@ -110,6 +110,8 @@ class Printer : public kir::IRVisitor {
   std::vector<AccessSite> sites;
   /// blockDim when the kernel fixes it (kir::Kernel::static_block), else 0s.
   std::array<int64_t, 3> block{};
+  /// The fusion inputs' buffers, and those the printed statements read.
+  std::set<const kir::Buffer*> inputs, inputs_read;
 
   std::string expr(const ExprP& e);
   /// Prints a statement list at `depth` into os.
@@ -155,7 +157,16 @@ class Printer : public kir::IRVisitor {
     sites.push_back({kind, b, elements, 0});
     return static_cast<int>(sites.size()) - 1;
   }
-  static std::string base(const kir::Buffer& b) { return b.is_param ? b.name + ".data" : b.name; }
+  /// A fusion input is read through `const T* __restrict__ <name>_in` (the
+  /// kernel never writes it: read-only loads, ld.global.nc on a GPU); other
+  /// parameters through their data pointer, Local and Shared buffers by name.
+  std::string base(const kir::Buffer& b) {
+    if (inputs.count(&b)) {
+      inputs_read.insert(&b);
+      return b.name + "_in";
+    }
+    return b.is_param ? b.name + ".data" : b.name;
+  }
   /// SL_LD(site, base, index): one element's value.
   std::string load(const kir::Buffer& b, const ExprP& index) {
     const int id = site(AccessSite::Kind::Read, &b);
@@ -427,8 +438,14 @@ PrintedUnit kernel_unit(const kir::Kernel& k, int first_line) {
     os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes\n";
   Printer printer;
   printer.block = k.static_block;
+  for (const kir::Param& p : k.params)
+    if (p.source == kir::Param::Source::Input) printer.inputs.insert(p.buffer);
   std::ostringstream body;
   printer.stmts(k.body->body, 1, body);
+  for (const kir::Param& p : k.params)
+    if (printer.inputs_read.count(p.buffer))
+      os << "  const " << c_type(p.buffer->dtype) << "* __restrict__ " << p.buffer->name
+         << "_in = " << p.buffer->name << ".data;\n";
   const std::set<std::string> read = index_vars_read(k);
   for (const auto& [var, local] : kIndexLocals)
     if (read.count(var)) os << "  const sl_index_t " << local << " = " << var << ";\n";

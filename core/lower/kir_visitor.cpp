@@ -172,6 +172,16 @@ void IRMutator::visit(GridReduce& s) {
     *e = mutate(*e);
 }
 
+void conjuncts(const ExprP& c, std::vector<ExprP>& out) {
+  const auto* op = c->as<IndexOp>();
+  if (op && op->op == IndexOpType::And) {
+    conjuncts(op->a, out);
+    conjuncts(op->b, out);
+  } else {
+    out.push_back(c);
+  }
+}
+
 // ---- queries -------------------------------------------------------------------
 
 namespace {

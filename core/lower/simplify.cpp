@@ -136,8 +136,8 @@ class Simplifier : public kir::IRMutator {
       case IndexOpType::And: {
         // Flattened, each atom once.
         std::vector<ExprP> atoms;
-        conjuncts(a, atoms);
-        conjuncts(b, atoms);
+        kir::conjuncts(a, atoms);
+        kir::conjuncts(b, atoms);
         ExprP r = Expr::boolean(true);
         std::vector<std::string> seen;
         for (const ExprP& x : atoms) {
@@ -173,7 +173,7 @@ class Simplifier : public kir::IRMutator {
     s.cond = mutate(s.cond);
     // Inside the branch, `v < e` bounds v by e.
     std::vector<ExprP> atoms;
-    conjuncts(s.cond, atoms);
+    kir::conjuncts(s.cond, atoms);
     std::vector<std::pair<std::string, Interval>> saved;
     const size_t facts = below_.size();
     for (const ExprP& x : atoms) {
@@ -228,16 +228,6 @@ class Simplifier : public kir::IRMutator {
     return old;
   }
   void restore(const std::string& var, Interval old) { bounds_[var] = old; }
-
-  static void conjuncts(const ExprP& c, std::vector<ExprP>& out) {
-    const auto* op = c->as<IndexOp>();
-    if (op && op->op == IndexOpType::And) {
-      conjuncts(op->a, out);
-      conjuncts(op->b, out);
-    } else {
-      out.push_back(c);
-    }
-  }
 
   /// The interval of an already simplified expression.
   Interval bounds(const ExprP& e) const {

@@ -87,17 +87,6 @@ class StripPredicates : public kir::IRMutator {
   }
 };
 
-/// The conjunction of the atoms of `c` (split on &&).
-void atoms(const ExprP& c, std::vector<ExprP>& out) {
-  const auto* op = c->as<IndexOp>();
-  if (op && op->op == IndexOpType::And) {
-    atoms(op->a, out);
-    atoms(op->b, out);
-  } else {
-    out.push_back(c);
-  }
-}
-
 /// The check that lets `loop` run without its predicates: the conjunction of
 /// its predicates' atoms at the loop variables' last values, or null when
 /// that would be wrong (an atom that is not `monotone < invariant`).
@@ -109,7 +98,7 @@ ExprP hoisted_check(const Scan& scan) {
   std::set<std::string> seen;
   for (const ExprP& cond : scan.conds) {
     std::vector<ExprP> as;
-    atoms(cond, as);
+    kir::conjuncts(cond, as);
     for (const ExprP& a : as) {
       const auto* lt = a->as<IndexOp>();
       if (!lt || lt->op != IndexOpType::Lt || !monotone(lt->a, vars) || mentions(lt->b, vars))

@@ -602,7 +602,7 @@ TEST_F(BlockReduction, StoresUnderOnePredicateShareOneIf) {
   EXPECT_THAT(text, HasSubstr("  const sl_index_t sl_tx = threadIdx.x;\n"));
   EXPECT_THAT(text, ::testing::ContainsRegex(
                         "\\) \\{\n +SL_ST\\([0-9]+, T[0-9]+, 0, SL_LD\\([0-9]+, T[0-9]+, 0\\)\\);\n +"
-                        "SL_ST\\([0-9]+, T[0-9]+, 0, \\(SL_LD\\([0-9]+, T0\\.data, [^\n]*\n +"
+                        "SL_ST\\([0-9]+, T[0-9]+, 0, \\(SL_LD\\([0-9]+, T0_in, [^\n]*\n +"
                         "SL_ST\\([0-9]+, T[0-9]+, [^\n]*, expf\\("));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("threadIdx.x)")));
 }

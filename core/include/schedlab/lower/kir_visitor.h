@@ -83,6 +83,9 @@ class IRMutator {
   virtual void visit(GridReduce& s);
 };
 
+/// Appends the atoms of the conjunction c (c split on &&) to out.
+void conjuncts(const ExprP& c, std::vector<ExprP>& out);
+
 /// Whether any node of e (or of s, expressions included) satisfies `pred`.
 bool any_expr(const ExprP& e, const std::function<bool(const Expr&)>& pred);
 bool any_expr(const Stmt& s, const std::function<bool(const Expr&)>& pred);
