@@ -19,20 +19,12 @@ namespace {
 /// The name standing for a loop variable that is not in scope.
 constexpr const char* kOutOfScope = "<loop not in scope>";
 
-/// Whether e reads the Var `var`.
-bool names(const ExprP& e, const std::string& var) {
-  return kir::any_expr(e, [&](const Expr& x) {
-    const auto* v = x.as<kir::Var>();
-    return v && v->name == var;
-  });
-}
-
 /// The conjunction p without its conjuncts that read `var`.
 ExprP drop_conjuncts_naming(const ExprP& p, const std::string& var) {
   const auto* op = p->as<kir::IndexOp>();
   if (op && op->op == kir::IndexOpType::And)
     return drop_conjuncts_naming(op->a, var) && drop_conjuncts_naming(op->b, var);
-  return names(p, var) ? Expr::boolean(true) : p;
+  return kir::reads_var(p, var) ? Expr::boolean(true) : p;
 }
 
 bool divides(const ir::SizeExpr& ext, int64_t f) {
@@ -105,7 +97,7 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
     auto idx = operand_index(use, t, c);
     auto dom = t->logical_no_reductions();
     for (size_t i = 0; i < dom.size(); ++i) {
-      user_assert(!names(idx[i], kOutOfScope))
+      user_assert(!kir::reads_var(idx[i], kOutOfScope))
           << "lowering: " << t->describe() << " is inlined into broadcast-widened loops, but its "
           << "axis " << i << " is indexed by a loop of its consumer that does not enclose it; "
           << "expected it not inlined past the broadcast";

@@ -172,6 +172,13 @@ void IRMutator::visit(GridReduce& s) {
     *e = mutate(*e);
 }
 
+bool reads_var(const ExprP& e, const std::string& name) {
+  return any_expr(e, [&](const Expr& x) {
+    const auto* v = x.as<Var>();
+    return v && v->name == name;
+  });
+}
+
 void conjuncts(const ExprP& c, std::vector<ExprP>& out) {
   const auto* op = c->as<IndexOp>();
   if (op && op->op == IndexOpType::And) {

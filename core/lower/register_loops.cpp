@@ -9,12 +9,7 @@ namespace {
 
 /// Whether s indexes a Local buffer with an expression that reads `var`.
 bool indexes_registers(const kir::Stmt& s, const std::string& var) {
-  auto reads_var = [&](const kir::ExprP& e) {
-    return kir::any_expr(e, [&](const kir::Expr& x) {
-      const auto* v = x.as<kir::Var>();
-      return v && v->name == var;
-    });
-  };
+  auto reads_var = [&](const kir::ExprP& e) { return kir::reads_var(e, var); };
   auto local = [](const kir::Buffer* b) {
     return b->memory == ir::MemoryType::Local && !b->is_param;
   };

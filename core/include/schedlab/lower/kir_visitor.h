@@ -83,6 +83,9 @@ class IRMutator {
   virtual void visit(GridReduce& s);
 };
 
+/// Whether e reads the Var named `name`.
+bool reads_var(const ExprP& e, const std::string& name);
+
 /// Appends the atoms of the conjunction c (c split on &&) to out.
 void conjuncts(const ExprP& c, std::vector<ExprP>& out);
 
