@@ -72,8 +72,9 @@ struct FusionOptions {
   bool unscheduled = false;              ///< --unscheduled: one serial kernel, no schedule
   std::vector<std::string> schedulers;   ///< --schedulers: the segmenter's plugins, in order
   bool dynamic_sizes = false;            ///< --dynamic-sizes
+  bool fast_math = false;                ///< --fast-math
 
-  runtime::KernelOptions kernel_options() const { return {dynamic_sizes}; }
+  runtime::KernelOptions kernel_options() const { return {dynamic_sizes, fast_math}; }
 
   /// Neither a plugin, a schedule script nor --unscheduled: the segmenter
   /// picks a plugin for each segment (docs/segments.md).
@@ -106,6 +107,10 @@ struct FusionOptions {
     cmd->add_flag("--dynamic-sizes", dynamic_sizes,
                   "Compile kernels that read their sizes at run time (one kernel for every "
                   "shape) instead of having the sizes compiled in as constants");
+    cmd->add_flag("--fast-math", fast_math,
+                  "Compile f32 exp, log, division, reciprocal, rsqrt and sigmoid to the "
+                  "hardware approximations (__expf, __logf, __fdividef, rsqrtf); validation "
+                  "allows their error bounds");
   }
 };
 
@@ -349,7 +354,7 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   auto inputs = eo.inputs.empty()
                     ? ref::make_inputs(*plain.fusion, l.bf.sizes, eo.seed, plain.input_ranges)
                     : read_inputs(eo.inputs, *plain.fusion, l.bf.sizes);
-  auto want = ref::evaluate(*plain.fusion, inputs, l.bf.sizes);
+  auto want = ref::evaluate(*plain.fusion, inputs, l.bf.sizes, {fo.fast_math});
   std::vector<ref::HostTensor> got;
   std::vector<runtime::SanitizerFinding> findings;
   if (l.segmented) {

@@ -110,6 +110,8 @@ class Printer : public kir::IRVisitor {
   std::vector<AccessSite> sites;
   /// blockDim when the kernel fixes it (kir::Kernel::static_block), else 0s.
   std::array<int64_t, 3> block{};
+  /// kir::Kernel::fast_math: f32 math through the runtime's sl_fast_*.
+  bool fast_math = false;
   /// The fusion inputs' buffers, and those the printed statements read.
   std::set<const kir::Buffer*> inputs, inputs_read;
 
@@ -211,6 +213,16 @@ void Printer::visit(const kir::Var& e) {
 void Printer::visit(const kir::Unary& e) {
   const std::string a = expr(e.a);
   const ir::DataType t = e.dtype;
+  if (fast_math && t == ir::DataType::F32) {
+    switch (e.op) {
+      case ir::UnaryOpType::Exp: expr_ = "sl_fast_exp(" + a + ")"; return;
+      case ir::UnaryOpType::Log: expr_ = "sl_fast_log(" + a + ")"; return;
+      case ir::UnaryOpType::Rsqrt: expr_ = "sl_fast_rsqrt(" + a + ")"; return;
+      case ir::UnaryOpType::Sigmoid: expr_ = "sl_fast_sigmoid(" + a + ")"; return;
+      case ir::UnaryOpType::Reciprocal: expr_ = "sl_fast_div(1.0f, " + a + ")"; return;
+      default: break;  // exact, or (tanh, erf, sqrt) as accurate as without fast math
+    }
+  }
   switch (e.op) {
     case ir::UnaryOpType::Neg: expr_ = "(-" + a + ")"; return;
     case ir::UnaryOpType::Abs:
@@ -238,7 +250,10 @@ void Printer::visit(const kir::Binary& e) {
     case ir::BinaryOpType::Add: expr_ = infix("+"); return;
     case ir::BinaryOpType::Sub: expr_ = infix("-"); return;
     case ir::BinaryOpType::Mul: expr_ = infix("*"); return;
-    case ir::BinaryOpType::Div: expr_ = infix("/"); return;
+    case ir::BinaryOpType::Div:
+      expr_ = fast_math && e.dtype == ir::DataType::F32 ? "sl_fast_div(" + a + ", " + b + ")"
+                                                        : infix("/");
+      return;
     case ir::BinaryOpType::Max: expr_ = "sl_max(" + a + ", " + b + ")"; return;
     case ir::BinaryOpType::Min: expr_ = "sl_min(" + a + ", " + b + ")"; return;
     case ir::BinaryOpType::Pow: expr_ = math_fn("pow", e.dtype) + "(" + a + ", " + b + ")"; return;
@@ -438,6 +453,7 @@ PrintedUnit kernel_unit(const kir::Kernel& k, int first_line) {
     os << "  SL_DYNAMIC_SMEM(sl_smem);  // " << k.shared_bytes << " bytes\n";
   Printer printer;
   printer.block = k.static_block;
+  printer.fast_math = k.fast_math;
   for (const kir::Param& p : k.params)
     if (p.source == kir::Param::Source::Input) printer.inputs.insert(p.buffer);
   std::ostringstream body;

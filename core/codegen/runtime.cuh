@@ -99,6 +99,28 @@ SL_FN float sl_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 SL_FN double sl_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 SL_FN float sl_rsqrt(float x) { return 1.0f / sqrtf(x); }
 SL_FN double sl_rsqrt(double x) { return 1.0 / sqrt(x); }
+// Fast math (kir::Kernel::fast_math): f32 math through the hardware
+// approximations. The CPU computes the formulas those instructions
+// approximate: ex2.approx(x * log2 e), lg2.approx(x) * ln 2, a * rcp(b) with
+// div.approx's zero (NaN for an infinite a) when 2^126 < |b| < 2^128, and
+// 1/sqrt. The validation's error bounds (ref::EvalOptions::fast_math) cover
+// both. pow keeps powf: __powf is NaN for a negative base.
+#ifndef SCHEDLAB_CPU
+SL_FN float sl_fast_exp(float x) { return __expf(x); }
+SL_FN float sl_fast_log(float x) { return __logf(x); }
+SL_FN float sl_fast_div(float a, float b) { return __fdividef(a, b); }
+SL_FN float sl_fast_rsqrt(float x) { return rsqrtf(x); }
+#else
+SL_FN float sl_fast_exp(float x) { return exp2f(x * 1.44269504f); }
+SL_FN float sl_fast_log(float x) { return log2f(x) * 0.693147181f; }
+SL_FN float sl_fast_div(float a, float b) {
+  const float m = fabsf(b);
+  if (m > 0x1p126f && m < SL_INF) return a * (b > 0.0f ? 0.0f : -0.0f);
+  return a * (1.0f / b);
+}
+SL_FN float sl_fast_rsqrt(float x) { return 1.0f / sqrtf(x); }
+#endif
+SL_FN float sl_fast_sigmoid(float x) { return sl_fast_div(1.0f, 1.0f + sl_fast_exp(-x)); }
 // Mixed operand types: an int64 size divided by an int literal.
 template <typename A, typename B> SL_FN auto sl_ceil_div(A a, B b) -> decltype(a + b) {
   return (a + b - 1) / b;

@@ -87,6 +87,10 @@ void parallel_for(uint64_t n, int jobs, const std::function<void(uint64_t)>& wor
 /// Odd cases compile their kernels with dynamic sizes, even ones with the
 /// sizes compiled in: both index paths are fuzzed.
 bool dynamic_case(uint64_t i) { return i % 2 == 1; }
+/// Cases 2 and 3 mod 4 compile f32 math to the hardware approximations:
+/// every combination with dynamic sizes, and the fast-math error bounds of
+/// the validation are fuzzed too.
+bool fast_math_case(uint64_t i) { return i % 4 >= 2; }
 
 /// Both runs of case i; a case the generator cannot produce is internal.
 CaseResult run_case(uint64_t seed, uint64_t i, const RunOptions& run) {
@@ -97,6 +101,7 @@ CaseResult run_case(uint64_t seed, uint64_t i, const RunOptions& run) {
     const std::string text = c.fusion.text();
     RunOptions o = run;
     o.dynamic_sizes = dynamic_case(i);
+    o.fast_math = fast_math_case(i);
     r.scheduled = run_isolated(text, c.schedule.text(), o);
     r.segmented = run_isolated(text, std::nullopt, o);
   } catch (const std::exception& e) {
@@ -123,6 +128,7 @@ std::string keep_failure(const std::string& dir, const Failure& f) {
   }
   cmd += " --backend cpu";
   if (dynamic_case(f.case_index)) cmd += " --dynamic-sizes";
+  if (fast_math_case(f.case_index)) cmd += " --fast-math";
   if (f.outcome.cls == RunClass::Racy) cmd += " --sanitize";
   if (f.outcome.cls == RunClass::Timeout || f.outcome.cls == RunClass::Crashed)
     cmd += " --isolate";

@@ -65,6 +65,10 @@ std::string sanitize(runtime::Backend& backend, const runtime::PreparedKernel& p
   return sanitizer.report();
 }
 
+runtime::KernelOptions kernel_options(const RunOptions& o) {
+  return {o.dynamic_sizes, o.fast_math};
+}
+
 /// The outputs of the scheduled fusion (or of its segments) on the CPU
 /// backend; with options.sanitize, the sanitizer's report of the scheduled
 /// kernel, or of every segment's kernel, in *findings.
@@ -79,7 +83,7 @@ std::vector<ref::HostTensor> run_kernels(sweep::BoundFusion& bf,
     frontend::apply_schedule_text(*schedule, kSchedulePath, bf.def, {});
     stage = "lower";
     runtime::PreparedKernel p =
-        runtime::prepare(*bf.def.fusion, bf.sizes, {}, runtime::KernelOptions{o.dynamic_sizes});
+        runtime::prepare(*bf.def.fusion, bf.sizes, {}, kernel_options(o));
     stage = "compile";
     auto compiled = backend->compile(p.source);
     stage = "run";
@@ -93,10 +97,10 @@ std::vector<ref::HostTensor> run_kernels(sweep::BoundFusion& bf,
   // the compiler's.
   stage = "lower";
   for (const segment::Segment& seg : sf.segmentation.segments)
-    runtime::prepare(*seg.fusion.fusion, bf.sizes, {}, runtime::KernelOptions{o.dynamic_sizes});
+    runtime::prepare(*seg.fusion.fusion, bf.sizes, {}, kernel_options(o));
   stage = "compile";
   std::vector<sweep::SegmentKernel> kernels = sweep::compile_segments(
-      *backend, sf.segmentation, bf.sizes, runtime::KernelOptions{o.dynamic_sizes});
+      *backend, sf.segmentation, bf.sizes, kernel_options(o));
   stage = "run";
   auto outputs = sweep::run_segments(*backend, sf.segmentation, kernels, inputs, bf.sizes);
   if (o.sanitize) {
@@ -129,7 +133,7 @@ std::string run_here(const std::string& fusion_text, const std::optional<std::st
     return "invalid\n" + std::string(e.what());
   }
   auto inputs = ref::make_inputs(*plain.fusion, bf.sizes, o.input_seed, plain.input_ranges);
-  auto want = ref::evaluate(*plain.fusion, inputs, bf.sizes);
+  auto want = ref::evaluate(*plain.fusion, inputs, bf.sizes, {o.fast_math});
   std::string stage, findings;
   std::vector<ref::HostTensor> got;
   try {

@@ -180,10 +180,16 @@ ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) co
   auto dom = p->logical_no_reductions();
   internal_assert(dom.size() == logical.size()) << p->str() << ": index rank mismatch";
   if (b->is_param) {
-    ExprP off = Expr::integer(0);
-    for (size_t k = 0; k < dom.size(); ++k) {
+    // Parameters are contiguous, row-major (runtime::BoundArgs allocates
+    // every one so): axis k's stride is the product of the later extents,
+    // constants when the sizes are, and a merge's replay then folds back
+    // ((x % K) + (x / K) * K is x, simplify.h). A broadcast axis (extent 1,
+    // index 0) adds nothing.
+    ExprP off = Expr::integer(0), stride = Expr::integer(1);
+    for (size_t k = dom.size(); k-- > 0;) {
       if (dom[k]->is_broadcast()) continue;
-      off = off + logical[k] * Expr::var(b->name + ".stride[" + std::to_string(k) + "]");
+      off = off + logical[k] * stride;
+      stride = stride * size(dom[k]->extent());
     }
     return off;
   }

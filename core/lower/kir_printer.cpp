@@ -166,6 +166,8 @@ std::string print_kir(const Kernel& k) {
   if (k.static_block[0] > 0)
     p.line(fmt::format("  block ({}, {}, {}) (compiled in)", k.static_block[0], k.static_block[1],
                        k.static_block[2]));
+  if (k.fast_math)
+    p.line("  fast math: f32 exp, log, division, reciprocal, rsqrt and sigmoid approximated");
   for (const auto& [type, extents] : k.launch_extents) {
     std::string list;
     for (const ir::SizeExpr& e : extents) list += (list.empty() ? "" : ", ") + e.str();

@@ -264,7 +264,64 @@ class Simplifier : public kir::IRMutator {
   static Linear linear(const ExprP& e) {
     Linear l;
     collect(e, 1, l);
+    while (recombine(l)) {
+    }
     return l;
+  }
+
+  /// k (a % b) + k b (a / b) = k a (C's truncating division keeps a = (a /
+  /// b) b + a % b for any a and b != 0): a contiguous tensor's offset
+  /// (x % K) * 1 + (x / K) * K, from the replay of a merge, is x again. With
+  /// a constant b the second term is (a / b) at coefficient k b; with a
+  /// symbolic one, ((a / b) * b) at k. One pair per call; true if it found one.
+  static bool recombine(Linear& l) {
+    for (const auto& [key, t] : l.terms) {
+      const auto* mod = t.e->as<IndexOp>();
+      if (!mod || mod->op != IndexOpType::Mod) continue;
+      // k c1 ((a / c1) % c2) + k (a % c1) = k (a % (c1 c2)) (a three-axis
+      // merge's middle index and its inner one; truncation is odd in a, so
+      // this holds for a < 0 too).
+      const auto* inner_div = mod->a->as<IndexOp>();
+      auto c1 = inner_div && inner_div->op == IndexOpType::Div ? constant_of(inner_div->b)
+                                                                : std::nullopt;
+      auto c2 = constant_of(mod->b);
+      if (c1 && c2 && *c1 > 0 && *c2 > 0 && t.coeff % *c1 == 0 && *c1 <= kInf / *c2) {
+        auto it = l.terms.find(
+            kir::print_expr(Expr::index_op(IndexOpType::Mod, inner_div->a, inner_div->b)));
+        if (it != l.terms.end() && it->second.coeff == t.coeff / *c1) {
+          const ExprP merged =
+              Expr::index_op(IndexOpType::Mod, inner_div->a, Expr::integer(*c1 * *c2));
+          const int64_t k = it->second.coeff;
+          const std::string mine = key;
+          l.terms.erase(it);
+          l.terms.erase(mine);
+          l.add_term(merged, k);
+          return true;
+        }
+      }
+      const ExprP quotient = Expr::index_op(IndexOpType::Div, mod->a, mod->b);
+      int64_t want = t.coeff;
+      std::vector<std::string> partners;
+      if (auto c = constant_of(mod->b)) {
+        partners.push_back(kir::print_expr(quotient));
+        want = t.coeff * *c;
+      } else {
+        partners.push_back(kir::print_expr(quotient * mod->b));
+        partners.push_back(kir::print_expr(mod->b * quotient));
+      }
+      auto it = l.terms.end();
+      for (const std::string& p : partners)
+        if (it == l.terms.end()) it = l.terms.find(p);
+      if (it == l.terms.end() || it->second.coeff != want) continue;
+      const ExprP a = mod->a;
+      const int64_t k = t.coeff;
+      const std::string mine = key;
+      l.terms.erase(it);
+      l.terms.erase(mine);
+      collect(a, k, l);
+      return true;
+    }
+    return false;
   }
   static void collect(const ExprP& e, int64_t c, Linear& l) {
     if (auto v = constant_of(e)) {
@@ -326,13 +383,19 @@ class Simplifier : public kir::IRMutator {
     if (!c && ra.nonneg()) return divide_symbolic(op, a, b);
     if (!c || *c <= 0 || !ra.nonneg()) return Expr::index_op(op, a, b);
     // Nested constant divisions: (x / c1) / c2 = x / (c1 * c2); (x % c1) % c2
-    // = x % c2 when c2 divides c1 (x >= 0).
+    // = x % c2 and (x % c1) / c2 = (x / c2) % (c1 / c2) when c2 divides c1
+    // (x >= 0; x = c1 k + r with r < c1 gives x / c2 = (c1 / c2) k + r / c2
+    // and r / c2 < c1 / c2). The last turns a Local cache's forward replay
+    // through a flattened extent, ((i * 512 + tx * 4) % 4096 / 512) % 4, into i.
     if (const auto* in = a->as<IndexOp>()) {
       auto c1 = constant_of(in->b);
       if (c1 && *c1 > 0 && bounds(in->a).nonneg()) {
         if (is_div && in->op == IndexOpType::Div && *c1 <= kInf / *c)
           return divide(op, in->a, Expr::integer(*c1 * *c));
-        if (!is_div && in->op == IndexOpType::Mod && *c1 % *c == 0) return divide(op, in->a, b);
+        if (in->op == IndexOpType::Mod && *c1 % *c == 0)
+          return is_div ? divide(IndexOpType::Mod, divide(IndexOpType::Div, in->a, b),
+                                 Expr::integer(*c1 / *c))
+                        : divide(op, in->a, b);
       }
     }
     // a = c * q + r with the multiples of c in q (and the constant split by

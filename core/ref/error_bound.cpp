@@ -68,6 +68,10 @@ double elementwise_bound(const std::function<double(const double*)>& f, const do
   return worst + rounding;
 }
 
+namespace {
+
+/// How many ulps of the result the accurate implementation of e may add (1
+/// for the basic operations, more for the math library's functions).
 double op_ulps(const ir::Expr& e) {
   if (const auto* u = e.as<ir::UnaryOp>()) {
     switch (u->op()) {
@@ -91,6 +95,52 @@ double op_ulps(const ir::Expr& e) {
     }
   }
   return 0;
+}
+
+/// __fdividef(a, b)'s error on the exact quotient r (op_rounding).
+double fast_division(double b, double r, double u) {
+  const double m = std::fabs(b);
+  if (m > 0x1p126) return std::fabs(r) * (1.0 + 2.0 * u);  // returns 0 (or overflows)
+  if (m != 0.0 && m < 0x1p-126) return std::numeric_limits<double>::infinity();
+  return 2.0 * u * std::fabs(r);
+}
+
+/// __expf(x)'s error on the exact r = e^x, in ulps of r.
+double fast_exp_ulps(double x) { return 2.0 + std::floor(std::fabs(1.173 * x)); }
+
+/// The fast-math error of e, or a negative value when fast math leaves e as
+/// it is (f64, the exact operations, tanh, erf, sqrt, pow).
+double fast_rounding(const ir::Expr& e, const double* v, double r, double u) {
+  if (e.out()->dtype() != ir::DataType::F32) return -1.0;
+  if (const auto* un = e.as<ir::UnaryOp>()) {
+    switch (un->op()) {
+      case ir::UnaryOpType::Exp: return fast_exp_ulps(v[0]) * u * std::fabs(r);
+      case ir::UnaryOpType::Log:
+        return v[0] >= 0.5 && v[0] <= 2.0 ? std::exp2(-21.41) : 3.0 * u * std::fabs(r);
+      case ir::UnaryOpType::Rsqrt: return 2.0 * u * std::fabs(r);
+      case ir::UnaryOpType::Reciprocal: return fast_division(v[0], r, u);
+      case ir::UnaryOpType::Sigmoid: {
+        // exp(-x)'s relative error moves r by at most that much relatively;
+        // then 1 + e rounds once and the division adds its own.
+        const double e_x = std::exp(-v[0]);
+        return (fast_exp_ulps(-v[0]) + 1.0) * u * std::fabs(r) + fast_division(1.0 + e_x, r, u);
+      }
+      default: return -1.0;
+    }
+  }
+  if (const auto* b = e.as<ir::BinaryOp>())
+    if (b->op() == ir::BinaryOpType::Div) return fast_division(v[1], r, u);
+  return -1.0;
+}
+
+}  // namespace
+
+double op_rounding(const ir::Expr& e, bool fast_math, const double* v, double r, double u) {
+  if (fast_math) {
+    const double fast = fast_rounding(e, v, r, u);
+    if (fast >= 0.0) return fast;
+  }
+  return op_ulps(e) * u * std::fabs(r);
 }
 
 }  // namespace schedlab::ref::detail

@@ -38,8 +38,15 @@ double storage_roundoff(ir::DataType t);
 double elementwise_bound(const std::function<double(const double*)>& f, const double* v,
                          const double* e, const bool* is_bool, size_t n, double rounding);
 
-/// How many ulps of the result a unary or binary op's kernel implementation
-/// may add (1 for the basic operations, more for the math library's).
-double op_ulps(const ir::Expr& e);
+/// The absolute error a kernel's implementation of the unary or binary op e
+/// adds to its exact result r at operands v, computing with unit roundoff u:
+/// an ulp for the basic operations, a few for the math library's functions.
+/// With fast_math (f32 only: runtime::KernelOptions::fast_math), the hardware
+/// approximations' bounds (CUDA Programming Guide, intrinsic functions):
+/// __expf 2 + 1.173|x| ulps; __logf 2^-21.41 absolute on [0.5, 2], else 3
+/// ulps; __fdividef 2 ulps, the whole result (it returns 0) for 2^126 < |b| <
+/// 2^128, and unbounded for a subnormal divisor; rsqrtf 2 ulps; the sigmoid
+/// (1 / (1 + __expf(-x))) the sum of its parts.
+double op_rounding(const ir::Expr& e, bool fast_math, const double* v, double r, double u);
 
 }  // namespace schedlab::ref::detail

@@ -112,10 +112,11 @@ class Operand {
 };
 
 /// out[i] = fn(operands at i), for every input of e in order, and its error
-/// bound: fn's largest change over the operands' bounds, plus `ulps` roundings
-/// of unit roundoff `u` (error_bound.h).
+/// bound: fn's largest change over the operands' bounds, plus the absolute
+/// rounding(operands, result) of computing it (error_bound.h).
 HostTensor elementwise(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
-                       const std::function<double(const double*)>& fn, double ulps, double u) {
+                       const std::function<double(const double*)>& fn,
+                       const std::function<double(const double*, double)>& rounding) {
   HostTensor out = alloc(e.out(), sizes);
   std::vector<Operand> ops;
   for (const ir::Val* v : e.inputs()) ops.emplace_back(v, out.shape, env, sizes);
@@ -130,7 +131,7 @@ HostTensor elementwise(const ir::Expr& e, const Env& env, const ir::SizeBindings
     const double r = fn(vals.data());
     out.data[static_cast<size_t>(lin)] = r;
     out.error[static_cast<size_t>(lin)] = detail::elementwise_bound(
-        fn, vals.data(), errs.data(), bools.get(), ops.size(), ulps * u * std::fabs(r));
+        fn, vals.data(), errs.data(), bools.get(), ops.size(), rounding(vals.data(), r));
   });
   return out;
 }
@@ -201,38 +202,43 @@ HostTensor permute(const ir::PermuteOp& p, const Env& env, const ir::SizeBinding
   return out;
 }
 
-HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes) {
+HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
+               const EvalOptions& options) {
   // The arithmetic's unit roundoff: that of the operands' type (a comparison
   // of floats is exact, its bool result has none).
   double u = detail::compute_roundoff(e.out()->dtype());
   for (const ir::Val* v : e.inputs())
     if (v->is<ir::TensorView>()) u = std::max(u, detail::compute_roundoff(v->dtype()));
-  const double ulps = detail::op_ulps(e);
+  const auto op_rounding = [&e, u, fast = options.fast_math](const double* v, double r) {
+    return detail::op_rounding(e, fast, v, r, u);
+  };
+  const auto exact = [](const double*, double) { return 0.0; };
   switch (e.kind()) {
     case ir::Expr::Kind::Unary: {
       ir::UnaryOpType op = e.as<ir::UnaryOp>()->op();
-      return elementwise(e, env, sizes,
-                         [op](const double* v) { return ir::apply_unary(op, v[0]); }, ulps, u);
+      return elementwise(
+          e, env, sizes, [op](const double* v) { return ir::apply_unary(op, v[0]); }, op_rounding);
     }
     case ir::Expr::Kind::Binary: {
       ir::BinaryOpType op = e.as<ir::BinaryOp>()->op();
       return elementwise(
-          e, env, sizes, [op](const double* v) { return ir::apply_binary(op, v[0], v[1]); }, ulps,
-          u);
+          e, env, sizes, [op](const double* v) { return ir::apply_binary(op, v[0], v[1]); },
+          op_rounding);
     }
     case ir::Expr::Kind::Where:
       return elementwise(
-          e, env, sizes, [](const double* v) { return v[0] != 0.0 ? v[1] : v[2]; }, 0, 0);
+          e, env, sizes, [](const double* v) { return v[0] != 0.0 ? v[1] : v[2]; }, exact);
     case ir::Expr::Kind::Cast: {
       // The interval may cross an integer (the corners see it); a float
       // target rounds once more.
       ir::DataType t = e.out()->dtype();
+      const double store_u = detail::storage_roundoff(t);
       return elementwise(
-          e, env, sizes, [t](const double* v) { return ir::round_to_dtype(v[0], t); }, 1,
-          detail::storage_roundoff(t));
+          e, env, sizes, [t](const double* v) { return ir::round_to_dtype(v[0], t); },
+          [store_u](const double*, double r) { return store_u * std::fabs(r); });
     }
     case ir::Expr::Kind::LoadStore:
-      return elementwise(e, env, sizes, [](const double* v) { return v[0]; }, 0, 0);
+      return elementwise(e, env, sizes, [](const double* v) { return v[0]; }, exact);
     case ir::Expr::Kind::Broadcast: {
       // New extent-1 axes do not move any element in row-major order.
       HostTensor out = alloc(e.out(), sizes);
@@ -255,7 +261,7 @@ HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes)
 }  // namespace
 
 std::vector<HostTensor> evaluate(const ir::Fusion& f, const std::vector<HostTensor>& inputs,
-                                 const ir::SizeBindings& sizes) {
+                                 const ir::SizeBindings& sizes, const EvalOptions& options) {
   user_assert(inputs.size() == f.inputs().size())
       << "evaluate: fusion '" << f.name() << "' has " << f.inputs().size() << " inputs, but "
       << inputs.size() << " tensors were given";
@@ -275,7 +281,7 @@ std::vector<HostTensor> evaluate(const ir::Fusion& f, const std::vector<HostTens
         << " values, expected " << in.numel() << " for shape " << shape_str(in.shape);
     env[tv] = in;
   }
-  for (const ir::Expr* e : f.exprs_for_outputs()) env[e->out()] = run(*e, env, sizes);
+  for (const ir::Expr* e : f.exprs_for_outputs()) env[e->out()] = run(*e, env, sizes, options);
   std::vector<HostTensor> outs;
   for (const ir::TensorView* o : f.outputs()) outs.push_back(lookup(env, o));
   return outs;

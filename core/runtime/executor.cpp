@@ -147,6 +147,7 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
   PreparedKernel p;
   p.kernel = lower::lower(f, bits, after_pass,
                           options.dynamic_sizes ? ir::SizeBindings{} : sizes);
+  p.kernel.fast_math = options.fast_math;
   codegen::PrintedUnit unit = codegen::print_unit(p.kernel);
   p.source.source = std::move(unit.text);
   p.sites = std::move(unit.sites);

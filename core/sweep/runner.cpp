@@ -25,6 +25,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "schedlab/base/error.h"
 #include "schedlab/isolate/isolate.h"
@@ -196,7 +197,8 @@ class SweepRun {
   std::vector<std::string> fusion_hashes_;
 
   std::mutex ref_mu_;
-  std::map<std::pair<size_t, size_t>, std::shared_ptr<const Reference>> references_;
+  /// By (fusion, sizes, fast math): fast math widens the error bounds.
+  std::map<std::tuple<size_t, size_t, bool>, std::shared_ptr<const Reference>> references_;
   std::mutex plugin_mu_, launch_mu_;
   std::unique_ptr<runtime::Backend> profile_cpu_;
 
@@ -277,14 +279,15 @@ void SweepRun::record(PointState& st) {
 
 std::shared_ptr<const Reference> SweepRun::reference_of(const Point& p) {
   std::lock_guard lock(ref_mu_);
-  auto& slot = references_[{p.fusion, p.sizes}];
+  const bool fast_math = spec_.schedulers[p.scheduler].fast_math;
+  auto& slot = references_[{p.fusion, p.sizes, fast_math}];
   if (!slot) {
     auto r = std::make_shared<Reference>();
     const FusionSpec& f = spec_.fusions[p.fusion];
     const ir::SizeBindings& sizes = f.sizes[p.sizes];
     auto def = frontend::load_fusion_file(f.path);
     r->inputs = ref::make_inputs(*def.fusion, sizes, 1, def.input_ranges);
-    r->want = ref::evaluate(*def.fusion, r->inputs, sizes);
+    r->want = ref::evaluate(*def.fusion, r->inputs, sizes, {fast_math});
     r->plain = std::move(def.fusion);
     slot = std::move(r);
   }
@@ -403,7 +406,7 @@ bool SweepRun::schedule_and_compile(size_t i, runtime::Backend& be, bool may_reu
   }
   try {
     s.kernel = runtime::prepare(*s.bf.def.fusion, s.bf.sizes, {},
-                                runtime::KernelOptions{spec_.dynamic_sizes});
+                                runtime::KernelOptions{spec_.dynamic_sizes, sched.fast_math});
     r.kernel_hash = s.kernel.source.hash();
     // An unchanged kernel at the same sizes on the same device: its earlier
     // verdict and times stand (the inputs are generated deterministically).

@@ -25,10 +25,11 @@ namespace {
 const std::vector<std::string> kTopKeys = {"sweep",      "description", "fusions",
                                            "schedulers", "strategy",    "baseline",
                                            "validation", "measure",     "backend",
-                                           "dynamic_sizes"};
+                                           "dynamic_sizes", "fast_math"};
 const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
-const std::vector<std::string> kSchedulerKeys = {"name", "plugin",      "script", "space",
-                                                 "set",  "constraints", "fusions"};
+const std::vector<std::string> kSchedulerKeys = {"name",        "plugin",  "script",
+                                                 "space",       "set",     "constraints",
+                                                 "fusions",     "fast_math"};
 const std::vector<std::string> kStrategyKeys = {"method", "n", "seed"};
 const std::vector<std::string> kValidationKeys = {"rtol", "atol", "sanitize"};
 const std::vector<std::string> kMeasureKeys = {"repetitions", "warmup",     "min_time",
@@ -75,6 +76,8 @@ class Loader {
       spec_.description = text_of(n, "description", "text");
     if (const YAML::Node& n = root["strategy"]) parse_strategy(n);
     parse_fusions(root["fusions"]);
+    // Before the schedulers: each one's fast_math defaults to the sweep's.
+    if (const YAML::Node& n = root["fast_math"]) spec_.fast_math = bool_of(n, "fast_math");
     parse_schedulers(root["schedulers"]);
     if (const YAML::Node& n = root["baseline"]) {
       spec_.baseline = text_of(n, "baseline", "a scheduler name");
@@ -408,6 +411,8 @@ class Loader {
         placeholders.push_back(ph.name);
     }
     if (const YAML::Node& n = entry["name"]) s.name = text_of(n, "name", "a display name");
+    s.fast_math = spec_.fast_math;
+    if (const YAML::Node& n = entry["fast_math"]) s.fast_math = bool_of(n, "fast_math");
     if (const YAML::Node& fl = entry["fusions"]) {
       // Only these fusions: a script written for softmax is no scheduler for
       // a row sum.

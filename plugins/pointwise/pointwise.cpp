@@ -44,7 +44,11 @@
 //   propagate to every tensor, parallelize_all_like, and, when vector > 1,
 //   read each vectorizable input through a cache_after copy and write each
 //   vectorizable output from a cache_before copy, with their innermost
-//   (vector) axes Vectorize; inline_most last.
+//   (vector) axes Vectorize; inline_most last. With unroll > 1 the input
+//   caches are then computed at BIDx, outside the unrolled loop: a thread
+//   issues all its vector loads (unroll per input) before any math or store,
+//   so they are in flight together (memory-level parallelism), and its
+//   registers hold unroll * vector elements per input.
 //
 // Flat applies (lowering's rules, core/lower/lowerable.h and indexing.h):
 // every computed tensor takes the reference's merged loop, so each must
@@ -291,7 +295,7 @@ class Pointwise : public pa::Plugin {
                           std::to_string(d.max_threads_per_block) + " threads per block");
 
     // Caches for the vector accesses, made before the reference is chosen.
-    std::vector<pa::TensorView> vectors;
+    std::vector<pa::TensorView> vectors, input_caches;
     if (vector > 1) {
       Candidates c = vector_candidates(seg, seg.find_reference());
       for (const pa::TensorView& tv : c.all())
@@ -300,7 +304,10 @@ class Pointwise : public pa::Plugin {
                                                  " does not divide the innermost extent " +
                                                  std::to_string(inner_extent(tv)) + " of " +
                                                  tv.str());
-      for (pa::TensorView in : c.inputs) vectors.push_back(in.cache_after());
+      for (pa::TensorView in : c.inputs) {
+        input_caches.push_back(in.cache_after());
+        vectors.push_back(input_caches.back());
+      }
       for (pa::TensorView out : c.outputs) {
         out.cache_before();
         vectors.push_back(out);
@@ -340,6 +347,11 @@ class Pointwise : public pa::Plugin {
     seg.parallelize_all_like(ref);
     for (pa::TensorView& tv : vectors) tv.parallelize(-1, pa::LoopTransform::Vectorize);
     seg.inline_most();
+    // Loads first: the input caches are computed outside the unrolled loop
+    // (at BIDx), so each thread issues all unroll x inputs vector loads before
+    // any math or store, as nvFuser's pointwise scheduler does.
+    if (unroll > 1)
+      for (pa::TensorView& tv : input_caches) tv.inline_at(o + 1);
   }
 };
 

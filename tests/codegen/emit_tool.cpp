@@ -93,8 +93,31 @@ outputs: [y]
     sched::inline_at(xs, 1);
     return def;
   }
-  throw std::runtime_error("unknown fusion '" + name +
-                           "'; expected pointwise_1d, unroll, f16, reduction or shared_cache");
+  if (name == "fast_math") {
+    // Every op fast math changes, in f32, and the same in f64 (unchanged);
+    // unscheduled (main compiles it with kir::Kernel::fast_math).
+    return frontend::parse_fusion_text(R"(
+fusion: fast_math_ops
+inputs:
+  x: {dtype: f32, shape: [N]}
+  d: {dtype: f64, shape: [N]}
+body: |
+  y = exp(x) / log(x) + rsqrt(x) * sigmoid(x) + reciprocal(x) + tanh(x) + pow(x, x)
+  z = exp(d) / d
+outputs: [y, z]
+)",
+                                       "fast_math_ops.yaml");
+  }
+  throw std::runtime_error(
+      "unknown fusion '" + name +
+      "'; expected pointwise_1d, unroll, f16, reduction, shared_cache or fast_math");
+}
+
+/// The unit of a named fusion; fast_math is compiled with fast math.
+std::string unit(const std::string& name) {
+  kir::Kernel k = lower::lower(*build(name).fusion);
+  k.fast_math = name == "fast_math";
+  return codegen::print_cuda(k);
 }
 
 }  // namespace
@@ -107,16 +130,16 @@ int main(int argc, char** argv) {
   try {
     if (std::string(argv[1]) == "--nvrtc") {
       // Every unit above must compile for sm_90 (NVRTC needs no GPU).
-      for (const char* name : {"pointwise_1d", "unroll", "f16", "reduction", "shared_cache"}) {
+      for (const char* name :
+           {"pointwise_1d", "unroll", "f16", "reduction", "shared_cache", "fast_math"}) {
         runtime::KernelSource src;
-        src.source = codegen::print_cuda(lower::lower(*build(name).fusion));
+        src.source = unit(name);
         runtime::nvrtc_compile(src, "sm_90", nullptr, SCHEDLAB_BINARY_DIR "/tests/codegen");
         std::printf("%s: ok\n", name);
       }
       return 0;
     }
-    auto def = build(argv[1]);
-    std::fputs(codegen::print_cuda(lower::lower(*def.fusion)).c_str(), stdout);
+    std::fputs(unit(argv[1]).c_str(), stdout);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -64,6 +64,13 @@ struct Nest {
 ExprP v(const std::string& name) { return Expr::var(name); }
 ExprP c(int64_t x) { return Expr::integer(x); }
 
+/// e after simplify, alone in a kernel with a block of 128.
+ExprP simplified(const ExprP& e) {
+  Nest n({}, e, c(0), {128, 1, 1});
+  simplify(n.kernel);
+  return n.store()->index;
+}
+
 TEST(Simplify, ForwardReplayOfARegisterIndexBecomesTheLoopIndices) {
   // softmax at K=1024, 256 threads x 4: x = (i * 256 + tx) * 4 + j; the
   // Local buffer's forward replay ((x / 4) / 256) * 4 + x % 4 is i * 4 + j.
@@ -139,6 +146,18 @@ TEST(Simplify, DivisionAndModuloSplitOffMultiplesOfTheDivisor) {
   simplify(d.kernel);
   // Terms in the canonical order (by their printed form).
   EXPECT_EQ(kir::print_expr(d.store()->index), "(((y / 4) + (x * 2)) + (z * 1000))");
+}
+
+TEST(Simplify, ModuloThenDivisionOfAFlattenedIndexIsTheUnrolledLoop) {
+  // pointwise_add_mul at K=4096 with its input caches computed before the
+  // unrolled loop (4 x 128 threads x 4): the cache's forward replay through
+  // the flattened [N * K] axis, (((bx * 2048 + u * 512 + tx * 4) % 4096) /
+  // 512) % 4 * 4, is u * 4: (x % 4096) / 512 = (x / 512) % 8, and % 4 of that.
+  ExprP x = v("blockIdx.x") * c(2048) + v("u") * c(512) + v("threadIdx.x") * c(4);
+  Nest n({{"u", 4}}, (((x % c(4096)) / c(512)) % c(4)) * c(4), c(0), {128, 1, 1});
+  simplify(n.kernel);
+  ASSERT_NE(n.store(), nullptr);
+  EXPECT_EQ(kir::print_expr(n.store()->index), kir::print_expr(v("u") * c(4)));
 }
 
 TEST(Simplify, PredicatesTheBoundsDecideDisappear) {
@@ -245,6 +264,55 @@ TEST(Simplify, RandomIndicesKeepTheirValueEverywhereInBounds) {
   }
   // The check is not vacuous: most expressions do change.
   EXPECT_GT(changed, 500);
+}
+
+TEST(Simplify, AContiguousOffsetOfAMergeReplayFoldsBack) {
+  // A parameter's offset is row-major over its extents (indexing.cpp); the
+  // logical indices of a flattened loop x are x / K and x % K, so the offset
+  // (x % K) + (x / K) * K is x, for a constant K and a symbolic one, and over
+  // three axes too.
+  ExprP x = v("blockIdx.x") * c(128) + v("threadIdx.x");
+  Nest two({}, (x % c(4096)) + (x / c(4096)) * c(4096), c(0), {128, 1, 1});
+  simplify(two.kernel);
+  EXPECT_EQ(kir::print_expr(two.store()->index), kir::print_expr(simplified(x)));
+  Nest sym({}, (x % v("K")) * c(1) + (x / v("K")) * v("K"), c(0), {128, 1, 1});
+  simplify(sym.kernel);
+  EXPECT_EQ(kir::print_expr(sym.store()->index), kir::print_expr(simplified(x)));
+  Nest three({}, (x % c(4)) + ((x / c(4)) % c(3)) * c(4) + ((x / c(4)) / c(3)) * c(12), c(0),
+             {128, 1, 1});
+  simplify(three.kernel);
+  EXPECT_EQ(kir::print_expr(three.store()->index), kir::print_expr(simplified(x)));
+}
+
+TEST(Simplify, RandomMergeReplaysKeepTheirValue) {
+  // Random a, divisors (constant or the symbolic K) and coefficients in the
+  // shapes recombine() folds, checked at every point.
+  std::mt19937_64 rng(20261202);
+  const std::vector<std::string> vars = {"i", "j", "threadIdx.x"};
+  static constexpr int64_t kDivs[] = {1, 2, 3, 4, 8};
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  for (int t = 0; t < 300; ++t) {
+    ExprP a = random_index(rng, vars, 3);
+    const int64_t k = 1 + pick(3);
+    ExprP d1 = pick(3) == 0 ? v("K") : c(kDivs[pick(5)]);
+    ExprP d2 = c(kDivs[pick(5)]);
+    ExprP index = pick(2) == 0
+                      ? (a % d1) * c(k) + (a / d1) * d1 * c(k)
+                      : (a % d1) * c(k) + ((a / d1) % d2) * d1 * c(k) + ((a / d1) / d2) * d1 * d2 * c(k);
+    Nest n({{"i", 3}, {"j", 5}}, index, c(0), {6, 1, 1});
+    simplify(n.kernel);
+    const kir::Store* s = n.store();
+    ASSERT_NE(s, nullptr);
+    for (int64_t K = 1; K <= 4; ++K)
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 5; ++j)
+          for (int64_t tx = 0; tx < 6; ++tx) {
+            const std::map<std::string, int64_t> env{{"i", i}, {"j", j}, {"threadIdx.x", tx}, {"K", K}};
+            ASSERT_EQ(eval(s->index, env), eval(index, env))
+                << kir::print_expr(index) << "\n  simplified to " << kir::print_expr(s->index)
+                << "\n  at K=" << K << " i=" << i << " j=" << j << " tx=" << tx;
+          }
+  }
 }
 
 }  // namespace

@@ -105,5 +105,70 @@ outputs: [m]
   EXPECT_EQ(want[0].error[0], 0.0);
 }
 
+// Fast math (EvalOptions::fast_math, runtime::KernelOptions::fast_math): the
+// bounds of the hardware approximations, for f32 only.
+constexpr const char* kFastOps = R"(fusion: fast
+inputs:
+  x: {dtype: f32, shape: [N]}
+  b: {dtype: f32, shape: [N]}
+  d: {dtype: f64, shape: [N]}
+sizes: {N: 1}
+body: |
+  e = exp(x)
+  q = x / b
+  l = log(x)
+  t = tanh(x)
+  de = exp(d)
+outputs: [e, q, l, t, de]
+)";
+
+std::vector<HostTensor> fast_ops(double x, double b, bool fast) {
+  auto def = frontend::parse_fusion_text(kFastOps, "fast.yaml");
+  return evaluate(*def.fusion,
+                  {input(DataType::F32, {1}, {x}), input(DataType::F32, {1}, {b}),
+                   input(DataType::F64, {1}, {x})},
+                  {{"N", 1}}, EvalOptions{fast});
+}
+
+TEST(ErrorBound, FastExpGrowsWithTheArgument) {
+  const double u = 0x1p-24, x = 60.0;
+  const auto accurate = fast_ops(x, 1.0, false), fast = fast_ops(x, 1.0, true);
+  const double r = std::exp(x);
+  EXPECT_NEAR(accurate[0].error[0], 4 * u * r, 1e-6 * r * u);
+  // __expf: 2 + floor(|1.173 x|) ulps.
+  EXPECT_NEAR(fast[0].error[0], (2 + std::floor(1.173 * x)) * u * r, 1e-6 * r * u);
+  // Unchanged: tanh (accurate either way) and f64 math.
+  EXPECT_EQ(fast[3].error[0], accurate[3].error[0]);
+  EXPECT_EQ(fast[4].error[0], accurate[4].error[0]);
+}
+
+TEST(ErrorBound, FastDivisionByAHugeDivisorMayBeZero) {
+  // __fdividef(a, b) returns 0 for 2^126 < |b| < 2^128: the whole quotient
+  // is within the bound; in range it is 2 ulps.
+  const auto huge = fast_ops(0.75, 0x1p127, true);
+  EXPECT_GE(huge[1].error[0], std::fabs(huge[1].data[0]));
+  EXPECT_LT(fast_ops(0.75, 0x1p127, false)[1].error[0], std::fabs(huge[1].data[0]) * 1e-6);
+  const auto in_range = fast_ops(0.75, 3.0, true);
+  EXPECT_NEAR(in_range[1].error[0], 2 * 0x1p-24 * 0.25, 1e-15);
+  // A subnormal divisor: no bound at all.
+  EXPECT_TRUE(std::isinf(fast_ops(0.75, 0x1p-130, true)[1].error[0]));
+}
+
+TEST(ErrorBound, FastLogIsAbsoluteNearOne) {
+  // __logf: 2^-21.41 absolute on [0.5, 2], where log x is near 0.
+  const auto near_one = fast_ops(1.0 + 0x1p-20, 1.0, true);
+  EXPECT_NEAR(near_one[2].error[0], std::exp2(-21.41), 1e-12);
+  EXPECT_LT(fast_ops(1.0 + 0x1p-20, 1.0, false)[2].error[0], 1e-12);
+  const auto far = fast_ops(100.0, 1.0, true);
+  EXPECT_NEAR(far[2].error[0], 3 * 0x1p-24 * std::log(100.0), 1e-12);
+}
+
+TEST(ErrorBound, AWrongValueIsWrongWithFastMathToo) {
+  // The bounds widen by ulps, not by enough to hide a wrong kernel.
+  const auto fast = fast_ops(2.0, 3.0, true);
+  HostTensor got{DataType::F32, {1}, {fast[0].data[0] * 1.001}};
+  EXPECT_FALSE(compare(got, fast[0], default_tolerance(DataType::F32)).ok);
+}
+
 }  // namespace
 }  // namespace schedlab::ref

@@ -95,6 +95,33 @@ backend: cpu
               ElementsAre("order=outer", "eps_scale=0.25", "welford=true", "persist=2"));
 }
 
+TEST(SweepSpec, FastMathIsTheSweepsDefaultAndEachSchedulersOwn) {
+  SweepSpec s = load_text(R"(
+fusions: [softmax]
+fast_math: true
+schedulers:
+  - plugin: pointwise
+  - name: accurate
+    plugin: pointwise
+    fast_math: false
+)");
+  EXPECT_TRUE(s.fast_math);
+  ASSERT_EQ(s.schedulers.size(), 2u);
+  EXPECT_TRUE(s.schedulers[0].fast_math);   // the sweep's
+  EXPECT_FALSE(s.schedulers[1].fast_math);  // its own
+  SweepSpec plain = load_text(R"(
+fusions: [softmax]
+schedulers:
+  - plugin: pointwise
+  - name: fast
+    plugin: pointwise
+    fast_math: true
+)");
+  EXPECT_FALSE(plain.fast_math);
+  EXPECT_FALSE(plain.schedulers[0].fast_math);  // off by default
+  EXPECT_TRUE(plain.schedulers[1].fast_math);
+}
+
 TEST(SweepSpec, CompactSizesGridIsTheCrossProductLastKeyFastest) {
   SweepSpec s = load_text(R"(
 fusions:

@@ -151,6 +151,9 @@ struct RunOptions {
   /// Kernels read their sizes at run time (`--dynamic-sizes`); the campaign
   /// sets it for every odd case, so both kinds of kernel are fuzzed.
   bool dynamic_sizes = false;
+  /// f32 math through the hardware approximations (`--fast-math`), validated
+  /// with their error bounds; the campaign sets it for cases 2 and 3 mod 4.
+  bool fast_math = false;
 };
 
 /// One run, in this process: parse, schedule (`schedule` given) or segment,

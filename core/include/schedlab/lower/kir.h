@@ -370,6 +370,11 @@ struct Kernel {
   /// blockDim.x/y/z when constant (or specialized) launch extents fix them,
   /// else 0: the block reductions and __launch_bounds__ are compiled for them.
   std::array<int64_t, 3> static_block{};
+  /// f32 math through the hardware approximations (runtime::KernelOptions::
+  /// fast_math): exp, log, division, reciprocal, rsqrt and sigmoid print
+  /// as the runtime header's sl_fast_* (__expf, __logf, __fdividef,
+  /// rsqrtf); the validation's error bounds follow (ref::EvalOptions).
+  bool fast_math = false;
   int index_bits = 32;       ///< 32 or 64
   bool has_barrier = false;  ///< any Sync or BlockReduce
   /// A Global parameter read or written with `width`-wide vector accesses:

@@ -22,9 +22,18 @@
 
 namespace schedlab::ref {
 
+/// What the kernel being validated computes with (it changes only the error
+/// bounds, HostTensor::error, never the values).
+struct EvalOptions {
+  /// The kernel was compiled with runtime::KernelOptions::fast_math: its f32
+  /// exp, log, division, reciprocal, rsqrt and sigmoid carry the hardware
+  /// approximations' error bounds.
+  bool fast_math = false;
+};
+
 /// Evaluates f's outputs, in order, from `inputs` (one per fusion input, in
 /// order). user_error if an input's shape or dtype does not match.
 std::vector<HostTensor> evaluate(const ir::Fusion& f, const std::vector<HostTensor>& inputs,
-                                 const ir::SizeBindings& sizes);
+                                 const ir::SizeBindings& sizes, const EvalOptions& options = {});
 
 }  // namespace schedlab::ref

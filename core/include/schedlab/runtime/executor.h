@@ -28,6 +28,10 @@ struct KernelOptions {
   /// run time. By default they are compiled in as constants (the kernel runs
   /// at `sizes` only, and its index math folds).
   bool dynamic_sizes = false;
+  /// f32 exp, log, division, reciprocal, rsqrt and sigmoid through the
+  /// hardware approximations (__expf, __logf, __fdividef, rsqrtf; kir::Kernel::
+  /// fast_math). Validate its results with ref::EvalOptions{fast_math = true}.
+  bool fast_math = false;
 };
 
 /// Lowers and prints f. The index type is int32 when every tensor of the

@@ -68,6 +68,11 @@ struct SchedulerSpec {
   std::vector<Constraint> constraints;  ///< all must hold
   /// `fusions:`, the names of the sweep's fusions it runs on; empty: all.
   std::vector<std::string> fusions;
+  /// `fast_math:` (default the sweep's): its kernels compute f32 math through
+  /// the hardware approximations, validated with their error bounds
+  /// (runtime::KernelOptions::fast_math). The same plugin listed twice, with
+  /// and without, compares them side by side.
+  bool fast_math = false;
   SourceLoc loc;                        ///< the entry in the sweep file
   SourceLoc space_loc;                  ///< `constraints:` or `space:`, for empty-space errors
 
@@ -136,6 +141,8 @@ struct SweepSpec {
   /// `dynamic_sizes: true`: kernels read their sizes at run time instead of
   /// having each point's sizes compiled in (runtime::KernelOptions).
   bool dynamic_sizes = false;
+  /// `fast_math: true`: every scheduler's default for its own `fast_math`.
+  bool fast_math = false;
 
   /// The scheduler called `name`, or null.
   const SchedulerSpec* scheduler(const std::string& name) const;
