@@ -80,15 +80,14 @@
 //   rows     fills the block towards kTargetThreads (128) when a row needs
 //            few threads, halved while the row blocks leave SMs idle.
 // On schedlab-model-sm90 (65536 registers, 227 KiB opt-in shared memory per
-// block) that gives, in elements per row (docs/plugins.md has the table):
-//   softmax, layernorm, log_softmax (f32, two buffers): registers up to
-//     about 20K (K=16384 at 512 threads), shared to 32768 (the input's cache
-//     in Shared, 128 KiB; the intermediate in registers), none beyond.
-//   rmsnorm (f32, one buffer): registers to 32768, shared to about 56K
-//     (a 227 KiB slice), none beyond.
-//   softmax_bf16 (bf16 cache, f32 e): registers to 16384, shared to 32768
-//     (both in Shared, 192 KiB), none beyond; rmsnorm_bf16: shared to 65536
-//     (a 128 KiB bf16 slice).
+// block) that gives, for K a multiple of 1024 (docs/plugins.md has the table):
+//   softmax, log_softmax, layernorm (two f32 buffers): registers to 27648,
+//     shared to 56320 (the input's cache in Shared memory, the intermediate
+//     there too or in registers), multi-pass from 57344.
+//   rmsnorm (one f32 buffer): registers to 56320, shared at 57344, multi-pass
+//     from 58368. softmax_bf16, layernorm_bf16: registers to 27648, shared to
+//     55296. rmsnorm_bf16 (its buffer is the f32 cast of x): registers to
+//     55296, shared to 57344. A 256 KiB f32 row (K=65536) fits neither.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -318,7 +317,7 @@ Config cost(const Analysis& a, const pa::DeviceProperties& d, Config c) {
                   ? 0
                   : std::min(kMaxRegistersPerThread, static_cast<int64_t>(d.registers_per_block) /
                                                          std::max<int64_t>(c.threads, 1));
-  c.shared_allowed = shared_limit(d) - c.threads * kReduceWorkspaceBytes;
+  c.shared_allowed = std::max<int64_t>(0, shared_limit(d) - c.threads * kReduceWorkspaceBytes);
   return c;
 }
 
@@ -561,17 +560,17 @@ class Normalization : public pa::Plugin {
       user_fail(what + ": persist above " + std::to_string(kMaxPersist) +
                 " unrolls too far; expected persistence=none (a serial loop) for so many vectors "
                 "per thread");
-    if (!c.fits_registers())
+    // cost_shared keeps in Shared memory only what fits there: what does not
+    // fit is a register budget that is exceeded.
+    if (!c.fits())
       user_fail(what + " needs " + std::to_string(c.registers) + " registers per thread (" +
-                std::to_string(c.registers - kRegisterOverhead) + " for the persistent buffers), " +
-                "more than the " + std::to_string(c.allowed) + " a block of " +
+                std::to_string(c.registers - kRegisterOverhead) + " for the persistent buffers" +
+                (c.path == Path::Shared
+                     ? " that do not fit in the " + std::to_string(c.shared_allowed) +
+                           " bytes of shared memory a block has"
+                     : std::string()) +
+                "), more than the " + std::to_string(c.allowed) + " a block of " +
                 std::to_string(threads) + " threads allows");
-    if (!c.fits_shared())
-      user_fail(what + " needs " + std::to_string(c.shared_bytes) +
-                " bytes of shared memory per block for the persistent buffers, more than the " +
-                std::to_string(c.shared_allowed) + " a block of " + std::to_string(c.threads) +
-                " threads has on " + d.name + " (" + std::to_string(shared_limit(d)) + " less " +
-                std::to_string(kReduceWorkspaceBytes) + " per thread for the block reductions)");
 
     // Caches before any transform: cache_before needs an untransformed output.
     // On the multi-pass path a persistent input is read from global memory by
