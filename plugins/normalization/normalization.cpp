@@ -30,7 +30,7 @@
 // reference's axes in order (pa::misaligned: an output over an axis the
 // reduction does not have, an outer product of a statistic with itself), a
 // forced path the row does not fit (naming the sizes and the limit), and
-// rows too long even for the multi-pass path (more than 65536 vectors per
+// rows too long even for the multi-pass path (more than 65536 elements per
 // thread at 1024 threads).
 // Lowering rules it relies on: a Vectorize axis is the inner split of the
 // innermost logical axis and its width divides that extent at launch, so the
@@ -76,7 +76,8 @@
 //            buffers (sum of rows * persist * row threads * vector * bytes)
 //            within shared_bytes_per_block_optin less 8 bytes per thread for
 //            the block reductions. Past 512 threads, the smallest that fits;
-//            at most 64 (an unrolled loop). none: ceilDiv(R/v, 512).
+//            at most 64 (an unrolled loop). none: vector 1 (nothing read
+//            twice is cached), persist ceilDiv(R, 512).
 //   rows     fills the block towards kTargetThreads (128) when a row needs
 //            few threads, halved while the row blocks leave SMs idle.
 // On schedlab-model-sm90 (65536 registers, 227 KiB opt-in shared memory per
@@ -85,9 +86,10 @@
 //     shared to 56320 (the input's cache in Shared memory, the intermediate
 //     there too or in registers), multi-pass from 57344.
 //   rmsnorm (one f32 buffer): registers to 56320, shared at 57344, multi-pass
-//     from 58368. softmax_bf16, layernorm_bf16: registers to 27648, shared to
-//     55296. rmsnorm_bf16 (its buffer is the f32 cast of x): registers to
-//     55296, shared to 57344. A 256 KiB f32 row (K=65536) fits neither.
+//     from 58368. softmax_bf16, layernorm_bf16 (two f32 buffers: the cast
+//     of x, which is what persists, not the bf16 cache, and e or d):
+//     registers to 27648, shared to 55296. rmsnorm_bf16 (the cast): registers
+//     to 55296, shared to 57344. A 256 KiB f32 row (K=65536) fits neither.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -373,11 +375,15 @@ int64_t choose_rows(const Analysis& a, const pa::DeviceProperties& d, int64_t ro
 Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path) {
   const int64_t max_threads = d.max_threads_per_block > 0 ? d.max_threads_per_block : 1024;
   if (path == Path::MultiPass) {
-    // No buffers: as many vectors per thread as keep the row at
-    // kMaxRowThreads threads; each pass is a serial loop over them.
+    // No buffers: as many elements per thread as keep the row at
+    // kMaxRowThreads threads; each pass is a serial loop over them. No
+    // vectors: the persistent inputs and the Global intermediates are read
+    // without a cache, so a vector's elements would be separate loads, each
+    // warp-wide one touching `vector` times the sectors (the model: softmax
+    // at K=16384 with vector=4 reads 29 % coalesced).
     Config c;
     c.path = path;
-    c.vector = choose_vector(a, true);
+    c.vector = 1;
     const int64_t vectors = ceil_div(a.R, c.vector);
     c.persist = std::max<int64_t>(1, ceil_div(vectors, std::min(kMaxRowThreads, max_threads)));
     if (c.persist > kMaxSerialPersist) c.persist = kMaxSerialPersist;
@@ -427,8 +433,7 @@ std::string too_long(const Analysis& a, const pa::DeviceProperties& d, Path path
   const std::string row = "a row of " + std::to_string(a.R) + " elements";
   if (path == Path::MultiPass)
     return row + " is too long even for the multi-pass path (persistence=none): at most " +
-           std::to_string(kMaxSerialPersist) + " vectors of " +
-           std::to_string(choose_vector(a, true)) + " per thread and " +
+           std::to_string(kMaxSerialPersist) + " elements per thread and " +
            std::to_string(d.max_threads_per_block) + " threads per row on " + d.name;
   int64_t row_bytes = 0;
   for (const pa::TensorView& t : a.persistent) row_bytes += registers_per_element(t) * 4 * a.R;
