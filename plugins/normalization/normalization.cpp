@@ -4,22 +4,45 @@
 // What it schedules: fusions whose reductions all reduce the same innermost
 // logical axes and whose results are broadcast back over them (softmax,
 // log_softmax, layernorm, rmsnorm): row statistics, then math on every
-// element of the row with them. The row stays in registers: each thread
-// keeps its part of every *persistent* tensor (one read before a reduction
-// and again after it) across the reductions, so the row is read from global
-// memory once. It refuses, with the reason: no reduction, reductions over
-// different axes, an outer (non-innermost) reduced axis, no result broadcast
-// back (the reduction plugin's job), a computed tensor that does not iterate
-// the reference's axes in order (pa::misaligned: an output over an axis the
-// reduction does not have, an outer product of a statistic with itself), and
-// rows too long for the device's registers (naming the sizes and the limit).
+// element of the row with them. A *persistent* tensor is one read before a
+// reduction and again after it. Three paths keep it (`persistence`):
+//   registers  each thread keeps its part of every persistent tensor in
+//              registers across the reductions, so the row is read from
+//              global memory once.
+//   shared     the persistent buffers go to Shared memory, one slice of
+//              rows * R elements per buffer and block (dynamic shared
+//              memory up to the device's opt-in limit), in the order the
+//              fusion computes them (the inputs' caches first) while they fit;
+//              the rest stay in registers. The row is still read once.
+//   none       multi-pass: no buffer. Each reduction and the epilogue is a
+//              serial loop over the row (threads stride it, persist vectors
+//              each, then a block reduction); persistent inputs are read from
+//              global memory again by every pass, and persistent
+//              intermediates (softmax's e, layernorm's d) go through a Global
+//              workspace: written by one pass, read back by the later ones,
+//              by the same thread. Recomputing them from the inputs instead
+//              (nvFuser's and Apex's multi-pass) needs a primitive the ABI
+//              lacks: a copy of a tensor's expression for some of its
+//              consumers (nvFuser's recomputeTv).
+// It refuses, with the reason: no reduction, reductions over different axes,
+// an outer (non-innermost) reduced axis, no result broadcast back (the
+// reduction plugin's job), a computed tensor that does not iterate the
+// reference's axes in order (pa::misaligned: an output over an axis the
+// reduction does not have, an outer product of a statistic with itself), a
+// forced path the row does not fit (naming the sizes and the limit), and
+// rows too long even for the multi-pass path (more than 65536 elements per
+// thread at 1024 threads).
 // Lowering rules it relies on: a Vectorize axis is the inner split of the
 // innermost logical axis and its width divides that extent at launch, so the
 // vector divides the innermost reduced extent, not the merged row (N * K);
 // a tensor not inlined whole into its readers must be computed by the
 // threads that read it, so a keepdim statistic read by tensors of two shapes
 // (logsumexp's m, read by x - m and by m + log(s)) keeps its broadcast axes
-// serial and each thread computes its own copy (pa::serialize_own_broadcast_axes).
+// serial and each thread computes its own copy (pa::serialize_own_broadcast_axes);
+// a Shared buffer spans the thread axes of its loops (Indexer::allocation_axes),
+// so a Shared persistent tensor is rows * persist * ceilDiv(R/v, persist) * v
+// elements per block, placed after the block-reduction workspace
+// (place_dynamic_shared; its size is a constant in a size-specialized kernel).
 //
 // The schedule, on the reference reduction [I, R] (iteration axes merged,
 // reduced axes merged; R contiguous):
@@ -32,29 +55,44 @@
 // `cache_inputs`, every full-rank input is read once through a register
 // cache (vectorized when vector > 1) and every full-rank output written
 // through one; without it, persistent inputs are read from global memory
-// again after each reduction.
+// again after each reduction. On the multi-pass path persist is a serial
+// loop (not unrolled) and persistent inputs are never cached.
 //
 // The heuristic (compute_params), from the segment's sizes and the device
-// (the model device, schedlab-model-sm90, on the CPU backend):
+// (the model device, schedlab-model-sm90, on the CPU backend), takes the
+// first path that fits: registers, then shared, then none.
 //   vector   the widest access (16 bytes at most) that divides the innermost
 //            reduced extent (a row of several reduced axes is merged, and a
 //            vector must not cross the innermost one: lowering checks the
 //            innermost extent's divisibility at launch).
-//   persist  the smallest that keeps the row's threads within kMaxRowThreads
-//            (512: big blocks cost occupancy and reduction latency), at least
-//            kMinPersist (2 vectors in flight per thread) while the row still
-//            spans a warp of threads, and that keeps the
-//            per-thread buffers within the register budget: registers =
-//            sum over persistent tensors of persist * vector * ceil(bytes/4),
-//            plus kRegisterOverhead, at most min(255, registers_per_block /
-//            threads). Past 512 threads, the smallest persist that fits.
+//   persist  registers and shared: the smallest that keeps the row's
+//            threads within kMaxRowThreads (512: big blocks cost occupancy
+//            and reduction latency), at least kMinPersist (2 vectors in
+//            flight per thread) while the row still spans a warp of threads,
+//            and that keeps the per-thread register buffers within the
+//            budget: registers = sum over persistent tensors in registers of
+//            persist * vector * ceil(bytes/4), plus kRegisterOverhead, at
+//            most min(255, registers_per_block / threads); and the Shared
+//            buffers (sum of rows * persist * row threads * vector * bytes)
+//            within shared_bytes_per_block_optin less 8 bytes per thread for
+//            the block reductions. Past 512 threads, the smallest that fits;
+//            at most 64 (an unrolled loop). none: vector 1 (nothing read
+//            twice is cached), persist ceilDiv(R, 512).
 //   rows     fills the block towards kTargetThreads (128) when a row needs
 //            few threads, halved while the row blocks leave SMs idle.
-// Shared memory is not used for the buffers: lowering places a buffer whose
-// extent is symbolic (the threads of a row) in a global workspace, not in
-// shared memory, so rows that do not fit in registers are refused instead.
+// On schedlab-model-sm90 (65536 registers, 227 KiB opt-in shared memory per
+// block) that gives, for K a multiple of 1024 (docs/plugins.md has the table):
+//   softmax, log_softmax, layernorm (two f32 buffers): registers to 27648,
+//     shared to 56320 (the input's cache in Shared memory, the intermediate
+//     there too or in registers), multi-pass from 57344.
+//   rmsnorm (one f32 buffer): registers to 56320, shared at 57344, multi-pass
+//     from 58368. softmax_bf16, layernorm_bf16 (two f32 buffers: the cast
+//     of x, which is what persists, not the bf16 cache, and e or d):
+//     registers to 27648, shared to 55296. rmsnorm_bf16 (the cast): registers
+//     to 55296, shared to 57344. A 256 KiB f32 row (K=65536) fits neither.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,8 +118,14 @@ constexpr int64_t kMaxRegistersPerThread = 255;
 constexpr int64_t kMaxRowThreads = 512;
 /// Threads per block the heuristic aims at when rows are short.
 constexpr int64_t kTargetThreads = 128;
-/// Largest persist the heuristic tries (the schema's maximum).
+/// Largest persist the heuristic tries, and schedule allows, for a
+/// persistent path (persist is an unrolled loop there).
 constexpr int64_t kMaxPersist = 64;
+/// The schema's maximum: vectors per thread per pass on the multi-pass path.
+constexpr int64_t kMaxSerialPersist = 65536;
+/// Shared memory per thread the block reductions take (placed after the
+/// Shared buffers: one element of the widest reduction type, f64 at most).
+constexpr int64_t kReduceWorkspaceBytes = 8;
 /// Smallest persist the heuristic picks while a row still spans a warp.
 constexpr int64_t kMinPersist = 2;
 constexpr int64_t kWarp = 32;
@@ -202,30 +246,93 @@ Analysis analyze(pa::Segment& seg) {
   return a;
 }
 
+/// Where a row's persistent buffers live (the `persistence` parameter).
+enum class Path {
+  Registers,  ///< every buffer in registers (Local, persist * vector per thread)
+  Shared,     ///< buffers in Shared memory, in order, while they fit; the rest in registers
+  MultiPass,  ///< no buffer: inputs re-read, intermediates through a Global workspace
+};
+
+const char* path_name(Path p) {
+  switch (p) {
+    case Path::Registers:
+      return "registers";
+    case Path::Shared:
+      return "shared";
+    case Path::MultiPass:
+      return "none";
+  }
+  return "?";
+}
+
 /// One choice of the split, and what it costs.
 struct Config {
+  Path path = Path::Registers;
   int64_t vector = 1, persist = 1, rows = 1;
   bool cache_inputs = true;
-  int64_t row_threads = 0;  ///< ceilDiv(R / vector, persist), at these sizes
-  int64_t registers = 0;    ///< per thread: buffers plus overhead
-  int64_t allowed = 0;      ///< per thread at this block size
-  bool fits() const { return registers <= allowed; }
+  std::vector<bool> in_shared;  ///< per Analysis::persistent: its buffer is Shared
+  int64_t row_threads = 0;      ///< ceilDiv(R / vector, persist), at these sizes
+  int64_t threads = 0;          ///< per block, whole warps
+  int64_t registers = 0;        ///< per thread: buffers plus overhead
+  int64_t allowed = 0;          ///< per thread at this block size
+  int64_t shared_bytes = 0;     ///< the Shared buffers of a block
+  int64_t shared_allowed = 0;   ///< the device's limit less the block-reduction workspace
+  bool fits_registers() const { return registers <= allowed; }
+  bool fits_shared() const { return shared_bytes <= shared_allowed; }
+  bool fits() const { return fits_registers() && fits_shared(); }
 };
+
+/// Whether persistent tensor `t` keeps a buffer across the reductions: an
+/// input only through its cache; nothing on the multi-pass path.
+bool buffered(const pa::TensorView& t, const Config& c) {
+  return c.path != Path::MultiPass && (!t.is_input() || c.cache_inputs);
+}
+
+/// Shared memory one block may use: the opt-in limit (dynamic shared memory).
+int64_t shared_limit(const pa::DeviceProperties& d) {
+  return static_cast<int64_t>(d.shared_bytes_per_block_optin > 0 ? d.shared_bytes_per_block_optin
+                                                                 : d.shared_bytes_per_block);
+}
 
 /// Fills in what `c` costs at the segment's sizes on device `d`.
 Config cost(const Analysis& a, const pa::DeviceProperties& d, Config c) {
   c.row_threads = ceil_div(ceil_div(a.R, c.vector), c.persist);
-  int64_t per_element = 0;
-  for (const pa::TensorView& t : a.persistent)
-    if (!t.is_input() || c.cache_inputs) per_element += registers_per_element(t);
-  c.registers = per_element * c.persist * c.vector + kRegisterOverhead;
+  c.in_shared.resize(a.persistent.size(), false);
   const int64_t warp = std::max(1, d.warp_size);
-  const int64_t threads = ceil_div(c.row_threads * c.rows, warp) * warp;
+  c.threads = ceil_div(c.row_threads * c.rows, warp) * warp;
+  // A Shared buffer spans the block's rows and the split row (persist *
+  // row_threads * vector >= R: the last thread's tail is allocated too).
+  const int64_t row_elements = c.persist * c.row_threads * c.vector;
+  int64_t per_element = 0;
+  c.shared_bytes = 0;
+  for (size_t i = 0; i < a.persistent.size(); ++i) {
+    const pa::TensorView& t = a.persistent[i];
+    if (!buffered(t, c)) continue;
+    if (c.path == Path::Shared && c.in_shared[i])
+      c.shared_bytes += ceil_div(c.rows * row_elements * dtype_bytes(t.dtype()), 16) * 16;
+    else
+      per_element += registers_per_element(t);
+  }
+  c.registers = per_element * c.persist * c.vector + kRegisterOverhead;
   const int64_t max_threads = d.max_threads_per_block > 0 ? d.max_threads_per_block : 1024;
-  c.allowed = threads > max_threads
+  c.allowed = c.threads > max_threads
                   ? 0
                   : std::min(kMaxRegistersPerThread, static_cast<int64_t>(d.registers_per_block) /
-                                                         std::max<int64_t>(threads, 1));
+                                                         std::max<int64_t>(c.threads, 1));
+  c.shared_allowed = std::max<int64_t>(0, shared_limit(d) - c.threads * kReduceWorkspaceBytes);
+  return c;
+}
+
+/// The shared path's placement: every buffer Shared, then the last ones
+/// (intermediates come after the inputs' caches) back in registers while
+/// the Shared buffers exceed the limit.
+Config cost_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) {
+  c.in_shared.assign(a.persistent.size(), true);
+  c = cost(a, d, c);
+  for (size_t i = a.persistent.size(); i-- > 0 && !c.fits_shared();) {
+    c.in_shared[i] = false;
+    c = cost(a, d, c);
+  }
   return c;
 }
 
@@ -263,17 +370,37 @@ int64_t choose_rows(const Analysis& a, const pa::DeviceProperties& d, int64_t ro
   return rows;
 }
 
-/// The heuristic's split (see the top); nullopt-like (persist = 0) when no
-/// split fits.
-Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
+/// The heuristic's split for one path (see the top); persist = 0 when no
+/// split of that path fits.
+Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path) {
+  const int64_t max_threads = d.max_threads_per_block > 0 ? d.max_threads_per_block : 1024;
+  if (path == Path::MultiPass) {
+    // No buffers: as many elements per thread as keep the row at
+    // kMaxRowThreads threads; each pass is a serial loop over them. No
+    // vectors: the persistent inputs and the Global intermediates are read
+    // without a cache, so a vector's elements would be separate loads, each
+    // warp-wide one touching `vector` times the sectors (the model: softmax
+    // at K=16384 with vector=4 reads 29 % coalesced).
+    Config c;
+    c.path = path;
+    c.vector = 1;
+    const int64_t vectors = ceil_div(a.R, c.vector);
+    c.persist = std::max<int64_t>(1, ceil_div(vectors, std::min(kMaxRowThreads, max_threads)));
+    if (c.persist > kMaxSerialPersist) c.persist = kMaxSerialPersist;
+    c.rows = choose_rows(a, d, ceil_div(vectors, c.persist));
+    c = cost(a, d, c);
+    if (!c.fits()) c.persist = 0;
+    return c;
+  }
   Config first_fit;
   first_fit.persist = 0;
   for (int64_t persist = 1; persist <= kMaxPersist; ++persist) {
     Config c;
+    c.path = path;
     c.vector = choose_vector(a, true);
     c.persist = persist;
     c.rows = choose_rows(a, d, ceil_div(ceil_div(a.R, c.vector), persist));
-    c = cost(a, d, c);
+    c = path == Path::Shared ? cost_shared(a, d, c) : cost(a, d, c);
     if (!c.fits()) continue;
     // Two vectors per thread at least while a row keeps a warp: one load in
     // flight per thread cannot cover DRAM latency, and the block reductions'
@@ -287,30 +414,64 @@ Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
   return first_fit;
 }
 
+/// The first path that fits: registers, then shared memory, then multi-pass.
+Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
+  Config c;
+  for (Path p : {Path::Registers, Path::Shared, Path::MultiPass})
+    if (c = heuristic_for(a, d, p); c.persist != 0) return c;
+  return c;
+}
+
 std::string names(const std::vector<pa::TensorView>& tvs) {
   std::string s;
   for (const pa::TensorView& t : tvs) s += (s.empty() ? "" : ", ") + describe(t);
   return s;
 }
 
-/// Why no split fits: the row, its buffers, and the device's limit.
-std::string too_long(const Analysis& a, const pa::DeviceProperties& d) {
+/// Why no split of `path` fits: the row, its buffers, and the device's limit.
+std::string too_long(const Analysis& a, const pa::DeviceProperties& d, Path path) {
+  const std::string row = "a row of " + std::to_string(a.R) + " elements";
+  if (path == Path::MultiPass)
+    return row + " is too long even for the multi-pass path (persistence=none): at most " +
+           std::to_string(kMaxSerialPersist) + " elements per thread and " +
+           std::to_string(d.max_threads_per_block) + " threads per row on " + d.name;
   int64_t row_bytes = 0;
   for (const pa::TensorView& t : a.persistent) row_bytes += registers_per_element(t) * 4 * a.R;
+  const std::string buffers = std::to_string(a.persistent.size()) + " persistent buffer" +
+                              (a.persistent.size() == 1 ? "" : "s") + " (" + names(a.persistent) +
+                              ")";
+  if (path == Path::Shared) {
+    int64_t bytes = 0;
+    for (const pa::TensorView& t : a.persistent) bytes += dtype_bytes(t.dtype()) * a.R;
+    return row +
+           " does not fit in shared memory and registers together (persistence=shared): "
+           "its " +
+           buffers + " need " + std::to_string(bytes) + " bytes per row, and a block of " + d.name +
+           " has " + std::to_string(shared_limit(d)) + " bytes of shared memory (less " +
+           std::to_string(kReduceWorkspaceBytes) + " per thread for the block reductions) and " +
+           std::to_string(d.registers_per_block) + " registers for the rest";
+  }
   int64_t threads = 0, regs = 0;
   int64_t cap = capacity_bytes(d, &threads, &regs);
-  return "a row of " + std::to_string(a.R) + " elements does not fit in registers: its " +
-         std::to_string(a.persistent.size()) + " persistent buffer" +
-         (a.persistent.size() == 1 ? "" : "s") + " (" + names(a.persistent) + ") need " +
-         std::to_string(row_bytes) + " bytes per row, and a block of " + d.name +
-         " holds at most " + std::to_string(cap) + " (" + std::to_string(threads) + " threads x (" +
-         std::to_string(regs) + " - " + std::to_string(kRegisterOverhead) +
-         " registers) x 4 bytes; " + std::to_string(d.registers_per_block) +
-         " registers per block, " + std::to_string(kMaxRegistersPerThread) + " per thread)";
+  return row + " does not fit in registers: its " + buffers + " need " + std::to_string(row_bytes) +
+         " bytes per row, and a block of " + d.name + " holds at most " + std::to_string(cap) +
+         " (" + std::to_string(threads) + " threads x (" + std::to_string(regs) + " - " +
+         std::to_string(kRegisterOverhead) + " registers) x 4 bytes; " +
+         std::to_string(d.registers_per_block) + " registers per block, " +
+         std::to_string(kMaxRegistersPerThread) + " per thread)";
 }
 
 void user_fail(const std::string& message) {
   throw pa::Error(SCHEDLAB_ERR_USER, "normalization: " + message);
+}
+
+/// The `persistence` parameter: a path, or none for auto.
+std::optional<Path> forced_path(const pa::Params& p) {
+  const std::string v = p.choice("persistence");
+  if (v == "registers") return Path::Registers;
+  if (v == "shared") return Path::Shared;
+  if (v == "none") return Path::MultiPass;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -318,32 +479,42 @@ void user_fail(const std::string& message) {
 class Normalization : public pa::Plugin {
  public:
   std::string name() const override { return "normalization"; }
-  std::string version() const override { return "1.0"; }
+  std::string version() const override { return "1.1"; }
   std::string description() const override {
-    return "nvFuser-style inner persistent normalization: the row in registers across block "
-           "reductions";
+    return "nvFuser-style inner persistent normalization: the row in registers or shared memory "
+           "across block reductions, multi-pass past that";
   }
   std::vector<pa::Param> params() const override {
     return {
         pa::Param::choice("vector", {"1", "2", "4", "8"}, "1",
                           "elements per vector access of the full-rank inputs and outputs"),
-        pa::Param::integer("persist", 1, 1, kMaxPersist,
+        pa::Param::integer("persist", 1, 1, kMaxSerialPersist,
                            "vectors of each row every thread keeps (the row's threads: "
-                           "ceilDiv(R / vector, persist))"),
+                           "ceilDiv(R / vector, persist)); per pass on the multi-pass path"),
         pa::Param::integer("rows", 1, 1, 1024, "rows per block (TIDy)"),
         pa::Param::boolean("cache_inputs", true,
                            "read full-rank inputs once into registers (else re-read after "
                            "each reduction)"),
+        pa::Param::choice("persistence", {"auto", "registers", "shared", "none"}, "auto",
+                          "where the row's persistent buffers live: registers, shared memory "
+                          "(what does not fit stays in registers), none (multi-pass: inputs "
+                          "re-read, intermediates through a global workspace); auto: the "
+                          "first of these that fits"),
     };
   }
 
-  pa::Verdict can_schedule(pa::Segment& seg, const pa::Params&) override {
+  pa::Verdict can_schedule(pa::Segment& seg, const pa::Params& p) override {
     if (seg.outputs().empty()) return pa::Verdict::no("the segment has no outputs");
     Analysis a = analyze(seg);
     if (!a.reject.empty()) return pa::Verdict::no(a.reject);
     if (std::string why = pa::global_accumulator_with_own_broadcast(seg); !why.empty())
       return pa::Verdict::no(why);
-    if (heuristic(a, seg.device()).persist == 0) return pa::Verdict::no(too_long(a, seg.device()));
+    const pa::DeviceProperties d = seg.device();
+    if (std::optional<Path> path = forced_path(p)) {
+      if (heuristic_for(a, d, *path).persist == 0) return pa::Verdict::no(too_long(a, d, *path));
+    } else if (heuristic(a, d).persist == 0) {
+      return pa::Verdict::no(too_long(a, d, Path::MultiPass));
+    }
     return pa::Verdict::yes();
   }
 
@@ -351,11 +522,12 @@ class Normalization : public pa::Plugin {
     Analysis a = analyze(seg);
     if (!a.reject.empty()) user_fail(a.reject);
     Config c = heuristic(a, seg.device());
-    if (c.persist == 0) user_fail(too_long(a, seg.device()));
+    if (c.persist == 0) user_fail(too_long(a, seg.device(), Path::MultiPass));
     p.set_choice("vector", std::to_string(c.vector));
     p.set_integer("persist", c.persist);
     p.set_integer("rows", c.rows);
     p.set_boolean("cache_inputs", c.cache_inputs);
+    p.set_choice("persistence", path_name(c.path));
   }
 
   void schedule(pa::Segment& seg, const pa::Params& p) override {
@@ -367,10 +539,17 @@ class Normalization : public pa::Plugin {
     c.persist = p.integer("persist");
     c.rows = p.integer("rows");
     c.cache_inputs = p.boolean("cache_inputs");
-    c = cost(a, d, c);
-    const std::string what = "vector=" + std::to_string(c.vector) +
-                             ", persist=" + std::to_string(c.persist) +
-                             ", rows=" + std::to_string(c.rows);
+    const std::optional<Path> forced = forced_path(p);
+    // auto with a given split: the first path it fits.
+    for (Path path : {Path::Registers, Path::Shared, Path::MultiPass}) {
+      if (forced && path != *forced) continue;
+      c.path = path;
+      c = path == Path::Shared ? cost_shared(a, d, c) : cost(a, d, c);
+      if (c.fits() && (path == Path::MultiPass || c.persist <= kMaxPersist)) break;
+    }
+    const std::string what =
+        "vector=" + std::to_string(c.vector) + ", persist=" + std::to_string(c.persist) +
+        ", rows=" + std::to_string(c.rows) + ", persistence=" + path_name(c.path);
     if (c.vector > 1 && !c.cache_inputs)
       user_fail("vector=" + std::to_string(c.vector) + " needs cache_inputs=true");
     if (a.inner_extent % c.vector != 0)
@@ -382,16 +561,36 @@ class Normalization : public pa::Plugin {
                 " = " + std::to_string(threads) + " threads per block for rows of " +
                 std::to_string(a.R) + ", more than the device's " +
                 std::to_string(d.max_threads_per_block));
+    if (c.path != Path::MultiPass && c.persist > kMaxPersist)
+      user_fail(what + ": persist above " + std::to_string(kMaxPersist) +
+                " unrolls too far; expected persistence=none (a serial loop) for so many vectors "
+                "per thread");
+    // cost_shared keeps in Shared memory only what fits there: what does not
+    // fit is a register budget that is exceeded.
     if (!c.fits())
       user_fail(what + " needs " + std::to_string(c.registers) + " registers per thread (" +
-                std::to_string(c.registers - kRegisterOverhead) + " for the persistent buffers), " +
-                "more than the " + std::to_string(c.allowed) + " a block of " +
+                std::to_string(c.registers - kRegisterOverhead) + " for the persistent buffers" +
+                (c.path == Path::Shared
+                     ? " that do not fit in the " + std::to_string(c.shared_allowed) +
+                           " bytes of shared memory a block has"
+                     : std::string()) +
+                "), more than the " + std::to_string(c.allowed) + " a block of " +
                 std::to_string(threads) + " threads allows");
 
     // Caches before any transform: cache_before needs an untransformed output.
+    // On the multi-pass path a persistent input is read from global memory by
+    // each pass instead (a cache would be a buffer across the reductions).
     std::vector<pa::TensorView> vectorized;
+    std::vector<pa::TensorView> persistent = a.persistent;  // inputs replaced by their caches
     if (c.cache_inputs) {
-      for (pa::TensorView in : a.full_inputs) vectorized.push_back(in.cache_after());
+      for (pa::TensorView in : a.full_inputs) {
+        auto at = std::find(a.persistent.begin(), a.persistent.end(), in);
+        if (c.path == Path::MultiPass && at != a.persistent.end()) continue;
+        pa::TensorView cache = in.cache_after();
+        vectorized.push_back(cache);
+        if (at != a.persistent.end())
+          persistent[static_cast<size_t>(at - a.persistent.begin())] = cache;
+      }
       for (pa::TensorView out : a.full_outputs) {
         out.cache_before();
         vectorized.push_back(out);
@@ -413,7 +612,9 @@ class Normalization : public pa::Plugin {
     for (size_t k = 1; k < a.red_axes.size(); ++k) ref.merge(r, r + 1);
     if (c.vector > 1) ref.split(r, c.vector);
     ref.split(r, c.persist, /*inner_split=*/false);
-    ref.parallelize(r, pa::LoopTransform::Unroll);
+    // Buffers indexed by persist need it unrolled (registers are named, not
+    // addressed); the multi-pass path's passes are plain serial loops.
+    if (c.path != Path::MultiPass) ref.parallelize(r, pa::LoopTransform::Unroll);
     ref.parallelize(r + 1, pa::ParallelType::TIDx);
     if (n_front > 0) {
       if (c.rows > 1) {
@@ -426,6 +627,13 @@ class Normalization : public pa::Plugin {
     seg.parallelize_all_like(ref);
     if (c.vector > 1)
       for (pa::TensorView& tv : vectorized) tv.parallelize(-1, pa::LoopTransform::Vectorize);
+    for (size_t i = 0; i < persistent.size(); ++i) {
+      if (c.path == Path::Shared && c.in_shared[i] && buffered(a.persistent[i], c))
+        persistent[i].set_memory_type(pa::MemoryType::Shared);
+      // Written by one pass and read by a later one, by the same thread.
+      if (c.path == Path::MultiPass && !persistent[i].is_input())
+        persistent[i].set_memory_type(pa::MemoryType::Global);
+    }
     seg.inline_most();
     pa::serialize_own_broadcast_axes(seg);
   }

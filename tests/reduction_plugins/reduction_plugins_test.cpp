@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin_check.h"
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/ref/compare.h"
@@ -23,7 +24,6 @@
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
-#include "plugin_check.h"
 #include "test_support.h"
 
 namespace schedlab::plugin {
@@ -177,8 +177,7 @@ std::string schedule_and_validate(const std::string& plugin, const std::string& 
                                   const ir::SizeBindings& sizes,
                                   const std::vector<std::string>& settings = {}) {
   return test_support::schedule_and_validate(
-      *builtin(plugin), [&] { return load_def(fusion); }, sizes, settings, cpu(),
-      KERNEL_CACHE_DIR);
+      *builtin(plugin), [&] { return load_def(fusion); }, sizes, settings, cpu(), KERNEL_CACHE_DIR);
 }
 
 struct Case {
@@ -239,6 +238,15 @@ std::vector<Case> own_choice_cases() {
   r.push_back({"normalization", "softmax_bf16", {{"N", 2}, {"K", 16384}}, {}});
   r.push_back({"normalization", "layernorm_bf16", {{"N", 2}, {"K", 20000}}, {}});
   r.push_back({"normalization", "layernorm_stats", {{"N", 70}, {"K", 3000}}, {}});
+  // Rows past the registers (the paths SplitFollowsRowLengthAndRegisters
+  // names): the input's cache in shared memory (K=32768), everything in it
+  // (softmax_bf16), and multi-pass (K=65536, K=262144), one or two rows so
+  // the emulation stays quick.
+  for (const char* f : {"softmax", "layernorm", "rmsnorm", "softmax_bf16", "layernorm_bf16"})
+    for (int64_t k : {32768, 65536}) r.push_back({"normalization", f, {{"N", 2}, {"K", k}}, {}});
+  r.push_back({"normalization", "log_softmax", {{"N", 2}, {"K", 40000}}, {}});
+  r.push_back({"normalization", "softmax", {{"N", 1}, {"K", 262144}}, {}});
+  r.push_back({"normalization", "rmsnorm_bf16", {{"N", 1}, {"K", 262144}}, {}});
   return r;
 }
 
@@ -285,6 +293,25 @@ std::vector<Case> forced_cases() {
       {"normalization", "rmsnorm", {{"N", 5}, {"K", 1000}}, {"cache_inputs=false", "vector=1"}});
   r.push_back(
       {"normalization", "log_softmax", {{"N", 3}, {"K", 4096}}, {"vector=2", "persist=16"}});
+  // Each path forced on rows the heuristic keeps in registers, at odd
+  // lengths and several rows per block too.
+  for (const char* path : {"persistence=shared", "persistence=none"}) {
+    for (const char* f : {"softmax", "layernorm", "rmsnorm", "softmax_bf16", "layernorm_bf16"}) {
+      r.push_back({"normalization", f, {{"N", 2}, {"K", 8192}}, {path}});
+      r.push_back({"normalization", f, {{"N", 2}, {"K", 16384}}, {path}});
+    }
+    r.push_back({"normalization", "log_softmax", {{"N", 3}, {"K", 1000}}, {path, "vector=1"}});
+    r.push_back({"normalization", "layernorm", {{"N", 40}, {"K", 33}}, {path, "rows=8"}});
+    r.push_back({"normalization", "layernorm_stats", {{"N", 5}, {"K", 3000}}, {path}});
+  }
+  r.push_back({"normalization",
+               "rmsnorm",
+               {{"N", 5}, {"K", 1000}},
+               {"persistence=shared", "cache_inputs=false", "vector=1"}});
+  r.push_back({"normalization",
+               "softmax",
+               {{"N", 2}, {"K", 5000}},
+               {"persistence=none", "cache_inputs=false", "vector=1", "persist=7"}});
   return r;
 }
 
@@ -344,32 +371,55 @@ TEST(ReductionPlugin, StrategyFollowsSizesAndDevice) {
 
 TEST(ReductionPlugin, VectorFollowsTheStorageType) {
   // A bf16 row: 16 bytes hold 8 elements, though the reduction is f32.
-  EXPECT_THAT(choice("reduction", "row_max_bf16", {{"N", 5}, {"K", 4096}}),
-              HasSubstr("vector=8"));
+  EXPECT_THAT(choice("reduction", "row_max_bf16", {{"N", 5}, {"K", 4096}}), HasSubstr("vector=8"));
 }
 
 TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
   // 250 vectors of 4: two per thread (at least two loads in flight while a
   // row still spans a warp).
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 1000}}),
-            "vector=4, persist=2, rows=1, cache_inputs=true");
+            "vector=4, persist=2, rows=1, cache_inputs=true, persistence=registers");
   // 4096 vectors: 8 per thread keep the row at 512 threads.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 16384}}),
-            "vector=4, persist=8, rows=1, cache_inputs=true");
+            "vector=4, persist=8, rows=1, cache_inputs=true, persistence=registers");
   // Short rows: several per block, while every SM still gets a block.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 100000}, {"K", 32}}),
-            "vector=4, persist=1, rows=16, cache_inputs=true");
+            "vector=4, persist=1, rows=16, cache_inputs=true, persistence=registers");
   // bf16 storage: 16 bytes hold 8 elements, so 512 vectors, two per thread.
   EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 4096}}),
-            "vector=8, persist=2, rows=1, cache_inputs=true");
+            "vector=8, persist=2, rows=1, cache_inputs=true, persistence=registers");
   EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 33}, {"K", 1000}}),
-            "vector=8, persist=2, rows=1, cache_inputs=true");
+            "vector=8, persist=2, rows=1, cache_inputs=true, persistence=registers");
   // A smaller block limit: more vectors per thread.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 4096}}),
-            "vector=4, persist=2, rows=1, cache_inputs=true");
+            "vector=4, persist=2, rows=1, cache_inputs=true, persistence=registers");
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 4096}},
                    [](runtime::DeviceProperties& d) { d.max_threads_per_block = 256; }),
-            "vector=4, persist=4, rows=1, cache_inputs=true");
+            "vector=4, persist=4, rows=1, cache_inputs=true, persistence=registers");
+  // Past the registers (two f32 buffers: 160 registers at 512 threads), the
+  // input's cache goes to shared memory (128 KiB) and e stays in registers.
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 32768}}),
+            "vector=4, persist=16, rows=1, cache_inputs=true, persistence=shared");
+  EXPECT_EQ(choice("normalization", "layernorm", {{"N", 33}, {"K", 32768}}),
+            "vector=4, persist=16, rows=1, cache_inputs=true, persistence=shared");
+  // One f32 buffer: 96 registers at 512 threads still fit.
+  EXPECT_EQ(choice("normalization", "rmsnorm", {{"N", 33}, {"K", 32768}}),
+            "vector=4, persist=16, rows=1, cache_inputs=true, persistence=registers");
+  // Two f32 buffers (the cast of x, and e): the cast in shared memory.
+  EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 32768}}),
+            "vector=8, persist=8, rows=1, cache_inputs=true, persistence=shared");
+  // A 256 KiB buffer fits neither: multi-pass, 512 threads per row, no
+  // vectors (nothing read twice has a cache).
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 65536}}),
+            "vector=1, persist=128, rows=1, cache_inputs=true, persistence=none");
+  EXPECT_EQ(choice("normalization", "rmsnorm", {{"N", 33}, {"K", 65536}}),
+            "vector=1, persist=128, rows=1, cache_inputs=true, persistence=none");
+  EXPECT_EQ(choice("normalization", "layernorm", {{"N", 33}, {"K", 262144}}),
+            "vector=1, persist=512, rows=1, cache_inputs=true, persistence=none");
+  // Without the opt-in (48 KiB per block), K=32768 goes multi-pass too.
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 32768}},
+                   [](runtime::DeviceProperties& d) { d.shared_bytes_per_block_optin = 0; }),
+            "vector=1, persist=64, rows=1, cache_inputs=true, persistence=none");
 }
 
 TEST(ReductionPlugin, RejectsWhatItCannotScheduleWithTheReason) {
@@ -452,24 +502,53 @@ TEST(NormalizationPlugin, RejectsWhatItCannotScheduleWithTheReason) {
   EXPECT_THAT(verdict("col_softmax").reason,
               HasSubstr("normalization schedules inner reductions (the innermost axes reduced); "
                         "T1 reduces an outer axis"));
-  // A row too long for the registers: the sizes and the device's limit.
-  Verdict v = verdict("softmax", {{"N", 2}, {"K", 100000}});
+  // Long rows are scheduled (shared memory, then multi-pass); a forced path
+  // the row does not fit is refused with the sizes and the device's limit.
+  auto forced = [&](const std::string& fusion, const ir::SizeBindings& sizes,
+                    const std::string& path) {
+    auto s = segment_of(fusion, sizes);
+    return p->can_schedule(s.seg, p->with_settings(p->defaults(), {"persistence=" + path}));
+  };
+  EXPECT_TRUE(verdict("softmax", {{"N", 2}, {"K", 100000}}).accepted);
+  EXPECT_TRUE(forced("softmax", {{"N", 2}, {"K", 100000}}, "none").accepted);
+  Verdict v = forced("softmax", {{"N", 2}, {"K", 100000}}, "registers");
   EXPECT_FALSE(v.accepted);
   EXPECT_EQ(v.reason,
             "a row of 100000 elements does not fit in registers: its 2 persistent buffers (T0 "
             "(x), T4 (e)) need 800000 bytes per row, and a block of schedlab-model-sm90 holds "
             "at most 228352 (256 threads x (255 - 32 registers) x 4 bytes; 65536 registers per "
             "block, 255 per thread)");
-  EXPECT_THAT(verdict("layernorm", {{"N", 2}, {"K", 30000}}).reason,
+  EXPECT_THAT(forced("layernorm", {{"N", 2}, {"K", 30000}}, "registers").reason,
               HasSubstr("a row of 30000 elements does not fit in registers: its 2 persistent "
                         "buffers (T0 (x), T6 (d)) need 240000 bytes per row"));
-  EXPECT_TRUE(verdict("rmsnorm", {{"N", 2}, {"K", 30000}}).accepted);  // one buffer
-  // Fewer registers per block: 16384 elements no longer fit.
+  EXPECT_TRUE(forced("rmsnorm", {{"N", 2}, {"K", 30000}}, "registers").accepted);  // one buffer
+  EXPECT_EQ(forced("softmax", {{"N", 2}, {"K", 65536}}, "shared").reason,
+            "a row of 65536 elements does not fit in shared memory and registers together "
+            "(persistence=shared): its 2 persistent buffers (T0 (x), T4 (e)) need 524288 bytes "
+            "per row, and a block of schedlab-model-sm90 has 232448 bytes of shared memory (less "
+            "8 per thread for the block reductions) and 65536 registers for the rest");
+  EXPECT_TRUE(forced("softmax", {{"N", 2}, {"K", 32768}}, "shared").accepted);
+  // Fewer registers per block: 16384 elements no longer fit in them, and go
+  // to shared memory.
   auto s = segment_of("softmax", {{"N", 2}, {"K", 16384}});
-  EXPECT_TRUE(p->can_schedule(s.seg, p->defaults()).accepted);
+  auto registers = p->with_settings(p->defaults(), {"persistence=registers"});
+  EXPECT_TRUE(p->can_schedule(s.seg, registers).accepted);
   s.seg.device.registers_per_block = 32768;
-  EXPECT_THAT(p->can_schedule(s.seg, p->defaults()).reason,
+  EXPECT_THAT(p->can_schedule(s.seg, registers).reason,
               HasSubstr("a row of 16384 elements does not fit in registers"));
+  EXPECT_TRUE(p->can_schedule(s.seg, p->defaults()).accepted);
+  EXPECT_THAT(p->format(p->compute_params(s.seg)), HasSubstr("persistence=shared"));
+  // Only a row longer than 65536 elements per thread at 1024 threads is
+  // refused outright (and compute_params refuses it the same way).
+  const ir::SizeBindings huge = {{"N", 1}, {"K", int64_t{1} << 32}};
+  EXPECT_EQ(verdict("softmax", huge).reason,
+            "a row of 4294967296 elements is too long even for the multi-pass path "
+            "(persistence=none): at most 65536 elements per thread and 1024 threads per row "
+            "on schedlab-model-sm90");
+  auto h = segment_of("softmax", huge);
+  EXPECT_THAT(user_error_of([&] { p->compute_params(h.seg); }),
+              HasSubstr("normalization: a row of 4294967296 elements is too long even for the "
+                        "multi-pass path"));
 }
 
 TEST(NormalizationPlugin, SettingsTheSizesOrDeviceCannotTakeAreUserErrors) {
@@ -481,14 +560,33 @@ TEST(NormalizationPlugin, SettingsTheSizesOrDeviceCannotTakeAreUserErrors) {
     return user_error_of([&] { p->schedule(s.seg, params); });
   };
   EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 8192}}, {"vector=1", "persist=1"}),
-              HasSubstr("normalization: vector=1, persist=1, rows=1 needs 8192 x 1 = 8192 "
-                        "threads per block for rows of 8192, more than the device's 1024"));
-  EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 16384}}, {"vector=4", "persist=64"}),
-              HasSubstr("normalization: vector=4, persist=64, rows=1 needs 544 registers per "
-                        "thread (512 for the persistent buffers), more than the 255 a block of "
-                        "64 threads allows"));
-  EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 1002}}, {"vector=4"}),
-              HasSubstr("normalization: vector=4 does not divide the innermost extent 1002 of the rows"));
+              HasSubstr("normalization: vector=1, persist=1, rows=1, persistence=registers needs "
+                        "8192 x 1 = 8192 threads per block for rows of 8192, more than the "
+                        "device's 1024"));
+  EXPECT_THAT(
+      error("softmax", {{"N", 3}, {"K", 16384}},
+            {"vector=4", "persist=64", "persistence=registers"}),
+      HasSubstr("normalization: vector=4, persist=64, rows=1, persistence=registers needs 544 "
+                "registers per thread (512 for the persistent buffers), more than the 255 a "
+                "block of 64 threads allows"));
+  EXPECT_THAT(
+      error("softmax_bf16", {{"N", 3}, {"K", 65536}},
+            {"persistence=shared", "vector=8", "persist=16"}),
+      HasSubstr("normalization: vector=8, persist=16, rows=1, persistence=shared needs 288 "
+                "registers per thread (256 for the persistent buffers that do not fit in the "
+                "228352 bytes of shared memory a block has), more than the 128 a block of 512 "
+                "threads allows"));
+  EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 65536}}, {"persistence=shared"}),
+              HasSubstr("normalization: vector=1, persist=128, rows=1, persistence=shared: persist "
+                        "above 64 unrolls too far"));
+  EXPECT_THAT(error("rmsnorm", {{"N", 3}, {"K", 1000}},
+                    {"persistence=shared", "persist=100", "cache_inputs=false", "vector=1"}),
+              HasSubstr("normalization: vector=1, persist=100, rows=1, persistence=shared: "
+                        "persist above 64 unrolls too far; expected persistence=none (a serial "
+                        "loop) for so many vectors per thread"));
+  EXPECT_THAT(
+      error("softmax", {{"N", 3}, {"K", 1002}}, {"vector=4"}),
+      HasSubstr("normalization: vector=4 does not divide the innermost extent 1002 of the rows"));
   EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 1000}}, {"cache_inputs=false"}),
               HasSubstr("normalization: vector=4 needs cache_inputs=true"));
 }
