@@ -194,8 +194,8 @@ Indexer::RowSwizzle Indexer::row_swizzle(const TensorView* t) {
   const IterDomain* row = t->loop()[static_cast<size_t>(axes.back().first)];
   const int64_t e = axes.back().second;
   user_assert(e >= 0 && e % (width * unit) == 0)
-      << what << " but the rows of its Shared buffer, its innermost allocation axis "
-      << row->str() << ", hold " << (e >= 0 ? std::to_string(e) : row->extent().str())
+      << what << " but the rows of its Shared buffer, its innermost allocation axis " << row->str()
+      << ", hold " << (e >= 0 ? std::to_string(e) : row->extent().str())
       << " elements; expected a constant multiple of " << width * unit << " (width " << width
       << " x " << unit << (unit == 1 ? " element" : " elements")
       << " per bank word), so that the XOR permutes each row within itself";

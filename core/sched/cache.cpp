@@ -129,7 +129,7 @@ void set_memory_type(TensorView* tv, ir::MemoryType m) {
   user_assert(m == ir::MemoryType::Shared || tv->shared_swizzle() <= 1)
       << "set_memory_type: " << tv->describe() << " is a Shared buffer swizzled with width "
       << tv->shared_swizzle() << " (swizzle); expected Shared, found " << ir::memory_type_name(m)
-      << " (swizzle(" << tv->describe() << ", 1) first)";
+      << " (swizzle to 1 first)";
   tv->set_memory_type(m);
 }
 

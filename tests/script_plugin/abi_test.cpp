@@ -158,9 +158,9 @@ TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
   ASSERT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_SHARED), SCHEDLAB_OK);
   for (int64_t bad : {int64_t{0}, int64_t{3}, int64_t{SCHEDLAB_MAX_SWIZZLE_WIDTH * 2}}) {
     EXPECT_EQ(api.swizzle(&ctx, c, bad), SCHEDLAB_ERR_USER);
-    EXPECT_EQ(std::string(api.last_error()),
-              "swizzle: width of " + cache->describe() +
-                  " must be a power of two in [1, 32], got " + std::to_string(bad));
+    EXPECT_EQ(std::string(api.last_error()), "swizzle: width of " + cache->describe() +
+                                                 " must be a power of two in [1, 32], got " +
+                                                 std::to_string(bad));
   }
   // One layout at a time: padded, it cannot be swizzled, and the reverse.
   ASSERT_EQ(api.pad_shared(&ctx, c, 1), SCHEDLAB_OK);

@@ -219,21 +219,18 @@ TEST_F(BuiltinTranspose, SwizzleFollowsTheRowAndTheDtype) {
     return width;
   };
   EXPECT_EQ(swizzle_of("transpose2d", {{"N", 70}, {"K", 40}}, {"tile1=32", "tile2=32"}), 32);
-  EXPECT_EQ(swizzle_of("transpose_f16.yaml", {{"N", 70}, {"K", 40}}, {"tile1=64", "tile2=64"}),
-            32);
-  EXPECT_EQ(swizzle_of("transpose_f64.yaml", {{"N", 70}, {"K", 40}}, {"tile1=16", "tile2=16"}),
-            16);
+  EXPECT_EQ(swizzle_of("transpose_f16.yaml", {{"N", 70}, {"K", 40}}, {"tile1=64", "tile2=64"}), 32);
+  EXPECT_EQ(swizzle_of("transpose_f64.yaml", {{"N", 70}, {"K", 40}}, {"tile1=16", "tile2=16"}), 16);
   // Rows of 8 (an 8 x 8 tile, and the rows of 8 of a 16 x 8 one), and rows of
   // 24 (gcd(24, 24, 96)): 24 units, of which 8 is the largest power of two
   // dividing it.
   EXPECT_EQ(swizzle_of("transpose2d", {{"N", 37}, {"K", 29}}, {"tile1=8", "tile2=8"}), 8);
   EXPECT_EQ(swizzle_of("transpose2d", {{"N", 37}, {"K", 29}}, {"tile1=16", "tile2=8"}), 8);
-  EXPECT_EQ(swizzle_of("transpose2d", {{"N", 50}, {"K", 61}},
-                       {"tile1=24", "tile2=24", "threads=96"}),
-            8);
-  EXPECT_EQ(swizzle_of("batched_transpose", {{"B", 3}, {"M", 33}, {"N", 20}},
-                       {"tile1=32", "tile2=32"}),
-            32);
+  EXPECT_EQ(
+      swizzle_of("transpose2d", {{"N", 50}, {"K", 61}}, {"tile1=24", "tile2=24", "threads=96"}), 8);
+  EXPECT_EQ(
+      swizzle_of("batched_transpose", {{"B", 3}, {"M", 33}, {"N", 20}}, {"tile1=32", "tile2=32"}),
+      32);
   // Rows of one element (gcd(5, 5, 32) = 1) need no swizzle: none is applied.
   EXPECT_EQ(swizzle_of("transpose2d", {{"N", 19}, {"K", 23}}, {"tile1=5", "tile2=5"}), 1);
   // A single f32 row (tile1 = 1) too.
