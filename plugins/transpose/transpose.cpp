@@ -74,10 +74,7 @@
 //
 // Not done: vectorized accesses (a padded row keeps vectors aligned only if the
 // pad is a multiple of the width, which lowering checks; lowering refuses vector
-// copies into or out of a swizzled buffer). Rows narrower than 128 bytes (tiles
-// below 32 f32) put two or more rows on one cycle of the banks, which an XOR of
-// the row number alone does not separate: swizzled, such a tile keeps a
-// (128 / row bytes)-way conflict on its column reads, where padding has none.
+// copies into or out of a swizzled buffer).
 // A non-square tile has rows of the smaller edge, so a warp spans several rows
 // on one side and padding leaves up to a (larger / smaller)-way conflict there
 // (2-way on the writes of the 16 x 32 tiles of a 512 x 256 transpose, against
