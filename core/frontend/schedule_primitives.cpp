@@ -66,6 +66,14 @@ const std::vector<Primitive> kPrimitives = {
        sched::pad_shared(tv, a.integer(1));
        return nullptr;
      }},
+    {"swizzle",
+     {{"tv"}, {"width", "32"}},
+     false,
+     [](Args& a, ir::Fusion&) -> TensorView* {
+       TensorView* tv = a.tensor(0);
+       sched::swizzle(tv, a.given(1) ? a.integer(1) : sched::kMaxSwizzleWidth);
+       return nullptr;
+     }},
     {"cache_after",
      {{"tv"}, {"op", "Set"}, {"cache_op", "Unspecified"}},
      true,

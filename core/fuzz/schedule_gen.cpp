@@ -41,7 +41,11 @@ struct Axis {
 class ScheduleGenerator {
  public:
   ScheduleGenerator(const ir::Fusion& f, const ir::SizeBindings& sizes, std::mt19937_64& rng)
-      : f_(f), sizes_(sizes), rng_(rng), pad_rng_(std::mt19937_64(rng)()) {}
+      : f_(f),
+        sizes_(sizes),
+        rng_(rng),
+        pad_rng_(std::mt19937_64(rng)()),
+        swizzle_rng_(std::mt19937_64(rng)() + 1) {}
 
   GenSchedule run() {
     const ir::TensorView* ref = pick_reference();
@@ -127,6 +131,11 @@ class ScheduleGenerator {
       if (std::uniform_real_distribution<double>(0, 1)(pad_rng_) < 0.4) {
         const int64_t pad = std::uniform_int_distribution<int64_t>(1, 4)(pad_rng_);
         add("pad_shared(" + c + ", " + std::to_string(pad) + ")", "pad_shared");
+      } else if (std::uniform_real_distribution<double>(0, 1)(swizzle_rng_) < 0.4) {
+        // An XOR swizzle of width 2, 4 or 8: lowering refuses rows that are
+        // not a multiple of it, buffers of one axis and vector copies.
+        const int64_t width = int64_t{2} << std::uniform_int_distribution<int>(0, 2)(swizzle_rng_);
+        add("swizzle(" + c + ", " + std::to_string(width) + ")", "swizzle");
       }
     } else {
       if (chance(0.3)) add("set_memory_type(" + c + ", local)", what + "_local");
@@ -259,6 +268,8 @@ class ScheduleGenerator {
   /// rng_, which it leaves untouched): adding them changed no other draw, so
   /// every case of a seed is the one it was, padding aside.
   std::mt19937_64 pad_rng_;
+  /// swizzle's, likewise on their own stream (seeded apart from pad_rng_).
+  std::mt19937_64 swizzle_rng_;
   GenSchedule s_;
   std::string ref_;
   std::vector<Axis> axes_;

@@ -87,6 +87,9 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
     // is extent + pad, and the last row keeps its padding too, so the size is
     // exactly what Indexer::offset's row-major fold spans.
     const int64_t pad = Indexer::row_pad(t);
+    // A swizzle (sched::swizzle) permutes each row within itself: no change
+    // to the size. Its checks run at the first access (Indexer::offset),
+    // after plan_vectorization has refused vectors into swizzled buffers.
     if (symbolic) {  // Shared, sized at launch (place_dynamic_shared)
       b->size = -1;
       b->dynamic_elements = Expr::integer(1);

@@ -5,6 +5,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/lower/kir_visitor.h"
+#include "schedlab/sched/cache.h"
 #include "schedlab/sched/id_map.h"
 
 namespace schedlab::lower {
@@ -175,6 +176,32 @@ int64_t Indexer::row_pad(const TensorView* t) {
   return t->shared_pad();
 }
 
+Indexer::RowSwizzle Indexer::row_swizzle(const TensorView* t) {
+  const int64_t width = t->shared_swizzle();
+  if (width <= 1) return {};
+  internal_assert(t->memory_type() == ir::MemoryType::Shared && t->shared_pad() == 0)
+      << t->str() << " is swizzled but in " << ir::memory_type_name(t->memory_type())
+      << " memory or padded; sched::swizzle and sched::set_memory_type should have refused that";
+  const int64_t unit = sched::swizzle_unit(t->dtype());
+  const auto axes = allocation_axes(t);
+  const std::string what = "lowering: " + t->describe() + " is swizzled with width " +
+                           std::to_string(width) + " (swizzle)";
+  user_assert(axes.size() >= 2)
+      << what << " but its Shared buffer has "
+      << (axes.empty() ? "no allocation axes" : "one allocation axis")
+      << "; expected at least two (the innermost is the row the XOR permutes, "
+         "the others number the rows): inline it less deep, or bind more of its axes to threads";
+  const IterDomain* row = t->loop()[static_cast<size_t>(axes.back().first)];
+  const int64_t e = axes.back().second;
+  user_assert(e >= 0 && e % (width * unit) == 0)
+      << what << " but the rows of its Shared buffer, its innermost allocation axis " << row->str()
+      << ", hold " << (e >= 0 ? std::to_string(e) : row->extent().str())
+      << " elements; expected a constant multiple of " << width * unit << " (width " << width
+      << " x " << unit << (unit == 1 ? " element" : " elements")
+      << " per bank word), so that the XOR permutes each row within itself";
+  return {width, unit};
+}
+
 ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) const {
   const kir::Buffer* b = buffers_.at(p);
   auto dom = p->logical_no_reductions();
@@ -210,6 +237,7 @@ ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) co
   }
   ExprP off = Expr::integer(0);
   const auto axes = allocation_axes(p);
+  const RowSwizzle swz = row_swizzle(p);
   for (size_t a = 0; a < axes.size(); ++a) {
     auto [k, ext] = axes[a];
     const IterDomain* id = p->loop()[static_cast<size_t>(k)];
@@ -217,7 +245,14 @@ ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) co
     ExprP pitch = ext >= 0
                       ? Expr::integer(ext + pad)
                       : (pad > 0 ? size(id->extent()) + Expr::integer(pad) : size(id->extent()));
-    off = off * pitch + idx.at(id);
+    ExprP col = idx.at(id);
+    if (a + 1 == axes.size() && swz.width > 1) {
+      // off is the row number here: XOR it into the column's bank-word unit.
+      ExprP u = Expr::integer(swz.unit);
+      ExprP turn = off % Expr::integer(swz.width);
+      col = swz.unit == 1 ? col ^ turn : ((col / u) ^ turn) * u + col % u;
+    }
+    off = off * pitch + col;
   }
   return off;
 }

@@ -11,7 +11,10 @@
 //  * a Global tensor's offset is sum(index * stride); a Local or Shared one is
 //    laid out row-major over its allocation axes, reached by replaying
 //    forward; a Shared one padded by pad_shared has the row pitch of its
-//    innermost allocation axis widened by the padding (row_pad).
+//    innermost allocation axis widened by the padding (row_pad); a Shared
+//    one swizzled by sched::swizzle has the column of each row XORed, in
+//    units of a bank word, with its row number modulo the width
+//    (row_swizzle).
 #pragma once
 
 #include <functional>
@@ -63,6 +66,17 @@ class Indexer {
   /// of the innermost allocation axis is its extent plus this. offset and the
   /// buffer sizes (allocation.cpp) both read it here; 0 unless t is Shared.
   static int64_t row_pad(const ir::TensorView* t);
+  /// The XOR swizzle of t's rows (sched::swizzle): width 1 when none.
+  struct RowSwizzle {
+    int64_t width = 1;  ///< the row number modulo this is XORed into the column
+    int64_t unit = 1;   ///< elements per XORed unit (sched::swizzle_unit)
+  };
+  /// t's swizzle, checked against its buffer: a user error naming t unless
+  /// its rows (innermost allocation axis) hold a constant multiple of
+  /// width * unit elements and it has another allocation axis to number them.
+  /// offset reads it here; plan_vectorization has already refused vector
+  /// copies into or out of swizzled buffers by then.
+  static RowSwizzle row_swizzle(const ir::TensorView* t);
 
  private:
   const std::map<const ir::TensorView*, const kir::Buffer*>& buffers_;

@@ -14,6 +14,7 @@ std::string_view index_op_symbol(IndexOpType op) {
     case IndexOpType::Lt: return "<";
     case IndexOpType::And: return "&&";
     case IndexOpType::CeilDiv: return "ceilDiv";
+    case IndexOpType::Xor: return "^";
   }
   internal_error << "kir: unknown index operator " << static_cast<int>(op);
 }
@@ -81,6 +82,11 @@ ExprP Expr::index_op(IndexOpType op, ExprP a, ExprP b) {
       if (ai && bi) return integer((ai->value + bi->value - 1) / bi->value);
       if (b->is_int(1)) return a;
       break;
+    case IndexOpType::Xor:
+      if (ai && bi) return integer(ai->value ^ bi->value);
+      if (a->is_int(0)) return b;
+      if (b->is_int(0)) return a;
+      break;
   }
   const bool predicate = op == IndexOpType::Lt || op == IndexOpType::And;
   return std::make_shared<IndexOp>(op, std::move(a), std::move(b),
@@ -93,6 +99,7 @@ ExprP operator/(ExprP a, ExprP b) { return Expr::index_op(IndexOpType::Div, std:
 ExprP operator%(ExprP a, ExprP b) { return Expr::index_op(IndexOpType::Mod, std::move(a), std::move(b)); }
 ExprP operator<(ExprP a, ExprP b) { return Expr::index_op(IndexOpType::Lt, std::move(a), std::move(b)); }
 ExprP operator&&(ExprP a, ExprP b) { return Expr::index_op(IndexOpType::And, std::move(a), std::move(b)); }
+ExprP operator^(ExprP a, ExprP b) { return Expr::index_op(IndexOpType::Xor, std::move(a), std::move(b)); }
 
 namespace {
 std::vector<StmtP> clone_all(const std::vector<StmtP>& body) {

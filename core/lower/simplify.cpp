@@ -54,6 +54,17 @@ Interval mod(Interval a, Interval b) {
   return {0, std::min(a.hi, b.hi - 1)};
 }
 
+/// a ^ b for a, b >= 0: below the next power of two past both (the XOR sets
+/// no higher bit than either operand has); unknown for a negative operand.
+Interval xor_bounds(Interval a, Interval b) {
+  if (!a.nonneg() || !b.nonneg()) return {};
+  const int64_t hi = std::max(a.hi, b.hi);
+  if (hi >= kInf) return {0, kInf};
+  int64_t p = 1;
+  while (p <= hi) p *= 2;
+  return {0, p - 1};
+}
+
 /// A sum of terms times constant coefficients plus a constant; terms are
 /// keyed by their printed form, so equal terms collect.
 struct Linear {
@@ -157,6 +168,8 @@ class Simplifier : public kir::IRMutator {
         if (ca && cb && *cb > 0) return Expr::integer((*ca + *cb - 1) / *cb);
         return a == e.a && b == e.b ? self : Expr::index_op(e.op, a, b);
       }
+      case IndexOpType::Xor:  // folded by index_op (constants, ^ 0); nothing else
+        return a == e.a && b == e.b ? self : Expr::index_op(e.op, a, b);
     }
     internal_error << "simplify: unknown index operator " << static_cast<int>(e.op);
   }
@@ -250,6 +263,7 @@ class Simplifier : public kir::IRMutator {
                    : Interval{};
       case IndexOpType::Lt:
       case IndexOpType::And: return {0, 1};
+      case IndexOpType::Xor: return xor_bounds(a, b);
     }
     return {};
   }

@@ -12,7 +12,10 @@
 //  * a comparison whose outcome the bounds decide becomes true or false, and
 //    so do the conjunctions, branches and loops built on it: `if (true)` and
 //    a loop of one iteration are spliced into their parent, `if (false)` and
-//    a loop of none are dropped.
+//    a loop of none are dropped;
+//  * `a ^ b` (a swizzled Shared column, sched::swizzle) folds only when both
+//    are constants or one is 0; its bounds are [0, 2^k) when a and b lie in
+//    [0, 2^k), unknown otherwise.
 // With the sizes compiled in (size specialization), this is what turns the
 // forward replay of a Local buffer's index, ((x / 4) / 256) * 4 + x % 4 with
 // x = (i * 256 + tx) * 4 + j, back into the loop indices i * 4 + j, so that

@@ -71,6 +71,18 @@ std::map<const TensorView*, int64_t> plan_vectorization(
              "the first; expected a padding that is a multiple of "
           << w << " (or no vectorization)";
     }
+    // A swizzled Shared buffer (swizzle): the vector is its innermost
+    // allocation axis, the very row the XOR permutes unit by unit, so the w
+    // elements would not stay adjacent (and a whole-vector unit would leave
+    // the XOR nothing to permute).
+    for (const TensorView* g : {p, t}) {
+      user_assert(g->shared_swizzle() <= 1)
+          << what << " by " << w << " but " << (g == t ? "it" : "its operand " + g->describe())
+          << " is a Shared buffer swizzled with width " << g->shared_swizzle()
+          << " (swizzle), whose XOR permutes the elements of the vector's row; expected no "
+             "vectorized copy into or out of a swizzled buffer (vectorize the other copies, or "
+             "pad_shared instead)";
+    }
     for (const TensorView* g : {p, t})
       if (buffers.at(g)->is_param) kernel.vector_accesses.push_back({buffers.at(g), w});
     plan[t] = w;

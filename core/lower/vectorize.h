@@ -10,7 +10,9 @@
 //  * a Local/Shared operand keeps those w elements adjacent: its innermost
 //    loop axis is exactly mapped to the vectorized one, with extent w;
 //  * a padded Shared buffer (pad_shared) on either side keeps every vector
-//    aligned: its padding is a multiple of w.
+//    aligned: its padding is a multiple of w;
+//  * neither side is a swizzled Shared buffer (sched::swizzle), whose XOR
+//    would scatter the vector's elements.
 // What depends on sizes (innermost extent divisible by w, innermost stride 1,
 // other strides multiples of w, aligned pointers) is recorded per Global
 // parameter and checked at launch (runtime::launch).

@@ -158,6 +158,7 @@ static_assert(static_cast<int>(ir::ParallelType::BIDx) == SCHEDLAB_PARALLEL_BIDX
 static_assert(static_cast<int>(ir::LoopTransform::Bulk) == SCHEDLAB_LOOP_BULK);
 static_assert(static_cast<int>(ir::MemoryType::Global) == SCHEDLAB_MEMORY_GLOBAL);
 static_assert(sched::kMaxSharedPad == SCHEDLAB_MAX_SHARED_PAD);
+static_assert(sched::kMaxSwizzleWidth == SCHEDLAB_MAX_SWIZZLE_WIDTH);
 static_assert(static_cast<int>(ir::CacheOp::Global) == SCHEDLAB_CACHE_GLOBAL);
 static_assert(static_cast<int>(ir::LoadStoreOpType::Tma) == SCHEDLAB_LOAD_TMA);
 static_assert(static_cast<int>(ir::IterType::Broadcast) == SCHEDLAB_ITER_BROADCAST);
@@ -386,6 +387,10 @@ int32_t api_set_memory_type(SchedlabSegment* s, SchedlabTensor* t, int32_t memor
 
 int32_t api_pad_shared(SchedlabSegment* s, SchedlabTensor* t, int64_t elements) {
   return guard([&] { sched::pad_shared(tensor(s, t, "pad_shared"), elements); });
+}
+
+int32_t api_swizzle(SchedlabSegment* s, SchedlabTensor* t, int64_t width) {
+  return guard([&] { sched::swizzle(tensor(s, t, "swizzle"), width); });
 }
 
 int32_t cache_after_impl(SchedlabSegment* s, SchedlabTensor* t, int32_t op, int32_t cache_op,
@@ -671,6 +676,7 @@ SchedlabHostApi make_table() {
   t.apply_schedule_script = &api_apply_schedule_script;
   t._schedule_placeholders = &api_schedule_placeholders;
   t.pad_shared = &api_pad_shared;
+  t.swizzle = &api_swizzle;
   return t;
 }
 

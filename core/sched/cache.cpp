@@ -1,5 +1,5 @@
 // Memory primitives: cache_after, cache_before, cache_fork, set_memory_type,
-// pad_shared.
+// pad_shared, swizzle.
 // Each inserts one copy (a LoadStoreOp) and rewires the def/use graph around
 // it; nothing is freed (the Fusion never deletes), so the tensors and axes a
 // cache replaces simply drop out of the graph.
@@ -126,6 +126,10 @@ void set_memory_type(TensorView* tv, ir::MemoryType m) {
       << "set_memory_type: " << tv->describe() << " is a Shared buffer padded by "
       << tv->shared_pad() << " elements per row (pad_shared); expected Shared, found "
       << ir::memory_type_name(m) << " (pad_shared(" << tv->describe() << ", 0) first)";
+  user_assert(m == ir::MemoryType::Shared || tv->shared_swizzle() <= 1)
+      << "set_memory_type: " << tv->describe() << " is a Shared buffer swizzled with width "
+      << tv->shared_swizzle() << " (swizzle); expected Shared, found " << ir::memory_type_name(m)
+      << " (swizzle to 1 first)";
   tv->set_memory_type(m);
 }
 
@@ -136,7 +140,28 @@ void pad_shared(TensorView* tv, int64_t elements) {
   user_assert(elements >= 0 && elements <= kMaxSharedPad)
       << "pad_shared: padding of " << tv->describe() << " must be in [0, " << kMaxSharedPad
       << "] elements, got " << elements;
+  user_assert(elements == 0 || tv->shared_swizzle() <= 1)
+      << "pad_shared: " << tv->describe() << " is swizzled with width " << tv->shared_swizzle()
+      << " (swizzle); expected one layout, padding or a swizzle, not both (swizzle to 1 first)";
   tv->set_shared_pad(elements);
+}
+
+int64_t swizzle_unit(ir::DataType dtype) {
+  return std::max<int64_t>(1, 4 / ir::dtype_size(dtype));
+}
+
+void swizzle(TensorView* tv, int64_t width) {
+  user_assert(tv->memory_type() == ir::MemoryType::Shared)
+      << "swizzle: " << tv->describe() << " is in " << ir::memory_type_name(tv->memory_type())
+      << " memory; expected a Shared tensor (set_memory_type to Shared first)";
+  user_assert(width >= 1 && width <= kMaxSwizzleWidth && (width & (width - 1)) == 0)
+      << "swizzle: width of " << tv->describe() << " must be a power of two in [1, "
+      << kMaxSwizzleWidth << "], got " << width;
+  user_assert(width == 1 || tv->shared_pad() == 0)
+      << "swizzle: " << tv->describe() << " is padded by " << tv->shared_pad()
+      << " elements per row (pad_shared); expected one layout, padding or a swizzle, not both "
+         "(pad_shared to 0 first)";
+  tv->set_shared_swizzle(width);
 }
 
 }  // namespace schedlab::sched

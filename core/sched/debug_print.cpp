@@ -53,6 +53,8 @@ void print_domains(std::ostream& os, const ir::TensorView* tv, const std::string
   os << indent << "loop domain : " << domain_str(tv->loop()) << "\n";
   os << indent << "memory : " << ir::memory_type_name(tv->memory_type());
   if (tv->shared_pad() > 0) os << ", rows padded by " << tv->shared_pad() << " (pad_shared)";
+  if (tv->shared_swizzle() > 1)
+    os << ", rows swizzled with width " << tv->shared_swizzle() << " (swizzle)";
   os << "\n";
 }
 

@@ -48,6 +48,14 @@
 //             read touches each bank once (for 8-byte types, once per half warp,
 //             which is what one wavefront serves). The `pad` parameter turns it
 //             off, for A/B comparisons.
+//   swizzle   instead of padding (the `swizzle` parameter; `pad` is then
+//             ignored), the host's XOR swizzle permutes each row by bank words:
+//             unit c of row r is stored at unit c ^ (r % width), width the
+//             largest power of two (at most 32) dividing the row's bank words.
+//             A column read then meets `width` different bank words: for a
+//             row of 128 bytes or more, one per thread of the warp (per half
+//             warp for 8-byte types), as padding does, with no padding bytes.
+//             Rows of an odd number of bank words need nothing (width 1).
 //
 // The heuristic (compute_params), from the sizes, dtypes and device:
 //   tile1, tile2  128 bytes / the widest element size, within [8, 64]: one tile
@@ -62,10 +70,11 @@
 //           more warps than the tile fills.
 //   unroll  true: each thread's loop over its elements of the tile is unrolled.
 //   pad     true: pad the Shared rows as above.
+//   swizzle false: padding stays the default (a sweep compares the two).
 //
 // Not done: vectorized accesses (a padded row keeps vectors aligned only if the
-// pad is a multiple of the width, which lowering checks), and swizzling instead
-// of padding (no host primitive yet; it would save the padding's shared memory).
+// pad is a multiple of the width, which lowering checks; lowering refuses vector
+// copies into or out of a swizzled buffer).
 // A non-square tile has rows of the smaller edge, so a warp spans several rows
 // on one side and padding leaves up to a (larger / smaller)-way conflict there
 // (2-way on the writes of the 16 x 32 tiles of a 512 x 256 transpose, against
@@ -104,6 +113,18 @@ int64_t row_pad(int64_t row, int64_t bytes) {
   const int64_t unit = std::max(bytes, kBankBytes);
   if (row * bytes % unit != 0 || row * bytes / unit % 2 == 1) return 0;
   return unit / bytes;
+}
+
+/// The swizzle width for a row of `row` elements of `bytes` each: the largest
+/// power of two, at most 32, that divides the row's bank words (units of
+/// max(1, 4 / bytes) elements, sched::swizzle_unit); 1 (none) when the row is
+/// not a whole number of units or holds an odd number of them (its rows then
+/// already start on different banks, as for row_pad).
+int64_t swizzle_width(int64_t row, int64_t bytes) {
+  const int64_t unit = std::max<int64_t>(1, kBankBytes / bytes);
+  if (row % unit != 0) return 1;
+  const int64_t units = row / unit;
+  return std::min<int64_t>(SCHEDLAB_MAX_SWIZZLE_WIDTH, units & -units);
 }
 
 int64_t pow2_at_least(int64_t x) {
@@ -230,6 +251,9 @@ class Transpose : public pa::Plugin {
         pa::Param::boolean("unroll", true, "unroll each thread's loop over its tile elements"),
         pa::Param::boolean("pad", true,
                            "pad the Shared tile rows so column reads meet no bank conflict"),
+        pa::Param::boolean("swizzle", false,
+                           "XOR-swizzle the Shared tile rows instead of padding them (pad is "
+                           "then ignored)"),
     };
   }
 
@@ -282,12 +306,14 @@ class Transpose : public pa::Plugin {
     params.set_integer("threads", threads);
     params.set_boolean("unroll", true);
     params.set_boolean("pad", true);
+    params.set_boolean("swizzle", false);
   }
 
   void schedule(pa::Segment& seg, const pa::Params& params) override {
     const int64_t t1 = params.integer("tile1"), t2 = params.integer("tile2");
     const int64_t threads = params.integer("threads");
     const bool unroll = params.boolean("unroll"), pad = params.boolean("pad");
+    const bool swizzle = params.boolean("swizzle");
     const int64_t row = std::gcd(std::gcd(t1, t2), threads);
     Plan p = analyze(seg);
     if (!p.reason.empty()) throw pa::Error(SCHEDLAB_ERR_USER, "transpose: " + p.reason);
@@ -301,7 +327,12 @@ class Transpose : public pa::Plugin {
     std::vector<pa::TensorView> side;
     auto make_shared = [&](pa::TensorView c) {
       c.set_memory_type(pa::MemoryType::Shared);
-      if (pad) c.pad_shared(row_pad(row, dtype_bytes(c.dtype())));
+      const int64_t bytes = dtype_bytes(c.dtype());
+      if (swizzle) {
+        if (const int64_t w = swizzle_width(row, bytes); w > 1) c.swizzle(w);
+      } else if (pad) {
+        c.pad_shared(row_pad(row, bytes));
+      }
     };
     for (pa::TensorView in : p.g2_inputs) {
       pa::TensorView c = in.cache_after();

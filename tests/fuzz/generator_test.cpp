@@ -74,7 +74,8 @@ TEST(FuzzGenerator, EveryFeatureAppearsInTheFirstCases) {
        {"split", "split_outer", "merge", "reorder", "BIDx", "BIDy", "TIDx", "TIDy",
         "cache_after_local", "cache_after_shared", "cache_before_local", "cache_before_shared",
         "rfactor", "Vectorize", "Unroll", "Unswitch", "propagate_transformation",
-        "parallelize_all_like", "inline_most", "inline_at", "inline_selected_at", "pad_shared"})
+        "parallelize_all_like", "inline_most", "inline_at", "inline_selected_at", "pad_shared",
+        "swizzle"})
     EXPECT_TRUE(schedule.count(f)) << "no schedule feature " << f << " in " << kCoverageCases
                                    << " cases";
 }

@@ -212,20 +212,25 @@ int64_t eval(const ExprP& e, const std::map<std::string, int64_t>& env) {
     case kir::IndexOpType::Lt: return a < b;
     case kir::IndexOpType::And: return a && b;
     case kir::IndexOpType::CeilDiv: return (a + b - 1) / b;
+    case kir::IndexOpType::Xor: return a ^ b;
   }
   return 0;
 }
 
-/// A random non-negative index expression over vars, as lowering builds them.
-ExprP random_index(std::mt19937_64& rng, const std::vector<std::string>& vars, int depth) {
+/// A random non-negative index expression over vars, as lowering builds them;
+/// with_xor adds XORs (a swizzled Shared column) without changing the draws
+/// of the expressions made without.
+ExprP random_index(std::mt19937_64& rng, const std::vector<std::string>& vars, int depth,
+                   bool with_xor = false) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
   static constexpr int64_t kConsts[] = {1, 2, 3, 4, 5, 8, 16, 32, 7, 256};
   if (depth == 0 || pick(4) == 0)
     return pick(3) == 0 ? c(kConsts[pick(10)]) : v(vars[static_cast<size_t>(pick(static_cast<int>(vars.size())))]);
-  ExprP a = random_index(rng, vars, depth - 1);
-  switch (pick(6)) {
+  ExprP a = random_index(rng, vars, depth - 1, with_xor);
+  switch (pick(with_xor ? 7 : 6)) {
     case 0:
-    case 1: return a + random_index(rng, vars, depth - 1);
+    case 1: return a + random_index(rng, vars, depth - 1, with_xor);
+    case 6: return a ^ random_index(rng, vars, depth - 1, with_xor);
     case 2: return a * c(kConsts[pick(10)]);
     case 3: return a / c(kConsts[pick(10)]);
     case 4: return a % c(kConsts[pick(10)]);
@@ -233,15 +238,34 @@ ExprP random_index(std::mt19937_64& rng, const std::vector<std::string>& vars, i
   }
 }
 
-TEST(Simplify, RandomIndicesKeepTheirValueEverywhereInBounds) {
-  std::mt19937_64 rng(20261201);
+TEST(Simplify, XorIsBoundedByTheNextPowerOfTwo) {
+  // k in [0, 8), threadIdx.x in [0, 6): k ^ threadIdx.x lies in [0, 8), so
+  // `< 8` holds everywhere and folds, `< 7` does not; constants fold, ^ 0 goes.
+  for (int64_t limit : {8, 7}) {
+    Nest n({{"k", 8}}, c(0),
+           Expr::select((v("k") ^ v("threadIdx.x")) < c(limit), c(1), c(0), ir::DataType::I64),
+           {6, 1, 1});
+    simplify(n.kernel);
+    EXPECT_EQ(kir::print_expr(n.store()->value) == "1", limit == 8)
+        << "limit " << limit << ": " << kir::print_expr(n.store()->value);
+  }
+  EXPECT_EQ(kir::print_expr(c(6) ^ c(3)), "5");
+  EXPECT_EQ(kir::print_expr(v("k") ^ c(0)), "k");
+  EXPECT_EQ(kir::print_expr(v("k") ^ v("j")), "(k ^ j)");
+}
+
+/// 1500 random indices and predicates (with XORs or without), each checked at
+/// every point of a small nest against its simplified form.
+void check_random_indices(bool with_xor, uint64_t seed) {
+  SCOPED_TRACE(with_xor ? "with XORs" : "without XORs");
+  std::mt19937_64 rng(seed);
   const std::vector<std::pair<std::string, int64_t>> loops = {{"i", 3}, {"j", 5}, {"k", 8}};
   const std::vector<std::string> vars = {"i", "j", "k", "threadIdx.x"};
   int changed = 0;
   for (int t = 0; t < 1500; ++t) {
-    ExprP index = random_index(rng, vars, 4);
-    ExprP pred = random_index(rng, vars, 3) < random_index(rng, vars, 3);
-    ExprP value = Expr::select(pred && (random_index(rng, vars, 2) < c(9)), c(1), c(0),
+    ExprP index = random_index(rng, vars, 4, with_xor);
+    ExprP pred = random_index(rng, vars, 3, with_xor) < random_index(rng, vars, 3, with_xor);
+    ExprP value = Expr::select(pred && (random_index(rng, vars, 2, with_xor) < c(9)), c(1), c(0),
                                ir::DataType::I64);
     Nest n(loops, index, value, {6, 1, 1});
     simplify(n.kernel);
@@ -292,7 +316,7 @@ TEST(Simplify, RandomMergeReplaysKeepTheirValue) {
   static constexpr int64_t kDivs[] = {1, 2, 3, 4, 8};
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
   for (int t = 0; t < 300; ++t) {
-    ExprP a = random_index(rng, vars, 3);
+    ExprP a = random_index(rng, vars, 3, false);
     const int64_t k = 1 + pick(3);
     ExprP d1 = pick(3) == 0 ? v("K") : c(kDivs[pick(5)]);
     ExprP d2 = c(kDivs[pick(5)]);
@@ -313,6 +337,11 @@ TEST(Simplify, RandomMergeReplaysKeepTheirValue) {
                 << "\n  at K=" << K << " i=" << i << " j=" << j << " tx=" << tx;
           }
   }
+}
+
+TEST(Simplify, RandomIndicesKeepTheirValueEverywhereInBounds) {
+  check_random_indices(false, 20261201);
+  check_random_indices(true, 20261202);
 }
 
 }  // namespace

@@ -111,6 +111,23 @@ TEST(Profile, TransposeThroughAPaddedTileHasNoBankConflict) {
   }
 }
 
+TEST(Profile, TransposeThroughASwizzledTileHasNoBankConflict) {
+  // swizzle=true XORs each 32-element f32 row's columns with the row number
+  // (width 32) instead of padding it: a column read meets each bank once,
+  // as padded, with no padding bytes. f16 (64-element rows, 32 units of two
+  // elements) and f64 (16-element rows, width 16) too.
+  const std::vector<std::string> swizzled = {"pad=false", "swizzle=true"};
+  auto p = profile("transpose2d", {{"N", 2048}, {"K", 2048}}, "transpose", 512, swizzled);
+  EXPECT_DOUBLE_EQ(p.bank_conflict_ways, 1);
+  EXPECT_NE(p.prediction.limiter, "bank conflicts");
+  for (const char* fusion : {"transpose_f16", "transpose_f64"}) {
+    auto q = profile(
+        SCHEDLAB_SOURCE_DIR "/tests/script_plugin/fixtures/" + std::string(fusion) + ".yaml",
+        {{"N", 2048}, {"K", 2048}}, "transpose", 512, swizzled);
+    EXPECT_DOUBLE_EQ(q.bank_conflict_ways, 1) << fusion;
+  }
+}
+
 TEST(Profile, StridedScheduleScriptLosesCoalescingOnTheWrites) {
   // configs/schedules/transpose2d.sched iterates in x's order: reads
   // coalesced, writes to y strided by N.

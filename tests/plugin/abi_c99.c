@@ -33,5 +33,9 @@ int32_t c99_uses_table(const SchedlabHostApi* host, SchedlabSegment* seg, Schedl
   if (status != SCHEDLAB_OK) return status;
   /* ABI 1.2 */
   if (host->pad_shared == NULL) return SCHEDLAB_ERR_UNSUPPORTED;
-  return host->pad_shared(seg, t, SCHEDLAB_MAX_SHARED_PAD);
+  status = host->pad_shared(seg, t, SCHEDLAB_MAX_SHARED_PAD);
+  if (status != SCHEDLAB_OK) return status;
+  /* ABI 1.3 */
+  if (host->swizzle == NULL) return SCHEDLAB_ERR_UNSUPPORTED;
+  return host->swizzle(seg, t, SCHEDLAB_MAX_SWIZZLE_WIDTH);
 }

@@ -65,6 +65,10 @@ TEST(DebugPrintTest, ShowsTheInlinePositionAndMemory) {
   EXPECT_THAT(s, HasSubstr(" memory : Shared\n"));
   pad_shared(a, 1);
   EXPECT_THAT(print_tensor(a), HasSubstr(" memory : Shared, rows padded by 1 (pad_shared)\n"));
+  pad_shared(a, 0);
+  swizzle(a, 8);
+  EXPECT_THAT(print_tensor(a),
+              HasSubstr(" memory : Shared, rows swizzled with width 8 (swizzle)\n"));
 }
 
 TEST(DebugPrintTest, ARootDomainListsTheTransformsToLogical) {

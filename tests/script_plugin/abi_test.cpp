@@ -1,8 +1,9 @@
-// Plugin ABI 1.1 and 1.2 on real .so files: string parameters end to end, a
-// plugin built against 1.0 still loading and scheduling under the 1.2 host, a
-// newer minor refused naming both versions, and the schedule-script and
-// pad_shared host entries called through the C table as a plugin calls them
-// (the transpose plugin, transpose_test.cpp, calls pad_shared from a real .so).
+// Plugin ABI 1.1 to 1.3 on real .so files: string parameters end to end, a
+// plugin built against 1.0 still loading and scheduling under the 1.3 host, a
+// newer minor refused naming both versions, and the schedule-script,
+// pad_shared and swizzle host entries called through the C table as a plugin
+// calls them (the transpose plugin, transpose_test.cpp, calls pad_shared and
+// swizzle from a real .so).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -36,10 +37,10 @@ std::string sp_plugin(const std::string& name) {
 
 // ---- versions
 
-TEST(Abi11, HeaderAndHostSayOnePointTwo) {
+TEST(Abi11, HeaderAndHostSayOnePointThree) {
   EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
-  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 2);
-  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 2));
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 3);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 3));
   // Appended, never inserted: the 1.0 part of every grown struct is where it was.
   EXPECT_EQ(offsetof(SchedlabHostApi, apply_schedule_script),
             offsetof(SchedlabHostApi, _axes_mapped) + sizeof(void*));
@@ -50,19 +51,23 @@ TEST(Abi11, HeaderAndHostSayOnePointTwo) {
   // 1.2 appended pad_shared after the 1.1 part, which stays where it was.
   EXPECT_EQ(offsetof(SchedlabHostApi, pad_shared),
             offsetof(SchedlabHostApi, _schedule_placeholders) + sizeof(void*));
-  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, pad_shared) + sizeof(void*));
   EXPECT_NE(host_api()->pad_shared, nullptr);
+  // 1.3 appended swizzle after pad_shared.
+  EXPECT_EQ(offsetof(SchedlabHostApi, swizzle),
+            offsetof(SchedlabHostApi, pad_shared) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, swizzle) + sizeof(void*));
+  EXPECT_NE(host_api()->swizzle, nullptr);
 }
 
 TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
   EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.3, newer than this host's ABI 1.2: upgrade "
+                "' was built against plugin ABI 1.4, newer than this host's ABI 1.3: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 
-// ---- a 1.0 plugin under the 1.2 host
+// ---- a 1.0 plugin under the 1.3 host
 
 TEST(Abi10Plugin, LoadsWithItsSchemaReadAtTheOldStride) {
   auto p = load_plugin(sp_plugin("abi10"));
@@ -134,11 +139,53 @@ TEST(Abi12, PadSharedPadsASharedTensorAndRefusesTheRest) {
   EXPECT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_LOCAL), SCHEDLAB_OK);
 }
 
+// ---- ABI 1.3: swizzle through the C table, as a plugin calls it
+
+TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
+  Scheduled s = segment_of("transpose2d", {{"N", 6}, {"K", 8}});
+  SchedlabSegment ctx;
+  ctx.segment = &s.seg;
+  const SchedlabHostApi& api = *host_api();
+  auto* x = reinterpret_cast<SchedlabTensor*>(s.def.fusion->inputs()[0]);
+  SchedlabTensor* c = nullptr;
+  ASSERT_EQ(api.cache_after(&ctx, x, SCHEDLAB_CACHE_UNSPECIFIED, &c), SCHEDLAB_OK);
+  auto* cache = reinterpret_cast<ir::TensorView*>(c);
+  // Not Shared yet: the user error names the tensor and its memory type.
+  EXPECT_EQ(api.swizzle(&ctx, c, 4), SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api.last_error()),
+            "swizzle: " + cache->describe() +
+                " is in Local memory; expected a Shared tensor (set_memory_type to Shared first)");
+  ASSERT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_SHARED), SCHEDLAB_OK);
+  for (int64_t bad : {int64_t{0}, int64_t{3}, int64_t{SCHEDLAB_MAX_SWIZZLE_WIDTH * 2}}) {
+    EXPECT_EQ(api.swizzle(&ctx, c, bad), SCHEDLAB_ERR_USER);
+    EXPECT_EQ(std::string(api.last_error()), "swizzle: width of " + cache->describe() +
+                                                 " must be a power of two in [1, 32], got " +
+                                                 std::to_string(bad));
+  }
+  // One layout at a time: padded, it cannot be swizzled, and the reverse.
+  ASSERT_EQ(api.pad_shared(&ctx, c, 1), SCHEDLAB_OK);
+  EXPECT_EQ(api.swizzle(&ctx, c, 4), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api.last_error()),
+              HasSubstr("is padded by 1 elements per row (pad_shared); expected one layout"));
+  ASSERT_EQ(api.pad_shared(&ctx, c, 0), SCHEDLAB_OK);
+  ASSERT_EQ(api.swizzle(&ctx, c, 4), SCHEDLAB_OK) << api.last_error();
+  EXPECT_EQ(cache->shared_swizzle(), 4);
+  EXPECT_EQ(api.pad_shared(&ctx, c, 1), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api.last_error()), HasSubstr("is swizzled with width 4 (swizzle)"));
+  // A swizzled tensor stays Shared until the swizzle is removed.
+  EXPECT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_LOCAL), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api.last_error()), HasSubstr("swizzled with width 4 (swizzle)"));
+  EXPECT_EQ(api.swizzle(nullptr, c, 4), SCHEDLAB_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(api.last_error(), "swizzle: segment handle is null");
+  ASSERT_EQ(api.swizzle(&ctx, c, 1), SCHEDLAB_OK);
+  EXPECT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_LOCAL), SCHEDLAB_OK);
+}
+
 // ---- string parameters, end to end
 
 TEST(StringParams, SchemaDefaultsAndFormatting) {
   auto p = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(p->abi_str(), "1.2");
+  EXPECT_EQ(p->abi_str(), "1.3");
   ASSERT_EQ(p->schema().size(), 3u);
   EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
   EXPECT_EQ(p->schema()[1].domain_str(), "string");

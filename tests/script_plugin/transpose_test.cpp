@@ -120,29 +120,29 @@ TEST_F(BuiltinTranspose, ComputeParamsFollowsDtypeSizesAndDevice) {
   };
   // A tile row is one 128-byte line: 32 f32, 64 f16 (the cap), 16 f64.
   EXPECT_EQ(choice("transpose2d", {{"N", 2048}, {"K", 2048}}),
-            "tile1=32, tile2=32, threads=256, unroll=true, pad=true");
+            "tile1=32, tile2=32, threads=256, unroll=true, pad=true, swizzle=false");
   EXPECT_EQ(choice("transpose_f16.yaml", {{"N", 2048}, {"K", 2048}}),
-            "tile1=64, tile2=64, threads=256, unroll=true, pad=true");
+            "tile1=64, tile2=64, threads=256, unroll=true, pad=true, swizzle=false");
   EXPECT_EQ(choice("transpose_f64.yaml", {{"N", 2048}, {"K", 2048}}),
-            "tile1=16, tile2=16, threads=64, unroll=true, pad=true");
+            "tile1=16, tile2=16, threads=64, unroll=true, pad=true, swizzle=false");
   // Small extents: each edge capped at its extent rounded up to a power of two.
   EXPECT_EQ(choice("transpose2d", {{"N", 1}, {"K", 5000}}),
-            "tile1=1, tile2=32, threads=32, unroll=true, pad=true");
+            "tile1=1, tile2=32, threads=32, unroll=true, pad=true, swizzle=false");
   // 32 x 32 tiles of a 64 x 64 transpose: 4 blocks for 132 SMs. The larger
   // edge halves until 8 x 8 (32 bytes, one sector, is the floor): 64 blocks.
   EXPECT_EQ(choice("transpose2d", {{"N", 64}, {"K", 64}}),
-            "tile1=8, tile2=8, threads=32, unroll=true, pad=true");
+            "tile1=8, tile2=8, threads=32, unroll=true, pad=true, swizzle=false");
   EXPECT_EQ(choice("transpose2d", {{"N", 512}, {"K", 256}}),
-            "tile1=16, tile2=32, threads=128, unroll=true, pad=true");  // 32 * 8 = 256 blocks
+            "tile1=16, tile2=32, threads=128, unroll=true, pad=true, swizzle=false");  // 32 * 8 = 256 blocks
   // The batch counts towards the blocks.
   EXPECT_EQ(choice("batched_transpose", {{"B", 200}, {"M", 64}, {"N", 64}}),
-            "tile1=32, tile2=32, threads=256, unroll=true, pad=true");
+            "tile1=32, tile2=32, threads=256, unroll=true, pad=true, swizzle=false");
   // A device with little shared memory gets smaller tiles.
   // 32 x 32 f16 is 2048 bytes, but its rows padded by one bank word are 2176.
   Scheduled s = segment_of("transpose_f16.yaml", {{"N", 4096}, {"K", 4096}});
   s.seg.device.shared_bytes_per_block = 2048;
   EXPECT_EQ(p->format(p->compute_params(s.seg)),
-            "tile1=16, tile2=32, threads=128, unroll=true, pad=true");
+            "tile1=16, tile2=32, threads=128, unroll=true, pad=true, swizzle=false");
 }
 
 TEST_F(BuiltinTranspose, ReadsAndWritesRunInOppositeThreadOrders) {
@@ -194,6 +194,47 @@ TEST_F(BuiltinTranspose, PaddingFollowsTheRowAndTheDtype) {
   EXPECT_EQ(pad_of("transpose_f64.yaml", {{"N", 70}, {"K", 40}}, {}), 1);
   EXPECT_EQ(pad_of("transpose2d", {{"N", 70}, {"K", 40}}, {"pad=false"}), 0);
   EXPECT_EQ(pad_of("transpose2d", {{"N", 1}, {"K", 40}}, {}), 0);
+}
+
+TEST_F(BuiltinTranspose, SwizzleFollowsTheRowAndTheDtype) {
+  // swizzle=true XORs whole bank words of each row (one f32 or f64 element,
+  // two f16 ones) with the row number modulo the largest power of two, at
+  // most 32, dividing the row's bank words; padding is then left out. Each
+  // validates on the CPU backend and compiles with NVRTC, ragged tiles too.
+  auto p = transpose_plugin();
+  auto swizzle_of = [&](const std::string& fusion, const ir::SizeBindings& sizes,
+                        std::vector<std::string> settings) {
+    settings.push_back("swizzle=true");
+    Scheduled s = segment_of(fusion, sizes);
+    ParamValues params = p->with_settings(p->compute_params(s.seg), settings);
+    p->schedule(s.seg, params);
+    EXPECT_EQ(run_and_compare(s), "") << fusion << " with " << p->format(params);
+    EXPECT_EQ(nvrtc_errors(s), "") << fusion << " with " << p->format(params);
+    int64_t width = -1;
+    for (const ir::TensorView* tv : s.def.fusion->tensors())
+      if (tv->memory_type() == ir::MemoryType::Shared) {
+        EXPECT_EQ(tv->shared_pad(), 0) << fusion;
+        width = tv->shared_swizzle();
+      }
+    return width;
+  };
+  EXPECT_EQ(swizzle_of("transpose2d", {{"N", 70}, {"K", 40}}, {"tile1=32", "tile2=32"}), 32);
+  EXPECT_EQ(swizzle_of("transpose_f16.yaml", {{"N", 70}, {"K", 40}}, {"tile1=64", "tile2=64"}), 32);
+  EXPECT_EQ(swizzle_of("transpose_f64.yaml", {{"N", 70}, {"K", 40}}, {"tile1=16", "tile2=16"}), 16);
+  // Rows of 8 (an 8 x 8 tile, and the rows of 8 of a 16 x 8 one), and rows of
+  // 24 (gcd(24, 24, 96)): 24 units, of which 8 is the largest power of two
+  // dividing it.
+  EXPECT_EQ(swizzle_of("transpose2d", {{"N", 37}, {"K", 29}}, {"tile1=8", "tile2=8"}), 8);
+  EXPECT_EQ(swizzle_of("transpose2d", {{"N", 37}, {"K", 29}}, {"tile1=16", "tile2=8"}), 8);
+  EXPECT_EQ(
+      swizzle_of("transpose2d", {{"N", 50}, {"K", 61}}, {"tile1=24", "tile2=24", "threads=96"}), 8);
+  EXPECT_EQ(
+      swizzle_of("batched_transpose", {{"B", 3}, {"M", 33}, {"N", 20}}, {"tile1=32", "tile2=32"}),
+      32);
+  // Rows of one element (gcd(5, 5, 32) = 1) need no swizzle: none is applied.
+  EXPECT_EQ(swizzle_of("transpose2d", {{"N", 19}, {"K", 23}}, {"tile1=5", "tile2=5"}), 1);
+  // A single f32 row (tile1 = 1) too.
+  EXPECT_EQ(swizzle_of("transpose2d", {{"N", 1}, {"K", 40}}, {}), 1);
 }
 
 TEST_F(BuiltinTranspose, RejectsWhatIsNotATwoLayoutTranspose) {

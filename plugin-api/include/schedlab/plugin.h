@@ -35,6 +35,7 @@
  *        apply_schedule_script and _schedule_placeholders. The host refuses a
  *        STRING parameter from a plugin that reports ABI 1.0.
  *   1.2  the host entry pad_shared (row padding of a Shared buffer).
+ *   1.3  the host entry swizzle (XOR swizzle of a Shared buffer's rows).
  *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
  * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
@@ -79,7 +80,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 2
+#define SCHEDLAB_PLUGIN_ABI_MINOR 3
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -90,6 +91,8 @@ extern "C" {
 
 /** The largest row padding pad_shared accepts, in elements (ABI 1.2). */
 #define SCHEDLAB_MAX_SHARED_PAD 32
+/** The widest XOR swizzle the host entry swizzle accepts (ABI 1.3). */
+#define SCHEDLAB_MAX_SWIZZLE_WIDTH 32
 
 /** The one exported symbol's name, for loaders. */
 #define SCHEDLAB_PLUGIN_ENTRY_NAME "schedlab_plugin_entry"
@@ -469,6 +472,19 @@ typedef struct SchedlabHostApi {
    * t must already be Shared (set_memory_type); 0 removes the padding. A
    * host older than 1.2 has no such entry: check struct_size first. */
   int32_t (*pad_shared)(SchedlabSegment* seg, SchedlabTensor* t, int64_t elements);
+
+  /* ---- ABI 1.3 */
+  /** XOR-swizzles the rows of t's Shared buffer: with E elements per row (its
+   * innermost allocation axis, as for pad_shared), r the row number and u
+   * one 4-byte bank word of elements (1 for 4- and 8-byte types), element c
+   * of row r is stored at r * E + ((c / u) ^ (r % width)) * u + c % u, so a
+   * tile read column-wise meets no bank conflict without padding. width is a
+   * power of two from 1 (no swizzle) to SCHEDLAB_MAX_SWIZZLE_WIDTH; t must
+   * already be Shared and not padded. Lowering refuses, naming the tensor, a
+   * row that is not a constant multiple of width * u, a buffer of one axis,
+   * and vectorized copies into or out of it. A host older than 1.3 has no
+   * such entry: check struct_size first. */
+  int32_t (*swizzle)(SchedlabSegment* seg, SchedlabTensor* t, int64_t width);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */

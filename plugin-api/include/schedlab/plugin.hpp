@@ -339,6 +339,13 @@ class TensorView {
     detail::call(&SchedlabHostApi::pad_shared, "pad_shared", seg_, t_, elements);
     return *this;
   }
+  /// ABI 1.3: XOR-swizzles the rows of this Shared tensor's buffer, `width`
+  /// a power of two from 1 (none) to SCHEDLAB_MAX_SWIZZLE_WIDTH (see
+  /// SchedlabHostApi::swizzle). Call after set_memory_type(Shared).
+  TensorView& swizzle(int64_t width) {
+    detail::call(&SchedlabHostApi::swizzle, "swizzle", seg_, t_, width);
+    return *this;
+  }
   TensorView cache_after(CacheOp op = CacheOp::Unspecified) {
     SchedlabTensor* out = nullptr;
     detail::call(&SchedlabHostApi::cache_after, "cache_after", seg_, t_, static_cast<int32_t>(op),

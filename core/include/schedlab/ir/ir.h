@@ -296,6 +296,11 @@ class TensorView final : public Val {
   /// checks; sched::pad_shared is the checked form.
   int64_t shared_pad() const { return shared_pad_; }
   void set_shared_pad(int64_t elements) { shared_pad_ = elements; }
+  /// The XOR swizzle of a Shared buffer's rows (sched::swizzle): the column
+  /// unit of each row is XORed with the row index modulo this width (a power
+  /// of two; 1: none). Set with no checks; sched::swizzle is the checked form.
+  int64_t shared_swizzle() const { return shared_swizzle_; }
+  void set_shared_swizzle(int64_t width) { shared_swizzle_ = width; }
   /// Compute-at (inline) position into its consumers' loop nests; 0 = not inlined.
   int compute_at_pos() const { return compute_at_pos_; }
   void set_compute_at_pos(int p) { compute_at_pos_ = p; }
@@ -312,6 +317,7 @@ class TensorView final : public Val {
   std::vector<IterDomain*> loop_;
   MemoryType memory_type_ = MemoryType::Local;
   int64_t shared_pad_ = 0;  ///< row padding of a Shared buffer, in elements
+  int64_t shared_swizzle_ = 1;  ///< XOR width of a Shared buffer's rows; 1: none
   int compute_at_pos_ = 0;
 };
 

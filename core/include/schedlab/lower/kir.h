@@ -24,10 +24,11 @@ namespace schedlab::kir {
 struct Buffer;
 
 /// Index arithmetic operators (IndexOp): integer math on loop variables and
-/// sizes, and the predicates over them.
-enum class IndexOpType { Add, Mul, Div, Mod, Lt, And, CeilDiv };
-/// "+", "*", "/", "%", "<", "&&", "ceilDiv": the one spelling of each, used by
-/// both printers.
+/// sizes, and the predicates over them. Xor is the bitwise exclusive or of two
+/// non-negative indices (a swizzled Shared buffer's column, sched::swizzle).
+enum class IndexOpType { Add, Mul, Div, Mod, Lt, And, CeilDiv, Xor };
+/// "+", "*", "/", "%", "<", "&&", "ceilDiv", "^": the one spelling of each,
+/// used by both printers.
 std::string_view index_op_symbol(IndexOpType op);
 
 /// A scalar expression: index math, loaded values and elementwise math. One
@@ -147,6 +148,7 @@ ExprP operator/(ExprP a, ExprP b);
 ExprP operator%(ExprP a, ExprP b);
 ExprP operator<(ExprP a, ExprP b);
 ExprP operator&&(ExprP a, ExprP b);
+ExprP operator^(ExprP a, ExprP b);
 
 /// Storage of one tensor in the kernel.
 struct Buffer {

@@ -1,4 +1,5 @@
-// Memory primitives: cache_after, cache_before, cache_fork, set_memory_type.
+// Memory primitives: cache_after, cache_before, cache_fork, set_memory_type,
+// and the Shared layouts pad_shared and swizzle.
 //
 // Each cache inserts one copy (a LoadStoreOp) and rewires the def/use graph
 // around it; the cache it returns is named after tv ("x" -> "x_cache") when tv
@@ -26,7 +27,8 @@ ir::TensorView* cache_before(ir::TensorView* tv);
 /// intermediate. Returns c. tv must not be inlined.
 ir::TensorView* cache_fork(ir::TensorView* tv);
 /// Sets where tv lives. Fusion inputs and outputs must stay Global; a padded
-/// Shared tensor (pad_shared) stays Shared until its padding is set to 0.
+/// or swizzled Shared tensor (pad_shared, swizzle) stays Shared until its
+/// padding is set to 0 or its swizzle to 1.
 void set_memory_type(ir::TensorView* tv, ir::MemoryType m);
 /// The most padding pad_shared accepts. One bank word (1 to 4 elements) is
 /// what a conflict-free tile needs; 32 elements of 4 bytes or more already
@@ -40,6 +42,28 @@ constexpr int64_t kMaxSharedPad = 32;
 /// already be Shared: the check is at the call, and set_memory_type refuses
 /// to move a padded tensor out of Shared, so lowering never meets a padded
 /// Local or Global tensor. 0 <= elements <= kMaxSharedPad; 0 removes it.
+/// A swizzled tensor cannot be padded too (one layout at a time).
 void pad_shared(ir::TensorView* tv, int64_t elements);
+/// The widest swizzle: 32 units of one bank word already cover the 32 banks,
+/// so a wider XOR reaches no bank a narrower one does not.
+constexpr int64_t kMaxSwizzleWidth = 32;
+/// The elements of one swizzle unit of a `dtype` buffer: one 4-byte bank word
+/// (2 f16/bf16, 4 bytes), or one element of 4 bytes or more.
+int64_t swizzle_unit(ir::DataType dtype);
+/// XOR-swizzles the rows of tv's Shared buffer (nvFuser's
+/// swizzle(Swizzle2DType::XOR), CUTLASS's Swizzle): the buffer is row-major
+/// over its allocation axes, a row being the innermost one (E elements, as
+/// for pad_shared) and r the row's number; element c of row r is stored at
+///   r * E + ((c / u) ^ (r % width)) * u + c % u,   u = swizzle_unit(dtype),
+/// a permutation of each row by whole bank words. A tile read along its other
+/// axis (one row per thread, the same column) then meets `width` different
+/// bank words, without the memory padding costs. tv must already be Shared
+/// (checked here, and set_memory_type keeps it Shared) and not padded; width
+/// is a power of two in [1, kMaxSwizzleWidth], 1 removing it. Lowering checks
+/// the rest, with the buffer known: E a constant multiple of width * u (so the
+/// XOR stays within the row), at least two allocation axes, and no vectorized
+/// copy into or out of the buffer (its vector axis is the row itself, which
+/// the XOR would split).
+void swizzle(ir::TensorView* tv, int64_t width);
 
 }  // namespace schedlab::sched
