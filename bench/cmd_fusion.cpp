@@ -64,7 +64,7 @@ struct FusionOptions {
   std::string fusion;
   std::string sizes;
   std::string schedule;
-  std::string params;
+  std::vector<std::string> params;        ///< --param k=v[,k=v] (repeatable)
   std::vector<std::string> fusion_dirs;
   std::string plugin;                    ///< --plugin: schedule with this plugin
   std::vector<std::string> settings;     ///< --set key=value, for --plugin
@@ -87,7 +87,9 @@ struct FusionOptions {
     cmd->add_option("--size", sizes,
                     "Named sizes, e.g. N=4,K=8 (overrides the file's `sizes:` defaults)");
     cmd->add_option("--schedule", schedule, "A schedule script to apply (configs/schedules/*.sched)");
-    cmd->add_option("--param", params, "Schedule parameters for {name} placeholders, e.g. block=128");
+    cmd->add_option("--param", params,
+                    "Schedule parameters for {name} placeholders, e.g. --param block=128 "
+                    "(repeatable, like --set)");
     cmd->add_option("--fusion-dir", fusion_dirs,
                     "Extra directory searched for fusion names (repeatable)");
     cmd->add_option("--plugin", plugin,
@@ -157,7 +159,9 @@ Loaded load(const FusionOptions& o, const std::optional<runtime::DevicePropertie
   }
   if (!o.schedule.empty()) {
     frontend::ScheduleParams params;
-    for (const auto& [k, v] : frontend::parse_size_list(o.params, "--param")) params[k] = v;
+    std::string list;  // every --param joined: a name given twice is still an error
+    for (const std::string& p : o.params) list += (list.empty() ? "" : ",") + p;
+    for (const auto& [k, v] : frontend::parse_size_list(list, "--param")) params[k] = v;
     l.schedule_log = frontend::apply_schedule_file(o.schedule, l.bf.def, params);
   }
   if (o.segmented() && segment)

@@ -4,11 +4,54 @@
 // found, 2 bad input or usage, 3 internal error.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "command.h"
 #include "schedlab/base/error.h"
+#include "schedlab/base/suggest.h"
+
+namespace {
+
+/// After a usage error: "did you mean" for a mistyped verb (`schedlab rn`) or
+/// for a mistyped long flag of the verb given (`exec --plugin-dirr`), on
+/// stderr after CLI11's own message. Nothing when nothing is close.
+void suggest_usage(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> verbs;
+  CLI::App* verb = nullptr;
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    verbs.push_back(sub->get_name());
+  int first = 1;
+  while (first < argc && argv[first][0] == '-') ++first;
+  if (first < argc) {
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      if (sub->get_name() == argv[first]) verb = sub;
+    if (!verb) {
+      const std::string close = schedlab::closest_name(argv[first], verbs);
+      if (!close.empty())
+        std::cerr << "hint: unknown verb '" << argv[first] << "'; did you mean '" << close
+                  << "'?\n";
+      return;
+    }
+  }
+  CLI::App& scope = verb ? *verb : app;
+  std::vector<std::string> flags;
+  for (const CLI::Option* o : scope.get_options())
+    for (const std::string& n : o->get_lnames()) flags.push_back("--" + n);
+  for (int i = first + 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0 || a == "--") continue;
+    a = a.substr(0, a.find('='));
+    if (std::find(flags.begin(), flags.end(), a) != flags.end()) continue;
+    const std::string close = schedlab::closest_name(a, flags);
+    if (!close.empty())
+      std::cerr << "hint: unknown flag '" << a << "'; did you mean '" << close << "'?\n";
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace schedlab::cli;
@@ -38,6 +81,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    suggest_usage(app, argc, argv);
     return kExitUsage;
   }
 

@@ -109,15 +109,28 @@ TEST(Abi10Plugin, AStringParameterFromAOnePointZeroPluginIsRefused) {
 
 // ---- ABI 1.2: pad_shared through the C table, as a plugin calls it
 
-TEST(Abi12, PadSharedPadsASharedTensorAndRefusesTheRest) {
-  Scheduled s = segment_of("transpose2d", {{"N", 6}, {"K", 10}});
-  SchedlabSegment ctx;
-  ctx.segment = &s.seg;
-  const SchedlabHostApi& api = *host_api();
-  auto* x = reinterpret_cast<SchedlabTensor*>(s.def.fusion->inputs()[0]);
+/// transpose2d's input read through a (Local) cache_after copy, made through
+/// the C table as a plugin makes it: what the Shared-layout entries act on.
+struct CachedInput {
+  Scheduled s;
+  SchedlabSegment ctx{};
   SchedlabTensor* c = nullptr;
-  ASSERT_EQ(api.cache_after(&ctx, x, SCHEDLAB_CACHE_UNSPECIFIED, &c), SCHEDLAB_OK);
-  auto* cache = reinterpret_cast<ir::TensorView*>(c);
+  ir::TensorView* cache = nullptr;
+  explicit CachedInput(const ir::SizeBindings& sizes) : s(segment_of("transpose2d", sizes)) {
+    ctx.segment = &s.seg;
+    auto* x = reinterpret_cast<SchedlabTensor*>(s.def.fusion->inputs()[0]);
+    EXPECT_EQ(host_api()->cache_after(&ctx, x, SCHEDLAB_CACHE_UNSPECIFIED, &c), SCHEDLAB_OK);
+    cache = reinterpret_cast<ir::TensorView*>(c);
+  }
+};
+
+TEST(Abi12, PadSharedPadsASharedTensorAndRefusesTheRest) {
+  CachedInput in({{"N", 6}, {"K", 10}});
+  Scheduled& s = in.s;
+  SchedlabSegment& ctx = in.ctx;
+  SchedlabTensor* c = in.c;
+  ir::TensorView* cache = in.cache;
+  const SchedlabHostApi& api = *host_api();
   // Not Shared yet: the user error names the tensor and its memory type.
   EXPECT_EQ(api.pad_shared(&ctx, c, 1), SCHEDLAB_ERR_USER);
   EXPECT_EQ(std::string(api.last_error()),
@@ -142,14 +155,11 @@ TEST(Abi12, PadSharedPadsASharedTensorAndRefusesTheRest) {
 // ---- ABI 1.3: swizzle through the C table, as a plugin calls it
 
 TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
-  Scheduled s = segment_of("transpose2d", {{"N", 6}, {"K", 8}});
-  SchedlabSegment ctx;
-  ctx.segment = &s.seg;
+  CachedInput in({{"N", 6}, {"K", 8}});
+  SchedlabSegment& ctx = in.ctx;
+  SchedlabTensor* c = in.c;
+  ir::TensorView* cache = in.cache;
   const SchedlabHostApi& api = *host_api();
-  auto* x = reinterpret_cast<SchedlabTensor*>(s.def.fusion->inputs()[0]);
-  SchedlabTensor* c = nullptr;
-  ASSERT_EQ(api.cache_after(&ctx, x, SCHEDLAB_CACHE_UNSPECIFIED, &c), SCHEDLAB_OK);
-  auto* cache = reinterpret_cast<ir::TensorView*>(c);
   // Not Shared yet: the user error names the tensor and its memory type.
   EXPECT_EQ(api.swizzle(&ctx, c, 4), SCHEDLAB_ERR_USER);
   EXPECT_EQ(std::string(api.last_error()),
