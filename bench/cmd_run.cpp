@@ -211,6 +211,8 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
   // Without --resume the previous file is kept as <output>.prev, and its
   // records are a measurement cache: an unchanged kernel is not re-timed.
   std::vector<report::Record> measured;
+  if (o.resume && !std::filesystem::exists(output))
+    fmt::print("note: --resume: {} does not exist yet; starting a fresh run\n", output);
   if (!o.resume && std::filesystem::exists(output)) {
     measured = report::read_records(output).records;
     std::filesystem::rename(output, output + ".prev");

@@ -224,7 +224,9 @@ SweepRun::SweepRun(const SweepSpec& spec, plugin::Registry& registry, runtime::B
   user_assert(!options.output.empty()) << "run: no output file for the records";
   if (is_cuda(backend)) target_ = runtime::cuda_device_properties();
   plan_searches();
-  if (options.resume) {
+  // --resume before the file exists (a first run, or a requeued job that
+  // never wrote a record) starts fresh.
+  if (options.resume && std::filesystem::exists(options.output)) {
     report::drop_truncated_tail(options.output);
     for (report::Record& r : report::read_records(options.output).records)
       done_.emplace(r.key, std::move(r));
