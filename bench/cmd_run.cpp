@@ -13,6 +13,7 @@
 
 #include "command.h"
 #include "run_common.h"
+#include "schedlab/base/suggest.h"
 #include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/ab.h"
@@ -206,8 +207,27 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
   sweep::SweepSpec spec = sweep::load_sweep_file(o.sweep, o.load_options(registry));
   PluginSwaps swaps;
   if (!o.ab.empty()) spec = with_ab_twins(spec, registry, load_old_build(o.ab), swaps);
-  auto backend = o.make_backend(spec);
+  // Every check before anything on disk moves: a mistyped --only or a
+  // directory given as -o must not rename the previous results away.
+  for (const std::string& name : o.only)
+    if (!spec.scheduler(name)) {
+      std::vector<std::string> names;
+      std::string list;
+      for (const sweep::SchedulerSpec& s : spec.schedulers) {
+        names.push_back(s.name);
+        list += (list.empty() ? "" : ", ") + s.name;
+      }
+      const std::string close = closest_name(name, names);
+      user_error << "--only: sweep '" << spec.name << "' has no scheduler named '" << name
+                 << "'; its schedulers are " << list
+                 << (close.empty() ? "" : " (did you mean '" + close + "'?)");
+    }
   const std::string output = o.output_for(spec);
+  user_assert(!std::filesystem::is_directory(output))
+      << "run: the results file '" << output
+      << "' is a directory; expected a .jsonl file (e.g. -o " << output << "/"
+      << spec.name << ".jsonl)";
+  auto backend = o.make_backend(spec);
   // Without --resume the previous file is kept as <output>.prev, and its
   // records are a measurement cache: an unchanged kernel is not re-timed.
   std::vector<report::Record> measured;
@@ -215,7 +235,11 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
     fmt::print("note: --resume: {} does not exist yet; starting a fresh run\n", output);
   if (!o.resume && std::filesystem::exists(output)) {
     measured = report::read_records(output).records;
-    std::filesystem::rename(output, output + ".prev");
+    std::error_code ec;
+    std::filesystem::rename(output, output + ".prev", ec);
+    user_assert(!ec) << "run: cannot keep the previous results '" << output << "' as '"
+                     << output << ".prev': " << ec.message()
+                     << "; expected to be able to replace that file (remove it, or use --resume)";
   }
   sweep::RunResult res =
       run_once(spec, registry, *backend, o, std::move(measured), o.resume, extras, swaps);
