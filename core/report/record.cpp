@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -293,11 +295,17 @@ RecordFile read_records(const std::string& path) {
 void append_record(const std::string& path, const Record& r) {
   std::string line = to_json(r) + "\n";
   std::FILE* f = std::fopen(path.c_str(), "ab");
-  user_assert(f != nullptr) << "cannot open results file '" << path << "' for appending";
+  user_assert(f != nullptr) << "cannot open results file '" << path
+                            << "' for appending: " << std::strerror(errno);
+  errno = 0;
   size_t written = std::fwrite(line.data(), 1, line.size(), f);
   bool ok = std::fflush(f) == 0 && written == line.size();
+  int err = errno;
   ok &= std::fclose(f) == 0;
-  user_assert(ok) << "cannot write to results file '" << path << "'";
+  if (err == 0) err = errno;
+  // The reason matters: a full disk (ENOSPC) is not a permission problem.
+  user_assert(ok) << "cannot write to results file '" << path << "': "
+                  << (err != 0 ? std::strerror(err) : "short write");
 }
 
 size_t drop_truncated_tail(const std::string& path) {

@@ -1,6 +1,9 @@
 // Sweep records: JSON round trip, JSONL reading (a truncated last line is
 // skipped, any other bad line is an error at file:line), keys.
 #include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -141,11 +144,13 @@ TEST(RecordFile, BadLineInTheMiddleIsAnError) {
 TEST(RecordFile, CannotAppend) {
   auto dir = temp_dir("cannot_append");
   EXPECT_EQ(user_error_of([&] { append_record(dir.string(), ok_record("a", {}, {1})); }),
-            "cannot open results file '" + dir.string() + "' for appending");
-  // /dev/full takes the open and fails the write.
+            "cannot open results file '" + dir.string() +
+                "' for appending: " + std::strerror(EISDIR));
+  // /dev/full takes the open and fails the write with ENOSPC: the error says
+  // so (a full disk is not a permission problem).
   if (std::filesystem::exists("/dev/full")) {
     EXPECT_EQ(user_error_of([] { append_record("/dev/full", ok_record("a", {}, {1})); }),
-              "cannot write to results file '/dev/full'");
+              "cannot write to results file '/dev/full': " + std::string(std::strerror(ENOSPC)));
   }
 }
 
