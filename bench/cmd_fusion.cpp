@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "command.h"
+#include "schedlab/base/install_paths.h"
 #include "schedlab/base/error.h"
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/frontend/schedule_script.h"
@@ -47,13 +48,13 @@ std::vector<std::string> path_variable(const char* name) {
 std::vector<std::string> fusion_dirs(const std::vector<std::string>& flags) {
   std::vector<std::string> dirs = flags;
   for (std::string& d : path_variable("SCHEDLAB_FUSION_PATH")) dirs.push_back(std::move(d));
-  dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/fusions");
+  dirs.push_back(base::config_dir() + "/fusions");
   return dirs;
 }
 
 std::vector<std::string> device_dirs() {
   std::vector<std::string> dirs = path_variable("SCHEDLAB_DEVICE_PATH");
-  dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/devices");
+  dirs.push_back(base::config_dir() + "/devices");
   return dirs;
 }
 

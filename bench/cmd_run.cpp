@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "command.h"
+#include "schedlab/base/install_paths.h"
 #include "run_common.h"
 #include "schedlab/base/suggest.h"
 #include "schedlab/model/device.h"
@@ -26,7 +27,21 @@
 namespace schedlab::cli {
 
 void SweepOptions::add_to(CLI::App* cmd) {
-  cmd->add_option("sweep", sweep, "A sweep file (configs/sweeps/*.yaml)")->required();
+  cmd->add_option("sweep", sweep,
+                  "A sweep file, or the name of a standard sweep (configs/sweeps: quickstart, ...)")
+      ->required()
+      ->transform(
+          [](std::string s) {
+            // A standard sweep by name, from any directory (the installed configs too).
+            std::error_code ec;
+            if (std::filesystem::exists(s, ec)) return s;
+            for (const char* ext : {"", ".yaml"}) {
+              std::filesystem::path p = std::filesystem::path(base::config_dir()) / "sweeps" / (s + ext);
+              if (std::filesystem::is_regular_file(p, ec)) return p.string();
+            }
+            return s;
+          },
+          "", "");
   cmd->add_option("--output,-o", output,
                   "JSONL file for the records (default: schedlab-results/<sweep>.jsonl)");
   cmd->add_flag("--resume", resume,
@@ -71,7 +86,7 @@ sweep::LoadOptions SweepOptions::load_options(plugin::Registry& registry) const 
     for (std::string d; std::getline(ss, d, ':');)
       if (!d.empty()) lo.schedule_dirs.push_back(d);
   }
-  lo.schedule_dirs.emplace_back(SCHEDLAB_CONFIG_DIR "/schedules");
+  lo.schedule_dirs.push_back(base::config_dir() + "/schedules");
   lo.plugins = sweep::registry_lookup(registry);
   return lo;
 }
@@ -120,14 +135,22 @@ std::vector<report::Table> print_tables(const std::vector<report::Record>& recor
   to.baseline = spec.baseline;
   std::vector<report::Table> tables = report::build_tables(records, to);
   fmt::print("{}", report::render_console(tables, report::colour_enabled(STDOUT_FILENO)));
+  write_table_files(records, tables, spec, o);
+  return tables;
+}
+
+void write_table_files(const std::vector<report::Record>& records,
+                       const std::vector<report::Table>& tables, const sweep::SweepSpec& spec,
+                       const SweepOptions& o) {
   if (!o.csv.empty()) write_file(o.csv, report::render_csv(tables));
   if (!o.json.empty()) write_file(o.json, report::render_json(tables));
   if (!o.html.empty()) {
+    report::TableOptions to;
+    to.baseline = spec.baseline;
     report::HtmlOptions ho;
     ho.title = "schedlab: " + spec.name;
     write_file(o.html, report::render_html(records, to, ho));
   }
-  return tables;
 }
 
 int failures_exit_code(const std::vector<report::Record>& records) {

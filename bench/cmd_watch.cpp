@@ -18,9 +18,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <thread>
@@ -85,6 +87,17 @@ struct Watched {
   fs::file_time_type source_stamp = fs::file_time_type::min(), binary_stamp;
 };
 
+/// What schedlab_add_plugin recorded beside `binary` (<name>.so.sources:
+/// `source FILE` and `build COMMAND` lines), in tree or out; nothing when
+/// the file is absent (a plugin built some other way).
+void read_recorded_sources(const std::string& binary, Watched& w) {
+  std::ifstream in(binary + ".sources");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("source ")) w.sources.push_back(line.substr(7));
+    if (line.starts_with("build ") && w.build.empty()) w.build = line.substr(6);
+  }
+}
+
 int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
   const SweepOptions& so = o.sweep;
   plugin::Registry registry(plugin::plugin_search_path(so.plugin_dirs));
@@ -112,7 +125,11 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
   // What to watch: every plugin the sweep uses, its binary and its sources.
   std::map<std::string, Watched> watched;
   std::map<std::string, std::vector<std::string>> schedulers_of;  // plugin -> display names
-  for (const report::Record& r : records) schedulers_of[r.plugin].push_back(r.scheduler);
+  for (const report::Record& r : records) {
+    std::vector<std::string>& names = schedulers_of[r.plugin];
+    if (std::find(names.begin(), names.end(), r.scheduler) == names.end())
+      names.push_back(r.scheduler);
+  }
   for (auto& [name, file] : registry.files()) {
     if (!schedulers_of.count(name)) continue;
     Watched w;
@@ -125,11 +142,12 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       else if (s.substr(0, eq) == name)
         w.sources.push_back(s.substr(eq + 1));
     }
-    const fs::path builtin_src = fs::path(SCHEDLAB_SOURCE_DIR) / "plugins" / name;
-    if (w.sources.empty() && fs::exists(builtin_src) &&
-        fs::equivalent(fs::path(file).parent_path(), fs::path(SCHEDLAB_BUILTIN_PLUGIN_DIR)))
-      w.sources.push_back(builtin_src.string());
-    w.build = o.build;
+    // --source and --build win; else what the plugin's build recorded; else
+    // the CMake target of the build tree that holds the .so.
+    Watched recorded;
+    read_recorded_sources(file, recorded);
+    if (w.sources.empty()) w.sources = recorded.sources;
+    w.build = !o.build.empty() ? o.build : recorded.build;
     if (w.build.empty()) {
       std::string dir = cmake_build_dir(file);
       if (!dir.empty()) w.build = fmt::format("cmake --build '{}' --target {}", dir, name);
@@ -139,6 +157,11 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
     fmt::print("watching {}: binary {}{}{}\n", name, w.binary,
                w.sources.empty() ? "" : fmt::format(", sources {}", fmt::join(w.sources, ", ")),
                w.build.empty() ? "" : fmt::format(", build: {}", w.build));
+    if (w.sources.empty())
+      fmt::print("  no sources known for {} (no {}.sources beside it: not built with "
+                 "schedlab_add_plugin); only a new binary is reloaded. Pass --source {}=FILE "
+                 "and --build CMD to rebuild on edits\n",
+                 name, fs::path(file).filename().string(), name);
     watched.emplace(name, std::move(w));
   }
   std::fflush(stdout);
@@ -201,6 +224,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       to.baseline = spec.baseline;
       std::vector<report::Table> next = report::build_tables(records, to);
       fmt::print("{}", report::render_delta(tables, next, report::colour_enabled(STDOUT_FILENO)));
+      write_table_files(records, next, spec, so);
       print_ab(again.records);
       fmt::print("{} points re-run, both builds\n", again.records.size());
       std::fflush(stdout);
@@ -224,7 +248,7 @@ Command add_watch_command(CLI::App& app) {
                   "target of the plugin, in the build tree that holds its .so)");
   cmd->add_option("--source", o->sources,
                   "Source directory or file to watch: DIR for every plugin, or NAME=DIR "
-                  "(default for built-ins: plugins/<name>)");
+                  "(default: the sources schedlab_add_plugin recorded in <plugin>.so.sources)");
   cmd->add_option("--max-reruns", o->max_reruns, "Exit after this many reruns (default: never)");
   return {cmd, [o, cmd] { return run_watch(*o, cmd->remaining()); }};
 }

@@ -50,6 +50,11 @@ class ProgressLine {
   bool shown_ = false;
 };
 
+/// Writes the --csv, --json and --html files of `tables` (built from `records`).
+void write_table_files(const std::vector<report::Record>& records,
+                       const std::vector<report::Table>& tables, const sweep::SweepSpec& spec,
+                       const SweepOptions& o);
+
 void write_file(const std::string& path, const std::string& text);
 /// Builds the tables, prints them, writes --csv/--json/--html.
 std::vector<report::Table> print_tables(const std::vector<report::Record>& records,

@@ -8,17 +8,14 @@
 #include <sstream>
 
 #include "schedlab/base/error.h"
-
-#ifndef SCHEDLAB_BUILTIN_PLUGIN_DIR
-#define SCHEDLAB_BUILTIN_PLUGIN_DIR ""
-#endif
+#include "schedlab/base/install_paths.h"
 
 namespace schedlab::plugin {
 
 namespace fs = std::filesystem;
 
 std::string builtin_plugin_dir() {
-  return SCHEDLAB_BUILTIN_PLUGIN_DIR;
+  return base::builtin_plugin_dir();
 }
 
 std::vector<std::string> plugin_search_path(const std::vector<std::string>& explicit_dirs) {
