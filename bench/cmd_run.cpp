@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -71,6 +72,10 @@ void SweepOptions::add_to(CLI::App* cmd) {
                   "Profile each validated point on this device model (configs/devices; "
                   "docs/model.md) and record the prediction; on the CPU backend the table "
                   "ranks by it. none: no profiles (default h200)");
+  cmd->add_option("--progress-interval", progress_interval_s,
+                  "When stderr is not a terminal: seconds between progress lines (default 5; "
+                  "0: one per point)")
+      ->check(CLI::NonNegativeNumber);
   cmd->allow_extras();  // --benchmark_* flags go to Google Benchmark
   cmd->footer(
       "Google Benchmark's flags (--benchmark_filter, --benchmark_out=FILE, "
@@ -109,18 +114,39 @@ void write_file(const std::string& path, const std::string& text) {
   user_assert(out.good()) << "cannot write '" << path << "'";
 }
 
-/// A one-line progress display on a terminal (stderr); silent in a pipe.
-ProgressLine::ProgressLine() : enabled_(isatty(STDERR_FILENO) != 0) {}
+/// Progress on stderr: in place with an ETA on a terminal, periodic lines in a pipe.
+ProgressLine::ProgressLine(double pipe_interval_s)
+    : terminal_(isatty(STDERR_FILENO) != 0), pipe_interval_s_(pipe_interval_s) {}
 ProgressLine::~ProgressLine() { clear(); }
+
+std::string eta_text(double elapsed_s, size_t done, size_t total) {
+  if (done == 0) return "";
+  if (done >= total) return "done";
+  const double left = elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
+  const long s = std::lround(left);
+  if (s >= 3600) return fmt::format("ETA {}h{:02}m", s / 3600, s / 60 % 60);
+  if (s >= 60) return fmt::format("ETA {}m{:02}s", s / 60, s % 60);
+  return fmt::format("ETA {}s", s);
+}
+
 void ProgressLine::update(const report::Record& r, size_t done, size_t total) {
-  if (!enabled_) return;
-  std::string line = fmt::format("[{}/{}] {} {} | {} | {}: {}", done, total, r.fusion,
-                                 r.size_label(), r.scheduler, r.config_label(),
-                                 report::status_name(r.status));
-  if (line.size() > 110) line = line.substr(0, 107) + "...";
-  fmt::print(stderr, "\r\033[K{}", line);
+  using clock = std::chrono::steady_clock;
+  const clock::time_point now = clock::now();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  std::string line = fmt::format("[{}/{}] {} | {} {} | {} | {}: {}", done, total,
+                                 eta_text(elapsed, done, total), r.fusion, r.size_label(),
+                                 r.scheduler, r.config_label(), report::status_name(r.status));
+  if (terminal_) {
+    if (line.size() > 110) line = line.substr(0, 107) + "...";
+    fmt::print(stderr, "\r\033[K{}", line);
+    shown_ = true;
+  } else {
+    if (done < total && std::chrono::duration<double>(now - last_line_).count() < pipe_interval_s_)
+      return;
+    fmt::print(stderr, "{}\n", line);
+    last_line_ = now;
+  }
   std::fflush(stderr);
-  shown_ = true;
 }
 void ProgressLine::clear() {
   if (!shown_) return;
@@ -183,7 +209,7 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
     ro.profile_device = model::load_device(o.device, device_dirs());
   ro.benchmark_args.push_back("schedlab");
   for (const std::string& e : extras) ro.benchmark_args.push_back(e);
-  auto progress = std::make_shared<ProgressLine>();
+  auto progress = std::make_shared<ProgressLine>(o.progress_interval_s);
   ro.on_record = [progress](const report::Record& r, size_t done, size_t total) {
     progress->update(r, done, total);
   };

@@ -2,6 +2,7 @@
 // printing its table.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,7 @@ struct SweepOptions {
   bool resume = false;
   int jobs = 0;
   std::string backend;  ///< empty: the sweep's own
+  double progress_interval_s = 5.0;  ///< --progress-interval (stderr not a terminal)
   std::string cache_dir;
   std::vector<std::string> only;
   std::string csv, json, html;
@@ -40,15 +42,25 @@ struct SweepOptions {
 /// A progress line on a terminal's stderr; nothing in a pipe.
 class ProgressLine {
  public:
-  ProgressLine();
+  /// On a terminal: one line rewritten in place, with an ETA. In a pipe (a
+  /// CI log): a plain line at most every `pipe_interval_s` seconds, and the
+  /// last point's, so a long sweep never looks hung.
+  explicit ProgressLine(double pipe_interval_s = 5.0);
   ~ProgressLine();
   void update(const report::Record& r, size_t done, size_t total);
   void clear();
 
  private:
-  bool enabled_;
+  bool terminal_;
+  double pipe_interval_s_;
   bool shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_line_ = start_;  ///< the last line in a pipe
 };
+
+/// "ETA 1m05s" from the elapsed time and the points done and left ("" before
+/// the first point, "done" after the last).
+std::string eta_text(double elapsed_s, size_t done, size_t total);
 
 /// Writes the --csv, --json and --html files of `tables` (built from `records`).
 void write_table_files(const std::vector<report::Record>& records,
