@@ -14,6 +14,7 @@
 
 #include "command.h"
 #include "schedlab/base/install_paths.h"
+#include "schedlab/report/results_lock.h"
 #include "run_common.h"
 #include "schedlab/base/suggest.h"
 #include "schedlab/model/device.h"
@@ -97,8 +98,13 @@ sweep::LoadOptions SweepOptions::load_options(plugin::Registry& registry) const 
 }
 
 std::string SweepOptions::output_for(const sweep::SweepSpec& spec) const {
-  return output.empty() ? (std::filesystem::path("schedlab-results") / (spec.name + ".jsonl")).string()
-                        : output;
+  const std::string path =
+      output.empty() ? (std::filesystem::path("schedlab-results") / (spec.name + ".jsonl")).string()
+                     : output;
+  user_assert(!std::filesystem::is_directory(path))
+      << "run: the results file '" << path << "' is a directory; expected a .jsonl file (e.g. -o "
+      << path << "/" << spec.name << ".jsonl)";
+  return path;
 }
 
 std::unique_ptr<runtime::Backend> SweepOptions::make_backend(const sweep::SweepSpec& spec) const {
@@ -271,24 +277,26 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
                  << "'; its schedulers are " << list
                  << (close.empty() ? "" : " (did you mean '" + close + "'?)");
     }
-  const std::string output = o.output_for(spec);
-  user_assert(!std::filesystem::is_directory(output))
-      << "run: the results file '" << output
-      << "' is a directory; expected a .jsonl file (e.g. -o " << output << "/"
-      << spec.name << ".jsonl)";
+  const std::string output = o.output_for(spec);  // not a directory
+  // One writer per results file, held until the run ends.
+  if (auto dir = std::filesystem::path(output).parent_path(); !dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+  }
+  report::ResultsLock lock(output);
   auto backend = o.make_backend(spec);
-  // Without --resume the previous file is kept as <output>.prev, and its
+  // Without --resume the previous file is kept as <output>.prev (an older
+  // .prev moves to the first free .prev.N), and its
   // records are a measurement cache: an unchanged kernel is not re-timed.
   std::vector<report::Record> measured;
   if (o.resume && !std::filesystem::exists(output))
     fmt::print("note: --resume: {} does not exist yet; starting a fresh run\n", output);
   if (!o.resume && std::filesystem::exists(output)) {
     measured = report::read_records(output).records;
-    std::error_code ec;
-    std::filesystem::rename(output, output + ".prev", ec);
-    user_assert(!ec) << "run: cannot keep the previous results '" << output << "' as '"
-                     << output << ".prev': " << ec.message()
-                     << "; expected to be able to replace that file (remove it, or use --resume)";
+    const std::string older = report::keep_previous(output);
+    if (!older.empty())
+      fmt::print("note: the previous results are {}.prev; the ones before them moved to {}\n",
+                 output, older);
   }
   sweep::RunResult res =
       run_once(spec, registry, *backend, o, std::move(measured), o.resume, extras, swaps);

@@ -30,6 +30,7 @@
 #include "command.h"
 #include "run_common.h"
 #include "schedlab/plugin/registry.h"
+#include "schedlab/report/results_lock.h"
 #include "schedlab/report/table.h"
 #include "schedlab/sweep/ab.h"
 
@@ -104,10 +105,15 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
   sweep::SweepSpec spec = sweep::load_sweep_file(so.sweep, so.load_options(registry));
   auto backend = so.make_backend(spec);
   const std::string output = so.output_for(spec);
+  if (auto dir = fs::path(output).parent_path(); !dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+  }
+  report::ResultsLock lock(output);  // one writer per results file
   std::vector<report::Record> previous;
   if (fs::exists(output)) {
     previous = report::read_records(output).records;
-    fs::rename(output, output + ".prev");
+    report::keep_previous(output);
   }
   // --ab: the first run compares against the given old build; later runs
   // against the build each reload replaced.

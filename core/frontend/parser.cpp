@@ -7,6 +7,7 @@
 #include <numbers>
 #include <optional>
 
+#include "schedlab/base/nesting.h"
 #include "schedlab/ir/arith.h"
 
 namespace schedlab::frontend {
@@ -147,6 +148,8 @@ class Parser {
   }
 
   Val* expr() {
+    // Parentheses and call arguments re-enter here.
+    NestingGuard nest(depth_, at(cur()), "expression");
     Val* lhs = additive();
     static const std::vector<std::pair<std::string, BinaryOpType>> cmp = {
         {"==", BinaryOpType::Eq}, {"!=", BinaryOpType::Ne}, {"<", BinaryOpType::Lt},
@@ -187,6 +190,7 @@ class Parser {
 
   Val* unary() {
     if (cur().is("-")) {
+      NestingGuard nest(depth_, at(cur()), "expression");
       Token t = take();
       Val* v = unary();
       return build(t, [&] { return ir::unary(UnaryOpType::Neg, v); });
@@ -532,6 +536,7 @@ class Parser {
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  int depth_ = 0;  ///< nesting (NestingGuard)
   const Locator& loc_;
   ir::Fusion& f_;
   Scope& scope_;

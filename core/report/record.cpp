@@ -282,9 +282,18 @@ RecordFile read_records(const std::string& path) {
       SourceLoc where{path, line_no, 0};
       try {
         file.records.push_back(record_from_json(line, where));
-      } catch (const UserError&) {
-        if (complete) throw;
-        file.truncated_tail_bytes = line.size();  // killed mid-write: the point reruns
+      } catch (const UserError& e) {
+        if (complete) {
+          // Never fatal and never deleted: the line stays where it is (a
+          // rerun without --resume keeps the whole file as .prev).
+          file.skipped.push_back({line_no, e.message()});
+          fmt::print(stderr,
+                     "warning: {}:{}: skipped a line that is not a record ({}); it stays in the "
+                     "file\n",
+                     path, line_no, e.message());
+        } else {
+          file.truncated_tail_bytes = line.size();  // killed mid-write: the point reruns
+        }
       }
     }
     start = next;

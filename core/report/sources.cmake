@@ -4,6 +4,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/stats.cpp
   ${CMAKE_CURRENT_LIST_DIR}/record.cpp
   ${CMAKE_CURRENT_LIST_DIR}/result_file.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/results_lock.cpp
   ${CMAKE_CURRENT_LIST_DIR}/compare.cpp
   ${CMAKE_CURRENT_LIST_DIR}/table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/html.cpp

@@ -17,6 +17,7 @@
 #include <optional>
 #include <vector>
 
+#include "schedlab/base/nesting.h"
 #include "schedlab/base/suggest.h"
 
 namespace schedlab::sweep {
@@ -192,6 +193,8 @@ class Parser {
   }
 
   NodeP or_expr() {
+    // Parentheses re-enter here.
+    NestingGuard nest(depth_, at(cur()), "constraint");
     NodeP l = and_expr();
     while (cur().word("or")) {
       Tok op = take();
@@ -219,6 +222,7 @@ class Parser {
   }
   NodeP not_expr() {
     if (!cur().word("not")) return cmp();
+    NestingGuard nest(depth_, at(cur()), "constraint");
     Tok op = take();
     NodeP a = not_expr();
     expect(
@@ -281,6 +285,7 @@ class Parser {
   }
   NodeP neg() {
     if (!cur().is("-")) return atom();
+    NestingGuard nest(depth_, at(cur()), "constraint");
     Tok op = take();
     NodeP a = neg();
     expect(a, op, numeric, "a numeric operand");
@@ -346,6 +351,7 @@ class Parser {
 
   std::vector<Tok> toks_;
   size_t pos_ = 0;
+  int depth_ = 0;  ///< nesting (NestingGuard)
   const std::map<std::string, ValueType>& names_;
   const ColumnLocator& loc_;
 };

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -124,21 +126,36 @@ TEST(RecordFile, TruncatedLastLineIsSkippedAndDropped) {
   EXPECT_EQ(drop_truncated_tail(path), 0u);
 }
 
-TEST(RecordFile, BadLineInTheMiddleIsAnError) {
+TEST(RecordFile, BadLinesInTheMiddleAreSkippedAndKept) {
   auto dir = temp_dir("bad_middle");
   std::string path = (dir / "r.jsonl").string();
   std::string good = to_json(ok_record("a", {}, {1, 2})) + "\n";
   // The same partial line, but followed by a newline: not a killed write.
   std::string partial = good.substr(0, 40) + "\n";
-  write_file(path, good + partial + good);
-  try {
-    read_records(path);
-    FAIL() << "expected a UserError";
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.loc().file, path);
-    EXPECT_EQ(e.loc().line, 2);
-    EXPECT_EQ(std::string(e.what()).rfind(path + ":2: error: invalid JSON", 0), 0u) << e.what();
-  }
+  const std::string text = good + partial + good + "garbage\n" + good;
+  write_file(path, text);
+  testing::internal::CaptureStderr();
+  RecordFile f = read_records(path);
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(f.records.size(), 3u);
+  ASSERT_EQ(f.skipped.size(), 2u);
+  EXPECT_EQ(f.skipped[0].line, 2);
+  EXPECT_EQ(f.skipped[0].reason.rfind("invalid JSON", 0), 0u) << f.skipped[0].reason;
+  EXPECT_EQ(f.skipped[1].line, 4);
+  EXPECT_NE(warnings.find("warning: " + path + ":2: skipped a line that is not a record (invalid JSON"),
+            std::string::npos)
+      << warnings;
+  EXPECT_NE(warnings.find("warning: " + path + ":4: skipped"), std::string::npos) << warnings;
+  // Nothing is cut or rewritten: the file is as it was, and appending works.
+  EXPECT_EQ(drop_truncated_tail(path), 0u);
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), text);
+  append_record(path, ok_record("b", {}, {3}));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(read_records(path).records.size(), 4u);
+  testing::internal::GetCapturedStderr();
 }
 
 TEST(RecordFile, CannotAppend) {

@@ -154,11 +154,21 @@ struct RecordFile {
   /// Bytes of a partial last line that was skipped (a sweep killed while
   /// writing it); 0 when the file ends with a newline.
   size_t truncated_tail_bytes = 0;
+  /// Complete lines that are not records (garbage, a hand edit, a record of
+  /// an unknown schema): skipped, with a warning on stderr, and left in the
+  /// file untouched (kept, never deleted).
+  struct SkippedLine {
+    int line;
+    std::string reason;
+  };
+  std::vector<SkippedLine> skipped;
 };
 
 /// Reads every record of `path`. Blank lines are skipped; a last line without
-/// its newline that does not parse is skipped and counted; every other bad
-/// line is a user error naming path:line and the reason.
+/// its newline that does not parse is skipped and counted (a killed write);
+/// every other bad line is skipped, listed in `skipped` and warned about on
+/// stderr ("warning: path:line: skipped a line that is not a record: ...").
+/// A file that cannot be read is a user error.
 RecordFile read_records(const std::string& path);
 /// Appends `r` as one line, written with a single write and flushed.
 void append_record(const std::string& path, const Record& r);
