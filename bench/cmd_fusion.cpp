@@ -4,12 +4,14 @@
 // pipeline or run once and validated against the reference.
 #include <fmt/core.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "command.h"
 #include "schedlab/base/install_paths.h"
@@ -302,7 +304,7 @@ struct ExecOptions {
   std::string save_outputs;  ///< --save-outputs: a directory for <name>.npy and <name>.ref.npy
   bool isolate = false;      ///< --isolate: run in a child process
   bool sanitize = false;     ///< --sanitize: run the kernels under the emulation sanitizer
-  double timeout_s = 120;    ///< --timeout, with --isolate
+  double timeout_s = 120;    ///< --timeout (0: none)
 };
 
 /// --inputs a.npy,b.npy: one file per input of f, in order, each checked
@@ -421,10 +423,26 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
 /// process. A crash or a hang is reported and exits 1; the child's user and
 /// internal errors come back as such.
 int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
-  if (!eo.isolate) return run_exec_here(fo, eo);
-  isolate::Outcome out = isolate::run_isolated(
-      [&] { return std::to_string(run_exec_here(fo, eo)); },
-      std::chrono::milliseconds(static_cast<int64_t>(eo.timeout_s * 1000)));
+  if (!eo.isolate) {
+    // A default time limit: an emulated kernel that never ends (a schedule
+    // that loops over a huge tensor per thread) must not hang a script.
+    if (eo.timeout_s > 0)
+      std::thread([t = eo.timeout_s] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(t));
+        std::fprintf(stderr,
+                     "error: exec: timed out after %g s (--timeout; --isolate also survives "
+                     "crashes)\n",
+                     t);
+        std::fflush(stdout);
+        std::_Exit(kExitFailures);
+      }).detach();
+    return run_exec_here(fo, eo);
+  }
+  const std::chrono::milliseconds limit =
+      eo.timeout_s > 0 ? std::chrono::milliseconds(static_cast<int64_t>(eo.timeout_s * 1000))
+                       : std::chrono::hours(24 * 365);  // --timeout 0: none
+  isolate::Outcome out =
+      isolate::run_isolated([&] { return std::to_string(run_exec_here(fo, eo)); }, limit);
   isolate::rethrow_error(out);
   if (!out.ok()) {
     fmt::print(stderr, "error: exec: {}\n", isolate::report(out));
@@ -492,8 +510,10 @@ Command add_exec_command(CLI::App& app) {
   cmd->add_flag("--isolate", eo->isolate,
                 "Run the plugin calls, the compile and the launches in a child process: a "
                 "crash or hang is reported (exit 1) instead of taking schedlab down");
-  cmd->add_option("--timeout", eo->timeout_s, "With --isolate: seconds before the child is killed")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", eo->timeout_s,
+                  "Seconds exec may take (default 120; 0: no limit). Past it exec stops with "
+                  "exit 1 (with --isolate: the child is killed)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--sanitize", eo->sanitize,
                 "Also run the kernels under the emulation sanitizer (CPU backend): races, "
                 "out-of-bounds and uninitialised accesses, divergent barriers; any finding "

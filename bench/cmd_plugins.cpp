@@ -41,7 +41,8 @@ int run_plugins(const std::vector<std::string>& plugin_dirs) {
 void add_plugin_dir_option(CLI::App* cmd, std::vector<std::string>& dirs) {
   cmd->add_option("--plugin-dir", dirs,
                   "Directory searched for plugins before $SCHEDLAB_PLUGIN_PATH and the "
-                  "built-in ones (repeatable)");
+                  "built-in ones (repeatable)")
+      ->check(CLI::ExistingDirectory);
 }
 
 Command add_plugins_command(CLI::App& app) {

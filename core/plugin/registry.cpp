@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -22,8 +23,15 @@ std::vector<std::string> plugin_search_path(const std::vector<std::string>& expl
   std::vector<std::string> dirs = explicit_dirs;
   if (const char* env = std::getenv("SCHEDLAB_PLUGIN_PATH")) {
     std::stringstream ss(env);
-    for (std::string d; std::getline(ss, d, ':');)
-      if (!d.empty()) dirs.push_back(d);
+    for (std::string d; std::getline(ss, d, ':');) {
+      if (d.empty()) continue;
+      std::error_code ec;
+      if (!fs::is_directory(d, ec))
+        std::fprintf(stderr, "warning: $SCHEDLAB_PLUGIN_PATH: '%s' is not a directory; skipped\n",
+                     d.c_str());
+      else
+        dirs.push_back(d);
+    }
   }
   if (!builtin_plugin_dir().empty()) dirs.push_back(builtin_plugin_dir());
   return dirs;

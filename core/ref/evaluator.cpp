@@ -65,7 +65,8 @@ const HostTensor& lookup(const Env& env, const ir::TensorView* t) {
 }
 
 HostTensor alloc(const ir::TensorView* t, const ir::SizeBindings& sizes) {
-  HostTensor h{t->dtype(), concrete_shape(t, sizes), {}, {}};
+  // The value and its error bound, both double.
+  HostTensor h{t->dtype(), allocatable_shape(t, sizes, 2 * sizeof(double)), {}, {}};
   h.data.resize(static_cast<size_t>(h.numel()));
   h.error.resize(h.data.size());
   return h;

@@ -40,7 +40,7 @@ HostTensor make_input(const ir::TensorView* in, const ir::SizeBindings& sizes, u
       << in->describe() << ") is invalid; expected finite bounds with lo <= hi";
   HostTensor t;
   t.dtype = in->dtype();
-  t.shape = concrete_shape(in, sizes);
+  t.shape = allocatable_shape(in, sizes, sizeof(double));
   t.data.resize(static_cast<size_t>(t.numel()));
 
   // Unsigned arithmetic wraps mod 2^64, as the generator's definition requires.

@@ -1,4 +1,7 @@
 // HostTensor layout and the concrete shapes of tensors under size bindings.
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <sstream>
 
 #include "schedlab/base/error.h"
@@ -52,6 +55,23 @@ std::vector<int64_t> concrete_shape(const ir::TensorView* t, const ir::SizeBindi
     shape.push_back(v);
     ++axis;
   }
+  return shape;
+}
+
+std::vector<int64_t> allocatable_shape(const ir::TensorView* t, const ir::SizeBindings& sizes,
+                                       int bytes_per_element) {
+  std::vector<int64_t> shape = concrete_shape(t, sizes);
+  // In floating point: the product may overflow int64.
+  double elements = 1;
+  for (int64_t e : shape) elements *= static_cast<double>(e);
+  const double bytes = elements * bytes_per_element;
+  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<double>(sysconf(_SC_PAGESIZE));
+  user_assert(memory <= 0 || bytes <= memory)
+      << t->describe() << " has " << fmt::format("{:.4g}", elements) << " elements for "
+      << bindings_str(sizes) << ": " << fmt::format("{:.4g}", bytes) << " bytes on the host ("
+      << bytes_per_element << " per element); expected at most "
+      << fmt::format("{:.4g}", memory) << " bytes, this machine's memory";
   return shape;
 }
 

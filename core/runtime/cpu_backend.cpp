@@ -2,7 +2,8 @@
 // Boost.DLL, host memory, and launches through the fiber executor.
 //
 // Cache layout, in cache_dir(): <key>.cu.cpp (the unit exactly as compiled),
-// <key>.so, and <key>.log after a failed compile. The key hashes the whole
+// <key>.so, its seal <key>.so.sum (cache_entry.h: an entry that fails its
+// check is rebuilt), and <key>.log after a failed compile. The key hashes the whole
 // unit, whose first line names the compiler and flags, so a new shim, flag
 // or compiler is a new key. Files are written under a temporary name and
 // renamed, so a concurrent process never sees a half-written .so.
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <boost/dll/shared_library.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -26,6 +28,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "cache_entry.h"
 #include "cpu_fibers.h"
 #include "cpu_trace.h"
 #include "schedlab/base/error.h"
@@ -362,13 +365,37 @@ class CpuBackend final : public Backend {
     user_assert(!ec) << "cpu backend: cannot create the kernel cache directory " << dir_ << ": "
                      << ec.message();
     const fs::path so = dir / (key + ".so");
-    if (!fs::exists(so)) compile_unit(src, dir / (key + ".cu.cpp"), so, unit_text);
+    const fs::path cpp = dir / (key + ".cu.cpp");
+    // A self-checking cache: an entry is used only when its seal says it was
+    // built from this unit and its bytes are the ones sealed, and its source
+    // copy is the unit; anything else is rebuilt, with a warning.
+    std::string problem = cache::check(so, key);
+    if (problem.empty()) {
+      std::string kept;
+      std::ifstream in(cpp, std::ios::binary);
+      kept.assign(std::istreambuf_iterator<char>(in), {});
+      if (kept != unit_text) problem = "has an edited or missing source copy " + cpp.filename().string();
+    }
+    bool compiled = false;
+    if (!problem.empty()) {
+      if (problem != "is missing") warn_rebuild(so, problem);
+      compile_unit(src, cpp, so, unit_text, key);
+      compiled = true;
+    }
 
     auto unit = std::make_shared<Unit>();
     try {
       unit->lib.load(so.string());
     } catch (const std::exception& e) {
-      user_error << "cpu backend: cannot load " << so.string() << ": " << e.what();
+      user_assert(!compiled) << "cpu backend: cannot load " << so.string() << ": " << e.what();
+      // Sealed and yet not loadable (another host library, a changed loader): rebuild once.
+      warn_rebuild(so, std::string("does not load: ") + e.what());
+      compile_unit(src, cpp, so, unit_text, key);
+      try {
+        unit->lib.load(so.string());
+      } catch (const std::exception& e2) {
+        user_error << "cpu backend: cannot load " << so.string() << ": " << e2.what();
+      }
     }
     user_assert(unit->lib.has("schedlab_kernel_entry"))
         << "cpu backend: kernel '" << src.name
@@ -384,8 +411,13 @@ class CpuBackend final : public Backend {
     return unit;
   }
 
+  static void warn_rebuild(const fs::path& so, const std::string& problem) {
+    std::fprintf(stderr, "warning: kernel cache: %s %s; rebuilding it\n", so.string().c_str(),
+                 problem.c_str());
+  }
+
   static void compile_unit(const KernelSource& src, const fs::path& cpp, const fs::path& so,
-                           const std::string& unit_text) {
+                           const std::string& unit_text, const std::string& key) {
     write_atomically(cpp, unit_text);
     const fs::path tmp_so = temp_name(so);
     const fs::path log = temp_name(so.string() + ".log");
@@ -406,6 +438,8 @@ class CpuBackend final : public Backend {
                  << output;
     }
     fs::remove(log, ec);
+    // Sealed before it is in place: whoever sees the .so sees its seal.
+    cache::seal(so, key, read_file(tmp_so));
     fs::rename(tmp_so, so);
   }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -18,6 +19,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "cache_entry.h"
 #include "schedlab/base/error.h"
 
 namespace schedlab::runtime {
@@ -250,12 +252,19 @@ class CudaBackend final : public Backend {
     ctx_->make_current();
     fs::path path = fs::path(cache_dir_) / nvrtc_cache_name(src, props_.arch, extra_options_);
     CUmodule module = nullptr;
-    std::optional<std::string> cubin = read_file(path);
-    // A cached image that does not load (truncated, other driver) is rebuilt.
+    // A self-checking cache (cache_entry.h): an image that is not the sealed
+    // one of this key, or does not load (another driver), is rebuilt.
+    const std::string entry_key = path.filename().string();
+    std::string problem = cache::check(path, entry_key);
+    std::optional<std::string> cubin = problem.empty() ? read_file(path) : std::nullopt;
+    if (!problem.empty() && problem != "is missing")
+      std::fprintf(stderr, "warning: kernel cache: %s %s; rebuilding it\n", path.string().c_str(),
+                   problem.c_str());
     if (!cubin || d().cuModuleLoadData(&module, cubin->data()) != CUDA_SUCCESS) {
       cubin = nvrtc_compile_all(src, props_.arch, extra_options_, nullptr, cache_dir_).image;
       // The disk cache only saves time: an unwritable one must not stop a run.
       try {
+        cache::seal(path, entry_key, *cubin);
         write_file_atomic(path, *cubin);
       } catch (const std::exception&) {
       }

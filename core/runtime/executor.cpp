@@ -112,7 +112,7 @@ double decode(const void* src, ir::DataType t) {
 
 std::vector<int64_t> param_shape(const kir::Param& p, const LaunchDims& dims,
                                  const ir::SizeBindings& sizes) {
-  std::vector<int64_t> shape = ref::concrete_shape(p.tv, sizes);
+  std::vector<int64_t> shape = ref::allocatable_shape(p.tv, sizes, ir::dtype_size(p.tv->dtype()));
   if (p.source != kir::Param::Source::GridWorkspace) return shape;
   // A grid reduction's workspace: a slot (partials: one per block along the
   // reduced blockIdx dimensions) per element of the reduced tensor.

@@ -28,4 +28,11 @@ struct HostTensor {
 /// user_error if a size symbol is unbound.
 std::vector<int64_t> concrete_shape(const ir::TensorView* t, const ir::SizeBindings& sizes);
 
+/// concrete_shape, for a tensor about to be allocated on the host with
+/// `bytes_per_element`: a user error naming the tensor, its element count and
+/// the bytes when that exceeds this machine's physical memory (instead of
+/// std::bad_alloc, or the OOM killer).
+std::vector<int64_t> allocatable_shape(const ir::TensorView* t, const ir::SizeBindings& sizes,
+                                       int bytes_per_element);
+
 }  // namespace schedlab::ref
