@@ -6,6 +6,8 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/result_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/compare.cpp
   ${CMAKE_CURRENT_LIST_DIR}/table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/format.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plot.cpp
   ${CMAKE_CURRENT_LIST_DIR}/html.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
 )
