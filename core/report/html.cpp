@@ -20,6 +20,17 @@ std::string esc(const std::string& s) {
   return html_escape(s);
 }
 
+/// `s` escaped, with a line break opportunity (<wbr>) after each ',' and
+/// '_': long configurations and names wrap between their parts.
+std::string wrappable(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    r += esc(std::string(1, c));
+    if (c == ',' || c == '_') r += "<wbr>";
+  }
+  return r;
+}
+
 constexpr const char* kCss = R"(
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.25em; margin-top: 2em; } h3 { font-size: 1.05em; }
@@ -27,8 +38,9 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; width: 100%; table-lay
 th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; vertical-align: top; }
 td { white-space: nowrap; }
 th { background: #f4f4f4; }
-td.name, th.name { text-align: left; white-space: normal; overflow-wrap: anywhere; }
-td.config { text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 8em; }
+td.name, th.name { text-align: left; white-space: normal; overflow-wrap: break-word; }
+td.scheduler, td.config { text-align: left; white-space: normal; overflow-wrap: anywhere; }
+td.config { min-width: 8em; }
 td.none { text-align: left; color: #8a6d00; white-space: normal; overflow-wrap: anywhere; }
 tr.baseline td { font-weight: 600; }
 .faster { color: #1a7f37; } .slower { color: #c62828; }
@@ -72,9 +84,9 @@ std::string html_table(const Table& t) {
       bool base = c.scheduler == t.baseline;
       h += fmt::format(
           "<tr{}><td class=\"name\">{}</td><td class=\"name\">{}</td>"
-          "<td class=\"name\">{}</td>",
-          base ? " class=\"baseline\"" : "", esc(row.fusion), esc(row.size_label),
-          esc(c.scheduler) + (base ? " (baseline)" : ""));
+          "<td class=\"scheduler\">{}</td>",
+          base ? " class=\"baseline\"" : "", wrappable(row.fusion), wrappable(row.size_label),
+          wrappable(c.scheduler) + (base ? " (baseline)" : ""));
       if (!c.best) {
         h += fmt::format("<td class=\"none\" colspan=\"8\">no valid point: {}</td></tr>\n",
                          esc(c.why_none));
@@ -89,7 +101,7 @@ std::string html_table(const Table& t) {
       h += fmt::format(
           "<td class=\"config\">{}</td><td>{}</td><td>{}</td><td>{} – {}</td>"
           "<td>{}</td><td>{}</td><td{}>{}</td><td>{}</td></tr>\n",
-          esc(c.best->config_label()), format_time_us(s.median), format_time_us(s.iqr()),
+          wrappable(c.best->config_label()), format_time_us(s.median), format_time_us(s.iqr()),
           format_time_us(s.min), format_time_us(s.max), gbps > 0 ? format_gbps(gbps) : "–",
           peak ? fmt::format("{:.1f}%", *peak * 100) : "–", cls, speedup_cell(c),
           !c.p ? "–" : *c.p < 0.001 ? "&lt; 0.001" : fmt::format("{:.3f}", *c.p));

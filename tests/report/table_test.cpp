@@ -413,9 +413,9 @@ TEST(Html, LinePlotsOfTimeAndBandwidthAgainstSize) {
   EXPECT_NE(time.find(">1 ms</text>"), std::string::npos) << time;
   EXPECT_NE(time.find(": 40.96 ms</title>"), std::string::npos) << time;
   EXPECT_EQ(page.find("e+0"), std::string::npos);
-  // The table: times with units, the configuration cell wraps.
-  EXPECT_NE(page.find("<td class=\"config\">block=256,vector=4,persistent_rows_per_block=8</td>"
-                      "<td>20.48 ms</td>"),
+  // The table: times with units; the configuration wraps between its parts.
+  EXPECT_NE(page.find("<td class=\"config\">block=256,<wbr>vector=4,<wbr>persistent_<wbr>rows_<wbr>"
+                      "per_<wbr>block=8</td><td>20.48 ms</td>"),
             std::string::npos)
       << page;
 }
