@@ -258,7 +258,8 @@ int show_profile(const FusionOptions& o, const ProfileFlags& flags) {
     fmt::print("{}\n", model::profiles_json(profiles));
     return kExitOk;
   }
-  fmt::print("// {} ({})\n// sizes: {}\n", name, l.bf.path, sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes));
+  fmt::print("// {} ({})\n// sizes: {}\n", name, l.bf.path,
+             sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes));
   fmt::print("{}", model::format_profiles(profiles));
   return kExitOk;
 }
@@ -368,7 +369,8 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
     if (eo.sanitize)
       sweep::run_segments(*backend, s, kernels, inputs, l.bf.sizes, &findings, eo.cache_dir);
     fmt::print("{} on {}: sizes {}, {} segment{}\n", l.bf.def.fusion->name(), backend->name(),
-               sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes), s.segments.size(), s.segments.size() == 1 ? "" : "s");
+               sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes), s.segments.size(),
+               s.segments.size() == 1 ? "" : "s");
     for (size_t i = 0; i < kernels.size(); ++i) {
       const runtime::LaunchDims& dims = kernels[i].dims;
       const std::string& params = l.segmented->runs[i].params_str;
@@ -390,8 +392,8 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
     auto dims = runtime::launch_dims(p.kernel, l.bf.sizes);
     fmt::print(
         "{} on {}: sizes {}, grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index\n",
-        l.bf.def.fusion->name(), backend->name(), sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes), dims.grid[0],
-        dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
+        l.bf.def.fusion->name(), backend->name(), sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes),
+        dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
         dims.shared_bytes, p.source.index_bits);
   }
   sweep::Validation v = sweep::validate(*plain.fusion, l.bf.sizes, got, want);

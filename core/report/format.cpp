@@ -46,8 +46,7 @@ std::string format_time_us(double us, int significant, bool trim) {
   size_t u = 0;
   while (u + 1 < kUnits.size() && us >= kUnits[u + 1].in_us) ++u;
   // 999.96 us rounds to 1000 us: show it as 1.000 ms.
-  if (u + 1 < kUnits.size() &&
-      std::abs(round_sig(us / kUnits[u].in_us, significant).first) >= 1000)
+  if (u + 1 < kUnits.size() && std::abs(round_sig(us / kUnits[u].in_us, significant).first) >= 1000)
     ++u;
   return format_sig(us / kUnits[u].in_us, significant, trim) + " " + kUnits[u].name;
 }

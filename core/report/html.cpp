@@ -104,7 +104,9 @@ std::string html_table(const Table& t) {
           wrappable(c.best->config_label()), format_time_us(s.median), format_time_us(s.iqr()),
           format_time_us(s.min), format_time_us(s.max), gbps > 0 ? format_gbps(gbps) : "–",
           peak ? fmt::format("{:.1f}%", *peak * 100) : "–", cls, speedup_cell(c),
-          !c.p ? "–" : *c.p < 0.001 ? "&lt; 0.001" : fmt::format("{:.3f}", *c.p));
+          !c.p           ? "–"
+          : *c.p < 0.001 ? "&lt; 0.001"
+                         : fmt::format("{:.3f}", *c.p));
     }
   }
   return h + "</table>\n";
@@ -150,9 +152,9 @@ std::string bar_chart(const Table& t) {
       // Long names are cut to the label column; the full name is the tooltip.
       const std::string shown =
           c.scheduler.size() > 28 ? c.scheduler.substr(0, 27) + "…" : c.scheduler;
-      body += fmt::format(
-          "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>\n", label_w - 8,
-          y + 12, esc(shown), esc(c.scheduler));
+      body +=
+          fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>\n",
+                      label_w - 8, y + 12, esc(shown), esc(c.scheduler));
       if (c.best) {
         double w = slowest > 0 ? std::max(1.0, c.stats->median / slowest * bar_w) : 1.0;
         body += fmt::format(
@@ -215,15 +217,16 @@ std::string size_plots(const Table& t, const std::vector<const Record*>& records
                  sizes_of[{fusion, r->size_key}].front().first == first.front().first;
     LineChart time, bw;
     for (const TableRow* r : rows) {
-      time.x_labels.push_back(
-          one_size ? std::to_string(sizes_of[{fusion, r->size_key}].front().second) : r->size_label);
+      time.x_labels.push_back(one_size
+                                  ? std::to_string(sizes_of[{fusion, r->size_key}].front().second)
+                                  : r->size_label);
       time.x_values.push_back(count(r));
     }
     std::string names;
     for (const auto& [name, v] : first) names += (names.empty() ? "" : "·") + name;
     time.x_title = one_size ? names : "size, by element count (" + names + ")";
-    time.label = fusion + ": best " + (predicted ? "predicted time" : "median time") +
-                 " against size";
+    time.label =
+        fusion + ": best " + (predicted ? "predicted time" : "median time") + " against size";
     time.y_title = predicted ? "predicted time on " + t.predicted_on : "best median time";
     time.y_tick = [](double v) { return format_time_us(v, 3, true); };
     time.y_value = [](double v) { return format_time_us(v); };
@@ -260,8 +263,8 @@ std::string size_plots(const Table& t, const std::vector<const Record*>& records
       time.series.push_back(std::move(ts));
       bw.series.push_back(std::move(bs));
     }
-    out += fmt::format("<h3>{}: {} and bandwidth against size, per scheduler{}</h3>\n",
-                       esc(fusion), predicted ? "predicted time" : "best median time",
+    out += fmt::format("<h3>{}: {} and bandwidth against size, per scheduler{}</h3>\n", esc(fusion),
+                       predicted ? "predicted time" : "best median time",
                        t.device.emulated ? " (CPU emulation)" : "");
     out += "<div class=\"plots\">\n" + line_chart_svg(time);
     if (any_bytes) out += line_chart_svg(bw);
@@ -397,9 +400,8 @@ std::string heatmap(const std::vector<const Record*>& recs, const std::string& x
         left + cw * static_cast<int>(i) + cw / 2, top - 8, esc(fit(xs[i], 10)), esc(xs[i]));
   for (size_t j = 0; j < ys.size(); ++j) {
     int cy = top + ch * static_cast<int>(j);
-    body += fmt::format(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>\n", left - 8,
-        cy + ch / 2 + 4, esc(fit(ys[j], 12)), esc(ys[j]));
+    body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>\n",
+                        left - 8, cy + ch / 2 + 4, esc(fit(ys[j], 12)), esc(ys[j]));
     for (size_t i = 0; i < xs.size(); ++i) {
       int cx = left + cw * static_cast<int>(i);
       auto it = cells.find({xs[i], ys[j]});
@@ -426,9 +428,8 @@ std::string heatmap(const std::vector<const Record*>& recs, const std::string& x
   int ly = top + grid_h + 16;
   const int ramp_w = 200, steps = 20;
   if (hi > 0) {
-    body += fmt::format(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 8, ly + 11,
-        format_time_us(lo));
+    body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 8,
+                        ly + 11, format_time_us(lo));
     for (int k = 0; k < steps; ++k)
       body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" fill=\"{}\"/>",
                           left + k * ramp_w / steps, ly, ramp_w / steps + 1,

@@ -33,8 +33,8 @@ Scale y_scale(double lo, double hi, std::vector<double>& ticks) {
     const int k0 = static_cast<int>(std::floor(std::log10(s.lo)));
     const int k1 = static_cast<int>(std::ceil(std::log10(s.hi)));
     // 1-2-5 ticks over a decade or two; only powers of ten beyond that.
-    std::vector<double> mantissas = k1 - k0 <= 2 ? std::vector<double>{1, 2, 5}
-                                                  : std::vector<double>{1};
+    std::vector<double> mantissas =
+        k1 - k0 <= 2 ? std::vector<double>{1, 2, 5} : std::vector<double>{1};
     for (int k = k0; k <= k1; ++k)
       for (double m : mantissas) {
         double t = m * std::pow(10.0, k);
@@ -103,13 +103,13 @@ std::string line_chart_svg(const LineChart& c) {
   size_t label_lines = 1, label_chars = 1;
   for (const std::string& l : c.x_labels)
     for (const std::string& line : split_lines(l)) label_chars = std::max(label_chars, line.size());
-  for (const std::string& l : c.x_labels) label_lines = std::max(label_lines, split_lines(l).size());
+  for (const std::string& l : c.x_labels)
+    label_lines = std::max(label_lines, split_lines(l).size());
   const int width = 580, left = 78, legend_w = 150, top = 14, plot_h = 220, pad = 18;
   const int plot_w = width - left - legend_w - 12;
   // Tall enough for the axis labels and for the legend.
-  const int height =
-      std::max(top + plot_h + 12 + 14 * static_cast<int>(label_lines) + 24,
-               top + 18 * static_cast<int>(c.series.size()) + 10);
+  const int height = std::max(top + plot_h + 12 + 14 * static_cast<int>(label_lines) + 24,
+                              top + 18 * static_cast<int>(c.series.size()) + 10);
   const int bottom = top + plot_h;
   std::string body;
 
@@ -157,8 +157,9 @@ std::string line_chart_svg(const LineChart& c) {
   const double min_gap = 6.5 * static_cast<double>(std::min<size_t>(label_chars, 14)) + 6;
   double last_label = -1e9;
   for (size_t i = 0; i < n; ++i) {
-    body += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#888\"/>",
-                        px[i], bottom, bottom + 4);
+    body +=
+        fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#888\"/>",
+                    px[i], bottom, bottom + 4);
     if (px[i] - last_label < min_gap) {
       body += "\n";
       continue;
@@ -172,7 +173,8 @@ std::string line_chart_svg(const LineChart& c) {
   }
   body += fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>\n"
-      "<text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}{}</text>\n",
+      "<text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" "
+      "text-anchor=\"middle\">{}{}</text>\n",
       left + plot_w / 2, height - 6, html_escape(c.x_title),
       numeric && xs.log ? " (log scale)" : "", top + plot_h / 2, top + plot_h / 2,
       html_escape(c.y_title), ys.log ? " (log scale)" : "");
@@ -202,8 +204,8 @@ std::string line_chart_svg(const LineChart& c) {
         "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"{}\"/>"
         "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>"
         "<text x=\"{}\" y=\"{}\">{}<title>{}</title></text>\n",
-        lx, ly, lx + 22, ly, s.colour, s.emphasis ? 3 : 2, lx + 11, ly, s.colour, lx + 28,
-        ly + 4, html_escape(shorten(s.name, 16)), html_escape(s.name));
+        lx, ly, lx + 22, ly, s.colour, s.emphasis ? 3 : 2, lx + 11, ly, s.colour, lx + 28, ly + 4,
+        html_escape(shorten(s.name, 16)), html_escape(s.name));
   }
   return fmt::format(
       "<svg class=\"plot\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "

@@ -16,10 +16,10 @@ namespace schedlab::report {
 
 /// One line of a chart: a value (or none) per x position.
 struct PlotSeries {
-  std::string name;                    ///< the legend's label
-  std::string colour;                  ///< "#4e79a7"
+  std::string name;                      ///< the legend's label
+  std::string colour;                    ///< "#4e79a7"
   std::vector<std::optional<double>> y;  ///< parallel to LineChart::x_labels
-  bool emphasis = false;               ///< drawn thicker (the baseline)
+  bool emphasis = false;                 ///< drawn thicker (the baseline)
 };
 
 /// A chart of several series over the same x positions.

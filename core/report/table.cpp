@@ -235,8 +235,9 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
     t.device = recs.front()->device;
     t.alpha = o.alpha;
     std::vector<std::string> sweeps;
-    std::vector<std::pair<std::string, std::string>> row_keys;  // (fusion, size_key)
-    std::vector<std::string> row_labels;  // the first record's size label
+    // Rows are (fusion, size_key), labelled as their first record lists the sizes.
+    std::vector<std::pair<std::string, std::string>> row_keys;
+    std::vector<std::string> row_labels;
     // [row][scheduler] -> records
     std::map<std::pair<size_t, size_t>, std::vector<const Record*>> grid;
     for (const Record* r : recs) {
@@ -326,8 +327,7 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
     for (const Table& p : previous) {
       if (p.device.fingerprint != t.device.fingerprint) continue;
       for (const TableRow& pr : p.rows)
-        if (pr.fusion == row.fusion && pr.size_key == row.size_key)
-          return p.cell(pr, c.scheduler);
+        if (pr.fusion == row.fusion && pr.size_key == row.size_key) return p.cell(pr, c.scheduler);
     }
     return nullptr;
   };

@@ -88,8 +88,8 @@ void fail(PointState& s, report::Status status, std::string error) {
 /// generated: the same kernel, sizes and device, and an ok record timed with
 /// the repetitions asked now, or a wrong result.
 bool reusable(const report::Record& old, const report::Record& now, int64_t repetitions) {
-  if (old.kernel_hash.empty() || old.kernel_hash != now.kernel_hash || old.size_key() != now.size_key() ||
-      old.device.fingerprint != now.device.fingerprint)
+  if (old.kernel_hash.empty() || old.kernel_hash != now.kernel_hash ||
+      old.size_key() != now.size_key() || old.device.fingerprint != now.device.fingerprint)
     return false;
   return (old.status == report::Status::Ok &&
           static_cast<int64_t>(old.times_us.size()) == repetitions) ||

@@ -239,10 +239,10 @@ TEST(CompareSweep, UnchangedKernelIsNeverFlaggedUnlessAsked) {
 // first). They match, and the new file's name is shown.
 TEST(CompareSweep, SizesInAnyOrderMatch) {
   auto dir = testing_util::temp_dir("size_order");
-  std::vector<Record> base = {ok_record("sweep", {{"block", "64"}}, times_around(100), "softmax",
-                                        {{"K", 1024}, {"N", 32}}),
-                              ok_record("sweep", {{"block", "128"}}, times_around(80), "softmax",
-                                        {{"K", 1024}, {"N", 32}})};
+  std::vector<Record> base = {
+      ok_record("sweep", {{"block", "64"}}, times_around(100), "softmax", {{"K", 1024}, {"N", 32}}),
+      ok_record("sweep", {{"block", "128"}}, times_around(80), "softmax",
+                {{"K", 1024}, {"N", 32}})};
   std::vector<Record> next = base;
   for (Record& r : next) r.sizes = {{"N", 32}, {"K", 1024}};
   ResultFile b = load_result_file(jsonl(dir, "base.jsonl", base));

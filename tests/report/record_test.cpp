@@ -99,8 +99,11 @@ TEST(Record, KeyAndSizeKeyIgnoreTheOrderOfSizes) {
   SizeList declared = {{"N", 4}, {"K", 8}}, by_name = {{"K", 8}, {"N", 4}};
   EXPECT_EQ(record_key("p", "c", "softmax", declared, "dev"),
             record_key("p", "c", "softmax", by_name, "dev"));
-  EXPECT_EQ(record_key("p", "c", "softmax", declared, "dev"),
-            hash_hex("p\x1f" "c\x1f" "softmax\x1f" "K=8,N=4,\x1f" "dev"));
+  EXPECT_EQ(record_key("p", "c", "softmax", declared, "dev"), hash_hex("p\x1f"
+                                                                       "c\x1f"
+                                                                       "softmax\x1f"
+                                                                       "K=8,N=4,\x1f"
+                                                                       "dev"));
   Record r = ok_record("eager", {}, {1}, "softmax", declared);
   EXPECT_EQ(r.size_label(), "N=4,K=8");
   EXPECT_EQ(r.size_key(), "K=8,N=4");
@@ -112,8 +115,7 @@ TEST(Record, KeyAndSizeKeyIgnoreTheOrderOfSizes) {
 TEST(Record, SizesKeepTheirOrderThroughJson) {
   Record r = ok_record("eager", {}, {1}, "softmax", {{"N", 32}, {"K", 1024}});
   std::string line = to_json(r);
-  EXPECT_NE(line.find(R"("sizes":{"N":32,"K":1024},"size_label":"N=32,K=1024")"),
-            std::string::npos)
+  EXPECT_NE(line.find(R"("sizes":{"N":32,"K":1024},"size_label":"N=32,K=1024")"), std::string::npos)
       << line;
   EXPECT_EQ(record_from_json(line, {"x.jsonl", 1, 0}).size_label(), "N=32,K=1024");
   // A file from before (sizes by name) reads as it was written.

@@ -246,9 +246,9 @@ TEST(Delta, UnchangedIsEqualsAndARerunOfTheSameKernelSaysSo) {
 // Rows match on the sizes by name: a file from before declaration-order
 // sizes (K first) and a new one (N first) make one row, labelled as first seen.
 TEST(Table, RowsMatchSizesInAnyOrder) {
-  std::vector<Record> rs = {ok_record("eager", {}, around(100)),
-                            ok_record("tuned", {}, around(50), "softmax",
-                                      {{"K", 1024}, {"N", 1024}})};
+  std::vector<Record> rs = {
+      ok_record("eager", {}, around(100)),
+      ok_record("tuned", {}, around(50), "softmax", {{"K", 1024}, {"N", 1024}})};
   auto tables = build_tables(rs, {"eager", 0.05, {}});
   ASSERT_EQ(tables[0].rows.size(), 1u);
   EXPECT_EQ(tables[0].rows[0].size_label, "N=1024,K=1024");
@@ -257,8 +257,7 @@ TEST(Table, RowsMatchSizesInAnyOrder) {
   // watch's delta pairs them too.
   std::vector<Record> old_order = rs;
   for (Record& r : old_order) r.sizes = {{"K", 1024}, {"N", 1024}};
-  std::string out =
-      render_delta(build_tables(old_order, {"eager", 0.05, {}}), tables, false);
+  std::string out = render_delta(build_tables(old_order, {"eager", 0.05, {}}), tables, false);
   EXPECT_EQ(out.find("new"), std::string::npos) << out;
 }
 
@@ -359,7 +358,6 @@ TEST(Html, ChosenAxes) {
   std::string page = render_html(sweep(), {}, o);
   EXPECT_NE(page.find("over vec and block"), std::string::npos);
 }
-
 
 /// softmax at four sizes, written out of order (element counts 65536,
 /// 262144, 4194304, 1048576 for N = 64, 256, 4096, 1024 at K = 1024), with

@@ -162,8 +162,7 @@ TEST(SweepRunner, InterleavedGroupSameKernelOnceAndGoogleBenchmarkJsonAlways) {
     std::ifstream in(ro.output);
     std::string line;
     std::getline(in, line);
-    EXPECT_NE(line.find(R"("sizes":{"N":16,"K":256},"size_label":"N=16,K=256")"),
-              std::string::npos)
+    EXPECT_NE(line.find(R"("sizes":{"N":16,"K":256},"size_label":"N=16,K=256")"), std::string::npos)
         << line;
   }
   const std::string where = "pointwise_add_mul/N=16,K=256/";
