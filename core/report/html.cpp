@@ -71,11 +71,13 @@ std::string speedup_cell(const TableCell& c) {
 }
 
 std::string html_table(const Table& t) {
-  std::string h =
+  const bool predicted = !t.predicted_on.empty();
+  std::string h = fmt::format(
       "<table>\n<tr><th class=\"name\">fusion</th><th class=\"name\">size</th>"
-      "<th class=\"name\">scheduler</th><th class=\"name\">best config</th><th>median</th>"
+      "<th class=\"name\">scheduler</th><th class=\"name\">best config</th>{}<th>median</th>"
       "<th>IQR</th><th>min – max</th><th>GB/s</th><th>% peak</th><th>speedup</th>"
-      "<th>p</th></tr>\n";
+      "<th>p</th></tr>\n",
+      predicted ? "<th>predicted " + esc(t.predicted_on) + "</th>" : "");
   for (const TableRow& row : t.rows) {
     for (const TableCell& c : row.cells) {
       if (c.points == 0) continue;
@@ -86,8 +88,8 @@ std::string html_table(const Table& t) {
           base ? " class=\"baseline\"" : "", wrappable(row.fusion), wrappable(row.size_label),
           wrappable(c.scheduler) + (base ? " (baseline)" : ""));
       if (!c.best) {
-        h += fmt::format("<td class=\"none\" colspan=\"8\">no valid point: {}</td></tr>\n",
-                         esc(c.why_none));
+        h += fmt::format("<td class=\"none\" colspan=\"{}\">no valid point: {}</td></tr>\n",
+                         predicted ? 9 : 8, esc(c.why_none));
         continue;
       }
       const Summary& s = *c.stats;
@@ -97,10 +99,12 @@ std::string html_table(const Table& t) {
                         : *c.speedup > 1 ? " class=\"faster\""
                                          : " class=\"slower\"";
       h += fmt::format(
-          "<td class=\"config\">{}</td><td>{}</td><td>{}</td><td>{} – {}</td>"
+          "<td class=\"config\">{}</td>{}<td>{}</td><td>{}</td><td>{} – {}</td>"
           "<td>{}</td><td>{}</td><td{}>{}</td><td>{}</td></tr>\n",
-          wrappable(c.best->config_label()), format_time_us(s.median), format_time_us(s.iqr()),
-          format_time_us(s.min), format_time_us(s.max), gbps > 0 ? format_gbps(gbps) : "–",
+          wrappable(c.best->config_label()),
+          predicted ? "<td>" + format_time_us(c.best->prediction->predicted_us) + "</td>" : "",
+          format_time_us(s.median), format_time_us(s.iqr()), format_time_us(s.min),
+          format_time_us(s.max), gbps > 0 ? format_gbps(gbps) : "–",
           peak ? fmt::format("{:.1f}%", *peak * 100) : "–", cls, speedup_cell(c),
           !c.p           ? "–"
           : *c.p < 0.001 ? "&lt; 0.001"
@@ -232,7 +236,7 @@ std::string size_plots(const Table& t, const std::vector<const Record*>& records
     bw.x_values = time.x_values;
     bw.x_title = time.x_title;
     bw.label = fusion + ": GB/s against size";
-    bw.y_title = "GB/s at the best time";
+    bw.y_title = predicted ? "GB/s at the predicted time" : "GB/s at the best median";
     bw.y_tick = [](double v) { return format_sig(v, 3, true); };
     bw.y_value = [](double v) { return format_gbps(v) + " GB/s"; };
     bool any_bytes = false;
@@ -295,11 +299,15 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
           "on a GPU for timings.</p>\n",
           kEmulationLabel);
     out += fmt::format(
-        "<p class=\"legend\">baseline: {}{}. Speedup over the baseline's best: <span "
+        "<p class=\"legend\">baseline: {}{}.{} Speedup over the baseline's best: <span "
         "class=\"faster\">green</span> significantly faster, <span class=\"slower\">red</span> "
         "significantly slower (its 95% interval in the tooltip).</p>\n",
-        esc(t.baseline),
-        t.baseline_defaulted ? " (the first scheduler; the sweep named none)" : "");
+        esc(t.baseline), t.baseline_defaulted ? " (the first scheduler; the sweep named none)" : "",
+        t.predicted_on.empty()
+            ? ""
+            : " Ranked by the predicted time on the " + esc(t.predicted_on) +
+                  " device model (docs/model.md): speedups are ratios of predictions, and the "
+                  "median is the CPU emulation's time.");
     out += html_table(t);
     std::vector<const Record*> mine, here_device;
     for (const Record& r : records)

@@ -111,26 +111,47 @@ def png_pixels(path):
     return width, height, bpp, rows
 
 
-def check_plots(page, errors):
-    """Each fusion with four sizes has its time plot, a polyline per scheduler."""
-    plots = {}
-    for svg in re.findall(r"<svg\b.*?</svg>", page, re.S):
-        root = ET.fromstring(svg)
-        label = root.get("aria-label", "")
-        if label.endswith("time against size"):
-            plots.setdefault(label, []).append(root)
+def check_plots(page, results, errors):
+    """Per device section, each fusion with four sizes has its time plot: a
+    polyline per scheduler with a valid point there, with a point per size
+    where the scheduler has one."""
+    devices, valid = [], {}  # fingerprint order; (device, fusion) -> {scheduler: sizes}
+    for line in open(results):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        fp = r["device"]["fingerprint"]
+        if fp not in devices:
+            devices.append(fp)
+        if r["status"] == "ok":
+            valid.setdefault((fp, r["fusion"]), {}).setdefault(r["scheduler"], set()).add(
+                frozenset(r["sizes"].items()))
+    sections = page.split("<section>")[1:]
+    if len(sections) != len(devices):
+        errors.append(f"{len(sections)} sections for {len(devices)} devices")
+        return 0
+    plots = 0
+    for fp, section in zip(devices, sections):
+        for (dev, fusion), schedulers in valid.items():
+            if dev != fp or max(len(v) for v in schedulers.values()) != 4:
+                continue
+            label = f"{fusion}: best (median|predicted) time against size"
+            svg = re.search(r'<svg[^>]*aria-label="' + re.escape(f"{fusion}: best ") +
+                            r'(median|predicted) time against size".*?</svg>', section, re.S)
+            if not svg:
+                errors.append(f"{fp}: no plot {label!r}")
+                continue
+            plots += 1
+            lines = {p.get("data-series"): p for p in ET.fromstring(svg.group(0)).iter("polyline")}
+            if sorted(lines) != sorted(schedulers):
+                errors.append(f"{fp}: {label!r} has lines {sorted(lines)}, expected {sorted(schedulers)}")
+            for name, line in lines.items():
+                n = len(line.get("points", "").split())
+                if name in schedulers and n != len(schedulers[name]):
+                    errors.append(f"{fp}: {name}'s line has {n} points, expected {len(schedulers[name])}")
     if not plots:
-        errors.append("no line plot of time against size")
-    for label, roots in plots.items():
-        for root in roots:
-            series = {p.get("data-series"): p for p in root.iter("polyline")}
-            if len(series) < 3:
-                errors.append(f"{label}: expected a polyline per scheduler (3), found {sorted(series)}")
-            for name, line in series.items():
-                points = line.get("points", "").split()
-                if name == "eager" and len(points) != 4:
-                    errors.append(f"{label}: eager's polyline has {len(points)} points, expected 4")
-    return sum(len(r) for r in plots.values())
+        errors.append("no fusion with four sizes has its line plot of time against size")
+    return plots
 
 
 def main():
@@ -148,7 +169,7 @@ def main():
     with open(report, "w") as f:
         f.write(page)
     errors = []
-    plots = check_plots(page, errors)
+    plots = check_plots(page, results, errors)
     if re.search(r"\d\.\d+e[+-]\d", page):
         errors.append("a number in exponent notation: " + re.search(r".{30}\d\.\d+e[+-]\d.{10}", page).group(0))
 
