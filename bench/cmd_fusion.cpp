@@ -180,7 +180,7 @@ int show_segments(const FusionOptions& o) {
   Loaded l = load(o, {}, /*segment=*/false);
   const ir::Fusion& f = *l.bf.def.fusion;
   fmt::print("// {} ({})\n", f.name(), l.bf.path);
-  fmt::print("// sizes: {}\n", sweep::sizes_str(l.bf.sizes));
+  fmt::print("// sizes: {}\n", sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes));
   segment::Segmentation s =
       segment::segment(f, l.bf.sizes, sweep::plugin_schedulers(segmenter_plugins(o), {}));
   fmt::print("{}", segment::print_segmentation(s));
@@ -261,7 +261,8 @@ int show_profile(const FusionOptions& o, const ProfileFlags& flags) {
     fmt::print("{}\n", model::profiles_json(profiles));
     return kExitOk;
   }
-  fmt::print("// {} ({})\n// sizes: {}\n", name, l.bf.path, sweep::sizes_str(l.bf.sizes));
+  fmt::print("// {} ({})\n// sizes: {}\n", name, l.bf.path,
+             sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes));
   fmt::print("{}", model::format_profiles(profiles));
   return kExitOk;
 }
@@ -281,7 +282,7 @@ int run_show(const FusionOptions& o, const std::string& stage, bool segments,
   const ir::Fusion& f = *l.bf.def.fusion;
   fmt::print("// {} ({})\n", f.name(), l.bf.path);
   if (!l.bf.def.description.empty()) fmt::print("// {}\n", l.bf.def.description);
-  fmt::print("// sizes: {}\n", sweep::sizes_str(l.bf.sizes));
+  fmt::print("// sizes: {}\n", sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes));
   if (stage == "math") {
     fmt::print("{}", ir::print_math(f));
   } else if (l.segmented) {
@@ -371,7 +372,8 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
     if (eo.sanitize)
       sweep::run_segments(*backend, s, kernels, inputs, l.bf.sizes, &findings, eo.cache_dir);
     fmt::print("{} on {}: sizes {}, {} segment{}\n", l.bf.def.fusion->name(), backend->name(),
-               sweep::sizes_str(l.bf.sizes), s.segments.size(), s.segments.size() == 1 ? "" : "s");
+               sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes), s.segments.size(),
+               s.segments.size() == 1 ? "" : "s");
     for (size_t i = 0; i < kernels.size(); ++i) {
       const runtime::LaunchDims& dims = kernels[i].dims;
       const std::string& params = l.segmented->runs[i].params_str;
@@ -393,8 +395,8 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
     auto dims = runtime::launch_dims(p.kernel, l.bf.sizes);
     fmt::print(
         "{} on {}: sizes {}, grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index\n",
-        l.bf.def.fusion->name(), backend->name(), sweep::sizes_str(l.bf.sizes), dims.grid[0],
-        dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
+        l.bf.def.fusion->name(), backend->name(), sweep::sizes_str(*l.bf.def.fusion, l.bf.sizes),
+        dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
         dims.shared_bytes, p.source.index_bits);
   }
   sweep::Validation v = sweep::validate(*plain.fusion, l.bf.sizes, got, want);

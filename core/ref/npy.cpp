@@ -446,9 +446,15 @@ HostTensor read_npy_input(const std::string& path, const ir::TensorView* in,
                        << (want == DataType::BF16 ? " bits, or <f4 rounded to bf16" : "") << ")";
   std::vector<int64_t> shape = concrete_shape(in, sizes);
   if (t.shape != shape) {
-    std::string bound;
+    // This input's sizes in the order its shape names them, then the others.
+    std::vector<std::string> names;
+    for (const ir::IterDomain* id : in->logical()) id->extent().collect_symbols(names);
     for (const auto& [k, v] : sizes)
-      bound += (bound.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+      if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+    std::string bound;
+    for (const std::string& k : names)
+      if (auto it = sizes.find(k); it != sizes.end())
+        bound += (bound.empty() ? "" : ", ") + k + "=" + std::to_string(it->second);
     user_error_at(loc) << "shape " << shape_str(t.shape) << " does not match input "
                        << in->describe() << ", which is " << shape_str(shape) << " with sizes "
                        << (bound.empty() ? "(none)" : bound);

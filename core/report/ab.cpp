@@ -31,7 +31,7 @@ std::vector<AbVerdict> ab_verdicts(const std::vector<Record>& records, double al
     const bool old = r.scheduler.ends_with(kOld);
     const std::string sched = old ? r.scheduler.substr(0, r.scheduler.size() - kOld.size())
                                   : r.scheduler;
-    const std::string key = r.fusion + "\x1f" + r.size_label() + "\x1f" + sched;
+    const std::string key = r.fusion + "\x1f" + r.size_key() + "\x1f" + sched;
     auto [it, fresh] = groups.try_emplace(key);
     if (fresh) order.push_back(key);
     it->second[old ? 1 : 0].push_back(&r);

@@ -162,20 +162,22 @@ CompareReport compare(const ResultFile& base, const ResultFile& next, const Comp
                                   fmt::format("{}", fmt::join(base.devices, ", ")),
                                   fmt::format("{}", fmt::join(next.devices, ", "))));
   const bool google_benchmark = base.kind == "google-benchmark" || next.kind == "google-benchmark";
+  auto key = [](const BenchmarkSamples& s) { return s.match.empty() ? s.name : s.match; };
   std::map<std::string, const BenchmarkSamples*> in_next, in_base;
-  for (const BenchmarkSamples& s : next.benchmarks) in_next[s.name] = &s;
-  for (const BenchmarkSamples& s : base.benchmarks) in_base[s.name] = &s;
+  for (const BenchmarkSamples& s : next.benchmarks) in_next[key(s)] = &s;
+  for (const BenchmarkSamples& s : base.benchmarks) in_base[key(s)] = &s;
   for (const BenchmarkSamples& b : base.benchmarks) {
     BenchmarkChange c;
     c.name = b.name;
     c.scheduler = b.scheduler;
-    auto it = in_next.find(b.name);
+    auto it = in_next.find(key(b));
     if (it == in_next.end()) {
       c.verdict = Verdict::OnlyInBase;
       r.changes.push_back(std::move(c));
       continue;
     }
     const BenchmarkSamples& n = *it->second;
+    c.name = n.name;  // the newer file's names list sizes in declaration order
     if (!b.times_us.empty()) c.base = summarize(b.times_us);
     if (!n.times_us.empty()) c.next = summarize(n.times_us);
     if (c.base && c.next) {
@@ -193,7 +195,7 @@ CompareReport compare(const ResultFile& base, const ResultFile& next, const Comp
     r.changes.push_back(std::move(c));
   }
   for (const BenchmarkSamples& n : next.benchmarks)
-    if (!in_base.count(n.name)) {
+    if (!in_base.count(key(n))) {
       BenchmarkChange c;
       c.name = n.name;
       c.scheduler = n.scheduler;

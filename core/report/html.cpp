@@ -3,39 +3,28 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <map>
 #include <optional>
 
-#include "schedlab/base/error.h"
+#include "heatmap.h"
+#include "plot.h"
+#include "schedlab/report/format.h"
 
 namespace schedlab::report {
 
 namespace {
 
 std::string esc(const std::string& s) {
+  return html_escape(s);
+}
+
+/// `s` escaped, with a line break opportunity (<wbr>) after each ',' and
+/// '_': long configurations and names wrap between their parts.
+std::string wrappable(const std::string& s) {
   std::string r;
   for (char c : s) {
-    switch (c) {
-      case '&':
-        r += "&amp;";
-        break;
-      case '<':
-        r += "&lt;";
-        break;
-      case '>':
-        r += "&gt;";
-        break;
-      case '"':
-        r += "&quot;";
-        break;
-      case '\'':
-        r += "&#39;";
-        break;
-      default:
-        r += c;
-    }
+    r += esc(std::string(1, c));
+    if (c == ',' || c == '_') r += "<wbr>";
   }
   return r;
 }
@@ -43,44 +32,64 @@ std::string esc(const std::string& s) {
 constexpr const char* kCss = R"(
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.25em; margin-top: 2em; } h3 { font-size: 1.05em; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-th, td { padding: 3px 10px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; width: 100%; table-layout: auto; }
+th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; vertical-align: top; }
+td { white-space: nowrap; }
 th { background: #f4f4f4; }
-td.name, th.name { text-align: left; }
-td.none { text-align: left; color: #8a6d00; white-space: normal; }
+td.name, th.name { text-align: left; white-space: normal; overflow-wrap: break-word; }
+td.scheduler, td.config { text-align: left; white-space: normal; overflow-wrap: anywhere; }
+td.config { min-width: 8em; }
+td.none { text-align: left; color: #8a6d00; white-space: normal; overflow-wrap: anywhere; }
 tr.baseline td { font-weight: 600; }
 .faster { color: #1a7f37; } .slower { color: #c62828; }
 .emulated { background: #fff4d6; border: 1px solid #e0b000; padding: 6px 10px; font-weight: 600; }
 .legend, .note { color: #555; }
+.plots { display: flex; flex-wrap: wrap; gap: 0 16px; }
+svg { max-width: 100%; height: auto; }
 svg text { font: 12px system-ui, sans-serif; }
 )";
 
-/// Bar colours, one per scheduler (cycled).
-constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
-                                    "#76b7b2", "#edc948", "#b07aa1", "#9c755f"};
+/// A scheduler's colour in every chart of a section: its place in the table.
+std::string colour_of(const Table& t, const std::string& scheduler) {
+  // Tableau 10: distinguishable, and fair to the common colour blindnesses.
+  constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                                      "#edc948", "#b07aa1", "#9c755f", "#ff9da7", "#bab0ac"};
+  auto it = std::find(t.schedulers.begin(), t.schedulers.end(), scheduler);
+  size_t i = static_cast<size_t>(it - t.schedulers.begin());
+  return kPalette[i % std::size(kPalette)];
+}
 
-std::string us(double v) {
-  return fmt::format("{:.4g}", v);
+/// "1.23x*"; the interval in the tooltip.
+std::string speedup_cell(const TableCell& c) {
+  if (!c.same_kernel_as.empty()) return "same kernel as " + esc(c.same_kernel_as);
+  if (!c.speedup) return "–";
+  std::string s = fmt::format("{:.2f}x{}", *c.speedup, c.significant ? "*" : "");
+  if (c.estimate)
+    s = fmt::format("<span title=\"95% interval [{:.2f}, {:.2f}]\">{}</span>", c.estimate->lo,
+                    c.estimate->hi, s);
+  return s;
 }
 
 std::string html_table(const Table& t) {
-  std::string h =
+  const bool predicted = !t.predicted_on.empty();
+  std::string h = fmt::format(
       "<table>\n<tr><th class=\"name\">fusion</th><th class=\"name\">size</th>"
-      "<th class=\"name\">scheduler</th><th class=\"name\">best config</th><th>median (us)</th>"
-      "<th>IQR (us)</th><th>min – max (us)</th><th>GB/s</th><th>% peak</th><th>speedup</th>"
-      "<th>p</th></tr>\n";
+      "<th class=\"name\">scheduler</th><th class=\"name\">best config</th>{}<th>median</th>"
+      "<th>IQR</th><th>min – max</th><th>GB/s</th><th>% peak</th><th>speedup</th>"
+      "<th>p</th></tr>\n",
+      predicted ? "<th>predicted " + esc(t.predicted_on) + "</th>" : "");
   for (const TableRow& row : t.rows) {
     for (const TableCell& c : row.cells) {
       if (c.points == 0) continue;
       bool base = c.scheduler == t.baseline;
       h += fmt::format(
           "<tr{}><td class=\"name\">{}</td><td class=\"name\">{}</td>"
-          "<td class=\"name\">{}</td>",
-          base ? " class=\"baseline\"" : "", esc(row.fusion), esc(row.size_label),
-          esc(c.scheduler) + (base ? " (baseline)" : ""));
+          "<td class=\"scheduler\">{}</td>",
+          base ? " class=\"baseline\"" : "", wrappable(row.fusion), wrappable(row.size_label),
+          wrappable(c.scheduler) + (base ? " (baseline)" : ""));
       if (!c.best) {
-        h += fmt::format("<td class=\"none\" colspan=\"8\">no valid point: {}</td></tr>\n",
-                         esc(c.why_none));
+        h += fmt::format("<td class=\"none\" colspan=\"{}\">no valid point: {}</td></tr>\n",
+                         predicted ? 9 : 8, esc(c.why_none));
         continue;
       }
       const Summary& s = *c.stats;
@@ -90,25 +99,49 @@ std::string html_table(const Table& t) {
                         : *c.speedup > 1 ? " class=\"faster\""
                                          : " class=\"slower\"";
       h += fmt::format(
-          "<td class=\"name\">{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f} – {:.2f}</td>"
+          "<td class=\"config\">{}</td>{}<td>{}</td><td>{}</td><td>{} – {}</td>"
           "<td>{}</td><td>{}</td><td{}>{}</td><td>{}</td></tr>\n",
-          esc(c.best->config_label()), s.median, s.iqr(), s.min, s.max,
-          gbps > 0 ? fmt::format("{:.1f}", gbps) : "–",
-          peak ? fmt::format("{:.1f}%", *peak * 100) : "–", cls,
-          c.speedup ? fmt::format("{:.2f}x{}", *c.speedup, c.significant ? "*" : "") : "–",
-          c.p ? fmt::format("{:.3g}", *c.p) : "–");
+          wrappable(c.best->config_label()),
+          predicted ? "<td>" + format_time_us(c.best->prediction->predicted_us) + "</td>" : "",
+          format_time_us(s.median), format_time_us(s.iqr()), format_time_us(s.min),
+          format_time_us(s.max), gbps > 0 ? format_gbps(gbps) : "–",
+          peak ? fmt::format("{:.1f}%", *peak * 100) : "–", cls, speedup_cell(c),
+          !c.p           ? "–"
+          : *c.p < 0.001 ? "&lt; 0.001"
+                         : fmt::format("{:.3f}", *c.p));
     }
   }
   return h + "</table>\n";
 }
 
+/// A row of legend entries (a swatch and a name each) at `y`, wrapped at
+/// `width`; returns the height used.
+int legend_rows(std::string& body, const std::vector<std::pair<std::string, std::string>>& entries,
+                int x0, int y, int width) {
+  int x = x0, rows = 1;
+  for (const auto& [colour, name] : entries) {
+    int w = 26 + 7 * static_cast<int>(std::min<size_t>(name.size(), 40));
+    if (x > x0 && x + w > width) x = x0, y += 18, ++rows;
+    body += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\" stroke=\"#666\" "
+        "stroke-width=\"0.5\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
+        x, y, colour, x + 18, y + 10, esc(name.size() > 40 ? name.substr(0, 39) + "…" : name));
+    x += w;
+  }
+  return rows * 18;
+}
+
 /// Horizontal bars: per fusion and size, each scheduler's best median,
 /// scaled to the slowest of that group (times differ by orders of magnitude
-/// between sizes).
+/// between sizes). A legend of the schedulers' colours heads it.
 std::string bar_chart(const Table& t) {
   const int label_w = 200, bar_w = 420, value_w = 260, bar_h = 16, gap = 4, group_gap = 14;
+  const int width = label_w + bar_w + value_w;
   std::string body;
-  int y = 10;
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const std::string& s : t.schedulers)
+    entries.push_back({colour_of(t, s), s == t.baseline ? s + " (baseline, outlined)" : s});
+  int y = 4 + legend_rows(body, entries, 0, 4, width) + 10;
   for (const TableRow& row : t.rows) {
     double slowest = 0;
     for (const TableCell& c : row.cells)
@@ -116,22 +149,25 @@ std::string bar_chart(const Table& t) {
     body += fmt::format("<text x=\"0\" y=\"{}\" font-weight=\"bold\">{} {}</text>\n", y + 12,
                         esc(row.fusion), esc(row.size_label));
     y += bar_h + gap;
-    for (size_t i = 0; i < row.cells.size(); ++i) {
-      const TableCell& c = row.cells[i];
+    for (const TableCell& c : row.cells) {
       if (c.points == 0) continue;
-      body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_w - 8,
-                          y + 12, esc(c.scheduler));
+      // Long names are cut to the label column; the full name is the tooltip.
+      const std::string shown =
+          c.scheduler.size() > 28 ? c.scheduler.substr(0, 27) + "…" : c.scheduler;
+      body +=
+          fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>\n",
+                      label_w - 8, y + 12, esc(shown), esc(c.scheduler));
       if (c.best) {
         double w = slowest > 0 ? std::max(1.0, c.stats->median / slowest * bar_w) : 1.0;
         body += fmt::format(
             "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"{}><title>{}: {} "
-            "us (IQR {})</title></rect>\n",
-            label_w, y, w, bar_h, kPalette[i % std::size(kPalette)],
+            "(IQR {})</title></rect>\n",
+            label_w, y, w, bar_h, colour_of(t, c.scheduler),
             c.scheduler == t.baseline ? " stroke=\"#222\" stroke-width=\"1.5\"" : "",
-            esc(c.scheduler), us(c.stats->median), us(c.stats->iqr()));
+            esc(c.scheduler), format_time_us(c.stats->median), format_time_us(c.stats->iqr()));
         body += fmt::format(
-            "<text x=\"{:.1f}\" y=\"{}\">{} us{}</text>\n", label_w + w + 6, y + 12,
-            us(c.stats->median),
+            "<text x=\"{:.1f}\" y=\"{}\">{}{}</text>\n", label_w + w + 6, y + 12,
+            format_time_us(c.stats->median),
             c.speedup ? fmt::format(", {:.2f}x{}", *c.speedup, c.significant ? "*" : "") : "");
       } else {
         body += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#8a6d00\">no valid point</text>\n",
@@ -142,207 +178,101 @@ std::string bar_chart(const Table& t) {
     y += group_gap;
   }
   return fmt::format(
-      "<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" "
-      "aria-label=\"best median per scheduler\">\n{}</svg>\n",
-      label_w + bar_w + value_w, y, label_w + bar_w + value_w, y, body);
+      "<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "
+      "aria-label=\"best median per scheduler\">\n{2}</svg>\n",
+      width, y, body);
 }
 
-/// Parameter values in axis order: numeric when every value is a number.
-std::vector<std::string> axis_values(std::vector<std::string> v) {
-  bool numeric = std::all_of(v.begin(), v.end(), [](const std::string& s) {
-    char* end = nullptr;
-    std::strtod(s.c_str(), &end);
-    return !s.empty() && end == s.c_str() + s.size();
-  });
-  if (numeric)
-    std::stable_sort(v.begin(), v.end(), [](const std::string& a, const std::string& b) {
-      return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr);
-    });
-  return v;
+/// The product of a point's sizes: where it lies on a size axis.
+double element_count(const SizeList& sizes) {
+  double n = 1;
+  for (const auto& [name, v] : sizes) n *= static_cast<double>(v);
+  return n;
 }
 
-const std::string* config_value(const Record& r, const std::string& name) {
-  for (const auto& [k, v] : r.config)
-    if (k == name) return &v;
-  return nullptr;
-}
-
-/// Parameters of `scheduler` with at least two values, in config order.
-std::vector<std::string> varying_params(const std::vector<Record>& records,
-                                        const std::string& scheduler,
-                                        std::vector<std::string>* all = nullptr) {
-  std::vector<std::string> names;
-  std::map<std::string, std::vector<std::string>> values;
-  for (const Record& r : records) {
-    if (r.scheduler != scheduler) continue;
-    for (const auto& [k, v] : r.config) {
-      if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
-      auto& vs = values[k];
-      if (std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
+/// Per fusion of `t` with two sizes or more: each scheduler's best time
+/// against size, and its GB/s where the bytes are known. Sizes are ordered by
+/// their element count (the product of the sizes; ties keep the table's
+/// order), and placed by it when the counts differ, else evenly.
+std::string size_plots(const Table& t, const std::vector<const Record*>& records) {
+  const bool predicted = !t.predicted_on.empty();
+  std::map<std::pair<std::string, std::string>, SizeList> sizes_of;
+  for (const Record* r : records) sizes_of.try_emplace({r->fusion, r->size_key()}, r->sizes);
+  std::vector<std::string> fusions;
+  for (const TableRow& row : t.rows)
+    if (std::find(fusions.begin(), fusions.end(), row.fusion) == fusions.end())
+      fusions.push_back(row.fusion);
+  std::string out;
+  for (const std::string& fusion : fusions) {
+    std::vector<const TableRow*> rows;
+    for (const TableRow& row : t.rows)
+      if (row.fusion == fusion) rows.push_back(&row);
+    if (rows.size() < 2) continue;
+    auto count = [&](const TableRow* r) { return element_count(sizes_of[{fusion, r->size_key}]); };
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](const TableRow* a, const TableRow* b) { return count(a) < count(b); });
+    const SizeList first = sizes_of[{fusion, rows.front()->size_key}];
+    // One size variable: its values on the axis, named in the axis title.
+    bool one_size = first.size() == 1;
+    for (const TableRow* r : rows)
+      one_size = one_size && sizes_of[{fusion, r->size_key}].size() == 1 &&
+                 sizes_of[{fusion, r->size_key}].front().first == first.front().first;
+    LineChart time, bw;
+    for (const TableRow* r : rows) {
+      time.x_labels.push_back(one_size
+                                  ? std::to_string(sizes_of[{fusion, r->size_key}].front().second)
+                                  : r->size_label);
+      time.x_values.push_back(count(r));
     }
-  }
-  if (all) *all = names;
-  std::vector<std::string> varying;
-  for (const std::string& n : names)
-    if (values[n].size() >= 2) varying.push_back(n);
-  return varying;
-}
-
-/// Heatmap colour for t in [0, 1], green (fast) through yellow to red (slow).
-std::string heat_colour(double t) {
-  auto mix = [](int a, int b, double f) { return static_cast<int>(std::lround(a + (b - a) * f)); };
-  int r, g, b;
-  if (t < 0.5) {
-    r = mix(0x1a, 0xfe, t * 2), g = mix(0x98, 0xe0, t * 2), b = mix(0x50, 0x8b, t * 2);
-  } else {
-    r = mix(0xfe, 0xd7, t * 2 - 1), g = mix(0xe0, 0x30, t * 2 - 1), b = mix(0x8b, 0x27, t * 2 - 1);
-  }
-  return fmt::format("#{:02x}{:02x}{:02x}", r, g, b);
-}
-
-/// A status that fits a heatmap cell.
-std::string short_status(Status s) {
-  switch (s) {
-    case Status::Rejected:
-      return "rejected";
-    case Status::ScheduleError:
-      return "sched err";
-    case Status::CompileError:
-      return "compile err";
-    case Status::WrongResult:
-      return "wrong";
-    case Status::Crashed:
-      return "crashed";
-    case Status::Timeout:
-      return "timeout";
-    case Status::Racy:
-      return "racy";
-    case Status::Ok:
-      break;
-  }
-  return std::string(status_name(s));
-}
-
-/// One heatmap for the records of one scheduler at one fusion and size.
-std::string heatmap(const std::vector<const Record*>& recs, const std::string& x,
-                    const std::string& y) {
-  std::vector<std::string> xs, ys;
-  struct CellData {
-    std::optional<double> best;
-    std::string failure;
-  };
-  std::map<std::pair<std::string, std::string>, CellData> cells;
-  for (const Record* r : recs) {
-    const std::string* xv = config_value(*r, x);
-    const std::string* yv = config_value(*r, y);
-    if (!xv || !yv) continue;
-    if (std::find(xs.begin(), xs.end(), *xv) == xs.end()) xs.push_back(*xv);
-    if (std::find(ys.begin(), ys.end(), *yv) == ys.end()) ys.push_back(*yv);
-    CellData& d = cells[{*xv, *yv}];
-    if (r->status == Status::Ok) {
-      double m = r->summary().median;
-      if (!d.best || m < *d.best) d.best = m;
-    } else if (d.failure.empty()) {
-      d.failure = short_status(r->status);
-    }
-  }
-  xs = axis_values(xs);
-  ys = axis_values(ys);
-  double lo = INFINITY, hi = 0;
-  for (const auto& [k, d] : cells)
-    if (d.best) lo = std::min(lo, *d.best), hi = std::max(hi, *d.best);
-  const int cw = 64, ch = 30, left = 110, top = 46;
-  std::string body = fmt::format(
-      "<text x=\"{}\" y=\"14\" text-anchor=\"middle\">{} →</text>\n"
-      "<text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">{} "
-      "→</text>\n",
-      left + cw * static_cast<int>(xs.size()) / 2, esc(x),
-      top + ch * static_cast<int>(ys.size()) / 2, top + ch * static_cast<int>(ys.size()) / 2,
-      esc(y));
-  for (size_t i = 0; i < xs.size(); ++i)
-    body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                        left + cw * static_cast<int>(i) + cw / 2, top - 8, esc(xs[i]));
-  for (size_t j = 0; j < ys.size(); ++j) {
-    int cy = top + ch * static_cast<int>(j);
-    body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 8,
-                        cy + ch / 2 + 4, esc(ys[j]));
-    for (size_t i = 0; i < xs.size(); ++i) {
-      int cx = left + cw * static_cast<int>(i);
-      auto it = cells.find({xs[i], ys[j]});
-      std::string fill = "#ffffff", label, tip = "not run";
-      if (it != cells.end() && it->second.best) {
-        double t = hi > lo
-                       ? (std::log(*it->second.best) - std::log(lo)) / (std::log(hi) - std::log(lo))
-                       : 0;
-        fill = heat_colour(t);
-        label = us(*it->second.best);
-        tip = label + " us";
-      } else if (it != cells.end()) {
-        fill = "#bbbbbb";
-        label = it->second.failure;
-        tip = it->second.failure;
+    std::string names;
+    for (const auto& [name, v] : first) names += (names.empty() ? "" : "·") + name;
+    time.x_title = one_size ? names : "size, by element count (" + names + ")";
+    time.label =
+        fusion + ": best " + (predicted ? "predicted time" : "median time") + " against size";
+    time.y_title = predicted ? "predicted time on " + t.predicted_on : "best median time";
+    time.y_tick = [](double v) { return format_time_us(v, 3, true); };
+    time.y_value = [](double v) { return format_time_us(v); };
+    bw.x_labels = time.x_labels;
+    bw.x_values = time.x_values;
+    bw.x_title = time.x_title;
+    bw.label = fusion + ": GB/s against size";
+    bw.y_title = predicted ? "GB/s at the predicted time" : "GB/s at the best median";
+    bw.y_tick = [](double v) { return format_sig(v, 3, true); };
+    bw.y_value = [](double v) { return format_gbps(v) + " GB/s"; };
+    bool any_bytes = false;
+    for (const std::string& s : t.schedulers) {
+      PlotSeries ts{s, colour_of(t, s), {}, s == t.baseline};
+      PlotSeries bs = ts;
+      bool present = false;  // a scheduler with no valid point here has no line
+      for (const TableRow* r : rows) {
+        const TableCell* c = t.cell(*r, s);
+        present |= c && c->best;
+        if (!c || !c->best) {
+          ts.y.push_back(std::nullopt);
+          bs.y.push_back(std::nullopt);
+          continue;
+        }
+        double us = predicted ? c->best->prediction->predicted_us : c->stats->median;
+        ts.y.push_back(us);
+        if (c->best->bytes_moved > 0 && us > 0) {
+          bs.y.push_back(static_cast<double>(c->best->bytes_moved) / us / 1e3);
+          any_bytes = true;
+        } else {
+          bs.y.push_back(std::nullopt);
+        }
       }
-      body += fmt::format(
-          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\">"
-          "<title>{}={}, {}={}: {}</title></rect>\n"
-          "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\">{}</text>\n",
-          cx, cy, cw, ch, fill, esc(x), esc(xs[i]), esc(y), esc(ys[j]), esc(tip), cx + cw / 2,
-          cy + ch / 2 + 4, esc(label.substr(0, 10)));
+      if (!present) continue;
+      time.series.push_back(std::move(ts));
+      bw.series.push_back(std::move(bs));
     }
+    out += fmt::format("<h3>{}: {} and bandwidth against size, per scheduler{}</h3>\n", esc(fusion),
+                       predicted ? "predicted time" : "best median time",
+                       t.device.emulated ? " (CPU emulation)" : "");
+    out += "<div class=\"plots\">\n" + line_chart_svg(time);
+    if (any_bytes) out += line_chart_svg(bw);
+    out += "</div>\n";
   }
-  int w = left + cw * static_cast<int>(xs.size()) + 10,
-      h = top + ch * static_cast<int>(ys.size()) + 10;
-  return fmt::format(
-      "<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" "
-      "aria-label=\"median time over {} and {}\">\n{}</svg>\n",
-      w, h, w, h, esc(x), esc(y), body);
-}
-
-struct HeatmapChoice {
-  std::string scheduler, x, y;
-};
-
-std::optional<HeatmapChoice> choose_heatmap(const std::vector<Record>& records,
-                                            const HtmlOptions& o) {
-  std::vector<std::string> schedulers;
-  for (const Record& r : records)
-    if (std::find(schedulers.begin(), schedulers.end(), r.scheduler) == schedulers.end())
-      schedulers.push_back(r.scheduler);
-  if (o.heatmap_scheduler.empty()) {
-    user_assert(o.heatmap_x.empty() && o.heatmap_y.empty())
-        << "heatmap: parameters given without a scheduler";
-    for (const std::string& s : schedulers) {
-      auto v = varying_params(records, s);
-      if (v.size() >= 2) return HeatmapChoice{s, v[0], v[1]};
-    }
-    return std::nullopt;
-  }
-  user_assert(std::find(schedulers.begin(), schedulers.end(), o.heatmap_scheduler) !=
-              schedulers.end())
-      << "heatmap: no scheduler '" << o.heatmap_scheduler << "'; the schedulers are "
-      << fmt::format("{}", fmt::join(schedulers, ", "));
-  std::vector<std::string> all;
-  auto v = varying_params(records, o.heatmap_scheduler, &all);
-  HeatmapChoice c{o.heatmap_scheduler, o.heatmap_x, o.heatmap_y};
-  for (const std::string* p : {&c.x, &c.y}) {
-    if (p->empty()) continue;
-    user_assert(std::find(all.begin(), all.end(), *p) != all.end())
-        << "heatmap: scheduler '" << c.scheduler << "' has no parameter '" << *p
-        << "'; its parameters are "
-        << (all.empty() ? "none" : fmt::format("{}", fmt::join(all, ", ")));
-  }
-  for (std::string* p : {&c.x, &c.y}) {
-    if (!p->empty()) continue;
-    for (const std::string& n : v)
-      if (n != c.x && n != c.y) {
-        *p = n;
-        break;
-      }
-    user_assert(!p->empty()) << "heatmap: scheduler '" << c.scheduler
-                             << "' varies fewer than two parameters ("
-                             << (v.empty() ? "none" : fmt::format("{}", fmt::join(v, ", "))) << ")";
-  }
-  return c;
+  return out;
 }
 
 }  // namespace
@@ -368,27 +298,37 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
           "generated CUDA source on the host. These times say nothing about GPU speed; rerun "
           "on a GPU for timings.</p>\n",
           kEmulationLabel);
-    out += fmt::format("<p class=\"legend\">baseline: {}{}</p>\n", esc(t.baseline),
-                       t.baseline_defaulted ? " (the first scheduler; the sweep named none)" : "");
+    out += fmt::format(
+        "<p class=\"legend\">baseline: {}{}.{} Speedup over the baseline's best: <span "
+        "class=\"faster\">green</span> significantly faster, <span class=\"slower\">red</span> "
+        "significantly slower (its 95% interval in the tooltip).</p>\n",
+        esc(t.baseline), t.baseline_defaulted ? " (the first scheduler; the sweep named none)" : "",
+        t.predicted_on.empty()
+            ? ""
+            : " Ranked by the predicted time on the " + esc(t.predicted_on) +
+                  " device model (docs/model.md): speedups are ratios of predictions, and the "
+                  "median is the CPU emulation's time.");
     out += html_table(t);
+    std::vector<const Record*> mine, here_device;
+    for (const Record& r : records)
+      if (r.device.fingerprint == t.device.fingerprint) here_device.push_back(&r);
+    out += size_plots(t, here_device);
     out +=
         "<h3>Best median per scheduler (bar length relative to the slowest of each group; "
         "shorter is faster)</h3>\n";
     out += bar_chart(t);
-    std::vector<const Record*> mine;
-    for (const Record& r : records)
-      if (hm && r.scheduler == hm->scheduler && r.device.fingerprint == t.device.fingerprint)
-        mine.push_back(&r);
+    for (const Record* r : here_device)
+      if (hm && r->scheduler == hm->scheduler) mine.push_back(r);
     for (const TableRow& row : t.rows) {
       std::vector<const Record*> here;
       for (const Record* r : mine)
-        if (r->fusion == row.fusion && r->size_label() == row.size_label) here.push_back(r);
+        if (r->fusion == row.fusion && r->size_key() == row.size_key) here.push_back(r);
       if (here.empty()) continue;
       out += fmt::format(
-          "<h3>{}: median time (us) over {} and {}, {} {} (best over the other "
-          "parameters; grey: no valid point)</h3>\n",
+          "<h3>{}: median time over {} and {}, {} {} (best over the other "
+          "parameters)</h3>\n",
           esc(hm->scheduler), esc(hm->x), esc(hm->y), esc(row.fusion), esc(row.size_label));
-      out += heatmap(here, hm->x, hm->y);
+      out += heatmap_svg(here, hm->x, hm->y);
     }
     out += "</section>\n";
   }

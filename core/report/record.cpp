@@ -2,11 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -76,6 +77,12 @@ std::optional<Status> parse_status(std::string_view name) {
 
 std::string Record::size_label() const {
   return join_pairs(sizes);
+}
+
+std::string Record::size_key() const {
+  SizeList by_name = sizes;
+  std::sort(by_name.begin(), by_name.end());
+  return join_pairs(by_name);
 }
 
 std::string Record::config_label() const {
@@ -352,7 +359,11 @@ std::string record_key(std::string_view plugin_hash, std::string_view config_has
                        std::string_view device_fingerprint) {
   // A unit separator between fields: no field can run into the next.
   std::string s = fmt::format("{}\x1f{}\x1f{}\x1f", plugin_hash, config_hash, fusion);
-  for (const auto& [k, v] : sizes) s += fmt::format("{}={},", k, v);
+  // By name: records list sizes in declaration order since issue 17, and
+  // the keys of files written before (sorted by name) must stay the same.
+  SizeList by_name = sizes;
+  std::sort(by_name.begin(), by_name.end());
+  for (const auto& [k, v] : by_name) s += fmt::format("{}={},", k, v);
   s += fmt::format("\x1f{}", device_fingerprint);
   return hash_hex(s);
 }

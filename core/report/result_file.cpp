@@ -55,7 +55,7 @@ ResultFile read_google_benchmark(const std::string& path, const Json& doc) {
         slash = std::min(name.find('/', at), name.size());
         parts.push_back(name.substr(at, slash - at));
       }
-      f.benchmarks.push_back({name, {}, {}, parts.size() >= 4 ? parts[2] : "", "", "", {}, ""});
+      f.benchmarks.push_back({name, {}, {}, parts.size() >= 4 ? parts[2] : "", "", "", {}, "", ""});
     }
     return f.benchmarks[it->second];
   };
@@ -91,14 +91,24 @@ ResultFile read_google_benchmark(const std::string& path, const Json& doc) {
   return f;
 }
 
+/// "fusion/sizes/scheduler", with the sizes as `sizes` lists them.
+std::string scheduler_name(const Record& r, const std::string& sizes) {
+  return fmt::format("{}/{}/{}", r.fusion, sizes, r.scheduler);
+}
+
 /// A sweep's JSONL: one benchmark per record (the last record of a point
-/// wins: a rerun), then the heuristic-level and best-config views.
+/// wins: a rerun), then the heuristic-level and best-config views. Names
+/// list sizes as the records do; matching uses them by name (`match`), so
+/// that files from before declaration-order sizes pair with newer ones.
 ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
   ResultFile f{path, "schedlab-jsonl", {}, {}, false};
   std::vector<Record> records;
   std::map<std::string, size_t> index;
+  auto match_name = [](const Record& r) {
+    return scheduler_name(r, r.size_key()) + "/" + r.config_label();
+  };
   for (Record& r : read_records(path).records) {
-    auto [it, fresh] = index.emplace(record_benchmark_name(r), records.size());
+    auto [it, fresh] = index.emplace(match_name(r), records.size());
     if (fresh)
       records.push_back(std::move(r));
     else
@@ -108,7 +118,7 @@ ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
   std::map<std::string, std::vector<const Record*>> by_scheduler;
   std::vector<std::string> order;
   for (const Record& r : records) {
-    std::string key = fmt::format("{}/{}/{}", r.fusion, r.size_label(), r.scheduler);
+    std::string key = scheduler_name(r, r.size_key());
     auto& v = by_scheduler[key];
     if (v.empty()) order.push_back(key);
     v.push_back(&r);
@@ -117,10 +127,17 @@ ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
       f.devices.push_back(dev);
     f.emulated |= r.device.emulated;
   }
-  auto entry = [metric](const Record& r, std::string name) {
-    BenchmarkSamples s{std::move(name), r.times_us, {}, r.scheduler, r.config_label(),
+  // `suffix` of "fusion/sizes/scheduler": "/config", "/best" or "".
+  auto entry = [metric](const Record& r, const std::string& suffix) {
+    BenchmarkSamples s{scheduler_name(r, r.size_label()) + suffix,
+                       r.times_us,
+                       {},
+                       r.scheduler,
+                       r.config_label(),
                        r.kernel_hash.empty() ? "" : r.kernel_hash + "|" + r.launch,
-                       r.min_effect, ""};
+                       r.min_effect,
+                       "",
+                       scheduler_name(r, r.size_key()) + suffix};
     if (r.status != Status::Ok) {
       s.failure = std::string(status_name(r.status)) + (r.error.empty() ? "" : ": " + r.error);
     } else if (metric == Metric::Predicted && r.prediction) {
@@ -135,19 +152,19 @@ ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
   for (const std::string& key : order) {
     const std::vector<const Record*>& rs = by_scheduler[key];
     if (rs.size() == 1) {
-      f.benchmarks.push_back(entry(*rs.front(), key));
+      f.benchmarks.push_back(entry(*rs.front(), ""));
       f.benchmarks.back().role = "heuristic";
       continue;
     }
     const Record* best = nullptr;
     for (const Record* r : rs) {
-      f.benchmarks.push_back(entry(*r, record_benchmark_name(*r)));
+      f.benchmarks.push_back(entry(*r, "/" + r->config_label()));
       if (r->status == Status::Ok && !r->times_us.empty() &&
           (!best || r->summary().median < best->summary().median))
         best = r;
     }
     if (best) {
-      f.benchmarks.push_back(entry(*best, key + "/best"));
+      f.benchmarks.push_back(entry(*best, "/best"));
       f.benchmarks.back().role = "best";
     }
   }
@@ -157,7 +174,7 @@ ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
 }  // namespace
 
 std::string record_benchmark_name(const Record& r) {
-  return fmt::format("{}/{}/{}/{}", r.fusion, r.size_label(), r.scheduler, r.config_label());
+  return scheduler_name(r, r.size_label()) + "/" + r.config_label();
 }
 
 ResultFile load_result_file(const std::string& path) {

@@ -7,6 +7,9 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/results_lock.cpp
   ${CMAKE_CURRENT_LIST_DIR}/compare.cpp
   ${CMAKE_CURRENT_LIST_DIR}/table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/format.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plot.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/heatmap.cpp
   ${CMAKE_CURRENT_LIST_DIR}/html.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
 )

@@ -235,12 +235,15 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
     t.device = recs.front()->device;
     t.alpha = o.alpha;
     std::vector<std::string> sweeps;
+    // Rows are (fusion, size_key), labelled as their first record lists the sizes.
     std::vector<std::pair<std::string, std::string>> row_keys;
+    std::vector<std::string> row_labels;
     // [row][scheduler] -> records
     std::map<std::pair<size_t, size_t>, std::vector<const Record*>> grid;
     for (const Record* r : recs) {
       index_of(sweeps, r->sweep);
-      size_t row = index_of(row_keys, std::pair(r->fusion, r->size_label()));
+      size_t row = index_of(row_keys, std::pair(r->fusion, r->size_key()));
+      if (row == row_labels.size()) row_labels.push_back(r->size_label());
       size_t col = index_of(t.schedulers, r->scheduler);
       grid[{row, col}].push_back(r);
     }
@@ -270,7 +273,7 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
     }
     const bool predicted = !t.predicted_on.empty();
     for (size_t ri = 0; ri < row_keys.size(); ++ri) {
-      TableRow row{row_keys[ri].first, row_keys[ri].second, {}};
+      TableRow row{row_keys[ri].first, row_labels[ri], row_keys[ri].second, {}};
       for (size_t ci = 0; ci < t.schedulers.size(); ++ci) {
         TableCell c;
         c.scheduler = t.schedulers[ci];
@@ -324,8 +327,7 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
     for (const Table& p : previous) {
       if (p.device.fingerprint != t.device.fingerprint) continue;
       for (const TableRow& pr : p.rows)
-        if (pr.fusion == row.fusion && pr.size_label == row.size_label)
-          return p.cell(pr, c.scheduler);
+        if (pr.fusion == row.fusion && pr.size_key == row.size_key) return p.cell(pr, c.scheduler);
     }
     return nullptr;
   };
@@ -335,6 +337,9 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
     if (!c.best && !p->best) return {"still failing"};
     if (!c.best) return {"now failing", kRed};
     if (!p->best) return {"now valid", kGreen};
+    // Not re-run (watch keeps the records of the plugins that did not
+    // change): the same measurement, nothing to compare.
+    if (c.best->key == p->best->key && c.best->times_us == p->best->times_us) return {"="};
     if (same_kernel(*c.best, *p->best))
       return {fmt::format("same kernel (was {})", fmt_us(p->stats->median))};
     // Two runs: unpaired samples.

@@ -88,8 +88,8 @@ void fail(PointState& s, report::Status status, std::string error) {
 /// generated: the same kernel, sizes and device, and an ok record timed with
 /// the repetitions asked now, or a wrong result.
 bool reusable(const report::Record& old, const report::Record& now, int64_t repetitions) {
-  if (old.kernel_hash.empty() || old.kernel_hash != now.kernel_hash || old.sizes != now.sizes ||
-      old.device.fingerprint != now.device.fingerprint)
+  if (old.kernel_hash.empty() || old.kernel_hash != now.kernel_hash ||
+      old.size_key() != now.size_key() || old.device.fingerprint != now.device.fingerprint)
     return false;
   return (old.status == report::Status::Ok &&
           static_cast<int64_t>(old.times_us.size()) == repetitions) ||
@@ -305,7 +305,7 @@ bool SweepRun::identify(size_t i) {
   report::Record& r = s.rec;
   r.sweep = spec_.name;
   r.fusion = f.name;
-  for (const auto& [k, v] : f.sizes[p.sizes]) r.sizes.emplace_back(k, v);
+  r.sizes = ordered_sizes(f.sizes[p.sizes], f.size_names);
   r.scheduler = sched.name;
   r.device = device_;
   r.baseline = spec_.baseline;

@@ -13,6 +13,7 @@
 #include "param_values.h"
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/frontend/schedule_script.h"
+#include "schedlab/sweep/pipeline.h"
 #include "schedlab/sweep/strategy.h"
 
 namespace schedlab::sweep {
@@ -41,9 +42,11 @@ std::string join(const std::vector<std::string>& v) {
   return r.empty() ? "(none)" : r;
 }
 
-std::string sizes_str(const ir::SizeBindings& sizes) {
+/// "N=8, K=4096" in the fusion's declaration order.
+std::string sizes_str(const FusionSpec& f, const ir::SizeBindings& sizes) {
   std::string r;
-  for (const auto& [k, v] : sizes) r += (r.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  for (const auto& [k, v] : ordered_sizes(sizes, f.size_names))
+    r += (r.empty() ? "" : ", ") + k + "=" + std::to_string(v);
   return r;
 }
 
@@ -327,6 +330,7 @@ class Loader {
           }
         }
       }
+      f.size_names = symbols;
       fusion_symbols_.push_back(symbols);
       spec_.fusions.push_back(std::move(f));
     }
@@ -545,7 +549,7 @@ class Loader {
             user_error_at(s.space_loc)
                 << "constraints: no point of the space of scheduler '" << s.name << "' ("
                 << s.space.size() << " points) satisfies them at fusion '" << f.name << "' "
-                << sizes_str(sizes) << "; expected at least one";
+                << sizes_str(f, sizes) << "; expected at least one";
         }
     }
   }

@@ -5,11 +5,15 @@
 #include <random>
 #include <set>
 
+#include "schedlab/sweep/pipeline.h"
+
 namespace schedlab::sweep {
 
 namespace {
 
-std::string sizes_str(const ir::SizeBindings& sizes) {
+/// "K=8,N=2", by name: what the random strategy's seed hashes (kept so, so
+/// that a sweep draws the same points as before).
+std::string sizes_by_name(const ir::SizeBindings& sizes) {
   std::string r;
   for (const auto& [k, v] : sizes) r += (r.empty() ? "" : ",") + k + "=" + std::to_string(v);
   return r;
@@ -40,7 +44,7 @@ class FixedList : public SearchStrategy {
 std::vector<Config> draw_random(const StrategySpec& spec, const SearchProblem& p) {
   const SchedulerSpec& s = *p.scheduler;
   std::mt19937_64 rng(spec.seed ^
-                      fnv1a(s.name + '\0' + p.fusion->name + '\0' + sizes_str(*p.sizes)));
+                      fnv1a(s.name + '\0' + p.fusion->name + '\0' + sizes_by_name(*p.sizes)));
   auto below = [&](uint64_t bound) { return rng() % bound; };  // bias < bound / 2^64
   std::vector<uint64_t> chosen;
   const uint64_t size = s.space.size();
@@ -115,7 +119,10 @@ std::string describe(const SweepSpec& spec, const Point& point) {
   const SchedulerSpec& s = spec.schedulers.at(point.scheduler);
   std::string config = point.config.empty() ? "(heuristic)" : point.config.str();
   if (!s.fixed.empty()) config += (point.config.empty() ? " " : ", ") + s.fixed.str();
-  return f.name + " " + sizes_str(f.sizes.at(point.sizes)) + " | " + s.name + " | " + config;
+  std::string sizes;
+  for (const auto& [k, v] : ordered_sizes(f.sizes.at(point.sizes), f.size_names))
+    sizes += (sizes.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return f.name + " " + sizes + " | " + s.name + " | " + config;
 }
 
 }  // namespace schedlab::sweep

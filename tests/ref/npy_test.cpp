@@ -284,7 +284,7 @@ TEST(NpyInput, ShapeMismatch) {
             }),
             path +
                 ": error: shape (2, 3) does not match input T0 (x), which is (3, 5) with sizes "
-                "K=5, N=3");
+                "N=3, K=5");
 }
 
 TEST(NpyInput, Bf16IsReadFromItsBits) {

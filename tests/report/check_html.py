@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """check_html.py REPORT_TOOL RESULTS.jsonl BASELINE: renders the HTML report
 and checks that it is a self-contained, well-formed page: balanced HTML
-elements, every inline <svg> well-formed XML, nothing loaded by URL, and the
-CPU-emulation section labelled as such."""
+elements, every inline <svg> well-formed XML, nothing loaded by URL, the
+CPU-emulation section labelled as such, numbers without exponents, and per
+section the line plots of time and GB/s against size with a line per
+scheduler that has a valid point. How it looks in a browser:
+chromium_check.py."""
 import html.parser
 import re
 import subprocess
@@ -59,13 +62,27 @@ def main():
     svgs = re.findall(r"<svg\b.*?</svg>", page, re.S)
     if len(svgs) < 3:
         errors.append(f"expected bar charts and heatmaps, found {len(svgs)} <svg>")
+    plots = []
     for i, svg in enumerate(svgs):
         try:
             root = ET.fromstring(svg)
-            if not root.findall(".//rect"):
+            if root.get("class") == "plot":
+                plots.append(root)
+            elif not root.findall(".//rect"):
                 errors.append(f"svg {i} draws no rect")
         except ET.ParseError as e:
             errors.append(f"svg {i} is not well-formed XML: {e}")
+    # Per device: softmax at two sizes, time and GB/s; pointwise never valid.
+    if len(plots) != 4:
+        errors.append(f"expected 4 line plots (time and GB/s per device), found {len(plots)}")
+    for p in plots:
+        series = sorted(line.get("data-series") for line in p.iter("polyline"))
+        if series != ["eager", "normalization"]:
+            errors.append(f"plot {p.get('aria-label')!r}: lines {series}, expected eager and "
+                          "normalization")
+    exponent = re.search(r".{0,30}\d\.\d+e[+-]\d+.{0,10}", page)
+    if exponent:
+        errors.append(f"a number in exponent notation: {exponent.group(0)!r}")
     if page.count("<section>") != 2:
         errors.append("expected one section per device (CPU, GPU)")
     if "<h2>softmax_sweep on cpu (fixture) (cpu) — CPU emulation — not GPU timings</h2>" not in page:

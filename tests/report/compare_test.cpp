@@ -234,6 +234,38 @@ TEST(CompareSweep, UnchangedKernelIsNeverFlaggedUnlessAsked) {
   EXPECT_EQ(compare(b, n, all).changes[0].verdict, Verdict::Regression);
 }
 
+// A results file from before records kept declaration order lists sizes by
+// name (K first); the new file lists them as the fusion declares them (N
+// first). They match, and the new file's name is shown.
+TEST(CompareSweep, SizesInAnyOrderMatch) {
+  auto dir = testing_util::temp_dir("size_order");
+  std::vector<Record> base = {
+      ok_record("sweep", {{"block", "64"}}, times_around(100), "softmax", {{"K", 1024}, {"N", 32}}),
+      ok_record("sweep", {{"block", "128"}}, times_around(80), "softmax",
+                {{"K", 1024}, {"N", 32}})};
+  std::vector<Record> next = base;
+  for (Record& r : next) r.sizes = {{"N", 32}, {"K", 1024}};
+  ResultFile b = load_result_file(jsonl(dir, "base.jsonl", base));
+  ResultFile n = load_result_file(jsonl(dir, "new.jsonl", next));
+  EXPECT_EQ(b.benchmarks[0].name, "softmax/K=1024,N=32/sweep/block=64");
+  EXPECT_EQ(n.benchmarks[0].name, "softmax/N=32,K=1024/sweep/block=64");
+  CompareReport r = compare(b, n, {});
+  ASSERT_EQ(r.changes.size(), 3u);
+  EXPECT_EQ(r.count(Verdict::OnlyInBase) + r.count(Verdict::OnlyInNew), 0u);
+  EXPECT_EQ(r.changes[0].name, "softmax/N=32,K=1024/sweep/block=64");
+  EXPECT_EQ(r.changes[2].name, "softmax/N=32,K=1024/sweep/best");
+  // Within one file, a resumed run appending new-order records to an old
+  // file replaces the old records of the same point.
+  std::vector<Record> both = base;
+  for (Record r : next) {
+    r.times_us = times_around(50);
+    both.push_back(r);
+  }
+  ResultFile resumed = load_result_file(jsonl(dir, "resumed.jsonl", both));
+  ASSERT_EQ(resumed.benchmarks.size(), 3u);
+  EXPECT_EQ(resumed.benchmarks[0].times_us, times_around(50));
+}
+
 TEST(CompareSweep, SweptSchedulerByConfigAndBest) {
   auto dir = testing_util::temp_dir("swept");
   std::vector<Record> base = {ok_record("sweep", {{"block", "64"}}, times_around(100)),

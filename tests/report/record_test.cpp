@@ -94,6 +94,40 @@ TEST(Record, KeyDependsOnEachPart) {
   EXPECT_NE(config_hash({{"a", "1"}}), config_hash({{"a", "2"}}));
 }
 
+// Records list sizes in declaration order ("N=4,K=8"); files written before
+// listed them by name. The key hashes them by name, so it is the same for
+// both and the same as the keys those files hold (resume and reuse find them).
+TEST(Record, KeyAndSizeKeyIgnoreTheOrderOfSizes) {
+  SizeList declared = {{"N", 4}, {"K", 8}}, by_name = {{"K", 8}, {"N", 4}};
+  EXPECT_EQ(record_key("p", "c", "softmax", declared, "dev"),
+            record_key("p", "c", "softmax", by_name, "dev"));
+  EXPECT_EQ(record_key("p", "c", "softmax", declared, "dev"), hash_hex("p\x1f"
+                                                                       "c\x1f"
+                                                                       "softmax\x1f"
+                                                                       "K=8,N=4,\x1f"
+                                                                       "dev"));
+  Record r = ok_record("eager", {}, {1}, "softmax", declared);
+  EXPECT_EQ(r.size_label(), "N=4,K=8");
+  EXPECT_EQ(r.size_key(), "K=8,N=4");
+  r.sizes = by_name;
+  EXPECT_EQ(r.size_label(), "K=8,N=4");
+  EXPECT_EQ(r.size_key(), "K=8,N=4");
+}
+
+TEST(Record, SizesKeepTheirOrderThroughJson) {
+  Record r = ok_record("eager", {}, {1}, "softmax", {{"N", 32}, {"K", 1024}});
+  std::string line = to_json(r);
+  EXPECT_NE(line.find(R"("sizes":{"N":32,"K":1024},"size_label":"N=32,K=1024")"), std::string::npos)
+      << line;
+  EXPECT_EQ(record_from_json(line, {"x.jsonl", 1, 0}).size_label(), "N=32,K=1024");
+  // A file from before (sizes by name) reads as it was written.
+  std::string old = line;
+  old.replace(old.find(R"({"N":32,"K":1024})"), 17, R"({"K":1024,"N":32})");
+  Record back = record_from_json(old, {"x.jsonl", 1, 0});
+  EXPECT_EQ(back.size_label(), "K=1024,N=32");
+  EXPECT_EQ(back.size_key(), r.size_key());
+}
+
 // ---- JSONL files ------------------------------------------------------------
 
 TEST(RecordFile, AppendThenRead) {

@@ -215,12 +215,50 @@ TEST(Delta, ShowsPerCellChange) {
   EXPECT_NE(line_of("normalization").find("-40.0% [-"), std::string::npos) << out;
   EXPECT_NE(line_of("normalization").find("]* (was 50.00), was block=256,vec=4"), std::string::npos)
       << out;
-  // The same kernel: one measurement, no verdict.
-  EXPECT_NE(line_of("eager").find("same kernel (was 100.00)"), std::string::npos) << out;
+  // Not re-run (the same record, the same times): "=".
+  EXPECT_EQ(line_of("eager").substr(line_of("eager").size() - 3), "  =") << out;
   EXPECT_NE(line_of("close").find("now failing"), std::string::npos) << out;
   EXPECT_NE(line_of("pointwise").find("now valid"), std::string::npos) << out;
   EXPECT_NE(line_of("fresh").find("new"), std::string::npos) << out;
   EXPECT_NE(line_of("broken").find("still failing"), std::string::npos) << out;
+}
+
+TEST(Delta, UnchangedIsEqualsAndARerunOfTheSameKernelSaysSo) {
+  std::vector<Record> before = sweep();
+  before[5].kernel_hash = "";  // close: no kernel to compare (used to print "+0.0% [...]")
+  std::vector<Record> after = before;
+  after[0].times_us = around(101);  // eager re-run: the same kernel, new times
+  std::string out = render_delta(build_tables(before, {"eager", 0.05, {}}),
+                                 build_tables(after, {"eager", 0.05, {}}), false);
+  auto line_of = [&](const std::string& scheduler) {
+    for (const std::string& s : lines_of(out))
+      if (s.find("  " + scheduler + " ") != std::string::npos) return s;
+    return std::string("(none)");
+  };
+  EXPECT_NE(line_of("eager").find("same kernel (was 100.00)"), std::string::npos) << out;
+  for (const char* unchanged : {"normalization", "close"}) {
+    const std::string l = line_of(unchanged);
+    EXPECT_EQ(l.substr(l.size() - 3), "  =") << out;
+  }
+  EXPECT_EQ(out.find("+0.0%"), std::string::npos) << out;
+}
+
+// Rows match on the sizes by name: a file from before declaration-order
+// sizes (K first) and a new one (N first) make one row, labelled as first seen.
+TEST(Table, RowsMatchSizesInAnyOrder) {
+  std::vector<Record> rs = {
+      ok_record("eager", {}, around(100)),
+      ok_record("tuned", {}, around(50), "softmax", {{"K", 1024}, {"N", 1024}})};
+  auto tables = build_tables(rs, {"eager", 0.05, {}});
+  ASSERT_EQ(tables[0].rows.size(), 1u);
+  EXPECT_EQ(tables[0].rows[0].size_label, "N=1024,K=1024");
+  EXPECT_EQ(tables[0].rows[0].size_key, "K=1024,N=1024");
+  EXPECT_DOUBLE_EQ(*tables[0].cell(tables[0].rows[0], "tuned")->speedup, 2.0);
+  // watch's delta pairs them too.
+  std::vector<Record> old_order = rs;
+  for (Record& r : old_order) r.sizes = {{"K", 1024}, {"N", 1024}};
+  std::string out = render_delta(build_tables(old_order, {"eager", 0.05, {}}), tables, false);
+  EXPECT_EQ(out.find("new"), std::string::npos) << out;
 }
 
 // ---- CSV and JSON -------------------------------------------------------------
@@ -274,10 +312,14 @@ TEST(Html, SelfContainedWithChartsAndHeatmap) {
   EXPECT_EQ(page.find("http"), std::string::npos);
   EXPECT_NE(page.find("aria-label=\"best median per scheduler\""), std::string::npos);
   // The heatmap is chosen: normalization is the first to vary two parameters.
-  EXPECT_NE(
-      page.find("<h3>normalization: median time (us) over block and vec, softmax N=1024,K=1024"),
-      std::string::npos);
-  EXPECT_NE(page.find("<title>block=256, vec=4: 50 us</title>"), std::string::npos);
+  EXPECT_NE(page.find("<h3>normalization: median time over block and vec, softmax N=1024,K=1024"),
+            std::string::npos);
+  EXPECT_NE(page.find("<title>block=256, vec=4: 50.00 us</title>"), std::string::npos);
+  // Its colour legend: the fastest and slowest cells, and the non-times.
+  EXPECT_NE(page.find(">slowest (log scale)</text>"), std::string::npos);
+  EXPECT_NE(page.find(">no valid point</text>"), std::string::npos);
+  // One size: no line plot.
+  EXPECT_EQ(page.find("<polyline"), std::string::npos);
 }
 
 TEST(Html, EscapesNames) {
@@ -315,6 +357,97 @@ TEST(Html, ChosenAxes) {
   o.heatmap_x = "vec";
   std::string page = render_html(sweep(), {}, o);
   EXPECT_NE(page.find("over vec and block"), std::string::npos);
+}
+
+/// softmax at four sizes, written out of order (element counts 65536,
+/// 262144, 4194304, 1048576 for N = 64, 256, 4096, 1024 at K = 1024), with
+/// eager and a tuned scheduler whose long configuration must wrap.
+std::vector<Record> four_sizes(Device device = cpu_device()) {
+  std::vector<Record> r;
+  for (int64_t n : {64, 256, 4096, 1024}) {
+    double t = 10.0 * static_cast<double>(n);
+    SizeList sizes = {{"N", n}, {"K", 1024}};
+    r.push_back(ok_record("eager", {}, around(t), "softmax", sizes, device));
+    r.push_back(ok_record("tuned",
+                          {{"block", "256"}, {"vector", "4"}, {"persistent_rows_per_block", "8"}},
+                          around(t / 2), "softmax", sizes, device));
+  }
+  return r;
+}
+
+/// The <svg> element whose aria-label is `label`, or "".
+std::string svg_labelled(const std::string& page, const std::string& label, size_t from = 0) {
+  size_t at = page.find("aria-label=\"" + label + "\"", from);
+  if (at == std::string::npos) return "";
+  size_t start = page.rfind("<svg", at);
+  return page.substr(start, page.find("</svg>", at) + 6 - start);
+}
+
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Html, LinePlotsOfTimeAndBandwidthAgainstSize) {
+  std::string page = render_html(four_sizes(), {"eager", 0.05, {}}, {});
+  const std::string time = svg_labelled(page, "softmax: best median time against size");
+  const std::string bw = svg_labelled(page, "softmax: GB/s against size");
+  ASSERT_FALSE(time.empty()) << page;
+  ASSERT_FALSE(bw.empty()) << page;
+  for (const std::string& svg : {time, bw}) {
+    // One polyline per scheduler through its four sizes, a marker at each.
+    EXPECT_EQ(count_of(svg, "<polyline"), 2u) << svg;
+    EXPECT_NE(svg.find("<polyline data-series=\"eager\""), std::string::npos);
+    EXPECT_NE(svg.find("<polyline data-series=\"tuned\""), std::string::npos);
+    EXPECT_EQ(count_of(svg, "<circle"), 2u * 4 + 2) << svg;  // + the legend's
+    // Sizes by element count, not as recorded; 64 to 4096 spans decades.
+    size_t a = svg.find(">N=64<"), b = svg.find(">N=256<"), c = svg.find(">N=1024<"),
+           d = svg.find(">N=4096<");
+    EXPECT_TRUE(a < b && b < c && c < d && d != std::string::npos) << svg;
+    EXPECT_NE(svg.find("size, by element count (N·K) (log scale)"), std::string::npos);
+  }
+  // Readable ticks and tooltips: units, no exponents.
+  EXPECT_NE(time.find(">1 ms</text>"), std::string::npos) << time;
+  EXPECT_NE(time.find(": 40.96 ms</title>"), std::string::npos) << time;
+  EXPECT_EQ(page.find("e+0"), std::string::npos);
+  // The table: times with units; the configuration wraps between its parts.
+  EXPECT_NE(page.find("<td class=\"config\">block=256,<wbr>vector=4,<wbr>persistent_<wbr>rows_<wbr>"
+                      "per_<wbr>block=8</td><td>20.48 ms</td>"),
+            std::string::npos)
+      << page;
+}
+
+TEST(Html, OneSizeVariableIsTheAxis) {
+  std::vector<Record> rs;
+  for (int64_t n : {1000, 2000, 3000})
+    rs.push_back(ok_record("eager", {}, around(static_cast<double>(n)), "row_sum", {{"N", n}}));
+  std::string page = render_html(rs, {}, {});
+  const std::string time = svg_labelled(page, "row_sum: best median time against size");
+  ASSERT_FALSE(time.empty()) << page;
+  // Values on the axis, its title the size's name; linear (within a decade).
+  EXPECT_NE(time.find(">2000</tspan>"), std::string::npos) << time;
+  EXPECT_NE(time.find(">N</text>"), std::string::npos) << time;
+  EXPECT_EQ(time.find("log scale"), std::string::npos) << time;
+}
+
+TEST(Html, DevicesNeverSharePlots) {
+  std::vector<Record> rs = four_sizes();
+  for (Record& r : four_sizes(gpu_device())) {
+    r.scheduler = r.scheduler == "tuned" ? "gpu_only" : r.scheduler;
+    rs.push_back(r);
+  }
+  std::string page = render_html(rs, {"eager", 0.05, {}}, {});
+  const std::string label = "softmax: best median time against size";
+  size_t gpu_section = page.find("<section>", page.find("<section>") + 1);
+  const std::string cpu_plot = svg_labelled(page, label);
+  const std::string gpu_plot = svg_labelled(page, label, gpu_section);
+  ASSERT_FALSE(cpu_plot.empty());
+  ASSERT_FALSE(gpu_plot.empty());
+  EXPECT_LT(page.find(cpu_plot), gpu_section);
+  EXPECT_EQ(cpu_plot.find("gpu_only"), std::string::npos);
+  EXPECT_EQ(gpu_plot.find("data-series=\"tuned\""), std::string::npos);
+  EXPECT_NE(gpu_plot.find("data-series=\"gpu_only\""), std::string::npos);
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ schedulers:
   ASSERT_EQ(pts.size(), 1u);
   EXPECT_TRUE(pts[0].config.empty());
   EXPECT_TRUE(p.settings(pts[0].config).empty());
-  EXPECT_EQ(describe(s, pts[0]), "softmax K=5,N=3 | pointwise | (heuristic)");
+  EXPECT_EQ(describe(s, pts[0]), "softmax N=3,K=5 | pointwise | (heuristic)");
 }
 
 TEST(SweepSpec, EveryTopLevelKey) {
@@ -290,11 +290,11 @@ schedulers:
   for (const Point& p : expand(s)) got.push_back(describe(s, p));
   EXPECT_THAT(
       got, ElementsAre(
-               "softmax K=8,N=2 | pointwise | (heuristic)", "softmax K=8,N=2 | blocks | block=64",
-               "softmax K=8,N=2 | blocks | block=32", "softmax K=16,N=2 | pointwise | (heuristic)",
-               "softmax K=16,N=2 | blocks | block=64", "softmax K=16,N=2 | blocks | block=32",
-               "row_sum K=5,N=3 | pointwise | (heuristic)", "row_sum K=5,N=3 | blocks | block=64",
-               "row_sum K=5,N=3 | blocks | block=32"));
+               "softmax N=2,K=8 | pointwise | (heuristic)", "softmax N=2,K=8 | blocks | block=64",
+               "softmax N=2,K=8 | blocks | block=32", "softmax N=2,K=16 | pointwise | (heuristic)",
+               "softmax N=2,K=16 | blocks | block=64", "softmax N=2,K=16 | blocks | block=32",
+               "row_sum N=3,K=5 | pointwise | (heuristic)", "row_sum N=3,K=5 | blocks | block=64",
+               "row_sum N=3,K=5 | blocks | block=32"));
 }
 
 TEST(SweepSpec, ScriptSchedulers) {

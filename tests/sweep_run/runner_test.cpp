@@ -96,10 +96,11 @@ TEST(SweepRunner, DrivesAnAdaptiveStrategyRoundByRound) {
   EXPECT_EQ(report::read_records(ro.output).records.size(), seen.size());
 }
 
+// The sizes are written K first; the fusion declares N first (x: [N, K]).
 const char* kTwins = R"(sweep: twins
 fusions:
   - fusion: pointwise_add_mul
-    sizes: {N: [16], K: [256]}
+    sizes: {K: [256], N: [16]}
 schedulers:
   - name: first
     plugin: pointwise
@@ -154,7 +155,17 @@ TEST(SweepRunner, InterleavedGroupSameKernelOnceAndGoogleBenchmarkJsonAlways) {
   // The same kernel and launch: measured once, the second shares it.
   EXPECT_EQ(first.kernel_hash, second.kernel_hash);
   EXPECT_EQ(first.same_kernel_as, "");
-  const std::string where = "pointwise_add_mul/" + first.size_label() + "/";
+  // Sizes in the fusion's declaration order, in the record and in its JSON
+  // (docs/reports.md), whatever order the sweep file wrote them in.
+  EXPECT_EQ(first.size_label(), "N=16,K=256");
+  {
+    std::ifstream in(ro.output);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_NE(line.find(R"("sizes":{"N":16,"K":256},"size_label":"N=16,K=256")"), std::string::npos)
+        << line;
+  }
+  const std::string where = "pointwise_add_mul/N=16,K=256/";
   EXPECT_EQ(second.same_kernel_as, where + "first/" + first.config_label());
   EXPECT_EQ(second.times_us, first.times_us);
   EXPECT_TRUE(report::same_kernel(first, second));

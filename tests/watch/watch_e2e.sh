@@ -52,6 +52,6 @@ grep -q '^reloaded watch_plugin (generation 2)' "$work/out.txt" || { echo "no re
 grep -q 'block=128' "$work/out.txt" || { echo "the new table lacks block=128"; exit 1; }
 grep -q 'still serving generation 1' "$work/out.txt" || { echo "no 'still serving'"; exit 1; }
 # The rerun timed both builds in the same rounds (A/B) and judged them.
-grep -q '^pointwise_add_mul K=256,N=64 mine: new build .* than old \[.*; block=128 instead of block=64$' "$work/out.txt" ||
+grep -q '^pointwise_add_mul N=64,K=256 mine: new build .* than old \[.*; block=128 instead of block=64$' "$work/out.txt" ||
   { echo "no A/B verdict of the new build against the old"; exit 1; }
 echo "watch e2e: ok"

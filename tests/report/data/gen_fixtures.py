@@ -169,3 +169,38 @@ for device, scale in ((CPU, 50.0), (GPU, 1.0)):
 with open(os.path.join(HERE, "sweep_mixed.jsonl"), "w") as f:
     for r in mixed:
         f.write(json.dumps(r) + "\n")
+
+
+# A sweep over four sizes for the report's layout test in headless Chromium
+# (chromium_check.py) and the line plots: softmax at N = 256 .. 16384 with
+# K = 1024, sizes in the fusion's declaration order (N, K), on the CPU
+# backend and on a GPU; eager (the baseline), normalization over block x vec
+# with a long configuration (it must wrap in the table), and a scheduler
+# with a long name that is rejected at the largest size.
+LONG_NAME = "persistent_multi_row_normalization_with_cluster_reduction"
+sizes_sweep = []
+for device, scale in ((CPU, 50.0), (GPU, 1.0)):
+    for n in (256, 1024, 4096, 16384):
+        size = (n, 1024)
+        base = scale * n * 1024 / 1024 / 1024 * 10
+        sizes_sweep.append(point("eager", {}, size, reps(base, [j * base / 200 for j in JITTER]),
+                                 device))
+        for block in (64, 128, 256, 512):
+            for vec in (1, 2, 4):
+                cfg = {"block": str(block), "vec": str(vec), "persistent_rows_per_block": "8",
+                       "cache_policy": "evict_first_then_stream_through_l2"}
+                t = base * (0.5 + 0.1 * abs(block.bit_length() - 8) + 0.05 * abs(vec - 4))
+                sizes_sweep.append(point("normalization", cfg, size,
+                                         reps(t, [j * t / 200 for j in JITTER2]), device))
+        if n == 16384:
+            sizes_sweep.append(point(LONG_NAME, {"rows": "4"}, size, [], device, "rejected",
+                                     "the row does not fit the cluster's shared memory"))
+        else:
+            t = base * 0.45
+            sizes_sweep.append(point(LONG_NAME, {"rows": "4"}, size,
+                                     reps(t, [j * t / 200 for j in JITTER]), device))
+for r in sizes_sweep:
+    r["sweep"] = "softmax_sizes"
+with open(os.path.join(HERE, "sweep_sizes.jsonl"), "w") as f:
+    for r in sizes_sweep:
+        f.write(json.dumps(r) + "\n")

@@ -41,6 +41,10 @@ struct BenchmarkSamples {
   /// The label of the "best" entry's kind: "heuristic" (one point, named
   /// without its configuration), "best" (a swept scheduler's best), or "".
   std::string role;
+  /// What pairs it with the other file's benchmark when not its name: a
+  /// sweep record's name with the sizes by name (Record::size_key), so that
+  /// files listing sizes in different orders match.
+  std::string match;
 };
 
 /// A result file as read.

@@ -4,9 +4,12 @@
 // charts, and nothing fetched from anywhere (no scripts, fonts, images or
 // stylesheets by URL), so the page can be archived as a CI artifact and
 // opened offline. May depend on table.h, record.h, stats.h, schedlab/base.
-// Invariants: a section per device, as in build_tables; an emulated section
-// carries kEmulationLabel in its heading and above its charts. Every SVG is
-// well-formed XML (tests parse it).
+// Invariants: a section per device, as in build_tables (records of two
+// devices never share a table or a chart); an emulated section carries
+// kEmulationLabel in its heading and above its charts. Every SVG is
+// well-formed XML (tests parse it). The page fits a 1280 px wide window
+// without horizontal scrolling: the table wraps long configurations and the
+// SVGs scale down (tests/report/chromium_check.py checks it in Chromium).
 #pragma once
 
 #include <string>
@@ -29,10 +32,13 @@ struct HtmlOptions {
   std::string heatmap_y;  ///< parameter along the y axis
 };
 
-/// The page for `records`: per device, the side-by-side table, a bar chart
-/// of each scheduler's best median per fusion and size, and the heatmaps.
-/// A heatmap parameter or scheduler that is not in the records is a user
-/// error naming the ones there are.
+/// The page for `records`: per device, the side-by-side table; per fusion
+/// with two or more sizes, line plots of each scheduler's best time and its
+/// GB/s against size (docs/reports.md says how sizes are ordered); a bar
+/// chart of each scheduler's best median per fusion and size; and the
+/// heatmaps. Every colour-coded chart has its legend. A heatmap parameter or
+/// scheduler that is not in the records is a user error naming the ones
+/// there are.
 std::string render_html(const std::vector<Record>& records, const TableOptions& table,
                         const HtmlOptions& html);
 

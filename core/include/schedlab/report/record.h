@@ -117,8 +117,12 @@ struct Record {
   std::string same_kernel_as;
   bool reused = false;  ///< the times are an earlier run's (unchanged kernel)
 
-  /// "N=1024,K=1024".
+  /// "N=1024,K=1024", in the order of `sizes` (the fusion's declaration order).
   std::string size_label() const;
+  /// The sizes by name, "K=1024,N=1024": what identifies a point's sizes
+  /// across files and tables. Files written before records kept declaration
+  /// order list sizes by name; matching on the key pairs them with new ones.
+  std::string size_key() const;
   /// "block=128,vec=4"; "(defaults)" when the config is empty.
   std::string config_label() const;
   /// Statistics over times_us; only for records with times.
@@ -181,7 +185,8 @@ std::string hash_hex(std::string_view data);
 /// The hash of a config: its name=value pairs in order.
 std::string config_hash(const ConfigList& config);
 /// The cache/resume key of a point: a hash of the plugin hash, the config
-/// hash, the fusion, the sizes and the device fingerprint.
+/// hash, the fusion, the sizes (by name, so that their order does not
+/// matter) and the device fingerprint.
 std::string record_key(std::string_view plugin_hash, std::string_view config_hash,
                        std::string_view fusion, const SizeList& sizes,
                        std::string_view device_fingerprint);

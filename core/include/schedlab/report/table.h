@@ -67,7 +67,8 @@ struct TableCell {
 /// One fusion at one size: a cell per scheduler of the table, in table order.
 struct TableRow {
   std::string fusion;            ///< fusion name
-  std::string size_label;        ///< "N=1024,K=1024"
+  std::string size_label;        ///< "N=1024,K=1024", as the first record lists them
+  std::string size_key;          ///< Record::size_key(): rows match on it
   std::vector<TableCell> cells;  ///< parallel to Table::schedulers
 };
 
@@ -105,7 +106,8 @@ std::string render_console(const std::vector<Table>& tables, bool colour);
 /// The same table with, per cell, the change from `previous` (matched by
 /// device, fusion, size and scheduler): the median's change and its
 /// significance, a changed best config, and points that became valid or
-/// failing. `watch` prints this after each rerun.
+/// failing; "=" where the best is the same measurement as before (a cell
+/// `watch` did not re-run). `watch` prints this after each rerun.
 std::string render_delta(const std::vector<Table>& previous, const std::vector<Table>& current,
                          bool colour);
 /// One line per cell (header first), RFC 4180 quoting.

@@ -51,6 +51,9 @@ struct FusionSpec {
   std::string name;                     ///< the fusion's own name
   std::string path;                     ///< its file, resolved
   std::vector<ir::SizeBindings> sizes;  ///< each binds every named size; file order, no repeats
+  /// The fusion's named sizes in declaration order (Fusion::size_symbols):
+  /// the order records and reports list sizes in ("N=32,K=1024").
+  std::vector<std::string> size_names;
   SourceLoc loc;                        ///< the entry in the sweep file
 };
 
