@@ -14,6 +14,7 @@
 #include <functional>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -446,6 +447,91 @@ INSTANTIATE_TEST_SUITE_P(Configs, ExampleSchedule,
                          [](const testing::TestParamInfo<Example>& i) {
                            return std::string(i.param.schedule);
                          });
+
+// ---- nvFuser's user-schedule tests, rewritten as scripts ----------------------------
+//
+// tests/python/test_schedule_ops.py in nvFuser: each script in configs/schedules
+// must schedule exactly as the same steps through the C++ API, and lower.
+// tests/cli runs both end to end on the CPU backend against the reference.
+
+std::string read_schedule(const std::string& name) {
+  std::ifstream in(kSource + "/configs/schedules/" + name + ".sched");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void expect_lowers(const std::string& fusion, const std::string& schedule) {
+  auto def = load_config_fusion(fusion);
+  apply_schedule_text(read_schedule(schedule), schedule + ".sched", def, {});
+  try {
+    lower::lower(*def.fusion);
+  } catch (const UserError& e) {
+    ADD_FAILURE() << "lowering failed: " << e.what() << "\n"
+                  << sched::print_scheduled_fusion(*def.fusion);
+  }
+}
+
+// test_var_mean_user_schedule: the reductions come from get_reduction_tvs().
+TEST(NvfuserUserSchedules, VarMeanRfactorsWhatGetReductionTvsFinds) {
+  expect_same("var_mean", read_schedule("var_mean_rfactor"), [](Fusion& f) {
+    TensorView* xc = sched::cache_after(named(f, "x"));
+    sched::set_memory_type(xc, ir::MemoryType::Shared);
+    sched::cache_before(named(f, "y"));
+    sched::cache_fork(named(f, "mean"));
+    sched::cache_fork(named(f, "invstd"));
+    TensorView* ref = sched::find_reference_for(f);
+    ref->split(1, 4)->split(1, 256);
+    sched::propagate_transformation(ref);
+    auto reductions = sched::get_reduction_tvs(f);
+    ASSERT_EQ(reductions.size(), 2u);  // as nvFuser's test asserts
+    for (TensorView* r : reductions) sched::rfactor(r, {-1});
+    TensorView* y = named(f, "y");
+    y->parallelize(0, ParallelType::BIDx);
+    y->parallelize(-2, ParallelType::TIDx);
+    sched::parallelize_all_like(y);
+    xc->parallelize(-1, LoopTransform::Vectorize);
+    y->parallelize(-1, LoopTransform::Vectorize);
+    sched::set_memory_type(named(f, "mean"), ir::MemoryType::Shared);
+    sched::set_memory_type(named(f, "invstd"), ir::MemoryType::Shared);
+    sched::inline_most(f);
+  });
+  expect_lowers("var_mean", "var_mean_rfactor");
+}
+
+// test_pointwise_partial_transform_user_schedule: a selected list (here
+// all_tvs_except) and an rfactor of the reduction the propagation missed.
+TEST(NvfuserUserSchedules, PartialTransformWithAllTvsExcept) {
+  expect_same("max_sub_add", read_schedule("max_sub_add_partial"), [](Fusion& f) {
+    TensorView* x = named(f, "x");
+    TensorView* b = named(f, "b");
+    TensorView* y = named(f, "y");
+    TensorView* m = named(f, "m");
+    TensorView* xc = sched::cache_after(x);
+    TensorView* bc = sched::cache_after(b);
+    TensorView* yc = sched::cache_before(y);
+    for (TensorView* t : {xc, bc, yc, named(f, "d"), named(f, "mb")})
+      sched::set_memory_type(t, ir::MemoryType::Shared);
+    auto rest = sched::all_tvs_except(f, {x, b, xc});
+    y->split(1, 128);
+    sched::propagate_transformation(y, rest);
+    EXPECT_EQ(m->nloop(), 2) << "the max is not reached through the broadcast";
+    m->split(1, 128);
+    sched::rfactor(m, {1});
+    auto sel = sched::all_tvs_except(f, {x, b, xc});
+    y->parallelize(0, ParallelType::BIDx);
+    y->parallelize(-1, ParallelType::TIDx);
+    sched::parallelize_all_like(y, -1, sel);
+    m->parallelize(0, ParallelType::BIDx);
+    m->parallelize(-1, ParallelType::TIDx);
+    sched::parallelize_all_like(m, -1, sel);
+    xc->split(1, 4);
+    xc->parallelize(0, ParallelType::BIDx);
+    xc->parallelize(1, ParallelType::TIDx);
+    xc->parallelize(2, LoopTransform::Vectorize);
+  });
+  expect_lowers("max_sub_add", "max_sub_add_partial");
+}
 
 // ---- invalid scripts, data-driven ------------------------------------------------
 
