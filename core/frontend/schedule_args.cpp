@@ -83,8 +83,8 @@ std::string first_token(const Value& v) {
 std::string spelling(const Value& v) {
   if (v.kind == Value::Kind::Index) {
     const Value& i = v.items[1];
-    return spelling(v.items[0]) + "[" + (i.kind == Value::Kind::Param ? "{" + i.text + "}" : i.text) +
-           "]";
+    return spelling(v.items[0]) + "[" +
+           (i.kind == Value::Kind::Param ? "{" + i.text + "}" : i.text) + "]";
   }
   return v.text;
 }
@@ -171,8 +171,9 @@ Object Args::object_of(const Value& v) const {
   if (k < -n || k >= n)
     user_error_at(at.loc) << p_.name << ": index " << k << " is out of range for '"
                           << spelling(base) << "', " << list.what()
-                          << (n == 0 ? "" : "; expected an index from " + std::to_string(-n) +
-                                                " to " + std::to_string(n - 1));
+                          << (n == 0 ? ""
+                                     : "; expected an index from " + std::to_string(-n) + " to " +
+                                           std::to_string(n - 1));
   return list.items[static_cast<size_t>(k < 0 ? k + n : k)];
 }
 

@@ -26,9 +26,9 @@ namespace {
 
 using script::Args;
 using script::did_you_mean;
-using script::Object;
 using script::first_token;
 using script::join;
+using script::Object;
 using script::Param;
 using script::Primitive;
 using script::Returns;
@@ -245,7 +245,8 @@ class Script final : public script::ArgNames {
   ir::Fusion& fusion_;
   const ScheduleParams& params_;
   std::map<std::string, int64_t> defaults_;  ///< from params(...)
-  std::map<std::string, std::pair<Object, SourceLoc>> bindings_;  ///< name -> value, where
+  /// What each name the script binds stands for, and where it was bound.
+  std::map<std::string, std::pair<Object, SourceLoc>> bindings_;
 };
 
 }  // namespace

@@ -256,20 +256,24 @@ TEST(ScheduleScript, GetReductionTvsAndIndexing) {
 
 TEST(ScheduleScript, AllTvsExceptTakesAList) {
   const char* prefix = "split(y, 1, 4)\n";
-  expect_same("softmax", std::string(prefix) + "rest = all_tvs_except([x, m])\n"
-                                               "propagate_transformation(y, rest)",
+  expect_same("softmax",
+              std::string(prefix) +
+                  "rest = all_tvs_except([x, m])\n"
+                  "propagate_transformation(y, rest)",
               [](Fusion& f) {
                 named(f, "y")->split(1, 4);
                 sched::propagate_transformation(
                     named(f, "y"), sched::all_tvs_except(f, {named(f, "x"), named(f, "m")}));
               });
   // Its argument may itself be a query's list; [] excepts nothing.
-  expect_same("softmax", std::string(prefix) + "r = get_reduction_tvs()\n"
-                                               "rest = all_tvs_except(r)\n"
-                                               "all = all_tvs_except([])\n"
-                                               "propagate_transformation(y, rest)\n"
-                                               "parallelize(y, 0, BIDx)\n"
-                                               "parallelize_all_like(y, selected=all)",
+  expect_same("softmax",
+              std::string(prefix) +
+                  "r = get_reduction_tvs()\n"
+                  "rest = all_tvs_except(r)\n"
+                  "all = all_tvs_except([])\n"
+                  "propagate_transformation(y, rest)\n"
+                  "parallelize(y, 0, BIDx)\n"
+                  "parallelize_all_like(y, selected=all)",
               [](Fusion& f) {
                 TensorView* y = named(f, "y");
                 y->split(1, 4);
@@ -281,7 +285,8 @@ TEST(ScheduleScript, AllTvsExceptTakesAList) {
 }
 
 TEST(ScheduleScript, FindReferenceFor) {
-  expect_same("layernorm", "ref = find_reference_for()\nsplit(ref, 1, 4)\npropagate_transformation(ref)",
+  expect_same("layernorm",
+              "ref = find_reference_for()\nsplit(ref, 1, 4)\npropagate_transformation(ref)",
               [](Fusion& f) {
                 TensorView* ref = sched::find_reference_for(f);
                 ref->split(1, 4);
@@ -291,13 +296,14 @@ TEST(ScheduleScript, FindReferenceFor) {
 
 TEST(ScheduleScript, GroupInputsOutputsByInnerDimIsAListOfLists) {
   // transpose2d: x's inner axis is y's outer one, so [[x], [y]].
-  expect_same("transpose2d",
-              "g = group_inputs_outputs_by_inner_dim()\nsplit(g[1][0], 1, 2)\nsplit(g[-2][-1], 0, 4)",
-              [](Fusion& f) {
-                auto g = sched::group_inputs_outputs_by_inner_dim(f);
-                g[1][0]->split(1, 2);
-                g[0][0]->split(0, 4);
-              });
+  expect_same(
+      "transpose2d",
+      "g = group_inputs_outputs_by_inner_dim()\nsplit(g[1][0], 1, 2)\nsplit(g[-2][-1], 0, 4)",
+      [](Fusion& f) {
+        auto g = sched::group_inputs_outputs_by_inner_dim(f);
+        g[1][0]->split(1, 2);
+        g[0][0]->split(0, 4);
+      });
   expect_same("pointwise_add_mul",
               "g = group_inputs_outputs_by_inner_dim()\nsplit(out, 1, 2)\n"
               "propagate_transformation(out, g[0])",
@@ -318,8 +324,8 @@ TEST(ScheduleScript, AQueryResultIsASnapshot) {
       "t.sched", def, {});
   const std::string y = named(*def.fusion, "y")->describe();
   TensorView* p = sched::get_reduction_tvs(*def.fusion)[0];
-  EXPECT_THAT(log, ElementsAre("1: r = get_reduction_tvs() -> [" + y + "]",
-                               "2: split(r[0], 1, 4)", "3: p = rfactor(r[-1], [1]) -> " + p->describe(),
+  EXPECT_THAT(log, ElementsAre("1: r = get_reduction_tvs() -> [" + y + "]", "2: split(r[0], 1, 4)",
+                               "3: p = rfactor(r[-1], [1]) -> " + p->describe(),
                                "4: r2 = get_reduction_tvs() -> [" + p->describe() + ", " + y + "]",
                                "5: split(r2[0], 1, 2)"));
   EXPECT_EQ(p->nloop(), 4);  // split by line 5
@@ -327,8 +333,9 @@ TEST(ScheduleScript, AQueryResultIsASnapshot) {
 
 TEST(ScheduleScript, NestedListsInTheLog) {
   auto def = load_config_fusion("transpose2d");
-  auto log = apply_schedule_text("g = group_inputs_outputs_by_inner_dim()\nsplit(g[{k}][0], 0, 2)\n",
-                                 "t.sched", def, {{"k", -1}});
+  auto log =
+      apply_schedule_text("g = group_inputs_outputs_by_inner_dim()\nsplit(g[{k}][0], 0, 2)\n",
+                          "t.sched", def, {{"k", -1}});
   EXPECT_THAT(log, ElementsAre("1: g = group_inputs_outputs_by_inner_dim() -> [[T0 (x)], [" +
                                    named(*def.fusion, "y")->describe() + "]]",
                                "2: split(g[-1][0], 0, 2)"));
