@@ -82,16 +82,44 @@ std::optional<int64_t> to_integer(const std::string& text);
 /// messages about what was found where a name was expected.
 std::string first_token(const ScheduleValue& v);
 
+/// A Name or an Index as written ("r", "g[0][-1]", "r[{i}]"), for messages.
+std::string spelling(const ScheduleValue& v);
+
+// ---- what names stand for ---------------------------------------------------------
+
+/// What a script name stands for: a tensor, or a list (what a query returns),
+/// whose items are tensors or, for group_inputs_outputs_by_inner_dim, lists.
+/// A list is a snapshot taken when its statement ran: tensors created later
+/// (caches, rfactor producers) are not added to it.
+struct Object {
+  TensorView* tensor = nullptr;  ///< when not a list; null for "nothing"
+  bool is_list = false;
+  std::vector<Object> items;  ///< when a list
+
+  Object() = default;
+  Object(TensorView* t) : tensor(t) {}  // NOLINT(google-explicit-constructor): a tensor is one
+  static Object list(const std::vector<TensorView*>& tensors);
+  static Object list(const std::vector<std::vector<TensorView*>>& lists);
+
+  bool none() const { return !is_list && tensor == nullptr; }
+  /// "T5 (y)", "[T3 (s), T7]", "[[T0 (x), T5 (y)], [T1 (b)]]".
+  std::string str() const;
+  /// "a tensor, T5 (y)", "a list of 2 tensors", "a list of 1 list", "an empty list".
+  std::string what() const;
+};
+
 // ---- primitives ---------------------------------------------------------------
 
 class Args;
 
 /// What arguments refer to, resolved by the script at the statement being
-/// applied: tensors by name, and {param} placeholders.
+/// applied: names (bound by the script, else the fusion's), and {param}
+/// placeholders.
 class ArgNames {
  public:
   virtual ~ArgNames() = default;
-  virtual TensorView* lookup(const std::string& name, const SourceLoc& loc) const = 0;
+  /// The object `name` stands for; a UserError at `loc` if none.
+  virtual Object lookup(const std::string& name, const SourceLoc& loc) const = 0;
   virtual int64_t param(const Value& v) const = 0;
 };
 
@@ -102,11 +130,19 @@ struct Param {
   const char* default_text = nullptr;
 };
 
+/// What a primitive returns, which decides whether a statement may bind it.
+enum class Returns {
+  Nothing,    ///< changes the schedule only
+  NewTensor,  ///< creates a tensor (a cache, an rfactor producer) and returns it
+  Query,      ///< changes nothing; returns a tensor or a list (a query)
+};
+
 struct Primitive {
   std::string name;
   std::vector<Param> params;
-  bool creates;  ///< returns a new tensor, which a statement may bind
-  TensorView* (*apply)(Args&, ir::Fusion&);
+  Returns returns;
+  /// Applies the call; returns Object() when `returns` is Nothing.
+  Object (*apply)(Args&, ir::Fusion&);
 
   std::string usage() const {
     std::vector<std::string> ps;
@@ -134,12 +170,9 @@ class Args {
     for (const Value& v : list(i, "integers such as [1]")) r.push_back(narrow(v, i));
     return r;
   }
-  std::vector<TensorView*> tensors(size_t i) const {
-    std::vector<TensorView*> r;
-    if (!given(i)) return r;
-    for (const Value& v : list(i, "tensors such as [x, y]")) r.push_back(tensor_of(v, i));
-    return r;
-  }
+  /// A list literal of tensors, or a name (or index) standing for a list of
+  /// tensors; [] when not given.
+  std::vector<TensorView*> tensors(size_t i) const;
   std::vector<std::pair<int, int>> old2new(size_t i) const {
     const Value& m = *slots_.at(i);
     if (m.kind != Value::Kind::Map) fail(m, i, "a map {old: new, ...}");
@@ -176,8 +209,13 @@ class Args {
   }
 
  private:
+  /// A UserError at v: "P: expected WANT for 'PARAM', found V". `names`
+  /// offers a did-you-mean for a Name; `is`, what v was resolved to.
   [[noreturn]] void fail(const Value& v, size_t i, const std::string& want,
-                         const std::vector<std::string>& names = {}) const;
+                         const std::vector<std::string>& names = {},
+                         const Object* is = nullptr) const;
+  /// What a Name or an Index stands for; a UserError at the name or index.
+  Object object_of(const Value& v) const;
   TensorView* tensor_of(const Value& v, size_t i) const;
   int64_t integer_of(const Value& v, size_t i) const;
   int narrow(const Value& v, size_t i) const {

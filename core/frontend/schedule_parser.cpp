@@ -90,6 +90,7 @@ class ScriptParser {
     if (cur().kind == Token::Kind::Ident) {
       v.kind = Kind::Name;
       v.text = take().text;
+      while (cur().is("[")) v = index(std::move(v));
       return v;
     }
     if (cur().is("{") && peek().kind == Token::Kind::Ident && peek(2).is("}")) {
@@ -127,6 +128,39 @@ class ScriptParser {
     }
     user_error_at(at(cur())) << "expected an argument (a name, an integer, {param}, a list "
                              << "[...] or a map {old: new}), found " << cur().describe();
+  }
+
+  /// `base[i]`, at the '[': i is an integer literal or a {param}. Only a name
+  /// (or an index of one) is indexed: a list literal is never worth indexing.
+  ScheduleValue index(ScheduleValue base) {
+    using Kind = ScheduleValue::Kind;
+    const Token open = take();
+    ScheduleValue i;
+    i.loc = at(cur());
+    if (cur().is("-") && peek().kind == Token::Kind::Number) {
+      take();
+      i.text = "-" + take().text;
+    } else if (cur().kind == Token::Kind::Number) {
+      i.text = take().text;
+    } else if (cur().is("{") && peek().kind == Token::Kind::Ident && peek(2).is("}")) {
+      take();
+      i.kind = Kind::Param;
+      i.text = take().text;
+      take();
+    } else {
+      user_error_at(at(cur())) << "expected an index (an integer such as 0 or -1, or {param}) "
+                               << "after '[', found " << cur().describe();
+    }
+    if (!cur().is("]"))
+      user_error_at(at(cur())) << "expected ']' to close the index '[' at " << at(open).str()
+                               << ", found " << cur().describe();
+    take();
+    ScheduleValue r;
+    r.kind = Kind::Index;
+    r.loc = base.loc;
+    r.items.push_back(std::move(base));
+    r.items.push_back(std::move(i));
+    return r;
   }
 
   std::vector<Token> toks_;

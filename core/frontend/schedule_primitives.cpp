@@ -1,5 +1,5 @@
-// The schedule-script primitives: each decodes its arguments (Args) and
-// calls the ir/sched function it names. docs/schedule-scripts.md documents
+// The schedule-script primitives and queries: each decodes its arguments
+// (Args) and calls the ir/sched function it names. docs/schedule-scripts.md documents
 // them; adding one here is all a new primitive needs in the front end.
 #include "schedule_args.h"
 #include "schedlab/sched/sched.h"
@@ -13,71 +13,71 @@ namespace {
 const std::vector<Primitive> kPrimitives = {
     {"split",
      {{"tv"}, {"axis"}, {"factor"}, {"inner_split", "true"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        int axis = a.axis(1);
        int64_t factor = a.integer(2);
        tv->split(axis, factor, a.flag(3, true));
-       return nullptr;
+       return {};
      }},
     {"merge",
      {{"tv"}, {"axis_o"}, {"axis_i", "axis_o+1"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        int o = a.axis(1);
        if (a.given(2))
          tv->merge(o, a.axis(2));
        else
          tv->merge(o);
-       return nullptr;
+       return {};
      }},
     {"reorder",
      {{"tv"}, {"old2new"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        tv->reorder(a.old2new(1));
-       return nullptr;
+       return {};
      }},
     {"parallelize",
      {{"tv"}, {"axis"}, {"type"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        int axis = a.axis(1);
        std::visit([&](auto t) { tv->parallelize(axis, t); }, a.binding(2));
-       return nullptr;
+       return {};
      }},
     {"set_memory_type",
      {{"tv"}, {"memory"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        sched::set_memory_type(tv, a.choice(1, kMemoryTypes, "a memory type", MemoryType::Local));
-       return nullptr;
+       return {};
      }},
     {"pad_shared",
      {{"tv"}, {"elements"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        sched::pad_shared(tv, a.integer(1));
-       return nullptr;
+       return {};
      }},
     {"swizzle",
      {{"tv"}, {"width", "32"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        sched::swizzle(tv, a.given(1) ? a.integer(1) : sched::kMaxSwizzleWidth);
-       return nullptr;
+       return {};
      }},
     {"cache_after",
      {{"tv"}, {"op", "Set"}, {"cache_op", "Unspecified"}},
-     true,
-     [](Args& a, ir::Fusion&) {
+     Returns::NewTensor,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        auto op = a.choice(1, kLoadStoreOps, "a LoadStoreOpType", LoadStoreOpType::Set);
        auto cache = a.choice(2, kCacheOps, "a CacheOp", CacheOp::Unspecified);
@@ -85,26 +85,26 @@ const std::vector<Primitive> kPrimitives = {
      }},
     {"cache_before",
      {{"tv"}},
-     true,
-     [](Args& a, ir::Fusion&) { return sched::cache_before(a.tensor(0)); }},
+     Returns::NewTensor,
+     [](Args& a, ir::Fusion&) -> Object { return sched::cache_before(a.tensor(0)); }},
     {"cache_fork",
      {{"tv"}},
-     true,
-     [](Args& a, ir::Fusion&) { return sched::cache_fork(a.tensor(0)); }},
+     Returns::NewTensor,
+     [](Args& a, ir::Fusion&) -> Object { return sched::cache_fork(a.tensor(0)); }},
     {"rfactor",
      {{"tv"}, {"axes"}},
-     true,
-     [](Args& a, ir::Fusion&) {
+     Returns::NewTensor,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        return sched::rfactor(tv, a.ints(1));
      }},
     {"propagate_transformation",
      {{"reference"}, {"selected", "[]"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* ref = a.tensor(0);
        sched::propagate_transformation(ref, a.tensors(1));
-       return nullptr;
+       return {};
      }},
     {"parallelize_all_like",
      {{"reference"},
@@ -112,8 +112,8 @@ const std::vector<Primitive> kPrimitives = {
       {"selected", "[]"},
       {"types", "[]"},
       {"transforms", "[Unroll, Unswitch]"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* ref = a.tensor(0);
        int pos = a.given(1) ? a.axis(1) : -1;
        auto selected = a.tensors(2);
@@ -121,32 +121,61 @@ const std::vector<Primitive> kPrimitives = {
        auto transforms = a.choice_set(4, kLoopTransforms, "a LoopTransform",
                                       {LoopTransform::Unroll, LoopTransform::Unswitch});
        sched::parallelize_all_like(ref, pos, selected, types, transforms);
-       return nullptr;
+       return {};
      }},
     {"inline_at",
      {{"tv"}, {"pos"}, {"best_effort", "false"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
        int pos = a.axis(1);
        sched::inline_at(tv, pos, a.flag(2, false));
-       return nullptr;
+       return {};
      }},
     {"inline_selected_at",
      {{"selected"}, {"reference"}, {"pos"}},
-     false,
-     [](Args& a, ir::Fusion&) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
        auto selected = a.tensors(0);
        TensorView* ref = a.tensor(1);
        sched::inline_selected_at(selected, ref, a.axis(2));
-       return nullptr;
+       return {};
      }},
     {"inline_most",
      {{"selected", "[]"}},
-     false,
-     [](Args& a, ir::Fusion& f) -> TensorView* {
+     Returns::Nothing,
+     [](Args& a, ir::Fusion& f) -> Object {
        sched::inline_most(f, a.tensors(0));
-       return nullptr;
+       return {};
+     }},
+    // Queries (sched/queries.h): they change nothing and return what they
+    // find, for a statement to bind and later lines to index.
+    {"get_reduction_tvs",
+     {},
+     Returns::Query,
+     [](Args&, ir::Fusion& f) -> Object { return Object::list(sched::get_reduction_tvs(f)); }},
+    {"all_tvs_except",
+     {{"except"}},
+     Returns::Query,
+     [](Args& a, ir::Fusion& f) -> Object {
+       return Object::list(sched::all_tvs_except(f, a.tensors(0)));
+     }},
+    {"find_reference_for",
+     {},
+     Returns::Query,
+     [](Args&, ir::Fusion& f) -> Object {
+       TensorView* ref = sched::find_reference_for(f);
+       // Null only for a fusion with no output and no reduction, which no
+       // fusion text and no segment is.
+       internal_assert(ref != nullptr) << "find_reference_for: no reference in a fusion with "
+                                       << f.outputs().size() << " outputs";
+       return ref;
+     }},
+    {"group_inputs_outputs_by_inner_dim",
+     {},
+     Returns::Query,
+     [](Args&, ir::Fusion& f) -> Object {
+       return Object::list(sched::group_inputs_outputs_by_inner_dim(f));
      }},
 };
 

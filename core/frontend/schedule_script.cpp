@@ -28,8 +28,10 @@ using script::Args;
 using script::did_you_mean;
 using script::first_token;
 using script::join;
+using script::Object;
 using script::Param;
 using script::Primitive;
+using script::Returns;
 using script::to_integer;
 using Value = ScheduleValue;
 using Arg = ScheduleArg;
@@ -83,7 +85,7 @@ class Script final : public script::ArgNames {
     }
     if (st.bind) check_bindable(*st.bind, st.bind_loc, *prim);
     Args args(*this, *prim, match(st, *prim));
-    TensorView* made = nullptr;
+    Object made;
     try {
       made = prim->apply(args, fusion_);
     } catch (const UserError& e) {
@@ -92,10 +94,10 @@ class Script final : public script::ArgNames {
     }
     if (st.bind) bindings_.emplace(*st.bind, std::make_pair(made, st.bind_loc));
     ir::verify(fusion_);
-    return render(st) + (made ? " -> " + made->describe() : "");
+    return render(st) + (made.none() ? "" : " -> " + made.str());
   }
 
-  TensorView* lookup(const std::string& name, const SourceLoc& loc) const override {
+  Object lookup(const std::string& name, const SourceLoc& loc) const override {
     if (auto it = bindings_.find(name); it != bindings_.end()) return it->second.first;
     std::vector<TensorView*> named;
     for (TensorView* tv : fusion_.tensors())
@@ -142,10 +144,14 @@ class Script final : public script::ArgNames {
   }
 
   void check_bindable(const std::string& name, const SourceLoc& loc, const Primitive& p) const {
-    if (!p.creates)
+    if (p.returns == Returns::Nothing) {
+      std::vector<std::string> returning;
+      for (const Primitive& q : script::primitives())
+        if (q.returns != Returns::Nothing) returning.push_back(q.name);
       user_error_at(loc) << "cannot bind '" << name << "': " << p.name
-                         << " creates no tensor; only cache_after, cache_before, "
-                         << "cache_fork and rfactor results can be bound";
+                         << " returns nothing; only the results of " << join(returning)
+                         << " can be bound";
+    }
     if (auto it = bindings_.find(name); it != bindings_.end())
       user_error_at(loc) << "'" << name << "' is already bound at " << it->second.second.str()
                          << "; each name is bound once";
@@ -210,6 +216,8 @@ class Script final : public script::ArgNames {
         return v.text;
       case Value::Kind::Param:
         return std::to_string(param(v));
+      case Value::Kind::Index:
+        return render(v.items[0]) + "[" + render(v.items[1]) + "]";
       case Value::Kind::List:
       case Value::Kind::Map: {
         std::string r = v.kind == Value::Kind::List ? "[" : "{";
@@ -237,7 +245,8 @@ class Script final : public script::ArgNames {
   ir::Fusion& fusion_;
   const ScheduleParams& params_;
   std::map<std::string, int64_t> defaults_;  ///< from params(...)
-  std::map<std::string, std::pair<TensorView*, SourceLoc>> bindings_;
+  /// What each name the script binds stands for, and where it was bound.
+  std::map<std::string, std::pair<Object, SourceLoc>> bindings_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <functional>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -238,6 +239,108 @@ TEST(ScheduleScript, Inlining) {
   });
 }
 
+// ---- queries and list indexing --------------------------------------------------
+
+TEST(ScheduleScript, GetReductionTvsAndIndexing) {
+  // softmax's reductions: the max, then the sum. -1 is the last, as in Python.
+  expect_same("softmax", "r = get_reduction_tvs()\nsplit(r[0], 1, 2)\nsplit(r[-1], 1, 4)",
+              [](Fusion& f) {
+                auto r = sched::get_reduction_tvs(f);
+                r[0]->split(1, 2);
+                r[1]->split(1, 4);
+              });
+  // An index may be a {param}; a query's result can be used unbound too.
+  expect_same("softmax", "get_reduction_tvs()\nr = get_reduction_tvs()\nsplit(r[{i}], 1, 2)",
+              [](Fusion& f) { sched::get_reduction_tvs(f)[1]->split(1, 2); }, {{"i", 1}});
+}
+
+TEST(ScheduleScript, AllTvsExceptTakesAList) {
+  const char* prefix = "split(y, 1, 4)\n";
+  expect_same("softmax",
+              std::string(prefix) +
+                  "rest = all_tvs_except([x, m])\n"
+                  "propagate_transformation(y, rest)",
+              [](Fusion& f) {
+                named(f, "y")->split(1, 4);
+                sched::propagate_transformation(
+                    named(f, "y"), sched::all_tvs_except(f, {named(f, "x"), named(f, "m")}));
+              });
+  // Its argument may itself be a query's list; [] excepts nothing.
+  expect_same("softmax",
+              std::string(prefix) +
+                  "r = get_reduction_tvs()\n"
+                  "rest = all_tvs_except(r)\n"
+                  "all = all_tvs_except([])\n"
+                  "propagate_transformation(y, rest)\n"
+                  "parallelize(y, 0, BIDx)\n"
+                  "parallelize_all_like(y, selected=all)",
+              [](Fusion& f) {
+                TensorView* y = named(f, "y");
+                y->split(1, 4);
+                sched::propagate_transformation(
+                    y, sched::all_tvs_except(f, sched::get_reduction_tvs(f)));
+                y->parallelize(0, ParallelType::BIDx);
+                sched::parallelize_all_like(y, -1, sched::all_tvs_except(f, {}));
+              });
+}
+
+TEST(ScheduleScript, FindReferenceFor) {
+  expect_same("layernorm",
+              "ref = find_reference_for()\nsplit(ref, 1, 4)\npropagate_transformation(ref)",
+              [](Fusion& f) {
+                TensorView* ref = sched::find_reference_for(f);
+                ref->split(1, 4);
+                sched::propagate_transformation(ref);
+              });
+}
+
+TEST(ScheduleScript, GroupInputsOutputsByInnerDimIsAListOfLists) {
+  // transpose2d: x's inner axis is y's outer one, so [[x], [y]].
+  expect_same(
+      "transpose2d",
+      "g = group_inputs_outputs_by_inner_dim()\nsplit(g[1][0], 1, 2)\nsplit(g[-2][-1], 0, 4)",
+      [](Fusion& f) {
+        auto g = sched::group_inputs_outputs_by_inner_dim(f);
+        g[1][0]->split(1, 2);
+        g[0][0]->split(0, 4);
+      });
+  expect_same("pointwise_add_mul",
+              "g = group_inputs_outputs_by_inner_dim()\nsplit(out, 1, 2)\n"
+              "propagate_transformation(out, g[0])",
+              [](Fusion& f) {
+                auto g = sched::group_inputs_outputs_by_inner_dim(f);
+                named(f, "out")->split(1, 2);
+                sched::propagate_transformation(named(f, "out"), g[0]);
+              });
+}
+
+TEST(ScheduleScript, AQueryResultIsASnapshot) {
+  // r is what get_reduction_tvs() found at line 1: the rfactor producer made
+  // later is not in it, and a second call sees it.
+  auto def = load_config_fusion("row_sum");
+  auto log = apply_schedule_text(
+      "r = get_reduction_tvs()\nsplit(r[0], 1, 4)\np = rfactor(r[-1], [1])\n"
+      "r2 = get_reduction_tvs()\nsplit(r2[0], 1, 2)\n",
+      "t.sched", def, {});
+  const std::string y = named(*def.fusion, "y")->describe();
+  TensorView* p = sched::get_reduction_tvs(*def.fusion)[0];
+  EXPECT_THAT(log, ElementsAre("1: r = get_reduction_tvs() -> [" + y + "]", "2: split(r[0], 1, 4)",
+                               "3: p = rfactor(r[-1], [1]) -> " + p->describe(),
+                               "4: r2 = get_reduction_tvs() -> [" + p->describe() + ", " + y + "]",
+                               "5: split(r2[0], 1, 2)"));
+  EXPECT_EQ(p->nloop(), 4);  // split by line 5
+}
+
+TEST(ScheduleScript, NestedListsInTheLog) {
+  auto def = load_config_fusion("transpose2d");
+  auto log =
+      apply_schedule_text("g = group_inputs_outputs_by_inner_dim()\nsplit(g[{k}][0], 0, 2)\n",
+                          "t.sched", def, {{"k", -1}});
+  EXPECT_THAT(log, ElementsAre("1: g = group_inputs_outputs_by_inner_dim() -> [[T0 (x)], [" +
+                                   named(*def.fusion, "y")->describe() + "]]",
+                               "2: split(g[-1][0], 0, 2)"));
+}
+
 // ---- names, params and the log ----------------------------------------------
 
 TEST(ScheduleScript, TensorsByNumberAndByCacheName) {
@@ -351,6 +454,91 @@ INSTANTIATE_TEST_SUITE_P(Configs, ExampleSchedule,
                          [](const testing::TestParamInfo<Example>& i) {
                            return std::string(i.param.schedule);
                          });
+
+// ---- nvFuser's user-schedule tests, rewritten as scripts ----------------------------
+//
+// tests/python/test_schedule_ops.py in nvFuser: each script in configs/schedules
+// must schedule exactly as the same steps through the C++ API, and lower.
+// tests/cli runs both end to end on the CPU backend against the reference.
+
+std::string read_schedule(const std::string& name) {
+  std::ifstream in(kSource + "/configs/schedules/" + name + ".sched");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void expect_lowers(const std::string& fusion, const std::string& schedule) {
+  auto def = load_config_fusion(fusion);
+  apply_schedule_text(read_schedule(schedule), schedule + ".sched", def, {});
+  try {
+    lower::lower(*def.fusion);
+  } catch (const UserError& e) {
+    ADD_FAILURE() << "lowering failed: " << e.what() << "\n"
+                  << sched::print_scheduled_fusion(*def.fusion);
+  }
+}
+
+// test_var_mean_user_schedule: the reductions come from get_reduction_tvs().
+TEST(NvfuserUserSchedules, VarMeanRfactorsWhatGetReductionTvsFinds) {
+  expect_same("var_mean", read_schedule("var_mean_rfactor"), [](Fusion& f) {
+    TensorView* xc = sched::cache_after(named(f, "x"));
+    sched::set_memory_type(xc, ir::MemoryType::Shared);
+    sched::cache_before(named(f, "y"));
+    sched::cache_fork(named(f, "mean"));
+    sched::cache_fork(named(f, "invstd"));
+    TensorView* ref = sched::find_reference_for(f);
+    ref->split(1, 4)->split(1, 256);
+    sched::propagate_transformation(ref);
+    auto reductions = sched::get_reduction_tvs(f);
+    ASSERT_EQ(reductions.size(), 2u);  // as nvFuser's test asserts
+    for (TensorView* r : reductions) sched::rfactor(r, {-1});
+    TensorView* y = named(f, "y");
+    y->parallelize(0, ParallelType::BIDx);
+    y->parallelize(-2, ParallelType::TIDx);
+    sched::parallelize_all_like(y);
+    xc->parallelize(-1, LoopTransform::Vectorize);
+    y->parallelize(-1, LoopTransform::Vectorize);
+    sched::set_memory_type(named(f, "mean"), ir::MemoryType::Shared);
+    sched::set_memory_type(named(f, "invstd"), ir::MemoryType::Shared);
+    sched::inline_most(f);
+  });
+  expect_lowers("var_mean", "var_mean_rfactor");
+}
+
+// test_pointwise_partial_transform_user_schedule: a selected list (here
+// all_tvs_except) and an rfactor of the reduction the propagation missed.
+TEST(NvfuserUserSchedules, PartialTransformWithAllTvsExcept) {
+  expect_same("max_sub_add", read_schedule("max_sub_add_partial"), [](Fusion& f) {
+    TensorView* x = named(f, "x");
+    TensorView* b = named(f, "b");
+    TensorView* y = named(f, "y");
+    TensorView* m = named(f, "m");
+    TensorView* xc = sched::cache_after(x);
+    TensorView* bc = sched::cache_after(b);
+    TensorView* yc = sched::cache_before(y);
+    for (TensorView* t : {xc, bc, yc, named(f, "d"), named(f, "mb")})
+      sched::set_memory_type(t, ir::MemoryType::Shared);
+    auto rest = sched::all_tvs_except(f, {x, b, xc});
+    y->split(1, 128);
+    sched::propagate_transformation(y, rest);
+    EXPECT_EQ(m->nloop(), 2) << "the max is not reached through the broadcast";
+    m->split(1, 128);
+    sched::rfactor(m, {1});
+    auto sel = sched::all_tvs_except(f, {x, b, xc});
+    y->parallelize(0, ParallelType::BIDx);
+    y->parallelize(-1, ParallelType::TIDx);
+    sched::parallelize_all_like(y, -1, sel);
+    m->parallelize(0, ParallelType::BIDx);
+    m->parallelize(-1, ParallelType::TIDx);
+    sched::parallelize_all_like(m, -1, sel);
+    xc->split(1, 4);
+    xc->parallelize(0, ParallelType::BIDx);
+    xc->parallelize(1, ParallelType::TIDx);
+    xc->parallelize(2, LoopTransform::Vectorize);
+  });
+  expect_lowers("max_sub_add", "max_sub_add_partial");
+}
 
 // ---- invalid scripts, data-driven ------------------------------------------------
 

@@ -10,8 +10,8 @@
 namespace schedlab::frontend {
 namespace {
 
-using plugin::sp_testing::user_error_what_of;
 using plugin::sp_testing::TempFile;
+using plugin::sp_testing::user_error_what_of;
 
 std::string names_of(const std::vector<SchedulePlaceholder>& ps) {
   std::string r;
@@ -37,13 +37,25 @@ TEST(SchedulePlaceholders, UsesAndDeclarationsInOrderOfFirstAppearance) {
   EXPECT_EQ(ps[2].loc.str(), "p.sched:3:16");  // inside a map
 }
 
+TEST(SchedulePlaceholders, AnIndexCanBeAPlaceholder) {
+  ParsedSchedule s = parse_schedule(
+      "g = group_inputs_outputs_by_inner_dim()\n"
+      "split(g[{i}][{j}], 0, 2)\n",
+      "p.sched");
+  auto ps = schedule_placeholders(s);
+  EXPECT_EQ(names_of(ps), "i j");
+  EXPECT_EQ(ps[1].loc.str(), "p.sched:2:14");  // the second index's {
+}
+
 TEST(SchedulePlaceholders, EveryExampleScriptsPlaceholdersAreDeclared) {
   // The example schedules run without args: each placeholder has a default.
   for (const auto& [file, want] : std::vector<std::pair<std::string, std::string>>{
            {"pointwise_add_mul.sched", "block=128"},
            {"softmax_block.sched", "persist=8"},
            {"row_sum_grid.sched", "chunk=4096 threads=128"},
-           {"transpose2d.sched", "block=128"}}) {
+           {"transpose2d.sched", "block=128"},
+           {"var_mean_rfactor.sched", "threads=256 vector=4"},
+           {"max_sub_add_partial.sched", "block=128 vector=4"}}) {
     auto ps =
         schedule_placeholders(std::string(SCHEDLAB_SOURCE_DIR) + "/configs/schedules/" + file);
     EXPECT_EQ(names_of(ps), want) << file;

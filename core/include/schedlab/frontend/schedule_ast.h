@@ -8,8 +8,9 @@
 // knows no fusion and no primitive.
 // Invariants: every node carries the file:line:col of its first token, so an
 // applier can place any later error exactly. Parsing resolves nothing: an
-// identifier argument is a Name whether it will mean a tensor, an enum or a
-// bool, because only the parameter it fills decides that.
+// identifier argument is a Name whether it will mean a tensor, a list a query
+// returned, an enum or a bool, because only the parameter it fills (and the
+// script's bindings, when applied) decides that.
 #pragma once
 
 #include <optional>
@@ -28,11 +29,12 @@ struct ScheduleValue {
     Name,   ///< an identifier: a tensor, an enum name or true/false
     List,   ///< "[a, b, ...]"
     Map,    ///< "{old: new, ...}"
+    Index,  ///< "name[i]": items[0] is the indexed Name or Index, items[1] the Int or Param index
   };
   Kind kind = Kind::Int;  ///< what was written
   SourceLoc loc;          ///< the first token: the number ('-' if negative), '{', '[' or the name
   std::string text;       ///< Int: the spelling with its sign; Param, Name: the name; else ""
-  std::vector<ScheduleValue> items;  ///< List: the items; Map: key, value, key, value, ...
+  std::vector<ScheduleValue> items;  ///< List: the items; Map: key, value, ...; Index: see above
 };
 
 /// One argument of a call, positional or `keyword=value`.

@@ -17,13 +17,15 @@
 // Arguments:
 //   tensor    a name from the fusion body (TensorView::user_name(), including
 //             the names caches and rfactor give: x_cache, y_rf), T<n> for any
-//             tensor by number, or a name bound earlier in the script
+//             tensor by number, a name bound earlier in the script, or an
+//             item of a query's list: r[0], r[-1] (from the end), g[0][1], r[{i}]
 //   integer   2, -1, or {param}, replaced by the parameter's value
 //   enum      case-insensitive: BIDx BIDy BIDz TIDx TIDy TIDz DIDx Serial;
 //             Vectorize Unroll Unswitch Bulk; local shared global;
 //             Set CpAsync LdMatrix Tma; Unspecified AllLevels Streaming Global
 //   bool      true, false
-//   list      [a, b, ...] of integers, tensors or enums
+//   list      [a, b, ...] of integers, tensors or enums; for tensors, also a
+//             name bound to a query's list of tensors
 //   map       {old: new, ...} of integers (reorder only, as nvFuser's Python)
 // Primitives (keyword names in parentheses are the parameter names):
 //   split(tv, axis, factor, inner_split=true)
@@ -40,8 +42,14 @@
 //   inline_at(tv, pos, best_effort=false)
 //   inline_selected_at([selected], reference, pos)
 //   inline_most(selected=[])                    no selection: every tensor
-// Only the four primitives that create a tensor can be bound to a name; a
-// name is bound once and may not shadow a fusion name.
+// Queries (sched/queries.h), which change nothing and return a value:
+//   r = get_reduction_tvs()                     list of tensors
+//   r = all_tvs_except([tensors])               list of tensors
+//   t = find_reference_for()                    tensor
+//   g = group_inputs_outputs_by_inner_dim()     list of lists of tensors
+// Only calls that return something (the four that create a tensor, and the
+// queries) can be bound to a name; a name is bound once and may not shadow a
+// fusion name. A query's list is a snapshot taken at its line.
 #pragma once
 
 #include <cstdint>
