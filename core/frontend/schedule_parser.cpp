@@ -5,6 +5,7 @@
 
 #include "lexer.h"
 #include "schedlab/base/error.h"
+#include "schedlab/base/nesting.h"
 #include "schedlab/frontend/schedule_ast.h"
 
 namespace schedlab::frontend {
@@ -101,6 +102,7 @@ class ScriptParser {
       return v;
     }
     if (cur().is("[") || cur().is("{")) {
+      NestingGuard nest(depth_, at(cur()), "list or map");
       bool map = cur().is("{");
       const char* close = map ? "}" : "]";
       v.kind = map ? Kind::Map : Kind::List;
@@ -165,6 +167,7 @@ class ScriptParser {
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  int depth_ = 0;  ///< nesting (NestingGuard)
   const Locator& loc_;
 };
 

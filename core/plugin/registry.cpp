@@ -27,10 +27,8 @@ std::vector<std::string> plugin_search_path(const std::vector<std::string>& expl
       if (d.empty()) continue;
       std::error_code ec;
       if (!fs::is_directory(d, ec))
-        std::fprintf(stderr, "warning: $SCHEDLAB_PLUGIN_PATH: '%s' is not a directory; skipped\n",
-                     d.c_str());
-      else
-        dirs.push_back(d);
+        std::fprintf(stderr, "warning: $SCHEDLAB_PLUGIN_PATH: '%s' is not a directory\n", d.c_str());
+      dirs.push_back(d);  // searched all the same: it may appear later (watch)
     }
   }
   if (!builtin_plugin_dir().empty()) dirs.push_back(builtin_plugin_dir());

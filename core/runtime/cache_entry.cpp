@@ -38,6 +38,8 @@ void seal(const fs::path& file, std::string_view key, std::string_view bytes) {
   const fs::path final_path = seal_path(file);
   const fs::path tmp = final_path.string() + ".tmp." + std::to_string(::getpid()) + "." +
                        std::to_string(counter.fetch_add(1));
+  std::error_code ec;
+  fs::create_directories(final_path.parent_path(), ec);
   std::string text(kSealHeader);
   text += "key " + std::string(key) + "\ndigest " + digest(bytes) + "\n";
   {
@@ -45,7 +47,6 @@ void seal(const fs::path& file, std::string_view key, std::string_view bytes) {
     out << text;
     if (!out.good()) return;  // the cache only saves time; an unsealed entry is rebuilt
   }
-  std::error_code ec;
   fs::rename(tmp, final_path, ec);
   if (ec) fs::remove(tmp, ec);
 }

@@ -14,7 +14,7 @@ run() {  # run NAME FUSION SIZE: exec on the CPU backend into $work/NAME.txt; mu
   grep -q '^  output 0 .*: ok' "$work/$1.txt" || { cat "$work/$1.txt"; echo "$1: not validated"; exit 1; }
 }
 expect_warning() {  # expect_warning NAME REASON
-  grep -q "^warning: kernel cache: $cache/[0-9a-f]*\.so $2; rebuilding it$" "$work/$1.txt" ||
+  grep -qE "^warning: kernel cache: $cache/[0-9a-f]*\.so $2; rebuilding it$" "$work/$1.txt" ||
     { cat "$work/$1.txt"; echo "$1: no warning '$2'"; exit 1; }
 }
 run first softmax N=4,K=32
