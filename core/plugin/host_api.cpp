@@ -7,6 +7,8 @@
 #include "host_api.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <mutex>
@@ -716,7 +718,27 @@ void log_line(int level, const std::string& plugin, const std::string& message) 
   std::cerr << "plugin '" << plugin << "': " << l << ": " << message << "\n";
 }
 
+namespace {
+
+/// exit() called from inside a plugin's call. Without this the host would end
+/// with the plugin's status (exit(0): a false success, with no output and no
+/// word of why); instead the plugin is blamed and the process fails (1).
+/// _exit() runs no handler: only --isolate survives that.
+void exit_during_plugin_call() {
+  if (tls_current_plugin == nullptr) return;
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "error: plugin '%s' called exit() inside one of its calls; a plugin must return "
+               "a status and never end the process (the plugin's failure, not schedlab's)\n",
+               tls_current_plugin->c_str());
+  std::_Exit(1);
+}
+
+}  // namespace
+
 CallScope::CallScope(const std::string& plugin) : previous_(tls_current_plugin) {
+  static const bool registered = std::atexit(exit_during_plugin_call) == 0;
+  (void)registered;
   tls_current_plugin = &plugin;
 }
 CallScope::~CallScope() {

@@ -238,6 +238,26 @@ struct CParams {
   }
 };
 
+/// One call into the plugin. An exception that crosses the C ABI (a plugin
+/// that fills SchedlabPluginInfo itself and lets one escape; SCHEDLAB_PLUGIN
+/// turns them into statuses) is the plugin's fault: a user error naming the
+/// call and the exception, never std::terminate or "a bug in schedlab".
+/// Host errors never arrive here: host_api.cpp turns them into statuses.
+template <typename Call>
+int32_t guarded(const std::string& plugin, const char* what, Call&& call) {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    user_error << "plugin '" << plugin << "' " << what
+               << " let a C++ exception escape through the C ABI (" << e.what()
+               << "); expected a status (SCHEDLAB_PLUGIN converts exceptions)";
+  } catch (...) {
+    user_error << "plugin '" << plugin << "' " << what
+               << " let a C++ exception of a non-standard type escape through the C ABI; "
+                  "expected a status (SCHEDLAB_PLUGIN converts exceptions)";
+  }
+}
+
 }  // namespace
 
 /// The mapping and the plugin's function table. The library is unloaded
@@ -300,7 +320,7 @@ std::shared_ptr<const Plugin> load_plugin(const std::string& path, const std::st
   int32_t status;
   {
     CallScope scope(path);
-    status = entry(host_api(), &info);
+    status = guarded(path, SCHEDLAB_PLUGIN_ENTRY_NAME, [&] { return entry(host_api(), &info); });
   }
   // Negotiate before anything else: a plugin of another version may not
   // even lay the rest of the struct out as we do.
@@ -517,7 +537,9 @@ Verdict Plugin::can_schedule(Segment& seg, const ParamValues& params) const {
   CallScope scope(name_);
   int32_t accepted = 0;
   char reason[1024] = {0};
-  int32_t status = lib_->info.can_schedule(&ctx, &c.set, &accepted, reason, sizeof reason);
+  int32_t status = guarded(name_, "can_schedule", [&] {
+    return lib_->info.can_schedule(&ctx, &c.set, &accepted, reason, sizeof reason);
+  });
   if (status != SCHEDLAB_OK) fail("can_schedule", status);
   reason[sizeof reason - 1] = '\0';
   return {accepted != 0, accepted != 0 ? "" : reason};
@@ -529,7 +551,8 @@ ParamValues Plugin::compute_params(Segment& seg) const {
   SchedlabSegment ctx;
   ctx.segment = &seg;
   CallScope scope(name_);
-  int32_t status = lib_->info.compute_params(&ctx, &c.set);
+  int32_t status =
+      guarded(name_, "compute_params", [&] { return lib_->info.compute_params(&ctx, &c.set); });
   if (status != SCHEDLAB_OK) fail("compute_params", status);
   for (size_t i = 0; i < values.size(); ++i) {
     values[i].kind = static_cast<ParamKind>(
@@ -554,7 +577,8 @@ void Plugin::schedule(Segment& seg, const ParamValues& params) const {
   SchedlabSegment ctx;
   ctx.segment = &seg;
   CallScope scope(name_);
-  int32_t status = lib_->info.schedule(&ctx, &c.set);
+  int32_t status =
+      guarded(name_, "schedule", [&] { return lib_->info.schedule(&ctx, &c.set); });
   if (status != SCHEDLAB_OK) fail("schedule", status);
 }
 

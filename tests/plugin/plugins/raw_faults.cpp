@@ -1,0 +1,67 @@
+// raw_faults: a C++ plugin that fills SchedlabPluginInfo itself (no
+// SCHEDLAB_PLUGIN, so nothing converts its exceptions) and misbehaves in one
+// call: FAULT_CALL is 0 (the entry point), 1 (can_schedule), 2
+// (compute_params) or 3 (schedule); FAULT_KIND is 1 (throws a
+// std::runtime_error), 2 (throws an int: `throw 42`) or 3 (calls exit(0)).
+// The host must blame the plugin: a user error naming the call and the
+// exception, or, for exit(0), a failure (exit 1) and never a false success.
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "schedlab/plugin.h"
+
+namespace {
+
+void fault(int call) {
+  if (call != FAULT_CALL) return;
+#if FAULT_KIND == 1
+  throw std::runtime_error("raw_faults: thrown through the C ABI");
+#elif FAULT_KIND == 2
+  throw 42;
+#elif FAULT_KIND == 3
+  std::exit(0);
+#else
+#error "FAULT_KIND must be 1, 2 or 3"
+#endif
+}
+
+const char* last_error() { return "raw_faults: no error"; }
+
+int32_t can_schedule(SchedlabSegment*, const SchedlabParamSet*, int32_t* accepted, char*,
+                     uint32_t) {
+  fault(1);
+  *accepted = 1;
+  return SCHEDLAB_OK;
+}
+
+int32_t compute_params(SchedlabSegment*, SchedlabParamSet*) {
+  fault(2);
+  return SCHEDLAB_OK;
+}
+
+int32_t schedule(SchedlabSegment*, const SchedlabParamSet*) {
+  fault(3);
+  return SCHEDLAB_OK;
+}
+
+}  // namespace
+
+extern "C" SCHEDLAB_PLUGIN_EXPORT int32_t schedlab_plugin_entry(const SchedlabHostApi*,
+                                                                 SchedlabPluginInfo* info) {
+  fault(0);
+  SchedlabPluginInfo mine;
+  std::memset(&mine, 0, sizeof mine);
+  mine.abi_version = SCHEDLAB_PLUGIN_ABI_VERSION;
+  mine.name = PLUGIN_NAME;
+  mine.version = "0.1";
+  mine.description = "misbehaves in one call (tests/plugin/plugins/raw_faults.cpp)";
+  mine.last_error = &last_error;
+  mine.can_schedule = &can_schedule;
+  mine.compute_params = &compute_params;
+  mine.schedule = &schedule;
+  const uint32_t n = info->struct_size < sizeof mine ? info->struct_size : uint32_t(sizeof mine);
+  mine.struct_size = n;
+  std::memcpy(info, &mine, n);
+  return SCHEDLAB_OK;
+}
