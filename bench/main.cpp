@@ -12,6 +12,7 @@
 #include "command.h"
 #include "schedlab/base/error.h"
 #include "schedlab/base/suggest.h"
+#include "schedlab/plugin/registry.h"
 
 namespace {
 
@@ -70,6 +71,10 @@ int main(int argc, char** argv) {
       add_compare_command(app),
       add_fuzz_command(app),
   };
+
+  // The process ends after its one command: plugins stay mapped to the end,
+  // so a thread a plugin left running cannot crash the host at exit.
+  schedlab::plugin::Registry::keep_plugins_mapped_at_destruction(true);
 
   try {
     app.parse(argc, argv);

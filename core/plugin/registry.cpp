@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -37,7 +38,18 @@ std::vector<std::string> plugin_search_path(const std::vector<std::string>& expl
 
 Registry::Registry(std::vector<std::string> search_path) : search_path_(std::move(search_path)) {}
 
+namespace {
+std::atomic<bool> g_keep_mapped{false};
+}  // namespace
+
+void Registry::keep_plugins_mapped_at_destruction(bool keep) { g_keep_mapped = keep; }
+
 Registry::~Registry() {
+  if (g_keep_mapped) {
+    // Deliberately never released: the mapping lives until the process ends.
+    for (auto& [name, e] : entries_)
+      if (e.current) new std::shared_ptr<const Plugin>(e.current);
+  }
   // Instances still held elsewhere keep their mapping; only files go.
   if (!shadow_dir_.empty()) {
     std::error_code ec;

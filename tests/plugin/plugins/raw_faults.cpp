@@ -2,16 +2,22 @@
 // SCHEDLAB_PLUGIN, so nothing converts its exceptions) and misbehaves in one
 // call: FAULT_CALL is 0 (the entry point), 1 (can_schedule), 2
 // (compute_params) or 3 (schedule); FAULT_KIND is 1 (throws a
-// std::runtime_error), 2 (throws an int: `throw 42`) or 3 (calls exit(0)).
+// std::runtime_error), 2 (throws an int: `throw 42`), 3 (calls exit(0)) or
+// 4 (leaves a thread running in the plugin's code, which runs until the
+// process exits).
 // The host must blame the plugin: a user error naming the call and the
 // exception, or, for exit(0), a failure (exit 1) and never a false success.
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "schedlab/plugin.h"
 
 namespace {
+
+volatile unsigned long spins = 0;
 
 void fault(int call) {
   if (call != FAULT_CALL) return;
@@ -21,8 +27,15 @@ void fault(int call) {
   throw 42;
 #elif FAULT_KIND == 3
   std::exit(0);
+#elif FAULT_KIND == 4
+  std::thread([] {
+    for (;;) {
+      spins = spins + 1;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }).detach();
 #else
-#error "FAULT_KIND must be 1, 2 or 3"
+#error "FAULT_KIND must be 1, 2, 3 or 4"
 #endif
 }
 

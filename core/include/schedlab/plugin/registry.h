@@ -79,6 +79,13 @@ class Registry {
   /// How many versions of `name` have been swapped in (1 after add).
   uint64_t generation(const std::string& name) const;
 
+  /// For a program about to exit (the CLI sets it once, in main): registries
+  /// destroyed from then on leave the plugins they serve mapped. A plugin may
+  /// have left a thread running; unmapping its code under that thread would
+  /// crash the host after every record is written. The process's exit ends
+  /// the thread instead. Off by default (tests, long-lived hosts, reloads).
+  static void keep_plugins_mapped_at_destruction(bool keep);
+
  private:
   struct Entry {
     std::string path;                       ///< the file being served
