@@ -279,10 +279,6 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
     }
   const std::string output = o.output_for(spec);  // not a directory
   // One writer per results file, held until the run ends.
-  if (auto dir = std::filesystem::path(output).parent_path(); !dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-  }
   report::ResultsLock lock(output);
   auto backend = o.make_backend(spec);
   // Without --resume the previous file is kept as <output>.prev (an older

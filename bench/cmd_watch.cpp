@@ -105,10 +105,6 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
   sweep::SweepSpec spec = sweep::load_sweep_file(so.sweep, so.load_options(registry));
   auto backend = so.make_backend(spec);
   const std::string output = so.output_for(spec);
-  if (auto dir = fs::path(output).parent_path(); !dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-  }
   report::ResultsLock lock(output);  // one writer per results file
   std::vector<report::Record> previous;
   if (fs::exists(output)) {

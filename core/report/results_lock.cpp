@@ -17,6 +17,11 @@ namespace schedlab::report {
 namespace fs = std::filesystem;
 
 ResultsLock::ResultsLock(const std::string& results_path) : lock_path_(results_path + ".lock") {
+  // The lock lives beside the results: their directory may not exist yet.
+  if (fs::path dir = fs::path(results_path).parent_path(); !dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+  }
   fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   user_assert(fd_ >= 0) << "cannot open the lock file '" << lock_path_
                         << "' of results file '" << results_path

@@ -17,7 +17,8 @@ namespace schedlab::report {
 
 class ResultsLock {
  public:
-  /// Locks `results_path` for writing, or raises a user error: "results file
+  /// Creates the directory of `results_path` if needed, then locks the file
+  /// for writing, or raises a user error: "results file
   /// X is being written by another schedlab process (pid N)".
   explicit ResultsLock(const std::string& results_path);
   ~ResultsLock();
