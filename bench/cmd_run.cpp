@@ -93,6 +93,10 @@ sweep::LoadOptions SweepOptions::load_options(plugin::Registry& registry) const 
       if (!d.empty()) lo.schedule_dirs.push_back(d);
   }
   lo.schedule_dirs.push_back(base::config_dir() + "/schedules");
+  // --isolate: not even loading (the entry point, the schema) runs a
+  // plugin's code here; the sweep's workers load it for themselves.
+  if (isolate)
+    registry.load_isolated(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
   lo.plugins = sweep::registry_lookup(registry);
   return lo;
 }
@@ -224,13 +228,16 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   return res;
 }
 
-std::shared_ptr<const plugin::Plugin> load_old_build(const std::string& path) {
+std::shared_ptr<const plugin::Plugin> load_old_build(const std::string& path,
+                                                     const plugin::Registry& registry) {
   user_assert(std::filesystem::is_regular_file(path))
       << "--ab: cannot read the old build '" << path << "'";
   const std::string shadow =
       (std::filesystem::temp_directory_path() /
        fmt::format("schedlab-ab-{}-{}.so", getpid(), std::filesystem::path(path).stem().string()))
           .string();
+  if (auto limit = registry.isolated_timeout())  // --isolate: never in this process
+    return plugin::load_plugin_isolated(path, shadow, *limit);
   return plugin::load_plugin(path, shadow);
 }
 
@@ -261,7 +268,7 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
   plugin::Registry registry(plugin::plugin_search_path(o.plugin_dirs));
   sweep::SweepSpec spec = sweep::load_sweep_file(o.sweep, o.load_options(registry));
   PluginSwaps swaps;
-  if (!o.ab.empty()) spec = with_ab_twins(spec, registry, load_old_build(o.ab), swaps);
+  if (!o.ab.empty()) spec = with_ab_twins(spec, registry, load_old_build(o.ab, registry), swaps);
   // Every check before anything on disk moves: a mistyped --only or a
   // directory given as -o must not rename the previous results away.
   for (const std::string& name : o.only)

@@ -115,7 +115,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
   // against the build each reload replaced.
   PluginSwaps first_swaps;
   const sweep::SweepSpec first_spec =
-      so.ab.empty() ? spec : with_ab_twins(spec, registry, load_old_build(so.ab), first_swaps);
+      so.ab.empty() ? spec : with_ab_twins(spec, registry, load_old_build(so.ab, registry), first_swaps);
   sweep::RunResult res =
       run_once(first_spec, registry, *backend, so, previous, false, extras, first_swaps);
   std::vector<report::Record> records;

@@ -34,6 +34,8 @@ struct SweepOptions {
   std::string device = "h200";  ///< --device: the model device points are profiled on; "none"
 
   void add_to(CLI::App* cmd);
+  /// What the sweep loader needs; with --isolate, also sets `registry` to
+  /// load plugins in a child (Registry::load_isolated).
   sweep::LoadOptions load_options(plugin::Registry& registry) const;
   std::string output_for(const sweep::SweepSpec& spec) const;
   std::unique_ptr<runtime::Backend> make_backend(const sweep::SweepSpec& spec) const;
@@ -85,8 +87,10 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
 sweep::SweepSpec with_ab_twins(const sweep::SweepSpec& spec, plugin::Registry& registry,
                                std::shared_ptr<const plugin::Plugin> old, PluginSwaps& swaps);
 /// Loads the old build at `path` from a private copy (so it may share its
-/// name and even its file with the current build).
-std::shared_ptr<const plugin::Plugin> load_old_build(const std::string& path);
+/// name and even its file with the current build); in a child when
+/// `registry` loads isolated (--isolate).
+std::shared_ptr<const plugin::Plugin> load_old_build(const std::string& path,
+                                                     const plugin::Registry& registry);
 /// The A/B verdicts of `records`, when there are twins.
 void print_ab(const std::vector<report::Record>& records);
 

@@ -272,14 +272,18 @@ std::vector<std::string> apply_schedule_text(const std::string& text, const std:
   return apply_parsed_schedule(parse_schedule(text, path), def, params);
 }
 
-ParsedSchedule parse_schedule_file(const std::string& path) {
+std::string read_schedule_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   user_assert(in.good() && !std::filesystem::is_directory(path))
       << "cannot read schedule file '" << path << "': "
       << (std::filesystem::exists(path) ? "permission denied or not a file" : "no such file");
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_schedule(ss.str(), path);
+  return ss.str();
+}
+
+ParsedSchedule parse_schedule_file(const std::string& path) {
+  return parse_schedule(read_schedule_file(path), path);
 }
 
 std::vector<std::string> apply_schedule_file(const std::string& path, FusionDefinition& def,

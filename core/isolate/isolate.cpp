@@ -1,9 +1,10 @@
-// isolate: fork, run the work in the child, carry its result or its death
-// back. The child frames its answer on a pipe (a tag byte, then
-// length-prefixed fields); the parent reads that pipe and the child's stderr
-// while it waits, so a result larger than a pipe buffer never blocks the
-// child, and decides what happened from the wait status first and the frame
-// second.
+// isolate: fork a worker, send it requests, carry its answers or its death
+// back. A request is length-prefixed on a socket; the child answers each on
+// a pipe with a length-prefixed frame (a tag byte, then length-prefixed
+// fields). The parent reads that pipe and the child's stderr while it
+// waits, so an answer larger than a pipe buffer never blocks the child, and
+// decides what happened from the answer first and, when the child ended
+// instead, from its wait status. run_isolated is one call of a worker.
 #include "schedlab/isolate/isolate.h"
 
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <stdio_ext.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,8 +121,27 @@ std::string run_work(const std::function<std::string()>& work) {
 constexpr int kResetSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,  SIGABRT, SIGTRAP, SIGSYS,
                                  SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ};
 
-[[noreturn]] void child_main(const std::function<std::string()>& work, pid_t parent, int result_w,
-                             int err_w, int result_r, int err_r) {
+/// Reads exactly n bytes (blocking); false at EOF or on an error.
+bool read_all(int fd, char* p, size_t n) {
+  while (n > 0) {
+    ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+/// A length-prefixed message, as both directions carry them.
+std::string framed(const std::string& body) {
+  std::string out;
+  put_field(out, body);
+  return out;
+}
+
+[[noreturn]] void child_main(const Worker::Serve& serve, pid_t parent, int request, int result_w,
+                             int err_w) {
   // Die with the parent (the forking thread, which waits here until we are
   // reaped, so in practice with the process); then check it did not die
   // before the request took effect.
@@ -138,8 +159,6 @@ constexpr int kResetSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,  SIGABRT, SIG
   struct rlimit no_core {};
   ::setrlimit(RLIMIT_CORE, &no_core);
 
-  ::close(result_r);
-  ::close(err_r);
   if (err_w != STDERR_FILENO) {
     ::dup2(err_w, STDERR_FILENO);
     ::close(err_w);
@@ -148,24 +167,24 @@ constexpr int kResetSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,  SIGABRT, SIG
   // parent's to print.
   ::__fpurge(stdout);
 
-  const std::string frame = run_work(work);
-  std::cout.flush();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::_exit(write_all(result_w, frame.data(), frame.size()) ? 0 : kChildCannotReport);
+  // One request at a time until the parent stops us (or goes away).
+  for (;;) {
+    uint64_t n = 0;
+    if (!read_all(request, reinterpret_cast<char*>(&n), sizeof n)) ::_exit(0);
+    std::string req(n, '\0');
+    if (!read_all(request, req.data(), n)) ::_exit(0);
+    const std::string frame = framed(run_work([&] { return serve(req); }));
+    std::cout.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (!write_all(result_w, frame.data(), frame.size())) ::_exit(kChildCannotReport);
+  }
 }
 
 // ---- the parent ----
 
-struct Pipe {
-  int r = -1, w = -1;
-};
-
-bool open_pipe(Pipe& p) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
-  p = {fds[0], fds[1]};
-  return true;
+bool open_pipe(int (&fds)[2]) {
+  return ::pipe2(fds, O_CLOEXEC) == 0;
 }
 
 void close_fd(int& fd) {
@@ -206,7 +225,7 @@ int to_int(const std::string& s) {
   return v;
 }
 
-/// The Outcome for a child that exited with status 0: its frame.
+/// The Outcome for a child that answered: its frame.
 void decode(const std::string& frame, Outcome& o) {
   FrameReader in(frame);
   std::string a, b, c, d;
@@ -222,18 +241,27 @@ void decode(const std::string& frame, Outcome& o) {
     o.error = Outcome::Error::Internal;
     o.message = std::move(a);
   } else {
-    o.error = Outcome::Error::Exit;
-    o.message = frame.empty() ? "the isolated work exited with status 0 before returning a result"
-                              : "the isolated work's result was cut short (" +
-                                    std::to_string(frame.size()) + " bytes)";
+    o.error = Outcome::Error::Internal;
+    o.message = "the isolated work's answer is malformed (" + std::to_string(frame.size()) +
+                " bytes)";
   }
 }
 
-Outcome spawn_failure(const std::string& what, int err) {
-  Outcome o;
+/// The answer in `buf` once it has arrived whole: its frame, removed from buf.
+bool take_answer(std::string& buf, std::string& frame) {
+  uint64_t n = 0;
+  if (buf.size() < sizeof n) return false;
+  std::memcpy(&n, buf.data(), sizeof n);
+  if (buf.size() - sizeof n < n) return false;
+  frame.assign(buf, sizeof n, n);
+  buf.erase(0, sizeof n + n);
+  return true;
+}
+
+void spawn_failure(Outcome& o, const std::string& what, int err) {
+  o.status = Outcome::Status::Failed;
   o.error = Outcome::Error::Internal;
   o.message = "cannot run isolated: " + what + " failed: " + errno_str(err);
-  return o;
 }
 
 std::string duration_str(std::chrono::milliseconds ms) {
@@ -247,59 +275,108 @@ std::string duration_str(std::chrono::milliseconds ms) {
 
 }  // namespace
 
-Outcome run_isolated(const std::function<std::string()>& work, const Options& options) {
-  Outcome o;
-  o.timeout = std::max(options.timeout, std::chrono::milliseconds(0));
+Worker::Worker(Serve serve, Options options)
+    : serve_(std::move(serve)), options_(std::move(options)) {}
 
+Worker::~Worker() {
+  stop();
+}
+
+bool Worker::start(Outcome& o) {
   // Both processes would print what is buffered now; print it once, here.
   std::cout.flush();
   std::cerr.flush();
   std::clog.flush();
   std::fflush(nullptr);
 
-  Pipe result, err;
-  if (!open_pipe(result)) return spawn_failure("pipe", errno);
-  if (!open_pipe(err)) {
+  // The request travels on a socket: a send to a child that died is EPIPE
+  // (MSG_NOSIGNAL), not a SIGPIPE for the whole host.
+  int req[2] = {-1, -1}, res[2] = {-1, -1}, err[2] = {-1, -1};
+  bool opened = ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, req) == 0;
+  opened = opened && open_pipe(res) && open_pipe(err);
+  if (!opened) {
     const int e = errno;
-    close_fd(result.r), close_fd(result.w);
-    return spawn_failure("pipe", e);
+    for (int* fds : {req, res, err}) close_fd(fds[0]), close_fd(fds[1]);
+    spawn_failure(o, "pipe", e);
+    return false;
   }
   const pid_t parent = ::getpid();
-  const auto start = Clock::now();
   const pid_t pid = ::fork();
-  if (pid == 0) child_main(work, parent, result.w, err.w, result.r, err.r);
-  close_fd(result.w);
-  close_fd(err.w);
+  if (pid == 0) {
+    ::close(req[0]);
+    ::close(res[0]);
+    ::close(err[0]);
+    child_main(serve_, parent, req[1], res[1], err[1]);
+  }
+  close_fd(req[1]);
+  close_fd(res[1]);
+  close_fd(err[1]);
   if (pid < 0) {
     const int e = errno;
-    close_fd(result.r), close_fd(err.r);
-    return spawn_failure("fork", e);
+    close_fd(req[0]), close_fd(res[0]), close_fd(err[0]);
+    spawn_failure(o, "fork", e);
+    return false;
   }
-  o.pid = pid;
-  ::fcntl(result.r, F_SETFL, O_NONBLOCK);
-  ::fcntl(err.r, F_SETFL, O_NONBLOCK);
-
+  ++forks_;
+  pid_ = pid;
+  request_ = req[0];
+  result_ = res[0];
+  err_ = err[0];
+  ::fcntl(result_, F_SETFL, O_NONBLOCK);
+  ::fcntl(err_, F_SETFL, O_NONBLOCK);
   // Linux >= 5.3 tells us the child exited even if a grandchild still holds
-  // its pipes; before that, the end of the result pipe has to do.
-  int pidfd = -1;
+  // its pipes; before that, the end of the answer pipe has to do.
 #ifdef SYS_pidfd_open
-  if (options.use_pidfd) pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (options_.use_pidfd) pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 #endif
+  return true;
+}
 
-  std::string frame;
-  auto to_frame = [&](const char* p, size_t n) { frame.append(p, n); };
+void Worker::stop() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int e = 0;
+    reap(pid_, e);
+  }
+  pid_ = 0;
+  close_fd(request_);
+  close_fd(result_);
+  close_fd(err_);
+  close_fd(pidfd_);
+}
+
+Outcome Worker::call(const std::string& request) {
+  Outcome o;
+  o.timeout = std::max(options_.timeout, std::chrono::milliseconds(0));
+  if (pid_ == 0 && !start(o)) return o;
+  o.pid = pid_;
+  const auto start = Clock::now();
+
   auto to_tail = [&](const char* p, size_t n) {
-    if (options.forward_stderr) write_all(STDERR_FILENO, p, n);
+    if (options_.forward_stderr) write_all(STDERR_FILENO, p, n);
     o.stderr_tail.append(p, n);
-    if (o.stderr_tail.size() > options.stderr_tail_bytes)
-      o.stderr_tail.erase(0, o.stderr_tail.size() - options.stderr_tail_bytes);
+    if (o.stderr_tail.size() > options_.stderr_tail_bytes)
+      o.stderr_tail.erase(0, o.stderr_tail.size() - options_.stderr_tail_bytes);
   };
+  std::string buf, frame;
+  auto to_buf = [&](const char* p, size_t n) { buf.append(p, n); };
 
-  // Read both pipes until the child exits or the limit passes.
+  // The request: a child that died meanwhile shows as EPIPE, and the wait
+  // below then finds it gone.
+  const std::string msg = framed(request);
+  for (size_t sent = 0; sent < msg.size();) {
+    ssize_t w = ::send(request_, msg.data() + sent, msg.size() - sent, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) break;
+    sent += static_cast<size_t>(w);
+  }
+
+  // Read both pipes until the answer is whole, the child exits, or the
+  // limit passes.
   enum Source { ResultPipe, StderrPipe, ChildExit };
-  bool exited = false, timed_out = false;
+  bool answered = false, exited = false, timed_out = false;
   int poll_errno = 0;
-  while (!exited) {
+  while (!answered && !exited) {
     int wait_ms = -1;
     if (o.timeout.count() > 0) {
       const auto left =
@@ -314,7 +391,7 @@ Outcome run_isolated(const std::function<std::string()>& work, const Options& op
     Source source[3];
     nfds_t n = 0;
     for (auto [fd, what] :
-         {std::pair{result.r, ResultPipe}, {err.r, StderrPipe}, {pidfd, ChildExit}})
+         {std::pair{result_, ResultPipe}, {err_, StderrPipe}, {pidfd_, ChildExit}})
       if (fd >= 0) {
         fds[n] = {fd, POLLIN, 0};
         source[n++] = what;
@@ -329,13 +406,14 @@ Outcome run_isolated(const std::function<std::string()>& work, const Options& op
       if (fds[i].revents == 0) continue;
       switch (source[i]) {
         case ResultPipe:
-          if (!drain(result.r, to_frame)) {
-            close_fd(result.r);
-            exited = exited || pidfd < 0;
+          if (!drain(result_, to_buf)) {
+            close_fd(result_);
+            exited = exited || pidfd_ < 0;
           }
+          answered = take_answer(buf, frame);
           break;
         case StderrPipe:
-          if (!drain(err.r, to_tail)) close_fd(err.r);
+          if (!drain(err_, to_tail)) close_fd(err_);
           break;
         case ChildExit:
           exited = true;
@@ -343,15 +421,21 @@ Outcome run_isolated(const std::function<std::string()>& work, const Options& op
       }
     }
   }
-  if (timed_out || poll_errno != 0) ::kill(pid, SIGKILL);
+  if (answered) {
+    // What the child wrote to stderr before answering belongs to this call.
+    if (err_ >= 0) drain(err_, to_tail);
+    decode(frame, o);
+    return o;
+  }
+  if (timed_out || poll_errno != 0) ::kill(pid_, SIGKILL);
   int wait_errno = 0;
-  const int status = reap(pid, wait_errno);
+  const int status = reap(pid_, wait_errno);
+  pid_ = 0;
   // The child is gone: what it wrote is in the pipes now.
-  if (result.r >= 0) drain(result.r, to_frame);
-  if (err.r >= 0) drain(err.r, to_tail);
-  close_fd(result.r);
-  close_fd(err.r);
-  close_fd(pidfd);
+  if (result_ >= 0) drain(result_, to_buf);
+  if (err_ >= 0) drain(err_, to_tail);
+  const bool whole = take_answer(buf, frame);
+  stop();
 
   if (status < 0 || poll_errno != 0) {
     o.error = Outcome::Error::Internal;
@@ -371,9 +455,22 @@ Outcome run_isolated(const std::function<std::string()>& work, const Options& op
     o.exit_code = WEXITSTATUS(status);
     o.message = "the isolated work exited with status " + std::to_string(o.exit_code);
   } else {
-    decode(frame, o);
+    // Exited with status 0: an answer that arrived with the exit counts.
+    if (whole) {
+      decode(frame, o);
+    } else {
+      o.error = Outcome::Error::Exit;
+      o.message = buf.empty() ? "the isolated work exited with status 0 before returning a result"
+                              : "the isolated work's result was cut short (" +
+                                    std::to_string(buf.size()) + " bytes)";
+    }
   }
   return o;
+}
+
+Outcome run_isolated(const std::function<std::string()>& work, const Options& options) {
+  Worker worker([&](const std::string&) { return work(); }, options);
+  return worker.call("");
 }
 
 Outcome run_isolated(const std::function<std::string()>& work, std::chrono::milliseconds timeout) {

@@ -340,40 +340,74 @@ int32_t api_tensor_consumers(SchedlabSegment* s, SchedlabTensor* t, SchedlabTens
   });
 }
 
-// ---- loop transforms
+// ---- scheduling primitives
+//
+// Each entry checks its arguments, then builds the Transform it names and
+// hands it to step(), which applies it (transform_log.h, the same code a
+// replay runs) and logs it for the host when the segment keeps a log.
+
+using Op = Transform::Op;
+
+/// Applies t to the segment's fusion and logs it; the tensor it creates.
+TensorView* step(SchedlabSegment* s, Transform t, const char* fn,
+                 std::vector<std::string>* script_log = nullptr) {
+  Segment& seg = segment(s, fn);
+  TensorView* made = apply(*seg.fusion, t, script_log);
+  if (seg.log != nullptr) seg.log->push_back(std::move(t));
+  return made;
+}
+
+/// The step's tensors: the handles, checked, as indices.
+std::vector<int64_t> indices(SchedlabSegment* s, const std::vector<TensorView*>& tvs) {
+  std::vector<int64_t> r;
+  for (TensorView* tv : tvs) r.push_back(tensor_index(*s->segment->fusion, tv));
+  return r;
+}
+std::vector<int64_t> index1(SchedlabSegment* s, SchedlabTensor* t, const char* fn,
+                            const char* arg = "tensor") {
+  return indices(s, {tensor(s, t, fn, arg)});
+}
 
 int32_t api_split(SchedlabSegment* s, SchedlabTensor* t, int32_t axis, int64_t factor,
                   int32_t inner_split) {
-  return guard([&] { tensor(s, t, "split")->split(axis, factor, inner_split != 0); });
+  return guard([&] {
+    step(s, {Op::Split, index1(s, t, "split"), {axis, factor, inner_split != 0}}, "split");
+  });
 }
 
 int32_t api_merge(SchedlabSegment* s, SchedlabTensor* t, int32_t axis_o, int32_t axis_i) {
-  return guard([&] { tensor(s, t, "merge")->merge(axis_o, axis_i); });
+  return guard([&] { step(s, {Op::Merge, index1(s, t, "merge"), {axis_o, axis_i}}, "merge"); });
 }
 
 int32_t api_reorder(SchedlabSegment* s, SchedlabTensor* t, const int32_t* old_axes,
                     const int32_t* new_axes, int32_t n) {
   return guard([&] {
-    TensorView* tv = tensor(s, t, "reorder");
+    Transform x{Op::Reorder, index1(s, t, "reorder"), {}};
     if (n < 0) abi_error("reorder", "count is negative (" + std::to_string(n) + ")");
     if (n > 0 && (old_axes == nullptr || new_axes == nullptr))
       abi_error("reorder", "old_axes or new_axes is null with a count of " + std::to_string(n));
-    std::vector<std::pair<int, int>> old2new;
-    for (int32_t i = 0; i < n; ++i) old2new.emplace_back(old_axes[i], new_axes[i]);
-    tv->reorder(old2new);
+    for (int32_t i = 0; i < n; ++i) {
+      x.ints.push_back(old_axes[i]);
+      x.ints.push_back(new_axes[i]);
+    }
+    step(s, std::move(x), "reorder");
   });
 }
 
 int32_t api_parallelize(SchedlabSegment* s, SchedlabTensor* t, int32_t axis, int32_t type) {
-  return guard(
-      [&] { tensor(s, t, "parallelize")->parallelize(axis, parallel_arg(type, "parallelize")); });
+  return guard([&] {
+    auto tv = index1(s, t, "parallelize");
+    const auto p = parallel_arg(type, "parallelize");
+    step(s, {Op::Parallelize, tv, {axis, static_cast<int64_t>(p)}}, "parallelize");
+  });
 }
 
 int32_t api_set_loop_transform(SchedlabSegment* s, SchedlabTensor* t, int32_t axis,
                                int32_t transform) {
   return guard([&] {
-    tensor(s, t, "set_loop_transform")
-        ->parallelize(axis, transform_arg(transform, "set_loop_transform"));
+    auto tv = index1(s, t, "set_loop_transform");
+    const auto x = transform_arg(transform, "set_loop_transform");
+    step(s, {Op::SetLoopTransform, tv, {axis, static_cast<int64_t>(x)}}, "set_loop_transform");
   });
 }
 
@@ -381,28 +415,32 @@ int32_t api_set_loop_transform(SchedlabSegment* s, SchedlabTensor* t, int32_t ax
 
 int32_t api_set_memory_type(SchedlabSegment* s, SchedlabTensor* t, int32_t memory) {
   return guard([&] {
-    sched::set_memory_type(tensor(s, t, "set_memory_type"),
-                           enum_arg<ir::MemoryType>(memory, SCHEDLAB_MEMORY_GLOBAL,
-                                                    "set_memory_type", "SchedlabMemoryType"));
+    auto tv = index1(s, t, "set_memory_type");
+    const auto m = enum_arg<ir::MemoryType>(memory, SCHEDLAB_MEMORY_GLOBAL, "set_memory_type",
+                                            "SchedlabMemoryType");
+    step(s, {Op::SetMemoryType, tv, {static_cast<int64_t>(m)}}, "set_memory_type");
   });
 }
 
 int32_t api_pad_shared(SchedlabSegment* s, SchedlabTensor* t, int64_t elements) {
-  return guard([&] { sched::pad_shared(tensor(s, t, "pad_shared"), elements); });
+  return guard([&] {
+    step(s, {Op::PadShared, index1(s, t, "pad_shared"), {elements}}, "pad_shared");
+  });
 }
 
 int32_t api_swizzle(SchedlabSegment* s, SchedlabTensor* t, int64_t width) {
-  return guard([&] { sched::swizzle(tensor(s, t, "swizzle"), width); });
+  return guard([&] { step(s, {Op::Swizzle, index1(s, t, "swizzle"), {width}}, "swizzle"); });
 }
 
 int32_t cache_after_impl(SchedlabSegment* s, SchedlabTensor* t, int32_t op, int32_t cache_op,
                          SchedlabTensor** out, const char* fn) {
   return guard([&] {
-    TensorView* tv = tensor(s, t, fn);
+    auto tv = index1(s, t, fn);
     check_out(out, fn);
-    *out = handle(sched::cache_after(
-        tv, enum_arg<ir::LoadStoreOpType>(op, SCHEDLAB_LOAD_TMA, fn, "SchedlabLoadStoreOp"),
-        cache_op_arg(cache_op, fn)));
+    const auto o = enum_arg<ir::LoadStoreOpType>(op, SCHEDLAB_LOAD_TMA, fn, "SchedlabLoadStoreOp");
+    const auto c = cache_op_arg(cache_op, fn);
+    *out = handle(
+        step(s, {Op::CacheAfter, tv, {static_cast<int64_t>(o), static_cast<int64_t>(c)}}, fn));
   });
 }
 
@@ -416,41 +454,52 @@ int32_t api_cache_after_op(SchedlabSegment* s, SchedlabTensor* t, int32_t op, in
   return cache_after_impl(s, t, op, cache_op, out, "_cache_after_op");
 }
 
-int32_t api_cache_before(SchedlabSegment* s, SchedlabTensor* t, SchedlabTensor** out) {
+/// cache_before and cache_fork: one tensor in, the new one out.
+int32_t cache_one(SchedlabSegment* s, SchedlabTensor* t, SchedlabTensor** out, Op op,
+                  const char* fn) {
   return guard([&] {
-    TensorView* tv = tensor(s, t, "cache_before");
-    check_out(out, "cache_before");
-    *out = handle(sched::cache_before(tv));
+    auto tv = index1(s, t, fn);
+    check_out(out, fn);
+    *out = handle(step(s, {op, tv, {}}, fn));
   });
 }
 
+int32_t api_cache_before(SchedlabSegment* s, SchedlabTensor* t, SchedlabTensor** out) {
+  return cache_one(s, t, out, Op::CacheBefore, "cache_before");
+}
+
 int32_t api_cache_fork(SchedlabSegment* s, SchedlabTensor* t, SchedlabTensor** out) {
-  return guard([&] {
-    TensorView* tv = tensor(s, t, "cache_fork");
-    check_out(out, "cache_fork");
-    *out = handle(sched::cache_fork(tv));
-  });
+  return cache_one(s, t, out, Op::CacheFork, "cache_fork");
 }
 
 int32_t api_rfactor(SchedlabSegment* s, SchedlabTensor* t, const int32_t* axes, int32_t n,
                     SchedlabTensor** out) {
   return guard([&] {
-    TensorView* tv = tensor(s, t, "rfactor");
+    auto tv = index1(s, t, "rfactor");
     check_out(out, "rfactor");
     if (n < 0 || (n > 0 && axes == nullptr))
       abi_error("rfactor", "axes is null or its count negative (" + std::to_string(n) + ")");
-    *out = handle(sched::rfactor(tv, std::vector<int>(axes, axes + n)));
+    *out = handle(step(s, {Op::Rfactor, tv, std::vector<int64_t>(axes, axes + n)}, "rfactor"));
   });
 }
 
 // ---- propagation and inlining
 
+/// {first, rest...} as indices.
+std::vector<int64_t> with_reference(SchedlabSegment* s, TensorView* first,
+                                    const std::vector<TensorView*>& rest) {
+  std::vector<TensorView*> all{first};
+  all.insert(all.end(), rest.begin(), rest.end());
+  return indices(s, all);
+}
+
 int32_t api_propagate_transformation(SchedlabSegment* s, SchedlabTensor* reference,
                                      SchedlabTensor* const* selected, int32_t n) {
+  constexpr const char* fn = "propagate_transformation";
   return guard([&] {
-    TensorView* ref = tensor(s, reference, "propagate_transformation", "reference");
-    sched::propagate_transformation(
-        ref, tensors(s, selected, n, "propagate_transformation", "selected"));
+    TensorView* ref = tensor(s, reference, fn, "reference");
+    auto sel = tensors(s, selected, n, fn, "selected");
+    step(s, {Op::PropagateTransformation, with_reference(s, ref, sel), {}}, fn);
   });
 }
 
@@ -472,26 +521,34 @@ int32_t api_parallelize_all_like(SchedlabSegment* s, SchedlabTensor* reference, 
       xs.clear();
       for (int32_t i = 0; i < n_transforms; ++i) xs.insert(transform_arg(transforms[i], fn));
     }
-    sched::parallelize_all_like(ref, pos, sel, ts, xs);
+    Transform x{Op::ParallelizeAllLike, with_reference(s, ref, sel),
+                {pos, static_cast<int64_t>(ts.size())}};
+    for (ir::ParallelType p : ts) x.ints.push_back(static_cast<int64_t>(p));
+    for (ir::LoopTransform l : xs) x.ints.push_back(static_cast<int64_t>(l));
+    step(s, std::move(x), fn);
   });
 }
 
 int32_t api_inline_at(SchedlabSegment* s, SchedlabTensor* t, int32_t pos, int32_t best_effort) {
-  return guard([&] { sched::inline_at(tensor(s, t, "inline_at"), pos, best_effort != 0); });
+  return guard([&] {
+    step(s, {Op::InlineAt, index1(s, t, "inline_at"), {pos, best_effort != 0}}, "inline_at");
+  });
 }
 
 int32_t api_inline_selected_at(SchedlabSegment* s, SchedlabTensor* const* selected, int32_t n,
                                SchedlabTensor* reference, int32_t pos) {
+  constexpr const char* fn = "inline_selected_at";
   return guard([&] {
-    auto sel = tensors(s, selected, n, "inline_selected_at", "selected");
-    sched::inline_selected_at(sel, tensor(s, reference, "inline_selected_at", "reference"), pos);
+    auto sel = tensors(s, selected, n, fn, "selected");
+    TensorView* ref = tensor(s, reference, fn, "reference");
+    step(s, {Op::InlineSelectedAt, with_reference(s, ref, sel), {pos}}, fn);
   });
 }
 
 int32_t api_inline_most(SchedlabSegment* s, SchedlabTensor* const* selected, int32_t n) {
   return guard([&] {
     auto sel = tensors(s, selected, n, "inline_most", "selected");
-    sched::inline_most(*segment(s, "inline_most").fusion, sel);
+    step(s, {Op::InlineMost, indices(s, sel), {}}, "inline_most");
   });
 }
 
@@ -596,23 +653,15 @@ int32_t api_apply_schedule_script(SchedlabSegment* s, const char* path, const ch
                                   const char** log) {
   constexpr const char* fn = "apply_schedule_script";
   return guard([&] {
-    Segment& seg = segment(s, fn);
+    segment(s, fn);
     if (path == nullptr) abi_error(fn, "path is null");
-    // Parse everything first: a syntax error anywhere applies nothing.
-    frontend::ParsedSchedule parsed = frontend::parse_schedule_file(path);
-    frontend::ScheduleParams params =
-        frontend::parse_schedule_args(args != nullptr ? args : "", "args");
-    // A name the script never mentions is a typo, not a harmless extra.
-    auto known = frontend::schedule_placeholders(parsed);
-    for (const auto& [name, value] : params) {
-      if (std::any_of(known.begin(), known.end(), [&](const auto& p) { return p.name == name; }))
-        continue;
-      std::string names;
-      for (const auto& p : known) names += (names.empty() ? "" : ", ") + p.name;
-      user_error << "args: '" << name << "' is not a placeholder of schedule script '" << path
-                 << "' (its placeholders: " << (names.empty() ? "none" : names) << ")";
-    }
-    std::vector<std::string> lines = frontend::apply_parsed_schedule(parsed, *seg.fusion, params);
+    // Logged with the script's text: a replay never reads the file again.
+    Transform x{Op::ApplyScript, {}, {}};
+    x.text = frontend::read_schedule_file(path);
+    x.text2 = args != nullptr ? args : "";
+    x.path = path;
+    std::vector<std::string> lines;
+    step(s, std::move(x), fn, &lines);
     if (log != nullptr) {
       std::string text;
       for (const std::string& l : lines) text += (text.empty() ? "" : "\n") + l;

@@ -277,6 +277,13 @@ Plugin::~Plugin() {
   }
 }
 
+const Plugin::Library& Plugin::code(const char* call) const {
+  internal_assert(lib_ != nullptr) << "plugin '" << name_ << "' " << call
+                                   << ": the plugin is loaded in an isolated worker, and its code "
+                                      "never runs in this process";
+  return *lib_;
+}
+
 std::string Plugin::abi_str() const {
   return version_str(abi_version_);
 }
@@ -538,7 +545,7 @@ Verdict Plugin::can_schedule(Segment& seg, const ParamValues& params) const {
   int32_t accepted = 0;
   char reason[1024] = {0};
   int32_t status = guarded(name_, "can_schedule", [&] {
-    return lib_->info.can_schedule(&ctx, &c.set, &accepted, reason, sizeof reason);
+    return code("can_schedule").info.can_schedule(&ctx, &c.set, &accepted, reason, sizeof reason);
   });
   if (status != SCHEDLAB_OK) fail("can_schedule", status);
   reason[sizeof reason - 1] = '\0';
@@ -552,7 +559,7 @@ ParamValues Plugin::compute_params(Segment& seg) const {
   ctx.segment = &seg;
   CallScope scope(name_);
   int32_t status =
-      guarded(name_, "compute_params", [&] { return lib_->info.compute_params(&ctx, &c.set); });
+      guarded(name_, "compute_params", [&] { return code("compute_params").info.compute_params(&ctx, &c.set); });
   if (status != SCHEDLAB_OK) fail("compute_params", status);
   for (size_t i = 0; i < values.size(); ++i) {
     values[i].kind = static_cast<ParamKind>(
@@ -578,7 +585,7 @@ void Plugin::schedule(Segment& seg, const ParamValues& params) const {
   ctx.segment = &seg;
   CallScope scope(name_);
   int32_t status =
-      guarded(name_, "schedule", [&] { return lib_->info.schedule(&ctx, &c.set); });
+      guarded(name_, "schedule", [&] { return code("schedule").info.schedule(&ctx, &c.set); });
   if (status != SCHEDLAB_OK) fail("schedule", status);
 }
 

@@ -70,8 +70,17 @@ std::string Registry::next_shadow(const std::string& path) {
       .string();
 }
 
+void Registry::load_isolated(std::chrono::milliseconds timeout) {
+  isolated_timeout_ = timeout;
+}
+
+std::shared_ptr<const Plugin> Registry::load(const std::string& path) {
+  if (isolated_timeout_) return load_plugin_isolated(path, next_shadow(path), *isolated_timeout_);
+  return load_plugin(path, next_shadow(path));
+}
+
 std::shared_ptr<const Plugin> Registry::add(const std::string& path) {
-  std::shared_ptr<const Plugin> p = load_plugin(path, next_shadow(path));
+  std::shared_ptr<const Plugin> p = load(path);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(p->name());
   user_assert(it == entries_.end())
@@ -172,7 +181,7 @@ ReloadResult Registry::reload(const std::string& name) {
   }
   std::shared_ptr<const Plugin> fresh;
   try {
-    fresh = load_plugin(r.path, next_shadow(r.path));
+    fresh = load(r.path);
     user_assert(fresh->name() == name) << "'" << r.path << "' now names itself '" << fresh->name()
                                        << "', not '" << name << "'; a reload must keep the name";
   } catch (const std::exception& e) {

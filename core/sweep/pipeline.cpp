@@ -193,6 +193,8 @@ PluginRun schedule_fusion_with_plugin(const plugin::Plugin& p, ir::Fusion& f,
   }
   PluginRun run;
   run.device_name = seg.device.name;
+  // Whatever any of the three calls applies is logged.
+  seg.log = &run.transforms;
   // Settings are checked before the plugin is asked anything: a misspelt
   // --set is the user's mistake whatever the plugin would have answered.
   p.with_settings(p.defaults(), settings);

@@ -16,6 +16,7 @@
 #include "schedlab/sweep/runner.h"
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 #include <atomic>
@@ -76,6 +77,7 @@ struct PointState {
   runtime::PreparedKernel kernel;
   std::shared_ptr<runtime::CompiledKernel> compiled;
   std::shared_ptr<const Reference> reference;
+  plugin::TransformLog transforms;  ///< what the plugin applied (replayed under --isolate)
 };
 
 void fail(PointState& s, report::Status status, std::string error) {
@@ -121,7 +123,7 @@ report::Device describe_device(runtime::Backend& backend) {
 namespace {
 
 /// One run of a sweep: a small class with one method per stage of a point
-/// (identify, schedule_and_compile, validate, isolate, profile, measure,
+/// (identify, schedule, compile, validate, isolate, profile, measure,
 /// record), driven round by round by run().
 class SweepRun {
  public:
@@ -145,20 +147,37 @@ class SweepRun {
   /// The reference of a point's (fusion, sizes), computed by whichever point
   /// needs it first.
   std::shared_ptr<const Reference> reference_of(const Point& p);
+  /// Fills `slot` with p's reference unless it holds one; returns it.
+  std::shared_ptr<const Reference> compute_reference(std::shared_ptr<const Reference>& slot,
+                                                     const Point& p, bool fast_math) const;
   /// Step 1, in the process: the record's identity, and whether it is done
-  /// already (--resume). False when the point needs no more work.
-  bool identify(size_t i);
-  /// Step 2: schedule, lower, codegen and compile on `be` (an unchanged
-  /// kernel's earlier verdict may stand when may_reuse). False when the
-  /// record is final (a failure, or a reused verdict).
-  bool schedule_and_compile(size_t i, runtime::Backend& be, bool may_reuse, bool in_child);
+  /// already (--resume). False when the point needs no more work. `worker`:
+  /// where `auto` asks the built-ins under --isolate.
+  bool identify(size_t i, isolate::Worker* worker);
+  /// Step 2a: the plugin schedules the point's fusion. False when the
+  /// record is final (rejected, or a schedule error).
+  bool schedule(size_t i, bool in_child);
+  /// Step 2b: lower, codegen and compile on `be` (an unchanged kernel's
+  /// earlier verdict may stand when may_reuse). False when the record is
+  /// final (a compile error, or a reused verdict).
+  bool compile(size_t i, runtime::Backend& be, bool may_reuse);
   /// Step 3: the validating launch on `be` (under the sanitizer by default),
   /// compared with the reference. A failure makes the record final.
   void validate(size_t i, runtime::Backend& be, bool in_child);
-  /// Steps 2 and 3 the way --isolate runs them: in a child process.
-  void isolate(size_t i);
+  /// Steps 2 and 3 the way --isolate runs them: in `worker`, a child process
+  /// that loads the plugin itself. A point that validated there comes back
+  /// with its transform log, which the host replays and compiles (a cache
+  /// hit) for the benchmark: no plugin code runs here.
+  void isolate(size_t i, isolate::Worker& worker);
+  /// `auto` under --isolate: the built-ins are asked in `worker`.
+  std::shared_ptr<const plugin::Plugin> pick_isolated(size_t i, isolate::Worker& worker,
+                                                      std::vector<std::string>& reasons);
+  /// What a worker does with a request (in the child).
+  std::string serve(const std::string& request);
+  /// The child's instance of the plugin mapped from `loaded_path`.
+  std::shared_ptr<const plugin::Plugin> child_plugin(const std::string& loaded_path);
   /// Steps 1 to 3 for point i (phase 1).
-  void phase1(size_t i);
+  void phase1(size_t i, isolate::Worker* worker);
   /// The performance model's prediction of a validated point.
   void profile(size_t i);
   /// Phase 2: times this round's validated points, group by group.
@@ -201,6 +220,15 @@ class SweepRun {
   std::map<std::tuple<size_t, size_t, bool>, std::shared_ptr<const Reference>> references_;
   std::mutex plugin_mu_, launch_mu_;
   std::unique_ptr<runtime::Backend> profile_cpu_;
+
+  /// --isolate: one worker per phase-1 thread, for a round.
+  std::vector<std::unique_ptr<isolate::Worker>> workers_;
+  /// Only ever filled in a worker (a child): its plugins, backend and
+  /// references. The parent's copies stay empty, so a fork never copies
+  /// them half-written.
+  std::map<std::string, std::shared_ptr<const plugin::Plugin>> child_plugins_;
+  std::unique_ptr<runtime::Backend> child_backend_;
+  std::map<std::tuple<size_t, size_t, bool>, std::shared_ptr<const Reference>> child_references_;
 
   std::mutex out_mu_;  ///< the output file, the callback, the counters
   size_t total_ = 0;   ///< points proposed so far, over every round
@@ -254,6 +282,12 @@ void SweepRun::load_plugins() {
     std::shared_ptr<const plugin::Plugin> p;
     if (s.plugin == kAutoScheduler) {
       // Chosen per point (pick_builtin); nothing to load up front.
+    } else if (!s.load_failure.empty()) {
+      // Failed to load in its worker (--isolate): its points record that.
+      plugin_hashes_.push_back(std::filesystem::is_regular_file(s.plugin) ? file_hash(s.plugin)
+                                                                          : "");
+      plugins_.push_back(nullptr);
+      continue;
     } else if (s.plugin.find('/') == std::string::npos && !s.plugin.ends_with(".so")) {
       p = registry_.get(s.plugin);
     } else {
@@ -282,7 +316,11 @@ void SweepRun::record(PointState& st) {
 std::shared_ptr<const Reference> SweepRun::reference_of(const Point& p) {
   std::lock_guard lock(ref_mu_);
   const bool fast_math = spec_.schedulers[p.scheduler].fast_math;
-  auto& slot = references_[{p.fusion, p.sizes, fast_math}];
+  return compute_reference(references_[{p.fusion, p.sizes, fast_math}], p, fast_math);
+}
+
+std::shared_ptr<const Reference> SweepRun::compute_reference(
+    std::shared_ptr<const Reference>& slot, const Point& p, bool fast_math) const {
   if (!slot) {
     auto r = std::make_shared<Reference>();
     const FusionSpec& f = spec_.fusions[p.fusion];
@@ -296,7 +334,7 @@ std::shared_ptr<const Reference> SweepRun::reference_of(const Point& p) {
   return slot;
 }
 
-bool SweepRun::identify(size_t i) {
+bool SweepRun::identify(size_t i, isolate::Worker* worker) {
   const Point& p = points_[i];
   PointState& s = states_[i];
   const FusionSpec& f = spec_.fusions[p.fusion];
@@ -310,6 +348,15 @@ bool SweepRun::identify(size_t i) {
   r.device = device_;
   r.baseline = spec_.baseline;
   r.min_effect = spec_.measure.min_effect;
+  if (!sched.load_failure.empty()) {
+    r.plugin = sched.plugin;
+    r.key = report::record_key(plugin_hashes_[p.scheduler], "",
+                               f.name + "@" + fusion_hashes_[p.fusion], r.sizes,
+                               device_.fingerprint);
+    fail(s, report::parse_status(sched.load_failure_status).value_or(report::Status::Crashed),
+         sched.load_failure);
+    return false;
+  }
   s.plugin = plugins_[p.scheduler];
   if (!s.plugin) {
     // `auto`: the first built-in that takes the fusion, as `exec` without
@@ -317,7 +364,9 @@ bool SweepRun::identify(size_t i) {
     try {
       s.bf = bind_fusion(f.path, options_.fusion_dirs, f.sizes[p.sizes]);
       std::vector<std::string> reasons;
-      {
+      if (worker) {
+        s.plugin = pick_isolated(i, *worker, reasons);
+      } else {
         std::lock_guard lock(plugin_mu_);
         s.plugin = pick_builtin(registry_, s.bf, target_, &reasons);
       }
@@ -376,8 +425,7 @@ bool SweepRun::identify(size_t i) {
   return true;
 }
 
-bool SweepRun::schedule_and_compile(size_t i, runtime::Backend& be, bool may_reuse,
-                                    bool in_child) {
+bool SweepRun::schedule(size_t i, bool in_child) {
   const Point& p = points_[i];
   PointState& s = states_[i];
   const FusionSpec& f = spec_.fusions[p.fusion];
@@ -392,6 +440,7 @@ bool SweepRun::schedule_and_compile(size_t i, runtime::Backend& be, bool may_reu
       auto lock = maybe_lock(plugin_mu_, in_child);
       run = schedule_with_plugin(plugin, s.bf, target_, sched.settings(p.config));
     }
+    s.transforms = std::move(run.transforms);
     if (!run.accepted) {
       fail(s, report::Status::Rejected, run.reason);
       return false;
@@ -406,6 +455,13 @@ bool SweepRun::schedule_and_compile(size_t i, runtime::Backend& be, bool may_reu
     fail(s, report::Status::ScheduleError, e.what());
     return false;
   }
+  return true;
+}
+
+bool SweepRun::compile(size_t i, runtime::Backend& be, bool may_reuse) {
+  PointState& s = states_[i];
+  const SchedulerSpec& sched = spec_.schedulers[points_[i].scheduler];
+  report::Record& r = s.rec;
   try {
     s.kernel = runtime::prepare(*s.bf.def.fusion, s.bf.sizes, {},
                                 runtime::KernelOptions{spec_.dynamic_sizes, sched.fast_math});
@@ -498,36 +554,123 @@ void SweepRun::profile(size_t i) {
   }
 }
 
-void SweepRun::phase1(size_t i) {
-  if (!identify(i)) return;
+void SweepRun::phase1(size_t i, isolate::Worker* worker) {
+  if (!identify(i, worker)) return;
   PointState& s = states_[i];
   s.reference = reference_of(points_[i]);  // in the parent: a child takes no locks
-  if (options_.isolate) return isolate(i);
-  if (schedule_and_compile(i, backend_, /*may_reuse=*/true, /*in_child=*/false))
+  if (worker) return isolate(i, *worker);
+  if (schedule(i, /*in_child=*/false) && compile(i, backend_, /*may_reuse=*/true))
     validate(i, backend_, /*in_child=*/false);
 }
 
-void SweepRun::isolate(size_t i) {
+// ---- --isolate: the worker's side and the host's ----
+//
+// A request is a JSON object: {"kind": "pick" or "point", "i": the point,
+// "plugins": the loaded files (the registry's shadow copies) of the
+// candidates (pick) or of the point's plugin, "record": the record so far}.
+// The worker is a copy of this object from the round it was forked in, so
+// points_ and spec_ are current there; everything identify() decided since
+// travels in the request.
+
+namespace {
+
+/// A record travelling between the host and a worker. One that is not final
+/// yet has status ok and no times, which the file format rightly rejects;
+/// it travels with a placeholder sample, taken off on arrival.
+std::string in_flight_json(report::Record r) {
+  if (r.status == report::Status::Ok && r.times_us.empty()) r.times_us = {0.0};
+  return report::to_json(r);
+}
+report::Record from_in_flight(const std::string& json, bool final, const char* where) {
+  report::Record r = report::record_from_json(json, SourceLoc{where, 1, 1});
+  if (!final) r.times_us.clear();
+  return r;
+}
+
+}  // namespace
+
+std::shared_ptr<const plugin::Plugin> SweepRun::child_plugin(const std::string& loaded_path) {
+  auto& p = child_plugins_[loaded_path];
+  if (!p) p = plugin::load_plugin(loaded_path);  // the shadow copy itself: no copy of a copy
+  return p;
+}
+
+std::string SweepRun::serve(const std::string& request) {
+  const nlohmann::json req = nlohmann::json::parse(request);
+  const size_t i = req.at("i").get<size_t>();
+  const std::vector<std::string> paths = req.at("plugins").get<std::vector<std::string>>();
+  const Point& p = points_.at(i);
+  if (req.at("kind") == "pick") {
+    // pick_builtin's loop, over the candidates the host found.
+    BoundFusion bf = bind_fusion(spec_.fusions[p.fusion].path, options_.fusion_dirs,
+                                 spec_.fusions[p.fusion].sizes[p.sizes]);
+    nlohmann::json out = {{"pick", -1}, {"reasons", nlohmann::json::array()}};
+    for (size_t k = 0; k < paths.size(); ++k) {
+      auto plugin = child_plugin(paths[k]);
+      plugin::Segment seg;
+      seg.fusion = bf.def.fusion.get();
+      seg.sizes = bf.sizes;
+      if (target_) {
+        seg.device = *target_;
+        seg.device_is_model = false;
+      }
+      plugin::Verdict v = plugin->can_schedule(seg, plugin->defaults());
+      if (v.accepted) {
+        out["pick"] = k;
+        break;
+      }
+      out["reasons"].push_back(plugin->name() + ": " + v.reason);
+    }
+    return out.dump();
+  }
+  PointState& s = states_.at(i);
+  s = PointState();
+  s.rec = from_in_flight(req.at("record").get<std::string>(), false, "(isolation request)");
+  s.plugin = child_plugin(paths.at(0));
+  const bool fast_math = spec_.schedulers[p.scheduler].fast_math;
+  s.reference = compute_reference(child_references_[{p.fusion, p.sizes, fast_math}], p, fast_math);
+  if (!child_backend_)
+    child_backend_ = make_backend(is_cuda(backend_) ? "cuda" : "cpu", options_.cache_dir);
+  if (schedule(i, /*in_child=*/true) && compile(i, *child_backend_, /*may_reuse=*/true))
+    validate(i, *child_backend_, /*in_child=*/true);
+  return nlohmann::json{{"final", s.final},
+                        {"record", in_flight_json(s.rec)},
+                        {"transforms", s.final ? "[]" : plugin::serialize(s.transforms)}}
+      .dump();
+}
+
+std::shared_ptr<const plugin::Plugin> SweepRun::pick_isolated(size_t i, isolate::Worker& worker,
+                                                              std::vector<std::string>& reasons) {
+  std::vector<std::shared_ptr<const plugin::Plugin>> candidates;
+  std::vector<std::string> paths;
+  for (const std::string& name : builtin_plugin_order()) {
+    try {
+      std::lock_guard lock(plugin_mu_);
+      candidates.push_back(registry_.get(name));  // loaded in a child: a description here
+      paths.push_back(candidates.back()->loaded_path());
+    } catch (const plugin::LoadFault& e) {
+      reasons.push_back(name + ": " + e.what());
+    } catch (const UserError&) {
+      reasons.push_back(name + ": not installed");
+    }
+  }
+  const isolate::Outcome out = worker.call(
+      nlohmann::json{{"kind", "pick"}, {"i", i}, {"plugins", paths}}.dump());
+  user_assert(out.ok()) << "auto: a built-in plugin failed while choosing, in an isolated worker: "
+                        << isolate::report(out);
+  const nlohmann::json answer = nlohmann::json::parse(out.payload);
+  for (const auto& why : answer.at("reasons")) reasons.push_back(why.get<std::string>());
+  const int64_t pick = answer.at("pick").get<int64_t>();
+  return pick < 0 ? nullptr : candidates.at(static_cast<size_t>(pick));
+}
+
+void SweepRun::isolate(size_t i, isolate::Worker& worker) {
   PointState& s = states_[i];
-  // --isolate: the plugin calls, the compile and the validating launch run
-  // in a child with its own backend; the child sends back the record and
-  // whether it is final. A point that validated there is scheduled and
-  // compiled again here (deterministic, and the compile is a cache hit)
-  // for the benchmark.
-  isolate::Options io;
-  io.timeout = std::chrono::milliseconds(static_cast<int64_t>(options_.timeout_s * 1000));
-  io.forward_stderr = false;
-  isolate::Outcome out = isolate::run_isolated(
-      [&]() -> std::string {
-        auto child_backend = make_backend(is_cuda(backend_) ? "cuda" : "cpu", options_.cache_dir);
-        if (schedule_and_compile(i, *child_backend, /*may_reuse=*/true, /*in_child=*/true))
-          validate(i, *child_backend, /*in_child=*/true);
-        // Final: the whole record. Validated: what validation measured.
-        if (s.final) return "F" + report::to_json(s.rec);
-        return fmt::format("P{:.17g} {:.17g} {:.17g}", s.rec.max_abs_error.value_or(0),
-                           s.rec.tolerance.rtol, s.rec.tolerance.atol);
-      },
-      io);
+  const isolate::Outcome out = worker.call(nlohmann::json{{"kind", "point"},
+                                                          {"i", i},
+                                                          {"plugins", {s.plugin->loaded_path()}},
+                                                          {"record", in_flight_json(s.rec)}}
+                                               .dump());
   if (out.status == isolate::Outcome::Status::Crashed ||
       out.status == isolate::Outcome::Status::Timeout) {
     std::string tail = out.stderr_tail;
@@ -538,21 +681,32 @@ void SweepRun::isolate(size_t i) {
                 isolate::describe(out) + (tail.empty() ? "" : ": " + tail));
   }
   if (!out.ok()) return fail(s, report::Status::Crashed, isolate::describe(out));
-  if (out.payload.front() == 'F') {
-    s.rec = report::record_from_json(std::string_view(out.payload).substr(1),
-                                     SourceLoc{"(isolated child)", 1, 1});
+  const nlohmann::json answer = nlohmann::json::parse(out.payload);
+  const bool final = answer.at("final").get<bool>();
+  s.rec = from_in_flight(answer.at("record").get<std::string>(), final, "(isolated worker)");
+  if (final) {
     s.final = true;
     s.cached = !s.rec.times_us.empty();
     return;
   }
-  double max_abs_error = 0;
-  report::Tolerance tol;
-  std::istringstream(out.payload.substr(1)) >> max_abs_error >> tol.rtol >> tol.atol;
-  schedule_and_compile(i, backend_, /*may_reuse=*/false, /*in_child=*/false);
-  if (!s.final) {
-    s.rec.max_abs_error = max_abs_error;
-    s.rec.tolerance = tol;
+  // Validated in the worker: replay its schedule here and compile it (the
+  // worker's compile left it in the cache) for the benchmark. The kernel
+  // must come out the same, byte for byte.
+  const std::string worker_kernel = s.rec.kernel_hash;
+  const FusionSpec& f = spec_.fusions[points_[i].fusion];
+  s.transforms = plugin::parse_log(answer.at("transforms").get<std::string>(),
+                                   "the isolated worker's schedule");
+  s.bf = bind_fusion(f.path, options_.fusion_dirs, f.sizes[points_[i].sizes]);
+  try {
+    plugin::replay(*s.bf.def.fusion, s.transforms);
+  } catch (const UserError& e) {
+    internal_error << "the schedule made in the isolated worker does not replay in the host: "
+                   << e.what();
   }
+  if (!compile(i, backend_, /*may_reuse=*/false)) return;
+  internal_assert(s.rec.kernel_hash == worker_kernel)
+      << "the schedule replayed in the host gives kernel " << s.rec.kernel_hash
+      << ", the isolated worker's was " << worker_kernel;
 }
 
 // The points of a (fusion, sizes) group are timed in interleaved rounds;
@@ -633,11 +787,22 @@ RunResult SweepRun::run() {
                                 : std::max(1u, std::thread::hardware_concurrency()));
     std::atomic<size_t> next{0};
     std::vector<std::thread> pool;
+    // --isolate: a worker per thread, forked on its first point; one that
+    // dies is forked again on the next.
+    if (options_.isolate) {
+      isolate::Options io;
+      io.timeout = std::chrono::milliseconds(static_cast<int64_t>(options_.timeout_s * 1000));
+      io.forward_stderr = false;
+      for (size_t t = 0; t < jobs; ++t)
+        workers_.push_back(std::make_unique<isolate::Worker>(
+            [this](const std::string& request) { return serve(request); }, io));
+    }
     for (size_t t = 0; t < jobs; ++t)
-      pool.emplace_back([&] {
+      pool.emplace_back([&, t] {
+        isolate::Worker* worker = options_.isolate ? workers_[t].get() : nullptr;
         for (size_t i; (i = next++) < round;) {
           try {
-            phase1(i);
+            phase1(i, worker);
             profile(i);
           } catch (const std::exception& e) {
             // A bug in schedlab (InternalError or worse): the point is marked,
@@ -655,6 +820,7 @@ RunResult SweepRun::run() {
         }
       });
     for (std::thread& t : pool) t.join();
+    workers_.clear();
 
     // Phase 2: time the validated points, group by group.
     measure();

@@ -68,20 +68,31 @@ PluginLookup registry_lookup(plugin::Registry& registry) {
   return [&registry](const std::string& name_or_path) {
     // `plugin: auto` is the runner's: the first built-in that takes each
     // fusion (pick_builtin), which brings its own parameters; none to sweep.
-    if (name_or_path == "auto") return PluginSchema{"auto", {}};
+    if (name_or_path == "auto") return PluginSchema{"auto", {}, "", ""};
     std::shared_ptr<const plugin::Plugin> p;
     bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so");
-    if (!is_path) {
-      p = registry.get(name_or_path);
-    } else {
-      user_assert(fs::is_regular_file(name_or_path))
-          << "plugin file '" << name_or_path << "' does not exist";
-      std::error_code ec;
-      for (const auto& [name, file] : registry.files())
-        if (fs::equivalent(file, name_or_path, ec)) p = registry.find(name);
-      if (!p) p = registry.add(name_or_path);
+    try {
+      if (!is_path) {
+        p = registry.get(name_or_path);
+      } else {
+        user_assert(fs::is_regular_file(name_or_path))
+            << "plugin file '" << name_or_path << "' does not exist";
+        std::error_code ec;
+        for (const auto& [name, file] : registry.files())
+          if (fs::equivalent(file, name_or_path, ec)) p = registry.find(name);
+        if (!p) p = registry.add(name_or_path);
+      }
+    } catch (const plugin::LoadFault& e) {
+      // Isolated: the plugin's own failure is its scheduler's records.
+      using Kind = plugin::LoadFault::Kind;
+      return PluginSchema{is_path ? fs::path(name_or_path).stem().string() : name_or_path,
+                          {},
+                          e.what(),
+                          e.kind() == Kind::Timeout   ? "timeout"
+                          : e.kind() == Kind::Crashed ? "crashed"
+                                                      : "plugin_error"};
     }
-    return PluginSchema{p->name(), p->schema()};
+    return PluginSchema{p->name(), p->schema(), "", ""};
   };
 }
 

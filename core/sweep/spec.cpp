@@ -4,6 +4,8 @@
 // means at run time (settings, admits) is in scheduler.cpp.
 #include "schedlab/sweep/spec.h"
 
+#include <fmt/core.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -405,6 +407,8 @@ class Loader {
       PluginSchema schema = lookup(s.plugin, plugin, "");
       s.schema = schema.params;
       s.name = plugin_name = schema.name;
+      s.load_failure = schema.load_failure;
+      s.load_failure_status = schema.load_failure_status;
     } else {
       std::string written = text_of(script, "script", "a schedule script name or path");
       s.script = resolve_script(written, script);
@@ -432,6 +436,12 @@ class Loader {
                                       << "), found '" << name << "'";
         s.fusions.push_back(name);
       }
+    }
+    if (!s.load_failure.empty()) {
+      // No schema to read set:/space:/constraints: by: one point per
+      // fusion and sizes, each recorded as the failure.
+      fmt::print(stderr, "warning: {}: scheduler '{}': {}\n", s.loc.str(), s.name, s.load_failure);
+      return s;
     }
     ValueReader values = s.script.empty()
                              ? ValueReader::for_plugin(r_, s.name, plugin_name, s.schema)

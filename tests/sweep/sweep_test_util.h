@@ -54,13 +54,17 @@ inline PluginSchema fake_plugin(const std::string& name) {
   if (name == "pointwise")
     return {name,
             {int_param("block", 128, 32, 1024), choice_param("vector", {"1", "2", "4", "8"}),
-             int_param("unroll", 1, 1, 16)}};
+             int_param("unroll", 1, 1, 16)},
+            "",
+            ""};
   if (name == "normalization")
     return {name,
             {int_param("persist", 4, 1, 16), int_param("block", 128, 32, 1024),
              choice_param("order", {"inner", "outer"}), float_param("eps_scale", 0.0, 2.0),
-             bool_param("welford")}};
-  if (name == "script") return {name, {}};
+             bool_param("welford")},
+            "",
+            ""};
+  if (name == "script") return {name, {}, "", ""};
   user_error << "unknown plugin '" << name << "' (fakes: normalization, pointwise, script)";
   return {};
 }

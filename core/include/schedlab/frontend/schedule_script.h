@@ -85,6 +85,8 @@ std::vector<std::string> apply_schedule_file(const std::string& path, FusionDefi
                                              const ScheduleParams& params);
 /// Reads and parses the file at `path`. user_error if it cannot be read.
 ParsedSchedule parse_schedule_file(const std::string& path);
+/// The text of schedule file `path`; user error if it cannot be read.
+std::string read_schedule_file(const std::string& path);
 
 /// A name a script's caller may give a value: one the script uses as
 /// {name}, or declares in params(...), or both.

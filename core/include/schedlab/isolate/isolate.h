@@ -96,6 +96,51 @@ struct Options {
   bool use_pidfd = true;
 };
 
+/// A forked child that serves requests, one at a time, until stopped: the
+/// work of many isolated calls for the price of one fork. Each call() sends
+/// a request and waits for the answer under Options::timeout, and ends as
+/// run_isolated's would. A call that ends the child (a crash, a timeout, an
+/// exit) leaves the worker stopped; the next call forks a fresh one. The
+/// child is a copy of the parent at the moment of that fork (see above for
+/// what it may do), so whatever changed in the parent since must travel in
+/// the request. One thread uses a Worker at a time; several Workers may run
+/// at once.
+class Worker {
+ public:
+  /// Answers one request in the child: its result is the call's payload,
+  /// what it throws the call's error.
+  using Serve = std::function<std::string(const std::string& request)>;
+  Worker(Serve serve, Options options);
+  ~Worker();  ///< stop()
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  /// Sends `request` to the child (forking it first if none is running) and
+  /// waits for its answer.
+  Outcome call(const std::string& request);
+  /// Kills and reaps the child, if one is running.
+  void stop();
+  /// The child's process id; 0 when none is running.
+  pid_t pid() const { return pid_; }
+  /// How many children this worker has forked.
+  size_t forks() const { return forks_; }
+
+ private:
+  /// Forks the child; false with the reason in `o` when that fails.
+  bool start(Outcome& o);
+  /// Reaps the child after it ended during a call and says how in `o`.
+  void ended(Outcome& o, bool timed_out, const std::string& frame);
+
+  Serve serve_;
+  Options options_;
+  pid_t pid_ = 0;
+  int request_ = -1;  ///< our end of the request socket
+  int result_ = -1;   ///< the read end of the answer pipe
+  int err_ = -1;      ///< the read end of the child's stderr
+  int pidfd_ = -1;    ///< the child's pidfd, or -1
+  size_t forks_ = 0;
+};
+
 /// Runs `work` in a forked child and waits for it; see Outcome. The child
 /// resets the fatal and terminating signals to their defaults, writes no core
 /// file, dies with the parent (PR_SET_PDEATHSIG), and keeps our stdout; its

@@ -15,6 +15,7 @@
 // mid-call is never pulled from under by a reload.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,7 +23,9 @@
 #include <string_view>
 #include <vector>
 
+#include "schedlab/base/error.h"
 #include "schedlab/ir/fusion.h"
+#include "schedlab/plugin/transform_log.h"
 #include "schedlab/runtime/device.h"
 
 struct SchedlabPluginInfo;
@@ -40,6 +43,9 @@ struct Segment {
   ir::SizeBindings sizes;                             ///< every named size, bound
   runtime::DeviceProperties device = model_device();  ///< the target
   bool device_is_model = true;                        ///< false for a real (queried) device
+  /// When set, every scheduling primitive the plugin applies is appended
+  /// (transform_log.h): the schedule as data, for the host to replay.
+  TransformLog* log = nullptr;
 };
 
 /// Kinds of plugin parameter (SchedlabParamKind). String: ABI 1.1 and later.
@@ -85,6 +91,20 @@ using LogSink =
     std::function<void(int level, const std::string& plugin, const std::string& message)>;
 void set_log_sink(LogSink sink);
 
+/// What the host knows of a plugin without running its code: what loading
+/// read from it, and where it was mapped. Under isolation (`--isolate`) a
+/// worker process loads the plugin and the host keeps only this.
+struct PluginDescription {
+  std::string name, version, description;
+  uint32_t abi_version = 0;
+  std::string path;         ///< the file it was loaded from
+  std::string loaded_path;  ///< the file mapped (a shadow copy, or path)
+  std::vector<ParamDesc> schema;
+};
+/// A JSON object, and back (user error naming `what` on anything malformed).
+std::string to_json(const PluginDescription& d);
+PluginDescription description_from_json(std::string_view json, const std::string& what);
+
 /// One loaded plugin library. Immutable once loaded; shared between callers.
 class Plugin {
  public:
@@ -104,6 +124,11 @@ class Plugin {
   /// The file actually mapped: the shadow copy, or path() when loaded in place.
   const std::string& loaded_path() const { return loaded_path_; }
   const std::vector<ParamDesc>& schema() const { return schema_; }
+  /// False for a plugin known by its description only (described_plugin):
+  /// its code runs elsewhere, and can_schedule, compute_params and schedule
+  /// are internal errors here.
+  bool loaded() const { return lib_ != nullptr; }
+  PluginDescription info() const;
 
   ParamValues defaults() const;
   /// Applies "key=value" settings (--set) on top of `base`. user_error for an
@@ -124,8 +149,11 @@ class Plugin {
 
  private:
   friend std::shared_ptr<const Plugin> load_plugin(const std::string&, const std::string&);
+  friend std::shared_ptr<const Plugin> described_plugin(const PluginDescription&, bool);
   struct Library;
   Plugin();
+  /// The mapping, for a call into the plugin; internal error when not loaded().
+  const Library& code(const char* call) const;
   /// Throws the schedlab error for a failed plugin call.
   [[noreturn]] void fail(const char* what, int32_t status) const;
   void check_values(const ParamValues& v, const char* what) const;
@@ -144,6 +172,33 @@ class Plugin {
 /// the schema. user_error naming the file and the reason otherwise.
 std::shared_ptr<const Plugin> load_plugin(const std::string& path,
                                           const std::string& shadow_path = "");
+
+/// load_plugin_isolated's error when the plugin failed in its worker: it
+/// crashed, hung or exited while loading, or the loader rejected what it
+/// did. The plugin's own fault, which a sweep records for its scheduler
+/// (crashed, timeout, plugin_error) instead of stopping.
+class LoadFault : public UserError {
+ public:
+  enum class Kind { Crashed, Timeout, Failed };
+  LoadFault(Kind kind, const std::string& message) : UserError(SourceLoc{}, message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+/// A plugin known by its description only (Plugin::loaded() is false).
+/// `owns_loaded`: d.loaded_path is a shadow copy to delete when the last
+/// reference goes, as a loaded plugin's is.
+std::shared_ptr<const Plugin> described_plugin(const PluginDescription& d, bool owns_loaded);
+/// load_plugin in a forked child (isolate.h), which keeps the shadow copy it
+/// made: none of the plugin's code runs in this process. A missing file is
+/// the loader's user error; anything that goes wrong in the child (a crash,
+/// a hang past `timeout`, an exit, a loader error) is a LoadFault naming the
+/// file and what happened.
+std::shared_ptr<const Plugin> load_plugin_isolated(const std::string& path,
+                                                   const std::string& shadow_path,
+                                                   std::chrono::milliseconds timeout);
 
 /// Name of a status ("SCHEDLAB_ERR_USER"), for messages.
 std::string_view status_name(int32_t status);

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,6 +80,13 @@ class Registry {
   /// How many versions of `name` have been swapped in (1 after add).
   uint64_t generation(const std::string& name) const;
 
+  /// From now on, load every plugin (add, get, reload) in a forked child
+  /// (load_plugin_isolated, under `timeout`): the registry then serves
+  /// descriptions, and no plugin code runs in this process. For `--isolate`.
+  void load_isolated(std::chrono::milliseconds timeout);
+  /// load_isolated()'s limit; nullopt when plugins load in this process.
+  std::optional<std::chrono::milliseconds> isolated_timeout() const { return isolated_timeout_; }
+
   /// For a program about to exit (the CLI sets it once, in main): registries
   /// destroyed from then on leave the plugins they serve mapped. A plugin may
   /// have left a thread running; unmapping its code under that thread would
@@ -93,6 +101,9 @@ class Registry {
     uint64_t generation = 0;                ///< swaps so far
   };
   std::string next_shadow(const std::string& path);
+  /// load_plugin, or load_plugin_isolated after load_isolated().
+  std::shared_ptr<const Plugin> load(const std::string& path);
+  std::optional<std::chrono::milliseconds> isolated_timeout_;
 
   mutable std::mutex mu_;
   std::map<std::string, Entry> entries_;

@@ -55,6 +55,9 @@ struct PluginRun {
   std::string device_name;     ///< the device the plugin scheduled for
   /// "plugin pointwise 1.0 (plugin ABI 1.0) on schedlab-model-sm90: block=128"
   std::string log_line;
+  /// The schedule as data: every primitive schedule() applied, in order
+  /// (plugin/transform_log.h), for a host that replays it (`--isolate`).
+  plugin::TransformLog transforms;
 };
 
 /// Asks `p` whether it takes the whole fusion and, if so, schedules it in

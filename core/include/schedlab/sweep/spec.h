@@ -37,6 +37,10 @@ namespace schedlab::sweep {
 struct PluginSchema {
   std::string name;                       ///< the plugin's own name
   std::vector<plugin::ParamDesc> params;  ///< its parameter schema
+  /// Under --isolate, a plugin that failed while loading (plugin::LoadFault):
+  /// why, and the record status its points get ("crashed", "timeout",
+  /// "plugin_error"). Empty when it loaded.
+  std::string load_failure, load_failure_status;
 };
 /// Finds a plugin by registry name or .so path; throws a UserError saying
 /// why when there is none (the loader re-raises it at the `plugin:` value).
@@ -78,6 +82,10 @@ struct SchedulerSpec {
   bool fast_math = false;
   SourceLoc loc;                        ///< the entry in the sweep file
   SourceLoc space_loc;                  ///< `constraints:` or `space:`, for empty-space errors
+  /// The plugin failed while loading in an isolated worker (PluginSchema::
+  /// load_failure): every point of it is recorded with this status and
+  /// message, and its space is not read (there is no schema to read it by).
+  std::string load_failure, load_failure_status;
 
   /// Whether it runs on the fusion called `fusion` (see `fusions`).
   bool applies_to(const std::string& fusion) const;
