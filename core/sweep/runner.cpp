@@ -330,6 +330,10 @@ bool SweepRun::identify(size_t i) {
         fail(s, report::Status::Rejected, "no built-in plugin takes it: " + why);
         return false;
       }
+    } catch (const plugin::PluginFault& e) {
+      r.plugin = kAutoScheduler;
+      fail(s, report::Status::PluginError, e.what());
+      return false;
     } catch (const UserError& e) {
       r.plugin = kAutoScheduler;
       fail(s, report::Status::ScheduleError, e.what());
@@ -402,6 +406,10 @@ bool SweepRun::schedule_and_compile(size_t i, runtime::Backend& be, bool may_reu
         r.config.emplace_back(plugin.schema()[k].name, plugin.format_value(k, run.params[k]));
       r.config_hash = report::config_hash(r.config);
     }
+  } catch (const plugin::PluginFault& e) {
+    // The plugin broke the ABI: its failure, not the schedule's.
+    fail(s, report::Status::PluginError, e.what());
+    return false;
   } catch (const UserError& e) {
     fail(s, report::Status::ScheduleError, e.what());
     return false;
@@ -537,7 +545,7 @@ void SweepRun::isolate(size_t i) {
                                                                 : report::Status::Timeout,
                 isolate::describe(out) + (tail.empty() ? "" : ": " + tail));
   }
-  if (!out.ok()) return fail(s, report::Status::Crashed, isolate::describe(out));
+  if (!out.ok()) return fail(s, report::Status::Crashed, isolate::report(out));
   if (out.payload.front() == 'F') {
     s.rec = report::record_from_json(std::string_view(out.payload).substr(1),
                                      SourceLoc{"(isolated child)", 1, 1});
