@@ -25,6 +25,7 @@ validation: {rtol: 0, atol: 1e-4}
 measure: {repetitions: 2, warmup: 0}
 backend: cpu
 YAML
+: > "$work/out.txt"
 "$schedlab" watch "$work/sweep.yaml" -o "$work/results.jsonl" --max-reruns 3 --timeout 20 \
   --cache-dir "$work/cache" > "$work/out.txt" 2>&1 &
 pid=$!
@@ -54,6 +55,6 @@ cat "$work/out.txt"
 [ $status -eq 0 ] || { echo "watch exited with $status"; exit 1; }
 # The last record of `mine` (not the A/B twin mine@old) is the good build's.
 last=$(grep '"scheduler":"mine"' "$work/results.jsonl" | tail -n 1)
-echo "$last" | grep -q '"plugin_version":"1.0"' || { echo "last record not from 1.0: $last"; exit 1; }
+echo "$last" | grep -q '"plugin":{"name":"rollback_plugin","version":"1.0",' || { echo "last record not from 1.0: $last"; exit 1; }
 echo "$last" | grep -q '"status":"ok"' || { echo "last record not ok: $last"; exit 1; }
 echo "watch rollback: ok"
