@@ -283,8 +283,8 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
               "rolled back {} to generation {} (version {}): generation {} {} on {} {} ({}), "
               "where generation {} passed; generation {} serves until {} changes again\n",
               name, rb.generation, rb.plugin->version(), rb.rolled_back_from, failure_text(*bad),
-              bad->fusion, bad->size_label(), bad->scheduler, rb.generation,
-              rb.generation, fs::path(w.binary).filename().string());
+              bad->fusion, bad->size_label(), bad->scheduler, rb.generation, rb.generation,
+              fs::path(w.binary).filename().string());
           std::fflush(stdout);
           // The table and the results file go back to the restored build:
           // its points again, unchanged kernels reusing their measurements.

@@ -41,8 +41,9 @@ void write_str(const char* s) {
     write_str(fn);
     write_str(" inside its ");
     write_str(c.call);
-    write_str(" call; a plugin must return a status and never end the process (the plugin's "
-              "failure, not schedlab's)\n");
+    write_str(
+        " call; a plugin must return a status and never end the process (the plugin's "
+        "failure, not schedlab's)\n");
     status = 1;
   }
   for (;;) ::syscall(SYS_exit_group, status);
@@ -50,5 +51,9 @@ void write_str(const char* s) {
 
 }  // namespace
 
-extern "C" [[noreturn]] void _exit(int status) { end_process("_exit()", status); }
-extern "C" [[noreturn]] void _Exit(int status) noexcept { end_process("_Exit()", status); }
+extern "C" [[noreturn]] void _exit(int status) {
+  end_process("_exit()", status);
+}
+extern "C" [[noreturn]] void _Exit(int status) noexcept {
+  end_process("_Exit()", status);
+}

@@ -520,8 +520,8 @@ void Plugin::check_values(const ParamValues& values, const char* what, bool from
         break;
     }
     if (ok) continue;
-    std::string m = "plugin '" + name_ + "' " + what + ": parameter '" + d.name + "' = " +
-                    (d.kind == ParamKind::Float ? number_str(v.f) : std::to_string(v.i)) +
+    std::string m = "plugin '" + name_ + "' " + what + ": parameter '" + d.name +
+                    "' = " + (d.kind == ParamKind::Float ? number_str(v.f) : std::to_string(v.i)) +
                     " is not " + (v.kind == d.kind ? "" : "of its kind, ") + d.domain_str();
     if (from_plugin) throw PluginFault(m + " (the plugin wrote a value outside its own schema)");
     user_error << m;

@@ -71,9 +71,9 @@ TEST(Record, FailedRecordHasNullFigures) {
 }
 
 TEST(Record, StatusNames) {
-  for (Status s : {Status::Ok, Status::Rejected, Status::ScheduleError, Status::CompileError,
-                   Status::WrongResult, Status::Crashed, Status::Timeout, Status::Racy,
-                   Status::PluginError})
+  for (Status s :
+       {Status::Ok, Status::Rejected, Status::ScheduleError, Status::CompileError,
+        Status::WrongResult, Status::Crashed, Status::Timeout, Status::Racy, Status::PluginError})
     EXPECT_EQ(parse_status(status_name(s)), s);
   EXPECT_EQ(status_name(Status::WrongResult), "wrong_result");
   EXPECT_EQ(status_name(Status::Racy), "racy");

@@ -11,10 +11,11 @@
 // a plugin's failure surfaces here as a UserError (or InternalError when
 // schedlab itself failed); a plugin that breaks the ABI (an exception through
 // it, a status that is no SCHEDLAB_* code, a value outside its own schema) as
-// a PluginFault, the UserError that blames the plugin rather than the schedule. A user error raised by a primitive the plugin
-// called comes back with its message unchanged. A loaded Plugin keeps its
-// library mapped until the last shared_ptr to it is released, so a caller
-// mid-call is never pulled from under by a reload.
+// a PluginFault, the UserError that blames the plugin rather than the
+// schedule. A user error raised by a primitive the plugin called comes back
+// with its message unchanged. A loaded Plugin keeps its library mapped until
+// the last shared_ptr to it is released, so a caller mid-call is never pulled
+// from under by a reload.
 #pragma once
 
 #include <cstdint>
