@@ -55,11 +55,6 @@ struct WatchOptions {
   bool no_isolate = false;           ///< --no-isolate: plugin calls in this process
 };
 
-/// Where a new build failed and the build it replaced passed.
-struct Regression {
-  const report::Record* now;  ///< the new build's record
-};
-
 bool failed(report::Status s) {
   using report::Status;
   return s == Status::Crashed || s == Status::Timeout || s == Status::WrongResult ||
