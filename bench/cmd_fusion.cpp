@@ -443,8 +443,19 @@ int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
   const std::chrono::milliseconds limit =
       eo.timeout_s > 0 ? std::chrono::milliseconds(static_cast<int64_t>(eo.timeout_s * 1000))
                        : std::chrono::hours(24 * 365);  // --timeout 0: none
-  isolate::Outcome out =
-      isolate::run_isolated([&] { return std::to_string(run_exec_here(fo, eo)); }, limit);
+  isolate::Outcome out = isolate::run_isolated(
+      [&] {
+        // The child's error frame carries a UserError's text, not its type:
+        // a plugin's fault is reported here (stderr is forwarded) and comes
+        // back as the exit code main() gives it.
+        try {
+          return std::to_string(run_exec_here(fo, eo));
+        } catch (const plugin::PluginFault& e) {
+          fmt::print(stderr, "{}\n", e.what());
+          return std::to_string(kExitFailures);
+        }
+      },
+      limit);
   isolate::rethrow_error(out);
   if (!out.ok()) {
     fmt::print(stderr, "error: exec: {}\n", isolate::report(out));

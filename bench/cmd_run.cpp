@@ -192,7 +192,8 @@ void write_table_files(const std::vector<report::Record>& records,
 int failures_exit_code(const std::vector<report::Record>& records) {
   for (const report::Record& r : records)
     if (r.status == report::Status::WrongResult || r.status == report::Status::Crashed ||
-        r.status == report::Status::Timeout || r.status == report::Status::Racy)
+        r.status == report::Status::Timeout || r.status == report::Status::Racy ||
+        r.status == report::Status::PluginError)
       return kExitFailures;
   return kExitOk;
 }

@@ -8,6 +8,14 @@
 // the change from the previous one, then the paired new/old verdicts. Build failures, load
 // failures, crashes and wrong results are printed and the loop goes on.
 //
+// Rollback, as in cr.h: when the new build crashes, hangs, fails validation
+// (wrong_result, racy) or breaks the ABI (plugin_error) on a point where the
+// build it replaced passed in the same rerun, the registry puts the earlier
+// build back, watch says so in one line, and the plugin's points are re-run
+// with it; it serves until the file changes again. Points run isolated by
+// default (--no-isolate to opt out), so a crash or a hang costs one point,
+// never the loop.
+//
 // Polling (every 50 ms) rather than inotify: sources live anywhere, builds
 // replace files by rename, and one thread that owns every step keeps a
 // reload from racing a run.
@@ -44,7 +52,51 @@ struct WatchOptions {
   std::string build;                 ///< --build: the command for every plugin
   std::vector<std::string> sources;  ///< --source DIR (all plugins) or NAME=DIR
   int max_reruns = -1;               ///< exit after this many reruns (tests, benches)
+  bool no_isolate = false;           ///< --no-isolate: plugin calls in this process
 };
+
+bool failed(report::Status s) {
+  using report::Status;
+  return s == Status::Crashed || s == Status::Timeout || s == Status::WrongResult ||
+         s == Status::Racy || s == Status::PluginError;
+}
+
+/// The first point of an A/B rerun where the new build failed (failed()) and
+/// its old twin ("<scheduler>@old", same fusion and sizes, the same position
+/// among that scheduler's points there: the twin expands the same configs in
+/// the same order) was ok. Null when there is none.
+const report::Record* first_regression(const std::vector<report::Record>& rerun) {
+  std::map<std::string, std::array<std::vector<const report::Record*>, 2>> groups;
+  const std::string old_suffix = sweep::kAbOldSuffix;
+  for (const report::Record& r : rerun) {
+    const bool old = r.scheduler.ends_with(old_suffix);
+    const std::string sched =
+        old ? r.scheduler.substr(0, r.scheduler.size() - old_suffix.size()) : r.scheduler;
+    std::string key = r.fusion + '\n' + sched;
+    for (const auto& [k, v] : r.sizes) key += '\n' + k + '=' + std::to_string(v);
+    groups[key][old ? 1 : 0].push_back(&r);
+  }
+  for (const report::Record& r : rerun) {
+    if (r.scheduler.ends_with(old_suffix) || !failed(r.status)) continue;
+    for (const auto& [key, g] : groups) {
+      auto at = std::find(g[0].begin(), g[0].end(), &r);
+      if (at == g[0].end()) continue;
+      const size_t i = static_cast<size_t>(at - g[0].begin());
+      if (i < g[1].size() && g[1][i]->status == report::Status::Ok) return &r;
+    }
+  }
+  return nullptr;
+}
+
+/// "crashed (SIGSEGV)" from a record: its status and the first line of its
+/// error, shortened.
+std::string failure_text(const report::Record& r) {
+  std::string e = r.error.substr(0, r.error.find('\n'));
+  if (e.size() > 160) e = e.substr(0, 157) + "...";
+  const std::string status(report::status_name(r.status));
+  if (e.starts_with(status)) return e;  // "crashed (SIGSEGV)", "timeout after 2 s"
+  return status + (e.empty() ? "" : ": " + e);
+}
 
 /// The newest modification time of a file or of the files under a directory.
 fs::file_time_type newest(const std::string& path) {
@@ -100,7 +152,8 @@ void read_recorded_sources(const std::string& binary, Watched& w) {
 }
 
 int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
-  const SweepOptions& so = o.sweep;
+  SweepOptions so = o.sweep;
+  so.isolate = !o.no_isolate;
   plugin::Registry registry(plugin::plugin_search_path(so.plugin_dirs));
   sweep::SweepSpec spec = sweep::load_sweep_file(so.sweep, so.load_options(registry));
   auto backend = so.make_backend(spec);
@@ -198,6 +251,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       // The serving build stays loaded as the A side: the rerun times both
       // builds in the same interleaved rounds (sweep/ab.h).
       std::shared_ptr<const plugin::Plugin> before = registry.find(name);
+      const uint64_t before_generation = registry.generation(name);
       plugin::ReloadResult rr = registry.reload(name);
       if (!rr.ok) {
         fmt::print("reload of {} failed; still serving generation {}: {}\n", name,
@@ -206,7 +260,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
         continue;
       }
       fmt::print("reloaded {} (generation {}); re-running {} against generation {}\n", name,
-                 rr.generation, fmt::join(schedulers_of[name], ", "), rr.generation - 1);
+                 rr.generation, fmt::join(schedulers_of[name], ", "), before_generation);
       PluginSwaps swaps;
       const sweep::SweepSpec ab_spec = with_ab_twins(spec, registry, before, swaps);
       SweepOptions only = so;
@@ -215,6 +269,27 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
         if (swaps.count(s + sweep::kAbOldSuffix)) only.only.push_back(s + sweep::kAbOldSuffix);
       // No measurement cache: both builds are timed afresh, in the same rounds.
       sweep::RunResult again = run_once(ab_spec, registry, *backend, only, {}, false, extras, swaps);
+      bool rolled_back = false;
+      if (const report::Record* bad = first_regression(again.records)) {
+        plugin::ReloadResult rb = registry.rollback(name);
+        if (rb.ok) {
+          rolled_back = true;
+          fmt::print(
+              "rolled back {} to generation {} (version {}): generation {} {} on {} {} ({}), "
+              "where generation {} passed; generation {} serves until {} changes again\n",
+              name, rb.generation, rb.plugin->version(), rb.rolled_back_from, failure_text(*bad),
+              bad->fusion, bad->size_label(), bad->scheduler, rb.generation, rb.generation,
+              fs::path(w.binary).filename().string());
+          std::fflush(stdout);
+          // The table and the results file go back to the restored build:
+          // its points again, unchanged kernels reusing their measurements.
+          SweepOptions plain = only;
+          plain.only = schedulers_of[name];
+          again = run_once(spec, registry, *backend, plain, records, false, extras);
+        } else {
+          fmt::print("cannot roll back {}: {}\n", name, rb.message);
+        }
+      }
       // Replace the affected schedulers' records, keep the others.
       std::vector<report::Record> merged;
       for (const report::Record& r : records)
@@ -228,7 +303,11 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       fmt::print("{}", report::render_delta(tables, next, report::colour_enabled(STDOUT_FILENO)));
       write_table_files(records, next, spec, so);
       print_ab(again.records);
-      fmt::print("{} points re-run, both builds\n", again.records.size());
+      if (rolled_back)
+        fmt::print("{} points re-run with generation {}\n", again.records.size(),
+                   registry.generation(name));
+      else
+        fmt::print("{} points re-run, both builds\n", again.records.size());
       std::fflush(stdout);
       tables = std::move(next);
       ++reruns;
@@ -252,6 +331,10 @@ Command add_watch_command(CLI::App& app) {
                   "Source directory or file to watch: DIR for every plugin, or NAME=DIR "
                   "(default: the sources schedlab_add_plugin recorded in <plugin>.so.sources)");
   cmd->add_option("--max-reruns", o->max_reruns, "Exit after this many reruns (default: never)");
+  cmd->add_flag("--no-isolate", o->no_isolate,
+                "Run plugin calls, compiles and validating launches in this process (default: "
+                "in a child per point, as --isolate, so a crash or hang of a reloaded build "
+                "costs one point and is rolled back)");
   return {cmd, [o, cmd] { return run_watch(*o, cmd->remaining()); }};
 }
 

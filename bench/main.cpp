@@ -1,7 +1,8 @@
 // schedlab: the host program. Each verb is a bench/cmd_*.cpp over the
 // library (see command.h); this file only dispatches to the parsed verb and
 // maps errors to exit codes (DESIGN.md section 13): 0 success, 1 failures
-// found, 2 bad input or usage, 3 internal error.
+// found (a plugin that broke the ABI among them), 2 bad input or usage, 3
+// internal error.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "command.h"
 #include "schedlab/base/error.h"
 #include "schedlab/base/suggest.h"
+#include "schedlab/plugin/host.h"
 #include "schedlab/plugin/registry.h"
 
 namespace {
@@ -93,6 +95,11 @@ int main(int argc, char** argv) {
   try {
     for (const Command& c : commands)
       if (c.app->parsed()) return c.run();
+  } catch (const schedlab::plugin::PluginFault& e) {
+    // The plugin failed (an exception through the ABI, a garbage status):
+    // a failure found, like a crash, not the user's input.
+    std::cerr << e.what() << "\n";
+    return kExitFailures;
   } catch (const schedlab::UserError& e) {
     std::cerr << e.what() << "\n";
     return kExitUsage;

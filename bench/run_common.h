@@ -73,7 +73,7 @@ void write_file(const std::string& path, const std::string& text);
 /// Builds the tables, prints them, writes --csv/--json/--html.
 std::vector<report::Table> print_tables(const std::vector<report::Record>& records,
                                         const sweep::SweepSpec& spec, const SweepOptions& o);
-/// 1 when a point failed validation, crashed or timed out.
+/// 1 when a point failed validation, crashed, timed out or met a plugin_error.
 int failures_exit_code(const std::vector<report::Record>& records);
 /// The plugin swaps of an A/B run (RunOptions::plugin_swaps).
 using PluginSwaps = std::map<std::string, std::shared_ptr<const plugin::Plugin>>;

@@ -6,14 +6,14 @@
 // shared checks it uses are at the top.
 #include "host_api.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <mutex>
-
-#include <pthread.h>
 #include <set>
 #include <sstream>
 
@@ -30,6 +30,8 @@ using ir::TensorView;
 thread_local std::string tls_last_error;
 /// The plugin this thread is calling into (CallScope).
 thread_local const std::string* tls_current_plugin = nullptr;
+/// The call into it ("schedule"), beside tls_current_plugin.
+thread_local const char* tls_current_call = nullptr;
 
 /// An argument the ABI itself rejects (SCHEDLAB_ERR_INVALID_ARGUMENT).
 struct AbiError {
@@ -772,26 +774,46 @@ namespace {
 /// exit() called from inside a plugin's call. Without this the host would end
 /// with the plugin's status (exit(0): a false success, with no output and no
 /// word of why); instead the plugin is blamed and the process fails (1).
-/// _exit() runs no handler: only --isolate survives that.
+/// _exit() runs no handler: the schedlab program interposes it instead
+/// (bench/exit_hook.cpp, with current_plugin_call()).
 void exit_during_plugin_call() {
   if (tls_current_plugin == nullptr) return;
   std::fflush(stdout);
   std::fprintf(stderr,
-               "error: plugin '%s' called exit() inside one of its calls; a plugin must return "
+               "error: plugin '%s' called exit() inside its %s call; a plugin must return "
                "a status and never end the process (the plugin's failure, not schedlab's)\n",
-               tls_current_plugin->c_str());
+               tls_current_plugin->c_str(), tls_current_call != nullptr ? tls_current_call : "");
+  // Out of the call: an interposed _Exit must not blame the plugin twice.
+  tls_current_plugin = nullptr;
   std::_Exit(1);
+}
+
+/// A forked child is no longer inside its parent's plugin call: a plugin
+/// that forks and ends the child with _exit(0) must get exactly that, and
+/// nothing of the parent's call may leak into an --isolate child either.
+void forget_call_in_child() {
+  tls_current_plugin = nullptr;
+  tls_current_call = nullptr;
 }
 
 }  // namespace
 
-CallScope::CallScope(const std::string& plugin) : previous_(tls_current_plugin) {
-  static const bool registered = std::atexit(exit_during_plugin_call) == 0;
+PluginCall current_plugin_call() noexcept {
+  if (tls_current_plugin == nullptr) return {};
+  return {tls_current_plugin->c_str(), tls_current_call != nullptr ? tls_current_call : ""};
+}
+
+CallScope::CallScope(const std::string& plugin, const char* call)
+    : previous_(tls_current_plugin), previous_call_(tls_current_call) {
+  static const bool registered = std::atexit(exit_during_plugin_call) == 0 &&
+                                 pthread_atfork(nullptr, nullptr, forget_call_in_child) == 0;
   (void)registered;
   tls_current_plugin = &plugin;
+  tls_current_call = call;
 }
 CallScope::~CallScope() {
   tls_current_plugin = previous_;
+  tls_current_call = previous_call_;
 }
 
 }  // namespace schedlab::plugin

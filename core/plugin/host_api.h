@@ -27,17 +27,19 @@ const SchedlabHostApi* host_api();
 /// Sends a log line from `plugin` to the current sink.
 void log_line(int level, const std::string& plugin, const std::string& message);
 
-/// Names the plugin this thread is calling into, for the log entry (which
-/// takes no handle). Scopes nest.
+/// Names the plugin this thread is calling into and the call ("schedule"),
+/// for the log entry (which takes no handle) and for the exit hooks
+/// (current_plugin_call). Scopes nest. `call` must outlive the scope.
 class CallScope {
  public:
-  explicit CallScope(const std::string& plugin);
+  CallScope(const std::string& plugin, const char* call);
   ~CallScope();
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
 
  private:
   const std::string* previous_;
+  const char* previous_call_;
 };
 
 }  // namespace schedlab::plugin

@@ -240,22 +240,27 @@ struct CParams {
 
 /// One call into the plugin. An exception that crosses the C ABI (a plugin
 /// that fills SchedlabPluginInfo itself and lets one escape; SCHEDLAB_PLUGIN
-/// turns them into statuses) is the plugin's fault: a user error naming the
+/// turns them into statuses) is the plugin's fault: a PluginFault naming the
 /// call and the exception, never std::terminate or "a bug in schedlab".
 /// Host errors never arrive here: host_api.cpp turns them into statuses.
 template <typename Call>
-int32_t guarded(const std::string& plugin, const char* what, Call&& call) {
+auto guarded(const std::string& plugin, const char* what, Call&& call) {
   try {
     return call();
   } catch (const std::exception& e) {
-    user_error << "plugin '" << plugin << "' " << what
-               << " let a C++ exception escape through the C ABI (" << e.what()
-               << "); expected a status (SCHEDLAB_PLUGIN converts exceptions)";
+    throw PluginFault("plugin '" + plugin + "' " + what +
+                      " let a C++ exception escape through the C ABI (" + e.what() +
+                      "); expected a status (SCHEDLAB_PLUGIN converts exceptions)");
   } catch (...) {
-    user_error << "plugin '" << plugin << "' " << what
-               << " let a C++ exception of a non-standard type escape through the C ABI; "
-                  "expected a status (SCHEDLAB_PLUGIN converts exceptions)";
+    throw PluginFault("plugin '" + plugin + "' " + what +
+                      " let a C++ exception of a non-standard type escape through the C ABI; "
+                      "expected a status (SCHEDLAB_PLUGIN converts exceptions)");
   }
+}
+
+/// Whether `status` is one plugin.h defines.
+bool known_status(int32_t status) {
+  return status <= SCHEDLAB_OK && status >= SCHEDLAB_ERR_UNSUPPORTED;
 }
 
 }  // namespace
@@ -326,7 +331,7 @@ std::shared_ptr<const Plugin> load_plugin(const std::string& path, const std::st
   info.struct_size = sizeof info;
   int32_t status;
   {
-    CallScope scope(path);
+    CallScope scope(path, SCHEDLAB_PLUGIN_ENTRY_NAME);
     status = guarded(path, SCHEDLAB_PLUGIN_ENTRY_NAME, [&] { return entry(host_api(), &info); });
   }
   // Negotiate before anything else: a plugin of another version may not
@@ -343,6 +348,9 @@ std::shared_ptr<const Plugin> load_plugin(const std::string& path, const std::st
       << "plugin '" << path << "' was built against plugin ABI " << version_str(v)
       << ", newer than this host's ABI " << version_str(host_v)
       << ": upgrade schedlab or rebuild the plugin against this host's plugin.h";
+  if (!known_status(status))
+    throw PluginFault("plugin '" + path + "': entry point returned " + std::to_string(status) +
+                      ", which is not a SCHEDLAB_* status (a broken plugin)");
   if (status != SCHEDLAB_OK) {
     std::string why = info.last_error != nullptr ? info.last_error() : "(no message)";
     user_error << "plugin '" << path << "': entry point failed with " << status_name(status) << " ("
@@ -494,7 +502,7 @@ ParamValues Plugin::with_settings(ParamValues base,
   return base;
 }
 
-void Plugin::check_values(const ParamValues& values, const char* what) const {
+void Plugin::check_values(const ParamValues& values, const char* what, bool from_plugin) const {
   user_assert(values.size() == schema_.size())
       << "plugin '" << name_ << "' " << what << ": expected " << schema_.size()
       << " parameter values, got " << values.size();
@@ -518,22 +526,31 @@ void Plugin::check_values(const ParamValues& values, const char* what) const {
       case ParamKind::String:
         break;
     }
-    user_assert(ok) << "plugin '" << name_ << "' " << what << ": parameter '" << d.name << "' = "
-                    << (d.kind == ParamKind::Float ? number_str(v.f) : std::to_string(v.i))
-                    << " is not " << (v.kind == d.kind ? "" : "of its kind, ") << d.domain_str();
+    if (ok) continue;
+    std::string m = "plugin '" + name_ + "' " + what + ": parameter '" + d.name +
+                    "' = " + (d.kind == ParamKind::Float ? number_str(v.f) : std::to_string(v.i)) +
+                    " is not " + (v.kind == d.kind ? "" : "of its kind, ") + d.domain_str();
+    if (from_plugin) throw PluginFault(m + " (the plugin wrote a value outside its own schema)");
+    user_error << m;
   }
 }
 
 // ---- calls
 
 void Plugin::fail(const char* what, int32_t status) const {
-  std::string message =
-      lib_->info.last_error() != nullptr ? lib_->info.last_error() : "(no message)";
-  // A primitive's user error comes back unchanged; schedlab's own bug stays one.
+  if (!known_status(status))
+    throw PluginFault("plugin '" + name_ + "' " + what + " returned " + std::to_string(status) +
+                      ", which is not a SCHEDLAB_* status (the plugin's failure, not the "
+                      "schedule's)");
+  const char* last = guarded(name_, "last_error", [&] { return lib_->info.last_error(); });
+  std::string message = last != nullptr ? last : "(no message)";
+  // A primitive's user error comes back unchanged; schedlab's own bug stays
+  // one. Every other status is the plugin's own failure.
   if (status == SCHEDLAB_ERR_USER) throw UserError({}, message);
   if (status == SCHEDLAB_ERR_INTERNAL) throw InternalError(message);
-  user_error << "plugin '" << name_ << "' " << what << " failed with " << status_name(status)
-             << " (" << status << "): " << message;
+  throw PluginFault("plugin '" + name_ + "' " + what + " failed with " +
+                    std::string(status_name(status)) + " (" + std::to_string(status) +
+                    "): " + message);
 }
 
 Verdict Plugin::can_schedule(Segment& seg, const ParamValues& params) const {
@@ -541,13 +558,16 @@ Verdict Plugin::can_schedule(Segment& seg, const ParamValues& params) const {
   CParams c(params);
   SchedlabSegment ctx;
   ctx.segment = &seg;
-  CallScope scope(name_);
+  CallScope scope(name_, "can_schedule");
   int32_t accepted = 0;
   char reason[1024] = {0};
   int32_t status = guarded(name_, "can_schedule", [&] {
     return code("can_schedule").info.can_schedule(&ctx, &c.set, &accepted, reason, sizeof reason);
   });
   if (status != SCHEDLAB_OK) fail("can_schedule", status);
+  if (accepted != 0 && accepted != 1)
+    throw PluginFault("plugin '" + name_ + "' can_schedule set *accepted to " +
+                      std::to_string(accepted) + "; expected 0 or 1");
   reason[sizeof reason - 1] = '\0';
   return {accepted != 0, accepted != 0 ? "" : reason};
 }
@@ -557,7 +577,7 @@ ParamValues Plugin::compute_params(Segment& seg) const {
   CParams c(values);
   SchedlabSegment ctx;
   ctx.segment = &seg;
-  CallScope scope(name_);
+  CallScope scope(name_, "compute_params");
   int32_t status =
       guarded(name_, "compute_params", [&] { return code("compute_params").info.compute_params(&ctx, &c.set); });
   if (status != SCHEDLAB_OK) fail("compute_params", status);
@@ -573,7 +593,7 @@ ParamValues Plugin::compute_params(Segment& seg) const {
       values[i].s = std::move(copy);
     }
   }
-  check_values(values, "compute_params");
+  check_values(values, "compute_params", /*from_plugin=*/true);
   return values;
 }
 
@@ -583,7 +603,7 @@ void Plugin::schedule(Segment& seg, const ParamValues& params) const {
   CParams c(params);
   SchedlabSegment ctx;
   ctx.segment = &seg;
-  CallScope scope(name_);
+  CallScope scope(name_, "schedule");
   int32_t status =
       guarded(name_, "schedule", [&] { return code("schedule").info.schedule(&ctx, &c.set); });
   if (status != SCHEDLAB_OK) fail("schedule", status);

@@ -48,7 +48,8 @@ Registry::~Registry() {
   if (g_keep_mapped) {
     // Deliberately never released: the mapping lives until the process ends.
     for (auto& [name, e] : entries_)
-      if (e.current) new std::shared_ptr<const Plugin>(e.current);
+      for (const auto& p : {e.current, e.previous})
+        if (p) new std::shared_ptr<const Plugin>(p);
   }
   // Instances still held elsewhere keep their mapping; only files go.
   if (!shadow_dir_.empty()) {
@@ -86,7 +87,7 @@ std::shared_ptr<const Plugin> Registry::add(const std::string& path) {
   user_assert(it == entries_.end())
       << "duplicate plugin name '" << p->name() << "': '" << path
       << "' cannot be registered under it, it is taken by '" << it->second.path << "'";
-  entries_[p->name()] = Entry{path, p, 1};
+  entries_[p->name()] = Entry{path, p, 1, 1, nullptr, 0};
   return p;
 }
 
@@ -194,12 +195,46 @@ ReloadResult Registry::reload(const std::string& name) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Entry& e = entries_[name];
-    old = std::move(e.current);  // released below, outside the lock
+    // The replaced version stays loaded as the rollback target; the one
+    // that held that place before is released below, outside the lock.
+    old = std::move(e.previous);
+    e.previous = std::move(e.current);
+    e.previous_generation = e.generation;
     e.current = fresh;
-    r.generation = ++e.generation;
+    r.generation = e.generation = ++e.latest;
   }
   r.ok = true;
   r.plugin = std::move(fresh);
+  return r;
+}
+
+ReloadResult Registry::rollback(const std::string& name) {
+  ReloadResult r;
+  r.name = name;
+  std::shared_ptr<const Plugin> abandoned;  // released after the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    r.message = "no plugin named '" + name + "' is registered";
+    return r;
+  }
+  Entry& e = it->second;
+  r.path = e.path;
+  r.plugin = e.current;
+  r.generation = e.generation;
+  if (!e.previous) {
+    r.message = "no earlier version of '" + name + "' is loaded to roll back to (generation " +
+                std::to_string(e.generation) + " serves)";
+    return r;
+  }
+  abandoned = std::move(e.current);
+  r.rolled_back_from = e.generation;
+  e.current = std::move(e.previous);
+  e.generation = e.previous_generation;
+  e.previous_generation = 0;
+  r.ok = true;
+  r.plugin = e.current;
+  r.generation = e.generation;
   return r;
 }
 

@@ -96,6 +96,8 @@ std::string short_status(Status s) {
       return "timeout";
     case Status::Racy:
       return "racy";
+    case Status::PluginError:
+      return "plugin err";
     case Status::Ok:
       break;
   }

@@ -20,9 +20,9 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-constexpr std::array<std::string_view, 8> kStatusNames = {
-    "ok",           "rejected", "schedule_error", "compile_error",
-    "wrong_result", "crashed",  "timeout",        "racy"};
+constexpr std::array<std::string_view, 9> kStatusNames = {
+    "ok",      "rejected", "schedule_error", "compile_error", "wrong_result",
+    "crashed", "timeout",  "racy",           "plugin_error"};
 
 /// Reads `key` of `j` as T; a missing key or a wrong type is a user error at
 /// `where` naming the key.
@@ -233,7 +233,7 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
   if (!st)
     user_error_at(where) << "unknown status '" << status
                          << "'; expected ok, rejected, schedule_error, compile_error, "
-                            "wrong_result, crashed, timeout or racy";
+                            "wrong_result, crashed, timeout, racy or plugin_error";
   r.status = *st;
   r.error = field<std::string>(j, "error", where);
   r.times_us = field<std::vector<double>>(j, "times_us", where);

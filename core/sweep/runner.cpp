@@ -379,6 +379,10 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
         fail(s, report::Status::Rejected, "no built-in plugin takes it: " + why);
         return false;
       }
+    } catch (const plugin::PluginFault& e) {
+      r.plugin = kAutoScheduler;
+      fail(s, report::Status::PluginError, e.what());
+      return false;
     } catch (const UserError& e) {
       r.plugin = kAutoScheduler;
       fail(s, report::Status::ScheduleError, e.what());
@@ -451,6 +455,10 @@ bool SweepRun::schedule(size_t i, bool in_child) {
         r.config.emplace_back(plugin.schema()[k].name, plugin.format_value(k, run.params[k]));
       r.config_hash = report::config_hash(r.config);
     }
+  } catch (const plugin::PluginFault& e) {
+    // The plugin broke the ABI: its failure, not the schedule's.
+    fail(s, report::Status::PluginError, e.what());
+    return false;
   } catch (const UserError& e) {
     fail(s, report::Status::ScheduleError, e.what());
     return false;
@@ -680,7 +688,7 @@ void SweepRun::isolate(size_t i, isolate::Worker& worker) {
                                                                 : report::Status::Timeout,
                 isolate::describe(out) + (tail.empty() ? "" : ": " + tail));
   }
-  if (!out.ok()) return fail(s, report::Status::Crashed, isolate::describe(out));
+  if (!out.ok()) return fail(s, report::Status::Crashed, isolate::report(out));
   const nlohmann::json answer = nlohmann::json::parse(out.payload);
   const bool final = answer.at("final").get<bool>();
   s.rec = from_in_flight(answer.at("record").get<std::string>(), final, "(isolated worker)");

@@ -115,7 +115,40 @@ TEST_F(ReloadTest, ACallerMidCallKeepsTheOldInstanceUntilItReleasesIt) {
   caller.join();
   set_log_sink({});
   EXPECT_TRUE(ok);
+  // Released by the caller, but the registry keeps it as the rollback
+  // target until the next reload replaces that.
+  EXPECT_GT(testing::mapped_count(old_file), 0);
+  write_file(path_, v1_);
+  ASSERT_TRUE(registry_.reload("test_pointwise").ok);
   EXPECT_EQ(testing::mapped_count(old_file), 0);  // released, so unloaded
+}
+
+TEST_F(ReloadTest, RollbackRestoresTheVersionTheLastReloadReplaced) {
+  write_file(path_, v2_);
+  ASSERT_TRUE(registry_.reload("test_pointwise").ok);
+  EXPECT_EQ(version(), "2.0");
+  ReloadResult r = registry_.rollback("test_pointwise");
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.generation, 1u);
+  EXPECT_EQ(r.rolled_back_from, 2u);
+  EXPECT_EQ(r.plugin->version(), "1.0");
+  EXPECT_EQ(version(), "1.0");
+  EXPECT_EQ(registry_.generation("test_pointwise"), 1u);
+  EXPECT_TRUE(schedules(*registry_.find("test_pointwise")));
+  // One step back only: nothing is left to roll back to.
+  r = registry_.rollback("test_pointwise");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.message,
+            "no earlier version of 'test_pointwise' is loaded to roll back to (generation 1 "
+            "serves)");
+  EXPECT_EQ(version(), "1.0");
+  EXPECT_FALSE(registry_.rollback("nope").ok);
+  // The next reload takes a new generation number, never the abandoned one's.
+  write_file(path_, v2_);
+  r = registry_.reload("test_pointwise");
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.generation, 3u);
+  EXPECT_EQ(version(), "2.0");
 }
 
 TEST_F(ReloadTest, ManyReloadsDoNotGrow) {
@@ -129,12 +162,17 @@ TEST_F(ReloadTest, ManyReloadsDoNotGrow) {
   cycle(20);  // warm up allocator pools and the loader's caches
   long before = testing::rss_bytes();
   cycle(1000);
+  // The version serving now becomes the rollback target of one more reload.
+  const std::string replaced = registry_.find("test_pointwise")->loaded_path();
+  cycle(1);
   long growth = testing::rss_bytes() - before;
-  // Each version unloads once replaced: one plugin mapping in the shadow dir.
-  std::string shadow_dir =
-      std::filesystem::path(registry_.find("test_pointwise")->loaded_path()).parent_path();
+  // Each version unloads once a second reload replaces it: two plugin
+  // mappings in the shadow dir, the serving one and the rollback target.
+  std::string current = registry_.find("test_pointwise")->loaded_path();
+  std::string shadow_dir = std::filesystem::path(current).parent_path();
   EXPECT_EQ(testing::mapped_count(shadow_dir),
-            testing::mapped_count(registry_.find("test_pointwise")->loaded_path()));
+            testing::mapped_count(current) + testing::mapped_count(replaced));
+  EXPECT_GT(testing::mapped_count(replaced), 0);
 #ifdef __SANITIZE_ADDRESS__
   // Under ASan freed memory sits in quarantine, so RSS says nothing there;
   // the mapping check above and LeakSanitizer at exit cover that build.
@@ -142,7 +180,7 @@ TEST_F(ReloadTest, ManyReloadsDoNotGrow) {
 #else
   EXPECT_LT(growth, 4l << 20) << "RSS grew by " << growth << " bytes from " << before;
 #endif
-  EXPECT_EQ(registry_.generation("test_pointwise"), 1021u);
+  EXPECT_EQ(registry_.generation("test_pointwise"), 1022u);
 }
 
 /// Collects watcher reports and lets a test wait for the n-th.

@@ -71,11 +71,13 @@ TEST(Record, FailedRecordHasNullFigures) {
 }
 
 TEST(Record, StatusNames) {
-  for (Status s : {Status::Ok, Status::Rejected, Status::ScheduleError, Status::CompileError,
-                   Status::WrongResult, Status::Crashed, Status::Timeout, Status::Racy})
+  for (Status s :
+       {Status::Ok, Status::Rejected, Status::ScheduleError, Status::CompileError,
+        Status::WrongResult, Status::Crashed, Status::Timeout, Status::Racy, Status::PluginError})
     EXPECT_EQ(parse_status(status_name(s)), s);
   EXPECT_EQ(status_name(Status::WrongResult), "wrong_result");
   EXPECT_EQ(status_name(Status::Racy), "racy");
+  EXPECT_EQ(status_name(Status::PluginError), "plugin_error");
   EXPECT_FALSE(parse_status("fine"));
 }
 

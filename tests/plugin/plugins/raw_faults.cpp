@@ -2,16 +2,20 @@
 // SCHEDLAB_PLUGIN, so nothing converts its exceptions) and misbehaves in one
 // call: FAULT_CALL is 0 (the entry point), 1 (can_schedule), 2
 // (compute_params) or 3 (schedule); FAULT_KIND is 1 (throws a
-// std::runtime_error), 2 (throws an int: `throw 42`), 3 (calls exit(0)) or
+// std::runtime_error), 2 (throws an int: `throw 42`), 3 (calls exit(0)),
 // 4 (leaves a thread running in the plugin's code, which runs until the
-// process exits).
-// The host must blame the plugin: a user error naming the call and the
-// exception, or, for exit(0), a failure (exit 1) and never a false success.
+// process exits), 5 (calls _exit(0)), 6 (returns 7, which is no status),
+// 7 (can_schedule only: sets *accepted to 7) or 8 (calls _Exit(0)).
+// The host must blame the plugin: a plugin_error naming the call and the
+// exception or the value, or, for exit(0)/_exit(0)/_Exit(0), a failure
+// (exit 1) and never a false success.
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+
+#include <unistd.h>
 
 #include "schedlab/plugin.h"
 
@@ -19,8 +23,10 @@ namespace {
 
 volatile unsigned long spins = 0;
 
-void fault(int call) {
-  if (call != FAULT_CALL) return;
+/// Misbehaves when `call` is FAULT_CALL; returns the status the call should
+/// return (garbage for kind 6).
+int32_t fault(int call) {
+  if (call != FAULT_CALL) return SCHEDLAB_OK;
 #if FAULT_KIND == 1
   throw std::runtime_error("raw_faults: thrown through the C ABI");
 #elif FAULT_KIND == 2
@@ -34,35 +40,42 @@ void fault(int call) {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
   }).detach();
+#elif FAULT_KIND == 5
+  _exit(0);
+#elif FAULT_KIND == 6
+  return 7;
+#elif FAULT_KIND == 7
+  static_assert(FAULT_CALL == 1, "kind 7 garbles can_schedule's *accepted");
+#elif FAULT_KIND == 8
+  std::_Exit(0);
 #else
-#error "FAULT_KIND must be 1, 2, 3 or 4"
+#error "FAULT_KIND must be 1 to 8"
 #endif
+  return SCHEDLAB_OK;
 }
 
 const char* last_error() { return "raw_faults: no error"; }
 
 int32_t can_schedule(SchedlabSegment*, const SchedlabParamSet*, int32_t* accepted, char*,
                      uint32_t) {
-  fault(1);
-  *accepted = 1;
+  if (int32_t status = fault(1)) return status;
+  *accepted = FAULT_KIND == 7 ? 7 : 1;
   return SCHEDLAB_OK;
 }
 
 int32_t compute_params(SchedlabSegment*, SchedlabParamSet*) {
-  fault(2);
-  return SCHEDLAB_OK;
+  return fault(2);
 }
 
 int32_t schedule(SchedlabSegment*, const SchedlabParamSet*) {
-  fault(3);
-  return SCHEDLAB_OK;
+  return fault(3);
 }
 
 }  // namespace
 
 extern "C" SCHEDLAB_PLUGIN_EXPORT int32_t schedlab_plugin_entry(const SchedlabHostApi*,
                                                                  SchedlabPluginInfo* info) {
-  fault(0);
+  if (int32_t status = fault(0)) return status;
   SchedlabPluginInfo mine;
   std::memset(&mine, 0, sizeof mine);
   mine.abi_version = SCHEDLAB_PLUGIN_ABI_VERSION;

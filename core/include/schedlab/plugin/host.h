@@ -9,10 +9,13 @@
 // in plugin-api/include/schedlab/plugin.h.
 // Invariants: no exception crosses into a plugin and none comes out of one;
 // a plugin's failure surfaces here as a UserError (or InternalError when
-// schedlab itself failed). A user error raised by a primitive the plugin
-// called comes back with its message unchanged. A loaded Plugin keeps its
-// library mapped until the last shared_ptr to it is released, so a caller
-// mid-call is never pulled from under by a reload.
+// schedlab itself failed); a plugin that breaks the ABI (an exception through
+// it, a status that is no SCHEDLAB_* code, a value outside its own schema) as
+// a PluginFault, the UserError that blames the plugin rather than the
+// schedule. A user error raised by a primitive the plugin called comes back
+// with its message unchanged. A loaded Plugin keeps its library mapped until
+// the last shared_ptr to it is released, so a caller mid-call is never pulled
+// from under by a reload.
 #pragma once
 
 #include <chrono>
@@ -31,6 +34,26 @@
 struct SchedlabPluginInfo;
 
 namespace schedlab::plugin {
+
+/// A plugin broke the ABI contract: it let a C++ exception escape through the
+/// C ABI, returned a status that is no SCHEDLAB_* code or one that only the
+/// plugin can have caused (SCHEDLAB_ERR_PLUGIN, _INVALID_ARGUMENT, _VERSION,
+/// _UNSUPPORTED), or wrote an out-param outside the contract (compute_params
+/// values outside its schema, *accepted other than 0 or 1). A sweep records
+/// it as `plugin_error`, the CLI exits 1: the plugin failed, not the user's
+/// request (schedule_error, exit 2) and not schedlab (exit 3).
+///
+/// It derives from UserError on purpose. DESIGN.md section 13 puts plugin
+/// misuse in the user channel, and every handler written before this class
+/// (loading a directory, reload, the segmenter asking can_schedule, the
+/// isolated child's error frame, the fuzzer) must keep treating it as "not a
+/// bug in schedlab". A separate root class would fall through any handler not
+/// updated for it into the internal-error path, the very misblame this type
+/// exists to prevent; the few places that classify catch it first.
+class PluginFault : public UserError {
+ public:
+  explicit PluginFault(const std::string& message) : UserError({}, message) {}
+};
 
 /// The device heuristics see on the CPU backend: "schedlab-model-sm90", an
 /// H100 SXM's figures (the table is in plugin.h, SchedlabDeviceProperties).
@@ -156,7 +179,9 @@ class Plugin {
   const Library& code(const char* call) const;
   /// Throws the schedlab error for a failed plugin call.
   [[noreturn]] void fail(const char* what, int32_t status) const;
-  void check_values(const ParamValues& v, const char* what) const;
+  /// user_error for values out of the schema; a PluginFault when `from_plugin`
+  /// (the plugin itself wrote them: compute_params).
+  void check_values(const ParamValues& v, const char* what, bool from_plugin = false) const;
 
   std::unique_ptr<Library> lib_;  ///< the mapping and the plugin's function table
   std::string name_, version_, description_;
@@ -199,6 +224,16 @@ std::shared_ptr<const Plugin> described_plugin(const PluginDescription& d, bool 
 std::shared_ptr<const Plugin> load_plugin_isolated(const std::string& path,
                                                    const std::string& shadow_path,
                                                    std::chrono::milliseconds timeout);
+
+/// The plugin call the calling thread is inside: the plugin's name and the
+/// call (SCHEDLAB_PLUGIN_ENTRY_NAME, "can_schedule", "compute_params",
+/// "schedule"); both null outside any call, and in a child forked since.
+/// Reads thread-local state only, so an exit hook may use it.
+struct PluginCall {
+  const char* plugin = nullptr;
+  const char* call = nullptr;
+};
+PluginCall current_plugin_call() noexcept;
 
 /// Name of a status ("SCHEDLAB_ERR_USER"), for messages.
 std::string_view status_name(int32_t status);

@@ -8,7 +8,10 @@
 // may be rewritten at any time. A reload swaps the registry's shared_ptr
 // under a lock: callers holding the old instance keep using it until they
 // release it, and a failed reload leaves the last good version serving.
-// Nothing here lets an error escape a reload: it becomes a ReloadResult.
+// The version a reload replaced stays loaded until the next reload, so a
+// caller that finds the new one bad can roll back to it (rollback(), as
+// cr.h does). Nothing here lets an error escape a reload or a rollback: it
+// becomes a ReloadResult.
 #pragma once
 
 #include <chrono>
@@ -33,14 +36,15 @@ std::string builtin_plugin_dir();
 /// colon-separated $SCHEDLAB_PLUGIN_PATH, then builtin_plugin_dir().
 std::vector<std::string> plugin_search_path(const std::vector<std::string>& explicit_dirs = {});
 
-/// What one reload attempt did.
+/// What one reload (or rollback) attempt did.
 struct ReloadResult {
   std::string name;                      ///< the plugin's registry name
   std::string path;                      ///< its file
-  bool ok = false;                       ///< the new version serves now
+  bool ok = false;                       ///< the new (rollback: the earlier) version serves now
   std::string message;                   ///< why it failed; empty when ok
   uint64_t generation = 0;               ///< the version serving after the attempt
   std::shared_ptr<const Plugin> plugin;  ///< the version serving after the attempt
+  uint64_t rolled_back_from = 0;         ///< rollback: the generation abandoned
 };
 
 class Registry {
@@ -77,7 +81,15 @@ class Registry {
   /// failure the current version stays and the result says why. The new
   /// version must keep the name.
   ReloadResult reload(const std::string& name);
-  /// How many versions of `name` have been swapped in (1 after add).
+  /// Puts back the version the last successful reload of `name` replaced
+  /// (cr.h's rollback: the caller found the new one crashing, hanging or
+  /// wrong where the earlier one passed). It serves, under its own
+  /// generation, until the next reload; a second rollback in a row has
+  /// nothing to go back to and fails (ok false, the reason in message).
+  ReloadResult rollback(const std::string& name);
+  /// The generation serving `name`: 1 after add, then each successful reload
+  /// takes the next number; a rollback restores the earlier one's. 0 when
+  /// `name` is not registered.
   uint64_t generation(const std::string& name) const;
 
   /// From now on, load every plugin (add, get, reload) in a forked child
@@ -96,9 +108,12 @@ class Registry {
 
  private:
   struct Entry {
-    std::string path;                       ///< the file being served
-    std::shared_ptr<const Plugin> current;  ///< what get() returns
-    uint64_t generation = 0;                ///< swaps so far
+    std::string path;                        ///< the file being served
+    std::shared_ptr<const Plugin> current;   ///< what get() returns
+    uint64_t generation = 0;                 ///< current's generation
+    uint64_t latest = 0;                     ///< the highest generation handed out
+    std::shared_ptr<const Plugin> previous;  ///< what the last reload replaced, or null
+    uint64_t previous_generation = 0;        ///< previous's generation
   };
   std::string next_shadow(const std::string& path);
   /// load_plugin, or load_plugin_isolated after load_isolated().

@@ -42,10 +42,14 @@ enum class Status {
   /// the sanitizer found a race, an out-of-bounds or uninitialised access or
   /// a divergent barrier (runtime/sanitizer.h): wrong_result-class, never timed
   Racy,
+  /// the plugin broke the ABI (plugin::PluginFault): an exception through
+  /// the C ABI, a status that is no SCHEDLAB_* code, a value out of its
+  /// schema. The plugin's failure, not the user's schedule (schedule_error)
+  PluginError,
 };
 
 /// "ok", "rejected", "schedule_error", "compile_error", "wrong_result",
-/// "crashed", "timeout", "racy".
+/// "crashed", "timeout", "racy", "plugin_error".
 std::string_view status_name(Status s);
 /// The inverse of status_name; nullopt for anything else.
 std::optional<Status> parse_status(std::string_view name);

@@ -38,7 +38,8 @@ struct SearchProblem {
 /// strategy needs.
 struct Outcome {
   /// The record's status: "ok", "rejected", "schedule_error",
-  /// "compile_error", "wrong_result", "crashed", "timeout", "racy".
+  /// "compile_error", "wrong_result", "crashed", "timeout", "racy",
+  /// "plugin_error".
   std::string status;
   double median_s = 0;  ///< median time in seconds when status is "ok"
   bool ok() const { return status == "ok"; }

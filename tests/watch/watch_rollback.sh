@@ -1,0 +1,60 @@
+#!/bin/sh
+# Rollback in the manner of cr.h: `schedlab watch` serves a good build of
+# rollback_plugin, then is handed three bad builds one after another (a
+# segfault, a hang, a wrong result). Each fails a point the good build passed,
+# so each is rolled back to generation 1 (version 1.0) with one line saying
+# so, the loop goes on (watch isolates by default), and the points are re-run
+# with the good build: the results file's last record of the scheduler is
+# the good build's, ok.
+# usage: watch_rollback.sh SCHEDLAB PLUGIN_DIR WORKDIR
+set -eu
+schedlab=$1 plugins=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+cp "$plugins/rollback_good.so" "$work/rollback_plugin.so"
+# atol: far above the block reduction's rounding error over a row of 16384
+# and far below the serial sum's (the wrong build).
+cat > "$work/sweep.yaml" <<YAML
+sweep: watch_rollback
+fusions:
+  - fusion: row_sum
+    sizes: {N: [2], K: [16384]}
+schedulers:
+  - name: mine
+    plugin: $work/rollback_plugin.so
+validation: {rtol: 0, atol: 1e-4}
+measure: {repetitions: 2, warmup: 0}
+backend: cpu
+YAML
+: > "$work/out.txt"
+"$schedlab" watch "$work/sweep.yaml" -o "$work/results.jsonl" --max-reruns 3 --timeout 20 \
+  --cache-dir "$work/cache" > "$work/out.txt" 2>&1 &
+pid=$!
+fail() { echo "$1"; cat "$work/out.txt"; kill $pid 2>/dev/null || true; exit 1; }
+wait_for() {  # wait_for REGEX: until out.txt has a matching line (or watch ended)
+  i=0
+  until grep -Eq "$1" "$work/out.txt"; do
+    i=$((i + 1))
+    [ $i -lt 1200 ] && kill -0 $pid 2>/dev/null || fail "no line matching /$1/"
+    sleep 0.1
+  done
+}
+wait_for '^watching rollback_plugin'
+grep -Eq '^row_sum +N=2,K=16384 +mine ' "$work/out.txt" || fail "the first table lacks the good build's row"
+generation=2
+for bad in segv:crashed hang:timeout wrong:wrong_result; do
+  build=${bad%%:*} why=${bad#*:}
+  sleep 1.1  # a new mtime second for file systems with coarse stamps
+  cp "$plugins/rollback_$build.so" "$work/next.so" && mv "$work/next.so" "$work/rollback_plugin.so"
+  wait_for "^rolled back rollback_plugin to generation 1 \(version 1\.0\): generation $generation $why.* on row_sum N=2,K=16384 \(mine\), where generation 1 passed. generation 1 serves until rollback_plugin\.so changes again$"
+  wait_for "^[0-9]+ points re-run with generation 1$"
+  generation=$((generation + 1))
+done
+status=0
+wait $pid || status=$?
+cat "$work/out.txt"
+[ $status -eq 0 ] || { echo "watch exited with $status"; exit 1; }
+# The last record of `mine` (not the A/B twin mine@old) is the good build's.
+last=$(grep '"scheduler":"mine"' "$work/results.jsonl" | tail -n 1)
+echo "$last" | grep -q '"plugin":{"name":"rollback_plugin","version":"1.0",' || { echo "last record not from 1.0: $last"; exit 1; }
+echo "$last" | grep -q '"status":"ok"' || { echo "last record not ok: $last"; exit 1; }
+echo "watch rollback: ok"
