@@ -27,6 +27,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli_checks.h"
 #include "command.h"
 #include "run_common.h"
 #include "schedlab/plugin/registry.h"
@@ -251,7 +252,8 @@ Command add_watch_command(CLI::App& app) {
   cmd->add_option("--source", o->sources,
                   "Source directory or file to watch: DIR for every plugin, or NAME=DIR "
                   "(default: the sources schedlab_add_plugin recorded in <plugin>.so.sources)");
-  cmd->add_option("--max-reruns", o->max_reruns, "Exit after this many reruns (default: never)");
+  cmd->add_option("--max-reruns", o->max_reruns, "Exit after this many reruns (default: never)")
+      ->check(integer_in(0, std::numeric_limits<int>::max()));
   return {cmd, [o, cmd] { return run_watch(*o, cmd->remaining()); }};
 }
 
