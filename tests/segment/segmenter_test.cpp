@@ -259,7 +259,9 @@ TEST(Segmenter, LongChainSegmentsAndEvaluates) {
     exprs += seg.exprs.size();
     const bool last = i + 1 == s.segments.size();
     EXPECT_EQ(seg.scheduler, last ? "no_reduction" : "one_reduction") << "segment " << i;
-    if (!last) EXPECT_TRUE(seg.exprs.back()->is<ir::ReductionOp>()) << "segment " << i;
+    if (!last) {
+      EXPECT_TRUE(seg.exprs.back()->is<ir::ReductionOp>()) << "segment " << i;
+    }
   }
   EXPECT_EQ(exprs, f.exprs_for_outputs().size());
   std::vector<const ir::Extraction*> chain;
