@@ -71,10 +71,7 @@ void BM_SegmentMixedChain(benchmark::State& state) {
   }
   state.SetComplexityN(n);
 }
-BENCHMARK(BM_SegmentMixedChain)
-    ->Apply(chain_lengths)
-    ->Unit(benchmark::kMillisecond)
-    ->Complexity();
+BENCHMARK(BM_SegmentMixedChain)->Apply(chain_lengths)->Unit(benchmark::kMillisecond)->Complexity();
 
 /// The built-in plugins: the pointwise chain is one offer, so this is
 /// their can_schedule on a long fusion.

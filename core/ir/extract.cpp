@@ -130,7 +130,8 @@ Extraction extract(const Fusion& f, const std::vector<const Expr*>& exprs,
     std::vector<std::pair<int, const Expr*>> at;
     for (const Expr* e : exprs) {
       at.emplace_back(frozen->position(e), e);
-      internal_assert(at.back().first >= 0) << "extract: an expression is not in fusion " << f.name();
+      internal_assert(at.back().first >= 0)
+          << "extract: an expression is not in fusion " << f.name();
     }
     std::sort(at.begin(), at.end());
     for (const auto& [i, e] : at) ordered.push_back(e);
