@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli_checks.h"
 #include "command.h"
 #include "schedlab/base/install_paths.h"
 #include "schedlab/base/error.h"
@@ -497,7 +498,7 @@ Command add_show_command(CLI::App& app) {
   cmd->add_option("--sample-blocks", profile->max_blocks,
                   "With --stage profile: trace at most about this many blocks of a large grid "
                   "and scale the counts (0: every block)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in<int64_t>(0));
   return {cmd, [o, stage, segments, profile, print_after] {
             return run_show(*o, *stage, *segments, *profile, *print_after);
           }};
@@ -513,7 +514,8 @@ Command add_exec_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   cmd->add_option("--cache-dir", eo->cache_dir,
                   "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
-  cmd->add_option("--seed", eo->seed, "Seed of the generated inputs");
+  cmd->add_option("--seed", eo->seed, "Seed of the generated inputs")
+      ->check(integer_in<uint64_t>(0));
   cmd->add_option("--inputs", eo->inputs,
                   "NumPy .npy files, one per fusion input in order (e.g. x.npy,w.npy), "
                   "instead of generated inputs (a bf16 input: <u2 raw bits, or <f4 rounded)");
@@ -526,7 +528,7 @@ Command add_exec_command(CLI::App& app) {
   cmd->add_option("--timeout", eo->timeout_s,
                   "Seconds exec may take (default 120; 0: no limit). Past it exec stops with "
                   "exit 1 (with --isolate: the child is killed)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(0, /*inclusive=*/true));
   cmd->add_flag("--sanitize", eo->sanitize,
                 "Also run the kernels under the emulation sanitizer (CPU backend): races, "
                 "out-of-bounds and uninitialised accesses, divergent barriers; any finding "

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "cli_checks.h"
 #include "command.h"
 #include "schedlab/base/error.h"
 #include "schedlab/fuzz/fuzz.h"
@@ -122,14 +123,16 @@ Command add_fuzz_command(CLI::App& app) {
       "Differential fuzzing: random fusions with random schedules, each run with its schedule "
       "and through the built-in plugins on the CPU backend, checked against the reference");
   cmd->add_option("--cases", o->cases, "How many cases (each is two runs)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", o->seed, "Seed: the same seed gives the same cases");
+      ->check(integer_in<uint64_t>(1));
+  cmd->add_option("--seed", o->seed, "Seed: the same seed gives the same cases")
+      ->check(integer_in<uint64_t>(0));
   cmd->add_option("--only", o->only,
                   "Run only these cases (indices below --cases), e.g. --only 17,204 --keep DIR "
                   "to keep failures a longer run printed")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(integer_in<uint64_t>(0));
   cmd->add_option("--jobs", o->jobs, "Runs at once, each in its own child process")
-      ->check(CLI::Range(1, 256));
+      ->check(integer_in(1, 256));
   cmd->add_flag("--sanitize", o->sanitize,
                 "Also run each scheduled kernel under the CPU backend's emulation sanitizer "
                 "(a finding is class `racy`)");
@@ -137,9 +140,9 @@ Command add_fuzz_command(CLI::App& app) {
                   "Minimise every failure and write DIR/<class>-<case>.yaml/.sched and "
                   "DIR/README.md with the command that reproduces each");
   cmd->add_option("--timeout", o->timeout_s, "Seconds one run may take before it is killed")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, /*inclusive=*/false));
   cmd->add_option("--budget", o->budget, "With --keep: runs the minimiser may spend per failure")
-      ->check(CLI::Range(1, 100000));
+      ->check(integer_in(1, 100000));
   cmd->add_option("--cache-dir", o->cache_dir,
                   "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
   add_plugin_dir_option(cmd, o->plugin_dirs);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_checks.h"
 #include "command.h"
 #include "schedlab/base/install_paths.h"
 #include "schedlab/report/results_lock.h"
@@ -48,7 +49,8 @@ void SweepOptions::add_to(CLI::App* cmd) {
                   "JSONL file for the records (default: schedlab-results/<sweep>.jsonl)");
   cmd->add_flag("--resume", resume,
                 "Continue the output file: points already recorded there are not re-run");
-  cmd->add_option("--jobs,-j", jobs, "Compile threads (default: one per core)");
+  cmd->add_option("--jobs,-j", jobs, "Compile threads (default: one per core)")
+      ->check(integer_in(1, 4096));
   cmd->add_option("--backend", backend, "Override the sweep's backend: auto, cuda or cpu")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   cmd->add_option("--cache-dir", cache_dir,
@@ -64,7 +66,7 @@ void SweepOptions::add_to(CLI::App* cmd) {
                 "Run each point's plugin calls, compile and validating launch in a child "
                 "process: a crash or hang marks that point crashed or timeout");
   cmd->add_option("--timeout", timeout_s, "With --isolate: seconds a point may take (default 120)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, /*inclusive=*/false));
   cmd->add_option("--ab", ab,
                   "The old build (.so) of a plugin the sweep uses: each scheduler using it gets a "
                   "twin NAME@old run by the old build, timed in the same interleaved rounds, "
@@ -76,7 +78,7 @@ void SweepOptions::add_to(CLI::App* cmd) {
   cmd->add_option("--progress-interval", progress_interval_s,
                   "When stderr is not a terminal: seconds between progress lines (default 5; "
                   "0: one per point)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(0, /*inclusive=*/true));
   cmd->allow_extras();  // --benchmark_* flags go to Google Benchmark
   cmd->footer(
       "Google Benchmark's flags (--benchmark_filter, --benchmark_out=FILE, "

@@ -35,6 +35,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli_checks.h"
 #include "command.h"
 #include "run_common.h"
 #include "schedlab/plugin/registry.h"
@@ -330,7 +331,8 @@ Command add_watch_command(CLI::App& app) {
   cmd->add_option("--source", o->sources,
                   "Source directory or file to watch: DIR for every plugin, or NAME=DIR "
                   "(default: the sources schedlab_add_plugin recorded in <plugin>.so.sources)");
-  cmd->add_option("--max-reruns", o->max_reruns, "Exit after this many reruns (default: never)");
+  cmd->add_option("--max-reruns", o->max_reruns, "Exit after this many reruns (default: never)")
+      ->check(integer_in(0, std::numeric_limits<int>::max()));
   cmd->add_flag("--no-isolate", o->no_isolate,
                 "Run plugin calls, compiles and validating launches in this process (default: "
                 "in a child per point, as --isolate, so a crash or hang of a reloaded build "

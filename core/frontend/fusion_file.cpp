@@ -246,8 +246,12 @@ std::string resolve_fusion(const std::string& name_or_path, const std::vector<st
   bool looks_like_path = name_or_path.find('/') != std::string::npos ||
                          name_or_path.ends_with(".yaml") || name_or_path.ends_with(".yml");
   if (looks_like_path || fs::is_regular_file(name_or_path)) {
-    user_assert(fs::is_regular_file(name_or_path))
-        << "fusion file '" << name_or_path << "' does not exist";
+    std::error_code ec;
+    user_assert(fs::is_regular_file(name_or_path, ec))
+        << "fusion file '" << name_or_path << "' "
+        << (!fs::exists(name_or_path, ec)        ? "does not exist"
+            : fs::is_directory(name_or_path, ec) ? "is a directory, not a regular file"
+                                                 : "is not a regular file");
     return name_or_path;
   }
   std::vector<std::string> known;

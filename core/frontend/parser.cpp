@@ -245,15 +245,16 @@ class Parser {
     if (t.text == "nan") return ir::constant(f_, NAN, DataType::F64);
     if (t.text == "pi") return ir::constant(f_, std::numbers::pi, DataType::F64);
     auto it = scope_.find(t.text);
-    // A named size of the inputs' shapes is a value known at launch.
-    if (auto sizes = f_.size_symbols();
-        it == scope_.end() && std::find(sizes.begin(), sizes.end(), t.text) != sizes.end())
+    if (it != scope_.end()) return it->second.val;
+    // A named size of the inputs' shapes is a value known at launch. (Asked
+    // only for a name not bound: size_symbols() walks every input, and a
+    // fusion with thousands of inputs has thousands of names to look up.)
+    if (auto sizes = f_.size_symbols(); std::find(sizes.begin(), sizes.end(), t.text) != sizes.end())
       return f_.make_size_scalar(ir::SizeExpr::symbol(t.text));
-    if (auto fns = all_function_names();
-        it == scope_.end() && std::find(fns.begin(), fns.end(), t.text) != fns.end())
+    if (auto fns = all_function_names(); std::find(fns.begin(), fns.end(), t.text) != fns.end())
       user_error_at(at(cur())) << "expected '(' after the function '" << t.text << "', found "
                                << cur().describe();
-    if (it == scope_.end()) {
+    {
       std::vector<std::string> names;
       for (const auto& [k, v] : scope_) names.push_back(k);
       std::string hint = closest_name(t.text, names);

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "schedlab/base/error.h"
+#include "schedlab/ir/frozen.h"
 
 namespace schedlab::ir {
 
@@ -121,13 +122,26 @@ Extraction extract(const Fusion& f, const std::vector<const Expr*>& exprs,
                    const std::string& name) {
   const std::unordered_set<const Expr*> group(exprs.begin(), exprs.end());
   internal_assert(group.size() == exprs.size()) << "extract: an expression is listed twice";
+  // The group in f's topological order. With f frozen (the segmenter's many
+  // offers) that costs O(group), not O(f).
   std::vector<const Expr*> ordered;
-  for (const Expr* e : f.exprs())
-    if (group.count(e)) ordered.push_back(e);
+  const FrozenGraph* frozen = FrozenGraph::of(f);
+  if (frozen) {
+    std::vector<std::pair<int, const Expr*>> at;
+    for (const Expr* e : exprs) {
+      at.emplace_back(frozen->position(e), e);
+      internal_assert(at.back().first >= 0)
+          << "extract: an expression is not in fusion " << f.name();
+    }
+    std::sort(at.begin(), at.end());
+    for (const auto& [i, e] : at) ordered.push_back(e);
+  } else {
+    for (const Expr* e : f.exprs())
+      if (group.count(e)) ordered.push_back(e);
+  }
   internal_assert(ordered.size() == group.size())
       << "extract: an expression is not in fusion " << f.name();
-  const std::vector<Expr*> live_list = f.exprs_for_outputs();
-  const std::unordered_set<const Expr*> live(live_list.begin(), live_list.end());
+  const FrozenGraph live(f);  // is_live, once per escaping use
 
   // Boundary tensors.
   std::set<const TensorView*> produced, inputs, outputs;
@@ -137,7 +151,7 @@ Extraction extract(const Fusion& f, const std::vector<const Expr*>& exprs,
       if (auto* t = v->as<TensorView>(); t && !produced.count(t)) inputs.insert(t);
   for (const TensorView* t : produced) {
     bool escapes = f.is_output(t);
-    for (const Expr* use : t->uses()) escapes |= live.count(use) && !group.count(use);
+    for (const Expr* use : t->uses()) escapes |= !group.count(use) && f.is_live(use);
     if (escapes) outputs.insert(t);
   }
 

@@ -4,8 +4,19 @@
 #include <unordered_set>
 
 #include "schedlab/base/error.h"
+#include "schedlab/ir/frozen.h"
 
 namespace schedlab::ir {
+
+namespace {
+
+/// Graph mutators end here first: a FrozenGraph's snapshot must stay true.
+void check_not_frozen(const Fusion& f, const char* what) {
+  internal_assert(!FrozenGraph::of(f))
+      << what << " on fusion " << f.name() << " while a FrozenGraph of it is in force";
+}
+
+}  // namespace
 
 IterDomain* Fusion::make_iter_domain(SizeExpr extent, IterType t) {
   ids_.emplace_back(new IterDomain(static_cast<int>(ids_.size()), std::move(extent), t));
@@ -28,8 +39,11 @@ TensorView* Fusion::make_tensor(DataType t, const std::vector<SizeExpr>& shape) 
 }
 
 TensorView* Fusion::make_tensor_numbered(DataType t, std::vector<IterDomain*> logical, int number) {
-  for (const TensorView* tv : tensors())
-    internal_assert(tv->number() != number) << "T" << number << " exists already";
+  // Every existing number is below next_tensor_: extract() copies tensors in
+  // increasing number order mostly, and then the search is skipped.
+  if (number < next_tensor_)
+    for (const TensorView* tv : tensors())
+      internal_assert(tv->number() != number) << "T" << number << " exists already";
   auto* tv = new TensorView(this, number, t, std::move(logical));
   vals_.emplace_back(tv);
   next_tensor_ = std::max(next_tensor_, number + 1);
@@ -49,6 +63,7 @@ Scalar* Fusion::make_size_scalar(SizeExpr size) {
 }
 
 void Fusion::register_expr(std::unique_ptr<Expr> e) {
+  check_not_frozen(*this, "a new statement");
   for (Val* in : e->inputs()) {
     internal_assert(in && in->fusion() == this) << e->op_name() << ": operand from another fusion";
     in->uses_.push_back(e.get());
@@ -72,6 +87,7 @@ void Fusion::add_input(TensorView* t) {
 }
 
 void Fusion::add_output(TensorView* t) {
+  check_not_frozen(*this, "add_output");
   user_assert(!is_output(t)) << t->describe() << " is listed twice as a fusion output";
   outputs_.push_back(t);
   t->set_memory_type(MemoryType::Global);
@@ -95,6 +111,7 @@ std::vector<Expr*> Fusion::exprs() const {
   // Stable topological order: creation order, except that an expression
   // waits for the definitions of its inputs (cache_after and rfactor insert
   // producers after their consumers were created).
+  if (const FrozenGraph* g = FrozenGraph::of(*this)) return g->exprs();
   std::vector<Expr*> order;
   std::unordered_set<const Expr*> placed;
   std::vector<Expr*> pending;
@@ -148,6 +165,7 @@ std::vector<IterDomainExpr*> Fusion::id_exprs() const {
 }
 
 void Fusion::replace_input(Expr* e, Val* old, Val* with) {
+  check_not_frozen(*this, "replace_input");
   // uses() lists an expression once per operand slot, as register_expr does.
   int replaced = 0;
   for (Val*& in : e->inputs_) {
@@ -162,6 +180,7 @@ void Fusion::replace_input(Expr* e, Val* old, Val* with) {
 }
 
 void Fusion::replace_output(Expr* e, Val* old, Val* with) {
+  check_not_frozen(*this, "replace_output");
   bool found = false;
   for (Val*& out : e->outputs_) {
     if (out != old) continue;
@@ -175,6 +194,7 @@ void Fusion::replace_output(Expr* e, Val* old, Val* with) {
 }
 
 void Fusion::replace_fusion_output(TensorView* old, TensorView* with) {
+  check_not_frozen(*this, "replace_fusion_output");
   auto it = std::find(outputs_.begin(), outputs_.end(), old);
   internal_assert(it != outputs_.end()) << old->str() << " is not a fusion output";
   *it = with;
@@ -182,6 +202,7 @@ void Fusion::replace_fusion_output(TensorView* old, TensorView* with) {
 }
 
 std::vector<Expr*> Fusion::exprs_for_outputs() const {
+  if (const FrozenGraph* g = FrozenGraph::of(*this)) return g->exprs_for_outputs();
   std::vector<Expr*> order;
   std::unordered_set<const Expr*> done, on_stack;
   // Iterative post-order DFS; fusions from text can be deep chains.
@@ -214,8 +235,10 @@ std::vector<Expr*> Fusion::exprs_for_outputs() const {
 }
 
 bool Fusion::is_live(const Expr* e) const {
-  // Forward search from e's result to an output; fusions are small, and
-  // computing this on demand keeps Fusion free of caches to invalidate.
+  // Forward search from e's result to an output, O(size) each: computing it
+  // on demand keeps Fusion free of caches to invalidate. A pass that asks per
+  // tensor freezes the graph (FrozenGraph) and gets O(1) answers.
+  if (const FrozenGraph* g = FrozenGraph::of(*this)) return g->is_live(e);
   std::vector<const Val*> work(e->outputs().begin(), e->outputs().end());
   std::unordered_set<const Val*> seen(work.begin(), work.end());
   while (!work.empty()) {

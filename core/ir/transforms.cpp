@@ -261,7 +261,7 @@ namespace {
 /// order they were applied.
 std::vector<IterDomainExpr*> history_between(const TensorView* t,
                                              const std::vector<IterDomain*>& base_domain) {
-  std::set<const IterDomainExpr*> seen;
+  std::set<IterDomainExpr*> seen;
   std::set<const IterDomain*> base(base_domain.begin(), base_domain.end());
   std::vector<IterDomain*> stack(t->loop().begin(), t->loop().end());
   while (!stack.empty()) {
@@ -271,9 +271,14 @@ std::vector<IterDomainExpr*> history_between(const TensorView* t,
     if (!seen.insert(id->definition()).second) continue;
     for (IterDomain* in : id->definition()->inputs()) stack.push_back(in);
   }
-  std::vector<IterDomainExpr*> r;
-  for (IterDomainExpr* e : t->fusion()->id_exprs())
-    if (seen.count(e)) r.push_back(e);
+  // In creation order, without walking the fusion's every transform (that
+  // made lowering a long chain quadratic): Fusion::split and merge create
+  // the outputs just before the transform, so its first output's number
+  // orders transforms as their creation does.
+  std::vector<IterDomainExpr*> r(seen.begin(), seen.end());
+  std::sort(r.begin(), r.end(), [](const IterDomainExpr* a, const IterDomainExpr* b) {
+    return a->outputs().front()->id() < b->outputs().front()->id();
+  });
   return r;
 }
 }  // namespace

@@ -16,6 +16,7 @@
 #include "vectorize.h"
 #include "schedlab/base/error.h"
 #include "schedlab/ir/verifier.h"
+#include "schedlab/sched/loop_owner_cache.h"
 
 namespace schedlab::lower {
 
@@ -54,6 +55,9 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after
     if (after_pass) after_pass(pass, k);
   };
   internal_assert(index_bits == 32 || index_bits == 64) << "index_bits " << index_bits;
+  // f is const here: every pass asks liveness and loop owners per tensor,
+  // which the cache answers in O(1) (linear lowering of long chains).
+  const sched::LoopOwnerCache frozen(f);
   ir::verify(f);
   // 1. Refuse what later passes cannot lower correctly, before doing any work.
   check_lowerable(f);

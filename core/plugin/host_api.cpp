@@ -625,9 +625,14 @@ int32_t api_axes_mapped(SchedlabSegment* s, SchedlabTensor* a, int32_t a_axis, S
     TensorView* ta = tensor(s, a, "_axes_mapped", "a");
     TensorView* tb = tensor(s, b, "_axes_mapped", "b");
     check_out(result, "_axes_mapped", "result");
-    sched::LoopMap map(*s->segment->fusion,
-                       exact != 0 ? sched::LoopMap::Mode::Exact : sched::LoopMap::Mode::Permissive);
-    *result = map.mapped(ta->axis(a_axis), tb->axis(b_axis)) ? 1 : 0;
+    const ir::Fusion& f = *s->segment->fusion;
+    const size_t m = exact != 0 ? 0 : 1;
+    if (!s->loop_maps[m] || s->loop_maps_ids[m] != f.iter_domains().size()) {
+      s->loop_maps[m] = std::make_unique<sched::LoopMap>(
+          f, exact != 0 ? sched::LoopMap::Mode::Exact : sched::LoopMap::Mode::Permissive);
+      s->loop_maps_ids[m] = f.iter_domains().size();
+    }
+    *result = s->loop_maps[m]->mapped(ta->axis(a_axis), tb->axis(b_axis)) ? 1 : 0;
   });
 }
 

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <unordered_set>
 
 #include "schedlab/plugin.h"
 #include "schedlab/plugin/host.h"
+#include "schedlab/sched/id_map.h"
 
 /// The host side of a SchedlabSegment handle. One lives on the stack for
 /// each call into a plugin; the strings handed out during the call live in
@@ -17,6 +19,13 @@ struct SchedlabSegment {
   std::string plugin;                       ///< who is calling, for log lines
   std::deque<std::string> strings;          ///< strings returned during this call
   std::unordered_set<const void*> tensors;  ///< known tensor handles (refreshed on a miss)
+  /// _axes_mapped's loop maps (exact, permissive), each with the fusion's
+  /// IterDomain count it was built at: every change a map sees (a split, a
+  /// merge, a cache or rfactor tensor) adds IterDomains, so an equal count
+  /// means an equal map. A heuristic asks per tensor pair; building the map
+  /// for each question made can_schedule quadratic in the fusion's length.
+  std::unique_ptr<schedlab::sched::LoopMap> loop_maps[2];
+  size_t loop_maps_ids[2] = {0, 0};
 };
 
 namespace schedlab::plugin {

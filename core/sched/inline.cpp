@@ -10,6 +10,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/sched/id_map.h"
+#include "schedlab/sched/loop_owner_cache.h"
 
 namespace schedlab::sched {
 
@@ -28,14 +29,45 @@ std::vector<TensorView*> consumers_of(const TensorView* tv) {
 
 }  // namespace
 
+namespace {
+
+/// The innermost LoopOwnerCache on this thread; each links to the one it hides.
+thread_local LoopOwnerCache* innermost_cache = nullptr;
+
+}  // namespace
+
+LoopOwnerCache::LoopOwnerCache(const ir::Fusion& f) : graph_(f) {
+  if (of(f)) return;
+  fusion_ = &f;
+  outer_ = innermost_cache;
+  innermost_cache = this;
+}
+
+LoopOwnerCache::~LoopOwnerCache() {
+  if (fusion_) innermost_cache = outer_;
+}
+
+LoopOwnerCache* LoopOwnerCache::of(const ir::Fusion& f) {
+  for (LoopOwnerCache* c = innermost_cache; c; c = c->outer_)
+    if (c->fusion_ == &f) return c;
+  return nullptr;
+}
+
 std::optional<LoopKey> loop_owner(const TensorView* t, int k) {
   if (k >= t->compute_at_pos()) return LoopKey{t, k};
+  LoopOwnerCache* cache = LoopOwnerCache::of(*t->fusion());
+  if (cache)
+    if (auto it = cache->memo_.find({t, k}); it != cache->memo_.end()) return it->second;
   std::optional<LoopKey> owner;
   for (const ir::Expr* use : t->fusion()->live_uses(t)) {
     auto o = loop_owner(use->out(), k);
-    if (!o || (owner && !(*owner == *o))) return std::nullopt;
+    if (!o || (owner && !(*owner == *o))) {
+      owner = std::nullopt;
+      break;
+    }
     owner = o;
   }
+  if (cache) cache->memo_[{t, k}] = owner;
   return owner;
 }
 
@@ -236,6 +268,9 @@ void inline_selected_at(const std::vector<TensorView*>& selected, const TensorVi
 }
 
 void inline_most(ir::Fusion& f, const std::vector<TensorView*>& selected) {
+  // Consumers are inlined before their producers, and only consumers' loops
+  // are asked about, so their answers stay true (see the cache's invariant).
+  const LoopOwnerCache cache(f);
   LoopMap map(f);
   std::set<const TensorView*> chosen(selected.begin(), selected.end());
   auto exprs = f.exprs();
@@ -246,6 +281,7 @@ void inline_most(ir::Fusion& f, const std::vector<TensorView*>& selected) {
 }
 
 void validate_bindings(const ir::Fusion& f) {
+  const LoopOwnerCache cache(f);  // nothing changes here
   LoopMap map(f);
   for (const TensorView* tv : f.tensors()) {
     for (int k = 0; k < tv->compute_at_pos(); ++k) {

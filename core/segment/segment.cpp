@@ -3,6 +3,8 @@
 #include "schedlab/segment/segment.h"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <queue>
@@ -11,6 +13,7 @@
 #include <unordered_map>
 
 #include "schedlab/base/error.h"
+#include "schedlab/ir/frozen.h"
 
 namespace schedlab::segment {
 
@@ -54,6 +57,13 @@ class Grouping {
       group_of_.push_back(static_cast<int>(i));
       members_[static_cast<int>(i)] = {static_cast<int>(i)};
     }
+    succ_.resize(exprs_.size());
+    pred_.resize(exprs_.size());
+    for (size_t i = 0; i < exprs_.size(); ++i)
+      for (int c : consumers_[i]) {
+        succ_[i].insert(c);
+        pred_[static_cast<size_t>(c)].insert(static_cast<int>(i));
+      }
   }
 
   size_t size() const { return exprs_.size(); }
@@ -88,8 +98,14 @@ class Grouping {
 
   /// The greedy merge passes (step 2 of the header).
   void merge_greedily() {
-    // The whole fusion was offered already (step 1).
-    std::set<std::vector<int>> considered{all_indices()};
+    // "Each union is considered once": a union is named by its two groups,
+    // and a group by (smallest index, size). Groups only grow, so a group
+    // with the same smallest index and size is the same set, and the two
+    // groups of a union are the only split of it into groups. This key costs
+    // O(1) where comparing the sorted unions cost O(n). The whole fusion was
+    // offered already (step 1): two groups that make it up are not offered.
+    std::set<std::array<int, 4>> considered;
+    const int n = static_cast<int>(exprs_.size());
     for (bool merged = true; merged;) {
       merged = false;
       for (size_t i = 0; i < exprs_.size(); ++i) {
@@ -97,10 +113,12 @@ class Grouping {
           const int pg = group_of_[static_cast<size_t>(p)];
           const int cg = group_of_[i];
           if (pg == cg) continue;
-          std::vector<int> u = members_.at(pg);
-          u.insert(u.end(), members_.at(cg).begin(), members_.at(cg).end());
-          std::sort(u.begin(), u.end());
-          if (!considered.insert(u).second) continue;
+          const int ps = static_cast<int>(members_.at(pg).size());
+          const int cs = static_cast<int>(members_.at(cg).size());
+          if (ps + cs == n) continue;
+          if (!considered.insert(std::min(std::array{pg, ps, cg, cs}, std::array{cg, cs, pg, ps}))
+                   .second)
+            continue;
           if (std::optional<int> via = path_through_third(pg, cg)) {
             Offer o;
             o.kind = Offer::Kind::Cycle;
@@ -111,7 +129,7 @@ class Grouping {
           }
           Offer o = offer(Offer::Kind::Merge, {members_.at(pg), members_.at(cg)});
           if (o.accepted_by.empty()) continue;
-          join(pg, cg, u, o);
+          join(pg, cg, o);
           merged = true;
         }
       }
@@ -132,15 +150,10 @@ class Grouping {
 
   /// Step 4: the groups in topological order, ties by first expression.
   std::vector<int> ordered_groups() const {
-    std::map<int, std::set<int>> succ;
     std::map<int, int> indegree;
     for (const auto& [g, m] : members_) indegree[g];
     for (const auto& [g, m] : members_)
-      for (int i : m)
-        for (int c : consumers_[static_cast<size_t>(i)]) {
-          int cg = group_of_[static_cast<size_t>(c)];
-          if (cg != g && succ[g].insert(cg).second) ++indegree[cg];
-        }
+      for (int s : succ_[static_cast<size_t>(g)]) ++indegree[s];
     std::priority_queue<int, std::vector<int>, std::greater<>> ready;
     for (const auto& [g, d] : indegree)
       if (d == 0) ready.push(g);
@@ -149,7 +162,7 @@ class Grouping {
       int g = ready.top();
       ready.pop();
       order.push_back(g);
-      for (int s : succ[g])
+      for (int s : succ_[static_cast<size_t>(g)])
         if (--indegree[s] == 0) ready.push(s);
     }
     internal_assert(order.size() == members_.size()) << "segment: the group graph has a cycle";
@@ -177,6 +190,8 @@ class Grouping {
     for (int& g : group_of_) g = 0;
     members_[0] = all_indices();
     accepted_[0] = o;
+    for (auto& s : succ_) s.clear();
+    for (auto& p : pred_) p.clear();
   }
 
   std::vector<int> all_indices() const {
@@ -186,13 +201,8 @@ class Grouping {
   }
 
  private:
-  std::set<int> successors(int g) const {
-    std::set<int> r;
-    for (int i : members_.at(g))
-      for (int c : consumers_[static_cast<size_t>(i)])
-        if (group_of_[static_cast<size_t>(c)] != g) r.insert(group_of_[static_cast<size_t>(c)]);
-    return r;
-  }
+  /// The groups that read a result of group g (its edges in the group graph).
+  const std::set<int>& successors(int g) const { return succ_[static_cast<size_t>(g)]; }
 
   /// A group other than `from` and `to` on a path from `from` to `to`: the
   /// merge of the two would then close a cycle through it.
@@ -212,15 +222,36 @@ class Grouping {
     return std::nullopt;
   }
 
-  void join(int pg, int cg, const std::vector<int>& u, const Offer& o) {
-    const int g = std::min(pg, cg);
-    members_.erase(pg);
-    members_.erase(cg);
-    accepted_.erase(pg);
-    accepted_.erase(cg);
-    for (int i : u) group_of_[static_cast<size_t>(i)] = g;
-    members_[g] = u;
+  /// Makes pg and cg one group named by the smaller, accepted by o. Costs
+  /// O(size of the smaller group + the edges of both), not O(fusion).
+  void join(int pg, int cg, const Offer& o) {
+    const int g = std::min(pg, cg), gone = std::max(pg, cg);
+    std::vector<int> u;
+    u.reserve(members_.at(pg).size() + members_.at(cg).size());
+    std::merge(members_.at(pg).begin(), members_.at(pg).end(), members_.at(cg).begin(),
+               members_.at(cg).end(), std::back_inserter(u));
+    for (int i : members_.at(gone)) group_of_[static_cast<size_t>(i)] = g;
+    members_.erase(gone);
+    accepted_.erase(gone);
+    members_[g] = std::move(u);
     accepted_[g] = o;
+    // Edges: gone's become g's; the edge between the two disappears.
+    auto& gs = succ_[static_cast<size_t>(g)];
+    auto& gp = pred_[static_cast<size_t>(g)];
+    for (int s : succ_[static_cast<size_t>(gone)]) {
+      pred_[static_cast<size_t>(s)].erase(gone);
+      pred_[static_cast<size_t>(s)].insert(g);
+      gs.insert(s);
+    }
+    for (int p : pred_[static_cast<size_t>(gone)]) {
+      succ_[static_cast<size_t>(p)].erase(gone);
+      succ_[static_cast<size_t>(p)].insert(g);
+      gp.insert(p);
+    }
+    succ_[static_cast<size_t>(gone)].clear();
+    pred_[static_cast<size_t>(gone)].clear();
+    gs.erase(g);
+    gp.erase(g);
   }
 
   const ir::Fusion& f_;
@@ -235,6 +266,9 @@ class Grouping {
   std::map<int, std::vector<int>> members_;  ///< group -> sorted expression indices
   std::map<int, Offer> accepted_;            ///< group -> the offer that was accepted
   std::map<int, Offer> rejected_;            ///< group -> its refused Alone offer
+  /// Per group (by name; empty for names no longer in use): the other groups
+  /// it has an edge to and from, kept up to date by join().
+  std::vector<std::set<int>> succ_, pred_;
 };
 
 }  // namespace
@@ -244,6 +278,8 @@ Segmentation segment(const ir::Fusion& f, const ir::SizeBindings& sizes,
   Segmentation s;
   s.fusion = &f;
   for (const Scheduler& sc : schedulers) s.schedulers.push_back(sc.name);
+  // The offers extract from f over and over; f does not change meanwhile.
+  const ir::FrozenGraph frozen(f);
   Grouping g(f, sizes, schedulers, s.log);
   if (g.size() == 0) return s;  // nothing to compute: outputs are inputs
   Offer whole = g.offer(Offer::Kind::Whole, {g.all_indices()});

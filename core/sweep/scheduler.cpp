@@ -75,9 +75,10 @@ PluginLookup registry_lookup(plugin::Registry& registry) {
       if (!is_path) {
         p = registry.get(name_or_path);
       } else {
-        user_assert(fs::is_regular_file(name_or_path))
-            << "plugin file '" << name_or_path << "' does not exist";
         std::error_code ec;
+        user_assert(fs::is_regular_file(name_or_path, ec))
+            << "plugin file '" << name_or_path << "' "
+            << (fs::exists(name_or_path, ec) ? "is not a regular file" : "does not exist");
         for (const auto& [name, file] : registry.files())
           if (fs::equivalent(file, name_or_path, ec)) p = registry.find(name);
         if (!p) p = registry.add(name_or_path);

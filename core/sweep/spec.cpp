@@ -178,9 +178,11 @@ class Loader {
     bool is_path = written.find('/') != std::string::npos || written.ends_with(".sched");
     if (is_path) {
       std::string p = resolve(written);
-      if (!fs::is_regular_file(p))
-        user_error_at(r_.loc(at)) << "script: schedule script '" << written
-                                  << "' does not exist (looked for '" << p << "')";
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec))
+        user_error_at(r_.loc(at)) << "script: schedule script '" << written << "' "
+                                  << (fs::exists(p, ec) ? "is not a regular file" : "does not exist")
+                                  << " (looked for '" << p << "')";
       return p;
     }
     std::vector<std::string> known;

@@ -226,5 +226,52 @@ std::vector<std::string> standard_fusions() {
 INSTANTIATE_TEST_SUITE_P(Configs, AllFusions, ::testing::ValuesIn(standard_fusions()),
                          [](const auto& info) { return info.param; });
 
+// A 2,000-statement chain (issue 16: the segmenter was quadratic): every
+// 8th statement subtracts its operand's row sum, the rest are pointwise, so
+// the greedy merges run all the way down. The segments are what the
+// algorithm says they are (each reduction ends a one_reduction segment that
+// starts after the previous one; the pointwise tail is no_reduction's), and
+// run in order they compute what the whole fusion computes.
+TEST(Segmenter, LongChainSegmentsAndEvaluates) {
+  constexpr int kOps = 2000;
+  std::string text = "fusion: long_chain\ninputs:\n  x: {dtype: f32, shape: [N, K]}\nbody: |\n";
+  std::string prev = "x";
+  for (int i = 1; i <= kOps; ++i) {
+    const std::string t = "t" + std::to_string(i);
+    if (i % 8 == 0)
+      text += "  " + t + " = " + prev + " - sum(" + prev + ", axis=1, keepdim=true)\n";
+    else
+      text += "  " + t + " = " + prev + (i % 2 ? " * 0.5\n" : " + 1\n");
+    prev = t;
+  }
+  text += "outputs: [" + prev + "]\n";
+  auto def = frontend::parse_fusion_text(text, "long_chain.yaml");
+  const ir::Fusion& f = *def.fusion;
+  const ir::SizeBindings sizes{{"N", 3}, {"K", 5}};
+  Segmentation s = segment(f, sizes, {one_reduction(), no_reduction()});
+  ASSERT_TRUE(s.complete());
+  // One reduction per 8 statements, each ending a segment of its own kind;
+  // the sum's broadcast and subtraction open the next segment.
+  ASSERT_EQ(s.segments.size(), static_cast<size_t>(kOps / 8 + 1));
+  size_t exprs = 0;
+  for (size_t i = 0; i < s.segments.size(); ++i) {
+    const Segment& seg = s.segments[i];
+    exprs += seg.exprs.size();
+    const bool last = i + 1 == s.segments.size();
+    EXPECT_EQ(seg.scheduler, last ? "no_reduction" : "one_reduction") << "segment " << i;
+    if (!last) {
+      EXPECT_TRUE(seg.exprs.back()->is<ir::ReductionOp>()) << "segment " << i;
+    }
+  }
+  EXPECT_EQ(exprs, f.exprs_for_outputs().size());
+  std::vector<const ir::Extraction*> chain;
+  for (const Segment& seg : s.segments) chain.push_back(&seg.fusion);
+  auto inputs = ref::make_inputs(f, sizes, 3, def.input_ranges);
+  auto want = ref::evaluate(f, inputs, sizes);
+  auto got = testing::evaluate_chain(f, chain, inputs, sizes);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].data, want[0].data);
+}
+
 }  // namespace
 }  // namespace schedlab::segment
