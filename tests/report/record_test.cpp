@@ -264,7 +264,7 @@ TEST(RecordErrors, NotObjects) {
 TEST(RecordErrors, BadValues) {
   EXPECT_EQ(error_of_edited([](auto& j) { j["status"] = "fine"; }),
             "unknown status 'fine'; expected ok, rejected, schedule_error, compile_error, "
-            "wrong_result, crashed, timeout or racy");
+            "wrong_result, crashed, timeout, racy or plugin_error");
   EXPECT_EQ(error_of_edited([](auto& j) { j["device"]["backend"] = "rocm"; }),
             "device.backend must be \"cpu\" or \"cuda\", found \"rocm\"");
   EXPECT_EQ(error_of_edited([](auto& j) { j["times_us"] = nlohmann::json::array(); }),
