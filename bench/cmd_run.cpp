@@ -62,10 +62,12 @@ void SweepOptions::add_to(CLI::App* cmd) {
   cmd->add_option("--fusion-dir", fusion_dir_flags,
                   "Extra directory searched for fusion names (repeatable)");
   add_plugin_dir_option(cmd, plugin_dirs);
-  cmd->add_flag("--isolate", isolate,
-                "Run each point's plugin calls, compile and validating launch in a child "
-                "process: a crash or hang marks that point crashed or timeout");
-  cmd->add_option("--timeout", timeout_s, "With --isolate: seconds a point may take (default 120)")
+  cmd->add_flag("--isolate,!--no-isolate", isolate,
+                "Load plugins and run each point's plugin calls, compile and validating launch "
+                "in worker processes, so that a crash or hang marks that point crashed or "
+                "timeout and no plugin code runs in schedlab itself (the default; "
+                "--no-isolate: all in this process)");
+  cmd->add_option("--timeout", timeout_s, "Isolated: seconds a point may take (default 120)")
       ->check(finite_number(0, /*inclusive=*/false));
   cmd->add_option("--ab", ab,
                   "The old build (.so) of a plugin the sweep uses: each scheduler using it gets a "

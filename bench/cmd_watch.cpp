@@ -53,7 +53,6 @@ struct WatchOptions {
   std::string build;                 ///< --build: the command for every plugin
   std::vector<std::string> sources;  ///< --source DIR (all plugins) or NAME=DIR
   int max_reruns = -1;               ///< exit after this many reruns (tests, benches)
-  bool no_isolate = false;           ///< --no-isolate: plugin calls in this process
 };
 
 bool failed(report::Status s) {
@@ -154,7 +153,6 @@ void read_recorded_sources(const std::string& binary, Watched& w) {
 
 int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
   SweepOptions so = o.sweep;
-  so.isolate = !o.no_isolate;
   plugin::Registry registry(plugin::plugin_search_path(so.plugin_dirs));
   sweep::SweepSpec spec = sweep::load_sweep_file(so.sweep, so.load_options(registry));
   auto backend = so.make_backend(spec);
@@ -333,10 +331,6 @@ Command add_watch_command(CLI::App& app) {
                   "(default: the sources schedlab_add_plugin recorded in <plugin>.so.sources)");
   cmd->add_option("--max-reruns", o->max_reruns, "Exit after this many reruns (default: never)")
       ->check(integer_in(0, std::numeric_limits<int>::max()));
-  cmd->add_flag("--no-isolate", o->no_isolate,
-                "Run plugin calls, compiles and validating launches in this process (default: "
-                "in a child per point, as --isolate, so a crash or hang of a reloaded build "
-                "costs one point and is rolled back)");
   return {cmd, [o, cmd] { return run_watch(*o, cmd->remaining()); }};
 }
 

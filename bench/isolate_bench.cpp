@@ -37,9 +37,14 @@ void replay_here(const std::string& log) {
   benchmark::DoNotOptimize(runtime::prepare(*bf.def.fusion, bf.sizes).source.source.size());
 }
 
+// Without isolation: schedule, lower and print in one process.
 void BM_Schedule_InProcess(benchmark::State& state) {
   auto p = plugin::load_plugin(kPlugin);
-  for (auto _ : state) replay_here(schedule_log(*p));
+  for (auto _ : state) {
+    sweep::BoundFusion bf = sweep::bind_fusion(kFusion, {}, {{"N", 1024}, {"K", 1024}});
+    sweep::schedule_with_plugin(*p, bf, std::nullopt, {});
+    benchmark::DoNotOptimize(runtime::prepare(*bf.def.fusion, bf.sizes).source.source.size());
+  }
 }
 BENCHMARK(BM_Schedule_InProcess)->Unit(benchmark::kMicrosecond);
 

@@ -28,7 +28,7 @@ struct SweepOptions {
   std::string csv, json, html;
   std::vector<std::string> fusion_dir_flags;
   std::vector<std::string> plugin_dirs;
-  bool isolate = false;
+  bool isolate = true;  ///< --isolate (default) / --no-isolate
   double timeout_s = 120;
   std::string ab;  ///< --ab OLD.so: the old build of a plugin, measured beside the current one
   std::string device = "h200";  ///< --device: the model device points are profiled on; "none"

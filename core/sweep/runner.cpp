@@ -172,6 +172,9 @@ class SweepRun {
   /// `auto` under --isolate: the built-ins are asked in `worker`.
   std::shared_ptr<const plugin::Plugin> pick_isolated(size_t i, isolate::Worker& worker,
                                                       std::vector<std::string>& reasons);
+  /// Whether workers compile and validate (RunOptions::isolate_launches,
+  /// never on CUDA).
+  bool launches_in_workers() const { return options_.isolate_launches && !is_cuda(backend_); }
   /// What a worker does with a request (in the child).
   std::string serve(const std::string& request);
   /// The child's instance of the plugin mapped from `loaded_path`.
@@ -637,11 +640,13 @@ std::string SweepRun::serve(const std::string& request) {
   s.plugin = child_plugin(paths.at(0));
   const bool fast_math = spec_.schedulers[p.scheduler].fast_math;
   s.reference = compute_reference(child_references_[{p.fusion, p.sizes, fast_math}], p, fast_math);
-  if (!child_backend_)
-    child_backend_ = make_backend(is_cuda(backend_) ? "cuda" : "cpu", options_.cache_dir);
-  if (schedule(i, /*in_child=*/true) && compile(i, *child_backend_, /*may_reuse=*/true))
-    validate(i, *child_backend_, /*in_child=*/true);
+  const bool launches = launches_in_workers();
+  if (schedule(i, /*in_child=*/true) && launches) {
+    if (!child_backend_) child_backend_ = make_backend("cpu", options_.cache_dir);
+    if (compile(i, *child_backend_, /*may_reuse=*/true)) validate(i, *child_backend_, true);
+  }
   return nlohmann::json{{"final", s.final},
+                        {"validated", launches},
                         {"record", in_flight_json(s.rec)},
                         {"transforms", s.final ? "[]" : plugin::serialize(s.transforms)}}
       .dump();
@@ -697,10 +702,12 @@ void SweepRun::isolate(size_t i, isolate::Worker& worker) {
     s.cached = !s.rec.times_us.empty();
     return;
   }
-  // Validated in the worker: replay its schedule here and compile it (the
-  // worker's compile left it in the cache) for the benchmark. The kernel
-  // must come out the same, byte for byte.
+  // Scheduled (and validated, unless on CUDA) in the worker: replay its
+  // schedule here and compile it (the worker's compile left it in the
+  // cache) for the benchmark. The kernel must come out the same, byte for
+  // byte.
   const std::string worker_kernel = s.rec.kernel_hash;
+  const bool validated = answer.at("validated").get<bool>();
   const FusionSpec& f = spec_.fusions[points_[i].fusion];
   s.transforms = plugin::parse_log(answer.at("transforms").get<std::string>(),
                                    "the isolated worker's schedule");
@@ -710,6 +717,11 @@ void SweepRun::isolate(size_t i, isolate::Worker& worker) {
   } catch (const UserError& e) {
     internal_error << "the schedule made in the isolated worker does not replay in the host: "
                    << e.what();
+  }
+  if (!validated) {
+    // On CUDA: compiled and validated here, as without isolation.
+    if (compile(i, backend_, /*may_reuse=*/true)) validate(i, backend_, /*in_child=*/false);
+    return;
   }
   if (!compile(i, backend_, /*may_reuse=*/false)) return;
   internal_assert(s.rec.kernel_hash == worker_kernel)
@@ -800,7 +812,9 @@ RunResult SweepRun::run() {
     if (options_.isolate) {
       isolate::Options io;
       io.timeout = std::chrono::milliseconds(static_cast<int64_t>(options_.timeout_s * 1000));
-      io.forward_stderr = false;
+      // A plugin's log lines show as they would in this process; the end of
+      // a dying worker's stderr is in its record as well.
+      io.forward_stderr = true;
       for (size_t t = 0; t < jobs; ++t)
         workers_.push_back(std::make_unique<isolate::Worker>(
             [this](const std::string& request) { return serve(request); }, io));

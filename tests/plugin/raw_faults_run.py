@@ -2,7 +2,7 @@
 
 usage: raw_faults_run.py SCHEDLAB WORKDIR GOOD_DIR RAW_DIR VARIANT MODE STATUS REGEX
 
-MODE is `isolate` (--isolate) or `inprocess`. STATUS is the faulty point's
+MODE is `isolate` (--isolate) or `inprocess` (--no-isolate). STATUS is the faulty point's
 record status: plugin_error or crashed; or `died` when the plugin ends the
 process without isolation (no record for it). Checks: exit code 1 (never 0,
 never 3), REGEX (Python re, multiline) in the output or the faulty record's
@@ -38,8 +38,7 @@ backend: cpu
 results = os.path.join(work, "results.jsonl")
 cmd = [schedlab, "run", sweep, "-o", results, "--plugin-dir", good_dir, "--plugin-dir", raw_dir,
        "--cache-dir", os.path.join(work, "cache"), "--jobs", "1"]
-if mode == "isolate":
-    cmd += ["--isolate", "--timeout", "60"]
+cmd += ["--isolate", "--timeout", "60"] if mode == "isolate" else ["--no-isolate"]
 env = dict(os.environ, SCHEDLAB_PLUGIN_PATH="")
 p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 problems = []

@@ -1,6 +1,7 @@
 // The sweep runner in-process: an adaptive (model-guided) strategy plugs in
 // through RunOptions::strategy and is driven round by round with outcomes,
 // and records carry what the report needs.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -246,4 +247,43 @@ backend: cpu
 }
 
 }  // namespace
+// --isolate, three ways: in the process, in workers that also compile and
+// validate (the CPU default), and in workers that only schedule while this
+// process compiles and validates (what a CUDA run does, driven here on the
+// CPU). The host never runs plugin code in the last two (its registry holds
+// descriptions only), and all three give the same kernels and verdicts.
+TEST(SweepRunner, IsolatedRunsGiveTheSameKernelsAsInProcess) {
+  const fs::path dir = fs::path(SCHEDLAB_BINARY_DIR) / "tests/sweep_run/isolated";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  std::vector<std::vector<std::pair<std::string, std::string>>> runs;
+  for (int mode = 0; mode < 3; ++mode) {
+    plugin::Registry registry(plugin::plugin_search_path());
+    if (mode > 0) registry.load_isolated(std::chrono::seconds(60));
+    SweepSpec spec = load_text(dir, kTwins, registry);
+    RunOptions ro;
+    ro.output = (dir / ("r" + std::to_string(mode) + ".jsonl")).string();
+    ro.cache_dir = (dir / "cache").string();
+    ro.jobs = 2;
+    ro.isolate = mode > 0;
+    ro.isolate_launches = mode == 1;
+    RunResult res = run_sweep(spec, registry, *backend, ro);
+    if (mode > 0) {
+      for (const auto& p : registry.plugins()) EXPECT_FALSE(p->loaded()) << p->name();
+    }
+    std::vector<std::pair<std::string, std::string>> got;
+    for (const report::Record& r : res.records) {
+      EXPECT_EQ(r.status, report::Status::Ok) << mode << " " << r.scheduler << ": " << r.error;
+      EXPECT_FALSE(r.times_us.empty()) << mode << " " << r.scheduler;
+      got.emplace_back(r.scheduler, r.kernel_hash);
+    }
+    std::sort(got.begin(), got.end());
+    runs.push_back(got);
+  }
+  ASSERT_EQ(runs[0].size(), 3u);
+  EXPECT_EQ(runs[1], runs[0]);
+  EXPECT_EQ(runs[2], runs[0]);
+}
+
 }  // namespace schedlab::sweep

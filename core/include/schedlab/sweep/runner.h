@@ -54,9 +54,16 @@ struct RunOptions {
   /// Only the schedulers with these display names (watch re-runs only the
   /// points a changed plugin affects); empty: all.
   std::set<std::string> only_schedulers;
-  /// Run plugin calls, compile and validation in a child process (isolate
-  /// module) with this limit; crashes and hangs become records.
+  /// Run plugin calls (and, see isolate_launches, the compile and the
+  /// validating launch) in worker processes (isolate module) with this
+  /// limit per point; crashes and hangs become records. No plugin code runs
+  /// in this process then: the workers send back the schedule as data.
   bool isolate = false;
+  /// With isolate: the workers compile and validate too, so a kernel that
+  /// crashes costs its point. Never on CUDA, which a forked child of a
+  /// process that initialized it cannot use: there the workers schedule
+  /// only, and this process compiles, validates and times.
+  bool isolate_launches = true;
   double timeout_s = 120;
   /// The kernel cache the backends use (children make their own backend).
   std::string cache_dir;
