@@ -73,14 +73,21 @@ const std::vector<std::string>& builtin_plugin_order() {
 std::shared_ptr<const plugin::Plugin> pick_builtin(
     plugin::Registry& registry, BoundFusion& bf,
     const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons) {
+  std::vector<std::shared_ptr<const plugin::Plugin>> installed;
   for (const std::string& name : builtin_plugin_order()) {
-    std::shared_ptr<const plugin::Plugin> p;
     try {
-      p = registry.get(name);
+      installed.push_back(registry.get(name));
     } catch (const UserError&) {
       if (reasons) reasons->push_back(name + ": not installed");
-      continue;
     }
+  }
+  return first_accepting(installed, bf, device, reasons);
+}
+
+std::shared_ptr<const plugin::Plugin> first_accepting(
+    const std::vector<std::shared_ptr<const plugin::Plugin>>& candidates, BoundFusion& bf,
+    const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons) {
+  for (const auto& p : candidates) {
     plugin::Segment seg;
     seg.fusion = bf.def.fusion.get();
     seg.sizes = bf.sizes;
@@ -90,7 +97,7 @@ std::shared_ptr<const plugin::Plugin> pick_builtin(
     }
     plugin::Verdict v = p->can_schedule(seg, p->defaults());
     if (v.accepted) return p;
-    if (reasons) reasons->push_back(name + ": " + v.reason);
+    if (reasons) reasons->push_back(p->name() + ": " + v.reason);
   }
   return nullptr;
 }

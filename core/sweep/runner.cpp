@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -612,26 +613,15 @@ std::string SweepRun::serve(const std::string& request) {
   const std::vector<std::string> paths = req.at("plugins").get<std::vector<std::string>>();
   const Point& p = points_.at(i);
   if (req.at("kind") == "pick") {
-    // pick_builtin's loop, over the candidates the host found.
+    // pick_builtin, over the candidates the host found.
     BoundFusion bf = bind_fusion(spec_.fusions[p.fusion].path, options_.fusion_dirs,
                                  spec_.fusions[p.fusion].sizes[p.sizes]);
-    nlohmann::json out = {{"pick", -1}, {"reasons", nlohmann::json::array()}};
-    for (size_t k = 0; k < paths.size(); ++k) {
-      auto plugin = child_plugin(paths[k]);
-      plugin::Segment seg;
-      seg.fusion = bf.def.fusion.get();
-      seg.sizes = bf.sizes;
-      if (target_) {
-        seg.device = *target_;
-        seg.device_is_model = false;
-      }
-      plugin::Verdict v = plugin->can_schedule(seg, plugin->defaults());
-      if (v.accepted) {
-        out["pick"] = k;
-        break;
-      }
-      out["reasons"].push_back(plugin->name() + ": " + v.reason);
-    }
+    std::vector<std::shared_ptr<const plugin::Plugin>> candidates;
+    for (const std::string& path : paths) candidates.push_back(child_plugin(path));
+    std::vector<std::string> reasons;
+    auto picked = first_accepting(candidates, bf, target_, &reasons);
+    const auto at = std::find(candidates.begin(), candidates.end(), picked);
+    nlohmann::json out = {{"pick", picked ? at - candidates.begin() : -1}, {"reasons", reasons}};
     return out.dump();
   }
   PointState& s = states_.at(i);

@@ -82,6 +82,12 @@ const std::vector<std::string>& builtin_plugin_order();
 std::shared_ptr<const plugin::Plugin> pick_builtin(
     plugin::Registry& registry, BoundFusion& bf,
     const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons);
+/// The first of `candidates` whose can_schedule (at its defaults) accepts the
+/// whole of `bf`, or null; `reasons` gets "name: reason" for each that did
+/// not. pick_builtin over the installed built-ins; an isolated worker's pick.
+std::shared_ptr<const plugin::Plugin> first_accepting(
+    const std::vector<std::shared_ptr<const plugin::Plugin>>& candidates, BoundFusion& bf,
+    const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons);
 
 /// One output's check.
 struct OutputCheck {
