@@ -410,7 +410,10 @@ class Pointwise : public pa::Plugin {
                                                tv.str());
     const size_t rank = iteration_domain(ref).size();
     for (pa::TensorView in : c.inputs) {
-      const bool full = iteration_domain(in).size() == rank;
+      const std::vector<pa::AxisInfo> dom = iteration_domain(in);
+      const bool full = dom.size() == rank && std::none_of(dom.begin(), dom.end(), [](const pa::AxisInfo& a) {
+                          return a.is_broadcast();
+                        });
       vectors.push_back(in.cache_after());
       if (full) input_caches.push_back(vectors.back());
     }
@@ -465,6 +468,20 @@ class Pointwise : public pa::Plugin {
     seg.propagate_transformation(ref);
     seg.parallelize_all_like(ref);
     for (pa::TensorView& tv : vectors) tv.parallelize(-1, pa::LoopTransform::Vectorize);
+    // The cache of a [1, K] input has the rows as Broadcast axes, bound like
+    // the reference's: it cannot be inlined past them (its readers' rows are
+    // not its own), and left bound, one block's row would compute it for all
+    // ("computed by other blocks"). Serial, it is computed by every thread.
+    for (pa::TensorView& tv : vectors) {
+      if (!tv.producers().empty() && tv.producers()[0].is_input() &&
+          std::find(input_caches.begin(), input_caches.end(), tv) == input_caches.end()) {
+        std::vector<pa::AxisInfo> loop = tv.loop();
+        for (int i = 0; i < static_cast<int>(loop.size()); ++i)
+          if (loop[static_cast<size_t>(i)].is_broadcast() &&
+              loop[static_cast<size_t>(i)].parallel_type != pa::ParallelType::Serial)
+            tv.parallelize(i, pa::ParallelType::Serial);
+      }
+    }
     seg.inline_most();
     // As in flat: the full inputs' loads of every row before any math. An
     // inner-only input's cache has no rows loop: it is loaded once and reused
