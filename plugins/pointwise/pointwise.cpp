@@ -1,8 +1,11 @@
 // pointwise: the built-in pointwise scheduler plugin, after nvFuser's
-// pointwise scheduler in its 1D form, and the segmenter's last resort.
+// pointwise scheduler in its 1D and 2D forms, and the segmenter's last resort.
 // Written only against plugin.hpp.
 //
-// Two schedules; flat whenever it applies:
+// Three schedules; flat or 2D whenever they apply:
+//   2D      nvFuser's 2D pointwise schedule (below), for a flat fusion whose
+//           broadcast inputs ([K] bias under [N, K]) lack the same outer
+//           axes of the reference (see "2D applies").
 //   flat    nvFuser's 1D pointwise schedule (below), for fusions without
 //           reductions whose computed tensors all iterate the reference's
 //           space in its order (see "Flat applies" below).
@@ -31,10 +34,32 @@
 //           the device (sm_count * max_threads_per_sm), rounded down to a
 //           power of two, capped at kMaxUnroll; 1 for problems that do not
 //           fill the device once.
-//   break point (the 2D scheduler's split of the iteration space into an
-//           outer and an inner part) is 0 for now: every axis is flattened
-//           into one, as nvFuser's 1D pointwise schedule does. Broadcast
-//           inputs ([K] bias) are then read through the flattened index.
+//   break point (break_point, the 2D schedule's split of the reference's
+//           axes into outer [0, bp) and inner [bp, rank)): the outer axes
+//           the broadcast inputs lack, where 2D applies and a row (the inner
+//           side) holds at least a warp of vectors; otherwise 0, flat (a
+//           narrow row would idle TIDx lanes, flat packs rows together).
+//           In 2D `unroll` counts rows per thread, raised (to 16) while the
+//           rows would overflow gridDim.y (65535); past that, flat.
+//
+// The 2D schedule (schedule_2d): caches as in flat, now also for the inputs
+// that iterate only the inner side; reference [outer.., inner..] ->
+//     [O, I] -> [BIDy, TIDy, rows (Unroll), BIDx, TIDx (bx), vector]
+// as nvFuser's [o-BIDy, o-TIDy, o-Unroll | i-BIDx, i-TIDx, i-Vect], with
+// bx = the largest power of two <= min(block, I / vector) and TIDy = block /
+// bx (several rows a block when a row is short). The inner-only input's
+// cache has no rows loop: one vector load per thread, reused by every row it
+// handles, indexed by the inner loop alone (no `idx % K`). Full inputs'
+// caches are computed outside the rows loop, as flat's are outside unroll.
+// The cache of a [1, K] input gets its (Broadcast) row axes unbound: bound,
+// it could not be inlined into readers and would be computed by one block
+// ("computed by other blocks"); serial, each thread loads it itself.
+//
+// 2D applies (break_point()): the reference has rank >= 2 and no Broadcast
+// axis; every input iterates, in order, either all of its axes or a suffix
+// [bp, rank) of them, the same bp for all broadcast inputs (a [N, 1] input,
+// a permuted one, or two different suffixes: flat); every computed tensor
+// has the reference's axes or is the broadcast of an input.
 //
 // The flat schedule (schedule):
 //   reference = the largest output (find_reference); its broadcast axes
@@ -67,7 +92,8 @@
 // must be the inner split of the tensor's innermost logical axis. That holds
 // for a tensor whose innermost axis is the reference's (the same group of
 // group_inputs_outputs_by_inner_dim) and that has the reference's rank and no
-// broadcast axis. A transposed input, or a broadcast one ([K] bias under
+// broadcast axis, and, in 2D, for an input that iterates the inner side
+// only. A transposed input, or under flat a broadcast one ([K] bias under
 // [N, K]), is read element by element instead.
 #include <algorithm>
 #include <cstdint>
@@ -164,7 +190,8 @@ std::string flat_obstacle(pa::Segment& seg) {
   for (const pa::TensorView& tv : seg.tensors())
     if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
       return "pointwise schedules fusions without reductions; " + tv.str() + " is a " +
-             tv.op_name() + " reduction (a single expression it takes serially, as the last resort)";
+             tv.op_name() +
+             " reduction (a single expression it takes serially, as the last resort)";
   pa::TensorView ref = seg.find_reference();
   if (!ref) return "the segment has no reference tensor";
   const std::vector<pa::AxisInfo> rdom = ref.logical();
@@ -196,7 +223,6 @@ size_t computed_count(pa::Segment& seg) {
   return n;
 }
 
-
 /// The 2D schedule's break point for this segment (see "2D applies" at the
 /// top), or 0 where it does not apply: the number of outer reference axes
 /// that the broadcast inputs lack. Needs the unscheduled segment.
@@ -205,8 +231,8 @@ int break_point(pa::Segment& seg) {
   pa::TensorView ref = seg.find_reference();
   const std::vector<pa::AxisInfo> rdom = ref.logical();
   const int rank = static_cast<int>(rdom.size());
-  if (rank < 2 || std::any_of(rdom.begin(), rdom.end(),
-                              [](const pa::AxisInfo& a) { return a.is_broadcast(); }))
+  if (rank < 2 ||
+      std::any_of(rdom.begin(), rdom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }))
     return 0;
   int bp = 0;
   for (const pa::TensorView& in : seg.inputs()) {
@@ -232,8 +258,7 @@ int break_point(pa::Segment& seg) {
   for (const pa::TensorView& tv : seg.tensors()) {
     if (tv.is_input() || full_like(tv, rdom)) continue;
     const std::vector<pa::TensorView> prod = tv.producers();
-    if (tv.op_kind() != pa::OpKind::Broadcast || prod.size() != 1 || !prod[0].is_input())
-      return 0;
+    if (tv.op_kind() != pa::OpKind::Broadcast || prod.size() != 1 || !prod[0].is_input()) return 0;
   }
   return bp;
 }
@@ -257,7 +282,8 @@ constexpr int64_t kMaxGridY = 65535;
 /// TIDx of the 2D schedule: as many of `block` threads as the inner side has
 /// vectors (a power of two); TIDy takes the rest.
 int64_t block_x(int64_t block, int64_t inner_vectors) {
-  return std::max<int64_t>(1, std::min(largest_pow2_at_most(block), largest_pow2_at_most(inner_vectors)));
+  return std::max<int64_t>(
+      1, std::min(largest_pow2_at_most(block), largest_pow2_at_most(inner_vectors)));
 }
 }  // namespace
 
@@ -266,17 +292,20 @@ class Pointwise : public pa::Plugin {
   std::string name() const override { return "pointwise"; }
   std::string version() const override { return "1.0"; }
   std::string description() const override {
-    return "nvFuser-style 1D pointwise: flatten, vectorize, unroll, bind BIDx/TIDx, inline";
+    return "nvFuser-style 1D/2D pointwise: flatten (or split at the broadcast break point), "
+           "vectorize, unroll, bind BIDx/TIDx (BIDy/TIDy), inline";
   }
   std::vector<pa::Param> params() const override {
     return {
         pa::Param::integer("block", kDefaultBlock, 32, 1024, "threads per block (TIDx)"),
         pa::Param::choice("vector", {"1", "2", "4", "8"}, "1",
                           "elements per vector load/store of inputs and outputs (1: none)"),
-        pa::Param::integer("unroll", 1, 1, 16,
-                           "vectors each thread handles, unrolled (2D: rows, reusing the inner-only inputs)"),
-        pa::Param::integer("break_point", 0, 0, 8,
-                           "outer axes of the 2D schedule, those the broadcast inputs lack (0: flat 1D)"),
+        pa::Param::integer(
+            "unroll", 1, 1, 16,
+            "vectors each thread handles, unrolled (2D: rows, reusing the inner-only inputs)"),
+        pa::Param::integer(
+            "break_point", 0, 0, 8,
+            "outer axes of the 2D schedule, those the broadcast inputs lack (0: flat 1D)"),
     };
   }
 
@@ -411,9 +440,9 @@ class Pointwise : public pa::Plugin {
     const size_t rank = iteration_domain(ref).size();
     for (pa::TensorView in : c.inputs) {
       const std::vector<pa::AxisInfo> dom = iteration_domain(in);
-      const bool full = dom.size() == rank && std::none_of(dom.begin(), dom.end(), [](const pa::AxisInfo& a) {
-                          return a.is_broadcast();
-                        });
+      const bool full = dom.size() == rank &&
+                        std::none_of(dom.begin(), dom.end(),
+                                     [](const pa::AxisInfo& a) { return a.is_broadcast(); });
       vectors.push_back(in.cache_after());
       if (full) input_caches.push_back(vectors.back());
     }
@@ -511,8 +540,8 @@ class Pointwise : public pa::Plugin {
       for (int i = 0; i < static_cast<int>(dom.size()); ++i)
         if (dom[static_cast<size_t>(i)].is_broadcast() == (pass == 0))
           order.push_back({i, static_cast<int>(order.size())});
-    const int o = static_cast<int>(
-        std::count_if(dom.begin(), dom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }));
+    const int o = static_cast<int>(std::count_if(
+        dom.begin(), dom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }));
     if (o > 0) ref.reorder(order);
     while (ref.nloop() > o + 1) ref.merge(o);
     // [.., I] -> [.., I/v, v] -> [.., I/v/b, b, v] -> [.., I/v/b/u, u, b, v]

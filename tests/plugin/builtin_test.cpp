@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin_check.h"
 #include "plugin_test_util.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/ref/compare.h"
@@ -16,7 +17,6 @@
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
 #include "schedlab/sched/sched.h"
-#include "plugin_check.h"
 
 namespace schedlab::plugin {
 namespace {
@@ -209,9 +209,8 @@ TEST(BuiltinPointwise, BroadcastInputsTakeThe2DScheduleAndValidate) {
                         {"block=128", "vector=2", "unroll=2", "break_point=1"});
   // Where it does not apply: no broadcast input.
   auto s = segment_of("add", {{"N", 4}, {"K", 8}});
-  EXPECT_THAT(testing::user_error_of([&] {
-                p->schedule(s.seg, p->with_settings(p->defaults(), {"break_point=1"}));
-              }),
+  EXPECT_THAT(testing::user_error_of(
+                  [&] { p->schedule(s.seg, p->with_settings(p->defaults(), {"break_point=1"})); }),
               HasSubstr("pointwise: break_point=1 does not apply; this segment's is 0"));
 }
 
