@@ -1,8 +1,11 @@
 // pointwise: the built-in pointwise scheduler plugin, after nvFuser's
-// pointwise scheduler in its 1D form, and the segmenter's last resort.
+// pointwise scheduler in its 1D and 2D forms, and the segmenter's last resort.
 // Written only against plugin.hpp.
 //
-// Two schedules; flat whenever it applies:
+// Three schedules; flat or 2D whenever they apply:
+//   2D      nvFuser's 2D pointwise schedule (below), for a flat fusion whose
+//           broadcast inputs ([K] bias under [N, K]) lack the same outer
+//           axes of the reference (see "2D applies").
 //   flat    nvFuser's 1D pointwise schedule (below), for fusions without
 //           reductions whose computed tensors all iterate the reference's
 //           space in its order (see "Flat applies" below).
@@ -31,10 +34,32 @@
 //           the device (sm_count * max_threads_per_sm), rounded down to a
 //           power of two, capped at kMaxUnroll; 1 for problems that do not
 //           fill the device once.
-//   break point (the 2D scheduler's split of the iteration space into an
-//           outer and an inner part) is 0 for now: every axis is flattened
-//           into one, as nvFuser's 1D pointwise schedule does. Broadcast
-//           inputs ([K] bias) are then read through the flattened index.
+//   break point (break_point, the 2D schedule's split of the reference's
+//           axes into outer [0, bp) and inner [bp, rank)): the outer axes
+//           the broadcast inputs lack, where 2D applies and a row (the inner
+//           side) holds at least a warp of vectors; otherwise 0, flat (a
+//           narrow row would idle TIDx lanes, flat packs rows together).
+//           In 2D `unroll` counts rows per thread, raised (to 16) while the
+//           rows would overflow gridDim.y (65535); past that, flat.
+//
+// The 2D schedule (schedule_2d): caches as in flat, now also for the inputs
+// that iterate only the inner side; reference [outer.., inner..] ->
+//     [O, I] -> [BIDy, TIDy, rows (Unroll), BIDx, TIDx (bx), vector]
+// as nvFuser's [o-BIDy, o-TIDy, o-Unroll | i-BIDx, i-TIDx, i-Vect], with
+// bx = the largest power of two <= min(block, I / vector) and TIDy = block /
+// bx (several rows a block when a row is short). The inner-only input's
+// cache has no rows loop: one vector load per thread, reused by every row it
+// handles, indexed by the inner loop alone (no `idx % K`). Full inputs'
+// caches are computed outside the rows loop, as flat's are outside unroll.
+// The cache of a [1, K] input gets its (Broadcast) row axes unbound: bound,
+// it could not be inlined into readers and would be computed by one block
+// ("computed by other blocks"); serial, each thread loads it itself.
+//
+// 2D applies (break_point()): the reference has rank >= 2 and no Broadcast
+// axis; every input iterates, in order, either all of its axes or a suffix
+// [bp, rank) of them, the same bp for all broadcast inputs (a [N, 1] input,
+// a permuted one, or two different suffixes: flat); every computed tensor
+// has the reference's axes or is the broadcast of an input.
 //
 // The flat schedule (schedule):
 //   reference = the largest output (find_reference); its broadcast axes
@@ -67,7 +92,8 @@
 // must be the inner split of the tensor's innermost logical axis. That holds
 // for a tensor whose innermost axis is the reference's (the same group of
 // group_inputs_outputs_by_inner_dim) and that has the reference's rank and no
-// broadcast axis. A transposed input, or a broadcast one ([K] bias under
+// broadcast axis, and, in 2D, for an input that iterates the inner side
+// only. A transposed input, or under flat a broadcast one ([K] bias under
 // [N, K]), is read element by element instead.
 #include <algorithm>
 #include <cstdint>
@@ -115,7 +141,10 @@ struct Candidates {
   }
 };
 
-Candidates vector_candidates(pa::Segment& seg, const pa::TensorView& ref) {
+/// With a break point `bp` > 0 (the 2D schedule), an input that iterates only
+/// the inner side (a [K] bias) is a candidate too: its innermost axis is the
+/// inner loop's.
+Candidates vector_candidates(pa::Segment& seg, const pa::TensorView& ref, int bp = 0) {
   std::vector<pa::TensorView> group;
   for (const auto& g : seg.group_inputs_outputs_by_inner_dim())
     if (std::find(g.begin(), g.end(), ref) != g.end()) group = g;
@@ -128,8 +157,16 @@ Candidates vector_candidates(pa::Segment& seg, const pa::TensorView& ref) {
                         [](const pa::AxisInfo& a) { return a.is_broadcast() || a.extent < 0; });
   };
   Candidates c;
+  auto inner_only = [&](const pa::TensorView& tv) {
+    if (bp == 0) return false;
+    std::vector<pa::AxisInfo> dom = iteration_domain(tv);
+    auto n = std::count_if(dom.begin(), dom.end(), [](const pa::AxisInfo& a) {
+      return !a.is_broadcast() && a.extent >= 0;
+    });
+    return n == static_cast<int64_t>(rank) - bp && !dom.back().is_broadcast();
+  };
   for (const pa::TensorView& in : seg.inputs())
-    if (!in.consumers().empty() && vectorizable(in)) c.inputs.push_back(in);
+    if (!in.consumers().empty() && (vectorizable(in) || inner_only(in))) c.inputs.push_back(in);
   for (const pa::TensorView& out : seg.outputs())
     if (vectorizable(out)) c.outputs.push_back(out);
   return c;
@@ -153,7 +190,8 @@ std::string flat_obstacle(pa::Segment& seg) {
   for (const pa::TensorView& tv : seg.tensors())
     if (tv.op_kind() == pa::OpKind::Reduction || tv.has_reduction())
       return "pointwise schedules fusions without reductions; " + tv.str() + " is a " +
-             tv.op_name() + " reduction (a single expression it takes serially, as the last resort)";
+             tv.op_name() +
+             " reduction (a single expression it takes serially, as the last resort)";
   pa::TensorView ref = seg.find_reference();
   if (!ref) return "the segment has no reference tensor";
   const std::vector<pa::AxisInfo> rdom = ref.logical();
@@ -185,6 +223,68 @@ size_t computed_count(pa::Segment& seg) {
   return n;
 }
 
+/// The 2D schedule's break point for this segment (see "2D applies" at the
+/// top), or 0 where it does not apply: the number of outer reference axes
+/// that the broadcast inputs lack. Needs the unscheduled segment.
+int break_point(pa::Segment& seg) {
+  if (!flat_obstacle(seg).empty()) return 0;
+  pa::TensorView ref = seg.find_reference();
+  const std::vector<pa::AxisInfo> rdom = ref.logical();
+  const int rank = static_cast<int>(rdom.size());
+  if (rank < 2 ||
+      std::any_of(rdom.begin(), rdom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }))
+    return 0;
+  int bp = 0;
+  for (const pa::TensorView& in : seg.inputs()) {
+    if (in.consumers().empty()) continue;
+    // The reference axes `in` iterates must be a suffix [lead, rank), in order.
+    std::vector<int> axes;
+    for (int j = 0; j < in.nlogical(); ++j) {
+      if (in.logical_axis(j).is_broadcast()) {
+        if (!axes.empty()) return 0;  // a broadcast axis inside: [N, 1] under [N, K]
+        continue;
+      }
+      axes.push_back(pa::ref_axis_of(seg, in, j, ref));
+    }
+    const int lead = rank - static_cast<int>(axes.size());
+    for (size_t k = 0; k < axes.size(); ++k)
+      if (axes[k] != lead + static_cast<int>(k)) return 0;  // permuted or unmapped
+    if (lead == 0) continue;
+    if (lead == rank || (bp != 0 && bp != lead)) return 0;  // a scalar, or two break points
+    bp = lead;
+  }
+  if (bp == 0) return 0;
+  // Computed tensors: the reference's axes, or the broadcast of an input.
+  for (const pa::TensorView& tv : seg.tensors()) {
+    if (tv.is_input() || full_like(tv, rdom)) continue;
+    const std::vector<pa::TensorView> prod = tv.producers();
+    if (tv.op_kind() != pa::OpKind::Broadcast || prod.size() != 1 || !prod[0].is_input()) return 0;
+  }
+  return bp;
+}
+
+/// The 2D schedule's shape for a break point: inner extent (the product of
+/// the axes from the break point on) and outer extent (the rest).
+struct Sides {
+  int64_t outer = 1, inner = 1;
+};
+Sides sides(const pa::TensorView& ref, int bp) {
+  Sides s;
+  std::vector<pa::AxisInfo> dom = iteration_domain(ref);
+  for (int i = 0; i < static_cast<int>(dom.size()); ++i)
+    (i < bp ? s.outer : s.inner) *= std::max<int64_t>(dom[static_cast<size_t>(i)].extent, 1);
+  return s;
+}
+
+/// CUDA's limit on gridDim.y (and z).
+constexpr int64_t kMaxGridY = 65535;
+
+/// TIDx of the 2D schedule: as many of `block` threads as the inner side has
+/// vectors (a power of two); TIDy takes the rest.
+int64_t block_x(int64_t block, int64_t inner_vectors) {
+  return std::max<int64_t>(
+      1, std::min(largest_pow2_at_most(block), largest_pow2_at_most(inner_vectors)));
+}
 }  // namespace
 
 class Pointwise : public pa::Plugin {
@@ -192,14 +292,20 @@ class Pointwise : public pa::Plugin {
   std::string name() const override { return "pointwise"; }
   std::string version() const override { return "1.0"; }
   std::string description() const override {
-    return "nvFuser-style 1D pointwise: flatten, vectorize, unroll, bind BIDx/TIDx, inline";
+    return "nvFuser-style 1D/2D pointwise: flatten (or split at the broadcast break point), "
+           "vectorize, unroll, bind BIDx/TIDx (BIDy/TIDy), inline";
   }
   std::vector<pa::Param> params() const override {
     return {
         pa::Param::integer("block", kDefaultBlock, 32, 1024, "threads per block (TIDx)"),
         pa::Param::choice("vector", {"1", "2", "4", "8"}, "1",
                           "elements per vector load/store of inputs and outputs (1: none)"),
-        pa::Param::integer("unroll", 1, 1, 16, "vectors each thread handles, unrolled"),
+        pa::Param::integer(
+            "unroll", 1, 1, 16,
+            "vectors each thread handles, unrolled (2D: rows, reusing the inner-only inputs)"),
+        pa::Param::integer(
+            "break_point", 0, 0, 8,
+            "outer axes of the 2D schedule, those the broadcast inputs lack (0: flat 1D)"),
     };
   }
 
@@ -222,8 +328,10 @@ class Pointwise : public pa::Plugin {
     const int64_t n = numel(ref);
 
     // Vector width: the widest 16-byte-or-narrower access that divides the
-    // innermost extent of every tensor it would apply to.
-    Candidates c = vector_candidates(seg, ref);
+    // innermost extent of every tensor it would apply to. (A broadcast input
+    // that the 2D schedule adds shares the reference's innermost extent.)
+    const int bp = break_point(seg);
+    Candidates c = vector_candidates(seg, ref, bp);
     int64_t vector = 1;
     if (!c.all().empty()) {
       int64_t widest = 1;
@@ -249,16 +357,36 @@ class Pointwise : public pa::Plugin {
     int64_t unroll =
         std::min(kMaxUnroll, largest_pow2_at_most(std::max<int64_t>(vectors / resident, 1)));
 
+    // 2D where it applies and a row holds at least a warp of vectors (fewer
+    // would idle lanes of TIDx; flat packs rows together instead); `unroll`
+    // then counts rows, raised while the rows would overflow gridDim.y.
+    int chosen = 0;
+    if (bp > 0) {
+      const Sides sd = sides(ref, bp);
+      const int64_t inner_vectors = ceil_div(sd.inner, vector);
+      const int64_t by = std::max<int64_t>(1, block / block_x(block, inner_vectors));
+      const int64_t rows = ceil_div(sd.outer, by);
+      int64_t u = std::min(unroll, largest_pow2_at_most(rows));
+      while (u < 16 && ceil_div(rows, u) > kMaxGridY) u *= 2;
+      if (inner_vectors >= std::max<int64_t>(warp, 32) && ceil_div(rows, u) <= kMaxGridY) {
+        chosen = bp;
+        unroll = u;
+      }
+    }
+
     p.set_integer("block", block);
     p.set_choice("vector", std::to_string(vector));
     p.set_integer("unroll", unroll);
+    p.set_integer("break_point", chosen);
   }
 
   void schedule(pa::Segment& seg, const pa::Params& p) override {
-    if (flat_obstacle(seg).empty())
-      schedule_flat(seg, p);
-    else
+    if (!flat_obstacle(seg).empty())
       schedule_serial(seg, p.integer("block"));
+    else if (p.integer("break_point") > 0)
+      schedule_2d(seg, p);
+    else
+      schedule_flat(seg, p);
   }
 
  private:
@@ -284,35 +412,121 @@ class Pointwise : public pa::Plugin {
     out.parallelize(1, pa::ParallelType::TIDx);
   }
 
-  static void schedule_flat(pa::Segment& seg, const pa::Params& p) {
-    const int64_t block = p.integer("block");
-    const int64_t vector = std::stoll(p.choice("vector"));
-    const int64_t unroll = p.integer("unroll");
+  static void check_block(pa::Segment& seg, int64_t block) {
     pa::DeviceProperties d = seg.device();
     if (d.max_threads_per_block > 0 && block > d.max_threads_per_block)
       throw pa::Error(SCHEDLAB_ERR_USER,
                       "pointwise: block=" + std::to_string(block) + " exceeds the device's " +
                           std::to_string(d.max_threads_per_block) + " threads per block");
+  }
 
-    // Caches for the vector accesses, made before the reference is chosen.
+  /// Caches for the vector accesses (made before the reference is chosen):
+  /// each candidate input read through a cache_after copy, each candidate
+  /// output written from a cache_before copy. `vectors` gets the tensors
+  /// whose innermost axis is to be Vectorize, `input_caches` the input copies
+  /// that iterate every reference axis (the ones hoisted out of the unroll).
+  static void make_caches(pa::Segment& seg, int64_t vector, int bp,
+                          std::vector<pa::TensorView>& vectors,
+                          std::vector<pa::TensorView>& input_caches) {
+    if (vector <= 1) return;
+    pa::TensorView ref = seg.find_reference();
+    Candidates c = vector_candidates(seg, ref, bp);
+    for (const pa::TensorView& tv : c.all())
+      if (inner_extent(tv) % vector != 0)
+        throw pa::Error(SCHEDLAB_ERR_USER, "pointwise: vector=" + std::to_string(vector) +
+                                               " does not divide the innermost extent " +
+                                               std::to_string(inner_extent(tv)) + " of " +
+                                               tv.str());
+    const size_t rank = iteration_domain(ref).size();
+    for (pa::TensorView in : c.inputs) {
+      const std::vector<pa::AxisInfo> dom = iteration_domain(in);
+      const bool full = dom.size() == rank &&
+                        std::none_of(dom.begin(), dom.end(),
+                                     [](const pa::AxisInfo& a) { return a.is_broadcast(); });
+      vectors.push_back(in.cache_after());
+      if (full) input_caches.push_back(vectors.back());
+    }
+    for (pa::TensorView out : c.outputs) {
+      out.cache_before();
+      vectors.push_back(out);
+    }
+  }
+
+  /// nvFuser's 2D schedule (see the top): outer axes [0, bp) merged and bound
+  /// to BIDy (and TIDy), inner axes merged, vectorized and bound to BIDx/TIDx.
+  static void schedule_2d(pa::Segment& seg, const pa::Params& p) {
+    const int64_t block = p.integer("block");
+    const int64_t vector = std::stoll(p.choice("vector"));
+    const int64_t unroll = p.integer("unroll");
+    const int bp = static_cast<int>(p.integer("break_point"));
+    check_block(seg, block);
+    if (const int own = break_point(seg); own != bp)
+      throw pa::Error(SCHEDLAB_ERR_USER,
+                      "pointwise: break_point=" + std::to_string(bp) +
+                          " does not apply; this segment's is " + std::to_string(own) +
+                          " (0: none; the 2D schedule needs broadcast inputs that lack the same "
+                          "outer axes of the reference and iterate the rest in its order)");
+    pa::TensorView ref = seg.find_reference();
+    const Sides sd = sides(ref, bp);
+    const int64_t bx = block_x(block, ceil_div(sd.inner, vector));
+    const int64_t by = std::max<int64_t>(1, block / bx);
+    if (const int64_t grid_y = ceil_div(ceil_div(sd.outer, by), unroll); grid_y > kMaxGridY)
+      throw pa::Error(SCHEDLAB_ERR_USER,
+                      "pointwise: break_point=" + std::to_string(bp) + " with unroll=" +
+                          std::to_string(unroll) + " needs gridDim.y=" + std::to_string(grid_y) +
+                          ", more than " + std::to_string(kMaxGridY) + "; raise unroll");
+
     std::vector<pa::TensorView> vectors, input_caches;
-    if (vector > 1) {
-      Candidates c = vector_candidates(seg, seg.find_reference());
-      for (const pa::TensorView& tv : c.all())
-        if (inner_extent(tv) % vector != 0)
-          throw pa::Error(SCHEDLAB_ERR_USER, "pointwise: vector=" + std::to_string(vector) +
-                                                 " does not divide the innermost extent " +
-                                                 std::to_string(inner_extent(tv)) + " of " +
-                                                 tv.str());
-      for (pa::TensorView in : c.inputs) {
-        input_caches.push_back(in.cache_after());
-        vectors.push_back(input_caches.back());
-      }
-      for (pa::TensorView out : c.outputs) {
-        out.cache_before();
-        vectors.push_back(out);
+    make_caches(seg, vector, bp, vectors, input_caches);
+    ref = seg.find_reference();
+    // [outer.., inner..] -> [O, I] -> [O, I/v, v] -> [O, I/v/bx, bx, v]
+    //   -> [O/u, u, ..] -> [O/u/by, by, u, I/v/bx, bx, v]
+    while (ref.nloop() > bp + 1) ref.merge(bp);
+    while (ref.nloop() > 2) ref.merge(0);
+    if (vector > 1) ref.split(1, vector);
+    ref.split(1, bx);
+    if (unroll > 1) ref.split(0, unroll);
+    if (by > 1) ref.split(0, by);
+    int at = 0;
+    ref.parallelize(at++, pa::ParallelType::BIDy);
+    if (by > 1) ref.parallelize(at++, pa::ParallelType::TIDy);
+    const int rows = at;  // the unrolled rows loop, if any
+    if (unroll > 1) ref.parallelize(at++, pa::LoopTransform::Unroll);
+    ref.parallelize(at, pa::ParallelType::BIDx);
+    ref.parallelize(at + 1, pa::ParallelType::TIDx);
+    seg.propagate_transformation(ref);
+    seg.parallelize_all_like(ref);
+    for (pa::TensorView& tv : vectors) tv.parallelize(-1, pa::LoopTransform::Vectorize);
+    // The cache of a [1, K] input has the rows as Broadcast axes, bound like
+    // the reference's: it cannot be inlined past them (its readers' rows are
+    // not its own), and left bound, one block's row would compute it for all
+    // ("computed by other blocks"). Serial, it is computed by every thread.
+    for (pa::TensorView& tv : vectors) {
+      if (!tv.producers().empty() && tv.producers()[0].is_input() &&
+          std::find(input_caches.begin(), input_caches.end(), tv) == input_caches.end()) {
+        std::vector<pa::AxisInfo> loop = tv.loop();
+        for (int i = 0; i < static_cast<int>(loop.size()); ++i)
+          if (loop[static_cast<size_t>(i)].is_broadcast() &&
+              loop[static_cast<size_t>(i)].parallel_type != pa::ParallelType::Serial)
+            tv.parallelize(i, pa::ParallelType::Serial);
       }
     }
+    seg.inline_most();
+    // As in flat: the full inputs' loads of every row before any math. An
+    // inner-only input's cache has no rows loop: it is loaded once and reused
+    // by every row the thread handles.
+    if (unroll > 1)
+      for (pa::TensorView& tv : input_caches) tv.inline_at(rows);
+  }
+
+  static void schedule_flat(pa::Segment& seg, const pa::Params& p) {
+    const int64_t block = p.integer("block");
+    const int64_t vector = std::stoll(p.choice("vector"));
+    const int64_t unroll = p.integer("unroll");
+    check_block(seg, block);
+
+    std::vector<pa::TensorView> vectors, input_caches;
+    make_caches(seg, vector, 0, vectors, input_caches);
 
     pa::TensorView ref = seg.find_reference();
     // Broadcast axes (extent 1) first, left out of the merge: a tensor without
@@ -326,8 +540,8 @@ class Pointwise : public pa::Plugin {
       for (int i = 0; i < static_cast<int>(dom.size()); ++i)
         if (dom[static_cast<size_t>(i)].is_broadcast() == (pass == 0))
           order.push_back({i, static_cast<int>(order.size())});
-    const int o = static_cast<int>(
-        std::count_if(dom.begin(), dom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }));
+    const int o = static_cast<int>(std::count_if(
+        dom.begin(), dom.end(), [](const pa::AxisInfo& a) { return a.is_broadcast(); }));
     if (o > 0) ref.reorder(order);
     while (ref.nloop() > o + 1) ref.merge(o);
     // [.., I] -> [.., I/v, v] -> [.., I/v/b, b, v] -> [.., I/v/b/u, u, b, v]

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin_check.h"
 #include "plugin_test_util.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/ref/compare.h"
@@ -16,7 +17,6 @@
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
 #include "schedlab/sched/sched.h"
-#include "plugin_check.h"
 
 namespace schedlab::plugin {
 namespace {
@@ -97,39 +97,40 @@ TEST(BuiltinPointwise, ComputeParamsFollowsSizesDtypesAndDevice) {
   // f32: 16 bytes hold 4; an odd innermost extent allows no vector.
   // 2048 vectors: 32-thread blocks, so that more SMs get one.
   EXPECT_EQ(schedule_and_validate("pointwise", "add", {{"N", 64}, {"K", 128}}),
-            "block=32, vector=4, unroll=1");
+            "block=32, vector=4, unroll=1, break_point=0");
   EXPECT_EQ(schedule_and_validate("pointwise", "add", {{"N", 1024}, {"K", 128}}),
-            "block=128, vector=4, unroll=1");
+            "block=128, vector=4, unroll=1, break_point=0");
   EXPECT_EQ(schedule_and_validate("pointwise", "add", {{"N", 37}, {"K", 29}}),
-            "block=32, vector=1, unroll=1");
+            "block=32, vector=1, unroll=1, break_point=0");
   // f16: 8 elements per 16 bytes.
   // (16384 vectors: 128 blocks of 128 would leave 4 of the 132 SMs idle.)
   EXPECT_EQ(schedule_and_validate("pointwise", "pointwise_f16", {{"N", 1024}, {"K", 128}}),
-            "block=64, vector=8, unroll=1");
+            "block=64, vector=8, unroll=1, break_point=0");
   // bf16 storage, f32 math: the inputs' and outputs' 2 bytes decide, 8 per 16 bytes.
   EXPECT_EQ(schedule_and_validate("pointwise", "gelu_bf16", {{"N", 1024}, {"K", 128}}),
-            "block=64, vector=8, unroll=1");
+            "block=64, vector=8, unroll=1, break_point=0");
   // K=6: the vector divides the innermost extent.
   EXPECT_EQ(schedule_and_validate("pointwise", "add", {{"N", 1000}, {"K", 6}}),
-            "block=32, vector=2, unroll=1");
-  // A [K] bias is read element by element, the rest vectorized.
+            "block=32, vector=2, unroll=1, break_point=0");
+  // A [K] bias under [N, K]: 2D, the bias vectorized too; 128 threads as
+  // 32 (a row of 128 / 4 vectors) x 4 rows.
   EXPECT_EQ(schedule_and_validate("pointwise", "bias_relu", {{"N", 1024}, {"K", 128}}),
-            "block=128, vector=4, unroll=1");
+            "block=128, vector=4, unroll=1, break_point=1");
   // Transposed: the output's innermost extent (N) decides.
   EXPECT_EQ(schedule_and_validate("pointwise", "transpose2d", {{"N", 64}, {"K", 30}}),
-            "block=32, vector=4, unroll=1");
+            "block=32, vector=4, unroll=1, break_point=0");
   // Enough work to cover every resident thread of the device (132 * 2048) twice.
   auto p = builtin("pointwise");
   auto big = segment_of("add", {{"N", 4096}, {"K", 1024}});  // 2^20 vectors: 3.9 times
-  EXPECT_EQ(p->format(p->compute_params(big.seg)), "block=128, vector=4, unroll=2");
+  EXPECT_EQ(p->format(p->compute_params(big.seg)), "block=128, vector=4, unroll=2, break_point=0");
   big.seg.device.max_threads_per_block = 64;
-  EXPECT_EQ(p->format(p->compute_params(big.seg)), "block=64, vector=4, unroll=2");
+  EXPECT_EQ(p->format(p->compute_params(big.seg)), "block=64, vector=4, unroll=2, break_point=0");
   auto huge = segment_of("add", {{"N", 16384}, {"K", 1024}});  // capped at 4
-  EXPECT_EQ(p->format(p->compute_params(huge.seg)), "block=128, vector=4, unroll=4");
+  EXPECT_EQ(p->format(p->compute_params(huge.seg)), "block=128, vector=4, unroll=4, break_point=0");
   big.seg.device.sm_count = 16;  // a smaller device is covered sooner
-  EXPECT_EQ(p->format(p->compute_params(big.seg)), "block=64, vector=4, unroll=4");
+  EXPECT_EQ(p->format(p->compute_params(big.seg)), "block=64, vector=4, unroll=4, break_point=0");
   auto odd = segment_of("add", {{"N", 16384}, {"K", 1023}});
-  EXPECT_EQ(p->format(p->compute_params(odd.seg)), "block=128, vector=1, unroll=4");
+  EXPECT_EQ(p->format(p->compute_params(odd.seg)), "block=128, vector=1, unroll=4, break_point=0");
 }
 
 TEST(BuiltinPointwise, ExplicitSettingsValidate) {
@@ -176,12 +177,48 @@ TEST(BuiltinPointwise, VectorizesTheInputsAndOutputsLoweringAllows) {
   };
   using ::testing::UnorderedElementsAre;
   EXPECT_THAT(vectorize("pointwise_add_mul", {{"N", 64}, {"K", 128}}),
-              UnorderedElementsAre("x_cache", "y_cache", "out"));  // not the [K] bias
+              UnorderedElementsAre("x_cache", "y_cache", "b_cache", "out"));  // 2D: the bias too
   EXPECT_THAT(vectorize("bias_relu", {{"N", 64}, {"K", 128}}),
-              UnorderedElementsAre("x_cache", "y"));
+              UnorderedElementsAre("x_cache", "b_cache", "y"));
   EXPECT_THAT(vectorize("transpose2d", {{"N", 64}, {"K", 128}}),
               UnorderedElementsAre("y"));  // x's innermost axis is not y's
   EXPECT_THAT(vectorize("add", {{"N", 37}, {"K", 29}}), ::testing::IsEmpty());
+}
+
+TEST(BuiltinPointwise, BroadcastInputsTakeThe2DScheduleAndValidate) {
+  // The break point separates the rows, which the [K] bias lacks, from K.
+  // Odd K: no vector, still 2D (the bias indexed by the inner loop alone).
+  EXPECT_EQ(schedule_and_validate("pointwise", "pointwise_add_mul", {{"N", 33}, {"K", 65}}),
+            "block=32, vector=1, unroll=1, break_point=1");
+  EXPECT_EQ(schedule_and_validate("pointwise", "bias_relu", {{"N", 1}, {"K", 4097}}),
+            "block=32, vector=1, unroll=1, break_point=1");
+  // K=36: 9 vectors a row, under a warp: flat packs rows instead.
+  EXPECT_EQ(schedule_and_validate("pointwise", "bias_relu", {{"N", 1000}, {"K", 36}}),
+            "block=64, vector=4, unroll=1, break_point=0");
+  // 2^21 rows, 4 a block: more than gridDim.y holds at unroll=4 (131072), so
+  // unroll rises to 16 rows a thread (32768 blocks).
+  auto p = builtin("pointwise");
+  auto tall = segment_of("bias_relu", {{"N", int64_t{1} << 21}, {"K", 128}});
+  EXPECT_EQ(p->format(p->compute_params(tall.seg)),
+            "block=128, vector=4, unroll=16, break_point=1");
+  // Explicit settings: rows unrolled, a ragged last block of rows (N=37), a
+  // K not divisible by the vector's width times the block.
+  schedule_and_validate("pointwise", "pointwise_add_mul", {{"N", 37}, {"K", 72}},
+                        {"block=64", "vector=4", "unroll=3", "break_point=1"});
+  schedule_and_validate("pointwise", "bias_relu", {{"N", 5}, {"K", 260}},
+                        {"block=128", "vector=2", "unroll=2", "break_point=1"});
+  // Where it does not apply: no broadcast input.
+  auto s = segment_of("add", {{"N", 4}, {"K", 8}});
+  EXPECT_THAT(testing::user_error_of(
+                  [&] { p->schedule(s.seg, p->with_settings(p->defaults(), {"break_point=1"})); }),
+              HasSubstr("pointwise: break_point=1 does not apply; this segment's is 0"));
+}
+
+TEST(BuiltinPointwise, The2DScheduleReadsTheBiasWithVectorLoads) {
+  auto p = builtin("pointwise");
+  auto s = segment_of("bias_relu", {{"N", 64}, {"K", 128}});
+  p->schedule(s.seg, p->compute_params(s.seg));
+  EXPECT_THAT(vectorized(*s.def.fusion), ::testing::Contains("b_cache"));
 }
 
 TEST(BuiltinPointwise, RejectsReductionsWithTheReason) {
