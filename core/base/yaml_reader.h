@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -39,12 +40,22 @@ inline bool is_identifier(const std::string& s) {
 }
 
 inline std::optional<int64_t> as_int(const std::string& s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  size_t i = s[0] == '-' ? 1 : 0;
-  if (i == s.size()) return std::nullopt;
+  // The whole int64 range; a wider number is nullopt (too_large() says so).
+  int64_t v = 0;
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || ec != std::errc() || p != end) return std::nullopt;
+  return v;
+}
+
+/// True for an integer literal that does not fit in int64, for a message
+/// better than "not an integer".
+inline bool too_large(const std::string& s) {
+  size_t i = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (i == s.size()) return false;
   for (size_t j = i; j < s.size(); ++j)
-    if (!std::isdigit(static_cast<unsigned char>(s[j]))) return std::nullopt;
-  return std::stoll(s);
+    if (!std::isdigit(static_cast<unsigned char>(s[j]))) return false;
+  return !as_int(s);
 }
 
 inline std::optional<double> as_double(const std::string& s) {

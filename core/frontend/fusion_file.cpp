@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -281,6 +282,9 @@ ir::SizeBindings parse_size_list(const std::string& text, const std::string& wha
     user_assert(is_identifier(name))
         << what << ": expected a size name before '=', found '" << name << "'";
     auto v = as_int(value);
+    user_assert(!too_large(value)) << what << ": " << name << " = " << value
+                                   << " is out of range; expected at most "
+                                   << std::numeric_limits<int64_t>::max();
     user_assert(v && *v > 0) << what << ": " << name << " must be a positive integer, found '"
                              << value << "'";
     user_assert(!b.count(name)) << what << ": " << name << " is given twice";

@@ -206,6 +206,20 @@ static_assert(sizeof(CpuThreadState) == 4 * sizeof(CpuDim3) + sizeof(char*),
 constexpr const char* kFlags[] = {"-std=c++17",      "-O2", "-shared", "-fPIC",
                                   "-fno-math-errno", "-x",  "c++"};
 
+// Beyond this much generated source (a fusion of thousands of statements in
+// one kernel) GCC's -O2 is superlinear: 48 s for an 850 KB unit where -O1
+// takes 20 s (docs/perf.md). Such units get -O1; IEEE semantics are the
+// same at either level (no -ffast-math, and ISO C++ mode contracts no FMA).
+constexpr size_t kLargeUnitBytes = 256 * 1024;
+
+/// kFlags, with -O1 for a large unit.
+std::vector<std::string> compile_flags(size_t source_bytes) {
+  std::vector<std::string> flags(std::begin(kFlags), std::end(kFlags));
+  if (source_bytes > kLargeUnitBytes)
+    std::replace(flags.begin(), flags.end(), std::string("-O2"), std::string("-O1"));
+  return flags;
+}
+
 std::atomic<uint64_t> g_compile_count{0};
 
 std::string read_file(const fs::path& p) {
@@ -286,7 +300,7 @@ class CpuBackend final : public Backend {
   std::shared_ptr<CompiledKernel> compile(const KernelSource& src) override {
     std::string unit_text =
         "// schedlab cpu unit, compiled with: " + std::string(SCHEDLAB_HOST_CXX);
-    for (const char* f : kFlags) unit_text += std::string(" ") + f;
+    for (const std::string& f : compile_flags(src.source.size())) unit_text += " " + f;
     unit_text += "\n";
     if (src.trace) unit_text += "#define SCHEDLAB_TRACE 1\n";
     unit_text += kShim;
@@ -422,7 +436,7 @@ class CpuBackend final : public Backend {
     const fs::path tmp_so = temp_name(so);
     const fs::path log = temp_name(so.string() + ".log");
     std::vector<std::string> args{SCHEDLAB_HOST_CXX};
-    args.insert(args.end(), std::begin(kFlags), std::end(kFlags));
+    for (const std::string& f : compile_flags(src.source.size())) args.push_back(f);
     args.insert(args.end(), {cpp.string(), "-o", tmp_so.string()});
     ++g_compile_count;
     const int rc = run_compiler(args, log);

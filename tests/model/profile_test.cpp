@@ -60,11 +60,9 @@ TEST(Profile, IsDeterministic) {
 
 TEST(Profile, PointwiseIsCoalescedAndMovesItsIdealBytes) {
   auto p = profile("pointwise_add_mul", {{"N", 1024}, {"K", 1024}}, "pointwise");
-  // x, y and out are read and written as 16-byte vectors; the broadcast b
-  // is read element by element at a 16-byte lane stride: 4 of every 16 bytes
-  // per request (its other elements come from L1, which the model leaves out).
-  for (const auto& g : p.traffic.global)
-    EXPECT_DOUBLE_EQ(g.efficiency(), g.tensor.starts_with("T2 ") ? 0.25 : 1.0) << g.tensor;
+  // x, y and out are read and written as 16-byte vectors, and so is the
+  // broadcast b: the 2-D schedule indexes it by the inner loop alone.
+  for (const auto& g : p.traffic.global) EXPECT_DOUBLE_EQ(g.efficiency(), 1.0) << g.tensor;
   EXPECT_NEAR(p.dram_bytes, double(p.ideal_bytes), 0.02 * double(p.ideal_bytes));
   EXPECT_GT(p.resources.registers, 0);
   EXPECT_EQ(p.resources.stack_bytes, 0);

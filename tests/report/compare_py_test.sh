@@ -36,7 +36,7 @@ done
   cat "$work/compare.txt"; echo "compare.py failed"; exit 1; }
 cat "$work/compare.txt"
 # One row per point (the time columns) and the repetitions' U test.
-grep -q 'pointwise_add_mul/N=16,K=64/heuristic/block=32,vector=4,unroll=1/iterations:1/repeats:9/manual_time ' "$work/compare.txt" ||
+grep -q 'pointwise_add_mul/N=16,K=64/heuristic/block=32,vector=4,unroll=1,break_point=0/iterations:1/repeats:9/manual_time ' "$work/compare.txt" ||
   { echo "no row for the heuristic's point"; exit 1; }
 grep -q 'U Test' "$work/compare.txt" || { echo "no U test: repetitions not read"; exit 1; }
 echo "compare.py: ok"
