@@ -15,6 +15,7 @@
 #include "param_values.h"
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/frontend/schedule_script.h"
+#include "schedlab/ref/tensor.h"
 #include "schedlab/sweep/pipeline.h"
 #include "schedlab/sweep/strategy.h"
 
@@ -366,6 +367,15 @@ class Loader {
       if (!b.count(s))
         user_error_at(at) << "fusion '" << f.name << "': size " << s << " is not bound; "
                           << "expected it in `sizes:` (the fusion file gives no default)";
+    // A size that no tensor of this machine's memory can hold is the sweep
+    // file's error, here, not a crashed point later: the reference's inputs
+    // and outputs are held as doubles (ref::make_inputs, ref::evaluate).
+    try {
+      for (const ir::TensorView* t : def.fusion->inputs()) ref::allocatable_shape(t, b, 8);
+      for (const ir::TensorView* t : def.fusion->outputs()) ref::allocatable_shape(t, b, 16);
+    } catch (const UserError& e) {
+      user_error_at(at) << "fusion '" << f.name << "': " << e.message();
+    }
     if (std::find(f.sizes.begin(), f.sizes.end(), b) == f.sizes.end()) f.sizes.push_back(b);
   }
 
