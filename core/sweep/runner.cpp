@@ -352,9 +352,15 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
   r.device = device_;
   r.baseline = spec_.baseline;
   r.min_effect = spec_.measure.min_effect;
+  // Who asks, in every key: two schedulers of one sweep may run the same
+  // binary with the same settings (twins, fast math on and off, `auto` and
+  // the plugin it picks), and --resume must not take one's record for the
+  // other's.
+  const std::string asker =
+      "scheduler=" + sched.name + ";" + (sched.fast_math ? "fast_math;" : "");
   if (!sched.load_failure.empty()) {
     r.plugin = sched.plugin;
-    r.key = report::record_key(plugin_hashes_[p.scheduler], "",
+    r.key = report::record_key(plugin_hashes_[p.scheduler], report::hash_hex(asker),
                                f.name + "@" + fusion_hashes_[p.fusion], r.sizes,
                                device_.fingerprint);
     fail(s, report::parse_status(sched.load_failure_status).value_or(report::Status::Crashed),
@@ -376,8 +382,9 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
       }
       if (!s.plugin) {
         r.plugin = kAutoScheduler;
-        r.key = report::record_key(kAutoScheduler, "", f.name + "@" + fusion_hashes_[p.fusion],
-                                   r.sizes, device_.fingerprint);
+        r.key = report::record_key(kAutoScheduler, report::hash_hex(asker),
+                                   f.name + "@" + fusion_hashes_[p.fusion], r.sizes,
+                                   device_.fingerprint);
         std::string why;
         for (const std::string& x : reasons) why += (why.empty() ? "" : "; ") + x;
         fail(s, report::Status::Rejected, "no built-in plugin takes it: " + why);
@@ -409,7 +416,7 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
     if (h.empty()) h = file_hash(plugin.path());
     r.plugin_hash = h;
   }
-  std::string requested;
+  std::string requested = asker;
   for (const std::string& kv : settings) requested += kv + ";";
   r.key = report::record_key(r.plugin_hash, report::hash_hex(requested),
                              f.name + "@" + fusion_hashes_[p.fusion], r.sizes, device_.fingerprint);

@@ -2,6 +2,7 @@
 // through RunOptions::strategy and is driven round by round with outcomes,
 // and records carry what the report needs.
 #include <algorithm>
+#include <set>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -284,6 +285,43 @@ TEST(SweepRunner, IsolatedRunsGiveTheSameKernelsAsInProcess) {
   ASSERT_EQ(runs[0].size(), 3u);
   EXPECT_EQ(runs[1], runs[0]);
   EXPECT_EQ(runs[2], runs[0]);
+}
+
+// --resume after a run killed with one record written: twins (one plugin
+// binary, the same settings) are told apart by their scheduler, so the
+// missing twin runs and the recorded one is not taken for it.
+TEST(SweepRunner, ResumeTellsTwinsApart) {
+  const fs::path dir = fs::path(SCHEDLAB_BINARY_DIR) / "tests/sweep_run/resume_twins";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  plugin::Registry registry(plugin::plugin_search_path());
+  SweepSpec spec = load_text(dir, kTwins, registry);
+  RunOptions ro;
+  ro.output = (dir / "r.jsonl").string();
+  ro.cache_dir = (dir / "cache").string();
+  ro.isolate = false;
+  run_sweep(spec, registry, *backend, ro);
+  // Keep only "first"'s record, as a run killed after writing it would.
+  std::string kept;
+  {
+    std::ifstream in(ro.output);
+    for (std::string line; std::getline(in, line);)
+      if (line.find("\"scheduler\":\"first\"") != std::string::npos) kept = line + "\n";
+  }
+  ASSERT_FALSE(kept.empty());
+  std::ofstream(ro.output, std::ios::trunc) << kept;
+  ro.resume = true;
+  RunResult res = run_sweep(spec, registry, *backend, ro);
+  std::set<std::string> schedulers;
+  for (const report::Record& r : res.records) schedulers.insert(r.scheduler);
+  EXPECT_EQ(schedulers, (std::set<std::string>{"first", "second", "other"}));
+  EXPECT_EQ(res.resumed, 1u);
+  std::set<std::string> in_file;
+  for (const report::Record& r : report::read_records(ro.output).records)
+    in_file.insert(r.scheduler);
+  EXPECT_EQ(in_file, (std::set<std::string>{"first", "second", "other"}));
+  EXPECT_EQ(report::read_records(ro.output).records.size(), 3u);
 }
 
 }  // namespace schedlab::sweep
