@@ -83,7 +83,8 @@ TensorView* tensor(SchedlabSegment* s, SchedlabTensor* t, const char* fn,
   if (t == nullptr) abi_error(fn, std::string(arg) + " handle is null");
   if (!s->tensors.count(t)) {
     s->tensors.clear();
-    for (TensorView* tv : seg.fusion->tensors()) s->tensors.insert(tv);
+    int64_t index = 0;
+    for (TensorView* tv : seg.fusion->tensors()) s->tensors.emplace(tv, index++);
     if (!s->tensors.count(t)) {
       std::ostringstream os;
       os << arg << " handle " << static_cast<const void*>(t) << " is not a tensor of segment '"
@@ -359,10 +360,10 @@ TensorView* step(SchedlabSegment* s, Transform t, const char* fn,
   return made;
 }
 
-/// The step's tensors: the handles, checked, as indices.
+/// The step's tensors, each checked by tensor() already, as their indices.
 std::vector<int64_t> indices(SchedlabSegment* s, const std::vector<TensorView*>& tvs) {
   std::vector<int64_t> r;
-  for (TensorView* tv : tvs) r.push_back(tensor_index(*s->segment->fusion, tv));
+  for (TensorView* tv : tvs) r.push_back(s->tensors.at(tv));
   return r;
 }
 std::vector<int64_t> index1(SchedlabSegment* s, SchedlabTensor* t, const char* fn,

@@ -5,7 +5,7 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "schedlab/plugin.h"
 #include "schedlab/plugin/host.h"
@@ -18,7 +18,10 @@ struct SchedlabSegment {
   schedlab::plugin::Segment* segment = nullptr;
   std::string plugin;                       ///< who is calling, for log lines
   std::deque<std::string> strings;          ///< strings returned during this call
-  std::unordered_set<const void*> tensors;  ///< known tensor handles (refreshed on a miss)
+  /// Known tensor handles, each with its index in Fusion::tensors() (the
+  /// transform log's name for it; stable, tensors are only ever added).
+  /// Refreshed on a miss.
+  std::unordered_map<const void*, int64_t> tensors;
   /// _axes_mapped's loop maps (exact, permissive), each with the fusion's
   /// IterDomain count it was built at: every change a map sees (a split, a
   /// merge, a cache or rfactor tensor) adds IterDomains, so an equal count

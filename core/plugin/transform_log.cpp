@@ -111,13 +111,6 @@ std::string_view op_name(Transform::Op op) {
   return "?";
 }
 
-int64_t tensor_index(const ir::Fusion& f, const ir::TensorView* tv) {
-  const std::vector<TensorView*> all = f.tensors();
-  auto it = std::find(all.begin(), all.end(), tv);
-  internal_assert(it != all.end()) << "tensor_index: not a tensor of fusion '" << f.name() << "'";
-  return it - all.begin();
-}
-
 TensorView* apply(ir::Fusion& f, const Transform& t, std::vector<std::string>* script_log) {
   const Args a(f, t);
   switch (t.op) {

@@ -70,18 +70,25 @@ const std::vector<std::string>& builtin_plugin_order() {
   return order;
 }
 
-std::shared_ptr<const plugin::Plugin> pick_builtin(
-    plugin::Registry& registry, BoundFusion& bf,
-    const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons) {
+std::vector<std::shared_ptr<const plugin::Plugin>> builtin_candidates(
+    plugin::Registry& registry, std::vector<std::string>* reasons) {
   std::vector<std::shared_ptr<const plugin::Plugin>> installed;
   for (const std::string& name : builtin_plugin_order()) {
     try {
       installed.push_back(registry.get(name));
+    } catch (const plugin::LoadFault& e) {  // loading isolated: it failed in its child
+      if (reasons) reasons->push_back(name + ": " + e.what());
     } catch (const UserError&) {
       if (reasons) reasons->push_back(name + ": not installed");
     }
   }
-  return first_accepting(installed, bf, device, reasons);
+  return installed;
+}
+
+std::shared_ptr<const plugin::Plugin> pick_builtin(
+    plugin::Registry& registry, BoundFusion& bf,
+    const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons) {
+  return first_accepting(builtin_candidates(registry, reasons), bf, device, reasons);
 }
 
 std::shared_ptr<const plugin::Plugin> first_accepting(

@@ -372,11 +372,11 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
     // `auto`: the first built-in that takes the fusion, as `exec` without
     // --plugin would pick.
     try {
-      s.bf = bind_fusion(f.path, options_.fusion_dirs, f.sizes[p.sizes]);
       std::vector<std::string> reasons;
       if (worker) {
-        s.plugin = pick_isolated(i, *worker, reasons);
+        s.plugin = pick_isolated(i, *worker, reasons);  // the worker binds the fusion itself
       } else {
+        s.bf = bind_fusion(f.path, options_.fusion_dirs, f.sizes[p.sizes]);
         std::lock_guard lock(plugin_mu_);
         s.plugin = pick_builtin(registry_, s.bf, target_, &reasons);
       }
@@ -652,20 +652,15 @@ std::string SweepRun::serve(const std::string& request) {
 std::shared_ptr<const plugin::Plugin> SweepRun::pick_isolated(size_t i, isolate::Worker& worker,
                                                               std::vector<std::string>& reasons) {
   std::vector<std::shared_ptr<const plugin::Plugin>> candidates;
-  std::vector<std::string> paths;
-  for (const std::string& name : builtin_plugin_order()) {
-    try {
-      std::lock_guard lock(plugin_mu_);
-      candidates.push_back(registry_.get(name));  // loaded in a child: a description here
-      paths.push_back(candidates.back()->loaded_path());
-    } catch (const plugin::LoadFault& e) {
-      reasons.push_back(name + ": " + e.what());
-    } catch (const UserError&) {
-      reasons.push_back(name + ": not installed");
-    }
+  {
+    std::lock_guard lock(plugin_mu_);
+    candidates = builtin_candidates(registry_, &reasons);  // descriptions here
   }
+  std::vector<std::string> paths;
+  for (const auto& c : candidates) paths.push_back(c->loaded_path());
   const isolate::Outcome out = worker.call(
       nlohmann::json{{"kind", "pick"}, {"i", i}, {"plugins", paths}}.dump());
+  isolate::rethrow_error(out);  // the worker's own error (the fusion's, or a plugin's), as is
   user_assert(out.ok()) << "auto: a built-in plugin failed while choosing, in an isolated worker: "
                         << isolate::report(out);
   const nlohmann::json answer = nlohmann::json::parse(out.payload);

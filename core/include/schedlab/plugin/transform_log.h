@@ -68,9 +68,6 @@ std::string_view op_name(Transform::Op op);
 /// A whole schedule, in the order it was applied.
 using TransformLog = std::vector<Transform>;
 
-/// The index of tv in f.tensors(); internal_error if it is not f's.
-int64_t tensor_index(const ir::Fusion& f, const ir::TensorView* tv);
-
 /// Applies t to f. Returns the tensor the primitive creates (cache_after,
 /// cache_before, cache_fork, rfactor), else null. Errors are the
 /// primitive's own (user errors for an illegal schedule); a tensor index

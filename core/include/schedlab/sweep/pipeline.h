@@ -82,6 +82,11 @@ const std::vector<std::string>& builtin_plugin_order();
 std::shared_ptr<const plugin::Plugin> pick_builtin(
     plugin::Registry& registry, BoundFusion& bf,
     const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons);
+/// The built-ins of builtin_plugin_order() that `registry` has; `reasons`
+/// gets "name: not installed" for each it lacks (or, loading isolated, why
+/// it failed to load).
+std::vector<std::shared_ptr<const plugin::Plugin>> builtin_candidates(
+    plugin::Registry& registry, std::vector<std::string>* reasons);
 /// The first of `candidates` whose can_schedule (at its defaults) accepts the
 /// whole of `bf`, or null; `reasons` gets "name: reason" for each that did
 /// not. pick_builtin over the installed built-ins; an isolated worker's pick.
