@@ -77,8 +77,11 @@ struct FusionOptions {
   std::vector<std::string> schedulers;   ///< --schedulers: the segmenter's plugins, in order
   bool dynamic_sizes = false;            ///< --dynamic-sizes
   bool fast_math = false;                ///< --fast-math
+  bool no_divisibility = false;          ///< --no-divisibility
 
-  runtime::KernelOptions kernel_options() const { return {dynamic_sizes, fast_math}; }
+  runtime::KernelOptions kernel_options() const {
+    return {dynamic_sizes, fast_math, !no_divisibility};
+  }
 
   /// Neither a plugin, a schedule script nor --unscheduled: the segmenter
   /// picks a plugin for each segment (docs/segments.md).
@@ -113,6 +116,11 @@ struct FusionOptions {
     cmd->add_flag("--dynamic-sizes", dynamic_sizes,
                   "Compile kernels that read their sizes at run time (one kernel for every "
                   "shape) instead of having the sizes compiled in as constants");
+    cmd->add_flag("--no-divisibility", no_divisibility,
+                  "With --dynamic-sizes: do not assume that the sizes which are multiples of "
+                  "16 stay so (by default the kernel does, as Triton's divisibility "
+                  "specialization, and refuses other sizes)")
+        ->needs("--dynamic-sizes");
     cmd->add_flag("--fast-math", fast_math,
                   "Compile f32 exp, log, division, reciprocal, rsqrt and sigmoid to the "
                   "hardware approximations (__expf, __logf, __fdividef, rsqrtf); validation "

@@ -159,9 +159,13 @@ std::string print_kir(const Kernel& k) {
   }
   for (const auto& [name, src] : k.size_sources) {
     auto c = k.specialized.find(name);
+    auto d = k.divisible.find(name);
     p.line(c != k.specialized.end()
                ? fmt::format("  size {} = {} (compiled in)", name, c->second)
-               : fmt::format("  size {} = {}.size[{}]", name, src.first->name, src.second));
+               : fmt::format("  size {} = {}.size[{}]{}", name, src.first->name, src.second,
+                             d != k.divisible.end()
+                                 ? fmt::format(" (a multiple of {})", d->second)
+                                 : ""));
   }
   if (k.static_block[0] > 0)
     p.line(fmt::format("  block ({}, {}, {}) (compiled in)", k.static_block[0], k.static_block[1],

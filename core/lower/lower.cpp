@@ -50,7 +50,7 @@ const std::vector<std::string_view>& lowering_passes() {
 }
 
 kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after_pass,
-                  const ir::SizeBindings& specialize) {
+                  const ir::SizeBindings& specialize, const ir::SizeBindings& divisible) {
   auto after = [&](std::string_view pass, const kir::Kernel& k) {
     if (after_pass) after_pass(pass, k);
   };
@@ -67,14 +67,20 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after
   //    how Local/Shared ones are laid out.
   auto buffers = allocate_buffers(f, kernel);
   after("allocate_buffers", kernel);
-  // A size is read from a parameter, or compiled in as a constant.
+  // A size is read from a parameter, or compiled in as a constant. A size
+  // read at run time and known to be a multiple of d is d * (size / d), the
+  // quotient an opaque variable: simplify then folds it as a multiple.
   std::map<std::string, kir::ExprP> sizes;
   for (const auto& [name, src] : kernel.size_sources) {
-    auto it = specialize.find(name);
-    if (it != specialize.end()) kernel.specialized[name] = it->second;
-    sizes[name] = it != specialize.end()
-                      ? kir::Expr::integer(it->second)
-                      : kir::Expr::var(src.first->name + ".size[" + std::to_string(src.second) + "]");
+    if (auto it = specialize.find(name); it != specialize.end()) {
+      kernel.specialized[name] = it->second;
+      sizes[name] = kir::Expr::integer(it->second);
+    } else if (auto d = divisible.find(name); d != divisible.end() && d->second > 1) {
+      kernel.divisible[name] = d->second;
+      sizes[name] = kir::Expr::var(size_variable(kernel, name)) * kir::Expr::integer(d->second);
+    } else {
+      sizes[name] = kir::Expr::var(size_variable(kernel, name));
+    }
   }
   Indexer indexer(buffers, sizes);
   // Vectorized copies are checked here, before any statement exists.

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,6 +93,7 @@ std::optional<int64_t> constant_of(const ExprP& e) {
 class Simplifier : public kir::IRMutator {
  public:
   Simplifier(const kir::Kernel& k, const std::array<int64_t, 3>& grid) {
+    for (const auto& [name, d] : k.divisible) quotients_[size_variable(k, name)] = d;
     static constexpr const char* kAxes[] = {"x", "y", "z"};
     for (size_t d = 0; d < 3; ++d) {
       const int64_t b = k.static_block[d], g = grid[d];
@@ -142,6 +145,7 @@ class Simplifier : public kir::IRMutator {
         Interval r = bounds(d);
         if (r.hi < 0) return Expr::boolean(true);
         if (r.lo >= 0) return Expr::boolean(false);
+        if (ExprP n = reduce_comparison(d)) return n;
         return a == e.a && b == e.b ? self : Expr::index_op(e.op, a, b);
       }
       case IndexOpType::And: {
@@ -166,6 +170,7 @@ class Simplifier : public kir::IRMutator {
       case IndexOpType::CeilDiv: {
         auto ca = constant_of(a), cb = constant_of(b);
         if (ca && cb && *cb > 0) return Expr::integer((*ca + *cb - 1) / *cb);
+        if (ExprP q = exact_ceil_div(a, cb)) return q;
         return a == e.a && b == e.b ? self : Expr::index_op(e.op, a, b);
       }
       case IndexOpType::Xor:  // folded by index_op (constants, ^ 0); nothing else
@@ -322,6 +327,15 @@ class Simplifier : public kir::IRMutator {
       } else {
         partners.push_back(kir::print_expr(quotient * mod->b));
         partners.push_back(kir::print_expr(mod->b * quotient));
+        // b = s * cb (a size that is a multiple of 16: q * 16): the product
+        // collected as the term (a / b) * s at coefficient k cb.
+        Linear lb = linear(mod->b);
+        if (lb.constant == 0 && lb.terms.size() == 1 && lb.terms.begin()->second.coeff != 1) {
+          const Linear::Term& sb = lb.terms.begin()->second;
+          partners.push_back(kir::print_expr(quotient * sb.e));
+          partners.push_back(kir::print_expr(sb.e * quotient));
+          want = t.coeff * sb.coeff;
+        }
       }
       auto it = l.terms.end();
       for (const std::string& p : partners)
@@ -351,16 +365,109 @@ class Simplifier : public kir::IRMutator {
       if (op->op == IndexOpType::Mul) {
         if (auto k = constant_of(op->b)) return collect(op->a, c * *k, l);
         if (auto k = constant_of(op->a)) return collect(op->b, c * *k, l);
+        // x * (y * k) = (x * y) * k: a coefficient inside a product of
+        // variables (i * (q * 16), with a size that is a multiple of 16)
+        // collects with the others.
+        for (const auto& [x, y] : {std::pair{op->a, op->b}, std::pair{op->b, op->a}}) {
+          const auto* inner = y->as<IndexOp>();
+          if (!inner || inner->op != IndexOpType::Mul) continue;
+          if (auto k = constant_of(inner->b)) return collect(x * inner->a, c * *k, l);
+          if (auto k = constant_of(inner->a)) return collect(x * inner->b, c * *k, l);
+        }
       }
     }
     l.add_term(e, c);
   }
 
   /// Terms in key order, each times its coefficient, then the constant.
-  static ExprP rebuild(const Linear& l) {
+  /// Terms in key order, each times its coefficient, then the constant. A
+  /// term x * q (q a size's quotient, size_variable) at a coefficient its
+  /// divisor d divides prints as x * (q * d) (size_variable's reason).
+  ExprP rebuild(const Linear& l) const {
     ExprP r = Expr::integer(0);
-    for (const auto& [k, t] : l.terms) r = r + t.e * Expr::integer(t.coeff);
+    for (const auto& [k, t] : l.terms) {
+      ExprP e = t.e;
+      int64_t coeff = t.coeff;
+      const auto* m = e->as<IndexOp>();
+      for (const auto& [x, q] : m && m->op == IndexOpType::Mul
+                                    ? std::vector{std::pair{m->a, m->b}, std::pair{m->b, m->a}}
+                                    : std::vector<std::pair<ExprP, ExprP>>{}) {
+        const auto* v = q->as<kir::Var>();
+        auto it = v ? quotients_.find(v->name) : quotients_.end();
+        if (it == quotients_.end() || coeff % it->second != 0) continue;
+        e = x * (q * Expr::integer(it->second));
+        coeff /= it->second;
+        break;
+      }
+      r = r + e * Expr::integer(coeff);
+    }
     return r + Expr::integer(l.constant);
+  }
+
+  /// ceilDiv(a, c) for a >= 0 and a constant c > 0 that divides every
+  /// coefficient of a's terms: a = c * q + k gives q + ceil(k / c) exactly
+  /// (a dynamic kernel's K = 16 q: ceilDiv(K, 4) = 4 q); a factor common to
+  /// c and a divides out of both. Null when neither applies.
+  ExprP exact_ceil_div(const ExprP& a, std::optional<int64_t> c) const {
+    if (!c || *c <= 0 || !bounds(a).nonneg()) return nullptr;
+    Linear l = linear(a), q;
+    int64_t g = *c;  // the common factor of c and every coefficient
+    for (const auto& [k, t] : l.terms) g = std::gcd(g, t.coeff);
+    if (g == *c) {
+      for (const auto& [k, t] : l.terms) q.add_term(t.e, t.coeff / *c);
+      // ceil(k / c) = -floor(-k / c).
+      q.constant = -floor_div(-l.constant, *c);
+      return rebuild(q);
+    }
+    // ceilDiv(g t + k, c) = ceilDiv(t + k / g, c / g) when g divides k:
+    // ceilDiv(16 q, 32) = ceilDiv(q, 2).
+    if (g == 1 || l.constant % g != 0) return nullptr;
+    for (const auto& [k, t] : l.terms) q.add_term(t.e, t.coeff / g);
+    q.constant = l.constant / g;
+    return Expr::index_op(IndexOpType::CeilDiv, rebuild(q), Expr::integer(*c / g));
+  }
+
+  /// `d < 0` reduced by a common factor, or null. With d = g * t + r, where
+  /// g divides the coefficient of every term in t and r (the other terms
+  /// and the constant) lies in [g m, g m + g): d < 0 exactly when t + m < 0.
+  /// g is the largest divisor of the unbounded terms' coefficients (sizes
+  /// that are multiples of 16, in a dynamic kernel) that admits such an m:
+  /// a vector's `16 q * i + 4 tx + 3 < 16 q` and each of its elements'
+  /// `16 q * i + 4 tx + j < 16 q` (j < 4) both become `4 q * i + tx < 4 q`,
+  /// which the conjunction then holds once.
+  ExprP reduce_comparison(const Linear& d) const {
+    int64_t g = 0;
+    for (const auto& [k, t] : d.terms) {
+      Interval b = mul(bounds(t.e), Interval::point(t.coeff));
+      if (b.lo <= -kInf || b.hi >= kInf) g = std::gcd(g, t.coeff < 0 ? -t.coeff : t.coeff);
+    }
+    for (int64_t div = g; div > 1; --div) {
+      if (g % div != 0) continue;
+      Linear t, r;
+      for (const auto& [k, term] : d.terms) {
+        if (term.coeff % div == 0) t.add_term(term.e, term.coeff / div);
+        else r.add_term(term.e, term.coeff);
+      }
+      r.constant = d.constant;
+      Interval rb = bounds(r);
+      if (rb.lo <= -kInf || rb.hi >= kInf) continue;
+      const int64_t m = floor_div(rb.lo, div);
+      if (floor_div(rb.hi, div) != m) continue;
+      // t + m < 0 as `positive terms < negated negative terms`, the
+      // constant on the side that keeps it positive.
+      Linear lhs, rhs;
+      for (const auto& [k, term] : t.terms)
+        (term.coeff > 0 ? lhs : rhs).add_term(term.e, term.coeff > 0 ? term.coeff : -term.coeff);
+      (m > 0 ? lhs : rhs).constant = m > 0 ? m : -m;
+      return Expr::index_op(IndexOpType::Lt, rebuild(lhs), rebuild(rhs));
+    }
+    return nullptr;
+  }
+
+  static int64_t floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if (a % b != 0 && (a < 0) != (b < 0)) --q;
+    return q;
   }
 
   /// a / b or a % b for a >= 0 and b not a constant: a = b * q + r with r a
@@ -368,13 +475,27 @@ class Simplifier : public kir::IRMutator {
   /// runs) gives q or r, as for a constant divisor; otherwise unchanged.
   ExprP divide_symbolic(IndexOpType op, const ExprP& a, const ExprP& b) {
     const std::string bk = kir::print_expr(b);
+    // b = s * cb: a size that is a multiple of 16 is the term q, 16 times,
+    // and a * b collects as the term a * q at 16 times a's coefficient.
+    std::string sk = bk;
+    int64_t cb = 1;
+    if (Linear lb = linear(b); lb.constant == 0 && lb.terms.size() == 1 &&
+                               lb.terms.begin()->second.coeff > 1) {
+      sk = lb.terms.begin()->first;
+      cb = lb.terms.begin()->second.coeff;
+    }
     Linear l = linear(a), q, r;
     for (const auto& [k, t] : l.terms) {
       const auto* m = t.e->as<IndexOp>();
-      if (m && m->op == IndexOpType::Mul && kir::print_expr(m->b) == bk) q.add_term(m->a, t.coeff);
-      else if (m && m->op == IndexOpType::Mul && kir::print_expr(m->a) == bk) q.add_term(m->b, t.coeff);
-      else if (k == bk) q.constant += t.coeff;
-      else r.add_term(t.e, t.coeff);
+      const bool whole = t.coeff % cb == 0;
+      if (whole && m && m->op == IndexOpType::Mul && kir::print_expr(m->b) == sk)
+        q.add_term(m->a, t.coeff / cb);
+      else if (whole && m && m->op == IndexOpType::Mul && kir::print_expr(m->a) == sk)
+        q.add_term(m->b, t.coeff / cb);
+      else if (whole && k == sk)
+        q.constant += t.coeff / cb;
+      else
+        r.add_term(t.e, t.coeff);
     }
     r.constant = l.constant;
     bool below = r.terms.empty() && r.constant == 0;
@@ -432,12 +553,27 @@ class Simplifier : public kir::IRMutator {
   }
 
   std::map<std::string, Interval> bounds_;
+  /// size_variable's quotients and their divisors.
+  std::map<std::string, int64_t> quotients_;
   /// (v, e) for each `v < e` of the enclosing branches, e printed: symbolic
   /// bounds, for divisions by a size that is not a constant.
   std::vector<std::pair<std::string, std::string>> below_;
 };
 
 }  // namespace
+
+std::string size_variable(const kir::Kernel& kernel, const std::string& size) {
+  const auto& [buffer, axis] = kernel.size_sources.at(size);
+  const std::string param = buffer->name + ".size[" + std::to_string(axis) + "]";
+  auto d = kernel.divisible.find(size);
+  if (d == kernel.divisible.end()) return param;
+  // Sizes are >= 0: a shift for a power of two (a signed `/` costs more).
+  int shift = 0;
+  while ((int64_t{1} << shift) < d->second) ++shift;
+  return (int64_t{1} << shift) == d->second
+             ? "(" + param + " >> " + std::to_string(shift) + ")"
+             : "(" + param + " / " + std::to_string(d->second) + ")";
+}
 
 void simplify(kir::Kernel& kernel, const std::array<int64_t, 3>& grid) {
   Simplifier(kernel, grid).mutate(*kernel.body);

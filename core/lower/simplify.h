@@ -13,6 +13,17 @@
 //    so do the conjunctions, branches and loops built on it: `if (true)` and
 //    a loop of one iteration are spliced into their parent, `if (false)` and
 //    a loop of none are dropped;
+//  * `ceilDiv(a, c)` by a constant c that divides every coefficient of a's
+//    terms is exact: 4 q for ceilDiv(16 q, 4);
+//  * a comparison d < 0 that the bounds do not decide is reduced by the
+//    largest common factor g of its unbounded terms for which the rest r of
+//    d lies within one multiple of g: `16 q i + 4 tx + j < 16 q` (j < 4)
+//    becomes `4 q i + tx < 4 q`, the same atom as its vector's check. With
+//    a dynamic kernel's sizes that are multiples of 16 written 16 q
+//    (divisibility specialization, kir::Kernel::divisible) these two fold
+//    its index math much as constants do;
+//  * a product of variables keeps its constant factors in its coefficient:
+//    i * (q * 16) is the term i * q, 16 times;
 //  * `a ^ b` (a swizzled Shared column, sched::swizzle) folds only when both
 //    are constants or one is 0; its bounds are [0, 2^k) when a and b lie in
 //    [0, 2^k), unknown otherwise.
@@ -30,10 +41,18 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "schedlab/lower/kir.h"
 
 namespace schedlab::lower {
+
+/// The variable lowering reads a size from: "T0.size[1]", or, for a size
+/// the kernel assumes a multiple of d (kir::Kernel::divisible), the opaque
+/// quotient "(T0.size[1] >> 4)" that lowering multiplies by d. simplify
+/// prints a term x * q at a coefficient that d divides as x * (q * d), so
+/// the loop-invariant q * d is computed once, as the size itself would be.
+std::string size_variable(const kir::Kernel& kernel, const std::string& size);
 
 /// Simplifies kernel.body in place. grid: the launch's grid when the kernel
 /// fixes it (the sizes are compiled in), else 0s.

@@ -134,6 +134,15 @@ void check_specialization(const kir::Kernel& k, const ir::SizeBindings& sizes) {
         << "; expected the same sizes, or a kernel compiled with dynamic sizes "
            "(--dynamic-sizes, `dynamic_sizes: true` in a sweep)";
   }
+  for (const auto& [name, d] : k.divisible) {
+    auto it = sizes.find(name);
+    user_assert(it != sizes.end() && it->second % d == 0)
+        << "launch: the kernel was compiled assuming " << name << " is a multiple of " << d
+        << " (divisibility specialization of a dynamic kernel) but is launched with "
+        << (it == sizes.end() ? name + " unbound" : name + "=" + std::to_string(it->second))
+        << "; expected a multiple of " << d
+        << ", or a kernel prepared at these sizes (or with --no-divisibility)";
+  }
 }
 
 PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
@@ -145,8 +154,12 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
     if (n >= (int64_t{1} << 31)) bits = 64;
   }
   PreparedKernel p;
-  p.kernel = lower::lower(f, bits, after_pass,
-                          options.dynamic_sizes ? ir::SizeBindings{} : sizes);
+  ir::SizeBindings divisible;
+  if (options.dynamic_sizes && options.divisibility)
+    for (const auto& [name, v] : sizes)
+      if (v > 0 && v % kDivisibility == 0) divisible[name] = kDivisibility;
+  p.kernel = lower::lower(f, bits, after_pass, options.dynamic_sizes ? ir::SizeBindings{} : sizes,
+                          divisible);
   p.kernel.fast_math = options.fast_math;
   codegen::PrintedUnit unit = codegen::print_unit(p.kernel);
   p.source.source = std::move(unit.text);

@@ -546,9 +546,11 @@ TEST_P(LowerMatrix, MatchesReference) {
   const Fusion& f = *def.fusion;
   runtime::PreparedKernel p;
   try {
-    // Size-generic, run at every binding below; the same schedule with the
-    // sizes compiled in is checked at the first binding too.
-    p = runtime::prepare(f, fc.sizes.front(), {}, runtime::KernelOptions{true});
+    // Size-generic (no divisibility assumed), run at every binding below;
+    // the same schedule with the sizes compiled in is checked at the first
+    // binding, and with divisibility specialization at every binding that
+    // has a multiple of 16, too.
+    p = runtime::prepare(f, fc.sizes.front(), {}, runtime::KernelOptions{true, false, false});
   } catch (const std::exception& e) {
     results()[{fc.name, sc.name}] = "LOWER-FAIL";
     FAIL() << "lowering failed on a schedule the primitives accepted: " << e.what()
@@ -595,6 +597,24 @@ TEST_P(LowerMatrix, MatchesReference) {
     if (!why.empty()) {
       ok = false;
       ADD_FAILURE() << fc.name << " x " << sc.name << " at " << sizes_str(sizes) << ": " << why;
+    }
+    // Divisibility specialization: a dynamic kernel that assumes the sizes
+    // which are multiples of 16 here stay so; compiled when its source
+    // differs from the size-generic one.
+    runtime::PreparedKernel pd;
+    try {
+      pd = runtime::prepare(f, sizes, {}, runtime::KernelOptions{true});
+      why = pd.kernel.divisible.empty() || pd.source.source == p.source.source
+                ? ""
+                : run_and_compare(plain, pd, *test_backend().compile(pd.source), sizes);
+    } catch (const std::exception& e) {
+      why = std::string("error: ") + e.what();
+    }
+    if (!why.empty()) {
+      ok = false;
+      ADD_FAILURE() << fc.name << " x " << sc.name << " with divisibility, at "
+                    << sizes_str(sizes) << ": " << why << "\n--- kernel ---\n"
+                    << codegen::print_kernel(pd.kernel);
     }
   }
   // The specialized kernel (the default one) at the first binding.

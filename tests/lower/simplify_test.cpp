@@ -130,11 +130,22 @@ TEST(Specialization, ALaunchAtOtherSizesIsAUserErrorNamingThem) {
               ::testing::HasSubstr("launch: the kernel was compiled for K=64 (its sizes are "
                                    "constants in the code) but is launched with K=65; expected "
                                    "the same sizes, or a kernel compiled with dynamic sizes"));
-  // Size-generic: any sizes.
+  // Size-generic, assuming K (64) stays a multiple of 16 (N = 3 is not one):
+  // any N, any K that is a multiple of 16.
   runtime::PreparedKernel g =
       runtime::prepare(*def.fusion, {{"N", 3}, {"K", 64}}, {}, runtime::KernelOptions{true});
   EXPECT_TRUE(g.kernel.specialized.empty());
-  EXPECT_NO_THROW(runtime::launch_dims(g.kernel, {{"N", 3}, {"K", 65}}));
+  EXPECT_EQ(g.kernel.divisible, (ir::SizeBindings{{"K", 16}}));
+  EXPECT_NO_THROW(runtime::launch_dims(g.kernel, {{"N", 5}, {"K", 48}}));
+  EXPECT_THAT(user_error_of([&] { runtime::launch_dims(g.kernel, {{"N", 3}, {"K", 65}}); }),
+              ::testing::HasSubstr("launch: the kernel was compiled assuming K is a multiple of "
+                                   "16 (divisibility specialization of a dynamic kernel) but is "
+                                   "launched with K=65; expected a multiple of 16"));
+  // Without divisibility: any sizes.
+  runtime::PreparedKernel any = runtime::prepare(*def.fusion, {{"N", 3}, {"K", 64}}, {},
+                                                 runtime::KernelOptions{true, false, false});
+  EXPECT_TRUE(any.kernel.divisible.empty());
+  EXPECT_NO_THROW(runtime::launch_dims(any.kernel, {{"N", 3}, {"K", 65}}));
 }
 
 TEST(Simplify, DivisionAndModuloSplitOffMultiplesOfTheDivisor) {
@@ -288,6 +299,98 @@ void check_random_indices(bool with_xor, uint64_t seed) {
   }
   // The check is not vacuous: most expressions do change.
   EXPECT_GT(changed, 500);
+}
+
+// ---- sizes that are multiples of 16 (divisibility specialization) ---------
+
+/// A dynamic kernel's size K assumed a multiple of 16, as lowering writes it.
+ExprP sixteen_q() { return v("q") * c(16); }
+
+/// e's condition after simplify, in a nest of i < 2, j < 4 and 128 threads.
+std::string simplified_predicate(const ExprP& pred) {
+  Nest n({{"i", 2}, {"j", 4}}, c(0), Expr::select(pred, c(1), c(0), ir::DataType::I64),
+         {128, 1, 1});
+  simplify(n.kernel);
+  const auto* s = n.store()->value->as<kir::Select>();
+  return s ? kir::print_expr(s->cond) : kir::print_expr(n.store()->value);
+}
+
+TEST(Simplify, CeilDivOfAMultipleIsExact) {
+  // ceilDiv(16 q, 4) = 4 q; ceilDiv(ceilDiv(16 q, 4), 2) = 2 q; ceilDiv(16 q
+  // + 3, 4) = 4 q + 1; a divisor that does not divide every coefficient stays.
+  EXPECT_EQ(kir::print_expr(simplified(Expr::ceil_div(sixteen_q(), c(4)))),
+            kir::print_expr(simplified(v("q") * c(4))));
+  EXPECT_EQ(kir::print_expr(simplified(Expr::ceil_div(Expr::ceil_div(sixteen_q(), c(4)), c(2)))),
+            kir::print_expr(simplified(v("q") * c(2))));
+  EXPECT_EQ(kir::print_expr(simplified(Expr::ceil_div(sixteen_q() + c(3), c(4)))),
+            kir::print_expr(simplified(v("q") * c(4) + c(1))));
+  EXPECT_THAT(kir::print_expr(simplified(Expr::ceil_div(sixteen_q() + v("threadIdx.x"), c(4)))),
+              ::testing::HasSubstr("ceilDiv"));
+  // A common factor divides out: ceilDiv(16 q, 32) = ceilDiv(q, 2).
+  EXPECT_EQ(kir::print_expr(simplified(Expr::ceil_div(sixteen_q(), c(32)))),
+            kir::print_expr(Expr::ceil_div(v("q"), c(2))));
+}
+
+TEST(Simplify, AVectorAndItsElementsShareOneBoundsCheckOnAMultipleOf16) {
+  // Row i of a 2-row-per-thread split, 4-wide vectors: the vector's check
+  // (last element) and each element's check are one atom once K = 16 q.
+  ExprP base = sixteen_q() * v("i") + v("threadIdx.x") * c(4);
+  const std::string vec = simplified_predicate(base + c(3) < sixteen_q());
+  const std::string elem = simplified_predicate(base + v("j") < sixteen_q());
+  EXPECT_EQ(vec, elem);
+  EXPECT_EQ(simplified_predicate((base + c(3) < sixteen_q()) && (base + v("j") < sixteen_q())),
+            vec);
+  // Without the divisibility (K itself), the two stay different.
+  ExprP k_base = v("K") * v("i") + v("threadIdx.x") * c(4);
+  EXPECT_NE(simplified_predicate(k_base + c(3) < v("K")),
+            simplified_predicate(k_base + v("j") < v("K")));
+}
+
+TEST(Simplify, RandomIndicesOverAMultipleOf16KeepTheirValue) {
+  // Sums of loop indices, 16 q, i * 16 q and ceilDivs of them, as indices
+  // and in predicates, checked at every point for q = 0..3.
+  std::mt19937_64 rng(20261203);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  const std::vector<std::string> vars = {"i", "j", "threadIdx.x"};
+  static constexpr int64_t kDivs[] = {1, 2, 4, 8, 16, 3};
+  auto piece = [&]() -> ExprP {
+    switch (pick(6)) {
+      case 0: return random_index(rng, vars, 2);
+      case 1: return sixteen_q();
+      case 2: return sixteen_q() * v(vars[static_cast<size_t>(pick(3))]);
+      case 3: return Expr::ceil_div(sixteen_q(), c(kDivs[pick(6)]));
+      case 4: return v(vars[static_cast<size_t>(pick(3))]) * Expr::ceil_div(sixteen_q(), c(4)) * c(4);
+      default: return Expr::ceil_div(sixteen_q() + c(pick(20)), c(kDivs[pick(6)]));
+    }
+  };
+  auto sum = [&]() {
+    ExprP e = piece();
+    for (int n = pick(3); n > 0; --n) e = e + piece();
+    return e;
+  };
+  int changed = 0;
+  for (int t = 0; t < 600; ++t) {
+    ExprP index = sum();
+    ExprP pred = (sum() < sum()) && (sum() + c(pick(5)) < sum());
+    ExprP value = Expr::select(pred, c(1), c(0), ir::DataType::I64);
+    Nest n({{"i", 3}, {"j", 5}}, index, value, {6, 1, 1});
+    simplify(n.kernel);
+    const kir::Store* s = n.store();
+    ASSERT_NE(s, nullptr);
+    changed += kir::print_expr(s->value) != kir::print_expr(value);
+    for (int64_t q = 0; q < 4; ++q)
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 5; ++j)
+          for (int64_t tx = 0; tx < 6; ++tx) {
+            const std::map<std::string, int64_t> env{{"i", i}, {"j", j}, {"threadIdx.x", tx}, {"q", q}};
+            ASSERT_EQ(eval(s->index, env), eval(index, env))
+                << kir::print_expr(index) << "\n  simplified to " << kir::print_expr(s->index);
+            ASSERT_EQ(eval(s->value, env), eval(value, env))
+                << kir::print_expr(value) << "\n  simplified to " << kir::print_expr(s->value)
+                << "\n  at q=" << q << " i=" << i << " j=" << j << " tx=" << tx;
+          }
+  }
+  EXPECT_GT(changed, 300);
 }
 
 TEST(Simplify, AContiguousOffsetOfAMergeReplayFoldsBack) {

@@ -369,6 +369,12 @@ struct Kernel {
   /// the default); empty for a dynamic kernel, which reads every size from
   /// its parameters. A launch checks its sizes are these.
   std::map<std::string, int64_t> specialized;
+  /// Divisibility specialization of a dynamic kernel (Triton's
+  /// `tt.divisibility`): each size here is assumed a multiple of its value
+  /// (16), and its index math folds as if it were one: K = 16 q makes
+  /// ceilDiv(K, 4) = 4 q, and a 4-wide vector's elements share its bounds
+  /// check. A launch checks its sizes are such multiples.
+  std::map<std::string, int64_t> divisible;
   /// blockDim.x/y/z when constant (or specialized) launch extents fix them,
   /// else 0: the block reductions and __launch_bounds__ are compiled for them.
   std::array<int64_t, 3> static_block{};

@@ -29,8 +29,11 @@ const std::vector<std::string_view>& lowering_passes();
 /// set, sees the kernel after every pass (`show --print-after`).
 /// `specialize`: sizes compiled into the kernel as constants (the kernel then
 /// runs at those sizes only, kir::Kernel::specialized); the sizes it leaves
-/// out are read from the parameters at run time.
+/// out are read from the parameters at run time. `divisible`: sizes read at
+/// run time that the kernel may assume are multiples of the given divisor
+/// (kir::Kernel::divisible); sizes also in `specialize` ignore it.
 kir::Kernel lower(const ir::Fusion& f, int index_bits = 32, const PassObserver& after_pass = {},
-                  const ir::SizeBindings& specialize = {});
+                  const ir::SizeBindings& specialize = {},
+                  const ir::SizeBindings& divisible = {});
 
 }  // namespace schedlab::lower

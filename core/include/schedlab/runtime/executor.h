@@ -32,7 +32,16 @@ struct KernelOptions {
   /// hardware approximations (__expf, __logf, __fdividef, rsqrtf; kir::Kernel::
   /// fast_math). Validate its results with ref::EvalOptions{fast_math = true}.
   bool fast_math = false;
+  /// A dynamic kernel assumes the sizes that are multiples of
+  /// kDivisibility at the sizes it is prepared for stay multiples of it
+  /// (Triton's divisibility specialization; kir::Kernel::divisible): one
+  /// kernel serves every such shape, and its index math folds. Off: one
+  /// kernel for every shape (`--no-divisibility`).
+  bool divisibility = true;
 };
+
+/// The divisor of divisibility specialization (Triton's, 16).
+inline constexpr int64_t kDivisibility = 16;
 
 /// Lowers and prints f. The index type is int32 when every tensor of the
 /// fusion has fewer than 2^31 elements under `sizes`, int64 otherwise.
@@ -40,7 +49,8 @@ struct KernelOptions {
 PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
                        const lower::PassObserver& after_pass = {},
                        const KernelOptions& options = {});
-/// user_error unless `sizes` agree with the sizes k was specialized for.
+/// user_error unless `sizes` agree with the sizes k was specialized for:
+/// equal to those compiled in, multiples of those it assumes divisible.
 void check_specialization(const kir::Kernel& k, const ir::SizeBindings& sizes);
 /// Grid and block from the extents of the bound loops (the largest per
 /// parallel type), and the dynamic shared memory (the Shared buffers, then
