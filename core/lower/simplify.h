@@ -41,18 +41,11 @@
 
 #include <array>
 #include <cstdint>
-#include <string>
 
 #include "schedlab/lower/kir.h"
+#include "schedlab/lower/size_variable.h"
 
 namespace schedlab::lower {
-
-/// The variable lowering reads a size from: "T0.size[1]", or, for a size
-/// the kernel assumes a multiple of d (kir::Kernel::divisible), the opaque
-/// quotient "(T0.size[1] >> 4)" that lowering multiplies by d. simplify
-/// prints a term x * q at a coefficient that d divides as x * (q * d), so
-/// the loop-invariant q * d is computed once, as the size itself would be.
-std::string size_variable(const kir::Kernel& kernel, const std::string& size);
 
 /// Simplifies kernel.body in place. grid: the launch's grid when the kernel
 /// fixes it (the sizes are compiled in), else 0s.

@@ -8,6 +8,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/lower/kir_visitor.h"
+#include "schedlab/lower/size_variable.h"
 
 namespace schedlab::runtime {
 
@@ -80,6 +81,14 @@ EmulatedWork emulated_work(const kir::Kernel& k, const LaunchDims& dims,
     for (size_t d = 0; d < args[i].sizes.size(); ++d)
       values[fmt::format("{}.size[{}]", k.params[i].buffer->name, d)] =
           kir::Expr::integer(args[i].sizes[d]);
+  // A size assumed a multiple of d is read as its quotient (size_variable.h).
+  for (const auto& [name, d] : k.divisible) {
+    const auto& [buffer, axis] = k.size_sources.at(name);
+    for (size_t i = 0; i < k.params.size() && i < args.size(); ++i)
+      if (k.params[i].buffer == buffer && static_cast<size_t>(axis) < args[i].sizes.size())
+        values[lower::size_variable(k, name)] =
+            kir::Expr::integer(args[i].sizes[static_cast<size_t>(axis)] / d);
+  }
   Walker w(values);
   if (k.body) w.include(*k.body);
   EmulatedWork out;

@@ -41,6 +41,25 @@ constexpr const char* kRedundant =
     "parallelize(out, 0, BIDx)\n"
     "parallelize(out, 2, TIDx)\n";
 
+TEST(WorkEstimate, ADynamicKernelsSizesAreBoundAsTheyAreRead) {
+  // Fuzz seed 41 case 145: a size-generic kernel reads K = 16 * (K >> 4)
+  // (divisibility specialization); its estimate must bind that quotient as
+  // it binds K itself, or the unbound loops count once and a launch far over
+  // the budget runs (the case timed out instead of being refused).
+  auto def = test_support::load_config_fusion("pointwise_add_mul");
+  frontend::apply_schedule_text(kRedundant, "test.sched", def, {});
+  const ir::SizeBindings sizes{{"N", 7}, {"K", 128}};
+  for (bool divisibility : {false, true}) {
+    SCOPED_TRACE(divisibility ? "divisibility" : "no divisibility");
+    PreparedKernel p = prepare(*def.fusion, sizes, {}, KernelOptions{true, false, divisibility});
+    EXPECT_EQ(p.kernel.divisible.empty(), !divisibility);
+    LaunchDims dims = launch_dims(p.kernel, sizes);
+    auto work = emulated_work(p.kernel, dims, param_shapes(p.kernel, dims, sizes)).buffers;
+    ASSERT_FALSE(work.empty());
+    EXPECT_EQ(work.front().per_thread, 7 * 128);
+  }
+}
+
 TEST(WorkEstimate, RedundantProducerDominatesAndIsNamed) {
   auto def = test_support::load_config_fusion("pointwise_add_mul");
   frontend::apply_schedule_text(kRedundant, "test.sched", def, {});
