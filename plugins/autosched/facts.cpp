@@ -50,16 +50,19 @@ bool full(const pa::TensorView& t, size_t rank) {
 /// The inputs and outputs that can be read or written with vectors: the
 /// reference's innermost axis is theirs (its inner-dim group), and they
 /// have its full iteration rank. Outputs read inside the segment stay plain.
+/// A reduction reference is neither input nor output, and its computed
+/// tensors iterate its axes in order (the facts check it): there, full rank
+/// alone puts a tensor in the reference's layout.
 void vector_candidates(pa::Segment& seg, Facts& f, size_t rank) {
   std::vector<pa::TensorView> group;
   for (const auto& g : seg.group_inputs_outputs_by_inner_dim())
     if (contains(g, f.ref)) group = g;
+  const bool any_layout = f.ref.has_reduction();
+  auto in_layout = [&](const pa::TensorView& t) { return any_layout || contains(group, t); };
   for (const pa::TensorView& in : seg.inputs())
-    if (!in.consumers().empty() && contains(group, in) && full(in, rank))
-      f.vector_inputs.push_back(in);
+    if (!in.consumers().empty() && in_layout(in) && full(in, rank)) f.vector_inputs.push_back(in);
   for (const pa::TensorView& out : seg.outputs())
-    if (out.consumers().empty() && full(out, rank) &&
-        (contains(group, out) || out == f.ref))
+    if (out.consumers().empty() && full(out, rank) && (in_layout(out) || out == f.ref))
       f.vector_outputs.push_back(out);
   for (const auto* list : {&f.vector_inputs, &f.vector_outputs})
     for (const pa::TensorView& t : *list) f.widest = std::max(f.widest, pa::dtype_bytes(t.dtype()));
