@@ -135,9 +135,9 @@ void reduction_choice(const Facts& f, const pa::DeviceProperties& d, Config& c) 
     serial = blocks >= sms || f.R <= kMinVectorsPerThread;
     c.reduce_threads =
         serial ? 1
-               : std::clamp<int64_t>(next_pow2(ceil_div(f.R, kMinVectorsPerThread)), 1,
-                                     std::max<int64_t>(1, std::min(2 * kTargetThreads,
-                                                                   max_threads(d)) / cols));
+               : std::clamp<int64_t>(
+                     next_pow2(ceil_div(f.R, kMinVectorsPerThread)), 1,
+                     std::max<int64_t>(1, std::min(2 * kTargetThreads, max_threads(d)) / cols));
     c.threads = cols * c.reduce_threads;
     serial_len = ceil_div(f.R, c.reduce_threads);
   }
@@ -165,12 +165,12 @@ RowCost row_cost(const Facts& f, const pa::DeviceProperties& d, const Config& c)
   int64_t per_element = 0;
   for (const pa::TensorView& t : f.persistent) {
     // An input's buffer is its copy (CacheFullRankAccesses), if it has one.
-    const bool copied = std::find(f.vector_inputs.begin(), f.vector_inputs.end(), t) !=
-                        f.vector_inputs.end();
+    const bool copied =
+        std::find(f.vector_inputs.begin(), f.vector_inputs.end(), t) != f.vector_inputs.end();
     if (t.is_input() && !copied) continue;
     if (c.shared_persist)
-      r.shared += ceil_div(c.rows * c.persist * r.row_threads * c.vector * dtype_bytes(t.dtype()),
-                           16) * 16;
+      r.shared +=
+          ceil_div(c.rows * c.persist * r.row_threads * c.vector * dtype_bytes(t.dtype()), 16) * 16;
     else
       per_element += ceil_div(dtype_bytes(t.dtype()), 4);
   }
@@ -180,8 +180,9 @@ RowCost row_cost(const Facts& f, const pa::DeviceProperties& d, const Config& c)
           ? 0
           : std::min(kMaxRegistersPerThread,
                      static_cast<int64_t>(d.registers_per_block) / std::max<int64_t>(r.threads, 1));
-  const int64_t shared_limit = static_cast<int64_t>(
-      d.shared_bytes_per_block_optin > 0 ? d.shared_bytes_per_block_optin : d.shared_bytes_per_block);
+  const int64_t shared_limit =
+      static_cast<int64_t>(d.shared_bytes_per_block_optin > 0 ? d.shared_bytes_per_block_optin
+                                                              : d.shared_bytes_per_block);
   r.fits = r.registers <= allowed && r.shared <= shared_limit - r.threads * kReduceWorkspaceBytes;
   return r;
 }
@@ -229,8 +230,7 @@ int64_t tile_bytes(const Facts& f, int64_t tile) {
   return bytes;
 }
 
-void transpose_choice(pa::Segment& seg, const Facts& f, const pa::DeviceProperties& d,
-                      Config& c) {
+void transpose_choice(pa::Segment& seg, const Facts& f, const pa::DeviceProperties& d, Config& c) {
   int64_t bytes = 1;
   for (const pa::TensorView& tv : seg.inputs()) bytes = std::max(bytes, dtype_bytes(tv.dtype()));
   for (const pa::TensorView& tv : seg.outputs()) bytes = std::max(bytes, dtype_bytes(tv.dtype()));
@@ -278,8 +278,8 @@ void check(const Facts& f, const Config& c, const pa::DeviceProperties& d) {
                 ": no input or output is accessed at full rank in the reference's layout");
     if (f.inner_extent % c.vector != 0)
       user_fail(what + "vector=" + std::to_string(c.vector) +
-                " does not divide the innermost extent " + std::to_string(f.inner_extent) +
-                " of " + pa::describe(f.ref));
+                " does not divide the innermost extent " + std::to_string(f.inner_extent) + " of " +
+                pa::describe(f.ref));
   }
   switch (f.pattern) {
     case Pattern::Pointwise:
@@ -368,8 +368,9 @@ class Autosched : public pa::Plugin {
       if (std::string why = pa::global_accumulator_with_own_broadcast(seg); !why.empty())
         return pa::Verdict::no(why);
     if (p.integer("grid") > 1 && f.read_in_kernel)
-      return pa::Verdict::no("grid > 1: a reduction result is read inside the kernel, and "
-                             "lowering combines a grid reduction only into a fusion output");
+      return pa::Verdict::no(
+          "grid > 1: a reduction result is read inside the kernel, and "
+          "lowering combines a grid reduction only into a fusion output");
     if (f.pattern == Pattern::Normalization) {
       Config c;
       if (!normalization_choice(f, seg.device(), c))

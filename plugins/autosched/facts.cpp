@@ -168,8 +168,8 @@ Facts reduction_facts(pa::Segment& seg, const std::vector<pa::TensorView>& reduc
     for (int i = 0; i < static_cast<int>(d.size()); ++i)
       if (d[i].is_reduction()) axes.push_back(i);
     if (d.size() != dom.size() || axes != f.red_axes)
-      return reject("reductions over different axes: " + describe(f.ref) + " and " +
-                    describe(r) + " (segment them apart)");
+      return reject("reductions over different axes: " + describe(f.ref) + " and " + describe(r) +
+                    " (segment them apart)");
   }
   if (std::string why = pa::first_misaligned(seg, f.ref); !why.empty())
     return reject(why + "; autosched gives every tensor the reference's [I, R] loop");

@@ -17,11 +17,11 @@ namespace pa = schedlab::plugin_api;
 /// The shape of the whole segment, which decides the loop structure of the
 /// reference (the first rule, ChooseReference, sets it).
 enum class Pattern {
-  Pointwise,      ///< no reduction, one layout: [I] flattened
-  InnerReduction, ///< [I, R] with R innermost (contiguous)
-  OuterReduction, ///< [I, R] with I innermost
-  Normalization,  ///< inner reduction whose results are broadcast back over R
-  Transpose,      ///< no reduction, inputs and outputs in two layouts
+  Pointwise,       ///< no reduction, one layout: [I] flattened
+  InnerReduction,  ///< [I, R] with R innermost (contiguous)
+  OuterReduction,  ///< [I, R] with I innermost
+  Normalization,   ///< inner reduction whose results are broadcast back over R
+  Transpose,       ///< no reduction, inputs and outputs in two layouts
 };
 const char* pattern_name(Pattern p);
 

@@ -52,7 +52,9 @@ void Loop::bind(const std::string& role, LoopTransform t) {
 
 namespace {
 
-bool is(const State& s, Pattern p) { return s.facts.pattern == p; }
+bool is(const State& s, Pattern p) {
+  return s.facts.pattern == p;
+}
 bool is_reduction(const State& s) {
   return is(s, Pattern::InnerReduction) || is(s, Pattern::OuterReduction);
 }

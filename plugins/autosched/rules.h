@@ -22,16 +22,17 @@ namespace autosched {
 
 /// The free choices of the rules (one schema parameter each; see autosched.cpp).
 struct Config {
-  int64_t vector = 1;          ///< elements per vector access (VectorizeInnermost)
-  int64_t threads = 128;       ///< threads per block (pointwise, serial and outer reductions, transposes)
-  int64_t rows = 1;            ///< rows per block (TIDy) of an inner block reduction or a normalization
-  int64_t reduce_threads = 1;  ///< threads that reduce one element together (1: serial)
-  int64_t unroll = 1;          ///< unrolled iterations per thread
-  int64_t persist = 1;         ///< normalization: vectors of a row each thread keeps
-  bool shared_persist = false; ///< normalization: the kept row in Shared memory
-  int64_t grid = 1;            ///< blocks that reduce one element together (1: none)
-  int64_t tile = 32;           ///< transpose: the tile's edge
-  bool stage = true;           ///< transpose: stage the other layout through Shared memory
+  int64_t vector = 1;  ///< elements per vector access (VectorizeInnermost)
+  int64_t threads =
+      128;           ///< threads per block (pointwise, serial and outer reductions, transposes)
+  int64_t rows = 1;  ///< rows per block (TIDy) of an inner block reduction or a normalization
+  int64_t reduce_threads = 1;   ///< threads that reduce one element together (1: serial)
+  int64_t unroll = 1;           ///< unrolled iterations per thread
+  int64_t persist = 1;          ///< normalization: vectors of a row each thread keeps
+  bool shared_persist = false;  ///< normalization: the kept row in Shared memory
+  int64_t grid = 1;             ///< blocks that reduce one element together (1: none)
+  int64_t tile = 32;            ///< transpose: the tile's edge
+  bool stage = true;            ///< transpose: stage the other layout through Shared memory
 };
 
 /// The reference's loop axes by role while rules transform it, so that a rule
@@ -62,13 +63,14 @@ struct State {
   pa::Segment& seg;
   const Facts& facts;
   const Config& config;
-  Loop loop;                                ///< the reference's loop, by role
-  std::vector<pa::TensorView> vectorized;   ///< copies whose innermost axis is to be Vectorize
-  std::vector<pa::TensorView> hoisted;      ///< input copies computed outside the unrolled loop
-  int hoist_at = 0;                         ///< ... at this position
-  std::vector<pa::TensorView> staged;       ///< transpose: what runs in the other layout's order
-  std::vector<pa::TensorView> persistent;   ///< normalization: the kept buffers (inputs: their copies)
-  std::vector<std::string> applied;         ///< the rules that matched, in order
+  Loop loop;                               ///< the reference's loop, by role
+  std::vector<pa::TensorView> vectorized;  ///< copies whose innermost axis is to be Vectorize
+  std::vector<pa::TensorView> hoisted;     ///< input copies computed outside the unrolled loop
+  int hoist_at = 0;                        ///< ... at this position
+  std::vector<pa::TensorView> staged;      ///< transpose: what runs in the other layout's order
+  std::vector<pa::TensorView>
+      persistent;                    ///< normalization: the kept buffers (inputs: their copies)
+  std::vector<std::string> applied;  ///< the rules that matched, in order
 };
 
 /// One rewrite rule.
