@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -232,6 +233,7 @@ int run_slurm(const SweepOptions& o, const SlurmOptions& s) {
   const std::string job = sub.out.substr(0, sub.out.find_first_of(";\n"));
   fmt::print("submitted job {} ({} array tasks); logs in {}/slurm-{}_<task>.out\n", job, s.array,
              dir, job);
+  std::fflush(stdout);  // a log or a test follows the job by it while we wait
   if (!s.wait) {
     fmt::print("when it is done: schedlab merge {}/shard-*.jsonl -o {}\n", dir, output);
     return kExitOk;
