@@ -412,6 +412,7 @@ int run_run(const SweepOptions& o, const std::string& devices_flag,
     fmt::print("shard {}/{}: {} of the sweep's {} {}\n", shard->shard().index,
                shard->shard().count, shard->units(), shard->total_units(),
                shard->by_group() ? "(fusion, sizes) groups" : "points");
+  std::fflush(stdout);  // in a Slurm task's log at once, not at the end
   sweep::RunResult res =
       run_once(spec, registry, *backend, o, std::move(measured), o.resume, extras, swaps);
   // Even a shard with no points leaves its (empty) file, so that merging

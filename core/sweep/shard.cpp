@@ -62,9 +62,15 @@ std::string group_identity(const SweepSpec& spec, size_t fusion, size_t sizes) {
 }
 
 std::string point_identity(const SweepSpec& spec, const Point& point) {
-  return group_identity(spec, point.fusion, point.sizes) + '\0' +
-         std::string(base_scheduler(spec.schedulers.at(point.scheduler).name)) + '\0' +
-         point.config.str();
+  // The configuration by parameter name: the order the space lists them in
+  // is the file's, not the point's.
+  std::vector<std::string> values;
+  for (const auto& [name, value] : point.config.values) values.push_back(name + "=" + value.str());
+  std::sort(values.begin(), values.end());
+  std::string id = group_identity(spec, point.fusion, point.sizes) + '\0' +
+                   std::string(base_scheduler(spec.schedulers.at(point.scheduler).name));
+  for (const std::string& v : values) id += '\0' + v;
+  return id;
 }
 
 ShardPlan::ShardPlan(const SweepSpec& spec, Shard shard)

@@ -34,7 +34,7 @@ done
 "$schedlab" merge "$work/shard0.jsonl" "$work/shard1.jsonl" -o "$work/merged.jsonl" | tee "$work/merge.txt"
 grep -q "^merged 14 records from 2 files into $work/merged.jsonl (0 exact duplicates dropped)$" "$work/merge.txt"
 "$schedlab" report "$work/merged.jsonl" > "$work/report.txt"
-grep -q "^pointwise_add_mul +N=33,K=64 +blocks" "$work/report.txt" || grep -Eq "^pointwise_add_mul +N=33,K=64" "$work/report.txt"
+grep -Eq "^pointwise_add_mul +N=33,K=64 +" "$work/report.txt"
 "$schedlab" compare "$work/whole.jsonl" "$work/merged.jsonl" --format json > "$work/compare.json" || [ $? -eq 1 ]
 "$python" - "$work" <<'PY'
 import json, sys

@@ -119,20 +119,23 @@ timeout 900 "$schedlab" slurm "$work/quickstart.yaml" --array 4 --submit --wait 
   "${common[@]}" > "$work/slurm.txt" 2>&1 &
 waiter=$!
 
-# Requeue the first task seen with part of its shard written, while it runs.
+# Requeue the first task seen with part of its shard written (more than
+# none, fewer than the points its log says it has), while it runs.
 job="" victim=""
 for i in $(seq 3000); do
   [ -n "$job" ] || job=$(sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$work/slurm.txt")
   if [ -n "$job" ]; then
     for t in $(squeue -h -r -j "$job" -t RUNNING -o %K 2> /dev/null); do
-      if [ -s "$parts/shard-$t.jsonl" ]; then victim=$t; break; fi
+      points=$(sed -n 's/^shard [0-9]*\/4: \([0-9]*\) of .*/\1/p' "$parts/slurm-${job}_$t.out" 2> /dev/null | head -n 1)
+      written=$(cat "$parts/shard-$t.jsonl" 2> /dev/null | wc -l)
+      if [ -n "$points" ] && [ "$written" -gt 0 ] && [ "$written" -lt "$points" ]; then victim=$t; break; fi
     done
   fi
   [ -z "$victim" ] || break
-  kill -0 "$waiter" 2> /dev/null || { cat "$work/slurm.txt"; echo "the array ended before a task could be requeued"; exit 1; }
+  kill -0 "$waiter" 2> /dev/null || { cat "$work/slurm.txt" "$parts"/slurm-*.out; echo "the array ended before a task could be requeued mid-shard"; exit 1; }
   sleep 0.05
 done
-[ -n "$victim" ] || { cat "$work/slurm.txt"; echo "no task wrote a record"; exit 1; }
+[ -n "$victim" ] || { cat "$work/slurm.txt"; echo "no task was seen with part of its shard written"; exit 1; }
 scontrol requeue "${job}_${victim}"
 cp "$parts/shard-$victim.jsonl" "$work/before-requeue.jsonl"
 # Slurm holds a requeued job for a while (BeginTime); let it start now.

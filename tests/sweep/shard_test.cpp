@@ -59,7 +59,8 @@ TEST(Shard, PartsAreDisjointBalancedAndCoverTheSweep) {
 }
 
 TEST(Shard, DependsOnlyOnTheSweepNotItsOrder) {
-  // The same points listed in another order: the same cut.
+  // The same points listed in another order (sizes, schedulers, parameters,
+  // values): the same cut.
   const SweepSpec a = load_text(kSweep);
   const SweepSpec b = load_text(R"(
 fusions:
@@ -78,7 +79,7 @@ schedulers:
     std::set<std::string> mine;
     ShardPlan plan(s, {1, 3});
     for (const Point& p : expand(s))
-      if (plan.has_point(s, p)) mine.insert(describe(s, p));
+      if (plan.has_point(s, p)) mine.insert(point_identity(s, p));
     return mine;
   };
   EXPECT_EQ(cut(a), cut(b));
