@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -189,10 +190,22 @@ void ProgressLine::clear() {
   shown_ = false;
 }
 
+namespace {
+/// The sweep's baseline, or "" when `records` hold no point of it (a shard,
+/// an --only run): the table then falls back as `report` does.
+std::string table_baseline(const std::vector<report::Record>& records,
+                           const sweep::SweepSpec& spec) {
+  const bool present = std::any_of(records.begin(), records.end(), [&](const report::Record& r) {
+    return r.scheduler == spec.baseline;
+  });
+  return present ? spec.baseline : "";
+}
+}  // namespace
+
 std::vector<report::Table> print_tables(const std::vector<report::Record>& records,
                                         const sweep::SweepSpec& spec, const SweepOptions& o) {
   report::TableOptions to;
-  to.baseline = spec.baseline;
+  to.baseline = table_baseline(records, spec);
   std::vector<report::Table> tables = report::build_tables(records, to);
   fmt::print("{}", report::render_console(tables, report::colour_enabled(STDOUT_FILENO)));
   write_table_files(records, tables, spec, o);
@@ -206,7 +219,7 @@ void write_table_files(const std::vector<report::Record>& records,
   if (!o.json.empty()) write_file(o.json, report::render_json(tables));
   if (!o.html.empty()) {
     report::TableOptions to;
-    to.baseline = spec.baseline;
+    to.baseline = table_baseline(records, spec);
     report::HtmlOptions ho;
     ho.title = "schedlab: " + spec.name;
     write_file(o.html, report::render_html(records, to, ho));

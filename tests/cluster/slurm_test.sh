@@ -31,8 +31,24 @@ chmod 700 "$d"
 mkdir -p "$d/munge" "$d/state" "$d/spool" "$d/log"
 chmod 700 "$d/munge"
 
+# The processes with a file open under $d: this test's daemons and job steps
+# (a slurmstepd whose slurmd is gone lingers), never another Slurm's.
+ours() {
+  for p in /proc/[0-9]*; do
+    [ "${p#/proc/}" != $$ ] && ls -l "$p/fd" 2> /dev/null | grep -q -- "$d/" && echo "${p#/proc/}"
+  done
+  return 0
+}
 stop_daemons() {
-  # By their pid files only: never another Slurm's daemons.
+  # Jobs first, so that no job step outlives slurmd; then the daemons by
+  # their pid files; then whatever of ours is left.
+  if [ -s "$d/slurmctld.pid" ]; then
+    scancel --user=root 2> /dev/null || true
+    for _ in $(seq 100); do
+      [ -z "$(squeue -h 2> /dev/null)" ] && break
+      sleep 0.1
+    done
+  fi
   for f in "$d/slurmd.pid" "$d/slurmctld.pid" "$d/munge/munged.pid"; do
     [ -s "$f" ] && kill "$(cat "$f")" 2> /dev/null || true
   done
@@ -43,6 +59,7 @@ stop_daemons() {
     done
     [ -s "$f" ] && kill -9 "$(cat "$f")" 2> /dev/null || true
   done
+  for p in $(ours); do kill -9 "$p" 2> /dev/null || true; done
   rm -rf "$d"
 }
 trap stop_daemons EXIT
@@ -125,9 +142,11 @@ job="" victim=""
 for i in $(seq 3000); do
   [ -n "$job" ] || job=$(sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$work/slurm.txt")
   if [ -n "$job" ]; then
-    for t in $(squeue -h -r -j "$job" -t RUNNING -o %K 2> /dev/null); do
-      points=$(sed -n 's/^shard [0-9]*\/4: \([0-9]*\) of .*/\1/p' "$parts/slurm-${job}_$t.out" 2> /dev/null | head -n 1)
-      written=$(cat "$parts/shard-$t.jsonl" 2> /dev/null | wc -l)
+    for t in $(squeue -h -r -j "$job" -t RUNNING -o %K 2> /dev/null || true); do
+      # (Either file may not exist yet.)
+      points=$(sed -n 's/^shard [0-9]*\/4: \([0-9]*\) of .*/\1/p' "$parts/slurm-${job}_$t.out" 2> /dev/null || true)
+      points=${points%%$'\n'*}
+      written=$( (cat "$parts/shard-$t.jsonl" 2> /dev/null || true) | wc -l)
       if [ -n "$points" ] && [ "$written" -gt 0 ] && [ "$written" -lt "$points" ]; then victim=$t; break; fi
     done
   fi
@@ -138,9 +157,16 @@ done
 [ -n "$victim" ] || { cat "$work/slurm.txt"; echo "no task was seen with part of its shard written"; exit 1; }
 scontrol requeue "${job}_${victim}"
 cp "$parts/shard-$victim.jsonl" "$work/before-requeue.jsonl"
-# Slurm holds a requeued job for a while (BeginTime); let it start now.
-for i in $(seq 100); do
-  scontrol update JobId="${job}_${victim}" StartTime=now 2> /dev/null && break
+# Slurm holds a requeued job for two minutes (Reason=BeginTime, set once
+# the killed instance has ended); let it start now. Bounded: 60 s.
+updated=""
+for i in $(seq 600); do
+  st=$(squeue -h -j "${job}_${victim}" -o "%T %r" 2> /dev/null || true)
+  if [ "$st" = "PENDING BeginTime" ]; then
+    scontrol update JobId="${job}_${victim}" StartTime=now 2> /dev/null && updated=1
+  elif [ -n "$updated" ] || { [ "$i" -gt 30 ] && [ "${st%% *}" = RUNNING ]; }; then
+    break
+  fi
   sleep 0.1
 done
 echo "requeued task $victim of job $job with $(wc -l < "$work/before-requeue.jsonl") records written"
