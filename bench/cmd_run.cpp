@@ -7,29 +7,29 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli_checks.h"
 #include "command.h"
-#include "schedlab/base/install_paths.h"
-#include "schedlab/report/results_lock.h"
 #include "run_common.h"
+#include "schedlab/base/install_paths.h"
 #include "schedlab/base/suggest.h"
 #include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/ab.h"
 #include "schedlab/report/html.h"
+#include "schedlab/report/merge.h"
+#include "schedlab/report/results_lock.h"
 #include "schedlab/report/table.h"
+#include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/sweep/ab.h"
 #include "schedlab/sweep/pipeline.h"
 #include "schedlab/sweep/runner.h"
 #include "schedlab/sweep/shard.h"
-#include "schedlab/report/merge.h"
-#include "schedlab/runtime/cuda_backend.h"
 #include "subprocess.h"
 
 namespace schedlab::cli {
@@ -348,9 +348,8 @@ int run_on_devices(const SweepOptions& o, const std::vector<std::string>& device
       std::filesystem::remove(part);
       std::filesystem::remove(log);
     }
-    std::vector<std::string> argv = {self, "run", o.sweep, "-o", part, "--resume", "--shard",
-                                     fmt::format("{}/{}", outer.index + outer.count * k,
-                                                 outer.count * n)};
+    const std::string sub = fmt::format("{}/{}", outer.index + outer.count * k, outer.count * n);
+    std::vector<std::string> argv = {self, "run", o.sweep, "-o", part, "--resume", "--shard", sub};
     for (const std::string& a : o.forwarded_args()) argv.push_back(a);
     for (const std::string& e : extras) argv.push_back(e);
     fmt::print("GPU {}: {} (log {})\n", devices[k], part, log);
@@ -422,8 +421,8 @@ int run_run(const SweepOptions& o, const std::string& devices_flag,
                  output, older);
   }
   if (shard)
-    fmt::print("shard {}/{}: {} of the sweep's {} {}\n", shard->shard().index,
-               shard->shard().count, shard->units(), shard->total_units(),
+    fmt::print("shard {}/{}: {} of the sweep's {} {}\n", shard->shard().index, shard->shard().count,
+               shard->units(), shard->total_units(),
                shard->by_group() ? "(fusion, sizes) groups" : "points");
   std::fflush(stdout);  // in a Slurm task's log at once, not at the end
   sweep::RunResult res =
