@@ -250,9 +250,11 @@ int run_slurm(const SweepOptions& o, const SlurmOptions& s) {
     auto it = states.find(t);
     const std::string log = fmt::format("{}/slurm-{}_{}.out", dir, job, t);
     if (it == states.end()) {
+      // A task cancelled before it started leaves no record at the
+      // controller, nor does one forgotten after MinJobAge.
       failed.push_back(
-          fmt::format("task {}: state unknown (the controller forgot the job and "
-                      "there is no accounting); log {}",
+          fmt::format("task {}: no record of its end (cancelled before it started, "
+                      "or forgotten by the controller, and no accounting); log {}",
                       t, log));
     } else if (const TaskState& ts = it->second;
                !(ts.state == "COMPLETED" ||

@@ -9,7 +9,10 @@
 #   3. while that array runs, one task that has written part of its shard is
 #      requeued (killed and put back in the queue, as preemption or a node
 #      failure would) and must resume: the records it wrote before stay as
-#      they were, none is duplicated, and its second start says "resumed".
+#      they were, none is duplicated, and its second start says "resumed";
+#   4. task 3, cancelled before it starts, is reported failed by its index;
+#      the same script submitted again (every part resumes) completes it,
+#      and the merged parts hold the single run's points.
 # The sweep is configs/sweeps/quickstart.yaml on the CPU backend with fewer,
 # longer samples (min_time), so that a task is still running when one of its
 # groups has been written (the requeue lands mid-shard).
@@ -140,7 +143,12 @@ waiter=$!
 # none, fewer than the points its log says it has), while it runs.
 job="" victim=""
 for i in $(seq 3000); do
-  [ -n "$job" ] || job=$(sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$work/slurm.txt")
+  if [ -z "$job" ]; then
+    job=$(sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$work/slurm.txt")
+    # Task 3 waits for a CPU behind tasks 0 and 1: cancelled before it
+    # starts, it is a failed task that --wait must report by its index.
+    [ -z "$job" ] || scancel "${job}_3"
+  fi
   if [ -n "$job" ]; then
     for t in $(squeue -h -r -j "$job" -t RUNNING -o %K 2> /dev/null || true); do
       # (Either file may not exist yet.)
@@ -171,8 +179,15 @@ for i in $(seq 600); do
 done
 echo "requeued task $victim of job $job with $(wc -l < "$work/before-requeue.jsonl") records written"
 
-wait "$waiter" || { cat "$work/slurm.txt"; daemon_logs; echo "schedlab slurm --submit --wait failed"; exit 1; }
+status=0
+wait "$waiter" || status=$?
 cat "$work/slurm.txt"
+[ "$status" -eq 1 ] || { daemon_logs; echo "schedlab slurm --submit --wait: exit $status, expected 1 (task 3 cancelled)"; exit 1; }
+grep -q "^error: task 3: no record of its end (cancelled before it started" "$work/slurm.txt"
+grep -q "^1 of 4 tasks failed; their parts resume where they stopped: resubmit with sbatch $parts/quickstart.sbatch" "$work/slurm.txt"
+# As the message says: the same script again (every part resumes), then merge.
+sbatch --wait "$parts/quickstart.sbatch" > /dev/null
+"$schedlab" merge "$parts"/shard-*.jsonl -o "$work/slurm.jsonl"
 echo "slurm run: $(($(date +%s) - start)) s"
 log="$parts/slurm-${job}_${victim}.out"
 cat "$log"
