@@ -3,29 +3,34 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli_checks.h"
 #include "command.h"
-#include "schedlab/base/install_paths.h"
-#include "schedlab/report/results_lock.h"
 #include "run_common.h"
+#include "schedlab/base/install_paths.h"
 #include "schedlab/base/suggest.h"
 #include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/ab.h"
 #include "schedlab/report/html.h"
+#include "schedlab/report/merge.h"
+#include "schedlab/report/results_lock.h"
 #include "schedlab/report/table.h"
+#include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/sweep/ab.h"
 #include "schedlab/sweep/pipeline.h"
 #include "schedlab/sweep/runner.h"
+#include "schedlab/sweep/shard.h"
+#include "subprocess.h"
 
 namespace schedlab::cli {
 
@@ -121,6 +126,22 @@ std::unique_ptr<runtime::Backend> SweepOptions::make_backend(const sweep::SweepS
                              cache_dir);
 }
 
+std::vector<std::string> SweepOptions::forwarded_args() const {
+  std::vector<std::string> a;
+  if (jobs > 0) a.insert(a.end(), {"--jobs", std::to_string(jobs)});
+  if (!backend.empty()) a.insert(a.end(), {"--backend", backend});
+  if (!cache_dir.empty()) a.insert(a.end(), {"--cache-dir", cache_dir});
+  for (const std::string& s : only) a.insert(a.end(), {"--only", s});
+  for (const std::string& d : fusion_dir_flags) a.insert(a.end(), {"--fusion-dir", d});
+  for (const std::string& d : plugin_dirs) a.insert(a.end(), {"--plugin-dir", d});
+  a.push_back(isolate ? "--isolate" : "--no-isolate");
+  a.insert(a.end(), {"--timeout", fmt::format("{}", timeout_s)});
+  if (!ab.empty()) a.insert(a.end(), {"--ab", ab});
+  a.insert(a.end(), {"--device", device});
+  a.insert(a.end(), {"--progress-interval", fmt::format("{}", progress_interval_s)});
+  return a;
+}
+
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   user_assert(out.good()) << "cannot write '" << path << "'";
@@ -169,10 +190,22 @@ void ProgressLine::clear() {
   shown_ = false;
 }
 
+namespace {
+/// The sweep's baseline, or "" when `records` hold no point of it (a shard,
+/// an --only run): the table then falls back as `report` does.
+std::string table_baseline(const std::vector<report::Record>& records,
+                           const sweep::SweepSpec& spec) {
+  const bool present = std::any_of(records.begin(), records.end(), [&](const report::Record& r) {
+    return r.scheduler == spec.baseline;
+  });
+  return present ? spec.baseline : "";
+}
+}  // namespace
+
 std::vector<report::Table> print_tables(const std::vector<report::Record>& records,
                                         const sweep::SweepSpec& spec, const SweepOptions& o) {
   report::TableOptions to;
-  to.baseline = spec.baseline;
+  to.baseline = table_baseline(records, spec);
   std::vector<report::Table> tables = report::build_tables(records, to);
   fmt::print("{}", report::render_console(tables, report::colour_enabled(STDOUT_FILENO)));
   write_table_files(records, tables, spec, o);
@@ -186,7 +219,7 @@ void write_table_files(const std::vector<report::Record>& records,
   if (!o.json.empty()) write_file(o.json, report::render_json(tables));
   if (!o.html.empty()) {
     report::TableOptions to;
-    to.baseline = spec.baseline;
+    to.baseline = table_baseline(records, spec);
     report::HtmlOptions ho;
     ho.title = "schedlab: " + spec.name;
     write_file(o.html, report::render_html(records, to, ho));
@@ -220,6 +253,7 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   ro.only_schedulers = {o.only.begin(), o.only.end()};
   ro.measured = std::move(measured);
   ro.plugin_swaps = swaps;
+  if (!o.shard.empty()) ro.shard.emplace(spec, sweep::parse_shard(o.shard));
   if (o.device != "none")
     ro.profile_device = model::load_device(o.device, device_dirs());
   ro.benchmark_args.push_back("schedlab");
@@ -266,7 +300,82 @@ void print_ab(const std::vector<report::Record>& records) {
 
 namespace {
 
-int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
+/// `--devices 0,1,...`: the device ids, each as CUDA_VISIBLE_DEVICES names
+/// one (an index or a GPU UUID). A usage error unless a CUDA device answers.
+std::vector<std::string> parse_devices(const std::string& list, const SweepOptions& o) {
+  std::vector<std::string> ids;
+  std::stringstream ss(list);
+  for (std::string id; std::getline(ss, id, ',');) {
+    user_assert(!id.empty() && id.find_first_of(" \t") == std::string::npos)
+        << "--devices: expected a comma-separated list of GPU ids (0,1,... or GPU UUIDs, as "
+           "CUDA_VISIBLE_DEVICES takes them), found '"
+        << list << "'";
+    user_assert(std::find(ids.begin(), ids.end(), id) == ids.end())
+        << "--devices: GPU " << id << " is given twice in '" << list << "'";
+    ids.push_back(id);
+  }
+  user_assert(!ids.empty()) << "--devices: expected a comma-separated list of GPU ids, found ''";
+  user_assert(o.backend != "cpu")
+      << "--devices: one measuring worker per GPU needs the CUDA backend, found --backend cpu";
+  std::string why;
+  user_assert(runtime::cuda_available(&why))
+      << "--devices: one measuring worker per GPU needs a CUDA device, and none answers here ("
+      << why << "); run without --devices";
+  return ids;
+}
+
+/// `run --devices`: one `schedlab run` per GPU, each pinned to its GPU by
+/// CUDA_VISIBLE_DEVICES and running its own shard of this run's points (the
+/// k-th of D workers of shard I/N runs shard I + N*k of N*D, which is the
+/// k-th of D parts of shard I/N: shards are dealt round-robin), writing its
+/// own part next to the output; the parts are merged into the output at the
+/// end. The compile cache is shared (--cache-dir, or the default), so a
+/// kernel compiles once. A worker per device rather than threads: each owns
+/// its CUDA context, and a GPU that hangs costs only its own points.
+int run_on_devices(const SweepOptions& o, const std::vector<std::string>& devices,
+                   const sweep::SweepSpec& spec, const std::string& output,
+                   const std::vector<std::string>& extras) {
+  const sweep::Shard outer = o.shard.empty() ? sweep::Shard{} : sweep::parse_shard(o.shard);
+  const size_t n = devices.size();
+  const std::string self = (std::filesystem::path(base::executable_dir()) / "schedlab").string();
+  std::vector<std::string> parts;
+  std::vector<pid_t> pids;
+  for (size_t k = 0; k < n; ++k) {
+    const std::string part = fmt::format("{}.gpu{}.jsonl", output, k);
+    const std::string log = fmt::format("{}.gpu{}.log", output, k);
+    // A fresh run starts its parts fresh; --resume continues them.
+    if (!o.resume) {
+      std::filesystem::remove(part);
+      std::filesystem::remove(log);
+    }
+    const std::string sub = fmt::format("{}/{}", outer.index + outer.count * k, outer.count * n);
+    std::vector<std::string> argv = {self, "run", o.sweep, "-o", part, "--resume", "--shard", sub};
+    for (const std::string& a : o.forwarded_args()) argv.push_back(a);
+    for (const std::string& e : extras) argv.push_back(e);
+    fmt::print("GPU {}: {} (log {})\n", devices[k], part, log);
+    pids.push_back(start_process(argv, {{"CUDA_VISIBLE_DEVICES", devices[k]}}, log));
+    parts.push_back(part);
+  }
+  int worst = kExitOk;
+  for (size_t k = 0; k < n; ++k) {
+    const int code = wait_process(pids[k]);
+    if (code != kExitOk && code != kExitFailures)
+      fmt::print(stderr, "error: the worker on GPU {} exited with {}; see {}.gpu{}.log\n",
+                 devices[k], code, output, k);
+    worst = std::max(worst, code);
+  }
+  std::vector<std::string> present;
+  for (const std::string& p : parts)
+    if (std::filesystem::exists(p)) present.push_back(p);
+  report::MergeResult m = report::merge_record_files(present);
+  report::write_records(output, m.records);
+  print_tables(m.records, spec, o);
+  fmt::print("{} points from {} GPUs; records in {}\n", m.records.size(), n, output);
+  return worst != kExitOk ? worst : failures_exit_code(m.records);
+}
+
+int run_run(const SweepOptions& o, const std::string& devices_flag,
+            const std::vector<std::string>& extras) {
   for (const std::string& e : extras)
     user_assert(e.rfind("--benchmark_", 0) == 0)
         << "run: unknown argument '" << e << "' (only --benchmark_* flags pass through)";
@@ -290,8 +399,13 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
                  << (close.empty() ? "" : " (did you mean '" + close + "'?)");
     }
   const std::string output = o.output_for(spec);  // not a directory
+  std::optional<sweep::ShardPlan> shard;
+  if (!o.shard.empty()) shard.emplace(spec, sweep::parse_shard(o.shard));
+  const std::vector<std::string> devices =
+      devices_flag.empty() ? std::vector<std::string>{} : parse_devices(devices_flag, o);
   // One writer per results file, held until the run ends.
   report::ResultsLock lock(output);
+  if (!devices.empty()) return run_on_devices(o, devices, spec, output, extras);
   auto backend = o.make_backend(spec);
   // Without --resume the previous file is kept as <output>.prev (an older
   // .prev moves to the first free .prev.N), and its
@@ -306,8 +420,16 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
       fmt::print("note: the previous results are {}.prev; the ones before them moved to {}\n",
                  output, older);
   }
+  if (shard)
+    fmt::print("shard {}/{}: {} of the sweep's {} {}\n", shard->shard().index, shard->shard().count,
+               shard->units(), shard->total_units(),
+               shard->by_group() ? "(fusion, sizes) groups" : "points");
+  std::fflush(stdout);  // in a Slurm task's log at once, not at the end
   sweep::RunResult res =
       run_once(spec, registry, *backend, o, std::move(measured), o.resume, extras, swaps);
+  // Even a shard with no points leaves its (empty) file, so that merging
+  // every part of a sweep never meets a missing one.
+  if (!std::filesystem::exists(output)) std::ofstream(output, std::ios::app);
   print_tables(res.records, spec, o);
   print_ab(res.records);
   fmt::print("{} points: {} resumed, {} measurements reused; records in {}\n", res.records.size(),
@@ -319,10 +441,17 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
 
 Command add_run_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
+  auto devices = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Validate and benchmark every point of a sweep; print the side-by-side table");
   o->add_to(cmd);
-  return {cmd, [o, cmd] { return run_run(*o, cmd->remaining()); }};
+  cmd->add_option("--shard", o->shard,
+                  "I/N: run only the I-th of N disjoint, balanced parts of the sweep, the same "
+                  "on every machine (docs/cluster.md); merge the parts with schedlab merge");
+  cmd->add_option("--devices", *devices,
+                  "0,1,...: one measuring worker per GPU, each with its own "
+                  "CUDA_VISIBLE_DEVICES, sharing the compile cache (a CUDA device is needed)");
+  return {cmd, [o, devices, cmd] { return run_run(*o, *devices, cmd->remaining()); }};
 }
 
 }  // namespace schedlab::cli

@@ -32,6 +32,8 @@ Command add_watch_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_fuzz_command(CLI::App& app);
+Command add_merge_command(CLI::App& app);
+Command add_slurm_command(CLI::App& app);
 
 /// --plugin-dir: directories searched for plugins before $SCHEDLAB_PLUGIN_PATH
 /// and the built-in ones.

@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
       add_report_command(app),
       add_compare_command(app),
       add_fuzz_command(app),
+      add_merge_command(app),
+      add_slurm_command(app),
   };
 
   // The process ends after its one command: plugins stay mapped to the end,

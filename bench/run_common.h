@@ -32,6 +32,7 @@ struct SweepOptions {
   double timeout_s = 120;
   std::string ab;  ///< --ab OLD.so: the old build of a plugin, measured beside the current one
   std::string device = "h200";  ///< --device: the model device points are profiled on; "none"
+  std::string shard;            ///< --shard I/N (run only); "" for the whole sweep
 
   void add_to(CLI::App* cmd);
   /// What the sweep loader needs; with --isolate, also sets `registry` to
@@ -39,6 +40,10 @@ struct SweepOptions {
   sweep::LoadOptions load_options(plugin::Registry& registry) const;
   std::string output_for(const sweep::SweepSpec& spec) const;
   std::unique_ptr<runtime::Backend> make_backend(const sweep::SweepSpec& spec) const;
+  /// The options a `schedlab run` of the same sweep elsewhere needs (a Slurm
+  /// task, a worker per GPU): everything but the sweep, -o, --resume,
+  /// --shard and the table files, in flag form.
+  std::vector<std::string> forwarded_args() const;
 };
 
 /// A progress line on a terminal's stderr; nothing in a pipe.

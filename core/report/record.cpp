@@ -180,6 +180,8 @@ std::string to_json(const Record& r) {
                       {"launch", r.launch},
                       {"same_kernel_as", r.same_kernel_as},
                       {"reused", r.reused}};
+  j["sweep_hash"] = r.sweep_hash;
+  j["host"] = r.host;
   return j.dump();
 }
 
@@ -269,6 +271,8 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
     r.same_kernel_as = field<std::string>(m, "same_kernel_as", where, "measurement");
     r.reused = field<bool>(m, "reused", where, "measurement");
   }
+  if (j.contains("sweep_hash")) r.sweep_hash = field<std::string>(j, "sweep_hash", where);
+  if (j.contains("host")) r.host = field<std::string>(j, "host", where);
   return r;
 }
 
@@ -289,6 +293,7 @@ RecordFile read_records(const std::string& path) {
       SourceLoc where{path, line_no, 0};
       try {
         file.records.push_back(record_from_json(line, where));
+        file.lines.push_back(line_no);
       } catch (const UserError& e) {
         if (complete) {
           // Never fatal and never deleted: the line stays where it is (a

@@ -107,13 +107,26 @@ ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
   auto match_name = [](const Record& r) {
     return scheduler_name(r, r.size_key()) + "/" + r.config_label();
   };
+  std::vector<std::string> device_types;
   for (Record& r : read_records(path).records) {
+    std::string dev = r.device.name + (r.device.emulated ? " (CPU emulation)" : "");
+    if (std::find(device_types.begin(), device_types.end(), dev) == device_types.end())
+      device_types.push_back(dev);
     auto [it, fresh] = index.emplace(match_name(r), records.size());
     if (fresh)
       records.push_back(std::move(r));
     else
       records[it->second] = std::move(r);
   }
+  // Points match by (fusion, sizes, scheduler, config) alone, so a file
+  // with several device types (a merged campaign: docs/cluster.md) would
+  // pair one type's record with another's.
+  if (device_types.size() > 1)
+    user_error_at(SourceLoc{path})
+        << "compare: the file holds records of " << device_types.size() << " device types ("
+        << fmt::format("{}", fmt::join(device_types, ", "))
+        << "); expected one: compare one device type at a time (merge "
+           "each type's parts into a file of its own)";
   // Points per (fusion, size, scheduler): one means a heuristic's choice.
   std::map<std::string, std::vector<const Record*>> by_scheduler;
   std::vector<std::string> order;

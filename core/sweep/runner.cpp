@@ -52,6 +52,21 @@ std::string file_hash(const std::string& path) {
   return report::hash_hex(ss.str());
 }
 
+/// What names the sweep a record belongs to (`schedlab merge` checks that
+/// parts agree): the sweep file's contents; a sweep made without a file, its
+/// name.
+std::string sweep_hash(const SweepSpec& spec) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(spec.path, ec) ? file_hash(spec.path)
+                                                         : report::hash_hex(spec.name);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown host";
+  return name;
+}
+
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);)
@@ -203,6 +218,7 @@ class SweepRun {
   runtime::Backend& backend_;
   const RunOptions& options_;
   const report::Device device_;
+  const std::string sweep_hash_, host_;  ///< in every record
   std::optional<runtime::DeviceProperties> target_;
 
   std::vector<Search> searches_;
@@ -251,6 +267,8 @@ SweepRun::SweepRun(const SweepSpec& spec, plugin::Registry& registry, runtime::B
       backend_(backend),
       options_(options),
       device_(describe_device(backend)),
+      sweep_hash_(sweep_hash(spec)),
+      host_(host_name()),
       seed_(spec.measure.seed.value_or(fresh_seed())),
       run_nonce_(fmt::format("{:016x}", fresh_seed())) {
   user_assert(!options.output.empty()) << "run: no output file for the records";
@@ -272,7 +290,8 @@ void SweepRun::plan_searches() {
       for (size_t k = 0; k < spec_.schedulers.size(); ++k) {
         const SchedulerSpec& sched = spec_.schedulers[k];
         if (!sched.applies_to(spec_.fusions[f].name) ||
-            (!options_.only_schedulers.empty() && !options_.only_schedulers.count(sched.name)))
+            (!options_.only_schedulers.empty() && !options_.only_schedulers.count(sched.name)) ||
+            (options_.shard && !options_.shard->has_group(spec_, f, z)))
           continue;
         SearchProblem problem{&sched, &spec_.fusions[f], &spec_.fusions[f].sizes[z]};
         searches_.push_back({f, z, k,
@@ -346,6 +365,8 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
   const std::vector<std::string> settings = sched.settings(p.config);
   report::Record& r = s.rec;
   r.sweep = spec_.name;
+  r.sweep_hash = sweep_hash_;
+  r.host = host_;
   r.fusion = f.name;
   r.sizes = ordered_sizes(f.sizes[p.sizes], f.size_names);
   r.scheduler = sched.name;
@@ -784,8 +805,11 @@ RunResult SweepRun::run() {
     point_search_.clear();
     for (size_t k = 0; k < searches_.size(); ++k)
       for (Config& c : searches_[k].strategy->propose()) {
-        points_.push_back(
-            {searches_[k].fusion, searches_[k].sizes, searches_[k].scheduler, std::move(c)});
+        Point p{searches_[k].fusion, searches_[k].sizes, searches_[k].scheduler, std::move(c)};
+        // Another shard's point (grid and random shard by point; the others
+        // by group, in plan_searches, so an adaptive search is never cut).
+        if (options_.shard && !options_.shard->has_point(spec_, p)) continue;
+        points_.push_back(std::move(p));
         point_search_.push_back(k);
       }
     if (points_.empty()) break;

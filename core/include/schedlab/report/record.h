@@ -120,6 +120,11 @@ struct Record {
   /// kernel and launch in the same group); "" when it was timed itself.
   std::string same_kernel_as;
   bool reused = false;  ///< the times are an earlier run's (unchanged kernel)
+  /// A hash of the sweep file the point came from: parts of one sweep run on
+  /// several machines agree on it (`schedlab merge` checks). "" in files
+  /// from before it was recorded.
+  std::string sweep_hash;
+  std::string host;  ///< the machine's host name; "" in files from before it was recorded
 
   /// "N=1024,K=1024", in the order of `sizes` (the fusion's declaration order).
   std::string size_label() const;
@@ -159,6 +164,7 @@ Record record_from_json(std::string_view line, const SourceLoc& where);
 /// A JSONL file as read.
 struct RecordFile {
   std::vector<Record> records;  ///< in file order
+  std::vector<int> lines;       ///< each record's line in the file (1-based)
   /// Bytes of a partial last line that was skipped (a sweep killed while
   /// writing it); 0 when the file ends with a newline.
   size_t truncated_tail_bytes = 0;

@@ -32,6 +32,7 @@
 #include "schedlab/model/device.h"
 #include "schedlab/report/record.h"
 #include "schedlab/runtime/kernel.h"
+#include "schedlab/sweep/shard.h"
 #include "schedlab/sweep/spec.h"
 #include "schedlab/sweep/strategy.h"
 
@@ -79,6 +80,8 @@ struct RunOptions {
   /// Profile every validated point on this device model (model/profile.h):
   /// its record then carries the prediction. Unset: no profiles.
   std::optional<model::DeviceModel> profile_device;
+  /// --shard: run only this part of the sweep (shard.h); unset: all of it.
+  std::optional<ShardPlan> shard;
   /// Called with each record as it becomes final (progress, live output).
   std::function<void(const report::Record&, size_t done, size_t total)> on_record;
 };
