@@ -21,6 +21,7 @@
 #include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/ab.h"
+#include "schedlab/report/curves.h"
 #include "schedlab/report/html.h"
 #include "schedlab/report/table.h"
 #include "schedlab/sweep/ab.h"
@@ -310,6 +311,10 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
       run_once(spec, registry, *backend, o, std::move(measured), o.resume, extras, swaps);
   print_tables(res.records, spec, o);
   print_ab(res.records);
+  // How the search went, when the strategy chose its points (a grid's curve
+  // says only where in space order its best lies; the HTML report has it).
+  if (spec.strategy.kind != sweep::StrategySpec::Kind::Grid)
+    fmt::print("{}", report::render_curves(report::best_so_far_curves(res.records)));
   fmt::print("{} points: {} resumed, {} measurements reused; records in {}\n", res.records.size(),
              res.resumed, res.cached, output);
   return failures_exit_code(res.records);

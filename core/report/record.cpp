@@ -180,6 +180,10 @@ std::string to_json(const Record& r) {
                       {"launch", r.launch},
                       {"same_kernel_as", r.same_kernel_as},
                       {"reused", r.reused}};
+  if (!r.strategy.empty())
+    j["search"] = {{"strategy", r.strategy},
+                   {"objective", r.objective},
+                   {"evaluation", r.evaluation}};
   return j.dump();
 }
 
@@ -268,6 +272,12 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
     r.launch = field<std::string>(m, "launch", where, "measurement");
     r.same_kernel_as = field<std::string>(m, "same_kernel_as", where, "measurement");
     r.reused = field<bool>(m, "reused", where, "measurement");
+  }
+  if (j.contains("search")) {
+    Json m = field<Json>(j, "search", where);
+    r.strategy = field<std::string>(m, "strategy", where, "search");
+    r.objective = field<std::string>(m, "objective", where, "search");
+    r.evaluation = field<int64_t>(m, "evaluation", where, "search");
   }
   return r;
 }
