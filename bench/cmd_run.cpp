@@ -290,6 +290,11 @@ int run_run(const SweepOptions& o, const std::vector<std::string>& extras) {
                  << "'; its schedulers are " << list
                  << (close.empty() ? "" : " (did you mean '" + close + "'?)");
     }
+  if (spec.strategy.objective == sweep::StrategySpec::Objective::Predicted && o.device == "none")
+    user_error_at(spec.strategy.objective_loc)
+        << "strategy objective: predicted needs the performance model, but this run profiles "
+        << "no point (--device none); expected a device model (--device h200) or objective "
+        << "measured";
   const std::string output = o.output_for(spec);  // not a directory
   // One writer per results file, held until the run ends.
   report::ResultsLock lock(output);

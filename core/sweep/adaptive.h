@@ -33,7 +33,7 @@ class SpaceView {
  public:
   /// At most `pool_limit` admissible points are listed: all of them when the
   /// space is listable (kMaxGridPoints), else a rejection sample.
-  SpaceView(const SearchProblem& problem, std::mt19937_64& rng, size_t pool_limit = 1 << 16);
+  SpaceView(const SearchProblem& problem, std::mt19937_64& rng, size_t pool_limit = 4096);
 
   const SearchProblem& problem() const { return problem_; }
   /// The admissible points known, in space order (the candidates).

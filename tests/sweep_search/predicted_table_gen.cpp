@@ -17,6 +17,7 @@
 
 using namespace schedlab;
 using namespace schedlab::sweep;
+using schedlab::sweep::testing_util::table_key;
 
 int main(int argc, char** argv) {
   plugin::Registry registry(plugin::plugin_search_path());

@@ -117,7 +117,9 @@ TEST_P(Adaptive, DeterministicDistinctAndWithinBudget) {
   EXPECT_NE(a.proposed, drive("{method: " + GetParam() + ", budget: 40, seed: 8, objective: "
                               "predicted}").proposed);
   EXPECT_EQ(distinct(a.proposed), 40u);
-  if (GetParam() != "halving") EXPECT_EQ(a.proposed.size(), 40u);
+  if (GetParam() != "halving") {
+    EXPECT_EQ(a.proposed.size(), 40u);
+  }
 }
 
 TEST_P(Adaptive, EndsWhenTheSpaceRunsOut) {
