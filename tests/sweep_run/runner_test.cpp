@@ -330,7 +330,7 @@ namespace schedlab::sweep {
 namespace {
 
 // Halving from a sweep file, driven by the runner: rung 0 times 4 points
-// with one repetition of the 4 configured, rung 1 the best 2 with all 4;
+// with half the 4 repetitions configured, rung 1 the best 2 with all 4;
 // each configuration keeps one record (the latest stands) and its first
 // evaluation number, and every record names its search.
 TEST(SweepRunner, HalvingRetimesTheBestHalfWithMoreRepetitions) {
@@ -363,7 +363,7 @@ backend: cpu
     EXPECT_EQ(r.strategy, "halving");
     EXPECT_EQ(r.objective, "measured");
   }
-  EXPECT_EQ(repetitions, (std::multiset<size_t>{1, 1, 4, 4}));
+  EXPECT_EQ(repetitions, (std::multiset<size_t>{2, 2, 4, 4}));
   EXPECT_EQ(evaluations, (std::set<int64_t>{1, 2, 3, 4}));
   // The file has every timing, the re-timed points twice; the last stands.
   EXPECT_EQ(report::read_records(ro.output).records.size(), 6u);
