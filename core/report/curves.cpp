@@ -19,8 +19,8 @@ std::optional<double> objective_us(const Record& r, const std::string& objective
 }
 
 std::vector<Curve> best_so_far_curves(const std::vector<Record>& records) {
-  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string,
-                         std::string>;
+  using Key =
+      std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
   std::map<Key, size_t> index;
   std::vector<Curve> curves;
   std::vector<std::map<int64_t, std::optional<double>>> values;  // evaluation -> value
@@ -29,8 +29,8 @@ std::vector<Curve> best_so_far_curves(const std::vector<Record>& records) {
     Key key{r.device.fingerprint, r.fusion, r.size_key(), r.scheduler, r.strategy, r.objective};
     auto [it, fresh] = index.emplace(key, curves.size());
     if (fresh) {
-      curves.push_back({r.fusion, r.size_label(), r.scheduler, r.strategy, r.objective,
-                        r.device.name, {}});
+      curves.push_back(
+          {r.fusion, r.size_label(), r.scheduler, r.strategy, r.objective, r.device.name, {}});
       values.emplace_back();
     }
     values[it->second][r.evaluation] = objective_us(r, r.objective);  // the latest stands
@@ -65,8 +65,7 @@ std::string render_curves(const std::vector<Curve>& curves) {
                              c.best[k - 1] ? format_time_us(*c.best[k - 1], 4, true) : "-");
     out += fmt::format("  {} {} | {} | {}, {}: best {} at evaluation {} of {} ({})\n", c.fusion,
                        c.size_label, c.scheduler, c.strategy, c.objective,
-                       c.best.back() ? format_time_us(*c.best.back()) : "none", found, n,
-                       samples);
+                       c.best.back() ? format_time_us(*c.best.back()) : "none", found, n, samples);
   }
   return out;
 }

@@ -26,7 +26,9 @@ namespace schedlab::sweep::detail {
 uint64_t search_seed(const StrategySpec& spec, const SearchProblem& problem);
 
 /// A uniform draw in [0, bound) (bias < bound / 2^64).
-inline uint64_t below(std::mt19937_64& rng, uint64_t bound) { return rng() % bound; }
+inline uint64_t below(std::mt19937_64& rng, uint64_t bound) {
+  return rng() % bound;
+}
 
 /// One search's space: points as odometer indices and digit vectors.
 class SpaceView {
@@ -85,7 +87,6 @@ std::vector<uint64_t> draw_fresh(const std::vector<uint64_t>& pool, size_t n, Hi
 
 std::unique_ptr<SearchStrategy> make_halving(const StrategySpec& spec, const SearchProblem& p);
 std::unique_ptr<SearchStrategy> make_evolution(const StrategySpec& spec, const SearchProblem& p);
-std::unique_ptr<SearchStrategy> make_model_search(const StrategySpec& spec,
-                                                  const SearchProblem& p);
+std::unique_ptr<SearchStrategy> make_model_search(const StrategySpec& spec, const SearchProblem& p);
 
 }  // namespace schedlab::sweep::detail

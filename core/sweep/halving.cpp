@@ -42,7 +42,8 @@ class Halving : public SearchStrategy {
   }
 
   void observe(const Config& config, const Outcome& outcome) override {
-    if (auto i = view_.index_of(config)) history_.observe(*i, objective_value(outcome, spec_.objective), outcome);
+    if (auto i = view_.index_of(config))
+      history_.observe(*i, objective_value(outcome, spec_.objective), outcome);
   }
 
   // Rung k of R gets configured / 2^(R-1-k) repetitions, at least one: the

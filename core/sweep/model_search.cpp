@@ -65,10 +65,15 @@ std::vector<float> fit_predict(const std::vector<float>& train, const std::vecto
     ~Free() { XGBoosterFree(b); }
   } free_booster{booster};
   // Small data: shallow trees, every point may be a leaf, no subsampling.
-  const std::pair<const char*, const char*> params[] = {
-      {"objective", "reg:squarederror"}, {"tree_method", "exact"}, {"nthread", "1"},
-      {"max_depth", "4"},                {"eta", "0.3"},           {"min_child_weight", "1"},
-      {"base_score", "0"},               {"seed", "0"},            {"verbosity", "0"}};
+  const std::pair<const char*, const char*> params[] = {{"objective", "reg:squarederror"},
+                                                        {"tree_method", "exact"},
+                                                        {"nthread", "1"},
+                                                        {"max_depth", "4"},
+                                                        {"eta", "0.3"},
+                                                        {"min_child_weight", "1"},
+                                                        {"base_score", "0"},
+                                                        {"seed", "0"},
+                                                        {"verbosity", "0"}};
   for (const auto& [k, v] : params) xgb_check(XGBoosterSetParam(booster, k, v), k);
   for (int it = 0; it < 40; ++it)
     xgb_check(XGBoosterUpdateOneIter(booster, it, dtrain.get()), "XGBoosterUpdateOneIter");
@@ -76,11 +81,12 @@ std::vector<float> fit_predict(const std::vector<float>& train, const std::vecto
   const bst_ulong* shape = nullptr;
   bst_ulong dim = 0;
   const float* out = nullptr;
-  xgb_check(XGBoosterPredictFromDMatrix(
-                booster, dquery.get(),
-                R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false})",
-                &shape, &dim, &out),
-            "XGBoosterPredictFromDMatrix");
+  xgb_check(
+      XGBoosterPredictFromDMatrix(
+          booster, dquery.get(),
+          R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false})",
+          &shape, &dim, &out),
+      "XGBoosterPredictFromDMatrix");
   return std::vector<float>(out, out + query.size() / cols);
 }
 
@@ -165,17 +171,20 @@ class ModelSearch : public SearchStrategy {
     const size_t cols = base + (extra_train.empty() ? 0 : extra_train[0].size());
     std::vector<float> rows_train, rows_query;
     for (size_t k = 0; k < train.size(); ++k) {
-      rows_train.insert(rows_train.end(), xtrain.begin() + k * base, xtrain.begin() + (k + 1) * base);
+      rows_train.insert(rows_train.end(), xtrain.begin() + k * base,
+                        xtrain.begin() + (k + 1) * base);
       append(rows_train, extra_train[k]);
     }
     for (size_t k = 0; k < candidates.size(); ++k) {
-      rows_query.insert(rows_query.end(), xquery.begin() + k * base, xquery.begin() + (k + 1) * base);
+      rows_query.insert(rows_query.end(), xquery.begin() + k * base,
+                        xquery.begin() + (k + 1) * base);
       append(rows_query, extra_query[k]);
     }
     const std::vector<float> score = fit_predict(rows_train, y, rows_query, cols);
     std::vector<size_t> order(candidates.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] < score[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return score[a] < score[b]; });
     std::vector<uint64_t> r;
     for (size_t k = 0; k < n && k < order.size(); ++k) {
       r.push_back(candidates[order[k]]);

@@ -47,10 +47,10 @@ TEST(Curves, PredictedObjectiveUsesThePredictionAndOrderIsByEvaluation) {
 }
 
 TEST(Curves, OneCurvePerSearchAndTheLatestRecordOfAnEvaluationStands) {
-  std::vector<Record> rs = {searched("a", 1, 30), searched("b", 1, 8), searched("a", 2, 20),
-                            searched("b", 2, 9), searched("a", 2, 15),  // re-timed (halving)
-                            searched("c", 1, 5)};                     // one evaluation: no curve
-  rs.push_back(ok_record("d", {}, {1, 1, 1}));                        // no search
+  std::vector<Record> rs = {searched("a", 1, 30), searched("b", 1, 8),  searched("a", 2, 20),
+                            searched("b", 2, 9),  searched("a", 2, 15),  // re-timed (halving)
+                            searched("c", 1, 5)};                        // one evaluation: no curve
+  rs.push_back(ok_record("d", {}, {1, 1, 1}));                           // no search
   std::vector<Curve> c = best_so_far_curves(rs);
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].scheduler, "a");
@@ -64,9 +64,9 @@ TEST(Curves, ConsoleSummaryNamesTheSearchTheBestAndWhereItWasFound) {
   for (int64_t e = 1; e <= 5; ++e) rs.push_back(searched("a", e, e == 3 ? 10 : 40 - e));
   const std::string text = render_curves(best_so_far_curves(rs));
   EXPECT_THAT(text, testing::HasSubstr("Best so far"));
-  EXPECT_THAT(text, testing::HasSubstr(
-                        "softmax N=1024,K=1024 | a | evolution, measured: best 10.00 us at "
-                        "evaluation 3 of 5 (1: 39 us, 2: 38 us, 4: 10 us, 5: 10 us)"));
+  EXPECT_THAT(
+      text, testing::HasSubstr("softmax N=1024,K=1024 | a | evolution, measured: best 10.00 us at "
+                               "evaluation 3 of 5 (1: 39 us, 2: 38 us, 4: 10 us, 5: 10 us)"));
   EXPECT_EQ(render_curves({}), "");
 }
 

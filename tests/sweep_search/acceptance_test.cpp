@@ -92,7 +92,8 @@ std::vector<Space> spaces() {
       for (const ir::SizeBindings& sizes : f.sizes)
         for (const SchedulerSpec& s : spec->schedulers) {
           if (!s.applies_to(f.name) || s.uses_heuristic()) continue;
-          Space sp{std::filesystem::path(file).stem().string(), spec, {&s, &f, &sizes}, {}, INFINITY};
+          Space sp{
+              std::filesystem::path(file).stem().string(), spec, {&s, &f, &sizes}, {}, INFINITY};
           sp.grid = admissible_configs(sp.problem);
           r.push_back(std::move(sp));
         }
@@ -183,10 +184,10 @@ TEST_F(Acceptance, ModelAndEvolutionReachWithin5PercentWithA25PercentBudget) {
       const std::vector<double> curve = drive(sp, method, sp.budget(), kSeed);
       EXPECT_LE(curve.size(), sp.budget()) << method << " on " << sp.name();
       ASSERT_FALSE(curve.empty()) << method << " on " << sp.name();
-      const std::string what = fmt::format(
-          "{} on {} ({} points, budget {}{}): best {} us, the grid's {} us", method, sp.name(),
-          sp.grid.size(), sp.budget(), sp.small() ? ", small space" : "", curve.back(),
-          sp.grid_best);
+      const std::string what =
+          fmt::format("{} on {} ({} points, budget {}{}): best {} us, the grid's {} us", method,
+                      sp.name(), sp.grid.size(), sp.budget(), sp.small() ? ", small space" : "",
+                      curve.back(), sp.grid_best);
       if (kKnownShortfalls.count(std::string(method) + " " + sp.name())) {
         ++shortfalls;
         EXPECT_GT(curve.back(), 1.05 * sp.grid_best)
@@ -220,8 +221,9 @@ TEST_F(Acceptance, Curves) {
     for (const std::string& m : methods) {
       // Halving times its survivors again: half the budget in points keeps
       // its evaluations near the others'.
-      const uint64_t budget = m == "grid" ? 0 : m == "halving" ? std::max<size_t>(2, sp.budget() / 2)
-                                                                : sp.budget();
+      const uint64_t budget = m == "grid"      ? 0
+                              : m == "halving" ? std::max<size_t>(2, sp.budget() / 2)
+                                               : sp.budget();
       const std::vector<double> curve = drive(sp, m, budget, kSeed);
       ASSERT_FALSE(curve.empty()) << m << " on " << sp.name();
       auto hit = std::find_if(curve.begin(), curve.end(),

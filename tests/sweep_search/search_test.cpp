@@ -32,7 +32,8 @@ schedulers:
       order: [inner, outer]
     constraints:
       - not (persist > 12 and order == 'outer')
-strategy: )" + strategy + "\n";
+strategy: )" +
+         strategy + "\n";
 }
 
 /// A smooth landscape with one best point (persist 5, block 384, inner),
@@ -47,10 +48,10 @@ Outcome landscape(const Config& c) {
 }
 
 struct Trace {
-  std::vector<std::string> proposed;   ///< in order, repeats included
-  std::vector<int64_t> repetitions;    ///< per batch
+  std::vector<std::string> proposed;  ///< in order, repeats included
+  std::vector<int64_t> repetitions;   ///< per batch
   std::vector<size_t> batch_sizes;
-  double best = INFINITY;              ///< predicted, us
+  double best = INFINITY;  ///< predicted, us
 };
 
 Trace drive(const std::string& strategy, Outcome (*f)(const Config&) = landscape) {
@@ -73,7 +74,9 @@ Trace drive(const std::string& strategy, Outcome (*f)(const Config&) = landscape
   return t;
 }
 
-size_t distinct(const std::vector<std::string>& v) { return std::set(v.begin(), v.end()).size(); }
+size_t distinct(const std::vector<std::string>& v) {
+  return std::set(v.begin(), v.end()).size();
+}
 
 TEST(SearchSpec, ParsesBudgetSeedAndObjective) {
   SweepSpec s = load_text(sweep_text("{method: model, budget: 40, seed: 3, objective: predicted}"));
@@ -111,11 +114,14 @@ TEST(ObjectiveValue, PicksTheFigureAndFailsWithoutOne) {
 class Adaptive : public testing::TestWithParam<std::string> {};
 
 TEST_P(Adaptive, DeterministicDistinctAndWithinBudget) {
-  const std::string spec = "{method: " + GetParam() + ", budget: 40, seed: 7, objective: predicted}";
+  const std::string spec =
+      "{method: " + GetParam() + ", budget: 40, seed: 7, objective: predicted}";
   Trace a = drive(spec);
   EXPECT_EQ(a.proposed, drive(spec).proposed) << "the same seed must propose the same sequence";
-  EXPECT_NE(a.proposed, drive("{method: " + GetParam() + ", budget: 40, seed: 8, objective: "
-                              "predicted}").proposed);
+  EXPECT_NE(a.proposed, drive("{method: " + GetParam() +
+                              ", budget: 40, seed: 8, objective: "
+                              "predicted}")
+                            .proposed);
   EXPECT_EQ(distinct(a.proposed), 40u);
   if (GetParam() != "halving") {
     EXPECT_EQ(a.proposed.size(), 40u);
@@ -129,8 +135,9 @@ TEST_P(Adaptive, EndsWhenTheSpaceRunsOut) {
 }
 
 TEST_P(Adaptive, SurvivesOnlyFailures) {
-  Trace t = drive("{method: " + GetParam() + ", budget: 24, seed: 1}",
-                  [](const Config&) { return Outcome{"compile_error", 0, std::nullopt, {}}; });
+  Trace t = drive("{method: " + GetParam() + ", budget: 24, seed: 1}", [](const Config&) {
+    return Outcome{"compile_error", 0, std::nullopt, {}};
+  });
   EXPECT_LE(distinct(t.proposed), 24u);
   EXPECT_GE(distinct(t.proposed), 1u);
   EXPECT_TRUE(std::isinf(t.best));
@@ -147,9 +154,10 @@ TEST_P(Guided, FindsANearBestPointWithAFractionOfTheGrid) {
   const double best = 1.0;
   double worst_random = 0;
   for (uint64_t seed = 1; seed <= 5; ++seed)
-    worst_random = std::max(worst_random, drive("{method: random, budget: 64, seed: " +
-                                                 std::to_string(seed) + ", objective: predicted}")
-                                              .best);
+    worst_random =
+        std::max(worst_random, drive("{method: random, budget: 64, seed: " + std::to_string(seed) +
+                                     ", objective: predicted}")
+                                   .best);
   EXPECT_GT(worst_random, 1.05 * best) << "the landscape is too easy to tell strategies apart";
   for (uint64_t seed : {1, 2, 3}) {
     Trace t = drive("{method: " + GetParam() + ", budget: 64, seed: " + std::to_string(seed) +
