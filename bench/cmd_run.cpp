@@ -21,6 +21,7 @@
 #include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/ab.h"
+#include "schedlab/report/curves.h"
 #include "schedlab/report/html.h"
 #include "schedlab/report/merge.h"
 #include "schedlab/report/results_lock.h"
@@ -398,6 +399,11 @@ int run_run(const SweepOptions& o, const std::string& devices_flag,
                  << "'; its schedulers are " << list
                  << (close.empty() ? "" : " (did you mean '" + close + "'?)");
     }
+  if (spec.strategy.objective == sweep::StrategySpec::Objective::Predicted && o.device == "none")
+    user_error_at(spec.strategy.objective_loc)
+        << "strategy objective: predicted needs the performance model, but this run profiles "
+        << "no point (--device none); expected a device model (--device h200) or objective "
+        << "measured";
   const std::string output = o.output_for(spec);  // not a directory
   std::optional<sweep::ShardPlan> shard;
   if (!o.shard.empty()) shard.emplace(spec, sweep::parse_shard(o.shard));
@@ -432,6 +438,10 @@ int run_run(const SweepOptions& o, const std::string& devices_flag,
   if (!std::filesystem::exists(output)) std::ofstream(output, std::ios::app);
   print_tables(res.records, spec, o);
   print_ab(res.records);
+  // How the search went, when the strategy chose its points (a grid's curve
+  // says only where in space order its best lies; the HTML report has it).
+  if (spec.strategy.kind != sweep::StrategySpec::Kind::Grid)
+    fmt::print("{}", report::render_curves(report::best_so_far_curves(res.records)));
   fmt::print("{} points: {} resumed, {} measurements reused; records in {}\n", res.records.size(),
              res.resumed, res.cached, output);
   return failures_exit_code(res.records);

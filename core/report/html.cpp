@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "heatmap.h"
 #include "plot.h"
+#include "schedlab/report/curves.h"
 #include "schedlab/report/format.h"
 
 namespace schedlab::report {
@@ -275,6 +277,49 @@ std::string size_plots(const Table& t, const std::vector<const Record*>& records
   return out;
 }
 
+/// The searches' best-so-far curves (curves.h): a chart per device, fusion
+/// and sizes, a line per scheduler and strategy, against evaluations.
+std::string curve_charts(const std::vector<Record>& records) {
+  const std::vector<Curve> curves = best_so_far_curves(records);
+  if (curves.empty()) return "";
+  std::string out =
+      "<section>\n<h2>Search: best so far</h2>\n<p class=\"note\">The best objective each "
+      "search had found after each evaluation (the prediction under objective predicted, the "
+      "median otherwise); lower is better, and a curve that flattens early found its best "
+      "early.</p>\n<div class=\"plots\">\n";
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<const Curve*>> charts;
+  std::vector<std::tuple<std::string, std::string, std::string>> order;
+  for (const Curve& c : curves) {
+    auto key = std::tuple(c.device, c.fusion, c.size_label);
+    if (!charts.count(key)) order.push_back(key);
+    charts[key].push_back(&c);
+  }
+  constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  for (const auto& key : order) {
+    const std::vector<const Curve*>& here = charts[key];
+    size_t n = 0;
+    for (const Curve* c : here) n = std::max(n, c->best.size());
+    LineChart chart;
+    chart.label = std::get<1>(key) + " " + std::get<2>(key) + ": best so far against evaluations";
+    for (size_t k = 1; k <= n; ++k) chart.x_labels.push_back(std::to_string(k));
+    chart.x_title = std::get<1>(key) + " " + std::get<2>(key) + " on " + std::get<0>(key) +
+                    ": evaluations";
+    chart.y_title = "best so far";
+    chart.y_tick = [](double v) { return format_time_us(v, 3, true); };
+    chart.y_value = [](double v) { return format_time_us(v); };
+    for (size_t i = 0; i < here.size(); ++i) {
+      const Curve& c = *here[i];
+      PlotSeries s{c.scheduler + ": " + c.strategy + " (" + c.objective + ")",
+                   kPalette[i % std::size(kPalette)], c.best, false};
+      s.y.resize(n);
+      chart.series.push_back(std::move(s));
+    }
+    out += line_chart_svg(chart);
+  }
+  return out + "</div>\n</section>\n";
+}
+
 }  // namespace
 
 std::string render_html(const std::vector<Record>& records, const TableOptions& table,
@@ -333,6 +378,7 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
     out += "</section>\n";
   }
   if (!hm) out += "<p class=\"note\">No scheduler varies two parameters: no heatmap.</p>\n";
+  out += curve_charts(records);
   return out + "</body>\n</html>\n";
 }
 

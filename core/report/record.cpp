@@ -182,6 +182,10 @@ std::string to_json(const Record& r) {
                       {"reused", r.reused}};
   j["sweep_hash"] = r.sweep_hash;
   j["host"] = r.host;
+  if (!r.strategy.empty())
+    j["search"] = {{"strategy", r.strategy},
+                   {"objective", r.objective},
+                   {"evaluation", r.evaluation}};
   return j.dump();
 }
 
@@ -273,6 +277,12 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
   }
   if (j.contains("sweep_hash")) r.sweep_hash = field<std::string>(j, "sweep_hash", where);
   if (j.contains("host")) r.host = field<std::string>(j, "host", where);
+  if (j.contains("search")) {
+    Json m = field<Json>(j, "search", where);
+    r.strategy = field<std::string>(m, "strategy", where, "search");
+    r.objective = field<std::string>(m, "objective", where, "search");
+    r.evaluation = field<int64_t>(m, "evaluation", where, "search");
+  }
   return r;
 }
 

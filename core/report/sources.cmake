@@ -13,5 +13,6 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/html.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
   ${CMAKE_CURRENT_LIST_DIR}/merge.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/curves.cpp
 )
 target_link_libraries(schedlab PRIVATE nlohmann_json::nlohmann_json)

@@ -94,6 +94,7 @@ struct PointState {
   std::shared_ptr<runtime::CompiledKernel> compiled;
   std::shared_ptr<const Reference> reference;
   plugin::TransformLog transforms;  ///< what the plugin applied (replayed under --isolate)
+  int64_t evaluation = 0;           ///< its number in its search (Record::evaluation)
 };
 
 void fail(PointState& s, report::Status status, std::string error) {
@@ -112,6 +113,28 @@ bool reusable(const report::Record& old, const report::Record& now, int64_t repe
   return (old.status == report::Status::Ok &&
           static_cast<int64_t>(old.times_us.size()) == repetitions) ||
          old.status == report::Status::WrongResult || old.status == report::Status::Racy;
+}
+
+/// What a search learns of a finished record: its status, median, and the
+/// performance model's prediction and profile figures when it was profiled.
+Outcome outcome_of(const report::Record& r) {
+  Outcome o{std::string(report::status_name(r.status)), 0, std::nullopt, {}};
+  if (r.status == report::Status::Ok && !r.times_us.empty()) o.median_s = r.summary().median * 1e-6;
+  if (!r.prediction) return o;
+  o.predicted_s = r.prediction->predicted_us * 1e-6;
+  // The first kernel's figures (a sweep point is one kernel).
+  const nlohmann::json profile = nlohmann::json::parse(r.prediction->profile, nullptr, false);
+  if (profile.is_array() && !profile.empty()) {
+    for (const char* f : kProfileFeatures) {
+      const auto it = profile[0].find(f);
+      if (it == profile[0].end() || !it->is_number()) {
+        o.profile.clear();
+        break;
+      }
+      o.profile.push_back(it->get<double>());
+    }
+  }
+  return o;
 }
 
 }  // namespace
@@ -156,6 +179,8 @@ class SweepRun {
   struct Search {
     size_t fusion, sizes, scheduler;
     std::unique_ptr<SearchStrategy> strategy;
+    /// Configuration (Config::str) -> its record in result_.records.
+    std::map<std::string, size_t> evaluated = {};
   };
 
   void plan_searches();
@@ -273,6 +298,16 @@ SweepRun::SweepRun(const SweepSpec& spec, plugin::Registry& registry, runtime::B
       run_nonce_(fmt::format("{:016x}", fresh_seed())) {
   user_assert(!options.output.empty()) << "run: no output file for the records";
   if (is_cuda(backend)) target_ = runtime::cuda_device_properties();
+  const StrategySpec& st = spec.strategy;
+  if (st.objective == StrategySpec::Objective::Predicted && !options.profile_device)
+    user_error_at(st.objective_loc)
+        << "strategy objective: predicted needs the performance model, but this run profiles "
+        << "no point (--device none); expected a device model (--device h200) or objective "
+        << "measured";
+  if (st.objective == StrategySpec::Objective::Cpu && is_cuda(backend))
+    user_error_at(st.objective_loc)
+        << "strategy objective: cpu is the CPU emulation's time, but this run times on CUDA; "
+        << "expected --backend cpu or objective measured";
   plan_searches();
   // --resume before the file exists (a first run, or a requeued job that
   // never wrote a record) starts fresh.
@@ -331,6 +366,9 @@ void SweepRun::record(PointState& st) {
   std::lock_guard lock(out_mu_);
   report::Record& r = st.rec;
   if (r.timestamp.empty()) r.timestamp = report::now_timestamp();
+  r.strategy = strategy_name(spec_.strategy.kind);
+  r.objective = objective_name(spec_.strategy.objective);
+  r.evaluation = st.evaluation;
   if (!done_.count(r.key)) report::append_record(options_.output, r);
   ++finished_;
   if (options_.on_record) options_.on_record(r, finished_, total_);
@@ -747,12 +785,17 @@ void SweepRun::isolate(size_t i, isolate::Worker& worker) {
 // that measurement (same_kernel_as).
 void SweepRun::measure() {
   const MeasureSpec& m = spec_.measure;
-  std::map<std::pair<size_t, size_t>, std::vector<size_t>> by_group;
+  // A group is a (fusion, sizes) and the repetitions its searches ask for
+  // (halving times its early rungs briefly).
+  std::map<std::tuple<size_t, size_t, int64_t>, std::vector<size_t>> by_group;
   for (size_t i = 0; i < states_.size(); ++i)
     if (!states_[i].final &&
         passes_benchmark_filter(options_.benchmark_args, benchmark_name(states_[i].rec)))
-      by_group[{points_[i].fusion, points_[i].sizes}].push_back(i);
+      by_group[{points_[i].fusion, points_[i].sizes,
+                searches_[point_search_[i]].strategy->repetitions(m.repetitions)}]
+          .push_back(i);
   for (const auto& [where, members] : by_group) {
+    const size_t repetitions = static_cast<size_t>(std::get<2>(where));
     const uint64_t group = groups_++;
     std::vector<std::unique_ptr<runtime::BoundArgs>> bound;
     std::vector<size_t> timed;                       // representatives, by member
@@ -782,8 +825,7 @@ void SweepRun::measure() {
            [=] { return be->time(*compiled, args->dims(), args->args(), 0, 1).seconds.at(0); }});
     }
     const std::vector<std::vector<double>> times =
-        time_kernels(kernels, static_cast<size_t>(m.repetitions), m.warmup, m.min_time, seed_,
-                     group);
+        time_kernels(kernels, repetitions, m.warmup, m.min_time, seed_, group);
     for (size_t k = 0; k < members.size(); ++k) {
       PointState& st = states_[members[k]];
       const size_t t = timed_of[k];
@@ -816,6 +858,20 @@ RunResult SweepRun::run() {
     const size_t round = points_.size();
     total_ += round;
     states_ = std::vector<PointState>(round);
+    // Each point's evaluation number in its search (the best-so-far
+    // curve's x); a configuration proposed again keeps its first one.
+    for (size_t i = 0; i < round; ++i) {
+      const Search& search = searches_[point_search_[i]];
+      auto it = search.evaluated.find(points_[i].config.str());
+      size_t before = 0;
+      for (size_t j = 0; j < i; ++j)
+        before += point_search_[j] == point_search_[i] &&
+                  !search.evaluated.count(points_[j].config.str());
+      states_[i].evaluation =
+          it != search.evaluated.end()
+              ? result_.records[it->second].evaluation
+              : static_cast<int64_t>(search.evaluated.size() + before + 1);
+    }
 
     // Phase 1 on a pool: every failure is final (and written) as it happens.
     const size_t jobs = std::min<size_t>(
@@ -867,11 +923,16 @@ RunResult SweepRun::run() {
     for (size_t i = 0; i < round; ++i) {
       PointState& s = states_[i];
       if (!s.final) continue;  // filtered out by --benchmark_filter: never timed
-      Outcome outcome{std::string(report::status_name(s.rec.status)), 0};
-      if (s.rec.status == report::Status::Ok && !s.rec.times_us.empty())
-        outcome.median_s = s.rec.summary().median * 1e-6;
-      searches_[point_search_[i]].strategy->observe(points_[i].config, outcome);
-      result_.records.push_back(std::move(s.rec));
+      Search& search = searches_[point_search_[i]];
+      const Outcome outcome = outcome_of(s.rec);
+      search.strategy->observe(points_[i].config, outcome);
+      // A configuration proposed again (halving re-times its survivors):
+      // its latest record stands.
+      auto [at, fresh] = search.evaluated.emplace(points_[i].config.str(), result_.records.size());
+      if (fresh)
+        result_.records.push_back(std::move(s.rec));
+      else
+        result_.records[at->second] = std::move(s.rec);
     }
   }
 

@@ -23,6 +23,34 @@ std::string_view backend_name(Backend b) {
   return "?";
 }
 
+std::string_view strategy_name(StrategySpec::Kind kind) {
+  switch (kind) {
+    case StrategySpec::Kind::Grid:
+      return "grid";
+    case StrategySpec::Kind::Random:
+      return "random";
+    case StrategySpec::Kind::Halving:
+      return "halving";
+    case StrategySpec::Kind::Evolution:
+      return "evolution";
+    case StrategySpec::Kind::Model:
+      return "model";
+  }
+  return "?";
+}
+
+std::string_view objective_name(StrategySpec::Objective objective) {
+  switch (objective) {
+    case StrategySpec::Objective::Measured:
+      return "measured";
+    case StrategySpec::Objective::Predicted:
+      return "predicted";
+    case StrategySpec::Objective::Cpu:
+      return "cpu";
+  }
+  return "?";
+}
+
 const SchedulerSpec* SweepSpec::scheduler(const std::string& name) const {
   for (const SchedulerSpec& s : schedulers)
     if (s.name == name) return &s;

@@ -6,6 +6,10 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/spec.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scheduler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/strategy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/adaptive.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/halving.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/evolution.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/model_search.cpp
   # the point pipeline and the runner
   ${CMAKE_CURRENT_LIST_DIR}/pipeline.cpp
   ${CMAKE_CURRENT_LIST_DIR}/measure.cpp
@@ -15,3 +19,5 @@ target_sources(schedlab PRIVATE
 )
 # The runner registers validated points with Google Benchmark.
 target_link_libraries(schedlab PRIVATE benchmark::benchmark)
+# The `model` strategy's cost model: XGBoost's C API (cmake/FindXGBoost.cmake).
+target_link_libraries(schedlab PRIVATE XGBoost::xgboost)

@@ -34,7 +34,7 @@ const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
 const std::vector<std::string> kSchedulerKeys = {"name",        "plugin",  "script",
                                                  "space",       "set",     "constraints",
                                                  "fusions",     "fast_math"};
-const std::vector<std::string> kStrategyKeys = {"method", "n", "seed"};
+const std::vector<std::string> kStrategyKeys = {"method", "n", "budget", "seed", "objective"};
 const std::vector<std::string> kValidationKeys = {"rtol", "atol", "sanitize"};
 const std::vector<std::string> kMeasureKeys = {"repetitions", "warmup",     "min_time",
                                                "flush_l2",    "min_effect", "seed"};
@@ -111,6 +111,10 @@ class Loader {
       else
         user_error_at(r_.loc(n)) << "backend: expected auto, cpu or cuda, found '" << b << "'";
     }
+    if (spec_.strategy.objective == StrategySpec::Objective::Cpu && spec_.backend == Backend::Cuda)
+      user_error_at(spec_.strategy.objective_loc)
+          << "strategy objective: cpu is the CPU emulation's time, but the sweep runs on "
+          << "backend cuda; expected backend cpu or auto, or objective measured";
     if (const YAML::Node& n = root["dynamic_sizes"])
       spec_.dynamic_sizes = bool_of(n, "dynamic_sizes");
     check_spaces();
@@ -205,36 +209,82 @@ class Loader {
 
   void parse_strategy(const YAML::Node& n) {
     StrategySpec& s = spec_.strategy;
-    s.loc = r_.loc(n);
-    const char* expected = "grid, or {method: random, n: 32, seed: 0}";
+    s.loc = s.objective_loc = r_.loc(n);
+    const char* methods = "grid, random, halving, evolution or model";
     std::string method;
     if (n.IsScalar()) {
       method = n.Scalar();
     } else if (n.IsMap()) {
       r_.check_keys(n, kStrategyKeys, "strategy");
       if (!n["method"])
-        user_error_at(r_.loc(n)) << "strategy: missing 'method'; expected grid or random";
-      method = text_of(n["method"], "strategy method", "grid or random");
+        user_error_at(r_.loc(n)) << "strategy: missing 'method'; expected " << methods;
+      method = text_of(n["method"], "strategy method", methods);
     } else {
-      user_error_at(r_.loc(n)) << "strategy: expected " << expected << ", found " << kind_name(n);
+      user_error_at(r_.loc(n)) << "strategy: expected grid, or {method: evolution, budget: 32, "
+                               << "seed: 0, objective: predicted}, found " << kind_name(n);
     }
     const YAML::Node& at = n.IsMap() ? n["method"] : n;
-    if (method == "grid") {
-      s.kind = StrategySpec::Kind::Grid;
-      for (const char* k : {"n", "seed"})
-        if (n.IsMap() && n[k])
-          user_error_at(r_.loc(n[k])) << "strategy: '" << k << "' applies to method random, "
-                                      << "not grid";
-    } else if (method == "random") {
-      s.kind = StrategySpec::Kind::Random;
-      if (!n.IsMap() || !n["n"])
-        user_error_at(r_.loc(n)) << "strategy: random needs 'n', the points to draw per "
-                                 << "scheduler and size; expected {method: random, n: 32, seed: 0}";
-      s.n = static_cast<uint64_t>(int_of(n["n"], "strategy n", 1));
-      if (n["seed"]) s.seed = static_cast<uint64_t>(int_of(n["seed"], "strategy seed", 0));
+    static const std::pair<const char*, StrategySpec::Kind> kKinds[] = {
+        {"grid", StrategySpec::Kind::Grid},
+        {"random", StrategySpec::Kind::Random},
+        {"halving", StrategySpec::Kind::Halving},
+        {"evolution", StrategySpec::Kind::Evolution},
+        {"model", StrategySpec::Kind::Model}};
+    bool known = false;
+    for (const auto& [name, kind] : kKinds)
+      if (method == name) s.kind = kind, known = true;
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& [name, kind] : kKinds) names.push_back(name);
+      const std::string hint = closest_name(method, names);
+      user_error_at(r_.loc(at)) << "strategy: unknown method '" << method << "'; expected "
+                                << methods << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+    }
+    if (!n.IsMap()) {
+      if (s.kind != StrategySpec::Kind::Grid)
+        user_error_at(r_.loc(n)) << "strategy: " << method << " needs a budget; expected {method: "
+                                 << method << ", budget: 32, seed: 0}";
+      return;
+    }
+    if (n["n"] && n["budget"])
+      user_error_at(r_.loc(n["n"])) << "strategy: 'n' is random's old name for 'budget'; "
+                                    << "expected one of them, found both";
+    if (n["n"] && s.kind != StrategySpec::Kind::Random)
+      user_error_at(r_.loc(n["n"])) << "strategy: 'n' applies to method random; expected "
+                                    << "'budget' for " << method;
+    const YAML::Node budget = n["budget"] ? n["budget"] : n["n"];
+    if (s.kind == StrategySpec::Kind::Grid) {
+      for (const char* k : {"budget", "seed"})
+        if (n[k])
+          user_error_at(r_.loc(n[k])) << "strategy: '" << k << "' does not apply to grid, "
+                                      << "which runs every point; expected it only with random, "
+                                      << "halving, evolution or model";
     } else {
-      user_error_at(r_.loc(at)) << "strategy: unknown method '" << method << "'; expected grid "
-                                << "or random";
+      if (!budget)
+        user_error_at(r_.loc(n))
+            << "strategy: " << method << " needs 'budget', the "
+            << (s.kind == StrategySpec::Kind::Random || s.kind == StrategySpec::Kind::Halving
+                    ? "points to draw"
+                    : "configurations to evaluate")
+            << " per scheduler and size; expected {method: " << method << ", budget: 32, seed: 0}";
+      const char* key = n["budget"] ? "strategy budget" : "strategy n";
+      // Halving keeps the best half of its points each rung, so it needs two.
+      s.budget = static_cast<uint64_t>(
+          int_of(budget, key, s.kind == StrategySpec::Kind::Halving ? 2 : 1));
+      if (n["seed"]) s.seed = static_cast<uint64_t>(int_of(n["seed"], "strategy seed", 0));
+    }
+    if (const YAML::Node& o = n["objective"]) {
+      s.objective_loc = r_.loc(o);
+      const std::string v = text_of(o, "strategy objective", "measured, predicted or cpu");
+      if (v == "measured")
+        s.objective = StrategySpec::Objective::Measured;
+      else if (v == "predicted")
+        s.objective = StrategySpec::Objective::Predicted;
+      else if (v == "cpu")
+        s.objective = StrategySpec::Objective::Cpu;
+      else
+        user_error_at(r_.loc(o)) << "strategy objective: expected measured, predicted or cpu, "
+                                 << "found '" << v << "'";
     }
   }
 
@@ -493,7 +543,7 @@ class Loader {
             << "space: scheduler '" << s.name << "' has " << space_size_str(s.space)
             << " points; expected at most " << kMaxGridPoints
             << (s.space.size() == UINT64_MAX ? "" : " for strategy grid")
-            << " (narrow the space or use {method: random, n: ...})";
+            << " (narrow the space or use {method: random, budget: ...})";
     }
     if (const YAML::Node& cs = entry["constraints"]) {
       if (!cs.IsSequence())

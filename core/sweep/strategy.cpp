@@ -1,29 +1,17 @@
-// Grid and random search, and the expansion of a sweep into points.
+// Grid and random search, the choice of a strategy, and the expansion of a
+// sweep into points.
 #include "schedlab/sweep/strategy.h"
 
 #include <algorithm>
 #include <random>
 #include <set>
 
+#include "adaptive.h"
 #include "schedlab/sweep/pipeline.h"
 
 namespace schedlab::sweep {
 
 namespace {
-
-/// "K=8,N=2", by name: what the random strategy's seed hashes (kept so, so
-/// that a sweep draws the same points as before).
-std::string sizes_by_name(const ir::SizeBindings& sizes) {
-  std::string r;
-  for (const auto& [k, v] : sizes) r += (r.empty() ? "" : ",") + k + "=" + std::to_string(v);
-  return r;
-}
-
-/// FNV-1a: a stable hash (std::hash may differ between runs and libraries).
-uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 /// Proposes a fixed list once.
 class FixedList : public SearchStrategy {
@@ -43,8 +31,7 @@ class FixedList : public SearchStrategy {
 /// (scheduler, fusion, sizes), so different searches draw independently.
 std::vector<Config> draw_random(const StrategySpec& spec, const SearchProblem& p) {
   const SchedulerSpec& s = *p.scheduler;
-  std::mt19937_64 rng(spec.seed ^
-                      fnv1a(s.name + '\0' + p.fusion->name + '\0' + sizes_by_name(*p.sizes)));
+  std::mt19937_64 rng(detail::search_seed(spec, p));
   auto below = [&](uint64_t bound) { return rng() % bound; };  // bias < bound / 2^64
   std::vector<uint64_t> chosen;
   const uint64_t size = s.space.size();
@@ -52,7 +39,7 @@ std::vector<Config> draw_random(const StrategySpec& spec, const SearchProblem& p
     std::vector<uint64_t> admissible;
     for (uint64_t i = 0; i < size; ++i)
       if (s.admits(s.space.point(i), *p.sizes)) admissible.push_back(i);
-    uint64_t n = std::min<uint64_t>(spec.n, admissible.size());
+    uint64_t n = std::min<uint64_t>(spec.budget, admissible.size());
     for (uint64_t k = 0; k < n; ++k) {
       std::swap(admissible[k], admissible[k + below(admissible.size() - k)]);
       chosen.push_back(admissible[k]);
@@ -61,8 +48,8 @@ std::vector<Config> draw_random(const StrategySpec& spec, const SearchProblem& p
     // Too large to list: rejection sampling by index, with a bounded number
     // of tries, so a space the constraints make sparse yields fewer points.
     std::set<uint64_t> seen;
-    uint64_t tries = std::max<uint64_t>(1000, 100 * spec.n);
-    for (uint64_t t = 0; t < tries && chosen.size() < spec.n; ++t) {
+    uint64_t tries = std::max<uint64_t>(1000, 100 * spec.budget);
+    for (uint64_t t = 0; t < tries && chosen.size() < spec.budget; ++t) {
       uint64_t i = below(size);
       if (seen.insert(i).second && s.admits(s.space.point(i), *p.sizes)) chosen.push_back(i);
     }
@@ -74,6 +61,13 @@ std::vector<Config> draw_random(const StrategySpec& spec, const SearchProblem& p
 }
 
 }  // namespace
+
+std::optional<double> objective_value(const Outcome& o, StrategySpec::Objective objective) {
+  if (!o.ok()) return std::nullopt;
+  if (objective == StrategySpec::Objective::Predicted) return o.predicted_s;
+  if (o.median_s > 0) return o.median_s;
+  return std::nullopt;
+}
 
 std::vector<Config> admissible_configs(const SearchProblem& p) {
   const SchedulerSpec& s = *p.scheduler;
@@ -96,6 +90,12 @@ std::unique_ptr<SearchStrategy> make_strategy(const StrategySpec& spec, const Se
       return std::make_unique<FixedList>(admissible_configs(p));
     case StrategySpec::Kind::Random:
       return std::make_unique<FixedList>(draw_random(spec, p));
+    case StrategySpec::Kind::Halving:
+      return detail::make_halving(spec, p);
+    case StrategySpec::Kind::Evolution:
+      return detail::make_evolution(spec, p);
+    case StrategySpec::Kind::Model:
+      return detail::make_model_search(spec, p);
   }
   internal_error << "unknown strategy kind";
 }
@@ -108,8 +108,12 @@ std::vector<Point> expand(const SweepSpec& spec) {
         if (!spec.schedulers[s].applies_to(spec.fusions[f].name)) continue;
         SearchProblem problem{&spec.schedulers[s], &spec.fusions[f], &spec.fusions[f].sizes[z]};
         auto strategy = make_strategy(spec.strategy, problem);
-        for (auto batch = strategy->propose(); !batch.empty(); batch = strategy->propose())
+        for (auto batch = strategy->propose(); !batch.empty(); batch = strategy->propose()) {
           for (Config& c : batch) points.push_back({f, z, s, std::move(c)});
+          // An adaptive strategy's next batch depends on outcomes: only the
+          // runner can drive it.
+          if (spec.strategy.adaptive()) break;
+        }
       }
   return points;
 }

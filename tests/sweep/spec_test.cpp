@@ -79,7 +79,7 @@ backend: cpu
   EXPECT_EQ(s.description, "persistent softmax");
   EXPECT_EQ(s.baseline, "tuned");
   EXPECT_EQ(s.strategy.kind, StrategySpec::Kind::Random);
-  EXPECT_EQ(s.strategy.n, 1u);
+  EXPECT_EQ(s.strategy.budget, 1u);
   EXPECT_EQ(s.strategy.seed, 9u);
   EXPECT_EQ(s.validation.rtol, 1e-4);
   EXPECT_FALSE(s.validation.atol);
@@ -271,7 +271,7 @@ TEST(Strategy, AskTellLoopAndObserveDefault) {
   for (auto batch = strategy->propose(); !batch.empty(); batch = strategy->propose())
     for (const Config& c : batch) {
       ++proposed;
-      strategy->observe(c, Outcome{"ok", 1e-6});  // grid ignores outcomes
+      strategy->observe(c, Outcome{"ok", 1e-6, std::nullopt, {}});  // grid ignores
     }
   EXPECT_EQ(proposed, brute_force(4096).size());
   EXPECT_TRUE(strategy->propose().empty());
@@ -347,7 +347,7 @@ schedulers:
   EXPECT_EQ(test_support::user_error_of([&] { load_text(space); }),
             "space: scheduler 'big' has " + std::to_string(16 * 993 * 201) +
                 " points; expected at most 1000000 for strategy grid (narrow the space or use "
-                "{method: random, n: ...})");
+                "{method: random, budget: ...})");
   SweepSpec s = load_text(std::string(space) + "strategy: {method: random, n: 20, seed: 3}\n");
   std::vector<Point> pts = expand(s);
   EXPECT_EQ(pts.size(), 20u);

@@ -325,3 +325,49 @@ TEST(SweepRunner, ResumeTellsTwinsApart) {
 }
 
 }  // namespace schedlab::sweep
+
+namespace schedlab::sweep {
+namespace {
+
+// Halving from a sweep file, driven by the runner: rung 0 times 4 points
+// with half the 4 repetitions configured, rung 1 the best 2 with all 4;
+// each configuration keeps one record (the latest stands) and its first
+// evaluation number, and every record names its search.
+TEST(SweepRunner, HalvingRetimesTheBestHalfWithMoreRepetitions) {
+  const fs::path dir = fresh_dir("halving");
+  plugin::Registry registry(plugin::plugin_search_path());
+  SweepSpec spec = load_text(dir, R"(sweep: halving
+fusions:
+  - fusion: pointwise_add_mul
+    sizes: {N: [32], K: [256]}
+schedulers:
+  - name: blocks
+    plugin: pointwise
+    space:
+      block: [32, 64, 128, 256, 512]
+strategy: {method: halving, budget: 4, seed: 5}
+measure: {repetitions: 4, warmup: 0}
+backend: cpu
+)",
+                             registry);
+  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  RunOptions ro;
+  ro.output = (dir / "r.jsonl").string();
+  RunResult res = run_sweep(spec, registry, *backend, ro);
+  ASSERT_EQ(res.records.size(), 4u);
+  std::multiset<size_t> repetitions;
+  std::set<int64_t> evaluations;
+  for (const report::Record& r : res.records) {
+    repetitions.insert(r.times_us.size());
+    evaluations.insert(r.evaluation);
+    EXPECT_EQ(r.strategy, "halving");
+    EXPECT_EQ(r.objective, "measured");
+  }
+  EXPECT_EQ(repetitions, (std::multiset<size_t>{2, 2, 4, 4}));
+  EXPECT_EQ(evaluations, (std::set<int64_t>{1, 2, 3, 4}));
+  // The file has every timing, the re-timed points twice; the last stands.
+  EXPECT_EQ(report::read_records(ro.output).records.size(), 6u);
+}
+
+}  // namespace
+}  // namespace schedlab::sweep

@@ -125,6 +125,13 @@ struct Record {
   /// from before it was recorded.
   std::string sweep_hash;
   std::string host;  ///< the machine's host name; "" in files from before it was recorded
+  /// The search that proposed the point (optional in the JSON, "search"):
+  /// its strategy ("grid", "evolution", ...), what it minimised ("measured",
+  /// "predicted", "cpu"), and the point's evaluation number in its search,
+  /// from 1 (the x of the best-so-far curve, report/curves.h); 0: unknown.
+  std::string strategy;
+  std::string objective;
+  int64_t evaluation = 0;
 
   /// "N=1024,K=1024", in the order of `sizes` (the fusion's declaration order).
   std::string size_label() const;

@@ -102,14 +102,33 @@ struct SchedulerSpec {
 /// How configurations are chosen from each space (strategy.h runs it).
 struct StrategySpec {
   enum class Kind {
-    Grid,    ///< every point that satisfies the constraints
-    Random,  ///< `n` distinct such points, drawn with `seed`
+    Grid,       ///< every point that satisfies the constraints
+    Random,     ///< `budget` distinct such points, drawn with `seed`
+    Halving,    ///< successive halving over repetitions, from `budget` random points
+    Evolution,  ///< mutation and crossover, `budget` evaluations
+    Model,      ///< an XGBoost cost model trained online, `budget` evaluations
+  };
+  /// What an adaptive strategy minimises (grid and random only record it).
+  enum class Objective {
+    Measured,   ///< the timed median, on whichever backend the sweep runs
+    Predicted,  ///< the performance model's prediction (needs a device model)
+    Cpu,        ///< the CPU emulation's timed median (the sweep must run on the CPU)
   };
   Kind kind = Kind::Grid;
-  uint64_t n = 0;     ///< Random: points per (fusion, sizes, scheduler)
-  uint64_t seed = 0;  ///< Random
-  SourceLoc loc;      ///< the `strategy:` value
+  /// Random, halving: the points drawn; evolution, model: the evaluations;
+  /// per (fusion, sizes, scheduler). 0 for grid. `n:` is random's old name.
+  uint64_t budget = 0;
+  uint64_t seed = 0;
+  Objective objective = Objective::Measured;
+  SourceLoc loc;            ///< the `strategy:` value
+  SourceLoc objective_loc;  ///< the `objective:` value, or `loc` when not given
+
+  /// Whether it learns from outcomes (observe), so that its points cannot
+  /// be listed before the sweep runs.
+  bool adaptive() const { return kind != Kind::Grid && kind != Kind::Random; }
 };
+std::string_view strategy_name(StrategySpec::Kind kind);
+std::string_view objective_name(StrategySpec::Objective objective);
 
 /// `validation:`; an unset tolerance is the reference's per-dtype default.
 struct ValidationSpec {

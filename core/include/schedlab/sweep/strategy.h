@@ -1,8 +1,10 @@
 // schedlab/sweep: search strategies, which choose the configurations of each
 // scheduler's space to run, and the expansion of a sweep into points.
 //
-// Owns: the SearchStrategy interface, the grid and random strategies, and
-// the order of a sweep's points. May depend on: sweep/spec.h.
+// Owns: the SearchStrategy interface, the grid and random strategies, the
+// adaptive ones (halving.cpp, evolution.cpp, model_search.cpp: docs/sweeps.md
+// "Strategies"), and the order of a sweep's points. May depend on:
+// sweep/spec.h, XGBoost's C API (model_search.cpp only).
 // The runner drives a strategy as an ask/tell loop, one search per (fusion,
 // sizes, scheduler):
 //   auto s = make_strategy(spec.strategy, problem);
@@ -13,13 +15,16 @@
 // first batch and ignore observe, which is what lets expand() list a whole
 // sweep up front.
 // Invariants: every configuration proposed satisfies the constraints at the
-// problem's sizes, is proposed at most once per search, and the sequence
+// problem's sizes, is proposed at most once per search (halving re-times its
+// survivors: the one exception), and the sequence
 // depends only on the spec (and, for an adaptive strategy, the outcomes
 // observed), never on the machine or the run.
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +39,12 @@ struct SearchProblem {
   const ir::SizeBindings* sizes = nullptr;   ///< the concrete sizes
 };
 
+/// The profile figures an outcome may carry (model::KernelProfile), in
+/// this order: what the `model` strategy learns from besides the parameters.
+inline constexpr const char* kProfileFeatures[] = {"sector_bytes", "occupancy", "registers",
+                                                   "instructions"};
+inline constexpr size_t kProfileFeatureCount = std::size(kProfileFeatures);
+
 /// What became of a configuration, as much of a run's record as a
 /// strategy needs.
 struct Outcome {
@@ -42,20 +53,32 @@ struct Outcome {
   /// "plugin_error".
   std::string status;
   double median_s = 0;  ///< median time in seconds when status is "ok"
+  /// The performance model's prediction, when the point was profiled.
+  std::optional<double> predicted_s;
+  /// kProfileFeatures' values when the point was profiled, else empty.
+  std::vector<double> profile;
   bool ok() const { return status == "ok"; }
 };
+
+/// What a search minimises for `outcome`: its median (measured, cpu) or its
+/// prediction; nullopt when the point failed or has no such figure.
+std::optional<double> objective_value(const Outcome& outcome, StrategySpec::Objective objective);
 
 class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
   /// The next configurations to run; empty when the search is over. Never
-  /// repeats a configuration within a search.
+  /// repeats a configuration within a search, except to time it again with
+  /// more repetitions (halving), whose later outcome then stands.
   virtual std::vector<Config> propose() = 0;
   /// The outcome of a proposed configuration. The default ignores it.
   virtual void observe(const Config& config, const Outcome& outcome) {
     (void)config;
     (void)outcome;
   }
+  /// The timed repetitions for the latest batch, given the sweep's
+  /// `configured` ones: halving times its early rungs briefly.
+  virtual int64_t repetitions(int64_t configured) const { return configured; }
 };
 
 /// The strategy `spec` names, for one problem. A scheduler that uses its
@@ -78,7 +101,8 @@ struct Point {
 
 /// Every point, in order: fusions, then size bindings, then schedulers (each
 /// in file order), then the strategy's order. Drains non-adaptive strategies
-/// without observing; an adaptive one must be driven by the runner instead.
+/// without observing; an adaptive one (StrategySpec::adaptive) lists only its
+/// first batch: the runner drives the rest.
 std::vector<Point> expand(const SweepSpec& spec);
 
 /// "softmax N=1024,K=4096 | block-space | block=128, vector=4": for logs.

@@ -1,0 +1,121 @@
+// The shared parts of the adaptive strategies: see adaptive.h.
+#include "adaptive.h"
+
+#include <algorithm>
+
+namespace schedlab::sweep::detail {
+
+namespace {
+
+/// FNV-1a: a stable hash (std::hash may differ between runs and libraries).
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+uint64_t search_seed(const StrategySpec& spec, const SearchProblem& p) {
+  // "K=8,N=2", by name: what the random strategy has always hashed, so that
+  // a sweep draws the same points as before.
+  std::string sizes;
+  for (const auto& [k, v] : *p.sizes)
+    sizes += (sizes.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return spec.seed ^ fnv1a(p.scheduler->name + '\0' + p.fusion->name + '\0' + sizes);
+}
+
+SpaceView::SpaceView(const SearchProblem& problem, std::mt19937_64& rng, size_t pool_limit)
+    : problem_(problem) {
+  const ParamSpace& space = problem.scheduler->space;
+  const uint64_t size = space.size();
+  if (size <= kMaxGridPoints) {
+    for (uint64_t i = 0; i < size; ++i)
+      if (admits(i)) pool_.push_back(i);
+    return;
+  }
+  // Too large to list: a rejection sample, as random draws one.
+  std::set<uint64_t> seen;
+  const uint64_t tries = std::max<uint64_t>(1000, 100 * pool_limit);
+  for (uint64_t t = 0; t < tries && seen.size() < pool_limit; ++t) {
+    uint64_t i = below(rng, size);
+    if (admits(i)) seen.insert(i);
+  }
+  pool_.assign(seen.begin(), seen.end());
+}
+
+std::vector<size_t> SpaceView::digits(uint64_t index) const {
+  std::vector<size_t> d(dims());
+  for (size_t k = dims(); k-- > 0;) {
+    d[k] = static_cast<size_t>(index % values(k));
+    index /= values(k);
+  }
+  return d;
+}
+
+uint64_t SpaceView::index(const std::vector<size_t>& digits) const {
+  uint64_t i = 0;
+  for (size_t k = 0; k < dims(); ++k) i = i * values(k) + digits[k];
+  return i;
+}
+
+bool SpaceView::admits(uint64_t index) const {
+  return problem_.scheduler->admits(config(index), *problem_.sizes);
+}
+
+std::optional<uint64_t> SpaceView::index_of(const Config& config) const {
+  std::vector<size_t> d(dims());
+  for (size_t k = 0; k < dims(); ++k) {
+    const Dimension& dim = problem_.scheduler->space.dims[k];
+    const Value* v = config.find(dim.name);
+    if (!v) return std::nullopt;
+    auto it = std::find(dim.values.begin(), dim.values.end(), *v);
+    if (it == dim.values.end()) return std::nullopt;
+    d[k] = static_cast<size_t>(it - dim.values.begin());
+  }
+  return index(d);
+}
+
+std::vector<float> SpaceView::features(uint64_t index) const {
+  std::vector<float> f;
+  const std::vector<size_t> d = digits(index);
+  for (size_t k = 0; k < dims(); ++k) {
+    const Value& v = problem_.scheduler->space.dims[k].values[d[k]];
+    switch (v.kind) {
+      case Value::Kind::Int:
+      case Value::Kind::Bool:
+        f.push_back(static_cast<float>(v.i));
+        break;
+      case Value::Kind::Float:
+        f.push_back(static_cast<float>(v.f));
+        break;
+      case Value::Kind::String:
+        f.push_back(static_cast<float>(d[k]));
+        break;
+    }
+  }
+  return f;
+}
+
+std::vector<std::pair<double, uint64_t>> History::ranked() const {
+  std::vector<std::pair<double, uint64_t>> r;
+  for (const auto& [i, v] : values_)
+    if (v) r.emplace_back(*v, i);
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+std::vector<uint64_t> draw_fresh(const std::vector<uint64_t>& pool, size_t n, History& history,
+                                 std::mt19937_64& rng) {
+  std::vector<uint64_t> fresh;
+  for (uint64_t i : pool)
+    if (!history.proposed(i)) fresh.push_back(i);
+  std::vector<uint64_t> r;
+  for (size_t k = 0; k < n && k < fresh.size(); ++k) {
+    std::swap(fresh[k], fresh[k + below(rng, fresh.size() - k)]);
+    r.push_back(fresh[k]);
+    history.propose(fresh[k]);
+  }
+  return r;
+}
+
+}  // namespace schedlab::sweep::detail

@@ -1,0 +1,92 @@
+// What the adaptive strategies (halving, evolution, model) share: a
+// search's space seen as index vectors, its pool of admissible points, and
+// the best-so-far bookkeeping of observe(). Internal to core/sweep.
+//
+// A point is its odometer index in the scheduler's space (space.h); a
+// strategy works on indices and hands out Configs, and observe() maps a
+// Config back through its str(). Every random choice comes from one
+// std::mt19937_64 seeded by search_seed(), whose output (unlike the
+// standard distributions') the standard fixes: the same spec proposes the
+// same sequence on every machine.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "schedlab/sweep/strategy.h"
+
+namespace schedlab::sweep::detail {
+
+/// The seed of one search: the strategy's seed mixed with a hash of
+/// (scheduler, fusion, sizes), so that different searches draw independently.
+uint64_t search_seed(const StrategySpec& spec, const SearchProblem& problem);
+
+/// A uniform draw in [0, bound) (bias < bound / 2^64).
+inline uint64_t below(std::mt19937_64& rng, uint64_t bound) {
+  return rng() % bound;
+}
+
+/// One search's space: points as odometer indices and digit vectors.
+class SpaceView {
+ public:
+  /// At most `pool_limit` admissible points are listed: all of them when the
+  /// space is listable (kMaxGridPoints), else a rejection sample.
+  SpaceView(const SearchProblem& problem, std::mt19937_64& rng, size_t pool_limit = 4096);
+
+  const SearchProblem& problem() const { return problem_; }
+  /// The admissible points known, in space order (the candidates).
+  const std::vector<uint64_t>& pool() const { return pool_; }
+  size_t dims() const { return problem_.scheduler->space.dims.size(); }
+  size_t values(size_t dim) const { return problem_.scheduler->space.dims[dim].values.size(); }
+  std::vector<size_t> digits(uint64_t index) const;
+  uint64_t index(const std::vector<size_t>& digits) const;
+  bool admits(uint64_t index) const;
+  Config config(uint64_t index) const { return problem_.scheduler->space.point(index); }
+  /// The index of a configuration this view handed out.
+  std::optional<uint64_t> index_of(const Config& config) const;
+  /// A numeric feature per dimension: the value itself for numbers and
+  /// bools, its position in the dimension for a choice or a string.
+  std::vector<float> features(uint64_t index) const;
+
+ private:
+  SearchProblem problem_;
+  std::vector<uint64_t> pool_;
+};
+
+/// What a search has seen: each evaluated point's objective (nullopt when
+/// it failed), and the proposals so far.
+class History {
+ public:
+  /// Records a proposal; false when it was proposed before.
+  bool propose(uint64_t index) { return proposed_.insert(index).second; }
+  bool proposed(uint64_t index) const { return proposed_.count(index) > 0; }
+  size_t proposals() const { return proposed_.size(); }
+  void observe(uint64_t index, std::optional<double> value, const Outcome& outcome) {
+    values_[index] = value;
+    outcomes_[index] = outcome;
+  }
+  /// Evaluated points with an objective, best (smallest) first.
+  std::vector<std::pair<double, uint64_t>> ranked() const;
+  const std::map<uint64_t, std::optional<double>>& values() const { return values_; }
+  const std::map<uint64_t, Outcome>& outcomes() const { return outcomes_; }
+
+ private:
+  std::set<uint64_t> proposed_;
+  std::map<uint64_t, std::optional<double>> values_;
+  std::map<uint64_t, Outcome> outcomes_;
+};
+
+/// `n` distinct points of `pool` not yet proposed, uniformly (fewer when
+/// the pool runs out), each recorded in `history`.
+std::vector<uint64_t> draw_fresh(const std::vector<uint64_t>& pool, size_t n, History& history,
+                                 std::mt19937_64& rng);
+
+std::unique_ptr<SearchStrategy> make_halving(const StrategySpec& spec, const SearchProblem& p);
+std::unique_ptr<SearchStrategy> make_evolution(const StrategySpec& spec, const SearchProblem& p);
+std::unique_ptr<SearchStrategy> make_model_search(const StrategySpec& spec, const SearchProblem& p);
+
+}  // namespace schedlab::sweep::detail

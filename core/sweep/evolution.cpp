@@ -1,0 +1,107 @@
+// Evolutionary search: a steady-state genetic algorithm over the space's
+// digit vectors (each parameter's position in its list of values).
+//
+// The first generation is drawn at random from the admissible points. Each
+// later one breeds `population` children: two parents, each the better of
+// two drawn from the best `population` points evaluated so far (tournament
+// selection: the elite survive implicitly, since they stay in that pool),
+// uniform crossover, then mutation of each parameter with probability
+// 1/dims (at least one), which moves it to a neighbouring value (the lists
+// are ordered: 64 -> 128) three times in four and to any value otherwise.
+// A child the constraints reject, or one proposed before, is bred again, up
+// to a bound; after it a fresh random point stands in, so the search never
+// stalls while the space has points left. Failed points never parent.
+#include <algorithm>
+
+#include "adaptive.h"
+
+namespace schedlab::sweep::detail {
+namespace {
+
+class Evolution : public SearchStrategy {
+ public:
+  Evolution(const StrategySpec& spec, const SearchProblem& p)
+      : spec_(spec), rng_(search_seed(spec, p)), view_(p, rng_) {
+    population_ = std::clamp<size_t>(spec.budget / 4, 2, 16);
+  }
+
+  std::vector<Config> propose() override {
+    const size_t left = spec_.budget - std::min<size_t>(spec_.budget, history_.proposals());
+    const size_t n = std::min(left, population_);
+    std::vector<uint64_t> next;
+    const std::vector<std::pair<double, uint64_t>> ranked = history_.ranked();
+    if (ranked.empty()) {
+      next = draw_fresh(view_.pool(), n, history_, rng_);
+    } else {
+      const size_t elite = std::min(ranked.size(), population_);
+      for (size_t k = 0; k < n; ++k) {
+        std::optional<uint64_t> child;
+        for (int attempt = 0; attempt < 64 && !child; ++attempt) {
+          uint64_t c = breed(ranked, elite);
+          if (!history_.proposed(c) && view_.admits(c)) child = c;
+        }
+        if (child) {
+          history_.propose(*child);
+          next.push_back(*child);
+        } else {
+          for (uint64_t i : draw_fresh(view_.pool(), 1, history_, rng_)) next.push_back(i);
+        }
+      }
+    }
+    std::vector<Config> r;
+    for (uint64_t i : next) r.push_back(view_.config(i));
+    return r;
+  }
+
+  void observe(const Config& config, const Outcome& outcome) override {
+    if (auto i = view_.index_of(config))
+      history_.observe(*i, objective_value(outcome, spec_.objective), outcome);
+  }
+
+ private:
+  uint64_t tournament(const std::vector<std::pair<double, uint64_t>>& ranked, size_t elite) {
+    const size_t a = below(rng_, elite), b = below(rng_, elite);
+    return ranked[std::min(a, b)].second;  // ranked is best first
+  }
+
+  uint64_t breed(const std::vector<std::pair<double, uint64_t>>& ranked, size_t elite) {
+    const std::vector<size_t> mother = view_.digits(tournament(ranked, elite));
+    const std::vector<size_t> father = view_.digits(tournament(ranked, elite));
+    std::vector<size_t> child(view_.dims());
+    for (size_t d = 0; d < child.size(); ++d) child[d] = (rng_() & 1) ? mother[d] : father[d];
+    const size_t dims = view_.dims();
+    bool mutated = false;
+    while (!mutated) {
+      for (size_t d = 0; d < dims; ++d) {
+        if (below(rng_, dims) != 0 || view_.values(d) < 2) continue;
+        mutated = true;
+        const size_t n = view_.values(d);
+        if (below(rng_, 4) != 0) {
+          const bool up = child[d] == 0 || (child[d] + 1 < n && (rng_() & 1));
+          child[d] = up ? child[d] + 1 : child[d] - 1;
+        } else {
+          child[d] = below(rng_, n);
+        }
+      }
+      if (std::all_of(view_.problem().scheduler->space.dims.begin(),
+                      view_.problem().scheduler->space.dims.end(),
+                      [](const Dimension& dim) { return dim.values.size() < 2; }))
+        break;  // nothing can mutate
+    }
+    return view_.index(child);
+  }
+
+  StrategySpec spec_;
+  std::mt19937_64 rng_;
+  SpaceView view_;
+  History history_;
+  size_t population_ = 2;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> make_evolution(const StrategySpec& spec, const SearchProblem& p) {
+  return std::make_unique<Evolution>(spec, p);
+}
+
+}  // namespace schedlab::sweep::detail

@@ -1,0 +1,71 @@
+// The performance model's prediction for every admissible configuration of
+// every parameter space in configs/sweeps/ (fixtures/predicted.tsv), so that
+// the search strategies are tested on the real model's landscape without
+// profiling hundreds of kernels on each test run (a profile compiles the
+// kernel twice and traces it: about a second each).
+//
+// One line per configuration, tab-separated:
+//   sweep  fusion  sizes(by name)  scheduler  config(Config::str)  status
+//   predicted_us  sector_bytes  occupancy  registers  instructions
+// status is "ok" or the step that failed ("rejected", "schedule_error",
+// "compile_error"); the figures are empty then. predicted_table_gen writes
+// it (see fixtures/README.md); a space that changed is missing from it, and
+// the tests say so and how to regenerate it.
+#pragma once
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/strategy.h"
+
+namespace schedlab::sweep::testing_util {
+
+/// "K=1024,N=256": sizes by name, as the table keys them.
+inline std::string sizes_key(const ir::SizeBindings& sizes) {
+  std::string r;
+  for (const auto& [k, v] : sizes) r += (r.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return r;
+}
+
+/// The table's key of one configuration of one search.
+inline std::string table_key(const std::string& sweep, const SearchProblem& p, const Config& c) {
+  return sweep + "\t" + p.fusion->name + "\t" + sizes_key(*p.sizes) + "\t" + p.scheduler->name +
+         "\t" + c.str();
+}
+
+/// The table: key -> the outcome a run with objective predicted would report.
+class PredictedTable {
+ public:
+  explicit PredictedTable(const std::string& path) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      for (std::string x; std::getline(ss, x, '\t');) f.push_back(x);
+      f.resize(11);
+      Outcome o;
+      o.status = f[5];
+      if (o.ok()) {
+        o.predicted_s = std::stod(f[6]) * 1e-6;
+        for (size_t k = 7; k < 11; ++k) o.profile.push_back(std::stod(f[k]));
+      }
+      rows_[f[0] + "\t" + f[1] + "\t" + f[2] + "\t" + f[3] + "\t" + f[4]] = o;
+    }
+  }
+  size_t size() const { return rows_.size(); }
+  const Outcome* find(const std::string& key) const {
+    auto it = rows_.find(key);
+    return it == rows_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<std::string, Outcome> rows_;
+};
+
+}  // namespace schedlab::sweep::testing_util
