@@ -4,6 +4,7 @@
 // run and merged equal one whole run) is tests/cluster/shard_merge.sh.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -122,6 +123,39 @@ TEST(Shard, OnlyGridAndRandomShardByPoint) {
   EXPECT_FALSE(shards_by_group(s));
   s.kind = StrategySpec::Kind::Random;
   EXPECT_FALSE(shards_by_group(s));
+  for (auto k : {StrategySpec::Kind::Halving, StrategySpec::Kind::Evolution,
+                 StrategySpec::Kind::Model}) {
+    s.kind = k;
+    EXPECT_TRUE(shards_by_group(s));
+  }
+}
+
+TEST(Shard, AnAdaptiveSearchStaysWholeOnOneShard) {
+  // evolution: each (fusion, sizes) group's search goes to exactly one shard,
+  // whole (its proposals depend on what it observed), and the groups are
+  // balanced over the shards.
+  const SweepSpec spec = load_text(std::string(kSweep) +
+                                   "strategy: {method: evolution, budget: 4, seed: 1}\n");
+  ASSERT_EQ(spec.strategy.kind, StrategySpec::Kind::Evolution);
+  for (size_t n : {1u, 2u, 4u, 7u}) {
+    std::map<std::pair<size_t, size_t>, size_t> owner;
+    std::vector<size_t> groups(n);
+    for (size_t i = 0; i < n; ++i) {
+      ShardPlan plan(spec, {i, n});
+      EXPECT_TRUE(plan.by_group());
+      EXPECT_EQ(plan.total_units(), 6u);
+      for (size_t z = 0; z < spec.fusions[0].sizes.size(); ++z) {
+        if (!plan.has_group(spec, 0, z)) continue;
+        EXPECT_FALSE(owner.count({0, z})) << "group " << z << " is in two shards of " << n;
+        owner[{0, z}] = i;
+        ++groups[i];
+      }
+      EXPECT_EQ(plan.units(), groups[i]);
+    }
+    EXPECT_EQ(owner.size(), 6u) << n << " shards";
+    const auto [lo, hi] = std::minmax_element(groups.begin(), groups.end());
+    EXPECT_LE(*hi - *lo, 1u) << n << " shards";
+  }
 }
 
 }  // namespace
