@@ -46,6 +46,12 @@ class SpaceView {
   uint64_t index(const std::vector<size_t>& digits) const;
   bool admits(uint64_t index) const;
   Config config(uint64_t index) const { return problem_.scheduler->space.point(index); }
+  /// config() of each index, in order: a batch to propose.
+  std::vector<Config> configs(const std::vector<uint64_t>& indices) const {
+    std::vector<Config> r;
+    for (uint64_t i : indices) r.push_back(config(i));
+    return r;
+  }
   /// The index of a configuration this view handed out.
   std::optional<uint64_t> index_of(const Config& config) const;
   /// A numeric feature per dimension: the value itself for numbers and
@@ -79,6 +85,14 @@ class History {
   std::map<uint64_t, std::optional<double>> values_;
   std::map<uint64_t, Outcome> outcomes_;
 };
+
+/// A strategy's observe(): the outcome of a configuration `view` handed out,
+/// with its value under `objective`, into `history`.
+inline void record_outcome(const SpaceView& view, History& history, const Config& config,
+                           const Outcome& outcome, StrategySpec::Objective objective) {
+  if (auto i = view.index_of(config))
+    history.observe(*i, objective_value(outcome, objective), outcome);
+}
 
 /// `n` distinct points of `pool` not yet proposed, uniformly (fewer when
 /// the pool runs out), each recorded in `history`.

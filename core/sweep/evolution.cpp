@@ -48,14 +48,11 @@ class Evolution : public SearchStrategy {
         }
       }
     }
-    std::vector<Config> r;
-    for (uint64_t i : next) r.push_back(view_.config(i));
-    return r;
+    return view_.configs(next);
   }
 
   void observe(const Config& config, const Outcome& outcome) override {
-    if (auto i = view_.index_of(config))
-      history_.observe(*i, objective_value(outcome, spec_.objective), outcome);
+    record_outcome(view_, history_, config, outcome, spec_.objective);
   }
 
  private:

@@ -36,14 +36,11 @@ class Halving : public SearchStrategy {
     }
     ++rung_;
     current_ = next;
-    std::vector<Config> r;
-    for (uint64_t i : next) r.push_back(view_.config(i));
-    return r;
+    return view_.configs(next);
   }
 
   void observe(const Config& config, const Outcome& outcome) override {
-    if (auto i = view_.index_of(config))
-      history_.observe(*i, objective_value(outcome, spec_.objective), outcome);
+    record_outcome(view_, history_, config, outcome, spec_.objective);
   }
 
   // Rung k of R gets configured / 2^(R-1-k) repetitions, at least one: the

@@ -120,14 +120,11 @@ class ModelSearch : public SearchStrategy {
       next = best_predicted(n - explore);
       for (uint64_t i : draw_fresh(view_.pool(), explore, history_, rng_)) next.push_back(i);
     }
-    std::vector<Config> r;
-    for (uint64_t i : next) r.push_back(view_.config(i));
-    return r;
+    return view_.configs(next);
   }
 
   void observe(const Config& config, const Outcome& outcome) override {
-    if (auto i = view_.index_of(config))
-      history_.observe(*i, objective_value(outcome, spec_.objective), outcome);
+    record_outcome(view_, history_, config, outcome, spec_.objective);
   }
 
  private:
