@@ -30,6 +30,7 @@
 #include "schedlab/sched/debug_print.h"
 #include "schedlab/segment/segment.h"
 #include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/tuned.h"
 
 namespace schedlab::cli {
 
@@ -78,6 +79,7 @@ struct FusionOptions {
   bool dynamic_sizes = false;            ///< --dynamic-sizes
   bool fast_math = false;                ///< --fast-math
   bool no_divisibility = false;          ///< --no-divisibility
+  std::string tuned;                     ///< --tuned: a tuned file offered to the plugins
 
   runtime::KernelOptions kernel_options() const {
     return {dynamic_sizes, fast_math, !no_divisibility};
@@ -125,6 +127,10 @@ struct FusionOptions {
                   "Compile f32 exp, log, division, reciprocal, rsqrt and sigmoid to the "
                   "hardware approximations (__expf, __logf, __fdividef, rsqrtf); validation "
                   "allows their error bounds");
+    cmd->add_option("--tuned", tuned,
+                    "A tuned file (from `schedlab tune`): a plugin that serves tuned "
+                    "configurations uses the one for this fusion's size bucket, its own "
+                    "heuristic outside the tuned buckets (docs/tuning.md)");
   }
 };
 
@@ -133,6 +139,9 @@ struct FusionOptions {
 struct Loaded {
   sweep::BoundFusion bf;
   std::vector<std::string> schedule_log;
+  /// What became of a tuned configuration on offer (--tuned), one line per
+  /// plugin run that had one.
+  std::vector<std::string> tuned_lines;
   std::optional<sweep::SegmentedFusion> segmented;
 };
 
@@ -161,13 +170,22 @@ Loaded load(const FusionOptions& o, const std::optional<runtime::DevicePropertie
   user_assert(o.segmented() || o.schedulers.empty())
       << "--schedulers picks the segmenter's plugins; it cannot be combined with --plugin, "
          "--schedule or --unscheduled";
+  user_assert(o.tuned.empty() || (o.schedule.empty() && !o.unscheduled))
+      << "--tuned offers tuned configurations to plugins; it cannot be combined with "
+         "--schedule or --unscheduled";
+  std::optional<sweep::TunedFile> tuned;
+  if (!o.tuned.empty()) tuned = sweep::load_tuned_file(o.tuned);
   if (!o.plugin.empty()) {
     plugin::Registry registry(plugin::plugin_search_path(o.plugin_dirs));
     std::shared_ptr<const plugin::Plugin> p = registry.get(o.plugin);
-    sweep::PluginRun run = sweep::schedule_with_plugin(*p, l.bf, device, o.settings);
+    std::optional<plugin::TunedOffer> offer;
+    if (tuned) offer = tuned->offer(*p, l.bf.def.fusion->name(), l.bf.sizes);
+    sweep::PluginRun run =
+        sweep::schedule_with_plugin(*p, l.bf, device, o.settings, offer ? &*offer : nullptr);
     user_assert(run.accepted) << "plugin '" << p->name() << "' cannot schedule fusion '"
                               << l.bf.def.fusion->name() << "': " << run.reason;
     l.schedule_log.push_back(run.log_line);
+    if (!run.tuned_offered.empty()) l.tuned_lines.push_back(run.tuned_note());
   }
   if (!o.schedule.empty()) {
     frontend::ScheduleParams params;
@@ -176,8 +194,12 @@ Loaded load(const FusionOptions& o, const std::optional<runtime::DevicePropertie
     for (const auto& [k, v] : frontend::parse_size_list(list, "--param")) params[k] = v;
     l.schedule_log = frontend::apply_schedule_file(o.schedule, l.bf.def, params);
   }
-  if (o.segmented() && segment)
-    l.segmented = sweep::segment_and_schedule(l.bf, segmenter_plugins(o), device);
+  if (o.segmented() && segment) {
+    l.segmented = sweep::segment_and_schedule(l.bf, segmenter_plugins(o), device,
+                                              tuned ? &*tuned : nullptr);
+    for (const sweep::PluginRun& run : l.segmented->runs)
+      if (!run.tuned_offered.empty()) l.tuned_lines.push_back(run.tuned_note());
+  }
   return l;
 }
 
@@ -408,6 +430,7 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
         dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
         dims.shared_bytes, p.source.index_bits);
   }
+  for (const std::string& line : l.tuned_lines) fmt::print("  {}\n", line);
   sweep::Validation v = sweep::validate(*plain.fusion, l.bf.sizes, got, want);
   v.add_findings(findings);
   if (eo.sanitize)

@@ -5,14 +5,48 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "command.h"
+#include "schedlab/plugin.h"
 #include "schedlab/plugin/registry.h"
+#include "schedlab/sweep/tuned.h"
 
 namespace schedlab::cli {
 namespace {
 
-int run_plugins(const std::vector<std::string>& plugin_dirs) {
+/// `--tuned FILE`: the buckets `p` serves from t, each with its
+/// configuration; false when an entry does not fit p's schema.
+bool print_tuned(const plugin::Plugin& p, const sweep::TunedFile& t) {
+  bool fits = true;
+  size_t n = 0;
+  for (const sweep::TunedEntry& e : t.entries) {
+    if (e.plugin != p.name()) continue;
+    if (n++ == 0)
+      fmt::print("  tuned ({}){}:\n", t.path,
+                 SCHEDLAB_PLUGIN_ABI_VERSION_MINOR(p.abi_version()) < 4
+                     ? fmt::format(", not served: plugin ABI {} predates tuned configurations "
+                                   "(1.4)",
+                                   p.abi_str())
+                     : "");
+    std::string config;
+    try {
+      config = p.format(t.values_for(e, p));
+    } catch (const UserError& err) {
+      config = fmt::format("does not fit the plugin: {}", err.what());
+      fits = false;
+    }
+    fmt::print("    {} {} (line {}, from {}): {}\n", e.fusion, sweep::bucket_str(e.bucket),
+               e.loc.line, e.scheduler.empty() ? "?" : e.scheduler, config);
+  }
+  if (n == 0) fmt::print("  tuned ({}): no entries\n", t.path);
+  return fits;
+}
+
+int run_plugins(const std::vector<std::string>& plugin_dirs, const std::string& tuned_path) {
+  std::optional<sweep::TunedFile> tuned;
+  if (!tuned_path.empty()) tuned = sweep::load_tuned_file(tuned_path);
+  bool fits = true;
   std::vector<std::string> dirs = plugin::plugin_search_path(plugin_dirs);
   plugin::Registry registry(dirs);
   std::vector<std::string> errors = registry.add_search_path();
@@ -31,9 +65,15 @@ int run_plugins(const std::vector<std::string>& plugin_dirs) {
       fmt::print("  {:<16} {:<28} default {:<8} {}\n", d.name, d.domain_str(),
                  p->format_value(i, p->defaults()[i]), d.doc);
     }
+    if (tuned) fits = print_tuned(*p, *tuned) && fits;
   }
+  if (tuned)
+    for (const sweep::TunedEntry& e : tuned->entries)
+      if (!registry.find(e.plugin))
+        fmt::print("tuned entry for a plugin not found: {}:{}: {} {} {}\n", tuned->path,
+                   e.loc.line, e.plugin, e.fusion, sweep::bucket_str(e.bucket));
   for (const std::string& e : errors) std::cerr << e << "\n";
-  return errors.empty() ? kExitOk : kExitFailures;
+  return errors.empty() && fits ? kExitOk : kExitFailures;
 }
 
 }  // namespace
@@ -47,10 +87,14 @@ void add_plugin_dir_option(CLI::App* cmd, std::vector<std::string>& dirs) {
 
 Command add_plugins_command(CLI::App& app) {
   auto dirs = std::make_shared<std::vector<std::string>>();
+  auto tuned = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "plugins", "List the scheduler plugins found, with their ABI version and parameters");
   add_plugin_dir_option(cmd, *dirs);
-  return {cmd, [dirs] { return run_plugins(*dirs); }};
+  cmd->add_option("--tuned", *tuned,
+                  "A tuned file (from `schedlab tune`): list the fusions and size buckets "
+                  "each plugin has tuned configurations for");
+  return {cmd, [dirs, tuned] { return run_plugins(*dirs, *tuned); }};
 }
 
 }  // namespace schedlab::cli

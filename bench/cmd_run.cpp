@@ -31,11 +31,12 @@
 #include "schedlab/sweep/pipeline.h"
 #include "schedlab/sweep/runner.h"
 #include "schedlab/sweep/shard.h"
+#include "schedlab/sweep/tuned.h"
 #include "subprocess.h"
 
 namespace schedlab::cli {
 
-void SweepOptions::add_to(CLI::App* cmd) {
+void SweepOptions::add_to(CLI::App* cmd, const std::string& output_flags) {
   cmd->add_option("sweep", sweep,
                   "A sweep file, or the name of a standard sweep (configs/sweeps: quickstart, ...)")
       ->required()
@@ -51,7 +52,7 @@ void SweepOptions::add_to(CLI::App* cmd) {
             return s;
           },
           "", "");
-  cmd->add_option("--output,-o", output,
+  cmd->add_option(output_flags, output,
                   "JSONL file for the records (default: schedlab-results/<sweep>.jsonl)");
   cmd->add_flag("--resume", resume,
                 "Continue the output file: points already recorded there are not re-run");
@@ -87,6 +88,11 @@ void SweepOptions::add_to(CLI::App* cmd) {
                   "When stderr is not a terminal: seconds between progress lines (default 5; "
                   "0: one per point)")
       ->check(finite_number(0, /*inclusive=*/true));
+  cmd->add_option("--tuned", tuned,
+                  "A tuned file (from `schedlab tune`) offered to the plugins of the heuristic "
+                  "rows (schedulers without a space): each serves the configuration of its "
+                  "fusion's size bucket, its own choice elsewhere; overrides the sweep's "
+                  "`tuned:` (docs/tuning.md)");
   cmd->allow_extras();  // --benchmark_* flags go to Google Benchmark
   cmd->footer(
       "Google Benchmark's flags (--benchmark_filter, --benchmark_out=FILE, "
@@ -140,6 +146,7 @@ std::vector<std::string> SweepOptions::forwarded_args() const {
   if (!ab.empty()) a.insert(a.end(), {"--ab", ab});
   a.insert(a.end(), {"--device", device});
   a.insert(a.end(), {"--progress-interval", fmt::format("{}", progress_interval_s)});
+  if (!tuned.empty()) a.insert(a.end(), {"--tuned", tuned});
   return a;
 }
 
@@ -254,6 +261,7 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   ro.only_schedulers = {o.only.begin(), o.only.end()};
   ro.measured = std::move(measured);
   ro.plugin_swaps = swaps;
+  ro.tuned = o.tuned;
   if (!o.shard.empty()) ro.shard.emplace(spec, sweep::parse_shard(o.shard));
   if (o.device != "none")
     ro.profile_device = model::load_device(o.device, device_dirs());
@@ -335,7 +343,7 @@ std::vector<std::string> parse_devices(const std::string& list, const SweepOptio
 /// its CUDA context, and a GPU that hangs costs only its own points.
 int run_on_devices(const SweepOptions& o, const std::vector<std::string>& devices,
                    const sweep::SweepSpec& spec, const std::string& output,
-                   const std::vector<std::string>& extras) {
+                   const std::vector<std::string>& extras, std::vector<report::Record>& merged) {
   const sweep::Shard outer = o.shard.empty() ? sweep::Shard{} : sweep::parse_shard(o.shard);
   const size_t n = devices.size();
   const std::string self = (std::filesystem::path(base::executable_dir()) / "schedlab").string();
@@ -372,11 +380,15 @@ int run_on_devices(const SweepOptions& o, const std::vector<std::string>& device
   report::write_records(output, m.records);
   print_tables(m.records, spec, o);
   fmt::print("{} points from {} GPUs; records in {}\n", m.records.size(), n, output);
-  return worst != kExitOk ? worst : failures_exit_code(m.records);
+  const int code = worst != kExitOk ? worst : failures_exit_code(m.records);
+  merged = std::move(m.records);
+  return code;
 }
 
-int run_run(const SweepOptions& o, const std::string& devices_flag,
-            const std::vector<std::string>& extras) {
+}  // namespace
+
+int run_sweep_command(const SweepOptions& o, const std::string& devices_flag,
+                      const std::vector<std::string>& extras, SweepOutcome* outcome) {
   for (const std::string& e : extras)
     user_assert(e.rfind("--benchmark_", 0) == 0)
         << "run: unknown argument '" << e << "' (only --benchmark_* flags pass through)";
@@ -404,6 +416,8 @@ int run_run(const SweepOptions& o, const std::string& devices_flag,
         << "strategy objective: predicted needs the performance model, but this run profiles "
         << "no point (--device none); expected a device model (--device h200) or objective "
         << "measured";
+  // A tuned file that does not load is refused before anything runs.
+  if (!o.tuned.empty()) sweep::load_tuned_file(o.tuned);
   const std::string output = o.output_for(spec);  // not a directory
   std::optional<sweep::ShardPlan> shard;
   if (!o.shard.empty()) shard.emplace(spec, sweep::parse_shard(o.shard));
@@ -411,7 +425,12 @@ int run_run(const SweepOptions& o, const std::string& devices_flag,
       devices_flag.empty() ? std::vector<std::string>{} : parse_devices(devices_flag, o);
   // One writer per results file, held until the run ends.
   report::ResultsLock lock(output);
-  if (!devices.empty()) return run_on_devices(o, devices, spec, output, extras);
+  if (!devices.empty()) {
+    std::vector<report::Record> merged;
+    const int code = run_on_devices(o, devices, spec, output, extras, merged);
+    if (outcome) *outcome = {std::move(spec), std::move(merged)};
+    return code;
+  }
   auto backend = o.make_backend(spec);
   // Without --resume the previous file is kept as <output>.prev (an older
   // .prev moves to the first free .prev.N), and its
@@ -444,10 +463,10 @@ int run_run(const SweepOptions& o, const std::string& devices_flag,
     fmt::print("{}", report::render_curves(report::best_so_far_curves(res.records)));
   fmt::print("{} points: {} resumed, {} measurements reused; records in {}\n", res.records.size(),
              res.resumed, res.cached, output);
-  return failures_exit_code(res.records);
+  const int code = failures_exit_code(res.records);
+  if (outcome) *outcome = {std::move(spec), std::move(res.records)};
+  return code;
 }
-
-}  // namespace
 
 Command add_run_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
@@ -461,7 +480,7 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--devices", *devices,
                   "0,1,...: one measuring worker per GPU, each with its own "
                   "CUDA_VISIBLE_DEVICES, sharing the compile cache (a CUDA device is needed)");
-  return {cmd, [o, devices, cmd] { return run_run(*o, *devices, cmd->remaining()); }};
+  return {cmd, [o, devices, cmd] { return run_sweep_command(*o, *devices, cmd->remaining()); }};
 }
 
 }  // namespace schedlab::cli

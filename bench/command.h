@@ -28,6 +28,7 @@ Command add_show_command(CLI::App& app);
 Command add_exec_command(CLI::App& app);
 Command add_plugins_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
+Command add_tune_command(CLI::App& app);
 Command add_watch_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);

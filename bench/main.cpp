@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
       add_exec_command(app),
       add_plugins_command(app),
       add_run_command(app),
+      add_tune_command(app),
       add_watch_command(app),
       add_report_command(app),
       add_compare_command(app),

@@ -33,8 +33,11 @@ struct SweepOptions {
   std::string ab;  ///< --ab OLD.so: the old build of a plugin, measured beside the current one
   std::string device = "h200";  ///< --device: the model device points are profiled on; "none"
   std::string shard;            ///< --shard I/N (run only); "" for the whole sweep
+  std::string tuned;            ///< --tuned FILE: offered to the heuristic rows' plugins
 
-  void add_to(CLI::App* cmd);
+  /// `output_flags`: the names of the records file's option (`tune` keeps
+  /// -o for the tuned file and takes the records file as --results).
+  void add_to(CLI::App* cmd, const std::string& output_flags = "--output,-o");
   /// What the sweep loader needs; with --isolate, also sets `registry` to
   /// load plugins in a child (Registry::load_isolated).
   sweep::LoadOptions load_options(plugin::Registry& registry) const;
@@ -98,5 +101,16 @@ std::shared_ptr<const plugin::Plugin> load_old_build(const std::string& path,
                                                      const plugin::Registry& registry);
 /// The A/B verdicts of `records`, when there are twins.
 void print_ab(const std::vector<report::Record>& records);
+
+/// What `run` did, for a caller that goes on (`tune`).
+struct SweepOutcome {
+  sweep::SweepSpec spec;
+  std::vector<report::Record> records;  ///< every point's, resumed ones included
+};
+/// `schedlab run`: loads the sweep, runs it (over `devices`, a --devices
+/// list, when not empty), prints the tables; returns the exit code and,
+/// when `outcome` is not null, the spec and records.
+int run_sweep_command(const SweepOptions& o, const std::string& devices,
+                      const std::vector<std::string>& extras, SweepOutcome* outcome = nullptr);
 
 }  // namespace schedlab::cli

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -235,7 +236,12 @@ struct CParams {
     set.struct_size = sizeof set;
     set.count = static_cast<uint32_t>(values.size());
     set.values = values.empty() ? nullptr : values.data();
+    set.tuned = nullptr;
+    set.tuned_source = "";
   }
+  // `set` points into `values`: not copyable or movable.
+  CParams(const CParams&) = delete;
+  CParams& operator=(const CParams&) = delete;
 };
 
 /// One call into the plugin. An exception that crosses the C ABI (a plugin
@@ -575,6 +581,14 @@ Verdict Plugin::can_schedule(Segment& seg, const ParamValues& params) const {
 ParamValues Plugin::compute_params(Segment& seg) const {
   ParamValues values = defaults();
   CParams c(values);
+  // ABI 1.4: the tuned configuration on offer, in the same layout.
+  std::optional<CParams> tuned;
+  if (seg.tuned != nullptr) {
+    check_values(seg.tuned->values, "tuned configuration");
+    tuned.emplace(seg.tuned->values);
+    c.set.tuned = tuned->values.empty() ? nullptr : tuned->values.data();
+    c.set.tuned_source = seg.tuned->source.c_str();
+  }
   SchedlabSegment ctx;
   ctx.segment = &seg;
   CallScope scope(name_, "compute_params");

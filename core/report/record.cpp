@@ -186,6 +186,7 @@ std::string to_json(const Record& r) {
     j["search"] = {{"strategy", r.strategy},
                    {"objective", r.objective},
                    {"evaluation", r.evaluation}};
+  if (!r.tuned.empty()) j["tuned"] = r.tuned;
   return j.dump();
 }
 
@@ -283,6 +284,7 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
     r.objective = field<std::string>(m, "objective", where, "search");
     r.evaluation = field<int64_t>(m, "evaluation", where, "search");
   }
+  if (j.contains("tuned")) r.tuned = field<std::string>(j, "tuned", where);
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include "schedlab/ir/verifier.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/sweep/tuned.h"
 
 namespace schedlab::sweep {
 
@@ -60,8 +61,9 @@ runtime::SanitizedRun sanitize_kernel(runtime::Backend& backend,
 
 PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
                                const std::optional<runtime::DeviceProperties>& device,
-                               const std::vector<std::string>& settings) {
-  return schedule_fusion_with_plugin(p, *bf.def.fusion, bf.sizes, device, settings);
+                               const std::vector<std::string>& settings,
+                               const plugin::TunedOffer* tuned) {
+  return schedule_fusion_with_plugin(p, *bf.def.fusion, bf.sizes, device, settings, tuned);
 }
 
 const std::vector<std::string>& builtin_plugin_order() {
@@ -197,7 +199,8 @@ std::string sizes_str(const ir::SizeBindings& sizes) {
 PluginRun schedule_fusion_with_plugin(const plugin::Plugin& p, ir::Fusion& f,
                                       const ir::SizeBindings& sizes,
                                       const std::optional<runtime::DeviceProperties>& device,
-                                      const std::vector<std::string>& settings) {
+                                      const std::vector<std::string>& settings,
+                                      const plugin::TunedOffer* tuned) {
   plugin::Segment seg;
   seg.fusion = &f;
   seg.sizes = sizes;
@@ -218,12 +221,24 @@ PluginRun schedule_fusion_with_plugin(const plugin::Plugin& p, ir::Fusion& f,
     return run;
   }
   run.accepted = true;
-  run.params = p.with_settings(p.compute_params(seg), settings);
+  seg.tuned = tuned;  // offered to compute_params only
+  plugin::ParamValues chosen = p.compute_params(seg);
+  seg.tuned = nullptr;
+  if (tuned != nullptr) run.tuned_offered = tuned->source;
+  if (tuned != nullptr && p.format(chosen) == p.format(tuned->values)) run.tuned = tuned->source;
+  run.params = p.with_settings(std::move(chosen), settings);
   run.params_str = p.format(run.params);
   p.schedule(seg, run.params);
-  run.log_line = fmt::format("plugin {} {} (plugin ABI {}) on {}: {}", p.name(), p.version(),
-                             p.abi_str(), seg.device.name, run.params_str);
+  run.log_line = fmt::format("plugin {} {} (plugin ABI {}) on {}: {}{}", p.name(), p.version(),
+                             p.abi_str(), seg.device.name, run.params_str,
+                             tuned ? " (" + run.tuned_note() + ")" : "");
   return run;
+}
+
+std::string PluginRun::tuned_note() const {
+  if (tuned_offered.empty()) return "";
+  return tuned.empty() ? "tuned: " + tuned_offered + " offered; the plugin kept its own choice"
+                       : "tuned: " + tuned;
 }
 
 std::vector<std::shared_ptr<const plugin::Plugin>> segmenter_plugins(
@@ -271,7 +286,7 @@ std::vector<segment::Scheduler> plugin_schedulers(
 
 SegmentedFusion segment_and_schedule(
     const BoundFusion& bf, const std::vector<std::shared_ptr<const plugin::Plugin>>& plugins,
-    const std::optional<runtime::DeviceProperties>& device) {
+    const std::optional<runtime::DeviceProperties>& device, const TunedFile* tuned) {
   SegmentedFusion sf;
   sf.segmentation = segment::segment(*bf.def.fusion, bf.sizes, plugin_schedulers(plugins, device));
   segment::require_complete(sf.segmentation);
@@ -280,7 +295,11 @@ SegmentedFusion segment_and_schedule(
     auto p = std::find_if(plugins.begin(), plugins.end(),
                           [&](const auto& q) { return q->name() == seg.scheduler; });
     internal_assert(p != plugins.end()) << "segment " << i << ": no plugin " << seg.scheduler;
-    PluginRun run = schedule_fusion_with_plugin(**p, *seg.fusion.fusion, bf.sizes, device, {});
+    std::optional<plugin::TunedOffer> offer;
+    if (tuned && sf.segmentation.segments.size() == 1)
+      offer = tuned->offer(**p, bf.def.fusion->name(), bf.sizes);
+    PluginRun run = schedule_fusion_with_plugin(**p, *seg.fusion.fusion, bf.sizes, device, {},
+                                                offer ? &*offer : nullptr);
     user_assert(run.accepted) << "plugin '" << seg.scheduler << "' accepted segment " << i
                               << " of fusion '" << bf.def.fusion->name()
                               << "' and then rejected it: " << run.reason;

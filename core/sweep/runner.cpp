@@ -195,6 +195,10 @@ class SweepRun {
   /// already (--resume). False when the point needs no more work. `worker`:
   /// where `auto` asks the built-ins under --isolate.
   bool identify(size_t i, isolate::Worker* worker);
+  /// The tuned configuration offered to point i's plugin (a heuristic
+  /// row's, in a tuned bucket), or nullopt. User error for an entry that
+  /// does not fit the plugin's schema.
+  std::optional<plugin::TunedOffer> tuned_offer(size_t i, const plugin::Plugin& plugin) const;
   /// Step 2a: the plugin schedules the point's fusion. False when the
   /// record is final (rejected, or a schedule error).
   bool schedule(size_t i, bool in_child);
@@ -245,6 +249,8 @@ class SweepRun {
   const report::Device device_;
   const std::string sweep_hash_, host_;  ///< in every record
   std::optional<runtime::DeviceProperties> target_;
+
+  std::optional<TunedFile> tuned_;  ///< RunOptions::tuned, else the sweep's `tuned:`
 
   std::vector<Search> searches_;
   std::vector<Point> points_;         ///< this round's points
@@ -298,6 +304,8 @@ SweepRun::SweepRun(const SweepSpec& spec, plugin::Registry& registry, runtime::B
       run_nonce_(fmt::format("{:016x}", fresh_seed())) {
   user_assert(!options.output.empty()) << "run: no output file for the records";
   if (is_cuda(backend)) target_ = runtime::cuda_device_properties();
+  if (const std::string& t = options.tuned.empty() ? spec.tuned : options.tuned; !t.empty())
+    tuned_ = load_tuned_file(t);
   const StrategySpec& st = spec.strategy;
   if (st.objective == StrategySpec::Objective::Predicted && !options.profile_device)
     user_error_at(st.objective_loc)
@@ -477,6 +485,13 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
   }
   std::string requested = asker;
   for (const std::string& kv : settings) requested += kv + ";";
+  // A tuned configuration on offer changes what was asked for.
+  std::string offer_error;
+  try {
+    if (auto offer = tuned_offer(i, plugin)) requested += "tuned=" + plugin.format(offer->values);
+  } catch (const UserError& e) {
+    offer_error = e.what();
+  }
   r.key = report::record_key(r.plugin_hash, report::hash_hex(requested),
                              f.name + "@" + fusion_hashes_[p.fusion], r.sizes, device_.fingerprint);
   // What was asked for; replaced by every parameter's value once scheduled.
@@ -491,12 +506,25 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
     }
   }
   r.config_hash = report::config_hash(r.config);
+  if (!offer_error.empty()) {
+    fail(s, report::Status::ScheduleError, offer_error);
+    return false;
+  }
   if (auto it = done_.find(r.key); it != done_.end()) {
     r = it->second;
     s.final = true;
     return false;
   }
   return true;
+}
+
+std::optional<plugin::TunedOffer> SweepRun::tuned_offer(size_t i,
+                                                       const plugin::Plugin& plugin) const {
+  const Point& p = points_[i];
+  const SchedulerSpec& sched = spec_.schedulers[p.scheduler];
+  if (!tuned_ || !sched.uses_heuristic() || !sched.script.empty()) return std::nullopt;
+  const FusionSpec& f = spec_.fusions[p.fusion];
+  return tuned_->offer(plugin, f.name, f.sizes[p.sizes]);
 }
 
 bool SweepRun::schedule(size_t i, bool in_child) {
@@ -509,11 +537,14 @@ bool SweepRun::schedule(size_t i, bool in_child) {
   try {
     s.bf = bind_fusion(f.path, options_.fusion_dirs, f.sizes[p.sizes]);
     r.bytes_moved = io_bytes(*s.bf.def.fusion, s.bf.sizes);
+    const std::optional<plugin::TunedOffer> offer = tuned_offer(i, plugin);
     PluginRun run;
     {
       auto lock = maybe_lock(plugin_mu_, in_child);
-      run = schedule_with_plugin(plugin, s.bf, target_, sched.settings(p.config));
+      run = schedule_with_plugin(plugin, s.bf, target_, sched.settings(p.config),
+                                 offer ? &*offer : nullptr);
     }
+    r.tuned = run.tuned;
     s.transforms = std::move(run.transforms);
     if (!run.accepted) {
       fail(s, report::Status::Rejected, run.reason);

@@ -16,6 +16,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/runner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shard.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tuned.cpp
 )
 # The runner registers validated points with Google Benchmark.
 target_link_libraries(schedlab PRIVATE benchmark::benchmark)

@@ -6,12 +6,14 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "../base/yaml_reader.h"
+#include "bucket_yaml.h"
 #include "param_values.h"
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/frontend/schedule_script.h"
@@ -29,7 +31,8 @@ namespace {
 const std::vector<std::string> kTopKeys = {"sweep",      "description", "fusions",
                                            "schedulers", "strategy",    "baseline",
                                            "validation", "measure",     "backend",
-                                           "dynamic_sizes", "fast_math"};
+                                           "dynamic_sizes", "fast_math",   "buckets",
+                                           "tuned"};
 const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
 const std::vector<std::string> kSchedulerKeys = {"name",        "plugin",  "script",
                                                  "space",       "set",     "constraints",
@@ -117,6 +120,18 @@ class Loader {
           << "backend cuda; expected backend cpu or auto, or objective measured";
     if (const YAML::Node& n = root["dynamic_sizes"])
       spec_.dynamic_sizes = bool_of(n, "dynamic_sizes");
+    if (const YAML::Node& n = root["buckets"]) parse_buckets(n);
+    if (const YAML::Node& n = root["tuned"]) {
+      spec_.tuned_loc = r_.loc(n);
+      const std::string written = text_of(n, "tuned", "a tuned file (from `schedlab tune`)");
+      spec_.tuned = resolve(written);
+      std::error_code ec;
+      if (!fs::is_regular_file(spec_.tuned, ec))
+        user_error_at(r_.loc(n)) << "tuned: the tuned file '" << written << "' "
+                                 << (fs::exists(spec_.tuned, ec) ? "is not a regular file"
+                                                                 : "does not exist")
+                                 << " (looked for '" << spec_.tuned << "')";
+    }
     check_spaces();
     return std::move(spec_);
   }
@@ -203,6 +218,24 @@ class Loader {
                               << "'; expected a path or a name from "
                               << join(options_.schedule_dirs)
                               << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+  }
+
+  // ---- buckets -----------------------------------------------------------------
+
+  /// `buckets:`: each name must be a named size of one of the sweep's fusions.
+  void parse_buckets(const YAML::Node& n) {
+    spec_.buckets = parse_bucket_rules(n, r_);
+    std::vector<std::string> names;
+    for (const FusionSpec& f : spec_.fusions)
+      for (const std::string& s : f.size_names)
+        if (std::find(names.begin(), names.end(), s) == names.end()) names.push_back(s);
+    for (const BucketRule& rule : spec_.buckets) {
+      if (std::find(names.begin(), names.end(), rule.size) != names.end()) continue;
+      const std::string hint = closest_name(rule.size, names);
+      user_error_at(rule.loc) << "buckets: '" << rule.size
+                              << "' is no named size of the sweep's fusions; expected one of "
+                              << join(names) << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+    }
   }
 
   // ---- strategy, validation, measure ---------------------------------------

@@ -382,6 +382,9 @@ class Autosched : public pa::Plugin {
   }
 
   void compute_params(pa::Segment& seg, pa::Params& p) override {
+    // A tuned configuration for the segment's bucket (`run --tuned`, ABI 1.4)
+    // is served as it is; the heuristic below chooses everywhere else.
+    if (p.use_tuned()) return;
     const Facts f = autosched::read_facts(seg);
     if (!f.reject.empty()) user_fail(f.reject);
     const pa::DeviceProperties d = seg.device();

@@ -319,6 +319,9 @@ class Pointwise : public pa::Plugin {
   }
 
   void compute_params(pa::Segment& seg, pa::Params& p) override {
+    // A tuned configuration for the segment's bucket (`run --tuned`, ABI 1.4)
+    // is served as it is; the heuristic below chooses everywhere else.
+    if (p.use_tuned()) return;
     if (!flat_obstacle(seg).empty()) {  // serial: only `block` applies
       p.set_integer("block", kDefaultBlock);
       return;

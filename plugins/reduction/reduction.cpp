@@ -364,6 +364,9 @@ class Reduction : public pa::Plugin {
   }
 
   void compute_params(pa::Segment& seg, pa::Params& p) override {
+    // A tuned configuration for the segment's bucket (`run --tuned`, ABI 1.4)
+    // is served as it is; the heuristic below chooses everywhere else.
+    if (p.use_tuned()) return;
     Analysis a = analyze(seg);
     if (!a.reject.empty()) user_fail(a.reject);
     Config c = heuristic(a, seg.device());

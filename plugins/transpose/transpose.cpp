@@ -263,6 +263,9 @@ class Transpose : public pa::Plugin {
   }
 
   void compute_params(pa::Segment& seg, pa::Params& params) override {
+    // A tuned configuration for the segment's bucket (`run --tuned`, ABI 1.4)
+    // is served as it is; the heuristic below chooses everywhere else.
+    if (params.use_tuned()) return;
     Plan p = analyze(seg);
     if (!p.reason.empty()) return;
     const pa::DeviceProperties d = seg.device();

@@ -36,6 +36,8 @@
  *        STRING parameter from a plugin that reports ABI 1.0.
  *   1.2  the host entry pad_shared (row padding of a Shared buffer).
  *   1.3  the host entry swizzle (XOR swizzle of a Shared buffer's rows).
+ *   1.4  SchedlabParamSet.tuned and .tuned_source: the tuned configuration
+ *        (`schedlab tune`) the host offers compute_params for the segment.
  *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
  * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
@@ -80,7 +82,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 3
+#define SCHEDLAB_PLUGIN_ABI_MINOR 4
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -313,6 +315,19 @@ typedef struct SchedlabParamSet {
   uint32_t struct_size;
   uint32_t count;              /**< the schema's param_count */
   SchedlabParamValue* values;  /**< stride values[0].struct_size; written only by compute_params */
+  /* ---- ABI 1.4: tuned configurations (docs/tuning.md). A plugin reads these
+   * only when struct_size covers them (an older host has no such fields). */
+  /** compute_params only: the configuration a tuning run (`schedlab tune`)
+   * found best for this plugin at the segment's fusion and size bucket, one
+   * value per schema entry in schema order (stride tuned[0].struct_size),
+   * valid during the call; NULL when the host holds no tuned configuration
+   * for the segment (no tuned file, another bucket, another plugin). The
+   * heuristic decides: copying it into `values` serves the tuned choice,
+   * ignoring it keeps the heuristic's. NULL in can_schedule and schedule. */
+  const SchedlabParamValue* tuned;
+  /** Where `tuned` comes from, for log lines: "tuned.yaml:12: softmax
+   * N=any K=[4096, 8191]"; "" when tuned is NULL. Never NULL from a 1.4 host. */
+  const char* tuned_source;
 } SchedlabParamSet;
 
 /** One entry of a plugin's parameter schema. */

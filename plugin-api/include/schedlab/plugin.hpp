@@ -864,6 +864,30 @@ class Params {
   const std::vector<SchedlabParamValue>& values() const { return values_; }
   const std::vector<std::string>& strings() const { return strings_; }
 
+  /// ABI 1.4, in compute_params: whether the host offers a tuned
+  /// configuration for this segment (`run --tuned`, docs/tuning.md).
+  bool has_tuned() const { return !tuned_.empty(); }
+  /// Where it comes from ("tuned.yaml:12: softmax N=any K=[4096, 8191]"), or "".
+  const std::string& tuned_source() const { return tuned_source_; }
+  /// Takes the tuned configuration, every value, and returns true; returns
+  /// false and changes nothing when there is none. A heuristic that serves
+  /// tuned configurations starts compute_params with
+  /// `if (p.use_tuned()) return;`.
+  bool use_tuned() {
+    if (tuned_.empty()) return false;
+    values_ = tuned_;
+    strings_ = tuned_strings_;
+    return true;
+  }
+  /// Sets the offer (detail::read_params does, from the host's values).
+  void offer_tuned(std::vector<SchedlabParamValue> values, std::vector<std::string> strings,
+                   std::string source) {
+    tuned_ = std::move(values);
+    tuned_strings_ = std::move(strings);
+    tuned_strings_.resize(tuned_.size());
+    tuned_source_ = std::move(source);
+  }
+
  private:
   size_t index(const std::string& name, int32_t kind) const {
     for (size_t i = 0; i < schema_->size(); ++i) {
@@ -880,6 +904,9 @@ class Params {
   const std::vector<Param>* schema_;
   std::vector<SchedlabParamValue> values_;
   std::vector<std::string> strings_;
+  std::vector<SchedlabParamValue> tuned_;  ///< empty: no offer
+  std::vector<std::string> tuned_strings_;
+  std::string tuned_source_;
 };
 
 /// can_schedule's answer.
@@ -952,28 +979,47 @@ int32_t guard(F&& f) noexcept {
   }
 }
 
-/// Reads the host's values (stride values[0].struct_size) into our layout.
+/// Copies `count` host values (stride first->struct_size) into our layout;
+/// STRING values into `strings`, since the host's pointers die with the call.
+inline void copy_values(const SchedlabParamValue* first, size_t count,
+                        std::vector<SchedlabParamValue>& values,
+                        std::vector<std::string>& strings) {
+  const State& s = state();
+  values.assign(count, SchedlabParamValue{});
+  strings.assign(count, std::string());
+  if (count == 0) return;
+  size_t stride = first->struct_size;
+  const char* base = reinterpret_cast<const char*>(first);
+  for (size_t i = 0; i < count; ++i) {
+    std::memcpy(&values[i], base + i * stride, std::min(stride, sizeof values[i]));
+    values[i].struct_size = sizeof values[i];
+    if (s.schema[i].kind == SCHEDLAB_PARAM_STRING && values[i].string_value != nullptr)
+      strings[i] = values[i].string_value;
+    values[i].string_value = nullptr;
+  }
+}
+
+/// Reads the host's values (stride values[0].struct_size) into our layout,
+/// and the tuned configuration it offers (ABI 1.4) when its struct has one.
 inline Params read_params(const SchedlabParamSet* set) {
   const State& s = state();
   if (set == nullptr || set->count != s.schema.size())
     throw Error(SCHEDLAB_ERR_INVALID_ARGUMENT,
                 "expected " + std::to_string(s.schema.size()) + " parameter values, got " +
                     std::to_string(set == nullptr ? 0u : set->count));
-  std::vector<SchedlabParamValue> values(set->count);
-  std::vector<std::string> strings(set->count);
-  if (set->count > 0) {
-    size_t stride = set->values[0].struct_size;
-    const char* base = reinterpret_cast<const char*>(set->values);
-    for (size_t i = 0; i < set->count; ++i) {
-      std::memset(&values[i], 0, sizeof values[i]);
-      std::memcpy(&values[i], base + i * stride, std::min(stride, sizeof values[i]));
-      values[i].struct_size = sizeof values[i];
-      if (s.schema[i].kind == SCHEDLAB_PARAM_STRING && values[i].string_value != nullptr)
-        strings[i] = values[i].string_value;
-      values[i].string_value = nullptr;  // the host's pointer dies with the call
-    }
+  std::vector<SchedlabParamValue> values;
+  std::vector<std::string> strings;
+  copy_values(set->values, set->count, values, strings);
+  Params p(&s.schema, std::move(values), std::move(strings));
+  if (set->struct_size >= offsetof(SchedlabParamSet, tuned_source) + sizeof(const char*) &&
+      set->tuned != nullptr) {
+    std::vector<SchedlabParamValue> tuned;
+    std::vector<std::string> tuned_strings;
+    copy_values(set->tuned, set->count, tuned, tuned_strings);
+    p.offer_tuned(std::move(tuned), std::move(tuned_strings),
+                  set->tuned_source != nullptr ? set->tuned_source : "");
   }
-  return Params(&s.schema, std::move(values), std::move(strings));
+  return p;
 }
 
 /// A copy of v that lives until the plugin is unloaded: every STRING value

@@ -59,6 +59,8 @@ class PluginFault : public UserError {
 /// H100 SXM's figures (the table is in plugin.h, SchedlabDeviceProperties).
 runtime::DeviceProperties model_device();
 
+struct TunedOffer;
+
 /// What a plugin schedules: a fusion (today the whole fusion; the segmenter
 /// will hand out parts), the concrete sizes it runs at, and the device.
 struct Segment {
@@ -69,6 +71,9 @@ struct Segment {
   /// When set, every scheduling primitive the plugin applies is appended
   /// (transform_log.h): the schedule as data, for the host to replay.
   TransformLog* log = nullptr;
+  /// The tuned configuration offered to compute_params (ABI 1.4,
+  /// SchedlabParamSet.tuned), checked against the plugin's schema; null: none.
+  const TunedOffer* tuned = nullptr;
 };
 
 /// Kinds of plugin parameter (SchedlabParamKind). String: ABI 1.1 and later.
@@ -101,6 +106,13 @@ struct ParamValue {
 };
 /// One value per schema entry, in schema order.
 using ParamValues = std::vector<ParamValue>;
+
+/// A tuned configuration the host offers a plugin's compute_params (ABI
+/// 1.4): one value per schema entry, and where it comes from.
+struct TunedOffer {
+  std::vector<ParamValue> values;
+  std::string source;  ///< "tuned.yaml:12: softmax N=any K=[4096, 8191]"
+};
 
 /// can_schedule's answer.
 struct Verdict {

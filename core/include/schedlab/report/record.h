@@ -132,6 +132,10 @@ struct Record {
   std::string strategy;
   std::string objective;
   int64_t evaluation = 0;
+  /// The tuned configuration the plugin's compute_params served for this
+  /// point (its source, "tuned.yaml:12: softmax N=any K=[4096, 8191]"; JSON
+  /// "tuned", optional); "" when it chose by its heuristic.
+  std::string tuned;
 
   /// "N=1024,K=1024", in the order of `sizes` (the fusion's declaration order).
   std::string size_label() const;

@@ -27,6 +27,8 @@
 
 namespace schedlab::sweep {
 
+struct TunedFile;
+
 /// A fusion file loaded, verified and bound to concrete sizes.
 struct BoundFusion {
   std::string path;                ///< the resolved file
@@ -58,6 +60,14 @@ struct PluginRun {
   /// The schedule as data: every primitive schedule() applied, in order
   /// (plugin/transform_log.h), for a host that replays it (`--isolate`).
   plugin::TransformLog transforms;
+  /// The tuned configuration's source (TunedOffer::source) when one was
+  /// offered and compute_params chose exactly it; "" otherwise.
+  std::string tuned;
+  /// The offer's source whether or not the plugin served it; "" when none.
+  std::string tuned_offered;
+  /// "tuned: SOURCE", or "tuned: SOURCE offered; the plugin kept its own
+  /// choice"; "" when nothing was offered.
+  std::string tuned_note() const;
 };
 
 /// Asks `p` whether it takes the whole fusion and, if so, schedules it in
@@ -65,9 +75,11 @@ struct PluginRun {
 /// ("key=value"). `device`: the device to schedule for; the model device when
 /// empty. Errors from the plugin's schedule call propagate (user errors for
 /// invalid schedules, with the plugin's message intact).
+/// `tuned`: a tuned configuration to offer compute_params (ABI 1.4), or null.
 PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
                                const std::optional<runtime::DeviceProperties>& device,
-                               const std::vector<std::string>& settings);
+                               const std::vector<std::string>& settings,
+                               const plugin::TunedOffer* tuned = nullptr);
 
 /// The built-in plugins in the order they are offered a fusion when no
 /// plugin is named (the `auto` scheduler of a sweep): the most specific
@@ -188,7 +200,8 @@ std::vector<segment::Scheduler> plugin_schedulers(
 PluginRun schedule_fusion_with_plugin(const plugin::Plugin& p, ir::Fusion& f,
                                       const ir::SizeBindings& sizes,
                                       const std::optional<runtime::DeviceProperties>& device,
-                                      const std::vector<std::string>& settings);
+                                      const std::vector<std::string>& settings,
+                                      const plugin::TunedOffer* tuned = nullptr);
 
 /// A fusion cut into segments, each scheduled by the plugin that accepted it.
 struct SegmentedFusion {
@@ -199,10 +212,13 @@ struct SegmentedFusion {
 /// Segments `bf`'s fusion for `plugins` (plugin_schedulers) and schedules
 /// every segment with its plugin's own parameters. `bf` is not modified, so
 /// it stays the unscheduled reference. user_error (segment::require_complete)
-/// when some part is left that no plugin accepts.
+/// when some part is left that no plugin accepts. `tuned`: a tuned file
+/// whose entry for the fusion is offered to the plugin when one segment is
+/// the whole fusion (entries are per fusion; a part of one is not served).
 SegmentedFusion segment_and_schedule(const BoundFusion& bf,
                                      const std::vector<std::shared_ptr<const plugin::Plugin>>& plugins,
-                                     const std::optional<runtime::DeviceProperties>& device);
+                                     const std::optional<runtime::DeviceProperties>& device,
+                                     const TunedFile* tuned = nullptr);
 
 /// One segment's kernel, lowered and compiled.
 struct SegmentKernel {

@@ -84,6 +84,10 @@ struct RunOptions {
   std::optional<ShardPlan> shard;
   /// Called with each record as it becomes final (progress, live output).
   std::function<void(const report::Record&, size_t done, size_t total)> on_record;
+  /// A tuned file (`run --tuned`; tuned.h) whose entries are offered to the
+  /// plugins of the heuristic rows (schedulers without a space), over the
+  /// sweep's own `tuned:`; "" keeps the sweep's.
+  std::string tuned;
 };
 
 struct RunResult {

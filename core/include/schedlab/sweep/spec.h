@@ -26,6 +26,7 @@
 #include "schedlab/plugin/host.h"
 #include "schedlab/sweep/constraint.h"
 #include "schedlab/sweep/space.h"
+#include "schedlab/sweep/tuned.h"
 
 namespace schedlab::plugin {
 class Registry;
@@ -173,6 +174,13 @@ struct SweepSpec {
   bool dynamic_sizes = false;
   /// `fast_math: true`: every scheduler's default for its own `fast_math`.
   bool fast_math = false;
+  /// `buckets:`: how `schedlab tune` groups sizes (tuned.h); a size without
+  /// a rule is its own bucket.
+  std::vector<BucketRule> buckets;
+  /// `tuned:`: a tuned file (resolved) offered to the heuristic rows'
+  /// plugins (`run --tuned` overrides it); "" for none.
+  std::string tuned;
+  SourceLoc tuned_loc;  ///< the `tuned:` value
 
   /// The scheduler called `name`, or null.
   const SchedulerSpec* scheduler(const std::string& name) const;
