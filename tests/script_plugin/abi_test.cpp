@@ -37,10 +37,14 @@ std::string sp_plugin(const std::string& name) {
 
 // ---- versions
 
-TEST(Abi11, HeaderAndHostSayOnePointThree) {
+TEST(Abi11, HeaderAndHostSayOnePointFour) {
   EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
-  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 3);
-  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 3));
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 4);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 4));
+  // 1.4 appended to SchedlabParamSet after its 1.0 fields, which stay put.
+  EXPECT_EQ(offsetof(SchedlabParamSet, values), 8u);
+  EXPECT_EQ(offsetof(SchedlabParamSet, tuned), 16u);
+  EXPECT_EQ(offsetof(SchedlabParamSet, tuned_source), 24u);
   // Appended, never inserted: the 1.0 part of every grown struct is where it was.
   EXPECT_EQ(offsetof(SchedlabHostApi, apply_schedule_script),
             offsetof(SchedlabHostApi, _axes_mapped) + sizeof(void*));
@@ -63,7 +67,7 @@ TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
   EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.4, newer than this host's ABI 1.3: upgrade "
+                "' was built against plugin ABI 1.5, newer than this host's ABI 1.4: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 
@@ -195,7 +199,7 @@ TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
 
 TEST(StringParams, SchemaDefaultsAndFormatting) {
   auto p = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(p->abi_str(), "1.3");
+  EXPECT_EQ(p->abi_str(), "1.4");
   ASSERT_EQ(p->schema().size(), 3u);
   EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
   EXPECT_EQ(p->schema()[1].domain_str(), "string");
