@@ -151,7 +151,8 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
           auto peak = c.best->fraction_of_peak();
           double gbps = c.best->gbps();
           const char* sc = !c.significant ? nullptr : *c.speedup > 1 ? kGreen : kRed;
-          l.push_back({c.best->config_label()});
+          // A heuristic row that served a tuned configuration (`run --tuned`) says so.
+          l.push_back({c.best->config_label() + (c.best->tuned.empty() ? "" : " (tuned)")});
           if (predicted) l.push_back({fmt_us(c.best->prediction->predicted_us)});
           l.push_back({fmt_us(c.stats->median)});
           l.push_back({fmt_us(c.stats->iqr())});
@@ -417,6 +418,7 @@ std::string render_json(const std::vector<Table>& tables) {
           j["config"] = Json::object();
           for (const auto& [k, v] : c.best->config) j["config"][k] = v;
           j["config_label"] = c.best->config_label();
+          if (!c.best->tuned.empty()) j["tuned"] = c.best->tuned;
           j["times_us"] = c.best->times_us;
           j["median_us"] = s.median;
           j["q1_us"] = s.q1;

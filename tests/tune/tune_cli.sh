@@ -52,6 +52,10 @@ YAML
   || { cat "$work/own.txt"; exit 1; }
 "$schedlab" run "$work/run.yaml" --tuned "$work/tuned.yaml" -o "$work/tuned.jsonl" $common \
   > "$work/run.txt" 2>&1 || { cat "$work/run.txt"; exit 1; }
+# The table marks the heuristic row's tuned configuration, in the buckets only.
+grep -Eq "^pointwise_add_mul +N=64,K=384 +heuristic +block=64,vector=4,unroll=1,break_point=1 \(tuned\) " "$work/run.txt" \
+  || { cat "$work/run.txt"; exit 1; }
+if grep -E "K=4096 .*\(tuned\)" "$work/run.txt"; then exit 1; fi
 # The sweep key does the same as the flag.
 sed "s|^backend: cpu|backend: cpu\ntuned: tuned.yaml|" "$work/run.yaml" > "$work/run_key.yaml"
 "$schedlab" run "$work/run_key.yaml" -o "$work/key.jsonl" $common > "$work/key.txt" 2>&1 \
