@@ -485,6 +485,13 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
   }
   std::string requested = asker;
   for (const std::string& kv : settings) requested += kv + ";";
+  // A strategy that times a batch more briefly (halving's early rungs) asks
+  // for another measurement of the same configuration: --resume must find
+  // each rung's record, not the first one for every rung.
+  if (const int64_t reps =
+          searches_[point_search_[i]].strategy->repetitions(spec_.measure.repetitions);
+      reps != spec_.measure.repetitions)
+    requested += "repetitions=" + std::to_string(reps) + ";";
   // A tuned configuration on offer changes what was asked for.
   std::string offer_error;
   try {

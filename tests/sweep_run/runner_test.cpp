@@ -367,6 +367,19 @@ backend: cpu
   EXPECT_EQ(evaluations, (std::set<int64_t>{1, 2, 3, 4}));
   // The file has every timing, the re-timed points twice; the last stands.
   EXPECT_EQ(report::read_records(ro.output).records.size(), 6u);
+
+  // --resume of the finished run: every measurement is found, each rung's
+  // its own (the brief rung-0 timing never stands for the re-timing), and
+  // nothing is appended.
+  ro.resume = true;
+  RunResult again = run_sweep(spec, registry, *backend, ro);
+  EXPECT_EQ(again.resumed, 6u);
+  ASSERT_EQ(again.records.size(), 4u);
+  for (size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(again.records[k].config_label(), res.records[k].config_label());
+    EXPECT_EQ(again.records[k].times_us, res.records[k].times_us) << res.records[k].config_label();
+  }
+  EXPECT_EQ(report::read_records(ro.output).records.size(), 6u);
 }
 
 }  // namespace
