@@ -4,6 +4,7 @@
 // and a sweep's `tuned:` offer to the plugins (docs/tuning.md).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -44,6 +45,16 @@ int run_tune(const SweepOptions& o, const std::string& tuned_path,
     return kExitFailures;
   }
   sweep::write_tuned_file(tuned_path, t);
+  // Measured on the CPU backend, "best" is the emulation's fastest, which says
+  // little of a GPU's (the table ranks by the prediction there instead).
+  const bool emulated = std::any_of(out.records.begin(), out.records.end(),
+                                    [](const report::Record& r) { return r.device.emulated; });
+  if (emulated && out.spec.strategy.objective != sweep::StrategySpec::Objective::Predicted)
+    fmt::print(stderr,
+               "warning: tune: the {} objective on the CPU backend keeps the CPU emulation's "
+               "fastest configurations, not a GPU's; `strategy: {{objective: predicted}}` "
+               "keeps the performance model's choice for the device model\n",
+               sweep::objective_name(out.spec.strategy.objective));
   fmt::print("\ntuned configurations ({} objective, best of each scheduler per fusion and size "
              "bucket):\n",
              sweep::objective_name(out.spec.strategy.objective));
