@@ -2,8 +2,83 @@
 #include "adaptive.h"
 
 #include <algorithm>
+#include <cmath>
+
+namespace schedlab::sweep {
+
+std::shared_ptr<SearchFamily> make_search_family() {
+  return std::make_shared<SearchFamily>();
+}
+
+size_t SearchFamily::join(const SearchProblem& problem) {
+  auto it = std::find(fusions_.begin(), fusions_.end(), problem.fusion->name);
+  if (it == fusions_.end()) it = fusions_.insert(fusions_.end(), problem.fusion->name);
+  members_.push_back({static_cast<size_t>(it - fusions_.begin()), problem.sizes});
+  for (const auto& [name, v] : *problem.sizes)
+    if (std::find(size_names_.begin(), size_names_.end(), name) == size_names_.end())
+      size_names_.push_back(name);
+  return members_.size() - 1;
+}
+
+std::vector<float> SearchFamily::features(size_t member, const std::vector<float>& params) const {
+  const Member& m = members_.at(member);
+  std::vector<float> f = params;
+  for (const std::string& name : size_names_) {
+    auto it = m.sizes->find(name);
+    f.push_back(it == m.sizes->end() ? NAN : static_cast<float>(it->second));
+  }
+  f.push_back(static_cast<float>(m.fusion));
+  return f;
+}
+
+void SearchFamily::observe(Entry entry) {
+  const auto key = std::make_pair(entry.member, entry.index);
+  entries_[key] = std::move(entry);
+}
+
+std::vector<SearchFamily::Entry> SearchFamily::relative() const {
+  struct Range {
+    double best = INFINITY, worst = 0;
+    size_t valued = 0;
+  };
+  std::map<size_t, Range> range;
+  for (const auto& [key, e] : entries_)
+    if (e.value) {
+      Range& r = range[e.member];
+      r.best = std::min(r.best, *e.value);
+      r.worst = std::max(r.worst, *e.value);
+      ++r.valued;
+    }
+  std::vector<Entry> out;
+  for (const auto& [key, e] : entries_) {
+    auto it = range.find(e.member);
+    if (it == range.end() || it->second.valued < 2 || !(it->second.best > 0)) continue;
+    Entry r = e;
+    r.relative = std::log((e.value ? *e.value : 2 * it->second.worst) / it->second.best);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace schedlab::sweep
 
 namespace schedlab::sweep::detail {
+
+Membership::Membership(std::shared_ptr<SearchFamily> family, const SpaceView& view)
+    : family_(std::move(family)), view_(&view) {
+  if (family_) id_ = family_->join(view.problem());
+}
+
+std::vector<float> Membership::features(uint64_t index) const {
+  return family_->features(id_, view_->features(index));
+}
+
+void Membership::observe(uint64_t index, std::optional<double> value, const Outcome& outcome) {
+  family_->observe({id_, index, view_->features(index), value,
+                    outcome.profile.size() == kProfileFeatureCount ? outcome.profile
+                                                                   : std::vector<double>{},
+                    0});
+}
 
 namespace {
 

@@ -15,9 +15,57 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "schedlab/sweep/strategy.h"
+
+namespace schedlab::sweep {
+
+/// One scheduler's searches, together (strategy.h). A member joins with its
+/// problem and reports every outcome; the family keeps each evaluated point
+/// with its objective. Values are compared only within a member:
+/// relative() turns them into log(value / the member's best), the
+/// scale-free figure that both the shared cost model and migration use.
+class SearchFamily {
+ public:
+  /// One evaluated point of a member.
+  struct Entry {
+    size_t member = 0;
+    uint64_t index = 0;            ///< in the scheduler's space
+    std::vector<float> params;     ///< SpaceView::features of the point
+    std::optional<double> value;   ///< the objective; nullopt when the point failed
+    std::vector<double> profile;   ///< kProfileFeatures' values, or empty
+    double relative = 0;           ///< set by relative()
+  };
+
+  /// A new member searching `problem`; its id.
+  size_t join(const SearchProblem& problem);
+  /// A point's features for a cost model shared by the members: its
+  /// parameters, then every size the family's fusions name (in order of
+  /// first appearance; NaN, XGBoost's missing value, where `member`'s fusion
+  /// has no such size), then the ordinal of the member's fusion, so that a
+  /// model can tell fusions apart.
+  std::vector<float> features(size_t member, const std::vector<float>& params) const;
+  /// Records (or, when evaluated again, replaces) a member's point.
+  void observe(Entry entry);
+  /// The entries of members with at least two points with a value, each with
+  /// `relative` set: log(value / the member's best), a failure as
+  /// log(2 * the member's worst / its best). Ordered by (member, index).
+  std::vector<Entry> relative() const;
+
+ private:
+  struct Member {
+    size_t fusion = 0;  ///< into fusions_
+    const ir::SizeBindings* sizes = nullptr;
+  };
+  std::vector<Member> members_;
+  std::vector<std::string> fusions_;
+  std::vector<std::string> size_names_;
+  std::map<std::pair<size_t, uint64_t>, Entry> entries_;
+};
+
+}  // namespace schedlab::sweep
 
 namespace schedlab::sweep::detail {
 
@@ -86,12 +134,34 @@ class History {
   std::map<uint64_t, Outcome> outcomes_;
 };
 
+/// A strategy's membership of its family: joins at construction, reports
+/// each outcome. Inactive (no family) unless given one.
+class Membership {
+ public:
+  Membership(std::shared_ptr<SearchFamily> family, const SpaceView& view);
+  bool active() const { return family_ != nullptr; }
+  const SearchFamily& family() const { return *family_; }
+  size_t id() const { return id_; }
+  /// Point `index` of this member's space, as the family's model sees it.
+  std::vector<float> features(uint64_t index) const;
+  void observe(uint64_t index, std::optional<double> value, const Outcome& outcome);
+
+ private:
+  std::shared_ptr<SearchFamily> family_;
+  const SpaceView* view_ = nullptr;
+  size_t id_ = 0;
+};
+
 /// A strategy's observe(): the outcome of a configuration `view` handed out,
-/// with its value under `objective`, into `history`.
+/// with its value under `objective`, into `history` (and the family's).
 inline void record_outcome(const SpaceView& view, History& history, const Config& config,
-                           const Outcome& outcome, StrategySpec::Objective objective) {
-  if (auto i = view.index_of(config))
+                           const Outcome& outcome, StrategySpec::Objective objective,
+                           Membership* membership = nullptr) {
+  if (auto i = view.index_of(config)) {
     history.observe(*i, objective_value(outcome, objective), outcome);
+    if (membership && membership->active())
+      membership->observe(*i, objective_value(outcome, objective), outcome);
+  }
 }
 
 /// `n` distinct points of `pool` not yet proposed, uniformly (fewer when
@@ -100,7 +170,9 @@ std::vector<uint64_t> draw_fresh(const std::vector<uint64_t>& pool, size_t n, Hi
                                  std::mt19937_64& rng);
 
 std::unique_ptr<SearchStrategy> make_halving(const StrategySpec& spec, const SearchProblem& p);
-std::unique_ptr<SearchStrategy> make_evolution(const StrategySpec& spec, const SearchProblem& p);
-std::unique_ptr<SearchStrategy> make_model_search(const StrategySpec& spec, const SearchProblem& p);
+std::unique_ptr<SearchStrategy> make_evolution(const StrategySpec& spec, const SearchProblem& p,
+                                               std::shared_ptr<SearchFamily> family);
+std::unique_ptr<SearchStrategy> make_model_search(const StrategySpec& spec, const SearchProblem& p,
+                                                  std::shared_ptr<SearchFamily> family);
 
 }  // namespace schedlab::sweep::detail

@@ -11,7 +11,17 @@
 // A child the constraints reject, or one proposed before, is bred again, up
 // to a bound; after it a fresh random point stands in, so the search never
 // stalls while the space has points left. Failed points never parent.
+//
+// In a family (strategy.h), the searches of one scheduler are islands of an
+// island-model genetic algorithm: once the other members have evaluated
+// points, up to a quarter of each generation (at least one) are migrants,
+// the configurations that did best relative to the best of the member that
+// evaluated them (SearchFamily::relative, averaged over the members that
+// did), admissible here and not yet proposed; the rest are bred as above,
+// and a migrant that does well here parents like any other point.
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "adaptive.h"
 
@@ -20,8 +30,8 @@ namespace {
 
 class Evolution : public SearchStrategy {
  public:
-  Evolution(const StrategySpec& spec, const SearchProblem& p)
-      : spec_(spec), rng_(search_seed(spec, p)), view_(p, rng_) {
+  Evolution(const StrategySpec& spec, const SearchProblem& p, std::shared_ptr<SearchFamily> family)
+      : spec_(spec), rng_(search_seed(spec, p)), view_(p, rng_), member_(std::move(family), view_) {
     population_ = std::clamp<size_t>(spec.budget / 4, 2, 16);
   }
 
@@ -30,11 +40,15 @@ class Evolution : public SearchStrategy {
     const size_t n = std::min(left, population_);
     std::vector<uint64_t> next;
     const std::vector<std::pair<double, uint64_t>> ranked = history_.ranked();
+    std::vector<uint64_t> migrants = this->migrants(std::max<size_t>(1, n / 4));
+    if (migrants.size() > n) migrants.resize(n);
+    for (uint64_t i : migrants) history_.propose(i);
+    next = migrants;
     if (ranked.empty()) {
-      next = draw_fresh(view_.pool(), n, history_, rng_);
+      for (uint64_t i : draw_fresh(view_.pool(), n - next.size(), history_, rng_)) next.push_back(i);
     } else {
       const size_t elite = std::min(ranked.size(), population_);
-      for (size_t k = 0; k < n; ++k) {
+      for (size_t k = next.size(); k < n; ++k) {
         std::optional<uint64_t> child;
         for (int attempt = 0; attempt < 64 && !child; ++attempt) {
           uint64_t c = breed(ranked, elite);
@@ -52,10 +66,31 @@ class Evolution : public SearchStrategy {
   }
 
   void observe(const Config& config, const Outcome& outcome) override {
-    record_outcome(view_, history_, config, outcome, spec_.objective);
+    record_outcome(view_, history_, config, outcome, spec_.objective, &member_);
   }
 
  private:
+  /// Up to `n` points the other members of the family found best, best
+  /// first (ties: the one more members evaluated, then the lower index).
+  std::vector<uint64_t> migrants(size_t n) const {
+    if (!member_.active()) return {};
+    std::map<uint64_t, std::pair<double, size_t>> score;  // index -> (sum, members)
+    for (const SearchFamily::Entry& e : member_.family().relative()) {
+      if (e.member == member_.id()) continue;
+      auto& [sum, count] = score[e.index];
+      sum += e.relative;
+      ++count;
+    }
+    std::vector<std::tuple<double, size_t, uint64_t>> order;  // (mean, -count, index)
+    for (const auto& [i, sc] : score)
+      if (!history_.proposed(i) && view_.admits(i))
+        order.emplace_back(sc.first / double(sc.second), SIZE_MAX - sc.second, i);
+    std::sort(order.begin(), order.end());
+    std::vector<uint64_t> r;
+    for (size_t k = 0; k < n && k < order.size(); ++k) r.push_back(std::get<2>(order[k]));
+    return r;
+  }
+
   uint64_t tournament(const std::vector<std::pair<double, uint64_t>>& ranked, size_t elite) {
     const size_t a = below(rng_, elite), b = below(rng_, elite);
     return ranked[std::min(a, b)].second;  // ranked is best first
@@ -91,14 +126,16 @@ class Evolution : public SearchStrategy {
   StrategySpec spec_;
   std::mt19937_64 rng_;
   SpaceView view_;
+  Membership member_;  ///< after view_, which it points to
   History history_;
   size_t population_ = 2;
 };
 
 }  // namespace
 
-std::unique_ptr<SearchStrategy> make_evolution(const StrategySpec& spec, const SearchProblem& p) {
-  return std::make_unique<Evolution>(spec, p);
+std::unique_ptr<SearchStrategy> make_evolution(const StrategySpec& spec, const SearchProblem& p,
+                                               std::shared_ptr<SearchFamily> family) {
+  return std::make_unique<Evolution>(spec, p, std::move(family));
 }
 
 }  // namespace schedlab::sweep::detail

@@ -101,8 +101,9 @@ void standardise(std::vector<float>& v) {
 
 class ModelSearch : public SearchStrategy {
  public:
-  ModelSearch(const StrategySpec& spec, const SearchProblem& p)
-      : spec_(spec), rng_(search_seed(spec, p)), view_(p, rng_) {
+  ModelSearch(const StrategySpec& spec, const SearchProblem& p,
+              std::shared_ptr<SearchFamily> family)
+      : spec_(spec), rng_(search_seed(spec, p)), view_(p, rng_), member_(std::move(family), view_) {
     first_batch_ = std::clamp<size_t>(spec.budget / 4, 2, 16);
     batch_ = std::clamp<size_t>(spec.budget / 8, 1, 16);
   }
@@ -110,36 +111,75 @@ class ModelSearch : public SearchStrategy {
   std::vector<Config> propose() override {
     const size_t left = spec_.budget - std::min<size_t>(spec_.budget, history_.proposals());
     std::vector<uint64_t> next;
-    if (history_.ranked().size() < 2) {
+    const Training training = this->training();
+    if (training.y.size() < 2) {
       // Nothing to learn from yet: a random batch.
       next = draw_fresh(view_.pool(), std::min(left, history_.proposals() ? batch_ : first_batch_),
                         history_, rng_);
     } else {
       const size_t n = std::min(left, batch_);
       const size_t explore = static_cast<size_t>(double(n) * kExploration);
-      next = best_predicted(n - explore);
+      next = best_predicted(training, n - explore);
       for (uint64_t i : draw_fresh(view_.pool(), explore, history_, rng_)) next.push_back(i);
     }
     return view_.configs(next);
   }
 
   void observe(const Config& config, const Outcome& outcome) override {
-    record_outcome(view_, history_, config, outcome, spec_.objective);
+    record_outcome(view_, history_, config, outcome, spec_.objective, &member_);
   }
 
  private:
   /// The share of each model-chosen batch drawn at random instead.
   static constexpr double kExploration = 0.2;
 
-  /// The parameters and the sizes of point i.
+  /// What the model learns from: a row of base features per point (the
+  /// parameters, the sizes and, in a family, the fusion's ordinal), its
+  /// target, and its profile (kProfileFeatures, or empty).
+  struct Training {
+    std::vector<std::vector<float>> rows;
+    std::vector<float> y;
+    std::vector<std::vector<double>> profiles;
+  };
+
+  /// The base features of point i of this search.
   std::vector<float> base_features(uint64_t i) const {
+    if (member_.active()) return member_.features(i);
     std::vector<float> f = view_.features(i);
     for (const auto& [name, v] : *view_.problem().sizes) f.push_back(static_cast<float>(v));
     return f;
   }
 
+  /// Alone: every point evaluated, its target the standardised log of the
+  /// objective, a failure as twice the worst. In a family: every point the
+  /// members evaluated, its target log(value / its member's best)
+  /// (SearchFamily::relative), so that times at different sizes compare.
+  Training training() const {
+    Training t;
+    if (member_.active()) {
+      for (const SearchFamily::Entry& e : member_.family().relative()) {
+        t.rows.push_back(member_.family().features(e.member, e.params));
+        t.y.push_back(static_cast<float>(e.relative));
+        t.profiles.push_back(e.profile);
+      }
+      return t;
+    }
+    if (history_.ranked().size() < 2) return t;
+    double worst = 0;
+    for (const auto& [v, i] : history_.ranked()) worst = std::max(worst, v);
+    for (const auto& [i, v] : history_.values()) {
+      t.rows.push_back(base_features(i));
+      t.y.push_back(static_cast<float>(std::log(v ? *v : 2 * worst)));
+      const Outcome& o = history_.outcomes().at(i);
+      t.profiles.push_back(o.profile.size() == kProfileFeatureCount ? o.profile
+                                                                    : std::vector<double>{});
+    }
+    standardise(t.y);
+    return t;
+  }
+
   /// The `n` unproposed candidates the model predicts best, recorded as proposed.
-  std::vector<uint64_t> best_predicted(size_t n) {
+  std::vector<uint64_t> best_predicted(const Training& t, size_t n) {
     std::vector<uint64_t> candidates;
     for (uint64_t i : view_.pool())
       if (!history_.proposed(i)) candidates.push_back(i);
@@ -148,36 +188,16 @@ class ModelSearch : public SearchStrategy {
       std::swap(candidates[k - 1], candidates[below(rng_, k)]);
     if (candidates.empty() || n == 0) return {};
 
-    // Training set: every evaluated point; a failure as twice the worst.
-    std::vector<uint64_t> train;
-    std::vector<float> y;
-    double worst = 0;
-    for (const auto& [v, i] : history_.ranked()) worst = std::max(worst, v);
-    for (const auto& [i, v] : history_.values()) {
-      train.push_back(i);
-      y.push_back(static_cast<float>(std::log(v ? *v : 2 * worst)));
-    }
-    standardise(y);
-
-    const size_t base = base_features(train[0]).size();
-    std::vector<float> xtrain, xquery;
-    for (uint64_t i : train) append(xtrain, base_features(i));
-    for (uint64_t i : candidates) append(xquery, base_features(i));
-    std::vector<std::vector<float>> extra_train(train.size()), extra_query(candidates.size());
-    add_profile_estimates(train, xtrain, xquery, base, extra_train, extra_query);
-    const size_t cols = base + (extra_train.empty() ? 0 : extra_train[0].size());
+    std::vector<std::vector<float>> query;
+    for (uint64_t i : candidates) query.push_back(base_features(i));
+    const size_t base = t.rows[0].size();
+    std::vector<std::vector<float>> train = t.rows;
+    add_profile_estimates(t, base, train, query);
+    const size_t cols = train[0].size();
     std::vector<float> rows_train, rows_query;
-    for (size_t k = 0; k < train.size(); ++k) {
-      rows_train.insert(rows_train.end(), xtrain.begin() + k * base,
-                        xtrain.begin() + (k + 1) * base);
-      append(rows_train, extra_train[k]);
-    }
-    for (size_t k = 0; k < candidates.size(); ++k) {
-      rows_query.insert(rows_query.end(), xquery.begin() + k * base,
-                        xquery.begin() + (k + 1) * base);
-      append(rows_query, extra_query[k]);
-    }
-    const std::vector<float> score = fit_predict(rows_train, y, rows_query, cols);
+    for (const auto& r : train) append(rows_train, r);
+    for (const auto& r : query) append(rows_query, r);
+    const std::vector<float> score = fit_predict(rows_train, t.y, rows_query, cols);
     std::vector<size_t> order(candidates.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -190,28 +210,26 @@ class ModelSearch : public SearchStrategy {
     return r;
   }
 
-  /// Each profile figure that at least two evaluated points carry, regressed
-  /// on the base features: its estimates for the training points and the
+  /// Each profile figure that at least two training points carry, regressed
+  /// on the `base` features: its estimates for the training points and the
   /// candidates are appended to their rows.
-  void add_profile_estimates(const std::vector<uint64_t>& train, const std::vector<float>& xtrain,
-                             const std::vector<float>& xquery, size_t base,
-                             std::vector<std::vector<float>>& extra_train,
-                             std::vector<std::vector<float>>& extra_query) const {
+  static void add_profile_estimates(const Training& t, size_t base,
+                                    std::vector<std::vector<float>>& train,
+                                    std::vector<std::vector<float>>& query) {
+    std::vector<float> all;
+    for (const auto& r : train) all.insert(all.end(), r.begin(), r.begin() + base);
+    for (const auto& r : query) all.insert(all.end(), r.begin(), r.begin() + base);
     for (size_t f = 0; f < kProfileFeatureCount; ++f) {
       std::vector<float> x, y;
-      for (size_t k = 0; k < train.size(); ++k) {
-        const Outcome& o = history_.outcomes().at(train[k]);
-        if (o.profile.size() != kProfileFeatureCount) continue;
-        x.insert(x.end(), xtrain.begin() + k * base, xtrain.begin() + (k + 1) * base);
-        y.push_back(static_cast<float>(std::log1p(std::max(0.0, o.profile[f]))));
+      for (size_t k = 0; k < t.rows.size(); ++k) {
+        if (t.profiles[k].size() != kProfileFeatureCount) continue;
+        append(x, t.rows[k]);
+        y.push_back(static_cast<float>(std::log1p(std::max(0.0, t.profiles[k][f]))));
       }
       if (y.size() < 2) continue;
-      std::vector<float> all = xtrain;
-      all.insert(all.end(), xquery.begin(), xquery.end());
       const std::vector<float> est = fit_predict(x, y, all, base);
-      for (size_t k = 0; k < train.size(); ++k) extra_train[k].push_back(est[k]);
-      for (size_t k = 0; k < extra_query.size(); ++k)
-        extra_query[k].push_back(est[train.size() + k]);
+      for (size_t k = 0; k < train.size(); ++k) train[k].push_back(est[k]);
+      for (size_t k = 0; k < query.size(); ++k) query[k].push_back(est[train.size() + k]);
     }
   }
 
@@ -222,6 +240,7 @@ class ModelSearch : public SearchStrategy {
   StrategySpec spec_;
   std::mt19937_64 rng_;
   SpaceView view_;
+  Membership member_;  ///< after view_, which it points to
   History history_;
   size_t first_batch_ = 2, batch_ = 1;
 };
@@ -229,8 +248,9 @@ class ModelSearch : public SearchStrategy {
 }  // namespace
 
 std::unique_ptr<SearchStrategy> make_model_search(const StrategySpec& spec,
-                                                  const SearchProblem& p) {
-  return std::make_unique<ModelSearch>(spec, p);
+                                                  const SearchProblem& p,
+                                                  std::shared_ptr<SearchFamily> family) {
+  return std::make_unique<ModelSearch>(spec, p, std::move(family));
 }
 
 }  // namespace schedlab::sweep::detail

@@ -175,7 +175,9 @@ class SweepRun {
   // (strategy.h): each round runs every search's next proposals, then tells
   // each search how its points did. Grid and random propose everything in
   // the first round; a model-guided strategy proposes in small batches and
-  // learns from observe(), with nothing to change here.
+  // learns from observe(), with nothing to change here. The searches of one
+  // scheduler share a SearchFamily: since every search proposes before any
+  // observes, a round's proposals depend only on earlier rounds' outcomes.
   struct Search {
     size_t fusion, sizes, scheduler;
     std::unique_ptr<SearchStrategy> strategy;
@@ -328,6 +330,10 @@ SweepRun::SweepRun(const SweepSpec& spec, plugin::Registry& registry, runtime::B
 }
 
 void SweepRun::plan_searches() {
+  // The searches of one scheduler share what they learn (strategy.h); under
+  // --shard, those of the shard.
+  std::vector<std::shared_ptr<SearchFamily>> families;
+  for (size_t k = 0; k < spec_.schedulers.size(); ++k) families.push_back(make_search_family());
   for (size_t f = 0; f < spec_.fusions.size(); ++f)
     for (size_t z = 0; z < spec_.fusions[f].sizes.size(); ++z)
       for (size_t k = 0; k < spec_.schedulers.size(); ++k) {
@@ -339,7 +345,8 @@ void SweepRun::plan_searches() {
         SearchProblem problem{&sched, &spec_.fusions[f], &spec_.fusions[f].sizes[z]};
         searches_.push_back({f, z, k,
                              options_.strategy ? options_.strategy(problem)
-                                               : make_strategy(spec_.strategy, problem)});
+                                               : make_strategy(spec_.strategy, problem,
+                                                               families[k])});
       }
 }
 

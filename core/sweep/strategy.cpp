@@ -82,7 +82,8 @@ std::vector<Config> admissible_configs(const SearchProblem& p) {
   return r;
 }
 
-std::unique_ptr<SearchStrategy> make_strategy(const StrategySpec& spec, const SearchProblem& p) {
+std::unique_ptr<SearchStrategy> make_strategy(const StrategySpec& spec, const SearchProblem& p,
+                                              const std::shared_ptr<SearchFamily>& family) {
   internal_assert(p.scheduler && p.fusion && p.sizes) << "incomplete SearchProblem";
   if (p.scheduler->uses_heuristic()) return std::make_unique<FixedList>(std::vector<Config>{{}});
   switch (spec.kind) {
@@ -93,9 +94,9 @@ std::unique_ptr<SearchStrategy> make_strategy(const StrategySpec& spec, const Se
     case StrategySpec::Kind::Halving:
       return detail::make_halving(spec, p);
     case StrategySpec::Kind::Evolution:
-      return detail::make_evolution(spec, p);
+      return detail::make_evolution(spec, p, family);
     case StrategySpec::Kind::Model:
-      return detail::make_model_search(spec, p);
+      return detail::make_model_search(spec, p, family);
   }
   internal_error << "unknown strategy kind";
 }

@@ -168,6 +168,107 @@ TEST_P(Guided, FindsANearBestPointWithAFractionOfTheGrid) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, Guided, testing::Values("evolution", "model"));
 
+// A SearchFamily: the searches of one scheduler at two sizes (N = 64 and
+// 128, the same landscape at both).
+std::string family_sweep_text(const std::string& strategy) {
+  std::string t = sweep_text(strategy);
+  t.replace(t.find("N: 64"), 5, "N: [64, 128]");
+  return t;
+}
+
+/// Drives `first` to its end, then `second`'s first batch: its
+/// configurations. `first_best`: the best `first` found (predicted, us).
+std::vector<Config> after_a_sibling(SearchStrategy& first, SearchStrategy& second,
+                                    double& first_best) {
+  first_best = INFINITY;
+  for (auto batch = first.propose(); !batch.empty(); batch = first.propose())
+    for (const Config& c : batch) {
+      const Outcome o = landscape(c);
+      if (o.predicted_s) first_best = std::min(first_best, *o.predicted_s * 1e6);
+      first.observe(c, o);
+    }
+  return second.propose();
+}
+
+class Family : public testing::TestWithParam<std::string> {};
+
+// What one search learnt guides its sibling from its first batch: evolution
+// takes in the sibling's best as a migrant, the model chooses instead of
+// drawing at random; alone, the second search starts at random.
+TEST_P(Family, ASiblingsPointsGuideTheFirstBatch) {
+  SweepSpec s =
+      load_text(family_sweep_text("{method: " + GetParam() + ", budget: 64, seed: 2, "
+                                  "objective: predicted}"));
+  ASSERT_EQ(s.fusions[0].sizes.size(), 2u);
+  SearchProblem a{&s.schedulers[0], &s.fusions[0], &s.fusions[0].sizes[0]};
+  SearchProblem b{&s.schedulers[0], &s.fusions[0], &s.fusions[0].sizes[1]};
+  auto best_of = [](const std::vector<Config>& batch) {
+    double best = INFINITY;
+    for (const Config& c : batch)
+      if (auto v = landscape(c).predicted_s) best = std::min(best, *v * 1e6);
+    return best;
+  };
+  auto family = make_search_family();
+  auto first = make_strategy(s.strategy, a, family);
+  auto second = make_strategy(s.strategy, b, family);
+  double sibling_best = 0;
+  const std::vector<Config> guided = after_a_sibling(*first, *second, sibling_best);
+  ASSERT_FALSE(guided.empty());
+  EXPECT_LE(sibling_best, 1.05) << "the sibling should have found a near-best point";
+  EXPECT_LE(best_of(guided), 1.02 * sibling_best)
+      << "the first batch should hold the sibling's best point or one as good";
+  // Alone, the same search draws its first batch at random: further off.
+  auto alone_first = make_strategy(s.strategy, a);
+  auto alone = make_strategy(s.strategy, b);
+  const std::vector<Config> unguided = after_a_sibling(*alone_first, *alone, sibling_best);
+  EXPECT_GT(best_of(unguided), best_of(guided));
+  // The model chooses a smaller batch than its random opening.
+  if (GetParam() == "model") {
+    EXPECT_LT(guided.size(), unguided.size());
+  }
+}
+
+// As the runner drives them: every member proposes, then every member
+// observes. Twice the same sequence; each member within its budget and never
+// repeating; and failures (one member's every point fails) never poison the
+// others.
+TEST_P(Family, LockstepIsDeterministic) {
+  SweepSpec s =
+      load_text(family_sweep_text("{method: " + GetParam() + ", budget: 24, seed: 5, "
+                                  "objective: predicted}"));
+  auto run = [&] {
+    auto family = make_search_family();
+    std::vector<std::unique_ptr<SearchStrategy>> st;
+    for (size_t z = 0; z < 2; ++z)
+      st.push_back(make_strategy(
+          s.strategy, {&s.schedulers[0], &s.fusions[0], &s.fusions[0].sizes[z]}, family));
+    std::vector<std::vector<std::string>> proposed(2);
+    double best = INFINITY;
+    for (bool any = true; any;) {
+      any = false;
+      std::vector<std::vector<Config>> round(2);
+      for (size_t z = 0; z < 2; ++z) any |= !(round[z] = st[z]->propose()).empty();
+      for (size_t z = 0; z < 2; ++z)
+        for (const Config& c : round[z]) {
+          proposed[z].push_back(c.str());
+          const Outcome o = z == 0 ? Outcome{"compile_error", 0, std::nullopt, {}} : landscape(c);
+          if (auto v = o.predicted_s) best = std::min(best, *v * 1e6);
+          st[z]->observe(c, o);
+        }
+    }
+    return std::make_pair(proposed, best);
+  };
+  const auto [proposed, best] = run();
+  EXPECT_EQ(proposed, run().first);
+  for (const auto& p : proposed) {
+    EXPECT_EQ(p.size(), 24u);
+    EXPECT_EQ(distinct(p), p.size());
+  }
+  EXPECT_LE(best, 1.2) << "the member whose points succeed still searches";
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, Family, testing::Values("evolution", "model"));
+
 TEST(Halving, TimesTheBestHalfLongerEachRung) {
   Trace t = drive("{method: halving, budget: 16, seed: 3, objective: predicted}");
   // 16 points, then 8, 4 and 2, with 1, 2, 4 and 8 repetitions of the 8 configured.

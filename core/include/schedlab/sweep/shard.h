@@ -13,7 +13,10 @@
 //   - The unit is a point for grid and random search, which fix their points
 //     up front, and a whole (fusion, sizes) group for every other strategy
 //     (shards_by_group): an adaptive search learns from its group's outcomes,
-//     so it must stay on one machine.
+//     so it must stay on one machine. It shares what it learns with the
+//     searches of its scheduler on the same shard only (SearchFamily): an
+//     adaptive sweep cut into N shards proposes as that cut always does,
+//     not as the whole sweep on one machine.
 //   - An A/B twin ("NAME@old") is the same unit as its original, so both are
 //     timed in the same interleaved rounds on the same machine.
 #pragma once

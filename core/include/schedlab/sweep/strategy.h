@@ -11,7 +11,9 @@
 //   for (auto batch = s->propose(); !batch.empty(); batch = s->propose())
 //     for (const Config& c : batch) s->observe(c, run(c));
 // so a model-guided strategy (one that learns from observe) plugs in here
-// without touching the runner. Grid and random propose everything in their
+// without touching the runner. The searches of one scheduler may share a
+// SearchFamily, so that what one learns at one size guides the others.
+// Grid and random propose everything in their
 // first batch and ignore observe, which is what lets expand() list a whole
 // sweep up front.
 // Invariants: every configuration proposed satisfies the constraints at the
@@ -81,10 +83,23 @@ class SearchStrategy {
   virtual int64_t repetitions(int64_t configured) const { return configured; }
 };
 
-/// The strategy `spec` names, for one problem. A scheduler that uses its
-/// heuristic (no space) always gets exactly the empty configuration.
-std::unique_ptr<SearchStrategy> make_strategy(const StrategySpec& spec,
-                                              const SearchProblem& problem);
+/// What the searches of one scheduler learn together in a run (TVM's
+/// MetaSchedule trains one cost model for all its tasks): each evaluated
+/// point of every member search, so that `model` trains on all of them and
+/// `evolution` takes in the configurations that did best elsewhere
+/// (adaptive.h says how). Grid, random and halving ignore it. The runner
+/// gives every search of one scheduler the same family; since all searches
+/// propose before any observes in a round, what a search proposes still
+/// depends only on the spec and the outcomes, never on timing or threads.
+class SearchFamily;
+std::shared_ptr<SearchFamily> make_search_family();
+
+/// The strategy `spec` names, for one problem, a member of `family` when
+/// given (else it learns from its own points only). A scheduler that uses
+/// its heuristic (no space) always gets exactly the empty configuration.
+std::unique_ptr<SearchStrategy> make_strategy(
+    const StrategySpec& spec, const SearchProblem& problem,
+    const std::shared_ptr<SearchFamily>& family = nullptr);
 
 /// The configurations of `problem`'s space that satisfy its constraints, in
 /// odometer order. user_error when the space has more than kMaxGridPoints
