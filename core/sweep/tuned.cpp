@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "bucket_yaml.h"
+#include "schedlab/report/stats.h"
 #include "schedlab/sweep/spec.h"
 
 namespace schedlab::sweep {
@@ -162,6 +163,32 @@ std::vector<BucketRule> parse_bucket_rules(const YAML::Node& n, const YamlReader
 
 // ---- choosing -------------------------------------------------------------------
 
+namespace {
+
+/// Whether the measurements show `c` slower than `w` at one size: false
+/// when both ran the same kernel or the rank test (paired by round when
+/// both were timed in one interleaved group, else Mann-Whitney) finds no
+/// slowdown significant at 5 % and beyond the sweep's minimum effect;
+/// nullopt when no outcome of the test could be significant with so few
+/// timings (a perfectly separated sample of the same sizes misses 5 % too).
+std::optional<bool> measurably_slower(const report::Record& c, const report::Record& w) {
+  constexpr double kAlpha = 0.05;
+  if (!c.kernel_hash.empty() && c.kernel_hash == w.kernel_hash && c.launch == w.launch)
+    return false;
+  const bool paired = report::paired(c, w);
+  auto ratio = [&](const std::vector<double>& num, const std::vector<double>& den) {
+    return paired ? report::paired_ratio(num, den) : report::unpaired_ratio(num, den);
+  };
+  std::vector<double> num(c.times_us.size()), den(w.times_us.size());
+  for (size_t k = 0; k < num.size(); ++k) num[k] = 100.0 + double(k) + (paired ? double(k) : 0);
+  for (size_t k = 0; k < den.size(); ++k) den[k] = 1.0 + double(k);
+  if (!(ratio(num, den).p < kAlpha)) return std::nullopt;
+  const report::RatioEstimate e = ratio(c.times_us, w.times_us);
+  return e.ratio > 1 && e.significant(kAlpha, report::min_effect_of(c));
+}
+
+}  // namespace
+
 TunedFile choose_tuned(const SweepSpec& spec, const std::vector<report::Record>& records,
                        const std::string& date) {
   TunedFile t;
@@ -221,13 +248,35 @@ TunedFile choose_tuned(const SweepSpec& spec, const std::vector<report::Record>&
       for (const Candidate& c : configs) most = std::max(most, c.at.size());
       const Candidate* winner = nullptr;
       double winner_rel = 0;
-      for (const Candidate& c : configs) {  // ties go to the first evaluated
-        if (c.at.size() != most) continue;
+      auto relative = [&](const Candidate& c) {
         std::vector<double> ratios;
         for (const auto& [sk, r] : c.at) ratios.push_back(value(*r) / std::max(best[sk], 1e-30));
-        const double rel = geomean(ratios);
+        return geomean(ratios);
+      };
+      for (const Candidate& c : configs) {  // ties go to the first evaluated
+        if (c.at.size() != most) continue;
+        const double rel = relative(c);
         if (!winner || rel < winner_rel * (1 - 1e-12)) winner = &c, winner_rel = rel;
       }
+      // Timed objectives: the first evaluated configuration that the timings
+      // cannot tell slower than the fastest at any of its sizes stands, so
+      // that tuning the same code twice writes the same file, not whichever
+      // of two equal configurations noise favoured this time.
+      if (!predicted)
+        for (const Candidate& c : configs) {
+          if (&c == winner) break;
+          if (c.at.size() != most) continue;
+          bool same = true;
+          for (const auto& [sk, r] : c.at) {
+            auto w = winner->at.find(sk);
+            same = same && w != winner->at.end() && measurably_slower(*r, *w->second) == false;
+          }
+          if (same) {
+            winner = &c;
+            winner_rel = relative(c);
+            break;
+          }
+        }
       TunedEntry e;
       e.scheduler = sched.name;
       e.plugin = g.plugin;

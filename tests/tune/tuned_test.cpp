@@ -148,6 +148,44 @@ TEST(ChooseTuned, ATieGoesToTheConfigurationEvaluatedFirst) {
   }
 }
 
+// Timed objectives: noise never displaces the configuration evaluated first.
+// 8 interleaved rounds each (paired), a sweep minimum effect of 10 %.
+TEST(ChooseTuned, TheFirstEvaluatedStandsUnlessMeasurablySlower) {
+  SweepSpec spec = two_schedulers();
+  auto timed = [](const std::string& block, std::vector<double> times) {
+    report::Record r = record("space", 1024, block, 0);
+    r.times_us = std::move(times);
+    r.group = "run-1";
+    r.min_effect = 0.10;
+    return r;
+  };
+  const std::vector<double> ten = {10.0, 10.3, 9.9, 10.1, 10.2, 9.8, 10.0, 10.1};
+  auto chosen = [&](std::vector<report::Record> records) {
+    TunedFile t = choose_tuned(spec, records, "d");
+    EXPECT_EQ(t.entries.size(), 1u);
+    return t.entries.empty() ? std::string() : t.entries[0].config[0].second;
+  };
+  // B's median is lower, by noise: A, evaluated first, stays.
+  EXPECT_EQ(chosen({timed("A", ten),
+                    timed("B", {9.9, 10.0, 10.2, 9.8, 10.1, 9.9, 10.0, 10.0})}),
+            "A");
+  // B faster every round, but by 5 %, under the minimum effect: A stays.
+  std::vector<double> five = ten;
+  for (double& x : five) x *= 0.95;
+  EXPECT_EQ(chosen({timed("A", ten), timed("B", five)}), "A");
+  // B faster by half, every round: B.
+  std::vector<double> half = ten;
+  for (double& x : half) x *= 0.5;
+  EXPECT_EQ(chosen({timed("A", ten), timed("B", half)}), "B");
+  // The same kernel and launch: the same configuration in effect, A stays
+  // however few the timings.
+  report::Record a = record("space", 1024, "A", 10), b = record("space", 1024, "B", 5);
+  b.kernel_hash = a.kernel_hash;
+  EXPECT_EQ(chosen({a, b}), "A");
+  // Three timings a side cannot be significant at 5 %: the medians decide.
+  EXPECT_EQ(chosen({record("space", 1024, "A", 10), record("space", 1024, "B", 9.9)}), "B");
+}
+
 TEST(ChooseTuned, NothingValidatedIsNoEntry) {
   SweepSpec spec = two_schedulers();
   EXPECT_TRUE(choose_tuned(spec, {record("space", 1024, "A", 1, report::Status::Racy)}, "d")

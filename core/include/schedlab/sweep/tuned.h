@@ -127,7 +127,10 @@ struct TunedFile {
 /// The tuned file for `records` of sweep `spec`: for each scheduler run by a
 /// plugin (not a script) and each (fusion, bucket) it has Ok records in, the
 /// best configuration by the records' objective (`objective`: the
-/// prediction, or the median for measured and cpu). `date` is recorded as given.
+/// prediction, or the median for measured and cpu). With a timed objective,
+/// the first evaluated configuration the timings cannot tell slower than the
+/// fastest (same kernel, or no significant slowdown beyond the minimum
+/// effect) stands (docs/tuning.md). `date` is recorded as given.
 TunedFile choose_tuned(const SweepSpec& spec, const std::vector<report::Record>& records,
                        const std::string& date);
 
