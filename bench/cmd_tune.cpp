@@ -59,10 +59,14 @@ int run_tune(const SweepOptions& o, const std::string& tuned_path,
              "bucket):\n",
              sweep::objective_name(out.spec.strategy.objective));
   for (const sweep::TunedEntry& e : t.entries)
-    fmt::print("  {} {} | {} ({}): {}; {:.3f}x the best at {} size{}, {} candidate{}\n", e.fusion,
-               sweep::bucket_str(e.bucket), e.scheduler, e.plugin, config_str(e.config),
-               e.relative, e.figures.size(), e.figures.size() == 1 ? "" : "s", e.candidates,
-               e.candidates == 1 ? "" : "s");
+    fmt::print("  {} {} | {} ({}): {}; {:.3f}x the best at {} size{}, {} candidate{}{}\n",
+               e.fusion, sweep::bucket_str(e.bucket), e.scheduler, e.plugin,
+               config_str(e.config), e.relative, e.figures.size(),
+               e.figures.size() == 1 ? "" : "s", e.candidates, e.candidates == 1 ? "" : "s",
+               e.fastest.empty() ? ""
+                                 : fmt::format(" (kept over {}, whose faster median is "
+                                               "within noise)",
+                                               config_str(e.fastest)));
   fmt::print("{} entries in {}; serve them with `schedlab run SWEEP --tuned {}`\n",
              t.entries.size(), tuned_path, tuned_path);
   return code;

@@ -27,7 +27,7 @@ constexpr const char* kSchema = "schedlab.tuned.v1";
 
 const std::vector<std::string> kTopKeys = {"schema", "sweep", "sweep_hash", "buckets", "entries"};
 const std::vector<std::string> kEntryKeys = {"scheduler", "plugin",    "fusion",   "bucket",
-                                             "config",    "relative",  "candidates", "objective",
+                                             "config",    "relative",  "candidates", "fastest",   "objective",
                                              "strategy",  "device",    "date",     "figures"};
 const std::vector<std::string> kFigureKeys = {"sizes", "objective_us", "gbps", "kernel"};
 
@@ -258,6 +258,7 @@ TunedFile choose_tuned(const SweepSpec& spec, const std::vector<report::Record>&
         const double rel = relative(c);
         if (!winner || rel < winner_rel * (1 - 1e-12)) winner = &c, winner_rel = rel;
       }
+      const Candidate* fastest = nullptr;  // when noise kept an earlier one
       // Timed objectives: the first evaluated configuration that the timings
       // cannot tell slower than the fastest at any of its sizes stands, so
       // that tuning the same code twice writes the same file, not whichever
@@ -272,6 +273,7 @@ TunedFile choose_tuned(const SweepSpec& spec, const std::vector<report::Record>&
             same = same && w != winner->at.end() && measurably_slower(*r, *w->second) == false;
           }
           if (same) {
+            fastest = winner;
             winner = &c;
             winner_rel = relative(c);
             break;
@@ -285,6 +287,8 @@ TunedFile choose_tuned(const SweepSpec& spec, const std::vector<report::Record>&
       for (const auto& [k, v] : winner->config) e.config.emplace_back(k, unquote(v));
       e.relative = winner_rel;
       e.candidates = static_cast<int64_t>(configs.size());
+      if (fastest)
+        for (const auto& [k, v] : fastest->config) e.fastest.emplace_back(k, unquote(v));
       e.objective = std::string(objective_name(spec.strategy.objective));
       for (const std::string& sk : size_order) {
         auto it = winner->at.find(sk);
@@ -448,6 +452,11 @@ std::string tuned_yaml(const TunedFile& t) {
     y << YAML::EndMap;
     y << YAML::Key << "relative" << YAML::Value << e.relative;
     y << YAML::Key << "candidates" << YAML::Value << e.candidates;
+    if (!e.fastest.empty()) {
+      y << YAML::Key << "fastest" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      for (const auto& [k, v] : e.fastest) y << YAML::Key << k << YAML::Value << v;
+      y << YAML::EndMap;
+    }
     y << YAML::Key << "objective" << YAML::Value << e.objective;
     y << YAML::Key << "strategy" << YAML::Value << e.strategy;
     y << YAML::Key << "device" << YAML::Value << e.device;
@@ -543,6 +552,28 @@ class TunedLoader {
     return *v;
   }
 
+  /// A `config:` (or `fastest:`) mapping from parameter to value.
+  report::ConfigList config_list(const YAML::Node& c, const std::string& key) const {
+    if (!c.IsMap())
+      user_error_at(r_.loc(c)) << key << ": expected a mapping from parameter to value such as "
+                               << "{block: 128, vector: 4}, found " << kind_name(c);
+    report::ConfigList r;
+    for (auto it = c.begin(); it != c.end(); ++it) {
+      const YAML::Node k = it->first, v = it->second;
+      const std::string name = k.IsScalar() ? k.Scalar() : "";
+      if (!is_identifier(name))
+        user_error_at(r_.loc(k)) << key << ": expected a parameter name, found " << kind_name(k);
+      for (const auto& [x, unused] : r)
+        if (x == name)
+          user_error_at(r_.loc(k)) << key << ": duplicate parameter '" << name << "'";
+      if (!v.IsScalar())
+        user_error_at(r_.loc(v)) << key << " " << name << ": expected a value, found "
+                                 << kind_name(v);
+      r.emplace_back(name, v.Scalar());
+    }
+    return r;
+  }
+
   TunedEntry entry(const YAML::Node& n) const {
     TunedEntry e;
     e.loc = r_.loc(n);
@@ -586,23 +617,8 @@ class TunedLoader {
       }
       e.bucket.push_back(r);
     }
-    const YAML::Node& c = n["config"];
-    if (!c.IsMap())
-      user_error_at(r_.loc(c)) << "config: expected a mapping from parameter to value such as "
-                               << "{block: 128, vector: 4}, found " << kind_name(c);
-    for (auto it = c.begin(); it != c.end(); ++it) {
-      const YAML::Node key = it->first, v = it->second;
-      const std::string k = key.IsScalar() ? key.Scalar() : "";
-      if (!is_identifier(k))
-        user_error_at(r_.loc(key)) << "config: expected a parameter name, found "
-                                   << kind_name(key);
-      for (const auto& [x, unused] : e.config)
-        if (x == k) user_error_at(r_.loc(key)) << "config: duplicate parameter '" << k << "'";
-      if (!v.IsScalar())
-        user_error_at(r_.loc(v)) << "config " << k << ": expected a value, found "
-                                 << kind_name(v);
-      e.config.emplace_back(k, v.Scalar());
-    }
+    e.config = config_list(n["config"], "config");
+    if (n["fastest"]) e.fastest = config_list(n["fastest"], "fastest");
     if (n["relative"]) e.relative = number(n["relative"], "relative");
     if (n["candidates"]) e.candidates = static_cast<int64_t>(number(n["candidates"], "candidates"));
     for (auto [key, field] : {std::pair{"objective", &e.objective}, {"strategy", &e.strategy},

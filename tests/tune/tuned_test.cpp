@@ -165,10 +165,16 @@ TEST(ChooseTuned, TheFirstEvaluatedStandsUnlessMeasurablySlower) {
     EXPECT_EQ(t.entries.size(), 1u);
     return t.entries.empty() ? std::string() : t.entries[0].config[0].second;
   };
-  // B's median is lower, by noise: A, evaluated first, stays.
-  EXPECT_EQ(chosen({timed("A", ten),
-                    timed("B", {9.9, 10.0, 10.2, 9.8, 10.1, 9.9, 10.0, 10.0})}),
-            "A");
+  // B's median is lower, by noise: A, evaluated first, stays, and the entry
+  // names B as the faster median it was kept over.
+  const std::vector<report::Record> noise = {
+      timed("A", ten), timed("B", {9.9, 10.0, 10.2, 9.8, 10.1, 9.9, 10.0, 10.0})};
+  EXPECT_EQ(chosen(noise), "A");
+  const TunedFile kept = choose_tuned(spec, noise, "d");
+  ASSERT_EQ(kept.entries.size(), 1u);
+  EXPECT_EQ(kept.entries[0].fastest, (report::ConfigList{{"block", "B"}, {"vector", "4"}}));
+  EXPECT_EQ(parse_tuned_text(tuned_yaml(kept), "t.yaml").entries[0].fastest,
+            kept.entries[0].fastest);
   // B faster every round, but by 5 %, under the minimum effect: A stays.
   std::vector<double> five = ten;
   for (double& x : five) x *= 0.95;
@@ -177,6 +183,7 @@ TEST(ChooseTuned, TheFirstEvaluatedStandsUnlessMeasurablySlower) {
   std::vector<double> half = ten;
   for (double& x : half) x *= 0.5;
   EXPECT_EQ(chosen({timed("A", ten), timed("B", half)}), "B");
+  EXPECT_TRUE(choose_tuned(spec, {timed("A", ten), timed("B", half)}, "d").entries[0].fastest.empty());
   // The same kernel and launch: the same configuration in effect, A stays
   // however few the timings.
   report::Record a = record("space", 1024, "A", 10), b = record("space", 1024, "B", 5);
@@ -262,6 +269,9 @@ TEST(TunedYaml, DiagnosticsNameTheFileLineAndColumn) {
       {std::string(kHeader) +
            "entries:\n  - {plugin: p, fusion: f, bucket: {K: 1}, config: {a: 1, a: 2}}\n",
        "t.yaml:3:59: error: config: duplicate parameter 'a'"},
+      {std::string(kHeader) +
+           "entries:\n  - {plugin: p, fusion: f, bucket: {K: 1}, config: {}, fastest: 4}\n",
+       "t.yaml:3:65: error: fastest: expected a mapping from parameter to value such as {block: 128, vector: 4}, found '4'"},
       {std::string(kHeader) + "buckets: {K: sqrt}\nentries: []\n",
        "t.yaml:2:14: error: buckets K: expected pow2, any, exact or a list of edges"},
       {std::string(kHeader) + "entries: [\n", "t.yaml:3:1: error: invalid YAML"},

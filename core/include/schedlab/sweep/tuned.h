@@ -88,6 +88,10 @@ struct TunedEntry {
   /// any configuration of this scheduler reached there (1.0: best at every size).
   double relative = 1.0;
   int64_t candidates = 0;  ///< configurations compared
+  /// With a timed objective: the configuration with the best geometric mean
+  /// when the timings could not tell it from `config`, evaluated earlier
+  /// (choose_tuned); empty otherwise.
+  report::ConfigList fastest;
   // Provenance.
   std::string objective;  ///< "measured", "predicted", "cpu"
   std::string strategy;   ///< "grid", "evolution", ...
