@@ -33,11 +33,14 @@ class Evolution : public SearchStrategy {
   Evolution(const StrategySpec& spec, const SearchProblem& p, std::shared_ptr<SearchFamily> family)
       : spec_(spec), rng_(search_seed(spec, p)), view_(p, rng_), member_(std::move(family), view_) {
     population_ = std::clamp<size_t>(spec.budget / 4, 2, 16);
+    // The first generation leaves at least one evaluation to breed (or to a
+    // migrant).
+    first_generation_ = std::min<size_t>(population_, std::max<uint64_t>(1, spec.budget - 1));
   }
 
   std::vector<Config> propose() override {
     const size_t left = spec_.budget - std::min<size_t>(spec_.budget, history_.proposals());
-    const size_t n = std::min(left, population_);
+    const size_t n = std::min(left, history_.proposals() ? population_ : first_generation_);
     std::vector<uint64_t> next;
     const std::vector<std::pair<double, uint64_t>> ranked = history_.ranked();
     std::vector<uint64_t> migrants = this->migrants(std::max<size_t>(1, n / 4));
@@ -129,6 +132,7 @@ class Evolution : public SearchStrategy {
   Membership member_;  ///< after view_, which it points to
   History history_;
   size_t population_ = 2;
+  size_t first_generation_ = 2;
 };
 
 }  // namespace

@@ -23,7 +23,7 @@
 // Known shortfalls (kKnownShortfalls, an XFAIL list): on the 12 to 14 point
 // spaces of bf16.yaml, 25 % is 3 evaluations: two random and one informed
 // choice, and where one configuration alone is within 5 % of the best the
-// strategies often miss it; they miss on a small softmax space as well.
+// strategies often miss it; they miss on two small softmax spaces as well.
 // Each listed (strategy, space) is expected to miss, so that one that
 // starts to pass fails the test until it is taken off the list, and every
 // space not listed must pass. Sharing within the family helps on average
@@ -198,6 +198,7 @@ const std::set<std::string> kKnownShortfalls = {
     "evolution bf16 layernorm_bf16 K=1024,N=256 vector-persist",
     "evolution bf16 layernorm_bf16 K=4096,N=2048 vector-persist",
     "evolution softmax softmax K=4096,N=256 script-persist",
+    "evolution softmax softmax K=1024,N=2048 script-persist",
     "model bf16 softmax_bf16 K=4096,N=256 vector-persist",
     "model bf16 layernorm_bf16 K=1024,N=256 vector-persist",
     "model bf16 layernorm_bf16 K=4096,N=256 vector-persist",
