@@ -1,7 +1,8 @@
 // Evolutionary search: a steady-state genetic algorithm over the space's
 // digit vectors (each parameter's position in its list of values).
 //
-// The first generation is drawn at random from the admissible points. Each
+// The first generation is drawn at random from the admissible points (never
+// the whole budget: one evaluation at least is left to breed). Each
 // later one breeds `population` children: two parents, each the better of
 // two drawn from the best `population` points evaluated so far (tournament
 // selection: the elite survive implicitly, since they stay in that pool),
