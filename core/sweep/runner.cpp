@@ -208,6 +208,8 @@ class SweepRun {
   /// earlier verdict may stand when may_reuse). False when the record is
   /// final (a compile error, or a reused verdict).
   bool compile(size_t i, runtime::Backend& be, bool may_reuse);
+  /// Lowers point i's scheduled fusion to its kernel (states_[i].kernel).
+  void prepare_kernel(size_t i);
   /// Step 3: the validating launch on `be` (under the sanitizer by default),
   /// compared with the reference. A failure makes the record final.
   void validate(size_t i, runtime::Backend& be, bool in_child);
@@ -581,13 +583,18 @@ bool SweepRun::schedule(size_t i, bool in_child) {
   return true;
 }
 
+void SweepRun::prepare_kernel(size_t i) {
+  PointState& s = states_[i];
+  s.kernel = runtime::prepare(
+      *s.bf.def.fusion, s.bf.sizes, {},
+      runtime::KernelOptions{spec_.dynamic_sizes, spec_.schedulers[points_[i].scheduler].fast_math});
+}
+
 bool SweepRun::compile(size_t i, runtime::Backend& be, bool may_reuse) {
   PointState& s = states_[i];
-  const SchedulerSpec& sched = spec_.schedulers[points_[i].scheduler];
   report::Record& r = s.rec;
   try {
-    s.kernel = runtime::prepare(*s.bf.def.fusion, s.bf.sizes, {},
-                                runtime::KernelOptions{spec_.dynamic_sizes, sched.fast_math});
+    prepare_kernel(i);
     r.kernel_hash = s.kernel.source.hash();
     // An unchanged kernel at the same sizes on the same device: its earlier
     // verdict and times stand (the inputs are generated deterministically).
@@ -749,7 +756,9 @@ std::string SweepRun::serve(const std::string& request) {
   return nlohmann::json{{"final", s.final},
                         {"validated", launches},
                         {"record", in_flight_json(s.rec)},
-                        {"transforms", s.final ? "[]" : plugin::serialize(s.transforms)}}
+                        // A reused measurement still gets profiled in the host.
+                        {"transforms", s.final && !s.rec.reused ? "[]"
+                                                                : plugin::serialize(s.transforms)}}
       .dump();
 }
 
@@ -793,27 +802,40 @@ void SweepRun::isolate(size_t i, isolate::Worker& worker) {
   const nlohmann::json answer = nlohmann::json::parse(out.payload);
   const bool final = answer.at("final").get<bool>();
   s.rec = from_in_flight(answer.at("record").get<std::string>(), final, "(isolated worker)");
-  if (final) {
-    s.final = true;
-    s.cached = !s.rec.times_us.empty();
-    return;
-  }
   // Scheduled (and validated, unless on CUDA) in the worker: replay its
   // schedule here and compile it (the worker's compile left it in the
   // cache) for the benchmark. The kernel must come out the same, byte for
   // byte.
   const std::string worker_kernel = s.rec.kernel_hash;
-  const bool validated = answer.at("validated").get<bool>();
-  const FusionSpec& f = spec_.fusions[points_[i].fusion];
-  s.transforms = plugin::parse_log(answer.at("transforms").get<std::string>(),
-                                   "the isolated worker's schedule");
-  s.bf = bind_fusion(f.path, options_.fusion_dirs, f.sizes[points_[i].sizes]);
-  try {
-    plugin::replay(*s.bf.def.fusion, s.transforms);
-  } catch (const UserError& e) {
-    internal_error << "the schedule made in the isolated worker does not replay in the host: "
-                   << e.what();
+  auto replay_here = [&] {
+    const FusionSpec& f = spec_.fusions[points_[i].fusion];
+    s.transforms = plugin::parse_log(answer.at("transforms").get<std::string>(),
+                                     "the isolated worker's schedule");
+    s.bf = bind_fusion(f.path, options_.fusion_dirs, f.sizes[points_[i].sizes]);
+    try {
+      plugin::replay(*s.bf.def.fusion, s.transforms);
+    } catch (const UserError& e) {
+      internal_error << "the schedule made in the isolated worker does not replay in the host: "
+                     << e.what();
+    }
+  };
+  if (final) {
+    s.final = true;
+    s.cached = !s.rec.times_us.empty();
+    // A measurement reused from the previous results: its kernel, for the
+    // profile (predictions are not carried over: the device model may have
+    // changed since).
+    if (s.rec.reused && options_.profile_device) {
+      replay_here();
+      prepare_kernel(i);
+      internal_assert(s.kernel.source.hash() == worker_kernel)
+          << "the schedule replayed in the host gives kernel " << s.kernel.source.hash()
+          << ", the isolated worker's was " << worker_kernel;
+    }
+    return;
   }
+  const bool validated = answer.at("validated").get<bool>();
+  replay_here();
   if (!validated) {
     // On CUDA: compiled and validated here, as without isolation.
     if (compile(i, backend_, /*may_reuse=*/true)) validate(i, backend_, /*in_child=*/false);

@@ -33,8 +33,9 @@
 //   outer reduction  a warp-multiple of columns up to 128 on TIDx; serial
 //            when the columns fill the SMs, else reduce_threads on TIDy up to
 //            256 threads.
-//   both     grid: chunks giving every SM two blocks when the blocks leave SMs
-//            idle and R is long (never when a result is read in the kernel);
+//   both     grid: chunks filling every SM in one wave (the blocks its threads
+//            hold) when the blocks leave SMs idle and R is long (never when a
+//            result is read in the kernel);
 //            unroll 2 when each thread loops 8 times or more.
 //   normalization  the smallest persist that keeps a row's threads within
 //            512, at least 2 vectors a thread while the row spans a warp, and
@@ -141,7 +142,11 @@ void reduction_choice(const Facts& f, const pa::DeviceProperties& d, Config& c) 
     c.threads = cols * c.reduce_threads;
     serial_len = ceil_div(f.R, c.reduce_threads);
   }
-  const int64_t want = ceil_div(2 * sms, blocks);
+  // As many chunks as fill every SM (the blocks its threads hold) in one
+  // wave, as the reduction plugin does.
+  const int64_t per_sm =
+      d.max_threads_per_sm > 0 ? std::clamp<int64_t>(d.max_threads_per_sm / c.threads, 1, 32) : 2;
+  const int64_t want = per_sm * sms / blocks;
   const int64_t by_length = serial_len / kMinVectorsPerThread;
   const int64_t grid = std::max<int64_t>(2, std::min(want, by_length));
   c.grid = 1;

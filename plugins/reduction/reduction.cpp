@@ -65,9 +65,10 @@
 //           when the columns alone give every SM a block, else rt (TIDy)
 //           fills the block to 256 threads with threads over R.
 //   grid    when the blocks of the iteration space leave SMs idle and R is
-//           long: enough chunks to give every SM two blocks, each chunk at
-//           least kMinVectorsPerThread vectors per thread; never when a
-//           reduction result is read inside the kernel.
+//           long: as many chunks as fill every SM (the blocks its threads
+//           hold) in one wave, each chunk at least kMinVectorsPerThread
+//           vectors per thread; never when a reduction result is read inside
+//           the kernel.
 //   unroll  2 when every thread loops at least 8 times over R, else 1.
 //   rfactor true (nvFuser always factors the serial part).
 #include <algorithm>
@@ -307,8 +308,16 @@ Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
     c.threads = cols * c.reduce_threads;
     serial_len = ceil_div(a.R, c.reduce_threads);
   }
-  // Grid: chunks so that every SM gets two blocks, each chunk long enough.
-  const int64_t want = ceil_div(2 * sms, iter_blocks);
+  // Grid: chunks so that every SM is full (as many blocks as its threads
+  // hold, at most 32; two when the device does not say), each chunk long
+  // enough. A half-full SM has half the loads in flight: row_sum at N=16,
+  // K=2^20 predicts 0.62 of the h200's bandwidth with two 512-thread blocks
+  // per SM, 0.90 with four; at N=64, K=2^18, 0.87 with 8 chunks a row (512
+  // blocks) but 0.79 with 9 (576 blocks: a second wave).
+  const int64_t per_sm =
+      d.max_threads_per_sm > 0 ? std::clamp<int64_t>(d.max_threads_per_sm / c.threads, 1, 32) : 2;
+  // One wave: a last, partial wave of blocks would leave SMs idle again.
+  const int64_t want = per_sm * sms / iter_blocks;
   const int64_t by_length = serial_len / kMinVectorsPerThread;
   c.grid = std::max<int64_t>(2, std::min(want, by_length));
   if (c.strategy != "serial" && iter_blocks < sms && by_length >= 2 && want >= 2 &&
