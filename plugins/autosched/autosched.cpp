@@ -35,7 +35,9 @@
 //            256 threads.
 //   both     grid: chunks filling every SM in one wave (the blocks its threads
 //            hold) when the blocks leave SMs idle and R is long (never when a
-//            result is read in the kernel);
+//            result is read in the kernel: then, when the rows without a
+//            split would keep at most an eighth of the device's threads busy,
+//            can_schedule refuses, so the segmenter cuts after the reduction);
 //            unroll 2 when each thread loops 8 times or more.
 //   normalization  the smallest persist that keeps a row's threads within
 //            512, at least 2 vectors a thread while the row spans a warp, and
@@ -108,7 +110,10 @@ void pointwise_choice(const Facts& f, const pa::DeviceProperties& d, Config& c) 
   c.unroll = std::min(kMaxUnroll, largest_pow2_at_most(std::max<int64_t>(vectors / resident, 1)));
 }
 
-void reduction_choice(const Facts& f, const pa::DeviceProperties& d, Config& c) {
+/// The reduction rules' choice; returns the threads resident without a grid
+/// split when the rows are few and long enough that the choice splits them
+/// over blocks, or would but for a result read in the kernel (0 otherwise).
+int64_t reduction_choice(const Facts& f, const pa::DeviceProperties& d, Config& c) {
   const int64_t sms = std::max(1, d.sm_count);
   c.vector = choose_vector(f);
   int64_t blocks = 1, serial_len = 1;
@@ -150,10 +155,11 @@ void reduction_choice(const Facts& f, const pa::DeviceProperties& d, Config& c) 
   const int64_t by_length = serial_len / kMinVectorsPerThread;
   const int64_t grid = std::max<int64_t>(2, std::min(want, by_length));
   c.grid = 1;
-  if (!serial && blocks < sms && by_length >= 2 && want >= 2 && !f.read_in_kernel &&
-      (f.pattern == Pattern::InnerReduction ? blocks <= kMaxGridY : grid <= kMaxGridY))
-    c.grid = grid;
+  const bool spread = !serial && blocks < sms && by_length >= 2 && want >= 2 &&
+                      (f.pattern == Pattern::InnerReduction ? blocks <= kMaxGridY : grid <= kMaxGridY);
+  if (spread && !f.read_in_kernel) c.grid = grid;
   c.unroll = ceil_div(serial_len, c.grid) >= 8 ? 2 : 1;
+  return spread ? blocks * c.threads : 0;
 }
 
 /// What a normalization split costs: threads per block, registers per
@@ -376,6 +382,18 @@ class Autosched : public pa::Plugin {
       return pa::Verdict::no(
           "grid > 1: a reduction result is read inside the kernel, and "
           "lowering combines a grid reduction only into a fusion output");
+    if (is_reduction(f) && f.read_in_kernel) {
+      // As the reduction plugin: few long rows whose result is read in the
+      // kernel (no grid split) starve the device; cut after the reduction.
+      Config c;
+      const int64_t resident = reduction_choice(f, seg.device(), c);
+      if (resident > 0 && pa::starves_device(resident, seg.device()))
+        return pa::Verdict::no(
+            "few long rows: " + std::to_string(resident) + " threads (grid=1) of the device's " +
+            std::to_string(pa::resident_capacity(seg.device())) +
+            " resident, and a reduction result is read inside the kernel, so no grid split "
+            "(segment after the reduction to split it)");
+    }
     if (f.pattern == Pattern::Normalization) {
       Config c;
       if (!normalization_choice(f, seg.device(), c))

@@ -29,9 +29,11 @@
 // reduction plugin's job), a computed tensor that does not iterate the
 // reference's axes in order (pa::misaligned: an output over an axis the
 // reduction does not have, an outer product of a statistic with itself), a
-// forced path the row does not fit (naming the sizes and the limit), and
-// rows too long even for the multi-pass path (more than 65536 elements per
-// thread at 1024 threads).
+// forced path the row does not fit (naming the sizes and the limit), rows
+// too long even for the multi-pass path (more than 65536 elements per
+// thread at 1024 threads), and, under persistence=auto, few rows on the
+// multi-pass path (they starve the device, pa::starves_device; segmented,
+// each reduction splits its rows over blocks: see starved()).
 // Lowering rules it relies on: a Vectorize axis is the inner split of the
 // innermost logical axis and its width divides that extent at launch, so the
 // vector divides the innermost reduced extent, not the merged row (N * K);
@@ -461,6 +463,24 @@ std::string too_long(const Analysis& a, const pa::DeviceProperties& d, Path path
          std::to_string(kMaxRegistersPerThread) + " per thread)";
 }
 
+/// Non-empty (the reason) when the heuristic's choice `c` is the multi-pass
+/// path and its rows are too few to keep the device's loads in flight: at
+/// most an eighth of the resident threads (pa::starves_device). Every pass then waits on
+/// DRAM latency (the model: softmax at K=65536 takes 48 us for 16 to 128
+/// rows). Segmented apart, each reduction splits its rows over blocks (the
+/// reduction plugin's grid strategy): 6.2 us at 16 rows, 20 us at 64, equal
+/// at 128. The registers and shared paths read a row once and are kept.
+std::string starved(const Analysis& a, const pa::DeviceProperties& d, const Config& c) {
+  if (c.path != Path::MultiPass) return {};
+  const int64_t resident = ceil_div(a.I, c.rows) * c.threads;
+  if (!pa::starves_device(resident, d)) return {};
+  return "few long rows: the multi-pass path (rows of " + std::to_string(a.R) +
+         " elements) keeps " + std::to_string(resident) + " of the device's " +
+         std::to_string(pa::resident_capacity(d)) + " resident threads busy" +
+         ", too few to cover DRAM latency; segmented, each reduction can split its rows "
+         "over blocks (persistence=none schedules it as it is)";
+}
+
 void user_fail(const std::string& message) {
   throw pa::Error(SCHEDLAB_ERR_USER, "normalization: " + message);
 }
@@ -512,8 +532,10 @@ class Normalization : public pa::Plugin {
     const pa::DeviceProperties d = seg.device();
     if (std::optional<Path> path = forced_path(p)) {
       if (heuristic_for(a, d, *path).persist == 0) return pa::Verdict::no(too_long(a, d, *path));
-    } else if (heuristic(a, d).persist == 0) {
+    } else if (Config c = heuristic(a, d); c.persist == 0) {
       return pa::Verdict::no(too_long(a, d, Path::MultiPass));
+    } else if (std::string why = starved(a, d, c); !why.empty()) {
+      return pa::Verdict::no(why);
     }
     return pa::Verdict::yes();
   }

@@ -15,7 +15,10 @@
 // reference's loop over axes it does not have, e.g. an outer product of a
 // reduction with itself binding BIDx twice), and, for the grid strategy, a
 // reduction result read inside the kernel (lowering combines grid partials
-// only into a fusion output).
+// only into a fusion output); and, under strategy=auto, few long rows whose
+// result is read inside the kernel: the block layout would starve the device
+// (pa::starves_device) where a segment ending at the reduction goes grid-wide,
+// so the segmenter cuts there (strategy=block takes them whole).
 // Lowering rules it relies on beyond those: a tensor a reader does not
 // inline whole must be computed by the threads that read it, so a keepdim
 // result's broadcast axes outside its inline position are left serial
@@ -257,6 +260,11 @@ struct Config {
   std::string strategy;  ///< serial, block or grid
   int64_t vector = 1, threads = 128, reduce_threads = 1, grid = 2, unroll = 1;
   bool rfactor = true;
+  /// The blocks of the iteration space leave SMs idle and the rows are long
+  /// enough to split over blocks: grid, unless a result is read in the kernel.
+  bool spread = false;
+  /// Threads resident on the device without a grid split (the block layout).
+  int64_t resident = 0;
 };
 
 /// The largest power of two v <= 8 with v * widest <= 16 bytes that divides
@@ -320,13 +328,31 @@ Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
   const int64_t want = per_sm * sms / iter_blocks;
   const int64_t by_length = serial_len / kMinVectorsPerThread;
   c.grid = std::max<int64_t>(2, std::min(want, by_length));
-  if (c.strategy != "serial" && iter_blocks < sms && by_length >= 2 && want >= 2 &&
-      !a.read_in_kernel && (a.inner ? iter_blocks <= kMaxGridY : c.grid <= kMaxGridY))
-    c.strategy = "grid";
+  c.spread = c.strategy != "serial" && iter_blocks < sms && by_length >= 2 && want >= 2 &&
+             (a.inner ? iter_blocks <= kMaxGridY : c.grid <= kMaxGridY);
+  c.resident = iter_blocks * c.threads;
+  if (c.spread && !a.read_in_kernel) c.strategy = "grid";
   const int64_t per_thread = c.strategy == "grid" ? ceil_div(serial_len, c.grid) : serial_len;
   c.unroll = per_thread >= 8 ? 2 : 1;
   c.rfactor = true;
   return c;
+}
+
+/// Non-empty (the reason) when a reduction read inside the kernel would
+/// starve the device: its rows are few and long, so one block per row keeps
+/// too few loads in flight (at most an eighth of the device's resident
+/// threads, pa::starves_device), while a segment ending at the reduction
+/// could split the rows over blocks (strategy=grid). The segmenter then cuts
+/// after the reduction.
+std::string starved(const Analysis& a, const pa::DeviceProperties& d) {
+  const Config c = heuristic(a, d);
+  if (!c.spread || !pa::starves_device(c.resident, d)) return {};
+  return "few long rows: " + std::to_string(c.resident / c.threads) + " blocks of " +
+         std::to_string(c.threads) + " threads (the block strategy) keep " +
+         std::to_string(c.resident) + " of the device's " +
+         std::to_string(pa::resident_capacity(d)) + " resident threads busy, and " + a.read_by +
+         " inside the kernel, so no grid split (segment after the reduction to split it; "
+         "strategy=block schedules it as it is)";
 }
 
 void user_fail(const std::string& message) {
@@ -369,6 +395,8 @@ class Reduction : public pa::Plugin {
       return pa::Verdict::no(
           "strategy=grid: " + a.read_by +
           " inside the kernel, but lowering combines a grid reduction only into a fusion output");
+    if (p.choice("strategy") == "auto" && a.read_in_kernel)
+      if (std::string why = starved(a, seg.device()); !why.empty()) return pa::Verdict::no(why);
     return pa::Verdict::yes();
   }
 

@@ -32,7 +32,9 @@ std::string schedule_and_validate(const plugin::Plugin& p, Load&& load,
   seg.fusion = def.fusion.get();
   seg.sizes = frontend::bind_sizes(def, sizes);
   const std::string at = def.fusion->name() + " at " + sweep::sizes_str(seg.sizes);
-  plugin::Verdict v = p.can_schedule(seg, p.defaults());
+  // Asked with the settings, as the host asks (`--set`): a forced setting
+  // may take what the plugin's own choice refuses.
+  plugin::Verdict v = p.can_schedule(seg, p.with_settings(p.defaults(), settings));
   EXPECT_TRUE(v.accepted) << at << ": " << v.reason;
   if (!v.accepted) return "";
   plugin::ParamValues params = p.with_settings(p.compute_params(seg), settings);

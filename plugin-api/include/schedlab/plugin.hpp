@@ -243,6 +243,23 @@ struct DeviceProperties {
   double peak_bandwidth_bytes_per_s = 0;
 };
 
+/// The threads the device holds resident at once (all SMs full).
+inline int64_t resident_capacity(const DeviceProperties& d) {
+  return int64_t{d.sm_count > 0 ? d.sm_count : 1} *
+         (d.max_threads_per_sm > 0 ? d.max_threads_per_sm : 2048);
+}
+
+/// True when a kernel whose blocks hold `threads` threads in all keeps at
+/// most an eighth of the device's resident threads busy: too few loads in
+/// flight to cover DRAM latency, whatever each thread does (the model's
+/// latency term, docs/model.md: 1/8 of an H200's threads with 16-byte
+/// loads move about 4 TB/s at best). The built-in heuristics refuse a
+/// segment that would run so, when cutting it apart lets a reduction split
+/// its rows over blocks instead (the segmenter then cuts it).
+inline bool starves_device(int64_t threads, const DeviceProperties& d) {
+  return threads * 8 <= resident_capacity(d);
+}
+
 /// A tensor of the segment being scheduled. Transforms return *this so that
 /// calls chain; primitives that create a tensor return it.
 class TensorView {
