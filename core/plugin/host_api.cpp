@@ -235,6 +235,13 @@ int32_t api_segment_size(SchedlabSegment* s, const char* name, int64_t* value) {
   });
 }
 
+int32_t api_offered_by_segmenter(SchedlabSegment* s, int32_t* out) {
+  return guard([&] {
+    check_out(out, "offered_by_segmenter", "out");
+    *out = segment(s, "offered_by_segmenter").from_segmenter ? 1 : 0;
+  });
+}
+
 int32_t api_device_properties(SchedlabSegment* s, SchedlabDeviceProperties* out) {
   return guard([&] {
     const Segment& seg = segment(s, "device_properties");
@@ -736,6 +743,7 @@ SchedlabHostApi make_table() {
   t._schedule_placeholders = &api_schedule_placeholders;
   t.pad_shared = &api_pad_shared;
   t.swizzle = &api_swizzle;
+  t.offered_by_segmenter = &api_offered_by_segmenter;
   return t;
 }
 

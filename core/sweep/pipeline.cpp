@@ -270,6 +270,7 @@ std::vector<segment::Scheduler> plugin_schedulers(
                    plugin::Segment seg;
                    seg.fusion = &f;
                    seg.sizes = sizes;
+                   seg.from_segmenter = true;  // a refusal cuts, not fails
                    if (device) {
                      seg.device = *device;
                      seg.device_is_model = false;

@@ -382,7 +382,7 @@ class Autosched : public pa::Plugin {
       return pa::Verdict::no(
           "grid > 1: a reduction result is read inside the kernel, and "
           "lowering combines a grid reduction only into a fusion output");
-    if (is_reduction(f) && f.read_in_kernel) {
+    if (is_reduction(f) && f.read_in_kernel && seg.offered_by_segmenter()) {
       // As the reduction plugin: few long rows whose result is read in the
       // kernel (no grid split) starve the device; cut after the reduction.
       Config c;

@@ -32,8 +32,10 @@
 // forced path the row does not fit (naming the sizes and the limit), rows
 // too long even for the multi-pass path (more than 65536 elements per
 // thread at 1024 threads), and, under persistence=auto, few rows on the
-// multi-pass path (they starve the device, pa::starves_device; segmented,
-// each reduction splits its rows over blocks: see starved()).
+// multi-pass path, when the segmenter offers them (they starve the device,
+// pa::starves_device; segmented, each reduction splits its rows over blocks:
+// see starved(); asked for one kernel, ABI 1.5's offered_by_segmenter false,
+// it takes them).
 // Lowering rules it relies on: a Vectorize axis is the inner split of the
 // innermost logical axis and its width divides that extent at launch, so the
 // vector divides the innermost reduced extent, not the merged row (N * K);
@@ -534,7 +536,7 @@ class Normalization : public pa::Plugin {
       if (heuristic_for(a, d, *path).persist == 0) return pa::Verdict::no(too_long(a, d, *path));
     } else if (Config c = heuristic(a, d); c.persist == 0) {
       return pa::Verdict::no(too_long(a, d, Path::MultiPass));
-    } else if (std::string why = starved(a, d, c); !why.empty()) {
+    } else if (std::string why = starved(a, d, c); !why.empty() && seg.offered_by_segmenter()) {
       return pa::Verdict::no(why);
     }
     return pa::Verdict::yes();

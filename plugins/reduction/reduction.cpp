@@ -18,7 +18,9 @@
 // only into a fusion output); and, under strategy=auto, few long rows whose
 // result is read inside the kernel: the block layout would starve the device
 // (pa::starves_device) where a segment ending at the reduction goes grid-wide,
-// so the segmenter cuts there (strategy=block takes them whole).
+// so the segmenter cuts there. Only the segmenter's offers are refused so
+// (ABI 1.5, offered_by_segmenter): asked for one kernel (a sweep point,
+// --plugin), it schedules them whole, as does strategy=block.
 // Lowering rules it relies on beyond those: a tensor a reader does not
 // inline whole must be computed by the threads that read it, so a keepdim
 // result's broadcast axes outside its inline position are left serial
@@ -395,7 +397,7 @@ class Reduction : public pa::Plugin {
       return pa::Verdict::no(
           "strategy=grid: " + a.read_by +
           " inside the kernel, but lowering combines a grid reduction only into a fusion output");
-    if (p.choice("strategy") == "auto" && a.read_in_kernel)
+    if (p.choice("strategy") == "auto" && a.read_in_kernel && seg.offered_by_segmenter())
       if (std::string why = starved(a, seg.device()); !why.empty()) return pa::Verdict::no(why);
     return pa::Verdict::yes();
   }

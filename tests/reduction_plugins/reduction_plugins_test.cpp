@@ -205,12 +205,7 @@ std::vector<Case> own_choice_cases() {
   std::vector<Case> r;
   // Inner reductions: K is reduced.
   for (const char* f : {"row_sum", "row_max", "masked_row_sum", "row_sum_keepdim", "row_mean"})
-    for (int64_t k : kReduced) {
-      // Three rows of 100000 with the result read in the kernel are refused
-      // (they starve the device; forced_cases has them with strategy=block).
-      const bool read_in_kernel = f == std::string("row_sum_keepdim") || f == std::string("row_mean");
-      if (!(read_in_kernel && k == 100000)) r.push_back({"reduction", f, {{"N", 3}, {"K", k}}, {}});
-    }
+    for (int64_t k : kReduced) r.push_back({"reduction", f, {{"N", 3}, {"K", k}}, {}});
   r.push_back({"reduction", "row_sum", {{"N", 4096}, {"K", 33}}, {}});
   r.push_back({"reduction", "row_sum", {{"N", 1000}, {"K", 1000}}, {}});
   r.push_back({"reduction", "row_sum_f16", {{"N", 5}, {"K", 4096}}, {}});
@@ -245,12 +240,14 @@ std::vector<Case> own_choice_cases() {
   r.push_back({"normalization", "layernorm_stats", {{"N", 70}, {"K", 3000}}, {}});
   // Rows past the registers (the paths SplitFollowsRowLengthAndRegisters
   // names): the input's cache in shared memory (K=32768), everything in it
-  // (softmax_bf16). Multi-pass rows (K=65536) this few are refused (they
-  // starve the device; the segmenter cuts them, SegmentedFewLongRows): the
-  // multi-pass path at these sizes is in forced_cases.
+  // (softmax_bf16), and multi-pass (K=65536, K=262144), one or two rows so
+  // the emulation stays quick. Asked for one kernel, as here, the plugin
+  // takes such few rows (the segmenter's offer of them it refuses).
   for (const char* f : {"softmax", "layernorm", "rmsnorm", "softmax_bf16", "layernorm_bf16"})
-    r.push_back({"normalization", f, {{"N", 2}, {"K", 32768}}, {}});
+    for (int64_t k : {32768, 65536}) r.push_back({"normalization", f, {{"N", 2}, {"K", k}}, {}});
   r.push_back({"normalization", "log_softmax", {{"N", 2}, {"K", 40000}}, {}});
+  r.push_back({"normalization", "softmax", {{"N", 1}, {"K", 262144}}, {}});
+  r.push_back({"normalization", "rmsnorm_bf16", {{"N", 1}, {"K", 262144}}, {}});
   return r;
 }
 
@@ -308,16 +305,6 @@ std::vector<Case> forced_cases() {
     r.push_back({"normalization", "layernorm", {{"N", 40}, {"K", 33}}, {path, "rows=8"}});
     r.push_back({"normalization", "layernorm_stats", {{"N", 5}, {"K", 3000}}, {path}});
   }
-  // The multi-pass path at its own lengths, forced: few rows of these are
-  // refused under persistence=auto (they starve the device).
-  for (const char* f : {"softmax", "layernorm", "rmsnorm", "softmax_bf16", "layernorm_bf16"})
-    r.push_back({"normalization", f, {{"N", 2}, {"K", 65536}}, {"persistence=none"}});
-  r.push_back({"normalization", "softmax", {{"N", 1}, {"K", 262144}}, {"persistence=none"}});
-  r.push_back({"normalization", "rmsnorm_bf16", {{"N", 1}, {"K", 262144}}, {"persistence=none"}});
-  // A reduction read in the kernel at few long rows, kept whole by
-  // strategy=block (auto refuses it for the segmenter).
-  r.push_back({"reduction", "row_sum_keepdim", {{"N", 3}, {"K", 100000}}, {"strategy=block"}});
-  r.push_back({"reduction", "row_mean", {{"N", 3}, {"K", 100000}}, {"strategy=block"}});
   r.push_back({"normalization",
                "rmsnorm",
                {{"N", 5}, {"K", 1000}},
@@ -466,8 +453,9 @@ TEST(ReductionPlugin, RejectsWhatItCannotScheduleWithTheReason) {
   // possible), so that the segmenter cuts after the reduction; a forced
   // strategy=block takes them. Many rows, or short ones, are accepted.
   auto sized = [&](const std::string& fusion, const ir::SizeBindings& sizes,
-                   const std::vector<std::string>& settings) {
+                   const std::vector<std::string>& settings, bool from_segmenter = true) {
     auto s = segment_of(fusion, sizes);
+    s.seg.from_segmenter = from_segmenter;
     return p->can_schedule(s.seg, p->with_settings(p->defaults(), settings));
   };
   EXPECT_EQ(sized("row_mean", {{"N", 3}, {"K", 100000}}, {}).reason,
@@ -476,6 +464,8 @@ TEST(ReductionPlugin, RejectsWhatItCannotScheduleWithTheReason) {
             "so no grid split (segment after the reduction to split it; strategy=block schedules "
             "it as it is)");
   EXPECT_TRUE(sized("row_mean", {{"N", 3}, {"K", 100000}}, {"strategy=block"}).accepted);
+  // Asked for one kernel (a sweep point, --plugin; ABI 1.5), it takes them.
+  EXPECT_TRUE(sized("row_mean", {{"N", 3}, {"K", 100000}}, {}, false).accepted);
   EXPECT_TRUE(sized("row_mean", {{"N", 1000}, {"K", 100000}}, {}).accepted);
   EXPECT_TRUE(sized("row_mean", {{"N", 3}, {"K", 1000}}, {}).accepted);
   EXPECT_TRUE(sized("row_sum", {{"N", 3}, {"K", 100000}}, {}).accepted);
@@ -541,22 +531,29 @@ TEST(NormalizationPlugin, RejectsWhatItCannotScheduleWithTheReason) {
     auto s = segment_of(fusion, sizes);
     return p->can_schedule(s.seg, p->with_settings(p->defaults(), {"persistence=" + path}));
   };
-  EXPECT_TRUE(verdict("softmax", {{"N", 256}, {"K", 100000}}).accepted);
+  EXPECT_TRUE(verdict("softmax", {{"N", 2}, {"K", 100000}}).accepted);
   EXPECT_TRUE(forced("softmax", {{"N", 2}, {"K", 100000}}, "none").accepted);
   // Few rows on the multi-pass path starve the device (one 512-thread block
   // a row; an eighth of the model device's 270336 threads is 66 such rows):
-  // refused for the segmenter, which splits each reduction over blocks. A
-  // forced path still takes them; the registers and shared paths, which read
-  // a row once, are never refused for it.
-  EXPECT_EQ(verdict("softmax", {{"N", 2}, {"K", 100000}}).reason,
+  // refused when the segmenter offers them (ABI 1.5), which then splits each
+  // reduction over blocks; asked for one kernel (above), the plugin takes
+  // them, as it does a forced path. The registers and shared paths, which
+  // read a row once, are never refused for it.
+  auto offered = [&](const std::string& fusion, const ir::SizeBindings& sizes) {
+    auto s = segment_of(fusion, sizes);
+    s.seg.from_segmenter = true;
+    return p->can_schedule(s.seg, p->defaults());
+  };
+  EXPECT_EQ(offered("softmax", {{"N", 2}, {"K", 100000}}).reason,
             "few long rows: the multi-pass path (rows of 100000 elements) keeps 1024 of the "
             "device's 270336 resident threads busy, too few to cover DRAM latency; segmented, "
             "each reduction can split its rows over blocks (persistence=none schedules it as it "
             "is)");
-  EXPECT_FALSE(verdict("softmax", {{"N", 66}, {"K", 65536}}).accepted);
-  EXPECT_TRUE(verdict("softmax", {{"N", 67}, {"K", 65536}}).accepted);
-  EXPECT_TRUE(verdict("softmax", {{"N", 1}, {"K", 32768}}).accepted);  // shared
-  EXPECT_TRUE(verdict("softmax", {{"N", 1}, {"K", 16384}}).accepted);  // registers
+  EXPECT_FALSE(offered("softmax", {{"N", 66}, {"K", 65536}}).accepted);
+  EXPECT_TRUE(offered("softmax", {{"N", 67}, {"K", 65536}}).accepted);
+  EXPECT_TRUE(offered("softmax", {{"N", 1}, {"K", 32768}}).accepted);  // shared
+  EXPECT_TRUE(offered("softmax", {{"N", 1}, {"K", 16384}}).accepted);  // registers
+  EXPECT_TRUE(forced("softmax", {{"N", 2}, {"K", 65536}}, "none").accepted);
   Verdict v = forced("softmax", {{"N", 2}, {"K", 100000}}, "registers");
   EXPECT_FALSE(v.accepted);
   EXPECT_EQ(v.reason,

@@ -37,10 +37,10 @@ std::string sp_plugin(const std::string& name) {
 
 // ---- versions
 
-TEST(Abi11, HeaderAndHostSayOnePointFour) {
+TEST(Abi11, HeaderAndHostSayOnePointFive) {
   EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
-  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 4);
-  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 4));
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 5);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 5));
   // 1.4 appended to SchedlabParamSet after its 1.0 fields, which stay put.
   EXPECT_EQ(offsetof(SchedlabParamSet, values), 8u);
   EXPECT_EQ(offsetof(SchedlabParamSet, tuned), 16u);
@@ -59,15 +59,20 @@ TEST(Abi11, HeaderAndHostSayOnePointFour) {
   // 1.3 appended swizzle after pad_shared.
   EXPECT_EQ(offsetof(SchedlabHostApi, swizzle),
             offsetof(SchedlabHostApi, pad_shared) + sizeof(void*));
-  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, swizzle) + sizeof(void*));
   EXPECT_NE(host_api()->swizzle, nullptr);
+  // 1.5 appended offered_by_segmenter after swizzle.
+  EXPECT_EQ(offsetof(SchedlabHostApi, offered_by_segmenter),
+            offsetof(SchedlabHostApi, swizzle) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi),
+            offsetof(SchedlabHostApi, offered_by_segmenter) + sizeof(void*));
+  EXPECT_NE(host_api()->offered_by_segmenter, nullptr);
 }
 
 TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
   EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.5, newer than this host's ABI 1.4: upgrade "
+                "' was built against plugin ABI 1.6, newer than this host's ABI 1.5: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 
@@ -199,7 +204,7 @@ TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
 
 TEST(StringParams, SchemaDefaultsAndFormatting) {
   auto p = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(p->abi_str(), "1.4");
+  EXPECT_EQ(p->abi_str(), "1.5");
   ASSERT_EQ(p->schema().size(), 3u);
   EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
   EXPECT_EQ(p->schema()[1].domain_str(), "string");

@@ -38,6 +38,8 @@
  *   1.3  the host entry swizzle (XOR swizzle of a Shared buffer's rows).
  *   1.4  SchedlabParamSet.tuned and .tuned_source: the tuned configuration
  *        (`schedlab tune`) the host offers compute_params for the segment.
+ *   1.5  the host entry offered_by_segmenter (whether a refusal cuts the
+ *        segment apart or fails it).
  *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
  * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
@@ -82,7 +84,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 4
+#define SCHEDLAB_PLUGIN_ABI_MINOR 5
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -500,6 +502,17 @@ typedef struct SchedlabHostApi {
    * and vectorized copies into or out of it. A host older than 1.3 has no
    * such entry: check struct_size first. */
   int32_t (*swizzle)(SchedlabSegment* seg, SchedlabTensor* t, int64_t width);
+
+  /* ---- ABI 1.5 */
+  /** *out = 1 when the segmenter makes this offer: it cuts a segment every
+   * plugin refuses into parts and offers those (DESIGN.md section 8), so a
+   * refusal costs one kernel more, not the fusion. *out = 0 when the host
+   * needs seg scheduled whole by this plugin (a sweep point, exec or show
+   * with --plugin): a refusal there fails it. A heuristic refuses a segment
+   * it would run badly but correctly (few long rows that starve the device)
+   * only when 1. A host older than 1.5 has no such entry: check struct_size
+   * first (plugin.hpp's Segment::offered_by_segmenter answers false). */
+  int32_t (*offered_by_segmenter)(SchedlabSegment* seg, int32_t* out);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */

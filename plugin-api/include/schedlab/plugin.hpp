@@ -255,7 +255,9 @@ inline int64_t resident_capacity(const DeviceProperties& d) {
 /// latency term, docs/model.md: 1/8 of an H200's threads with 16-byte
 /// loads move about 4 TB/s at best). The built-in heuristics refuse a
 /// segment that would run so, when cutting it apart lets a reduction split
-/// its rows over blocks instead (the segmenter then cuts it).
+/// its rows over blocks instead, and only in the segmenter's offers
+/// (Segment::offered_by_segmenter), which then cut it; asked to schedule it
+/// whole (a sweep point, --plugin), they do.
 inline bool starves_device(int64_t threads, const DeviceProperties& d) {
   return threads * 8 <= resident_capacity(d);
 }
@@ -465,6 +467,15 @@ class Segment {
     int64_t v = 0;
     detail::call(&SchedlabHostApi::segment_size, "segment_size", seg_, name.c_str(), &v);
     return v;
+  }
+  /// ABI 1.5: whether the segmenter makes this offer (a refusal then cuts
+  /// the segment apart instead of failing it; SchedlabHostApi::
+  /// offered_by_segmenter). False on an older host.
+  bool offered_by_segmenter() const {
+    if (detail::host_table().offered_by_segmenter == nullptr) return false;
+    int32_t out = 0;
+    detail::call(&SchedlabHostApi::offered_by_segmenter, "offered_by_segmenter", seg_, &out);
+    return out != 0;
   }
   DeviceProperties device() const {
     SchedlabDeviceProperties p{};

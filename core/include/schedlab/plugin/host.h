@@ -74,6 +74,9 @@ struct Segment {
   /// The tuned configuration offered to compute_params (ABI 1.4,
   /// SchedlabParamSet.tuned), checked against the plugin's schema; null: none.
   const TunedOffer* tuned = nullptr;
+  /// The segmenter makes this offer (ABI 1.5, offered_by_segmenter): a
+  /// refusal cuts the segment apart instead of failing it.
+  bool from_segmenter = false;
 };
 
 /// Kinds of plugin parameter (SchedlabParamKind). String: ABI 1.1 and later.
