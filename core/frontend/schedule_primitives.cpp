@@ -91,6 +91,13 @@ const std::vector<Primitive> kPrimitives = {
      {{"tv"}},
      Returns::NewTensor,
      [](Args& a, ir::Fusion&) -> Object { return sched::cache_fork(a.tensor(0)); }},
+    {"recompute",
+     {{"tv"}, {"consumers", "[]"}},
+     Returns::NewTensor,
+     [](Args& a, ir::Fusion&) -> Object {
+       TensorView* tv = a.tensor(0);
+       return sched::recompute(tv, a.tensors(1));
+     }},
     {"rfactor",
      {{"tv"}, {"axes"}},
      Returns::NewTensor,

@@ -555,6 +555,17 @@ int32_t api_inline_selected_at(SchedlabSegment* s, SchedlabTensor* const* select
   });
 }
 
+int32_t api_recompute(SchedlabSegment* s, SchedlabTensor* t, SchedlabTensor* const* consumers,
+                      int32_t n, SchedlabTensor** out) {
+  constexpr const char* fn = "recompute";
+  return guard([&] {
+    auto sel = tensors(s, consumers, n, fn, "consumers");
+    TensorView* tv = tensor(s, t, fn, "t");
+    check_out(out, fn);
+    *out = handle(step(s, {Op::Recompute, with_reference(s, tv, sel), {}}, fn));
+  });
+}
+
 int32_t api_inline_most(SchedlabSegment* s, SchedlabTensor* const* selected, int32_t n) {
   return guard([&] {
     auto sel = tensors(s, selected, n, "inline_most", "selected");
@@ -744,6 +755,7 @@ SchedlabHostApi make_table() {
   t.pad_shared = &api_pad_shared;
   t.swizzle = &api_swizzle;
   t.offered_by_segmenter = &api_offered_by_segmenter;
+  t.recompute = &api_recompute;
   return t;
 }
 

@@ -28,6 +28,7 @@ constexpr std::pair<Op, std::string_view> kOps[] = {
     {Op::CacheAfter, "cache_after"},
     {Op::CacheBefore, "cache_before"},
     {Op::CacheFork, "cache_fork"},
+    {Op::Recompute, "recompute"},
     {Op::Rfactor, "rfactor"},
     {Op::PropagateTransformation, "propagate_transformation"},
     {Op::ParallelizeAllLike, "parallelize_all_like"},
@@ -154,6 +155,8 @@ TensorView* apply(ir::Fusion& f, const Transform& t, std::vector<std::string>* s
       return sched::cache_before(a.tensor(0));
     case Op::CacheFork:
       return sched::cache_fork(a.tensor(0));
+    case Op::Recompute:
+      return sched::recompute(a.tensor(0), a.tensors_from(1));
     case Op::Rfactor: {
       std::vector<int> axes;
       for (size_t i = 0; i < t.ints.size(); ++i) axes.push_back(a.axis(i));

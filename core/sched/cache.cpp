@@ -115,6 +115,78 @@ TensorView* cache_fork(TensorView* tv) {
   return c;
 }
 
+TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers) {
+  ir::Expr* def = tv->definition();
+  user_assert(def != nullptr) << "recompute: " << tv->describe()
+                              << " has no definition (a fusion input); expected a tensor "
+                                 "computed by an expression";
+  user_assert(!def->is<ir::ReductionOp>())
+      << "recompute: " << tv->describe()
+      << " is a reduction; expected a tensor computed elementwise (a reduction's result is "
+         "kept, not recomputed)";
+  user_assert(!tv->has_root() && tv->loop() == tv->logical())
+      << "recompute: " << tv->describe()
+      << " is already transformed (its loop domain differs from its logical domain); expected "
+         "an unscheduled tensor (recompute before transforming)";
+  check_not_inlined("recompute", tv);
+  for (ir::Val* in : def->inputs()) {
+    auto* p = in->as<TensorView>();
+    user_assert(p == nullptr || p->compute_at_pos() == 0)
+        << "recompute: producer " << p->describe() << " of " << tv->describe()
+        << " is inlined at position " << p->compute_at_pos()
+        << "; expected producers not yet inlined (recompute before inlining)";
+  }
+  std::vector<ir::Expr*> uses;
+  for (TensorView* c : consumers) {
+    ir::Expr* e = c->definition();
+    const bool reads = e != nullptr && std::find(e->inputs().begin(), e->inputs().end(),
+                                                 static_cast<ir::Val*>(tv)) != e->inputs().end();
+    user_assert(reads) << "recompute: " << c->describe() << " does not read " << tv->describe()
+                       << "; expected consumers of " << tv->describe();
+    if (std::find(uses.begin(), uses.end(), e) == uses.end()) uses.push_back(e);
+  }
+  if (consumers.empty())
+    for (ir::Expr* e : tv->uses())
+      if (std::find(uses.begin(), uses.end(), e) == uses.end()) uses.push_back(e);
+  ir::Fusion& f = *tv->fusion();
+  TensorView* c = f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical()));
+  if (!tv->user_name().empty()) c->set_user_name(tv->user_name() + "_recompute");
+  const std::vector<ir::Val*>& in = def->inputs();
+  switch (def->kind()) {
+    case ir::Expr::Kind::Unary:
+      f.create<ir::UnaryOp>(def->as<ir::UnaryOp>()->op(), c, in[0]);
+      break;
+    case ir::Expr::Kind::Binary:
+      f.create<ir::BinaryOp>(def->as<ir::BinaryOp>()->op(), c, in[0], in[1]);
+      break;
+    case ir::Expr::Kind::Where:
+      f.create<ir::WhereOp>(c, in[0], in[1], in[2]);
+      break;
+    case ir::Expr::Kind::Cast:
+      f.create<ir::CastOp>(c, in[0]);
+      break;
+    case ir::Expr::Kind::Broadcast: {
+      const auto* b = def->as<ir::BroadcastOp>();
+      f.create<ir::BroadcastOp>(c, b->in(), b->is_broadcast_dim());
+      break;
+    }
+    case ir::Expr::Kind::LoadStore: {
+      const auto* l = def->as<ir::LoadStoreOp>();
+      f.create<ir::LoadStoreOp>(l->op(), c, l->in(), l->cache_op());
+      break;
+    }
+    case ir::Expr::Kind::Permute: {
+      const auto* p = def->as<ir::PermuteOp>();
+      f.create<ir::PermuteOp>(c, p->in(), p->new2old());
+      break;
+    }
+    case ir::Expr::Kind::Reduction:
+      break;  // refused above
+  }
+  for (ir::Expr* e : uses) f.replace_input(e, tv, c);
+  return c;
+}
+
 void set_memory_type(TensorView* tv, ir::MemoryType m) {
   const ir::Fusion& f = *tv->fusion();
   if (m != ir::MemoryType::Global) {

@@ -18,12 +18,10 @@
 //              serial loop over the row (threads stride it, persist vectors
 //              each, then a block reduction); persistent inputs are read from
 //              global memory again by every pass, and persistent
-//              intermediates (softmax's e, layernorm's d) go through a Global
-//              workspace: written by one pass, read back by the later ones,
-//              by the same thread. Recomputing them from the inputs instead
-//              (nvFuser's and Apex's multi-pass) needs a primitive the ABI
-//              lacks: a copy of a tensor's expression for some of its
-//              consumers (nvFuser's recomputeTv).
+//              intermediates (softmax's e, layernorm's d) are recomputed
+//              from them and the statistics by each later pass that reads
+//              them (ABI 1.5's recompute, nvFuser's recomputeTv, as nvFuser's
+//              and Apex's multi-pass kernels do).
 // It refuses, with the reason: no reduction, reductions over different axes,
 // an outer (non-innermost) reduced axis, no result broadcast back (the
 // reduction plugin's job), a computed tensor that does not iterate the
@@ -254,7 +252,7 @@ Analysis analyze(pa::Segment& seg) {
 enum class Path {
   Registers,  ///< every buffer in registers (Local, persist * vector per thread)
   Shared,     ///< buffers in Shared memory, in order, while they fit; the rest in registers
-  MultiPass,  ///< no buffer: inputs re-read, intermediates through a Global workspace
+  MultiPass,  ///< no buffer: inputs re-read, intermediates recomputed by each pass
 };
 
 const char* path_name(Path p) {
@@ -487,6 +485,45 @@ void user_fail(const std::string& message) {
   throw pa::Error(SCHEDLAB_ERR_USER, "normalization: " + message);
 }
 
+/// Recomputes `copy`'s computed producers for it, down to the fusion inputs
+/// and the reduction results (the statistics), so that nothing computed in
+/// an earlier pass is read by the pass `copy` belongs to.
+void recompute_producers(pa::TensorView copy) {
+  std::vector<pa::TensorView> done;
+  for (pa::TensorView in : copy.producers()) {
+    if (in.is_input() || in.op_kind() == pa::OpKind::Reduction) continue;
+    if (std::find(done.begin(), done.end(), in) != done.end()) continue;  // d * d
+    done.push_back(in);
+    recompute_producers(in.recompute({copy}));
+  }
+}
+
+/// The multi-pass path without a Global workspace: each persistent
+/// intermediate (softmax's e, layernorm's d, the bf16 fusions' f32 cast of
+/// x) is recomputed from the inputs and the statistics for its readers
+/// after the reduction it feeds (nvFuser's recomputeTv, as nvFuser's and
+/// Apex's multi-pass kernels do). The intermediate is then read only in the
+/// pass that computes it: one row-sized write and read fewer per
+/// intermediate. Returns whether anything was recomputed.
+bool recompute_intermediates(pa::Segment& seg, const Analysis& a) {
+  const std::vector<pa::TensorView> reductions = seg.reduction_tvs();
+  bool any = false;
+  for (pa::TensorView p : a.persistent) {
+    if (p.is_input()) continue;
+    std::vector<pa::TensorView> late;
+    for (const pa::TensorView& c : p.consumers()) {
+      bool after = false;
+      for (const pa::TensorView& r : reductions)
+        after = after || (c != r && seg.is_dependency_of(p, r) && seg.is_dependency_of(r, c));
+      if (after) late.push_back(c);
+    }
+    if (late.empty()) continue;
+    recompute_producers(p.recompute(late));
+    any = true;
+  }
+  return any;
+}
+
 /// The `persistence` parameter: a path, or none for auto.
 std::optional<Path> forced_path(const pa::Params& p) {
   const std::string v = p.choice("persistence");
@@ -520,7 +557,7 @@ class Normalization : public pa::Plugin {
         pa::Param::choice("persistence", {"auto", "registers", "shared", "none"}, "auto",
                           "where the row's persistent buffers live: registers, shared memory "
                           "(what does not fit stays in registers), none (multi-pass: inputs "
-                          "re-read, intermediates through a global workspace); auto: the "
+                          "re-read, intermediates recomputed by each pass); auto: the "
                           "first of these that fits"),
     };
   }
@@ -604,6 +641,9 @@ class Normalization : public pa::Plugin {
                 "), more than the " + std::to_string(c.allowed) + " a block of " +
                 std::to_string(threads) + " threads allows");
 
+    // Multi-pass: what would be kept between passes is recomputed instead.
+    if (c.path == Path::MultiPass && recompute_intermediates(seg, a)) a = analyze(seg);
+
     // Caches before any transform: cache_before needs an untransformed output.
     // On the multi-pass path a persistent input is read from global memory by
     // each pass instead (a cache would be a buffer across the reductions).
@@ -612,7 +652,11 @@ class Normalization : public pa::Plugin {
     if (c.cache_inputs) {
       for (pa::TensorView in : a.full_inputs) {
         auto at = std::find(a.persistent.begin(), a.persistent.end(), in);
-        if (c.path == Path::MultiPass && at != a.persistent.end()) continue;
+        // After recompute_intermediates an input read by several passes has
+        // a reader in each (the bf16 fusions' casts of x), not a persistent
+        // consumer: a cache would be a buffer across the passes too.
+        if (c.path == Path::MultiPass && (at != a.persistent.end() || in.consumers().size() > 1))
+          continue;
         pa::TensorView cache = in.cache_after();
         vectorized.push_back(cache);
         if (at != a.persistent.end())

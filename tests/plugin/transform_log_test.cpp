@@ -61,6 +61,27 @@ TEST(TransformLog, EveryBuiltinScheduleReplaysToTheSameKernel) {
   EXPECT_GE(replayed, 20);  // every standard fusion has a built-in that takes it
 }
 
+TEST(TransformLog, TheMultiPassPathsRecomputeStepsReplayToTheSameKernel) {
+  // persistence=none recomputes softmax's e and the bf16 casts (recompute,
+  // ABI 1.5): logged as steps naming the copy's readers, replayed alike.
+  for (const char* fusion : {"softmax", "layernorm_bf16"}) {
+    SCOPED_TRACE(fusion);
+    const std::string path = std::string(SCHEDLAB_SOURCE_DIR) + "/configs/fusions/" + fusion + ".yaml";
+    sweep::BoundFusion bf = sweep::bind_fusion(path, {}, {});
+    sweep::PluginRun run =
+        sweep::schedule_with_plugin(*builtin("normalization"), bf, std::nullopt, {"persistence=none"});
+    ASSERT_TRUE(run.accepted);
+    int recomputes = 0;
+    for (const Transform& t : run.transforms) recomputes += t.op == Transform::Op::Recompute;
+    EXPECT_GE(recomputes, 2);
+    const TransformLog back = parse_log(serialize(run.transforms), "test");
+    ASSERT_EQ(serialize(back), serialize(run.transforms));
+    sweep::BoundFusion fresh = sweep::bind_fusion(path, {}, {});
+    replay(*fresh.def.fusion, back);
+    EXPECT_EQ(kernel_of(*fresh.def.fusion, fresh.sizes), kernel_of(*bf.def.fusion, bf.sizes));
+  }
+}
+
 TEST(TransformLog, AScriptIsLoggedWithItsTextAndReplaysWithoutTheFile) {
   const std::string dir = ::testing::TempDir() + "/transform_log_script";
   fs::create_directories(dir);

@@ -1,4 +1,4 @@
-// cache_after, cache_before, cache_fork and set_memory_type: the rewired
+// cache_after, cache_before, cache_fork, recompute and set_memory_type: the rewired
 // def/use graph, fusion outputs, memory types and dtypes after each call, and
 // every user error they raise.
 #include "schedlab/sched/cache.h"
@@ -324,6 +324,85 @@ TEST(CacheForkTest, RejectsAnInlinedOutput) {
   std::string msg = user_error_of([&] { cache_fork(a); });
   EXPECT_THAT(msg, HasSubstr("cache_fork: T1 (a) is inlined at position 1"));
   EXPECT_THAT(msg, HasSubstr("expected compute_at_pos 0"));
+}
+
+// ---- recompute --------------------------------------------------------------
+
+TEST(RecomputeTest, TheChosenConsumersReadACopyOfTheDefinition) {
+  Fusion f;
+  TensorView* x = input(f, "x", DataType::F32, {sym("N"), sym("K")});
+  TensorView* e = ir::tv(ir::exp(x));
+  e->set_user_name("e");
+  TensorView* s = output(f, ir::sum(e, {1}), "s");
+  TensorView* y = output(f, ir::neg(e), "y");
+
+  TensorView* c = recompute(e, {y});
+
+  ASSERT_NE(c->definition(), nullptr);
+  const auto* u = c->definition()->as<ir::UnaryOp>();
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->op(), ir::UnaryOpType::Exp);
+  EXPECT_EQ(u->in(), x);  // the same operand, not a copy of it
+  EXPECT_THAT(e->uses(), ElementsAre(s->definition()));
+  EXPECT_THAT(c->uses(), ElementsAre(y->definition()));
+  EXPECT_EQ(c->memory_type(), MemoryType::Local);
+  EXPECT_EQ(c->user_name(), "e_recompute");
+  expect_fresh_copy_of_axes(c, e->logical());
+  EXPECT_NO_THROW(ir::verify(f));
+}
+
+TEST(RecomputeTest, NoConsumersMeansEveryReaderAndEveryKindIsCopied) {
+  Fusion f;
+  TensorView* x = input(f, "x", DataType::F32, {sym("N"), sym("K")});
+  TensorView* m = input(f, "m", DataType::F32, {sym("N")});
+  TensorView* mb = ir::broadcast(m, {false, true});
+  TensorView* d = ir::tv(ir::sub(x, mb));
+  TensorView* w = ir::tv(ir::where(ir::binary(ir::BinaryOpType::Gt, d, x), d, x));
+  TensorView* h = ir::tv(ir::cast(w, DataType::F64));
+  TensorView* y = output(f, ir::mul(d, d), "y");
+  TensorView* z = output(f, ir::neg(h), "z");
+
+  // A binary read twice by one expression: both operands move to the copy.
+  TensorView* d2 = recompute(d, {y});
+  EXPECT_EQ(y->definition()->inputs()[0], d2);
+  EXPECT_EQ(y->definition()->inputs()[1], d2);
+  EXPECT_EQ(d2->definition()->as<ir::BinaryOp>()->op(), ir::BinaryOpType::Sub);
+  // A broadcast, a where and a cast, each for all of its readers.
+  TensorView* mb2 = recompute(mb, {});
+  EXPECT_TRUE(mb->uses().empty());
+  EXPECT_EQ(mb2->definition()->as<ir::BroadcastOp>()->is_broadcast_dim(),
+            (std::vector<bool>{false, true}));
+  TensorView* w2 = recompute(w, {});
+  EXPECT_NE(w2->definition()->as<ir::WhereOp>(), nullptr);
+  EXPECT_EQ(h->definition()->inputs()[0], w2);
+  TensorView* h2 = recompute(h, {z});
+  EXPECT_NE(h2->definition()->as<ir::CastOp>(), nullptr);
+  EXPECT_EQ(h2->dtype(), DataType::F64);
+  EXPECT_EQ(z->definition()->inputs()[0], h2);
+  EXPECT_NO_THROW(ir::verify(f));
+}
+
+TEST(RecomputeTest, RejectsAnInputAReductionANonConsumerAndAScheduledTensor) {
+  Fusion f;
+  TensorView* x = input(f, "x", DataType::F32, {sym("N"), sym("K")});
+  TensorView* e = ir::tv(ir::exp(x));
+  e->set_user_name("e");
+  TensorView* s = ir::sum(e, {1});
+  s->set_user_name("s");
+  TensorView* y = output(f, ir::neg(e), "y");
+  TensorView* z = output(f, ir::neg(x), "z");
+  output(f, ir::neg(s), "t");
+  EXPECT_THAT(user_error_of([&] { recompute(x, {}); }),
+              HasSubstr("recompute: T0 (x) has no definition (a fusion input)"));
+  EXPECT_THAT(user_error_of([&] { recompute(s, {}); }),
+              HasSubstr("recompute: T2 (s) is a reduction; expected a tensor computed "
+                        "elementwise"));
+  EXPECT_THAT(user_error_of([&] { recompute(e, {z}); }),
+              HasSubstr("recompute: T4 (z) does not read T1 (e); expected consumers of T1 (e)"));
+  (void)y;
+  e->split(1, 4);
+  EXPECT_THAT(user_error_of([&] { recompute(e, {}); }),
+              HasSubstr("recompute: T1 (e) is already transformed"));
 }
 
 // ---- set_memory_type --------------------------------------------------------

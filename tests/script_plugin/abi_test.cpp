@@ -63,9 +63,11 @@ TEST(Abi11, HeaderAndHostSayOnePointFive) {
   // 1.5 appended offered_by_segmenter after swizzle.
   EXPECT_EQ(offsetof(SchedlabHostApi, offered_by_segmenter),
             offsetof(SchedlabHostApi, swizzle) + sizeof(void*));
-  EXPECT_EQ(sizeof(SchedlabHostApi),
-            offsetof(SchedlabHostApi, offered_by_segmenter) + sizeof(void*));
   EXPECT_NE(host_api()->offered_by_segmenter, nullptr);
+  EXPECT_EQ(offsetof(SchedlabHostApi, recompute),
+            offsetof(SchedlabHostApi, offered_by_segmenter) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, recompute) + sizeof(void*));
+  EXPECT_NE(host_api()->recompute, nullptr);
 }
 
 TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {

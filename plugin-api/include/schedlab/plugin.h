@@ -38,8 +38,8 @@
  *   1.3  the host entry swizzle (XOR swizzle of a Shared buffer's rows).
  *   1.4  SchedlabParamSet.tuned and .tuned_source: the tuned configuration
  *        (`schedlab tune`) the host offers compute_params for the segment.
- *   1.5  the host entry offered_by_segmenter (whether a refusal cuts the
- *        segment apart or fails it).
+ *   1.5  the host entries offered_by_segmenter (whether a refusal cuts the
+ *        segment apart or fails it) and recompute (nvFuser's recomputeTv).
  *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
  * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
@@ -513,6 +513,16 @@ typedef struct SchedlabHostApi {
    * only when 1. A host older than 1.5 has no such entry: check struct_size
    * first (plugin.hpp's Segment::offered_by_segmenter answers false). */
   int32_t (*offered_by_segmenter)(SchedlabSegment* seg, int32_t* out);
+  /** nvFuser's recomputeTv: *out = a new tensor computed by a copy of t's
+   * definition (the same operation on the same operands), which the n
+   * consumers read instead of t (n = 0: every expression that reads t), so
+   * that t need not be kept for them (a multi-pass kernel recomputes what it
+   * would otherwise write to a Global workspace between passes). t must be
+   * computed by an expression that is not a reduction, not yet transformed,
+   * bound or inlined, nor any of its producers; each consumer must read t.
+   * A host older than 1.5 has no such entry. */
+  int32_t (*recompute)(SchedlabSegment* seg, SchedlabTensor* t, SchedlabTensor* const* consumers,
+                       int32_t n, SchedlabTensor** out);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */

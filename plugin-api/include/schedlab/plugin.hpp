@@ -389,6 +389,9 @@ class TensorView {
     return TensorView(seg_, out);
   }
   /// The new producer that reduces over `axes` first.
+  /// ABI 1.5, nvFuser's recomputeTv: a copy of this tensor's definition that
+  /// `consumers` read instead (none: every reader); see SchedlabHostApi::recompute.
+  TensorView recompute(const std::vector<TensorView>& consumers = {});
   TensorView rfactor(const std::vector<int>& axes) {
     std::vector<int32_t> a(axes.begin(), axes.end());
     SchedlabTensor* out = nullptr;
@@ -440,6 +443,16 @@ class TensorView {
   SchedlabSegment* seg_ = nullptr;
   SchedlabTensor* t_ = nullptr;
 };
+
+inline std::vector<SchedlabTensor*> handles(const std::vector<TensorView>& tvs);
+
+inline TensorView TensorView::recompute(const std::vector<TensorView>& consumers) {
+  std::vector<SchedlabTensor*> hs = handles(consumers);
+  SchedlabTensor* out = nullptr;
+  detail::call(&SchedlabHostApi::recompute, "recompute", seg_, t_, hs.data(),
+               static_cast<int32_t>(hs.size()), &out);
+  return TensorView(seg_, out);
+}
 
 inline std::vector<SchedlabTensor*> handles(const std::vector<TensorView>& tvs) {
   std::vector<SchedlabTensor*> r;

@@ -41,6 +41,7 @@ struct Transform {
     CacheAfter,               ///< tensors {t}; ints {ir::LoadStoreOpType, ir::CacheOp}
     CacheBefore,              ///< tensors {t}
     CacheFork,                ///< tensors {t}
+    Recompute,                ///< tensors {t, consumers...}
     Rfactor,                  ///< tensors {t}; ints {axes...}
     PropagateTransformation,  ///< tensors {reference, selected...}
     /// tensors {reference, selected...}; ints {pos, n_types, types...,
@@ -69,7 +70,7 @@ std::string_view op_name(Transform::Op op);
 using TransformLog = std::vector<Transform>;
 
 /// Applies t to f. Returns the tensor the primitive creates (cache_after,
-/// cache_before, cache_fork, rfactor), else null. Errors are the
+/// cache_before, cache_fork, recompute, rfactor), else null. Errors are the
 /// primitive's own (user errors for an illegal schedule); a tensor index
 /// that f does not have is a user error naming the step.
 /// `script_log`: for ApplyScript, the script's log lines are appended.

@@ -1,5 +1,5 @@
-// Memory primitives: cache_after, cache_before, cache_fork, set_memory_type,
-// and the Shared layouts pad_shared and swizzle.
+// Memory primitives: cache_after, cache_before, cache_fork, recompute,
+// set_memory_type, and the Shared layouts pad_shared and swizzle.
 //
 // Each cache inserts one copy (a LoadStoreOp) and rewires the def/use graph
 // around it; the cache it returns is named after tv ("x" -> "x_cache") when tv
@@ -26,6 +26,15 @@ ir::TensorView* cache_before(ir::TensorView* tv);
 /// makes c the fusion output in tv's place (Global) and tv a Local
 /// intermediate. Returns c. tv must not be inlined.
 ir::TensorView* cache_fork(ir::TensorView* tv);
+/// nvFuser's recomputeTv: adds c, computed by a copy of tv's definition (the
+/// same operation on the same operands), and makes `consumers` read c instead
+/// of tv (empty: every expression that reads tv). Returns c (Local, fresh
+/// unscheduled copies of tv's logical axes, named "<tv>_recompute"). What a
+/// multi-pass kernel recomputes from its inputs need not be kept between
+/// passes. tv must be computed by an expression that is not a reduction, not
+/// yet transformed, bound or inlined, nor any of its producers; each
+/// consumer must read tv.
+ir::TensorView* recompute(ir::TensorView* tv, const std::vector<ir::TensorView*>& consumers);
 /// Sets where tv lives. Fusion inputs and outputs must stay Global; a padded
 /// or swizzled Shared tensor (pad_shared, swizzle) stays Shared until its
 /// padding is set to 0 or its swizzle to 1.
