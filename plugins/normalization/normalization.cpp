@@ -466,10 +466,10 @@ std::string too_long(const Analysis& a, const pa::DeviceProperties& d, Path path
 /// Non-empty (the reason) when the heuristic's choice `c` is the multi-pass
 /// path and its rows are too few to keep the device's loads in flight: at
 /// most an eighth of the resident threads (pa::starves_device). Every pass then waits on
-/// DRAM latency (the model: softmax at K=65536 takes 48 us for 16 to 128
+/// DRAM latency (the model: softmax at K=65536 takes 32 us for 16 to 256
 /// rows). Segmented apart, each reduction splits its rows over blocks (the
-/// reduction plugin's grid strategy): 6.2 us at 16 rows, 20 us at 64, equal
-/// at 128. The registers and shared paths read a row once and are kept.
+/// reduction plugin's grid strategy): 6.2 us at 16 rows, 20 us at 64, 50 at
+/// 128. The registers and shared paths read a row once and are kept.
 std::string starved(const Analysis& a, const pa::DeviceProperties& d, const Config& c) {
   if (c.path != Path::MultiPass) return {};
   const int64_t resident = ceil_div(a.I, c.rows) * c.threads;
