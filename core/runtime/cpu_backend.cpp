@@ -280,6 +280,7 @@ class CpuKernel final : public CompiledKernel {
     entry_ = unit_->entry;
     entry_.name = source().name;
     entry_.has_barrier = source().has_barrier;
+    entry_.local_bytes = source().local_bytes;
   }
   const cpu::Entry& entry() const { return entry_; }
 

@@ -359,7 +359,8 @@ struct Launch {
 // A worker thread's resources, kept across launches.
 class Worker {
  public:
-  explicit Worker(size_t stack_bytes = kFiberStackBytes) : stacks_(stack_bytes) {}
+  explicit Worker(size_t stack_bytes = kFiberStackBytes)
+      : stacks_(stack_bytes), stack_bytes_(stack_bytes) {}
   void run(Launch& l) {
     // Outside the try: fibers stopped by an error are unwound after the error
     // is caught, never while it propagates.
@@ -388,7 +389,7 @@ class Worker {
         if (trace) trace->begin_block(b);
         if (l.k->has_barrier) {
           // Made on the first block: a worker that gets none makes no fibers.
-          if (!fibers) fibers.emplace(*l.k, l.params, st, st->block_dim, stacks_);
+          if (!fibers) fibers.emplace(*l.k, l.params, st, st->block_dim, stacks_for(*l.k));
           fibers->run_block();
         } else {
           run_loop(*l.k, l.params, st);
@@ -424,7 +425,22 @@ class Worker {
     return smem_.get();
   }
 
+  // This worker's fiber stacks, grown (a new pool) when a kernel's Local
+  // arrays need more than kFiberStackBytes less the frames around them: a
+  // kernel's arrays live in its frame, on the fiber's stack (fuzz seed 52
+  // case 131: eight 8 KiB arrays overflowed the 64 KiB stacks, SIGSEGV).
+  // No fibers of an earlier launch are alive when it is replaced.
+  ctx::pooled_fixedsize_stack& stacks_for(const Entry& k) {
+    const size_t need = k.local_bytes + kFiberStackBytes;
+    if (need > stack_bytes_) {
+      stack_bytes_ = need;
+      stacks_ = ctx::pooled_fixedsize_stack(need);
+    }
+    return stacks_;
+  }
+
   ctx::pooled_fixedsize_stack stacks_;
+  size_t stack_bytes_;
   std::unique_ptr<char, FreeDeleter> smem_;
   size_t smem_bytes_ = 0;
 };

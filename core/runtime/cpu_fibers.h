@@ -23,6 +23,7 @@ struct Entry {
   CpuThreadState* (*thread_state)() = nullptr;  ///< the unit's per-thread state
   std::string name;                             ///< for diagnostics
   bool has_barrier = false;                     ///< run threads as fibers
+  size_t local_bytes = 0;                       ///< Local arrays per thread (fiber stacks)
 };
 
 /// A pool of worker threads that runs launches, one at a time.

@@ -1,6 +1,7 @@
 // Host side of a launch: buffers, parameters, dimensions.
 #include "schedlab/runtime/executor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -41,6 +42,41 @@ uint16_t f64_to_f16_bits(double v) {
   if (exp < -14) return sign | static_cast<uint16_t>(std::lround(a / std::ldexp(1.0, -24)));
   auto mant = static_cast<uint16_t>(std::lround((2 * m - 1) * 1024));
   return sign | static_cast<uint16_t>((exp + 15) << 10) | mant;
+}
+
+/// CUDA's limit on local memory per thread (compute capability 2.0 and
+/// later, sm_90 included: the CUDA C++ Programming Guide's table of
+/// technical specifications).
+constexpr size_t kMaxLocalBytesPerThread = 512 * 1024;
+
+/// The bytes of the kernel's Local arrays per thread. Past CUDA's limit it
+/// is a user error naming the largest arrays: no device could launch it,
+/// and the CPU backend's fibers would need stacks that large for every
+/// thread of a block.
+size_t local_bytes(const kir::Kernel& k) {
+  size_t total = 0;
+  std::vector<std::pair<size_t, const kir::Buffer*>> arrays;
+  for (const auto& b : k.buffers) {
+    if (b->is_param || b->memory != ir::MemoryType::Local || b->size <= 0) continue;
+    const size_t bytes = static_cast<size_t>(b->size) * static_cast<size_t>(ir::dtype_size(b->dtype));
+    total += bytes;
+    arrays.push_back({bytes, b.get()});
+  }
+  if (total > kMaxLocalBytesPerThread) {
+    std::sort(arrays.begin(), arrays.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string largest;
+    for (size_t i = 0; i < std::min<size_t>(3, arrays.size()); ++i)
+      largest += (i ? ", " : "") +
+                 (arrays[i].second->tv ? arrays[i].second->tv->describe() : arrays[i].second->name) +
+                 " (" + std::to_string(arrays[i].first) + " bytes)";
+    user_error << "the kernel needs " << total
+               << " bytes of Local arrays per thread (largest: " << largest
+               << "); expected at most " << kMaxLocalBytesPerThread
+               << " (CUDA's local memory per thread): bind or inline the axes those tensors keep "
+                  "serial";
+  }
+  return total;
 }
 
 double f16_bits_to_f64(uint16_t h) {
@@ -166,6 +202,7 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
   p.sites = std::move(unit.sites);
   p.source.index_bits = bits;
   p.source.has_barrier = p.kernel.has_barrier;
+  p.source.local_bytes = local_bytes(p.kernel);
   return p;
 }
 

@@ -41,6 +41,8 @@ struct KernelSource {
   std::string source;                    ///< the whole unit, runtime header included
   int index_bits = 32;                   ///< 32 or 64: the Tensor size/stride type
   bool has_barrier = false;              ///< uses __syncthreads (CPU: fibers needed)
+  /// Bytes of Local arrays per thread (CPU: a fiber's stack must hold them).
+  size_t local_bytes = 0;
   /// CPU: compile the unit with SCHEDLAB_TRACE, so that every access site
   /// calls the host (access_trace.h); a different unit, hence cache key.
   /// Other backends ignore it.
