@@ -40,6 +40,9 @@ struct Facts {
   int64_t widest = 1;  ///< bytes of the widest of those (1 without any)
   /// Normalization: tensors read before a reduction and again after it.
   std::vector<pa::TensorView> persistent;
+  /// Normalization: rank-1 inputs along the row (layernorm's weight and
+  /// bias), read with the row's vectors through caches of their own.
+  std::vector<pa::TensorView> row_operands;
   /// Transpose: the reference's own innermost axis, the reference axis the
   /// other layout's innermost maps to, and the tensors in that layout.
   int inner1 = -1, inner2 = -1;

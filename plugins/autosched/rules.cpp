@@ -98,6 +98,10 @@ class CacheFullRankAccesses : public Rule {
       out.cache_before();
       s.vectorized.push_back(out);
     }
+    // A row operand ([K]) read element by element would touch `vector`
+    // times the sectors it uses, as in the normalization plugin.
+    if (is(s, Pattern::Normalization) && s.config.vector > 1)
+      for (pa::TensorView in : s.facts.row_operands) s.vectorized.push_back(in.cache_after());
   }
 };
 

@@ -150,6 +150,10 @@ struct Analysis {
   std::vector<pa::TensorView> full_inputs, full_outputs;  ///< cacheable at full rank
   /// Tensors read both before and after a reduction (inputs: through their cache).
   std::vector<pa::TensorView> persistent;
+  /// What stays persistent once the intermediates are recomputed
+  /// (recompute_intermediates): the full inputs the persistent tensors are
+  /// computed from (x, for softmax's e and the bf16 fusions' f32 cast of x).
+  std::vector<pa::TensorView> persistent_inputs;
   int64_t widest = 1;  ///< bytes of the widest full-rank input or output
 };
 
@@ -245,6 +249,19 @@ Analysis analyze(pa::Segment& seg) {
     }
     if (persistent) a.persistent.push_back(t);
   }
+  for (const pa::TensorView& in : a.full_inputs) {
+    bool needed = false;
+    for (const pa::TensorView& p : a.persistent)
+      needed = needed || p == in || seg.is_dependency_of(in, p);
+    if (needed) a.persistent_inputs.push_back(in);
+  }
+  return a;
+}
+
+/// `a` as the schedule sees it once the intermediates are recomputed: only
+/// the inputs they come from persist.
+Analysis with_recompute(Analysis a) {
+  a.persistent = a.persistent_inputs;
   return a;
 }
 
@@ -272,6 +289,9 @@ struct Config {
   Path path = Path::Registers;
   int64_t vector = 1, persist = 1, rows = 1;
   bool cache_inputs = true;
+  /// Shared path: the intermediates are recomputed by each pass and only the
+  /// inputs' caches persist (with_recompute), as their own f32 buffers do not fit.
+  bool recompute = false;
   std::vector<bool> in_shared;  ///< per Analysis::persistent: its buffer is Shared
   int64_t row_threads = 0;      ///< ceilDiv(R / vector, persist), at these sizes
   int64_t threads = 0;          ///< per block, whole warps
@@ -328,7 +348,7 @@ Config cost(const Analysis& a, const pa::DeviceProperties& d, Config c) {
 /// The shared path's placement: every buffer Shared, then the last ones
 /// (intermediates come after the inputs' caches) back in registers while
 /// the Shared buffers exceed the limit.
-Config cost_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) {
+Config place_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) {
   c.in_shared.assign(a.persistent.size(), true);
   c = cost(a, d, c);
   for (size_t i = a.persistent.size(); i-- > 0 && !c.fits_shared();) {
@@ -336,6 +356,21 @@ Config cost_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) {
     c = cost(a, d, c);
   }
   return c;
+}
+
+/// The shared path: the persistent buffers placed as above; when they do
+/// not fit, the intermediates recomputed by each pass and only the inputs'
+/// caches kept (in their storage type: a bf16 row of K elements takes 2K
+/// bytes where its f32 cast took 4K and softmax's e 4K more).
+Config cost_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) {
+  c.recompute = false;
+  Config keep = place_shared(a, d, c);
+  const bool only_inputs = std::all_of(a.persistent.begin(), a.persistent.end(),
+                                       [](const pa::TensorView& t) { return t.is_input(); });
+  if (keep.fits() || only_inputs) return keep;
+  Config r = place_shared(with_recompute(a), d, c);
+  r.recompute = true;
+  return r.fits() ? r : keep;
 }
 
 /// The largest row, in bytes of persistent buffers, one block can hold:
@@ -641,8 +676,14 @@ class Normalization : public pa::Plugin {
                 "), more than the " + std::to_string(c.allowed) + " a block of " +
                 std::to_string(threads) + " threads allows");
 
-    // Multi-pass: what would be kept between passes is recomputed instead.
-    if (c.path == Path::MultiPass && recompute_intermediates(seg, a)) a = analyze(seg);
+    // Multi-pass, and the shared path when the intermediates' buffers do not
+    // fit: what would be kept between passes is recomputed instead, and only
+    // the inputs persist (re-read by each pass, or kept through their caches).
+    if (c.path == Path::MultiPass || c.recompute) {
+      const std::vector<pa::TensorView> inputs = a.persistent_inputs;
+      if (recompute_intermediates(seg, a)) a = analyze(seg);
+      a.persistent = inputs;
+    }
 
     // Caches before any transform: cache_before needs an untransformed output.
     // On the multi-pass path a persistent input is read from global memory by
@@ -652,11 +693,7 @@ class Normalization : public pa::Plugin {
     if (c.cache_inputs) {
       for (pa::TensorView in : a.full_inputs) {
         auto at = std::find(a.persistent.begin(), a.persistent.end(), in);
-        // After recompute_intermediates an input read by several passes has
-        // a reader in each (the bf16 fusions' casts of x), not a persistent
-        // consumer: a cache would be a buffer across the passes too.
-        if (c.path == Path::MultiPass && (at != a.persistent.end() || in.consumers().size() > 1))
-          continue;
+        if (c.path == Path::MultiPass && at != a.persistent.end()) continue;
         pa::TensorView cache = in.cache_after();
         vectorized.push_back(cache);
         if (at != a.persistent.end())
@@ -666,6 +703,18 @@ class Normalization : public pa::Plugin {
         out.cache_before();
         vectorized.push_back(out);
       }
+      // A row operand ([K]: layernorm's weight and bias) read with the
+      // row's vectors too, through its own cache: read element by element,
+      // a warp's loads span `vector` times the sectors they use (the model:
+      // layernorm_bf16 at K=65536 with vector=8 read 22 % coalesced).
+      if (c.vector > 1 && c.path != Path::MultiPass && a.red_axes.size() == 1)
+        for (pa::TensorView in : seg.inputs()) {
+          const std::vector<pa::AxisInfo> d = in.logical();
+          if (in.consumers().empty() || d.size() != 1 || d[0].extent != a.inner_extent ||
+              std::find(a.full_inputs.begin(), a.full_inputs.end(), in) != a.full_inputs.end())
+            continue;
+          vectorized.push_back(in.cache_after());
+        }
     }
 
     // [I, R] -> [I/rows, rows, persist, ceilDiv(R/v, persist), v]

@@ -417,10 +417,22 @@ TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
             "vector=1, persist=128, rows=1, cache_inputs=true, persistence=none");
   EXPECT_EQ(choice("normalization", "layernorm", {{"N", 33}, {"K", 262144}}),
             "vector=1, persist=512, rows=1, cache_inputs=true, persistence=none");
-  // Without the opt-in (48 KiB per block), K=32768 goes multi-pass too.
+  // Past shared memory with both buffers, e is recomputed by each pass and
+  // only the input persists (with_recompute): a bf16 row keeps its 2-byte
+  // cache in shared memory (128 KiB at K=65536, 192 KiB at K=98304)...
+  EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 65536}}),
+            "vector=8, persist=16, rows=1, cache_inputs=true, persistence=shared");
+  EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 33}, {"K", 98304}}),
+            "vector=8, persist=24, rows=1, cache_inputs=true, persistence=shared");
+  // ... up to its 227 KiB: 2 x 131072 bytes do not fit, multi-pass.
+  EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 131072}}),
+            "vector=1, persist=256, rows=1, cache_inputs=true, persistence=none");
+  // Without the opt-in (48 KiB per block) softmax's x no longer fits Shared
+  // memory at K=32768; recomputing e, x alone fits the registers (96 at 512
+  // threads), which the shared path's placement falls back to.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 32768}},
                    [](runtime::DeviceProperties& d) { d.shared_bytes_per_block_optin = 0; }),
-            "vector=1, persist=64, rows=1, cache_inputs=true, persistence=none");
+            "vector=4, persist=16, rows=1, cache_inputs=true, persistence=shared");
 }
 
 TEST(ReductionPlugin, RejectsWhatItCannotScheduleWithTheReason) {
@@ -613,10 +625,10 @@ TEST(NormalizationPlugin, SettingsTheSizesOrDeviceCannotTakeAreUserErrors) {
                 "registers per thread (512 for the persistent buffers), more than the 255 a "
                 "block of 64 threads allows"));
   EXPECT_THAT(
-      error("softmax_bf16", {{"N", 3}, {"K", 65536}},
-            {"persistence=shared", "vector=8", "persist=16"}),
-      HasSubstr("normalization: vector=8, persist=16, rows=1, persistence=shared needs 288 "
-                "registers per thread (256 for the persistent buffers that do not fit in the "
+      error("softmax_bf16", {{"N", 3}, {"K", 131072}},
+            {"persistence=shared", "vector=8", "persist=32"}),
+      HasSubstr("normalization: vector=8, persist=32, rows=1, persistence=shared needs 544 "
+                "registers per thread (512 for the persistent buffers that do not fit in the "
                 "228352 bytes of shared memory a block has), more than the 128 a block of 512 "
                 "threads allows"));
   EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 65536}}, {"persistence=shared"}),
