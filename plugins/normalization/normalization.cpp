@@ -13,7 +13,11 @@
 //              rows * R elements per buffer and block (dynamic shared
 //              memory up to the device's opt-in limit), in the order the
 //              fusion computes them (the inputs' caches first) while they fit;
-//              the rest stay in registers. The row is still read once.
+//              the rest stay in registers. When they do not fit so, the
+//              intermediates are recomputed by each pass (as on the
+//              multi-pass path) and only the inputs' caches persist, in their
+//              storage type (a bf16 row: 2 bytes an element, not the 8 of its
+//              f32 cast and e). The row is still read once.
 //   none       multi-pass: no buffer. Each reduction and the epilogue is a
 //              serial loop over the row (threads stride it, persist vectors
 //              each, then a block reduction); persistent inputs are read from
@@ -86,12 +90,15 @@
 // block) that gives, for K a multiple of 1024 (docs/plugins.md has the table):
 //   softmax, log_softmax, layernorm (two f32 buffers): registers to 27648,
 //     shared to 56320 (the input's cache in Shared memory, the intermediate
-//     there too or in registers), multi-pass from 57344.
+//     there too or in registers) and at 57344 (the cache alone, the
+//     intermediate recomputed), multi-pass from 58368.
 //   rmsnorm (one f32 buffer): registers to 56320, shared at 57344, multi-pass
 //     from 58368. softmax_bf16, layernorm_bf16 (two f32 buffers: the cast
 //     of x, which is what persists, not the bf16 cache, and e or d):
-//     registers to 27648, shared to 55296. rmsnorm_bf16 (the cast): registers
-//     to 55296, shared to 57344. A 256 KiB f32 row (K=65536) fits neither.
+//     registers to 27648, shared to 55296, then shared with the bf16 cache
+//     alone (the rest recomputed) to 114688. rmsnorm_bf16 (the cast):
+//     registers to 55296, shared (the bf16 cache) to 114688. A 256 KiB f32
+//     row (K=65536) fits neither.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
