@@ -37,6 +37,32 @@ void name_cache(TensorView* c, const TensorView* tv) {
   if (!tv->user_name().empty()) c->set_user_name(tv->user_name() + "_cache");
 }
 
+/// tv's definition, for a primitive (`op`) that copies it: tv must be
+/// computed, not yet transformed or inlined, nor any of its producers (a
+/// producer inlined into tv shares tv's loops; it would end up inlined into
+/// the copy, whose loops nobody has checked it against).
+ir::Expr* unscheduled_definition(std::string_view op, TensorView* tv) {
+  ir::Expr* def = tv->definition();
+  user_assert(def != nullptr) << op << ": " << tv->describe()
+                              << " has no definition (a fusion input); expected a tensor "
+                                 "computed by an expression";
+  user_assert(!tv->has_root() && tv->loop() == tv->logical())
+      << op << ": " << tv->describe()
+      << " is already transformed (its loop domain differs from its logical domain); expected "
+         "an unscheduled tensor ("
+      << (op == "cache_before" ? "cache" : op) << " before transforming)";
+  check_not_inlined(op, tv);
+  for (ir::Val* in : def->inputs()) {
+    auto* p = in->as<TensorView>();
+    user_assert(p == nullptr || p->compute_at_pos() == 0)
+        << op << ": producer " << p->describe() << " of " << tv->describe()
+        << " is inlined at position " << p->compute_at_pos()
+        << "; expected producers not yet inlined ("
+        << (op == "cache_before" ? "cache" : op) << " before inlining)";
+  }
+  return def;
+}
+
 }  // namespace
 
 TensorView* cache_after(TensorView* tv, ir::LoadStoreOpType op, ir::CacheOp cache_op) {
@@ -58,18 +84,10 @@ TensorView* cache_after(TensorView* tv, ir::LoadStoreOpType op, ir::CacheOp cach
 }
 
 TensorView* cache_before(TensorView* tv) {
-  ir::Expr* def = tv->definition();
-  user_assert(def != nullptr) << "cache_before: " << tv->describe()
-                              << " has no definition (a fusion input); expected a tensor "
-                                 "computed by an expression";
   // The copy gets tv's logical domain, not its schedule: moving loop
   // transforms, bindings or an inline position onto c would silently change
   // which loops compute what, so cache_before comes first.
-  user_assert(!tv->has_root() && tv->loop() == tv->logical())
-      << "cache_before: " << tv->describe()
-      << " is already transformed (its loop domain differs from its logical domain); expected "
-         "an unscheduled tensor (cache before transforming)";
-  check_not_inlined("cache_before", tv);
+  ir::Expr* def = unscheduled_definition("cache_before", tv);
   for (int i = 0; i < tv->nloop(); ++i) {
     const IterDomain* id = tv->loop()[static_cast<size_t>(i)];
     bool bound = id->parallel_type() != ir::ParallelType::Serial ||
@@ -77,15 +95,6 @@ TensorView* cache_before(TensorView* tv) {
     user_assert(!bound) << "cache_before: " << tv->describe() << " axis " << i << " (" << id->str()
                         << ") is already bound; expected an unscheduled tensor "
                         << "(cache before binding)";
-  }
-  // A producer inlined into tv shares tv's loops; it would end up inlined
-  // into c, whose loops nobody has checked it against.
-  for (ir::Val* in : def->inputs()) {
-    auto* p = in->as<TensorView>();
-    user_assert(p == nullptr || p->compute_at_pos() == 0)
-        << "cache_before: producer " << p->describe() << " of " << tv->describe()
-        << " is inlined at position " << p->compute_at_pos()
-        << "; expected producers not yet inlined (cache before inlining)";
   }
   ir::Fusion& f = *tv->fusion();
   TensorView* c = f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical()));
@@ -116,26 +125,11 @@ TensorView* cache_fork(TensorView* tv) {
 }
 
 TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers) {
-  ir::Expr* def = tv->definition();
-  user_assert(def != nullptr) << "recompute: " << tv->describe()
-                              << " has no definition (a fusion input); expected a tensor "
-                                 "computed by an expression";
+  ir::Expr* def = unscheduled_definition("recompute", tv);
   user_assert(!def->is<ir::ReductionOp>())
       << "recompute: " << tv->describe()
       << " is a reduction; expected a tensor computed elementwise (a reduction's result is "
          "kept, not recomputed)";
-  user_assert(!tv->has_root() && tv->loop() == tv->logical())
-      << "recompute: " << tv->describe()
-      << " is already transformed (its loop domain differs from its logical domain); expected "
-         "an unscheduled tensor (recompute before transforming)";
-  check_not_inlined("recompute", tv);
-  for (ir::Val* in : def->inputs()) {
-    auto* p = in->as<TensorView>();
-    user_assert(p == nullptr || p->compute_at_pos() == 0)
-        << "recompute: producer " << p->describe() << " of " << tv->describe()
-        << " is inlined at position " << p->compute_at_pos()
-        << "; expected producers not yet inlined (recompute before inlining)";
-  }
   std::vector<ir::Expr*> uses;
   for (TensorView* c : consumers) {
     ir::Expr* e = c->definition();
