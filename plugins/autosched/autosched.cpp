@@ -215,7 +215,10 @@ bool normalization_choice(const Facts& f, const pa::DeviceProperties& d, Config&
       while (t.rows > 1 && ceil_div(f.I, t.rows) < sms) t.rows /= 2;
       const RowCost r = row_cost(f, d, t);
       if (!r.fits) continue;
-      const bool too_few = persist < 2 && ceil_div(ceil_div(f.R, t.vector), 2) >= 32;
+      // Two vectors a thread, four for 2-byte storage (as the normalization
+      // plugin's min_persist: f32 math on half the bytes).
+      const int64_t least = f.widest < 4 ? 4 : 2;
+      const bool too_few = persist < least && ceil_div(ceil_div(f.R, t.vector), least) >= 32;
       if (!too_few && r.row_threads <= kMaxRowThreads) {
         c = t;
         return true;

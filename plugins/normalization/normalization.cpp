@@ -74,7 +74,8 @@
 //   persist  registers and shared: the smallest that keeps the row's
 //            threads within kMaxRowThreads (512: big blocks cost occupancy
 //            and reduction latency), at least kMinPersist (2 vectors in
-//            flight per thread) while the row still spans a warp of threads,
+//            flight per thread; 4 for 2-byte storage, min_persist) while the
+//            row still spans a warp of threads,
 //            and that keeps the per-thread register buffers within the
 //            budget: registers = sum over persistent tensors in registers of
 //            persist * vector * ceil(bytes/4), plus kRegisterOverhead, at
@@ -135,7 +136,8 @@ constexpr int64_t kMaxSerialPersist = 65536;
 /// Shared memory per thread the block reductions take (placed after the
 /// Shared buffers: one element of the widest reduction type, f64 at most).
 constexpr int64_t kReduceWorkspaceBytes = 8;
-/// Smallest persist the heuristic picks while a row still spans a warp.
+/// Smallest persist the heuristic picks while a row still spans a warp
+/// (4-byte elements and wider; see min_persist for narrower ones).
 constexpr int64_t kMinPersist = 2;
 constexpr int64_t kWarp = 32;
 
@@ -405,6 +407,17 @@ int64_t choose_vector(const Analysis& a, bool cache_inputs) {
   return v;
 }
 
+/// The smallest persist while a row spans a warp: kMinPersist vectors per
+/// thread, twice as many for 2-byte storage (bf16, f16). Their math is f32
+/// per element, so a thread's fixed costs (the block reductions, the
+/// indexing) weigh twice as much against half the bytes: the model gives
+/// softmax_bf16 at N=16384 issue-bound at 73 % of peak with 2 vectors of 8
+/// (K=4096), 88 % with 4; at K=1024 19.3 us against 15.8. layernorm_bf16
+/// and rmsnorm_bf16 predict the same either way.
+int64_t min_persist(const Analysis& a) {
+  return a.widest < 4 ? 2 * kMinPersist : kMinPersist;
+}
+
 /// Rows per block: towards kTargetThreads, while every SM still gets a block.
 int64_t choose_rows(const Analysis& a, const pa::DeviceProperties& d, int64_t row_threads) {
   int64_t rows = std::max<int64_t>(
@@ -451,7 +464,8 @@ Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path
     // cost per element halves (the model: softmax at K=1024 goes from
     // issue-bound at 79 % of bandwidth to DRAM-bound at 89 %).
     const int64_t vectors = ceil_div(a.R, c.vector);
-    const bool too_few = persist < kMinPersist && ceil_div(vectors, kMinPersist) >= kWarp;
+    const int64_t least = min_persist(a);
+    const bool too_few = persist < least && ceil_div(vectors, least) >= kWarp;
     if (!too_few && c.row_threads <= kMaxRowThreads) return c;
     if (first_fit.persist == 0) first_fit = c;
   }

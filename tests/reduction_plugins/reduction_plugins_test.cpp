@@ -386,11 +386,15 @@ TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
   // Short rows: several per block, while every SM still gets a block.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 100000}, {"K", 32}}),
             "vector=4, persist=1, rows=16, cache_inputs=true, persistence=registers");
-  // bf16 storage: 16 bytes hold 8 elements, so 512 vectors, two per thread.
+  // bf16 storage: 16 bytes hold 8 elements, so 512 vectors, four per thread
+  // (2-byte storage takes twice kMinPersist: f32 math on half the bytes).
   EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 4096}}),
-            "vector=8, persist=2, rows=1, cache_inputs=true, persistence=registers");
+            "vector=8, persist=4, rows=1, cache_inputs=true, persistence=registers");
   EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 33}, {"K", 1000}}),
-            "vector=8, persist=2, rows=1, cache_inputs=true, persistence=registers");
+            "vector=8, persist=4, rows=1, cache_inputs=true, persistence=registers");
+  // f32 keeps two per thread.
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 4096}}),
+            "vector=4, persist=2, rows=1, cache_inputs=true, persistence=registers");
   // A smaller block limit: more vectors per thread.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 4096}}),
             "vector=4, persist=2, rows=1, cache_inputs=true, persistence=registers");
