@@ -52,6 +52,10 @@ namespace ctx = boost::context;
 // Generated kernels keep little on the stack (a few register tiles); 64 KiB
 // leaves room for that and for unwinding. Pooled stacks have no guard page.
 constexpr size_t kFiberStackBytes = 64 * 1024;
+// What a fiber's stack keeps besides the kernel's Local arrays (its frames,
+// the runtime header's, unwinding): a kernel whose arrays fit beside it runs
+// on the default stacks.
+constexpr size_t kFiberFrameBytes = 32 * 1024;
 // A traced kernel calls the observer from its fibers' stacks.
 constexpr size_t kTracedFiberStackBytes = 512 * 1024;
 
@@ -426,12 +430,13 @@ class Worker {
   }
 
   // This worker's fiber stacks, grown (a new pool) when a kernel's Local
-  // arrays need more than kFiberStackBytes less the frames around them: a
-  // kernel's arrays live in its frame, on the fiber's stack (fuzz seed 52
-  // case 131: eight 8 KiB arrays overflowed the 64 KiB stacks, SIGSEGV).
-  // No fibers of an earlier launch are alive when it is replaced.
+  // arrays and kFiberFrameBytes do not fit them: a kernel's arrays live in
+  // its frame, on the fiber's stack (fuzz seed 52 case 131: eight 8 KiB
+  // arrays overflowed the 64 KiB stacks, SIGSEGV). Kernels with small arrays
+  // keep the pool they have. No fibers of an earlier launch are alive when
+  // it is replaced.
   ctx::pooled_fixedsize_stack& stacks_for(const Entry& k) {
-    const size_t need = k.local_bytes + kFiberStackBytes;
+    const size_t need = k.local_bytes + kFiberFrameBytes;
     if (need > stack_bytes_) {
       stack_bytes_ = need;
       stacks_ = ctx::pooled_fixedsize_stack(need);

@@ -214,12 +214,8 @@ Facts reduction_facts(pa::Segment& seg, const std::vector<pa::TensorView>& reduc
     if (persistent) f.persistent.push_back(t);
   }
   if (f.red_axes.size() == 1)
-    for (const pa::TensorView& in : seg.inputs()) {
-      const std::vector<pa::AxisInfo> d = in.logical();
-      if (!in.consumers().empty() && d.size() == 1 && d[0].extent == f.inner_extent &&
-          !contains(f.vector_inputs, in))
-        f.row_operands.push_back(in);
-    }
+    for (const pa::TensorView& in : pa::row_operands(seg, f.inner_extent))
+      if (!contains(f.vector_inputs, in)) f.row_operands.push_back(in);
   return f;
 }
 

@@ -729,13 +729,9 @@ class Normalization : public pa::Plugin {
       // a warp's loads span `vector` times the sectors they use (the model:
       // layernorm_bf16 at K=65536 with vector=8 read 22 % coalesced).
       if (c.vector > 1 && c.path != Path::MultiPass && a.red_axes.size() == 1)
-        for (pa::TensorView in : seg.inputs()) {
-          const std::vector<pa::AxisInfo> d = in.logical();
-          if (in.consumers().empty() || d.size() != 1 || d[0].extent != a.inner_extent ||
-              std::find(a.full_inputs.begin(), a.full_inputs.end(), in) != a.full_inputs.end())
-            continue;
-          vectorized.push_back(in.cache_after());
-        }
+        for (pa::TensorView in : pa::row_operands(seg, a.inner_extent))
+          if (std::find(a.full_inputs.begin(), a.full_inputs.end(), in) == a.full_inputs.end())
+            vectorized.push_back(in.cache_after());
     }
 
     // [I, R] -> [I/rows, rows, persist, ceilDiv(R/v, persist), v]

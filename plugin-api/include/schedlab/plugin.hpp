@@ -388,10 +388,10 @@ class TensorView {
     detail::call(&SchedlabHostApi::cache_fork, "cache_fork", seg_, t_, &out);
     return TensorView(seg_, out);
   }
-  /// The new producer that reduces over `axes` first.
   /// ABI 1.5, nvFuser's recomputeTv: a copy of this tensor's definition that
   /// `consumers` read instead (none: every reader); see SchedlabHostApi::recompute.
   TensorView recompute(const std::vector<TensorView>& consumers = {});
+  /// The new producer that reduces over `axes` first.
   TensorView rfactor(const std::vector<int>& axes) {
     std::vector<int32_t> a(axes.begin(), axes.end());
     SchedlabTensor* out = nullptr;
@@ -707,6 +707,20 @@ inline std::string misaligned(Segment& seg, const TensorView& tv, const TensorVi
     last = i;
   }
   return "";
+}
+
+/// The rank-1 inputs of `seg` that something reads and whose one axis has
+/// `row_extent` elements: a normalization's row operands (layernorm's weight
+/// and bias), which a heuristic reads with the row's vectors through caches
+/// of their own (read element by element, a warp's loads would span
+/// `vector` times the sectors they use).
+inline std::vector<TensorView> row_operands(Segment& seg, int64_t row_extent) {
+  std::vector<TensorView> r;
+  for (const TensorView& in : seg.inputs()) {
+    const std::vector<AxisInfo> d = in.logical();
+    if (!in.consumers().empty() && d.size() == 1 && d[0].extent == row_extent) r.push_back(in);
+  }
+  return r;
 }
 
 /// The first tensor of `seg` computed in it (not an input) that is
