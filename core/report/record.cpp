@@ -63,6 +63,19 @@ Json number_or_null(std::optional<double> v) {
   return v ? Json(*v) : Json(nullptr);
 }
 
+/// A configuration object ({"block": "128"}) in file order; `what` names
+/// the field in errors.
+ConfigList config_of(const Json& j, const SourceLoc& where, const char* what) {
+  if (!j.is_object()) user_error_at(where) << "record field '" << what << "' must be an object";
+  ConfigList r;
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_string())
+      user_error_at(where) << what << " value " << k << " must be a string, found " << v.dump();
+    r.emplace_back(k, v.get<std::string>());
+  }
+  return r;
+}
+
 }  // namespace
 
 std::string_view status_name(Status s) {
@@ -182,10 +195,18 @@ std::string to_json(const Record& r) {
                       {"reused", r.reused}};
   j["sweep_hash"] = r.sweep_hash;
   j["host"] = r.host;
-  if (!r.strategy.empty())
+  // A point in flight to or from an isolated worker has its own choice but
+  // no search yet (the host names it when it writes the record).
+  if (!r.strategy.empty() || !r.own_choice.empty()) {
     j["search"] = {{"strategy", r.strategy},
                    {"objective", r.objective},
                    {"evaluation", r.evaluation}};
+    if (!r.own_choice.empty()) {
+      Json own = Json::object();
+      for (const auto& [k, v] : r.own_choice) own[k] = v;
+      j["search"]["own_choice"] = own;
+    }
+  }
   if (!r.tuned.empty()) j["tuned"] = r.tuned;
   return j.dump();
 }
@@ -217,13 +238,7 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
   r.plugin = field<std::string>(plugin, "name", where, "plugin");
   r.plugin_version = field<std::string>(plugin, "version", where, "plugin");
   r.plugin_hash = field<std::string>(plugin, "hash", where, "plugin");
-  Json config = field<Json>(j, "config", where);
-  if (!config.is_object()) user_error_at(where) << "record field 'config' must be an object";
-  for (const auto& [k, v] : config.items()) {
-    if (!v.is_string())
-      user_error_at(where) << "config value " << k << " must be a string, found " << v.dump();
-    r.config.emplace_back(k, v.get<std::string>());
-  }
+  r.config = config_of(field<Json>(j, "config", where), where, "config");
   r.config_hash = field<std::string>(j, "config_hash", where);
   r.kernel_hash = field<std::string>(j, "kernel_hash", where);
   Json dev = field<Json>(j, "device", where);
@@ -283,6 +298,7 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
     r.strategy = field<std::string>(m, "strategy", where, "search");
     r.objective = field<std::string>(m, "objective", where, "search");
     r.evaluation = field<int64_t>(m, "evaluation", where, "search");
+    if (m.contains("own_choice")) r.own_choice = config_of(m["own_choice"], where, "search.own_choice");
   }
   if (j.contains("tuned")) r.tuned = field<std::string>(j, "tuned", where);
   return r;

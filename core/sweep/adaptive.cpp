@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace schedlab::sweep {
 
@@ -169,6 +170,55 @@ std::vector<float> SpaceView::features(uint64_t index) const {
     }
   }
   return f;
+}
+
+std::optional<uint64_t> SpaceView::nearest(
+    const std::vector<std::pair<std::string, std::string>>& choice) const {
+  // Per dimension, the distance of each of its values from the choice's.
+  std::vector<std::vector<double>> distance(dims());
+  bool names_any = false;
+  for (size_t k = 0; k < dims(); ++k) {
+    const Dimension& dim = problem_.scheduler->space.dims[k];
+    distance[k].assign(dim.values.size(), 0.0);
+    auto it = std::find_if(choice.begin(), choice.end(),
+                           [&](const auto& c) { return c.first == dim.name; });
+    if (it == choice.end()) continue;
+    names_any = true;
+    const std::string& want = it->second;
+    char* end = nullptr;
+    const double b = std::strtod(want.c_str(), &end);
+    const bool b_number = !want.empty() && end && *end == '\0';
+    for (size_t v = 0; v < dim.values.size(); ++v) {
+      const Value& value = dim.values[v];
+      if (value.str() == want) continue;
+      const bool a_number = value.kind == Value::Kind::Int || value.kind == Value::Kind::Float;
+      const double a = value.kind == Value::Kind::Float ? value.f : static_cast<double>(value.i);
+      if (a_number && b_number)
+        distance[k][v] = a > 0 && b > 0 ? std::abs(std::log2(a / b))
+                                        : std::abs(a - b) / (std::abs(b) + 1);
+      else
+        distance[k][v] = 1;
+    }
+  }
+  if (!names_any) return std::nullopt;
+  std::optional<uint64_t> best;
+  double best_distance = INFINITY;
+  for (uint64_t i : pool_) {  // in space order: ties go to the lower index
+    const std::vector<size_t> d = digits(i);
+    double sum = 0;
+    for (size_t k = 0; k < dims(); ++k) sum += distance[k][d[k]];
+    if (sum < best_distance) best_distance = sum, best = i;
+  }
+  return best;
+}
+
+WarmStart::WarmStart(bool enabled, const SpaceView& view) : enabled_(enabled), view_(&view) {
+  const Config& defaults = view.problem().scheduler->script_defaults;
+  if (!enabled || defaults.empty()) return;
+  std::vector<std::pair<std::string, std::string>> choice;
+  for (const auto& [name, v] : defaults.values) choice.emplace_back(name, v.str());
+  known_ = true;
+  point_ = view.nearest(choice);
 }
 
 std::vector<std::pair<double, uint64_t>> History::ranked() const {

@@ -16,6 +16,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schedlab/sweep/strategy.h"
@@ -105,6 +106,13 @@ class SpaceView {
   /// A numeric feature per dimension: the value itself for numbers and
   /// bools, its position in the dimension for a choice or a string.
   std::vector<float> features(uint64_t index) const;
+  /// The admissible point of the pool nearest to `choice` (parameter ->
+  /// value as `--set` spells it; Outcome::own_choice): per dimension, 0 for
+  /// the same value, |log2(a / b)| between positive numbers (128 is as near
+  /// 256 as 64), |a - b| / (|b| + 1) between other numbers, 1 otherwise, 0
+  /// for a dimension `choice` does not name; summed, ties to the lower
+  /// index. nullopt when `choice` names no dimension or the pool is empty.
+  std::optional<uint64_t> nearest(const std::vector<std::pair<std::string, std::string>>& choice) const;
 
  private:
   SearchProblem problem_;
@@ -163,6 +171,32 @@ inline void record_outcome(const SpaceView& view, History& history, const Config
       membership->observe(*i, objective_value(outcome, objective), outcome);
   }
 }
+
+/// Evolution's and model's warm start (StrategySpec::warm_start): the
+/// point nearest the scheduler's own choice, proposed once unless proposed
+/// already. A script's is its params(...) defaults, known from the start; a
+/// plugin's is learnt from the first outcome that carries it.
+class WarmStart {
+ public:
+  WarmStart(bool enabled, const SpaceView& view);
+  void observe(const Outcome& outcome) {
+    if (enabled_ && !known_ && !outcome.own_choice.empty()) {
+      known_ = true;
+      point_ = view_->nearest(outcome.own_choice);
+    }
+  }
+  /// The point to propose now (recorded in `history`), at most once.
+  std::optional<uint64_t> take(History& history) {
+    if (!point_ || !history.propose(*point_)) return std::nullopt;
+    return std::exchange(point_, std::nullopt);
+  }
+
+ private:
+  bool enabled_ = true;
+  const SpaceView* view_ = nullptr;
+  bool known_ = false;
+  std::optional<uint64_t> point_;
+};
 
 /// `n` distinct points of `pool` not yet proposed, uniformly (fewer when
 /// the pool runs out), each recorded in `history`.

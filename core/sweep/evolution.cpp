@@ -13,6 +13,11 @@
 // to a bound; after it a fresh random point stands in, so the search never
 // stalls while the space has points left. Failed points never parent.
 //
+// Warm start (StrategySpec::warm_start): once an outcome says what the
+// scheduler itself would choose, the nearest point of the space leads the
+// next generation, so that the search is never worse than the heuristic it
+// tunes (when the budget reaches a second generation).
+//
 // In a family (strategy.h), the searches of one scheduler are islands of an
 // island-model genetic algorithm: once the other members have evaluated
 // points, up to a quarter of each generation (at least one) are migrants,
@@ -32,7 +37,11 @@ namespace {
 class Evolution : public SearchStrategy {
  public:
   Evolution(const StrategySpec& spec, const SearchProblem& p, std::shared_ptr<SearchFamily> family)
-      : spec_(spec), rng_(search_seed(spec, p)), view_(p, rng_), member_(std::move(family), view_) {
+      : spec_(spec),
+        rng_(search_seed(spec, p)),
+        view_(p, rng_),
+        member_(std::move(family), view_),
+        start_(spec.warm_start, view_) {
     population_ = std::clamp<size_t>(spec.budget / 4, 2, 16);
     // The first generation leaves at least one evaluation to breed (or to a
     // migrant).
@@ -43,11 +52,15 @@ class Evolution : public SearchStrategy {
     const size_t left = spec_.budget - std::min<size_t>(spec_.budget, history_.proposals());
     const size_t n = std::min(left, history_.proposals() ? population_ : first_generation_);
     std::vector<uint64_t> next;
+    if (n > 0)
+      if (auto s = start_.take(history_)) next.push_back(*s);
     const std::vector<std::pair<double, uint64_t>> ranked = history_.ranked();
     std::vector<uint64_t> migrants = this->migrants(std::max<size_t>(1, n / 4));
-    if (migrants.size() > n) migrants.resize(n);
-    for (uint64_t i : migrants) history_.propose(i);
-    next = migrants;
+    if (migrants.size() > n - next.size()) migrants.resize(n - next.size());
+    for (uint64_t i : migrants) {
+      history_.propose(i);
+      next.push_back(i);
+    }
     if (ranked.empty()) {
       for (uint64_t i : draw_fresh(view_.pool(), n - next.size(), history_, rng_)) next.push_back(i);
     } else {
@@ -71,6 +84,7 @@ class Evolution : public SearchStrategy {
 
   void observe(const Config& config, const Outcome& outcome) override {
     record_outcome(view_, history_, config, outcome, spec_.objective, &member_);
+    start_.observe(outcome);
   }
 
  private:
@@ -131,6 +145,7 @@ class Evolution : public SearchStrategy {
   std::mt19937_64 rng_;
   SpaceView view_;
   Membership member_;  ///< after view_, which it points to
+  WarmStart start_;    ///< likewise
   History history_;
   size_t population_ = 2;
   size_t first_generation_ = 2;

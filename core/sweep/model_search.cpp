@@ -19,6 +19,10 @@
 // candidates alike (training on the true figures and predicting from
 // estimates would mix two different inputs).
 //
+// Warm start (StrategySpec::warm_start): once an outcome says what the
+// scheduler itself would choose, the nearest point of the space leads the
+// next batch, ahead of the model's choices.
+//
 // Deterministic: one thread, the exact tree method, fixed seeds; ties in the
 // predictions are broken by a shuffle from the search's generator.
 #include <xgboost/c_api.h>
@@ -103,8 +107,15 @@ class ModelSearch : public SearchStrategy {
  public:
   ModelSearch(const StrategySpec& spec, const SearchProblem& p,
               std::shared_ptr<SearchFamily> family)
-      : spec_(spec), rng_(search_seed(spec, p)), view_(p, rng_), member_(std::move(family), view_) {
-    first_batch_ = std::clamp<size_t>(spec.budget / 4, 2, 16);
+      : spec_(spec),
+        rng_(search_seed(spec, p)),
+        view_(p, rng_),
+        member_(std::move(family), view_),
+        start_(spec.warm_start, view_) {
+    // The first batch leaves at least one evaluation to the model (or to
+    // the warm start).
+    first_batch_ = std::min<size_t>(std::clamp<size_t>(spec.budget / 4, 2, 16),
+                                    std::max<uint64_t>(1, spec.budget - 1));
     batch_ = std::clamp<size_t>(spec.budget / 8, 1, 16);
   }
 
@@ -112,14 +123,18 @@ class ModelSearch : public SearchStrategy {
     const size_t left = spec_.budget - std::min<size_t>(spec_.budget, history_.proposals());
     std::vector<uint64_t> next;
     const Training training = this->training();
+    // The random opening is larger than the model's batches.
+    const bool opening = training.y.size() < 2 && history_.proposals() == 0;
+    const size_t n = std::min(left, opening ? first_batch_ : batch_);
+    if (n > 0)
+      if (auto s = start_.take(history_)) next.push_back(*s);
     if (training.y.size() < 2) {
       // Nothing to learn from yet: a random batch.
-      next = draw_fresh(view_.pool(), std::min(left, history_.proposals() ? batch_ : first_batch_),
-                        history_, rng_);
+      for (uint64_t i : draw_fresh(view_.pool(), n - next.size(), history_, rng_))
+        next.push_back(i);
     } else {
-      const size_t n = std::min(left, batch_);
-      const size_t explore = static_cast<size_t>(double(n) * kExploration);
-      next = best_predicted(training, n - explore);
+      const size_t explore = static_cast<size_t>(double(n - next.size()) * kExploration);
+      for (uint64_t i : best_predicted(training, n - next.size() - explore)) next.push_back(i);
       for (uint64_t i : draw_fresh(view_.pool(), explore, history_, rng_)) next.push_back(i);
     }
     return view_.configs(next);
@@ -127,6 +142,7 @@ class ModelSearch : public SearchStrategy {
 
   void observe(const Config& config, const Outcome& outcome) override {
     record_outcome(view_, history_, config, outcome, spec_.objective, &member_);
+    start_.observe(outcome);
   }
 
  private:
@@ -241,6 +257,7 @@ class ModelSearch : public SearchStrategy {
   std::mt19937_64 rng_;
   SpaceView view_;
   Membership member_;  ///< after view_, which it points to
+  WarmStart start_;    ///< likewise
   History history_;
   size_t first_batch_ = 2, batch_ = 1;
 };

@@ -226,6 +226,7 @@ PluginRun schedule_fusion_with_plugin(const plugin::Plugin& p, ir::Fusion& f,
   seg.tuned = nullptr;
   if (tuned != nullptr) run.tuned_offered = tuned->source;
   if (tuned != nullptr && p.format(chosen) == p.format(tuned->values)) run.tuned = tuned->source;
+  run.own = chosen;
   run.params = p.with_settings(std::move(chosen), settings);
   run.params_str = p.format(run.params);
   p.schedule(seg, run.params);

@@ -118,7 +118,7 @@ bool reusable(const report::Record& old, const report::Record& now, int64_t repe
 /// What a search learns of a finished record: its status, median, and the
 /// performance model's prediction and profile figures when it was profiled.
 Outcome outcome_of(const report::Record& r) {
-  Outcome o{std::string(report::status_name(r.status)), 0, std::nullopt, {}};
+  Outcome o{std::string(report::status_name(r.status)), 0, std::nullopt, {}, r.own_choice};
   if (r.status == report::Status::Ok && !r.times_us.empty()) o.median_s = r.summary().median * 1e-6;
   if (!r.prediction) return o;
   o.predicted_s = r.prediction->predicted_us * 1e-6;
@@ -138,6 +138,19 @@ Outcome outcome_of(const report::Record& r) {
 }
 
 }  // namespace
+
+report::ConfigList own_choice(const SchedulerSpec& sched, const plugin::Plugin& plugin,
+                              const plugin::ParamValues& own) {
+  report::ConfigList r;
+  if (sched.uses_heuristic()) return r;
+  if (!sched.script.empty()) {
+    for (const auto& [name, v] : sched.script_defaults.values) r.emplace_back(name, v.str());
+    return r;
+  }
+  for (size_t k = 0; k < plugin.schema().size() && k < own.size(); ++k)
+    r.emplace_back(plugin.schema()[k].name, plugin.format_value(k, own[k]));
+  return r;
+}
 
 report::Device describe_device(runtime::Backend& backend) {
   report::Device d;
@@ -572,6 +585,7 @@ bool SweepRun::schedule(size_t i, bool in_child) {
         r.config.emplace_back(plugin.schema()[k].name, plugin.format_value(k, run.params[k]));
       r.config_hash = report::config_hash(r.config);
     }
+    r.own_choice = own_choice(sched, plugin, run.own);  // a search's warm start
   } catch (const plugin::PluginFault& e) {
     // The plugin broke the ABI: its failure, not the schedule's.
     fail(s, report::Status::PluginError, e.what());

@@ -37,7 +37,8 @@ const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
 const std::vector<std::string> kSchedulerKeys = {"name",        "plugin",  "script",
                                                  "space",       "set",     "constraints",
                                                  "fusions",     "fast_math"};
-const std::vector<std::string> kStrategyKeys = {"method", "n", "budget", "seed", "objective"};
+const std::vector<std::string> kStrategyKeys = {"method", "n",         "budget",
+                                                "seed",   "objective", "warm_start"};
 const std::vector<std::string> kValidationKeys = {"rtol", "atol", "sanitize"};
 const std::vector<std::string> kMeasureKeys = {"repetitions", "warmup",     "min_time",
                                                "flush_l2",    "min_effect", "seed"};
@@ -306,6 +307,13 @@ class Loader {
           int_of(budget, key, s.kind == StrategySpec::Kind::Halving ? 2 : 1));
       if (n["seed"]) s.seed = static_cast<uint64_t>(int_of(n["seed"], "strategy seed", 0));
     }
+    if (const YAML::Node& w = n["warm_start"]) {
+      if (s.kind != StrategySpec::Kind::Evolution && s.kind != StrategySpec::Kind::Model)
+        user_error_at(r_.loc(w)) << "strategy: 'warm_start' applies to evolution and model, which "
+                                 << "learn from outcomes; expected it only with them, found it "
+                                 << "with " << method;
+      s.warm_start = bool_of(w, "strategy warm_start");
+    }
     if (const YAML::Node& o = n["objective"]) {
       s.objective_loc = r_.loc(o);
       const std::string v = text_of(o, "strategy objective", "measured, predicted or cpu");
@@ -510,8 +518,11 @@ class Loader {
       s.plugin = "script";
       lookup("script", script, "script schedulers run through the `script` plugin: ");
       s.name = fs::path(s.script).stem().string();
-      for (const auto& ph : frontend::schedule_placeholders(s.script))
+      for (const auto& ph : frontend::schedule_placeholders(s.script)) {
         placeholders.push_back(ph.name);
+        if (ph.default_value)
+          s.script_defaults.values.emplace_back(ph.name, Value::integer(*ph.default_value));
+      }
     }
     if (const YAML::Node& n = entry["name"]) s.name = text_of(n, "name", "a display name");
     s.fast_math = spec_.fast_math;

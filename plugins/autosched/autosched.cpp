@@ -216,9 +216,13 @@ bool normalization_choice(const Facts& f, const pa::DeviceProperties& d, Config&
       const RowCost r = row_cost(f, d, t);
       if (!r.fits) continue;
       // Two vectors a thread, four for 2-byte storage (as the normalization
-      // plugin's min_persist: f32 math on half the bytes).
-      const int64_t least = f.widest < 4 ? 4 : 2;
-      const bool too_few = persist < least && ceil_div(ceil_div(f.R, t.vector), least) >= 32;
+      // plugin's least_persist: f32 math on half the bytes), unless so few
+      // rows starve the device with them: then rows of up to kTargetThreads.
+      const int64_t vectors = ceil_div(f.R, t.vector);
+      int64_t least = f.widest < 4 ? 4 : 2;
+      if (pa::starves_device(f.I * ceil_div(vectors, least), d))
+        least = std::clamp<int64_t>(ceil_div(vectors, kTargetThreads), 1, least);
+      const bool too_few = persist < least && ceil_div(vectors, least) >= 32;
       if (!too_few && r.row_threads <= kMaxRowThreads) {
         c = t;
         return true;

@@ -75,7 +75,9 @@
 //            threads within kMaxRowThreads (512: big blocks cost occupancy
 //            and reduction latency), at least kMinPersist (2 vectors in
 //            flight per thread; 4 for 2-byte storage, min_persist) while the
-//            row still spans a warp of threads,
+//            row still spans a warp of threads (fewer, down to a row of
+//            kTargetThreads threads, when so few rows starve the device:
+//            least_persist),
 //            and that keeps the per-thread register buffers within the
 //            budget: registers = sum over persistent tensors in registers of
 //            persist * vector * ceil(bytes/4), plus kRegisterOverhead, at
@@ -418,6 +420,18 @@ int64_t min_persist(const Analysis& a) {
   return a.widest < 4 ? 2 * kMinPersist : kMinPersist;
 }
 
+/// min_persist, unless so few rows starve the device (pa::starves_device)
+/// with it: a wave that cannot fill the device is latency bound, and each
+/// thread's serial work then sets its time, so a row spreads over up to
+/// kTargetThreads threads first (the model: layernorm_bf16 at N=256, K=1024
+/// takes 1.00 us with 4 vectors of 8 a thread, a warp a row, and 0.31 us
+/// with 1, 128 threads; at N=2048 the 4 vectors stay best).
+int64_t least_persist(const Analysis& a, const pa::DeviceProperties& d, int64_t vectors) {
+  const int64_t least = min_persist(a);
+  if (!pa::starves_device(a.I * ceil_div(vectors, least), d)) return least;
+  return std::clamp<int64_t>(ceil_div(vectors, kTargetThreads), 1, least);
+}
+
 /// Rows per block: towards kTargetThreads, while every SM still gets a block.
 int64_t choose_rows(const Analysis& a, const pa::DeviceProperties& d, int64_t row_threads) {
   int64_t rows = std::max<int64_t>(
@@ -464,7 +478,7 @@ Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path
     // cost per element halves (the model: softmax at K=1024 goes from
     // issue-bound at 79 % of bandwidth to DRAM-bound at 89 %).
     const int64_t vectors = ceil_div(a.R, c.vector);
-    const int64_t least = min_persist(a);
+    const int64_t least = least_persist(a, d, vectors);
     const bool too_few = persist < least && ceil_div(vectors, least) >= kWarp;
     if (!too_few && c.row_threads <= kMaxRowThreads) return c;
     if (first_fit.persist == 0) first_fit = c;

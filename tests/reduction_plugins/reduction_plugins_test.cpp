@@ -390,8 +390,14 @@ TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
   // (2-byte storage takes twice kMinPersist: f32 math on half the bytes).
   EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 4096}}),
             "vector=8, persist=4, rows=1, cache_inputs=true, persistence=registers");
+  EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 16384}, {"K", 1000}}),
+            "vector=8, persist=4, rows=4, cache_inputs=true, persistence=registers");
+  // ... unless so few rows starve the device with them (33 rows of a warp):
+  // then a row spreads over up to 128 threads, one vector each here.
   EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 33}, {"K", 1000}}),
-            "vector=8, persist=4, rows=1, cache_inputs=true, persistence=registers");
+            "vector=8, persist=1, rows=1, cache_inputs=true, persistence=registers");
+  EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 256}, {"K", 2048}}),
+            "vector=8, persist=2, rows=1, cache_inputs=true, persistence=registers");
   // f32 keeps two per thread.
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 4096}}),
             "vector=4, persist=2, rows=1, cache_inputs=true, persistence=registers");

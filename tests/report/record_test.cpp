@@ -1,5 +1,6 @@
 // Sweep records: JSON round trip, JSONL reading (a truncated last line is
 // skipped, any other bad line is an error at file:line), keys.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -30,6 +31,20 @@ TEST(Record, JsonRoundTrip) {
   EXPECT_EQ(back.times_us, r.times_us);
   EXPECT_EQ(back.device.peak_gbps, 4800);
   EXPECT_EQ(back.status, Status::Ok);
+  // A searched point: its search, and the scheduler's own choice.
+  r.strategy = "evolution";
+  r.objective = "predicted";
+  r.evaluation = 3;
+  r.own_choice = {{"vec", "8"}, {"block", "128"}};
+  back = record_from_json(to_json(r), {"x.jsonl", 1, 0});
+  EXPECT_EQ(back.own_choice, r.own_choice);  // file order kept
+  EXPECT_EQ(to_json(back), to_json(r));
+  EXPECT_THAT(user_error_of([&] {
+                auto j = nlohmann::json::parse(to_json(r));
+                j["search"]["own_choice"]["vec"] = 8;
+                record_from_json(j.dump(), {"x.jsonl", 4, 0});
+              }),
+              testing::HasSubstr("search.own_choice value vec must be a string, found 8"));
 }
 
 TEST(Record, JsonCarriesDerivedFigures) {

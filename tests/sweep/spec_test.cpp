@@ -271,7 +271,7 @@ TEST(Strategy, AskTellLoopAndObserveDefault) {
   for (auto batch = strategy->propose(); !batch.empty(); batch = strategy->propose())
     for (const Config& c : batch) {
       ++proposed;
-      strategy->observe(c, Outcome{"ok", 1e-6, std::nullopt, {}});  // grid ignores
+      strategy->observe(c, Outcome{"ok", 1e-6, std::nullopt, {}, {}});  // grid ignores
     }
   EXPECT_EQ(proposed, brute_force(4096).size());
   EXPECT_TRUE(strategy->propose().empty());

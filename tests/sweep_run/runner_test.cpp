@@ -96,6 +96,20 @@ TEST(SweepRunner, DrivesAnAdaptiveStrategyRoundByRound) {
     EXPECT_TRUE(res.records[i].device.emulated);
   }
   EXPECT_EQ(report::read_records(ro.output).records.size(), seen.size());
+  // Each outcome says what the plugin would choose itself (the warm start):
+  // the same at every point, its whole schema, and not the point's own
+  // configuration each time; the records keep it.
+  const auto& own = seen[0].own_choice;
+  ASSERT_EQ(own.size(), res.records[0].config.size());
+  EXPECT_EQ(own[0].first, "block");
+  bool differs = false;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].own_choice, own) << i;
+    EXPECT_EQ(res.records[i].own_choice, own) << i;
+    differs = differs || res.records[i].config != own;
+  }
+  EXPECT_TRUE(differs) << "the own choice is the plugin's, not the point's";
+  EXPECT_EQ(report::read_records(ro.output).records[0].own_choice, own);
 }
 
 // The sizes are written K first; the fusion declares N first (x: [N, K]).
@@ -149,6 +163,7 @@ TEST(SweepRunner, InterleavedGroupSameKernelOnceAndGoogleBenchmarkJsonAlways) {
     ASSERT_EQ(r.status, report::Status::Ok) << r.error;
     EXPECT_EQ(r.times_us.size(), 4u);
     EXPECT_EQ(r.group, first.group);  // one (fusion, sizes) group: paired rounds
+    EXPECT_TRUE(r.own_choice.empty()) << "a heuristic row runs its own choice";
     EXPECT_EQ(r.seed, 99u);
     EXPECT_EQ(r.baseline, "second");  // the sweep's, for `report`
     EXPECT_EQ(r.min_effect, 0.03);
@@ -285,6 +300,34 @@ TEST(SweepRunner, IsolatedRunsGiveTheSameKernelsAsInProcess) {
   ASSERT_EQ(runs[0].size(), 3u);
   EXPECT_EQ(runs[1], runs[0]);
   EXPECT_EQ(runs[2], runs[0]);
+}
+
+// The scheduler's own choice (the adaptive strategies' warm start) is made
+// where the plugin runs: under --isolate in a worker, whose record carries it
+// back to the host before the host names its search.
+TEST(SweepRunner, TheOwnChoiceComesBackFromAnIsolatedWorker) {
+  const fs::path dir = fresh_dir("own_choice");
+  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  std::vector<std::vector<report::ConfigList>> runs;
+  for (int mode = 0; mode < 2; ++mode) {
+    plugin::Registry registry(plugin::plugin_search_path());
+    if (mode > 0) registry.load_isolated(std::chrono::seconds(60));
+    SweepSpec spec = load_text(dir, kSweep, registry);
+    RunOptions ro;
+    ro.output = (dir / ("r" + std::to_string(mode) + ".jsonl")).string();
+    ro.cache_dir = (dir / "cache").string();
+    ro.isolate = mode > 0;
+    RunResult res = run_sweep(spec, registry, *backend, ro);
+    std::vector<report::ConfigList> own;
+    for (const report::Record& r : res.records) {
+      EXPECT_EQ(r.status, report::Status::Ok) << mode << ": " << r.error;
+      EXPECT_FALSE(r.own_choice.empty()) << mode << " " << r.config_label();
+      own.push_back(r.own_choice);
+    }
+    runs.push_back(own);
+  }
+  ASSERT_EQ(runs[0].size(), 5u);
+  EXPECT_EQ(runs[1], runs[0]);
 }
 
 // --resume after a run killed with one record written: twins (one plugin

@@ -20,6 +20,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
+#include "schedlab/model/profile.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/sweep/pipeline.h"
 #include "schedlab/sweep/spec.h"
 #include "schedlab/sweep/strategy.h"
 
@@ -36,6 +41,43 @@ inline std::string sizes_key(const ir::SizeBindings& sizes) {
 inline std::string table_key(const std::string& sweep, const SearchProblem& p, const Config& c) {
   return sweep + "\t" + p.fusion->name + "\t" + sizes_key(*p.sizes) + "\t" + p.scheduler->name +
          "\t" + c.str();
+}
+
+/// The table's columns after the key for configuration `c` of `p`: status,
+/// then the figures (empty unless "ok"), tab-separated, from scheduling it
+/// with the real plugin, lowering and profiling it on `device` as `schedlab
+/// run` profiles a point (runner.cpp, SweepRun::profile), without validating
+/// or timing it. `error` gets a failure's message.
+inline std::string table_columns(const SweepSpec& spec, const SearchProblem& p, const Config& c,
+                                 plugin::Registry& registry, runtime::Backend& cpu,
+                                 const model::DeviceModel& device, const model::ProfileOptions& po,
+                                 const std::vector<std::string>& fusion_dirs, std::string* error) {
+  std::string status = "ok", figures = "\t\t\t\t";
+  try {
+    BoundFusion bf = bind_fusion(p.fusion->path, fusion_dirs, *p.sizes);
+    const int64_t bytes = io_bytes(*bf.def.fusion, bf.sizes);
+    PluginRun run =
+        schedule_with_plugin(*registry.get(p.scheduler->plugin), bf, std::nullopt,
+                             p.scheduler->settings(c));
+    if (!run.accepted) {
+      status = "rejected";
+    } else {
+      status = "compile_error";
+      runtime::PreparedKernel k =
+          runtime::prepare(*bf.def.fusion, bf.sizes, {},
+                           runtime::KernelOptions{spec.dynamic_sizes, p.scheduler->fast_math});
+      model::KernelProfile prof =
+          model::profile_kernel(cpu, k, *bf.def.fusion, bf.sizes, bytes, device, po, p.fusion->name);
+      status = "ok";
+      figures = fmt::format("{:.9g}\t{:.9g}\t{:.9g}\t{}\t{:.9g}", prof.prediction.predicted_s * 1e6,
+                            prof.sector_bytes, prof.occupancy.occupancy, prof.resources.registers,
+                            prof.instructions_per_thread);
+    }
+  } catch (const UserError& e) {
+    if (status == "ok") status = "schedule_error";
+    if (error) *error = e.what();
+  }
+  return status + "\t" + figures;
 }
 
 /// The table: key -> the outcome a run with objective predicted would report.

@@ -18,12 +18,10 @@
 #include <iostream>
 
 #include "predicted_table.h"
-#include "schedlab/model/profile.h"
-#include "schedlab/plugin/registry.h"
-#include "schedlab/sweep/pipeline.h"
 
 using namespace schedlab;
 using namespace schedlab::sweep;
+using schedlab::sweep::testing_util::table_columns;
 using schedlab::sweep::testing_util::table_key;
 
 int main(int argc, char** argv) {
@@ -59,34 +57,13 @@ int main(int argc, char** argv) {
         for (const SchedulerSpec& s : spec.schedulers) {
           if (!s.applies_to(f.name) || s.uses_heuristic()) continue;
           const SearchProblem p{&s, &f, &sizes};
-          auto plugin = registry.get(s.plugin);
           for (const Config& c : admissible_configs(p)) {
             if (item++ % parts != part) continue;
-            std::string status = "ok", figures = "\t\t\t\t";
-            try {
-              BoundFusion bf = bind_fusion(f.path, lo.fusion_dirs, sizes);
-              const int64_t bytes = io_bytes(*bf.def.fusion, bf.sizes);
-              PluginRun run = schedule_with_plugin(*plugin, bf, std::nullopt, s.settings(c));
-              if (!run.accepted) {
-                status = "rejected";
-              } else {
-                status = "compile_error";
-                runtime::PreparedKernel k =
-                    runtime::prepare(*bf.def.fusion, bf.sizes, {},
-                                     runtime::KernelOptions{spec.dynamic_sizes, s.fast_math});
-                model::KernelProfile prof = model::profile_kernel(*cpu, k, *bf.def.fusion, bf.sizes,
-                                                                  bytes, device, po, f.name);
-                status = "ok";
-                figures = fmt::format("{:.9g}\t{:.9g}\t{:.9g}\t{}\t{:.9g}",
-                                      prof.prediction.predicted_s * 1e6, prof.sector_bytes,
-                                      prof.occupancy.occupancy, prof.resources.registers,
-                                      prof.instructions_per_thread);
-              }
-            } catch (const UserError& e) {
-              if (status == "ok") status = "schedule_error";
-              std::cerr << table_key(sweep, p, c) << ": " << e.what() << "\n";
-            }
-            fmt::print("{}\t{}\t{}\n", table_key(sweep, p, c), status, figures);
+            std::string error;
+            const std::string columns =
+                table_columns(spec, p, c, registry, *cpu, device, po, lo.fusion_dirs, &error);
+            if (!error.empty()) std::cerr << table_key(sweep, p, c) << ": " << error << "\n";
+            fmt::print("{}\t{}\n", table_key(sweep, p, c), columns);
             std::fflush(stdout);
           }
         }

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -40,10 +41,10 @@ strategy: )" +
 /// 1 us there, and a failing corner (block > 960: "rejected").
 Outcome landscape(const Config& c) {
   const double persist = double(c.find("persist")->i), block = double(c.find("block")->i);
-  if (block > 960) return {"rejected", 0, std::nullopt, {}};
+  if (block > 960) return {"rejected", 0, std::nullopt, {}, {}};
   const double t = 1 + 0.05 * std::pow(persist - 5, 2) + 4e-5 * std::pow(block - 384, 2) +
                    (c.find("order")->s == "outer" ? 0.3 : 0);
-  Outcome o{"ok", 1e-6 * (t + 0.5), 1e-6 * t, {block * 8, 1 / persist, 32 + persist, block}};
+  Outcome o{"ok", 1e-6 * (t + 0.5), 1e-6 * t, {block * 8, 1 / persist, 32 + persist, block}, {}};
   return o;
 }
 
@@ -101,13 +102,13 @@ TEST(SearchSpec, ExpandListsOnlyAnAdaptiveStrategysFirstBatch) {
 }
 
 TEST(ObjectiveValue, PicksTheFigureAndFailsWithoutOne) {
-  Outcome o{"ok", 2e-6, 1e-6, {}};
+  Outcome o{"ok", 2e-6, 1e-6, {}, {}};
   EXPECT_EQ(objective_value(o, StrategySpec::Objective::Measured), 2e-6);
   EXPECT_EQ(objective_value(o, StrategySpec::Objective::Cpu), 2e-6);
   EXPECT_EQ(objective_value(o, StrategySpec::Objective::Predicted), 1e-6);
   o.predicted_s.reset();
   EXPECT_EQ(objective_value(o, StrategySpec::Objective::Predicted), std::nullopt);
-  EXPECT_EQ(objective_value({"wrong_result", 2e-6, 1e-6, {}}, StrategySpec::Objective::Measured),
+  EXPECT_EQ(objective_value({"wrong_result", 2e-6, 1e-6, {}, {}}, StrategySpec::Objective::Measured),
             std::nullopt);
 }
 
@@ -136,7 +137,7 @@ TEST_P(Adaptive, EndsWhenTheSpaceRunsOut) {
 
 TEST_P(Adaptive, SurvivesOnlyFailures) {
   Trace t = drive("{method: " + GetParam() + ", budget: 24, seed: 1}", [](const Config&) {
-    return Outcome{"compile_error", 0, std::nullopt, {}};
+    return Outcome{"compile_error", 0, std::nullopt, {}, {}};
   });
   EXPECT_LE(distinct(t.proposed), 24u);
   EXPECT_GE(distinct(t.proposed), 1u);
@@ -251,7 +252,7 @@ TEST_P(Family, LockstepIsDeterministic) {
       for (size_t z = 0; z < 2; ++z)
         for (const Config& c : round[z]) {
           proposed[z].push_back(c.str());
-          const Outcome o = z == 0 ? Outcome{"compile_error", 0, std::nullopt, {}} : landscape(c);
+          const Outcome o = z == 0 ? Outcome{"compile_error", 0, std::nullopt, {}, {}} : landscape(c);
           if (auto v = o.predicted_s) best = std::min(best, *v * 1e6);
           st[z]->observe(c, o);
         }
@@ -268,6 +269,67 @@ TEST_P(Family, LockstepIsDeterministic) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, Family, testing::Values("evolution", "model"));
+
+// Warm start: every outcome says what the scheduler itself would choose
+// (Outcome::own_choice); evolution and model lead their next batch with the
+// admissible point nearest it, once, unless `warm_start: false`.
+class WarmStart : public testing::TestWithParam<std::string> {
+ protected:
+  /// The batches of a search whose outcomes carry `own` (landscape's otherwise).
+  std::vector<std::vector<std::string>> batches(
+      bool warm, const std::vector<std::pair<std::string, std::string>>& own) {
+    SweepSpec s = load_text(sweep_text("{method: " + GetParam() + ", budget: 12, seed: 4, " +
+                                       "objective: predicted, warm_start: " +
+                                       (warm ? "true" : "false") + "}"));
+    EXPECT_EQ(s.strategy.warm_start, warm);
+    SearchProblem p{&s.schedulers[0], &s.fusions[0], &s.fusions[0].sizes[0]};
+    auto st = make_strategy(s.strategy, p);
+    std::vector<std::vector<std::string>> r;
+    for (auto batch = st->propose(); !batch.empty(); batch = st->propose()) {
+      r.emplace_back();
+      for (const Config& c : batch) {
+        EXPECT_TRUE(s.schedulers[0].admits(c, *p.sizes)) << c.str();
+        r.back().push_back(c.str());
+        Outcome o = landscape(c);
+        o.own_choice = own;
+        st->observe(c, o);
+      }
+    }
+    return r;
+  }
+  static size_t count(const std::vector<std::vector<std::string>>& b, const std::string& c) {
+    size_t n = 0;
+    for (const auto& batch : b) n += static_cast<size_t>(std::count(batch.begin(), batch.end(), c));
+    return n;
+  }
+};
+
+TEST_P(WarmStart, TheOwnChoiceLeadsTheSecondBatchOnce) {
+  const std::string own = "persist=9, block=640, order=outer";
+  const auto warm = batches(true, {{"persist", "9"}, {"block", "640"}, {"order", "outer"}});
+  ASSERT_GE(warm.size(), 2u);
+  EXPECT_EQ(warm[1].front(), own);
+  EXPECT_EQ(count(warm, own), 1u);
+  // Off: the same seed never happens on it (1 point in 768).
+  const auto cold = batches(false, {{"persist", "9"}, {"block", "640"}, {"order", "outer"}});
+  EXPECT_EQ(count(cold, own), 0u);
+}
+
+TEST_P(WarmStart, TheNearestAdmissiblePointStandsIn) {
+  // persist 14 with order outer is not admissible (the constraint), 400 is
+  // not a block of the space: 416 is nearer than 384 by ratio, persist 12
+  // (outer) nearer than 14 inner (a different choice counts 1).
+  const auto warm = batches(true, {{"persist", "14"}, {"block", "400"}, {"order", "outer"},
+                                   {"unroll", "2"}});  // a parameter the space lacks: ignored
+  ASSERT_GE(warm.size(), 2u);
+  EXPECT_EQ(warm[1].front(), "persist=12, block=416, order=outer");
+}
+
+TEST_P(WarmStart, AnOwnChoiceNamingNoDimensionChangesNothing) {
+  EXPECT_EQ(batches(true, {{"unroll", "2"}}), batches(false, {}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, WarmStart, testing::Values("evolution", "model"));
 
 TEST(Halving, TimesTheBestHalfLongerEachRung) {
   Trace t = drive("{method: halving, budget: 16, seed: 3, objective: predicted}");

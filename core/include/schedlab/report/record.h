@@ -136,6 +136,12 @@ struct Record {
   /// point (its source, "tuned.yaml:12: softmax N=any K=[4096, 8191]"; JSON
   /// "tuned", optional); "" when it chose by its heuristic.
   std::string tuned;
+  /// For a point of a space: what the scheduler itself would choose at this
+  /// fusion and sizes, its plugin's compute_params values before the point's
+  /// were set (schema order), or its script's params(...) defaults (JSON
+  /// search.own_choice, optional). Empty for a heuristic row, which runs it.
+  /// The adaptive strategies start from it (StrategySpec::warm_start).
+  ConfigList own_choice;
 
   /// "N=1024,K=1024", in the order of `sizes` (the fusion's declaration order).
   std::string size_label() const;

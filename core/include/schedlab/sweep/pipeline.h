@@ -53,6 +53,7 @@ struct PluginRun {
   bool accepted = false;       ///< false: can_schedule said no (nothing was scheduled)
   std::string reason;          ///< can_schedule's reason when rejected
   plugin::ParamValues params;  ///< the values applied: compute_params, then `settings`
+  plugin::ParamValues own;     ///< compute_params' choice alone, before `settings`
   std::string params_str;      ///< plugin.format(params): "block=128, vector=4"
   std::string device_name;     ///< the device the plugin scheduled for
   /// "plugin pointwise 1.0 (plugin ABI 1.0) on schedlab-model-sm90: block=128"

@@ -96,6 +96,13 @@ struct RunResult {
   size_t cached = 0;                    ///< points whose times were reused
 };
 
+/// What `sched` would choose itself (report::Record::own_choice), given the
+/// values compute_params chose for one of its points (PluginRun::own, in
+/// `plugin`'s schema order): those, formatted, for a plugin; its script's
+/// params(...) defaults for a script; empty for a heuristic row.
+report::ConfigList own_choice(const SchedulerSpec& sched, const plugin::Plugin& plugin,
+                              const plugin::ParamValues& own);
+
 /// The device a backend runs on, as records name it.
 report::Device describe_device(runtime::Backend& backend);
 

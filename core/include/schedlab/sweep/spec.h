@@ -73,6 +73,9 @@ struct SchedulerSpec {
   /// the heuristic's own choice (compute_params) overlaid by `fixed`.
   ParamSpace space;
   Config fixed;                         ///< `set:`, the same for every point
+  /// A script's params(...) defaults: its own choice, as compute_params is a
+  /// plugin's (the adaptive strategies' warm start). Empty for a plugin.
+  Config script_defaults;
   std::vector<Constraint> constraints;  ///< all must hold
   /// `fusions:`, the names of the sweep's fusions it runs on; empty: all.
   std::vector<std::string> fusions;
@@ -121,6 +124,11 @@ struct StrategySpec {
   uint64_t budget = 0;
   uint64_t seed = 0;
   Objective objective = Objective::Measured;
+  /// Evolution and model: once an outcome says what the scheduler itself
+  /// would choose (Outcome::own_choice), propose the point of the space
+  /// nearest to it next, unless already proposed. `warm_start: false` turns
+  /// it off, to see the search alone.
+  bool warm_start = true;
   SourceLoc loc;            ///< the `strategy:` value
   SourceLoc objective_loc;  ///< the `objective:` value, or `loc` when not given
 

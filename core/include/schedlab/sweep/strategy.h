@@ -59,6 +59,10 @@ struct Outcome {
   std::optional<double> predicted_s;
   /// kProfileFeatures' values when the point was profiled, else empty.
   std::vector<double> profile;
+  /// What the scheduler itself would choose at this fusion and sizes
+  /// (report::Record::own_choice): parameter -> value as `--set` spells it;
+  /// empty when unknown. The warm start of evolution and model.
+  std::vector<std::pair<std::string, std::string>> own_choice;
   bool ok() const { return status == "ok"; }
 };
 
