@@ -13,11 +13,16 @@
 //              rows * R elements per buffer and block (dynamic shared
 //              memory up to the device's opt-in limit), in the order the
 //              fusion computes them (the inputs' caches first) while they fit;
-//              the rest stay in registers. When they do not fit so, the
-//              intermediates are recomputed by each pass (as on the
-//              multi-pass path) and only the inputs' caches persist, in their
-//              storage type (a bf16 row: 2 bytes an element, not the 8 of its
-//              f32 cast and e). The row is still read once.
+//              the rest stay in registers. When they do not fit so, or a
+//              kept buffer's vectors are wider than 16 bytes (the f32 cast
+//              of a bf16 row: read element by element, 8-way bank
+//              conflicts), the intermediates are recomputed by each pass (as
+//              on the multi-pass path) and only the inputs' caches persist, in
+//              their storage type (a bf16 row: 2 bytes an element, not the 8
+//              of its f32 cast and e). Every Shared buffer is written and
+//              read a vector at a time (a register copy per reading pass), so
+//              its [persist, threads, vector] layout meets no bank conflict.
+//              The row is still read once.
 //   none       multi-pass: no buffer. Each reduction and the epilogue is a
 //              serial loop over the row (threads stride it, persist vectors
 //              each, then a block reduction); persistent inputs are read from
@@ -98,8 +103,8 @@
 //   rmsnorm (one f32 buffer): registers to 56320, shared at 57344, multi-pass
 //     from 58368. softmax_bf16, layernorm_bf16 (two f32 buffers: the cast
 //     of x, which is what persists, not the bf16 cache, and e or d):
-//     registers to 27648, shared to 55296, then shared with the bf16 cache
-//     alone (the rest recomputed) to 114688. rmsnorm_bf16 (the cast):
+//     registers to 27648, then shared with the bf16 cache alone (the rest
+//     recomputed) to 114688. rmsnorm_bf16 (the cast):
 //     registers to 55296, shared (the bf16 cache) to 114688. A 256 KiB f32
 //     row (K=65536) fits neither.
 #include <algorithm>
@@ -369,16 +374,29 @@ Config place_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) 
   return c;
 }
 
+/// Whether a Shared buffer of `c` holds vectors wider than one 16-byte
+/// access (an f32 buffer of a bf16 row at vector=8): the shared path cannot
+/// read it through a register copy, so it is read element by element, with
+/// bank conflicts (the model: softmax_bf16 at N=256, K=32768, keeping its
+/// f32 cast and e in shared memory, 8-way, 28 % of peak bandwidth).
+bool shared_read_by_element(const Analysis& a, const Config& c) {
+  for (size_t i = 0; i < a.persistent.size(); ++i)
+    if (c.in_shared[i] && c.vector * dtype_bytes(a.persistent[i].dtype()) > kMaxVectorBytes)
+      return true;
+  return false;
+}
+
 /// The shared path: the persistent buffers placed as above; when they do
-/// not fit, the intermediates recomputed by each pass and only the inputs'
-/// caches kept (in their storage type: a bf16 row of K elements takes 2K
-/// bytes where its f32 cast took 4K and softmax's e 4K more).
+/// not fit, or would be read element by element (shared_read_by_element),
+/// the intermediates recomputed by each pass and only the inputs' caches
+/// kept (in their storage type: a bf16 row of K elements takes 2K bytes
+/// where its f32 cast took 4K and softmax's e 4K more).
 Config cost_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) {
   c.recompute = false;
   Config keep = place_shared(a, d, c);
   const bool only_inputs = std::all_of(a.persistent.begin(), a.persistent.end(),
                                        [](const pa::TensorView& t) { return t.is_input(); });
-  if (keep.fits() || only_inputs) return keep;
+  if (only_inputs || (keep.fits() && !shared_read_by_element(a, keep))) return keep;
   Config r = place_shared(with_recompute(a), d, c);
   r.recompute = true;
   return r.fits() ? r : keep;
@@ -747,6 +765,30 @@ class Normalization : public pa::Plugin {
           if (std::find(a.full_inputs.begin(), a.full_inputs.end(), in) == a.full_inputs.end())
             vectorized.push_back(in.cache_after());
     }
+
+    // The shared path writes and reads each Shared buffer a vector at a
+    // time: it reads into a register copy in every pass that reads it (recompute: one copy per
+    // reader, so that none is kept across a reduction). Read element by
+    // element, the [persist, threads, vector] layout puts a warp's loads
+    // `vector` elements apart: 4-way bank conflicts for f32 at vector=4 and
+    // for bf16 at vector=8. A vector wider than 16 bytes (an f32 buffer of a
+    // bf16 row) cannot be one access, and stays read element by element.
+    if (c.path == Path::Shared && c.vector > 1)
+      for (size_t i = 0; i < persistent.size(); ++i) {
+        if (!c.in_shared[i] || !buffered(a.persistent[i], c) ||
+            c.vector * dtype_bytes(persistent[i].dtype()) > kMaxVectorBytes)
+          continue;
+        // An intermediate is computed in registers and stored a vector at a
+        // time as well.
+        if (!persistent[i].is_input() && persistent[i] == a.persistent[i]) {
+          persistent[i].cache_before();
+          vectorized.push_back(persistent[i]);
+        }
+        pa::TensorView reg = persistent[i].cache_after();
+        const std::vector<pa::TensorView> readers = reg.consumers();
+        vectorized.push_back(reg);
+        for (size_t k = 1; k < readers.size(); ++k) vectorized.push_back(reg.recompute({readers[k]}));
+      }
 
     // [I, R] -> [I/rows, rows, persist, ceilDiv(R/v, persist), v]
     pa::TensorView ref = a.ref;

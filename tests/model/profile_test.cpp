@@ -126,6 +126,27 @@ TEST(Profile, TransposeThroughASwizzledTileHasNoBankConflict) {
   }
 }
 
+TEST(Profile, NormalizationSharedPathReadsWholeVectors) {
+  // The shared path keeps rows in a [persist, threads, vector] layout and
+  // reads them a vector at a time into registers: read element by element,
+  // a warp's loads were `vector` elements apart (4-way conflicts for f32 at
+  // vector=4 and bf16 at vector=8, 8-way for an f32 buffer of a bf16 row,
+  // which the plugin now recomputes instead of keeping).
+  struct Case {
+    const char* fusion;
+    int64_t k;
+    std::vector<std::string> settings;
+  };
+  for (const Case& c : {Case{"softmax_bf16", 32768, {}}, Case{"layernorm_bf16", 65536, {}},
+                        Case{"rmsnorm_bf16", 65536, {}},
+                        Case{"softmax", 16384, {"persistence=shared"}}}) {
+    auto p = profile(c.fusion, {{"N", 256}, {"K", c.k}}, "normalization", 16, c.settings);
+    EXPECT_DOUBLE_EQ(p.bank_conflict_ways, 1) << c.fusion << " K=" << c.k;
+    EXPECT_NE(p.prediction.limiter, "bank conflicts") << c.fusion << " K=" << c.k;
+    EXPECT_GT(p.smem_wavefronts, 0) << c.fusion << ": the shared path";
+  }
+}
+
 TEST(Profile, StridedScheduleScriptLosesCoalescingOnTheWrites) {
   // configs/schedules/transpose2d.sched iterates in x's order: reads
   // coalesced, writes to y strided by N.
