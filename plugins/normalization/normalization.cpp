@@ -96,11 +96,12 @@
 //            few threads, halved while the row blocks leave SMs idle.
 // On schedlab-model-sm90 (65536 registers, 227 KiB opt-in shared memory per
 // block) that gives, for K a multiple of 1024 (docs/plugins.md has the table):
-//   softmax, log_softmax, layernorm (two f32 buffers): registers to 27648,
+//   softmax, log_softmax, layernorm (two f32 buffers): registers to 18432
+//     (then the registers would leave less than kRegisterHeadroom free),
 //     shared to 56320 (the input's cache in Shared memory, the intermediate
 //     there too or in registers) and at 57344 (the cache alone, the
 //     intermediate recomputed), multi-pass from 58368.
-//   rmsnorm (one f32 buffer): registers to 56320, shared at 57344, multi-pass
+//   rmsnorm (one f32 buffer): registers to 36864, shared to 57344, multi-pass
 //     from 58368. softmax_bf16, layernorm_bf16 (two f32 buffers: the cast
 //     of x, which is what persists, not the bf16 cache, and e or d):
 //     registers to 27648, then shared with the bf16 cache alone (the rest
@@ -129,6 +130,14 @@ constexpr int64_t kMaxVectorBytes = 16;
 /// Registers per thread the rest of the kernel needs (indices, statistics,
 /// addresses), besides the persistent buffers.
 constexpr int64_t kRegisterOverhead = 32;
+/// Registers the registers path leaves free under persistence=auto, when the
+/// shared path fits instead and keeps every buffer: near the limit ptxas
+/// spills (rmsnorm at N=16384 with 512 threads, K=40960, estimated 112 of 128
+/// registers: 232 B of stack; layernorm at K=24576: 176 B), where the shared
+/// path, conflict-free, predicts the same time with none (docs/perf.md, stop
+/// 31). Not when the shared path would recompute: softmax_bf16's second exp
+/// makes it issue-bound (56 % of the bandwidth at K=24576, against 89 %).
+constexpr int64_t kRegisterHeadroom = 24;
 /// The hardware limit of registers per thread.
 constexpr int64_t kMaxRegistersPerThread = 255;
 /// Threads per row the heuristic prefers not to exceed.
@@ -504,11 +513,24 @@ Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path
   return first_fit;
 }
 
-/// The first path that fits: registers, then shared memory, then multi-pass.
+/// Whether `c` leaves kRegisterHeadroom registers free (any path but
+/// registers does).
+bool roomy(const Config& c) {
+  return c.path != Path::Registers || c.registers + kRegisterHeadroom <= c.allowed;
+}
+
+/// The first path that fits: registers (while roomy, when shared memory fits
+/// every buffer instead), then shared memory, then multi-pass.
 Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
   Config c;
-  for (Path p : {Path::Registers, Path::Shared, Path::MultiPass})
-    if (c = heuristic_for(a, d, p); c.persist != 0) return c;
+  for (Path p : {Path::Registers, Path::Shared, Path::MultiPass}) {
+    c = heuristic_for(a, d, p);
+    if (c.persist == 0) continue;
+    if (p == Path::Registers && !roomy(c))
+      if (Config shared = heuristic_for(a, d, Path::Shared); shared.persist != 0 && !shared.recompute)
+        return shared;
+    return c;
+  }
   return c;
 }
 
@@ -692,13 +714,22 @@ class Normalization : public pa::Plugin {
     c.rows = p.integer("rows");
     c.cache_inputs = p.boolean("cache_inputs");
     const std::optional<Path> forced = forced_path(p);
-    // auto with a given split: the first path it fits.
+    // auto with a given split: the first path it fits, registers while
+    // roomy when shared memory fits too, keeping every buffer (as the
+    // heuristic).
+    std::optional<Config> tight;
     for (Path path : {Path::Registers, Path::Shared, Path::MultiPass}) {
       if (forced && path != *forced) continue;
       c.path = path;
       c = path == Path::Shared ? cost_shared(a, d, c) : cost(a, d, c);
-      if (c.fits() && (path == Path::MultiPass || c.persist <= kMaxPersist)) break;
+      if (!c.fits() || (path != Path::MultiPass && c.persist > kMaxPersist)) continue;
+      if (!forced && !roomy(c)) {
+        tight = c;
+        continue;
+      }
+      break;
     }
+    if (tight && (c.path != Path::Shared || !c.fits() || c.recompute)) c = *tight;
     const std::string what =
         "vector=" + std::to_string(c.vector) + ", persist=" + std::to_string(c.persist) +
         ", rows=" + std::to_string(c.rows) + ", persistence=" + path_name(c.path);

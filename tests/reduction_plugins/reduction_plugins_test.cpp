@@ -375,6 +375,19 @@ TEST(ReductionPlugin, VectorFollowsTheStorageType) {
   EXPECT_THAT(choice("reduction", "row_max_bf16", {{"N", 5}, {"K", 4096}}), HasSubstr("vector=8"));
 }
 
+TEST(NormalizationPlugin, RegistersLeaveHeadroomWhenSharedMemoryKeepsEveryBuffer) {
+  // Estimated 112 of rmsnorm's 128 registers a thread at K=40960 (ptxas
+  // spills 232 B there): the shared path, which keeps x whole, instead.
+  EXPECT_THAT(choice("normalization", "rmsnorm", {{"N", 16384}, {"K", 40960}}),
+              testing::HasSubstr("persistence=shared"));
+  EXPECT_THAT(choice("normalization", "rmsnorm", {{"N", 16384}, {"K", 32768}}),
+              testing::HasSubstr("persistence=registers"));
+  // The bf16 fusions' shared path recomputes their f32 buffers (softmax_bf16:
+  // a second exp an element): the registers path stays while it fits.
+  EXPECT_THAT(choice("normalization", "softmax_bf16", {{"N", 16384}, {"K", 24576}}),
+              testing::HasSubstr("persistence=registers"));
+}
+
 TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
   // 250 vectors of 4: two per thread (at least two loads in flight while a
   // row still spans a warp).
