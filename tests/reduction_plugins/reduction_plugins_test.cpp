@@ -403,8 +403,12 @@ TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
   // (2-byte storage takes twice kMinPersist: f32 math on half the bytes).
   EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 4096}}),
             "vector=8, persist=4, rows=1, cache_inputs=true, persistence=registers");
+  // (125 vectors: 5 a thread divide them, where 4 would leave the last
+  // thread short; the model gives 16.15 us against 17.29.)
   EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 16384}, {"K", 1000}}),
-            "vector=8, persist=4, rows=4, cache_inputs=true, persistence=registers");
+            "vector=8, persist=5, rows=4, cache_inputs=true, persistence=registers");
+  EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 16384}, {"K", 26624}}),
+            "vector=8, persist=13, rows=1, cache_inputs=true, persistence=registers");
   // ... unless so few rows starve the device with them (33 rows of a warp):
   // then a row spreads over up to 128 threads, one vector each here.
   EXPECT_EQ(choice("normalization", "layernorm_bf16", {{"N", 33}, {"K", 1000}}),
