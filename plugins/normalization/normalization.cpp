@@ -471,8 +471,9 @@ int64_t choose_rows(const Analysis& a, const pa::DeviceProperties& d, int64_t ro
 }
 
 /// The heuristic's split for one path (see the top); persist = 0 when no
-/// split of that path fits.
-Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path) {
+/// split of that path fits. `divide`: then a persist that divides the row.
+Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path,
+                     bool divide = true) {
   const int64_t max_threads = d.max_threads_per_block > 0 ? d.max_threads_per_block : 1024;
   if (path == Path::MultiPass) {
     // No buffers: as many elements per thread as keep the row at
@@ -506,6 +507,7 @@ Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path
   // layernorm_bf16 at N=16384, K=27648 on the shared path, 59 % of the
   // bandwidth with persist 7, 494 threads; 88 % with 8, 432 threads).
   auto dividing = [&](const Config& c) {
+    if (!divide) return c;
     const int64_t vectors = ceil_div(a.R, c.vector);
     for (int64_t p = c.persist; p <= std::min(2 * c.persist, kMaxPersist); ++p)
       if (vectors % p == 0) {
@@ -543,12 +545,15 @@ bool roomy(const Config& c) {
 Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
   Config c;
   for (Path p : {Path::Registers, Path::Shared, Path::MultiPass}) {
+    // Roomy as first chosen: a dividing persist takes fewer threads, each
+    // allowed more registers, but its larger buffers spill as readily
+    // (rmsnorm at K=39936: persist 24, 416 threads, 1448 B of stack).
+    if (p == Path::Registers)
+      if (Config first = heuristic_for(a, d, p, false); first.persist != 0 && !roomy(first))
+        if (Config shared = heuristic_for(a, d, Path::Shared); shared.persist != 0 && !shared.recompute)
+          return shared;
     c = heuristic_for(a, d, p);
-    if (c.persist == 0) continue;
-    if (p == Path::Registers && !roomy(c))
-      if (Config shared = heuristic_for(a, d, Path::Shared); shared.persist != 0 && !shared.recompute)
-        return shared;
-    return c;
+    if (c.persist != 0) return c;
   }
   return c;
 }
