@@ -385,6 +385,11 @@ Config place_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) 
   return c;
 }
 
+/// Whether a vector of `t` under `c` is wider than one access (16 bytes).
+bool wider_than_an_access(const Config& c, const pa::TensorView& t) {
+  return c.vector * dtype_bytes(t.dtype()) > kMaxVectorBytes;
+}
+
 /// Whether a Shared buffer of `c` holds vectors wider than one 16-byte
 /// access (an f32 buffer of a bf16 row at vector=8): the shared path cannot
 /// read it through a register copy, so it is read element by element, with
@@ -392,8 +397,7 @@ Config place_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) 
 /// f32 cast and e in shared memory, 8-way, 28 % of peak bandwidth).
 bool shared_read_by_element(const Analysis& a, const Config& c) {
   for (size_t i = 0; i < a.persistent.size(); ++i)
-    if (c.in_shared[i] && c.vector * dtype_bytes(a.persistent[i].dtype()) > kMaxVectorBytes)
-      return true;
+    if (c.in_shared[i] && wider_than_an_access(c, a.persistent[i])) return true;
   return false;
 }
 
@@ -831,7 +835,7 @@ class Normalization : public pa::Plugin {
     if (c.path == Path::Shared && c.vector > 1)
       for (size_t i = 0; i < persistent.size(); ++i) {
         if (!c.in_shared[i] || !buffered(a.persistent[i], c) ||
-            c.vector * dtype_bytes(persistent[i].dtype()) > kMaxVectorBytes)
+            wider_than_an_access(c, persistent[i]))
           continue;
         // An intermediate is computed in registers and stored a vector at a
         // time as well.
