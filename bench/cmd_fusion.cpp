@@ -29,6 +29,7 @@
 #include "schedlab/runtime/executor.h"
 #include "schedlab/sched/debug_print.h"
 #include "schedlab/segment/segment.h"
+#include "schedlab/sweep/mutate.h"
 #include "schedlab/sweep/pipeline.h"
 #include "schedlab/sweep/tuned.h"
 
@@ -334,9 +335,10 @@ struct ExecOptions {
   uint64_t seed = 1;
   std::string inputs;        ///< --inputs: comma-separated .npy files, one per fusion input
   std::string save_outputs;  ///< --save-outputs: a directory for <name>.npy and <name>.ref.npy
-  bool isolate = false;      ///< --isolate: run in a child process
+  bool isolate = true;       ///< --isolate (default) / --no-isolate: run in a child process
   bool sanitize = false;     ///< --sanitize: run the kernels under the emulation sanitizer
   double timeout_s = 120;    ///< --timeout (0: none)
+  std::vector<std::string> mutate;  ///< --mutate KIND (repeatable; docs/mutation.md)
 };
 
 /// --inputs a.npy,b.npy: one file per input of f, in order, each checked
@@ -380,6 +382,37 @@ void save_outputs(const std::string& dir, const ir::Fusion& f,
     ref::write_npy(base + ".ref.npy", want[i]);
     fmt::print("  saved output {} to {}.npy and {}.ref.npy\n", i, base, base);
   }
+}
+
+/// --mutate: each mutation applied to a copy of the outputs `got`, which
+/// validated (`v`), validated again and judged; its effect and verdict
+/// printed. When `v` failed there is nothing to test: it says so. A mutation
+/// that changes no output cannot be killed: a user error, after the others.
+void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plain,
+                   const ir::SizeBindings& sizes, const std::vector<ref::HostTensor>& got,
+                   const std::vector<ref::HostTensor>& want, const sweep::Validation& v) {
+  std::string unchanged;  // the mutations that changed nothing
+  for (const std::string& kind : kinds) {
+    const sweep::Mutation m = sweep::parse_mutation(kind);
+    if (!v.ok) {
+      fmt::print("  mutation {} not applied: the kernel's own outputs fail validation\n",
+                 m.str());
+      continue;
+    }
+    std::vector<ref::HostTensor> mutant = got;
+    const sweep::MutationEffect e = sweep::mutate(m, mutant, want);
+    for (size_t i = 0; i < e.outputs.size(); ++i)
+      fmt::print("  mutation {}: output {}: {}\n", m.str(), i, e.outputs[i]);
+    if (e.noop()) {
+      unchanged += (unchanged.empty() ? "" : ", ") + m.str();
+      continue;
+    }
+    fmt::print("{}\n", sweep::judge_mutant(m, sweep::validate(plain, sizes, mutant, want)).line);
+  }
+  user_assert(unchanged.empty())
+      << "--mutate " << unchanged
+      << ": expected a mutation that changes some output, but every output is unchanged (see "
+         "above); try another kind";
 }
 
 int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
@@ -450,23 +483,26 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   }
   // Named after the unscheduled fusion's outputs: the names do not depend on the schedule.
   if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *plain.fusion, got, want);
-  return v.ok ? kExitOk : kExitFailures;
+  // Killed or survived, a mutant is no correct result: exit 1 either way
+  // (a survivor means the check is too weak; its line says so).
+  run_mutations(eo.mutate, *plain.fusion, l.bf.sizes, got, want, v);
+  return v.ok && eo.mutate.empty() ? kExitOk : kExitFailures;
 }
 
-/// --isolate: the whole of exec (plugin calls, compile, launches) in a child
-/// process. A crash or a hang is reported and exits 1; the child's user and
-/// internal errors come back as such.
+/// By default (--isolate) the whole of exec (plugin calls, compile, launches,
+/// validation and --mutate) runs in a child process. A crash or a hang is
+/// reported, naming the plugin call it happened in, and exits 1; the child's
+/// user and internal errors come back as such. --no-isolate runs it here,
+/// for a debugger.
 int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
+  for (const std::string& m : eo.mutate) sweep::parse_mutation(m);  // bad kinds before any work
   if (!eo.isolate) {
     // A default time limit: an emulated kernel that never ends (a schedule
     // that loops over a huge tensor per thread) must not hang a script.
     if (eo.timeout_s > 0)
       std::thread([t = eo.timeout_s] {
         std::this_thread::sleep_for(std::chrono::duration<double>(t));
-        std::fprintf(stderr,
-                     "error: exec: timed out after %g s (--timeout; --isolate also survives "
-                     "crashes)\n",
-                     t);
+        std::fprintf(stderr, "error: exec: timed out after %g s (--timeout)\n", t);
         std::fflush(stdout);
         std::_Exit(kExitFailures);
       }).detach();
@@ -553,17 +589,26 @@ Command add_exec_command(CLI::App& app) {
   cmd->add_option("--save-outputs", eo->save_outputs,
                   "Directory to write each output to as <name>.npy, and the reference as "
                   "<name>.ref.npy (bf16: its raw bits as <u2, see docs/fusion-text.md)");
-  cmd->add_flag("--isolate", eo->isolate,
-                "Run the plugin calls, the compile and the launches in a child process: a "
-                "crash or hang is reported (exit 1) instead of taking schedlab down");
+  cmd->add_flag("--isolate,!--no-isolate", eo->isolate,
+                "Run the plugin calls, the compile and the launches in a child process (the "
+                "default): a crash or hang is reported, naming the plugin call, with exit 1 "
+                "instead of taking schedlab down. --no-isolate: all in this process (for a "
+                "debugger)");
   cmd->add_option("--timeout", eo->timeout_s,
                   "Seconds exec may take (default 120; 0: no limit). Past it exec stops with "
-                  "exit 1 (with --isolate: the child is killed)")
+                  "exit 1 (isolated: the child is killed)")
       ->check(finite_number(0, /*inclusive=*/true));
   cmd->add_flag("--sanitize", eo->sanitize,
                 "Also run the kernels under the emulation sanitizer (CPU backend): races, "
                 "out-of-bounds and uninitialised accesses, divergent barriers; any finding "
                 "is printed and exits 1 (docs/sanitizer.md)");
+  cmd->add_option("--mutate", eo->mutate,
+                  "Make the outputs wrong after the launch, before validation, to test the "
+                  "validation itself: zero, scale:F, one:R, swap or nan (repeatable or "
+                  "comma-separated: each on its own copy; docs/mutation.md). Exits 1 either "
+                  "way: 'wrong_result under mutation ...' when a mutant is killed, 'mutation "
+                  "... survived validation' when it is not")
+      ->delimiter(',');
   return {cmd, [fo, eo] { return run_exec(*fo, *eo); }};
 }
 

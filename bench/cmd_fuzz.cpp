@@ -2,8 +2,9 @@
 // fusions with random schedules, each run with its schedule and through the
 // segmenter's built-in plugins on the CPU backend, in forked children; one
 // line per failure, a progress line on a terminal, and the summary last.
-// Exit 1 when a run was wrong, racy, crashed, internal or timed out, or
-// when more than 1 % of the cases were unscheduled.
+// Exit 1 when a run was wrong, racy, crashed, internal or timed out, when
+// more than 1 % of the cases were unscheduled, or (--mutate) when a mutant of
+// a validated run survived validation.
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ struct FuzzOptions {
   int budget = 150;
   std::string cache_dir;
   std::vector<std::string> plugin_dirs;
+  std::string mutate;  ///< --mutate KIND; "" for none
 };
 
 /// "[120/1000] 231 validated, 7 refused, ..." on a terminal's stderr.
@@ -86,15 +88,24 @@ int run_fuzz(const FuzzOptions& o) {
   c.run.cache_dir = o.cache_dir;
   c.run.sanitize = o.sanitize;
   c.run.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
+  if (!o.mutate.empty()) c.run.mutation = sweep::parse_mutation(o.mutate);
 
   Progress progress(o.only.empty() ? o.cases : o.only.size());
   fuzz::Summary running;
   uint64_t done = 0;
+  std::vector<uint64_t> survivors;  // case indices, in order
   c.on_case = [&](const fuzz::CaseResult& r) {
     ++done;
     for (auto [path, out] : {std::pair{fuzz::Path::Schedule, &r.scheduled},
                              std::pair{fuzz::Path::Segmenter, &r.segmented}}) {
-      ++running.counts[static_cast<size_t>(out->cls)];
+      running.add(*out);
+      if (out->mutant == fuzz::Mutant::Survived) {
+        if (survivors.empty() || survivors.back() != r.index) survivors.push_back(r.index);
+        progress.clear();
+        fmt::print("survived case {} ({}): {}\n", r.index,
+                   path == fuzz::Path::Schedule ? "schedule" : "segmenter", out->mutant_line);
+        std::fflush(stdout);
+      }
       if (!fuzz::is_reported(out->cls)) continue;
       progress.clear();
       fmt::print("{}\n", fuzz::failure_line(r.index, path, *out));
@@ -110,6 +121,14 @@ int run_fuzz(const FuzzOptions& o) {
   };
   fuzz::Summary s = fuzz::run_campaign(c);
   progress.clear();
+  if (!survivors.empty()) {
+    std::string only;
+    for (uint64_t i : survivors) only += (only.empty() ? "" : ",") + std::to_string(i);
+    fmt::print("{} mutant{} survived; to rerun those cases: schedlab fuzz --seed {} --cases {} "
+               "--only {} --mutate {}\n",
+               s.survived, s.survived == 1 ? "" : "s", o.seed, o.cases, only,
+               c.run.mutation->str());
+  }
   fmt::print("{}\n", s.line());
   return s.failed() ? kExitFailures : kExitOk;
 }
@@ -146,6 +165,10 @@ Command add_fuzz_command(CLI::App& app) {
   cmd->add_option("--cache-dir", o->cache_dir,
                   "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
   add_plugin_dir_option(cmd, o->plugin_dirs);
+  cmd->add_option("--mutate", o->mutate,
+                  "Also mutate the outputs of every validated run (zero, scale:F, one:R, swap "
+                  "or nan, as `exec --mutate`) and validate again; count killed and surviving "
+                  "mutants and exit 1 if any survived (docs/mutation.md)");
   return {cmd, [o] { return run_fuzz(*o); }};
 }
 

@@ -45,16 +45,26 @@ uint64_t Summary::failures() const {
   return n;
 }
 
+void Summary::add(const RunOutcome& o) {
+  ++counts[static_cast<size_t>(o.cls)];
+  killed += o.mutant == Mutant::Killed;
+  survived += o.mutant == Mutant::Survived;
+  unchanged += o.mutant == Mutant::Unchanged;
+}
+
 std::string Summary::line() const {
   std::string r = fmt::format("{} cases:", cases);
   for (int c = 0; c < kRunClassCount; ++c)
     r += fmt::format("{} {} {}", c ? "," : "", counts[static_cast<size_t>(c)],
                      class_name(static_cast<RunClass>(c)));
+  if (killed + survived + unchanged > 0)
+    r += fmt::format("; mutants: {} killed, {} survived, {} unchanged", killed, survived,
+                     unchanged);
   return r;
 }
 
 bool Summary::failed() const {
-  return failures() > 0 || count(RunClass::Unscheduled) * 100 > cases;
+  return failures() > 0 || survived > 0 || count(RunClass::Unscheduled) * 100 > cases;
 }
 
 std::string failure_line(uint64_t index, Path path, const RunOutcome& o) {
@@ -130,8 +140,7 @@ std::string keep_failure(const std::string& dir, const Failure& f) {
   if (dynamic_case(f.case_index)) cmd += " --dynamic-sizes";
   if (fast_math_case(f.case_index)) cmd += " --fast-math";
   if (f.outcome.cls == RunClass::Racy) cmd += " --sanitize";
-  if (f.outcome.cls == RunClass::Timeout || f.outcome.cls == RunClass::Crashed)
-    cmd += " --isolate";
+  // exec isolates by default: a crash or a hang reproduces as its verdict.
   write_text(fs::path(dir) / "README.md",
              fmt::format("- {}\n  `{}`\n", failure_line(f.case_index, f.path, f.outcome), cmd),
              /*append=*/true);
@@ -154,8 +163,8 @@ Summary run_campaign(const CampaignOptions& o) {
     results[k] = std::move(r);
     for (; reported < n && results[reported]; ++reported) {
       const CaseResult& done = *results[reported];
-      ++sum.counts[static_cast<size_t>(done.scheduled.cls)];
-      ++sum.counts[static_cast<size_t>(done.segmented.cls)];
+      sum.add(done.scheduled);
+      sum.add(done.segmented);
       if (o.on_case) o.on_case(done);
     }
   });

@@ -116,6 +116,19 @@ std::vector<ref::HostTensor> run_kernels(sweep::BoundFusion& bf,
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+/// A validated run, and its mutant when the payload names one
+/// ("<killed|survived|unchanged>\n<line>").
+RunOutcome validated(const std::string& rest) {
+  RunOutcome r;
+  const std::string what = first_line(rest);
+  if (what.empty()) return r;
+  r.mutant = what == "killed"     ? Mutant::Killed
+             : what == "survived" ? Mutant::Survived
+                                  : Mutant::Unchanged;
+  r.mutant_line = rest.size() > what.size() ? first_line(rest.substr(what.size() + 1)) : "";
+  return r;
+}
+
 }  // namespace
 
 std::string run_here(const std::string& fusion_text, const std::optional<std::string>& schedule,
@@ -154,7 +167,19 @@ std::string run_here(const std::string& fusion_text, const std::optional<std::st
   if (!findings.empty())
     return "racy\n" + findings.substr(0, findings.find('\n')) +
            (v.ok ? "" : " (and validation failed: " + v.summary() + ")");
-  return v.ok ? "validated" : "wrong\n" + v.summary();
+  if (!v.ok) return "wrong\n" + v.summary();
+  if (!o.mutation) return "validated";
+  // The same steps as `exec --mutate`: mutate the validated outputs, validate again.
+  const sweep::MutationEffect e = sweep::mutate(*o.mutation, got, want);
+  if (e.noop()) {
+    std::string why;
+    for (size_t i = 0; i < e.outputs.size(); ++i)
+      why += fmt::format("{}output {}: {}", i ? "; " : "", i, e.outputs[i]);
+    return "validated\nunchanged\nmutation " + o.mutation->str() + " changes nothing: " + why;
+  }
+  const sweep::MutantVerdict m =
+      sweep::judge_mutant(*o.mutation, sweep::validate(*plain.fusion, bf.sizes, got, want));
+  return std::string("validated\n") + (m.killed ? "killed\n" : "survived\n") + m.line;
 }
 
 RunOutcome classify(const isolate::Outcome& o, Path path) {
@@ -165,7 +190,7 @@ RunOutcome classify(const isolate::Outcome& o, Path path) {
       const size_t nl = o.payload.find('\n');
       const std::string head = o.payload.substr(0, nl);
       const std::string rest = nl == std::string::npos ? "" : o.payload.substr(nl + 1);
-      if (head == "validated") return {RunClass::Validated, ""};
+      if (head == "validated") return validated(rest);
       if (head == "wrong") return {RunClass::Wrong, first_line(rest)};
       if (head == "racy") return {RunClass::Racy, first_line(rest)};
       if (head == "invalid") return {RunClass::Refused, "invalid fusion text: " + first_line(rest)};

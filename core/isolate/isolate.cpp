@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -75,6 +77,32 @@ class FrameReader {
   const std::string& s_;
   size_t pos_ = 1;  // past the tag
 };
+
+// ---- what the child is doing (Doing) ----
+
+/// A page shared by a worker and its children: the text of the innermost
+/// Doing. Written by the child only; read by the parent once the child is
+/// gone, or cleared by it while the child waits for a request.
+struct DoingPage {
+  static constexpr size_t kCapacity = 1024;
+  size_t size = 0;
+  char text[kCapacity];
+};
+
+/// This process's page when it is an isolated child; null otherwise.
+DoingPage* g_doing = nullptr;
+
+void set_doing(std::string_view what) {
+  const size_t n = std::min(what.size(), DoingPage::kCapacity);
+  std::memcpy(g_doing->text, what.data(), n);
+  g_doing->size = n;
+}
+
+std::string read_doing(const void* page) {
+  if (page == nullptr) return "";
+  const auto* p = static_cast<const DoingPage*>(page);
+  return std::string(p->text, std::min(p->size, DoingPage::kCapacity));
+}
 
 // ---- the child ----
 
@@ -141,7 +169,8 @@ std::string framed(const std::string& body) {
 }
 
 [[noreturn]] void child_main(const Worker::Serve& serve, pid_t parent, int request, int result_w,
-                             int err_w) {
+                             int err_w, void* doing) {
+  g_doing = static_cast<DoingPage*>(doing);
   // Die with the parent (the forking thread, which waits here until we are
   // reaped, so in practice with the process); then check it did not die
   // before the request took effect.
@@ -280,6 +309,18 @@ Worker::Worker(Serve serve, Options options)
 
 Worker::~Worker() {
   stop();
+  if (doing_ != nullptr) ::munmap(doing_, sizeof(DoingPage));
+}
+
+Doing::Doing(std::string_view what) {
+  if (g_doing == nullptr) return;
+  active_ = true;
+  previous_ = read_doing(g_doing);
+  set_doing(what);
+}
+
+Doing::~Doing() {
+  if (active_) set_doing(previous_);
 }
 
 bool Worker::start(Outcome& o) {
@@ -300,13 +341,19 @@ bool Worker::start(Outcome& o) {
     spawn_failure(o, "pipe", e);
     return false;
   }
+  // Without the page (mmap failed) a death is still reported, just not where.
+  if (doing_ == nullptr) {
+    void* page = ::mmap(nullptr, sizeof(DoingPage), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED) doing_ = new (page) DoingPage;
+  }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(req[0]);
     ::close(res[0]);
     ::close(err[0]);
-    child_main(serve_, parent, req[1], res[1], err[1]);
+    child_main(serve_, parent, req[1], res[1], err[1], doing_);
   }
   close_fd(req[1]);
   close_fd(res[1]);
@@ -361,6 +408,8 @@ Outcome Worker::call(const std::string& request) {
   std::string buf, frame;
   auto to_buf = [&](const char* p, size_t n) { buf.append(p, n); };
 
+  // The child waits for the request: nothing writes the page now.
+  if (doing_ != nullptr) static_cast<DoingPage*>(doing_)->size = 0;
   // The request: a child that died meanwhile shows as EPIPE, and the wait
   // below then finds it gone.
   const std::string msg = framed(request);
@@ -436,6 +485,7 @@ Outcome Worker::call(const std::string& request) {
   if (err_ >= 0) drain(err_, to_tail);
   const bool whole = take_answer(buf, frame);
   stop();
+  o.doing = read_doing(doing_);
 
   if (status < 0 || poll_errno != 0) {
     o.error = Outcome::Error::Internal;
@@ -492,13 +542,14 @@ std::string signal_name(int sig) {
 }
 
 std::string describe(const Outcome& o) {
+  const std::string in = o.doing.empty() ? "" : " in " + o.doing;
   switch (o.status) {
     case Outcome::Status::Ok:
       return "ok";
     case Outcome::Status::Crashed:
-      return "crashed (" + signal_name(o.signal) + ")";
+      return "crashed (" + signal_name(o.signal) + ")" + in;
     case Outcome::Status::Timeout:
-      return "timeout after " + duration_str(o.timeout);
+      return "timeout after " + duration_str(o.timeout) + in;
     case Outcome::Status::Failed:
       break;
   }
@@ -506,7 +557,8 @@ std::string describe(const Outcome& o) {
     case Outcome::Error::User:
       return UserError(o.loc, o.message).what();
     case Outcome::Error::Exit:
-      return o.exit_code != 0 ? "exited with status " + std::to_string(o.exit_code) : o.message;
+      return (o.exit_code != 0 ? "exited with status " + std::to_string(o.exit_code) : o.message) +
+             in;
     case Outcome::Error::Internal:
     case Outcome::Error::None:
       break;

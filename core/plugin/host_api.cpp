@@ -830,7 +830,9 @@ PluginCall current_plugin_call() noexcept {
 }
 
 CallScope::CallScope(const std::string& plugin, const char* call)
-    : previous_(tls_current_plugin), previous_call_(tls_current_call) {
+    : previous_(tls_current_plugin),
+      previous_call_(tls_current_call),
+      doing_("plugin '" + plugin + "' " + call + "()") {
   static const bool registered = std::atexit(exit_during_plugin_call) == 0 &&
                                  pthread_atfork(nullptr, nullptr, forget_call_in_child) == 0;
   (void)registered;

@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "schedlab/isolate/isolate.h"
 #include "schedlab/plugin.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/sched/id_map.h"
@@ -40,8 +41,10 @@ const SchedlabHostApi* host_api();
 void log_line(int level, const std::string& plugin, const std::string& message);
 
 /// Names the plugin this thread is calling into and the call ("schedule"),
-/// for the log entry (which takes no handle) and for the exit hooks
-/// (current_plugin_call). Scopes nest. `call` must outlive the scope.
+/// for the log entry (which takes no handle), for the exit hooks
+/// (current_plugin_call) and, in an isolated child, for the parent should
+/// the call crash or hang (isolate::Doing: "crashed (SIGSEGV) in plugin 'x'
+/// schedule()"). Scopes nest. `call` must outlive the scope.
 class CallScope {
  public:
   CallScope(const std::string& plugin, const char* call);
@@ -52,6 +55,7 @@ class CallScope {
  private:
   const std::string* previous_;
   const char* previous_call_;
+  isolate::Doing doing_;
 };
 
 }  // namespace schedlab::plugin

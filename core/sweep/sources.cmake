@@ -12,6 +12,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/model_search.cpp
   # the point pipeline and the runner
   ${CMAKE_CURRENT_LIST_DIR}/pipeline.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mutate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/measure.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ab.cpp

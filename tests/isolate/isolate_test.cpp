@@ -250,6 +250,51 @@ TEST_P(Isolate, AParentsSignalHandlerDoesNotHideTheCrash) {
   EXPECT_EQ(describe(o), "crashed (SIGSEGV)");
 }
 
+TEST_P(Isolate, DoingNamesWhereTheChildDied) {
+  Outcome o = run_isolated(
+      [] {
+        Doing outer("plugin 'p' schedule()");
+        { Doing inner("plugin 'p' log()"); }  // ended: the outer one is back
+        segv();
+        return std::string("survived");
+      },
+      opts());
+  EXPECT_EQ(o.doing, "plugin 'p' schedule()");
+  EXPECT_EQ(describe(o), "crashed (SIGSEGV) in plugin 'p' schedule()");
+  Options op = opts();
+  op.timeout = milliseconds(200);
+  Outcome t = run_isolated(
+      [] {
+        Doing d("spinning");
+        for (;;) spins = spins + 1;
+        return std::string();
+      },
+      op);
+  EXPECT_EQ(describe(t), "timeout after 200 ms in spinning");
+  // In the parent a Doing does nothing, and a child that says nothing names nothing.
+  { Doing here("in the parent"); }
+  Outcome quiet = run_isolated([] { segv(); return std::string(); }, opts());
+  EXPECT_EQ(describe(quiet), "crashed (SIGSEGV)");
+}
+
+TEST_P(Isolate, AWorkersNextCallStartsWithNothingDone) {
+  Worker w(
+      [](const std::string& req) {
+        if (req != "quiet") {
+          Doing d("request " + req);
+          if (req == "die") segv();
+        }
+        if (req == "quiet") segv();
+        return req;
+      },
+      opts());
+  EXPECT_TRUE(w.call("1").ok());  // its Doing ended with it
+  EXPECT_EQ(describe(w.call("die")), "crashed (SIGSEGV) in request die");
+  // The next child (the same shared page) dies saying nothing: nothing is named.
+  EXPECT_EQ(describe(w.call("quiet")), "crashed (SIGSEGV)");
+  EXPECT_EQ(w.forks(), 2u);
+}
+
 TEST_P(Isolate, ReportEndsWithTheLastLinesOfStderr) {
   Options op = opts();
   op.forward_stderr = false;

@@ -128,10 +128,12 @@ TEST_F(IsolatePlugin, SegfaultInScheduleIsCrashedAndTheHostGoesOn) {
   op.forward_stderr = false;
   Outcome o = run_isolated([&] { return schedule_and_print(*p, b); }, op);
   EXPECT_EQ(o.status, Status::Crashed);
-  EXPECT_EQ(describe(o), "crashed (SIGSEGV)");
+  // The call it died in (isolate::Doing, set by the host around every plugin call).
+  EXPECT_EQ(o.doing, "plugin 'segv_schedule' schedule()");
+  EXPECT_EQ(describe(o), "crashed (SIGSEGV) in plugin 'segv_schedule' schedule()");
   // The plugin's last words, through the host's log, in the child's stderr.
   EXPECT_EQ(report(o),
-            "crashed (SIGSEGV); its stderr ended with:\n"
+            "crashed (SIGSEGV) in plugin 'segv_schedule' schedule(); its stderr ended with:\n"
             "  plugin 'segv_schedule': error: about to crash in schedule");
   expect_good_plugin_still_works();
 }
@@ -140,7 +142,7 @@ TEST_F(IsolatePlugin, AbortInScheduleIsCrashed) {
   auto p = get("abort_schedule");
   Bound b = bind("pointwise_add_mul");
   Outcome o = run_isolated([&] { return schedule_and_print(*p, b); }, kNoHang);
-  EXPECT_EQ(describe(o), "crashed (SIGABRT)");
+  EXPECT_EQ(describe(o), "crashed (SIGABRT) in plugin 'abort_schedule' schedule()");
   EXPECT_THAT(o.stderr_tail, HasSubstr("about to crash in schedule"));
   expect_good_plugin_still_works();
 }
@@ -150,7 +152,7 @@ TEST_F(IsolatePlugin, HangInScheduleIsATimeout) {
   Bound b = bind("pointwise_add_mul");
   Outcome o = run_isolated([&] { return schedule_and_print(*p, b); }, kHangLimit);
   EXPECT_EQ(o.status, Status::Timeout);
-  EXPECT_EQ(describe(o), "timeout after 200 ms");
+  EXPECT_EQ(describe(o), "timeout after 200 ms in plugin 'hang_schedule' schedule()");
   expect_good_plugin_still_works();
 }
 
@@ -163,7 +165,7 @@ TEST_F(IsolatePlugin, AbortInCanScheduleIsCrashedAndTheOtherCallsStillWork) {
         return std::string(v.accepted ? "accepted" : "rejected: " + v.reason);
       },
       kNoHang);
-  EXPECT_EQ(describe(o), "crashed (SIGABRT)");
+  EXPECT_EQ(describe(o), "crashed (SIGABRT) in plugin 'abort_can_schedule' can_schedule()");
   // Only can_schedule crashes: the same plugin schedules, isolated.
   Outcome s = run_isolated([&] { return schedule_and_print(*p, b); }, kNoHang);
   ASSERT_TRUE(s.ok()) << report(s);
@@ -175,7 +177,7 @@ TEST_F(IsolatePlugin, DivisionByZeroInComputeParamsIsCrashed) {
   auto p = get("fpe_compute_params");
   Bound b = bind("pointwise_add_mul");
   Outcome o = run_isolated([&] { return p->format(p->compute_params(b.seg)); }, kNoHang);
-  EXPECT_EQ(describe(o), "crashed (SIGFPE)");
+  EXPECT_EQ(describe(o), "crashed (SIGFPE) in plugin 'fpe_compute_params' compute_params()");
   EXPECT_THAT(o.stderr_tail, HasSubstr("about to crash in compute_params"));
   expect_good_plugin_still_works();
 }
@@ -184,7 +186,7 @@ TEST_F(IsolatePlugin, HangInComputeParamsIsATimeout) {
   auto p = get("hang_compute_params");
   Bound b = bind("pointwise_add_mul");
   Outcome o = run_isolated([&] { return p->format(p->compute_params(b.seg)); }, kHangLimit);
-  EXPECT_EQ(describe(o), "timeout after 200 ms");
+  EXPECT_EQ(describe(o), "timeout after 200 ms in plugin 'hang_compute_params' compute_params()");
   expect_good_plugin_still_works();
 }
 
@@ -243,6 +245,8 @@ TEST_F(IsolatePlugin, AKernelThatFaultsCrashesTheChildOnly) {
                           "  if (threadIdx.x == 0 && blockIdx.x == gridDim.x - 1) *sl_wild = 1;\n");
       },
       kNoHang);
+  // Outside any plugin call: nothing to name.
+  EXPECT_EQ(o.doing, "");
   EXPECT_EQ(describe(o), "crashed (SIGSEGV)");
   // The next launch, in the next child, runs and validates.
   Bound next = bind("pointwise_add_mul");

@@ -31,11 +31,13 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "schedlab/ir/fusion.h"
 #include "schedlab/isolate/isolate.h"
 #include "schedlab/plugin/host.h"
+#include "schedlab/sweep/mutate.h"
 
 namespace schedlab::fuzz {
 
@@ -131,10 +133,22 @@ enum class Path {
   Segmenter,  ///< without one: the segmenter picks built-in plugins (`exec`)
 };
 
+/// With RunOptions::mutation, what became of a validated run's mutant.
+enum class Mutant {
+  None,       ///< no mutation, or the run did not validate (nothing to mutate)
+  Killed,     ///< validation rejected the mutated outputs
+  Survived,   ///< validation passed them: the check is too weak
+  Unchanged,  ///< the mutation changed no element (sweep::MutationEffect::noop)
+};
+
 /// A run's class and a one-line reason (empty when validated).
 struct RunOutcome {
+  RunOutcome() = default;
+  RunOutcome(RunClass c, std::string why) : cls(c), reason(std::move(why)) {}
   RunClass cls = RunClass::Validated;
   std::string reason;
+  Mutant mutant = Mutant::None;
+  std::string mutant_line;  ///< sweep::MutantVerdict::line, or why it is unchanged
 };
 
 /// What a run needs besides its text.
@@ -154,11 +168,15 @@ struct RunOptions {
   /// f32 math through the hardware approximations (`--fast-math`), validated
   /// with their error bounds; the campaign sets it for cases 2 and 3 mod 4.
   bool fast_math = false;
+  /// `--mutate`: a run that validates is mutated and validated again
+  /// (RunOutcome::mutant), as `exec --mutate` does.
+  std::optional<sweep::Mutation> mutation;
 };
 
 /// One run, in this process: parse, schedule (`schedule` given) or segment,
 /// lower, compile on the CPU backend, run, validate, as `exec` does. Returns
-/// "validated", "racy\n<first finding>" (a sanitizer finding wins over the
+/// "validated" (with a mutation: "validated\n<killed|survived|unchanged>\n<line>"),
+/// "racy\n<first finding>" (a sanitizer finding wins over the
 /// outputs), "wrong\n<summary>", or "invalid\n<diagnostic>" for a text that
 /// does not parse; user and internal errors propagate as thrown. What an
 /// isolated child runs.
@@ -214,13 +232,19 @@ struct CaseResult {
 struct Summary {
   uint64_t cases = 0;
   std::array<uint64_t, kRunClassCount> counts{};
+  /// With --mutate: validated runs' mutants, by Mutant (None not counted).
+  uint64_t killed = 0, survived = 0, unchanged = 0;
+  /// Counts `o` (its class and its mutant).
+  void add(const RunOutcome& o);
   uint64_t count(RunClass c) const { return counts[static_cast<size_t>(c)]; }
   /// Runs that are a bug whatever the input (is_failure).
   uint64_t failures() const;
   /// "N cases: V validated, R refused, U unscheduled, W wrong, X racy, C
-  /// crashed, I internal, T timeout"
+  /// crashed, I internal, T timeout", then with mutants "; mutants: K
+  /// killed, S survived, U unchanged"
   std::string line() const;
-  /// failures, or more than 1 % of cases unscheduled (issue #11's bound).
+  /// failures, a surviving mutant, or more than 1 % of cases unscheduled
+  /// (issue #11's bound).
   bool failed() const;
 };
 

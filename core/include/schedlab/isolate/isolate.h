@@ -46,6 +46,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "schedlab/base/error.h"
 
@@ -79,6 +80,9 @@ struct Outcome {
   std::string stderr_tail;
   std::chrono::milliseconds timeout{0};  ///< the limit the call ran under (0: none)
   pid_t pid = 0;                         ///< the child's process id, for logs
+  /// Crashed, Timeout, Error::Exit: what the work said it was doing when the
+  /// child ended (Doing), e.g. "plugin 'x' schedule()"; "" when nothing.
+  std::string doing;
 
   bool ok() const { return status == Status::Ok; }
 };
@@ -133,12 +137,32 @@ class Worker {
 
   Serve serve_;
   Options options_;
+  void* doing_ = nullptr;  ///< the page the child's Doing writes (shared, kept across forks)
   pid_t pid_ = 0;
   int request_ = -1;  ///< our end of the request socket
   int result_ = -1;   ///< the read end of the answer pipe
   int err_ = -1;      ///< the read end of the child's stderr
   int pidfd_ = -1;    ///< the child's pidfd, or -1
   size_t forks_ = 0;
+};
+
+/// What the isolated work is doing while this object lives, for the parent
+/// to name if the child dies in it (Outcome::doing: "crashed (SIGSEGV) in
+/// plugin 'x' schedule()"). Nested objects name the innermost; the outer
+/// one's text is back when the inner one ends. Outside an isolated child it
+/// does nothing. The text lives in a page shared with the parent, at most
+/// 1 KiB of it; one thread of the child at a time may use it (plugin calls
+/// are made from one thread).
+class Doing {
+ public:
+  explicit Doing(std::string_view what);
+  ~Doing();
+  Doing(const Doing&) = delete;
+  Doing& operator=(const Doing&) = delete;
+
+ private:
+  bool active_ = false;
+  std::string previous_;
 };
 
 /// Runs `work` in a forked child and waits for it; see Outcome. The child
@@ -152,7 +176,8 @@ Outcome run_isolated(const std::function<std::string()>& work, const Options& op
 Outcome run_isolated(const std::function<std::string()>& work, std::chrono::milliseconds timeout);
 
 /// One line for a record or a table: "ok", "crashed (SIGSEGV)", "timeout
-/// after 2 s", "timeout after 200 ms", "exited with status 3", or the
+/// after 2 s", "timeout after 200 ms", "exited with status 3", each followed
+/// by " in " and Outcome::doing when the work said what it was doing, or the
 /// carried error's full diagnostic (UserError::what(), InternalError::what()).
 std::string describe(const Outcome& o);
 /// describe(o), then for a child that did not return normally the last lines
