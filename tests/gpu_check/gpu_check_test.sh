@@ -42,7 +42,9 @@ bundle)
   for p in "$build"/plugins/*.so; do
     grep -q "ok plugin $(basename "$p") loads" <<<"$out" || fail "plugin $(basename "$p") not loaded by --check"
   done
-  file "$bundle/bin/schedlab" | grep -q 'not stripped' && fail "bin/schedlab is not stripped"
+  for f in "$bundle"/bin/schedlab "$bundle"/tests/* "$bundle"/lib/schedlab/plugins/*.so; do
+    readelf -S "$f" | grep -q '\.symtab' && fail "$f is not stripped"
+  done
   readelf -d "$bundle/bin/schedlab" | grep -q "$build" && fail "bin/schedlab's rpath names the build tree"
   # Nothing else: no benchmarks, no CPU-only test programs.
   extra=$(find "$bundle/bin" "$bundle/tests" -type f ! -name schedlab ! -name '*_gpu_test')
