@@ -51,6 +51,13 @@ const std::vector<NumericKey>& numeric_keys() {
       {"max_warps_per_sm", &DeviceModel::max_warps_per_sm},
       {"max_blocks_per_sm", &DeviceModel::max_blocks_per_sm},
       {"warp_schedulers_per_sm", &DeviceModel::warp_schedulers_per_sm},
+      {"issue_efficiency", &DeviceModel::issue_efficiency},
+      {"launch_overhead_us", &DeviceModel::launch_overhead_us},
+      {"dram_latency_ns", &DeviceModel::dram_latency_ns},
+      {"barrier_ns", &DeviceModel::barrier_ns},
+      {"shuffle_ns", &DeviceModel::shuffle_ns},
+      {"grid_sync_ns", &DeviceModel::grid_sync_ns},
+      {"tensor_tflops", &DeviceModel::tensor_tflops},
   };
   return keys;
 }

@@ -8,12 +8,27 @@
 #include <nlohmann/json.hpp>
 
 #include "schedlab/base/error.h"
+#include "schedlab/model/reduction_depth.h"
 #include "schedlab/ref/evaluator.h"
 
 namespace schedlab::model {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+Json terms_json(const Terms& t) {
+  return {{"tail", t.tail},
+          {"dram_bytes_tail", t.dram_bytes_tail},
+          {"smem_cycles", t.smem_cycles},
+          {"issue_cycles", t.issue_cycles},
+          {"latency_ratio", t.latency_ratio},
+          {"rounds", t.rounds},
+          {"read_phases", t.read_phases},
+          {"barriers", t.barriers},
+          {"shuffle_levels", t.shuffle_levels},
+          {"grid_reductions", t.grid_reductions},
+          {"conflicts", t.conflicts}};
+}
 
 /// Runs the traced kernel over `dims` (possibly a sample of the grid).
 TrafficCounts trace_traffic(runtime::Backend& cpu, const runtime::PreparedKernel& prepared,
@@ -112,7 +127,15 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
   for (const GlobalTraffic& g : p.traffic.global) global_accesses += g.thread_accesses;
   if (global_accesses > 0)
     w.bytes_per_access = double(p.traffic.requested_bytes()) / double(global_accesses);
-  p.prediction = predict(device, p.occupancy, w);
+  // The floor's chain: the slowest traced block's barriers and dependent
+  // loads, the IR's reduction trees.
+  const ReductionDepth depth = reduction_depth(prepared.kernel, p.dims);
+  w.read_phases = double(p.traffic.block_read_phases);
+  w.barriers = double(p.traffic.block_barriers);
+  w.shuffle_levels = depth.shuffle_levels;
+  w.grid_reductions = depth.grid_reductions;
+  p.terms = model_terms(device, p.occupancy, w);
+  p.prediction = predict_terms(device, p.terms, w.ideal_bytes);
   return p;
 }
 
@@ -164,11 +187,15 @@ std::string profiles_json(const std::vector<KernelProfile>& profiles, int indent
         {"smem_us", p.prediction.smem_s * 1e6},
         {"issue_us", p.prediction.issue_s * 1e6},
         {"latency_us", p.prediction.latency_s * 1e6},
+        {"sync_us", p.prediction.sync_s * 1e6},
+        {"launch_us", p.prediction.launch_s * 1e6},
+        {"chain_us", p.prediction.chain_s * 1e6},
         {"tail", p.prediction.tail},
         {"bandwidth_fraction", p.prediction.bandwidth_fraction},
         {"limiter", p.prediction.limiter},
         {"tensors", tensors},
         {"shared_sites", sites},
+        {"terms", terms_json(p.terms)},
     });
   }
   return all.dump(indent);
@@ -224,11 +251,19 @@ std::string format_profiles(const std::vector<KernelProfile>& profiles) {
     out += fmt::format("  instructions  {:.1f} per thread (PTX, {} static)\n",
                        p.instructions_per_thread, r.ptx.instructions);
     const Prediction& pr = p.prediction;
+    const Terms& t = p.terms;
     out += fmt::format(
-        "  predicted     {:.2f} us, limited by {} (dram {:.2f}, shared {:.2f}, issue {:.2f}, "
-        "latency {:.2f} us; tail x{:.2f}); {:.0f} % of peak bandwidth\n",
-        pr.predicted_s * 1e6, pr.limiter, pr.dram_s * 1e6, pr.smem_s * 1e6, pr.issue_s * 1e6,
-        pr.latency_s * 1e6, pr.tail, 100 * pr.bandwidth_fraction);
+        "  floor         {:.2f} us: launch {:.2f} + chain {:.2f} ({:g} dependent loads, {:g} "
+        "barriers, {:g} shuffle levels, {:g} grid reductions)\n",
+        (pr.launch_s + pr.chain_s) * 1e6, pr.launch_s * 1e6, pr.chain_s * 1e6, t.read_phases,
+        t.barriers, t.shuffle_levels, t.grid_reductions);
+    out += fmt::format(
+        "  predicted     {:.2f} us, limited by {} (floor {:.2f} + the largest of dram {:.2f}, "
+        "shared {:.2f}, issue {:.2f}, latency {:.2f}, sync {:.2f} us; tail x{:.2f}); {:.0f} % "
+        "of peak bandwidth\n",
+        pr.predicted_s * 1e6, pr.limiter, (pr.launch_s + pr.chain_s) * 1e6, pr.dram_s * 1e6,
+        pr.smem_s * 1e6, pr.issue_s * 1e6, pr.latency_s * 1e6, pr.sync_s * 1e6, pr.tail,
+        100 * pr.bandwidth_fraction);
   }
   return out;
 }

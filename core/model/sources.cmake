@@ -5,6 +5,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/resources.cpp
   ${CMAKE_CURRENT_LIST_DIR}/occupancy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/roofline.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reduction_depth.cpp
   ${CMAKE_CURRENT_LIST_DIR}/traffic.cpp
   ${CMAKE_CURRENT_LIST_DIR}/profile.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp

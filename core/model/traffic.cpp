@@ -113,12 +113,14 @@ void TrafficObserver::on_launch_begin(const runtime::TraceKernel& kernel) {
 
 void TrafficObserver::on_block_begin(const runtime::BlockEvent& block) {
   pending_.clear();
+  read_epochs_.clear();
   smem_ = block.smem;
 }
 
 void TrafficObserver::on_access(const runtime::AccessEvent& a) {
   if (a.space == runtime::MemorySpace::Local || !a.in_bounds) return;
   ++counts_.thread_accesses;
+  if (a.space == runtime::MemorySpace::Global && !a.is_write) read_epochs_.insert(a.epoch);
   // Shared accesses are placed by their byte address in the block's shared
   // memory (banks are a property of the address, not of the buffer).
   const int64_t offset = a.space == runtime::MemorySpace::Shared
@@ -166,8 +168,10 @@ void TrafficObserver::flush_request(const Key& key, const std::vector<Lane>& lan
   for (int64_t s : sectors) l2_.touch((uint64_t(site.buffer) << 48) | uint64_t(s), write);
 }
 
-void TrafficObserver::on_block_end(const runtime::BlockEvent& /*block*/) {
+void TrafficObserver::on_block_end(const runtime::BlockEvent& block) {
   ++counts_.blocks;
+  counts_.block_barriers = std::max(counts_.block_barriers, int64_t(block.barriers));
+  counts_.block_read_phases = std::max(counts_.block_read_phases, int64_t(read_epochs_.size()));
   const runtime::LaunchDims& d = kernel_->dims;
   counts_.threads += d.block[0] * d.block[1] * d.block[2];
   for (const auto& [key, lanes] : pending_) flush_request(key, lanes);

@@ -42,6 +42,15 @@ struct DeviceModel {
   int max_warps_per_sm = 0;               ///< resident warps per SM
   int max_blocks_per_sm = 0;              ///< resident blocks per SM
   int warp_schedulers_per_sm = 0;         ///< warp instructions issued per clock per SM
+  // The fixed costs (docs/model.md, "the floor"): assumptions until
+  // `schedlab calibrate` fits them to a GPU's records.
+  double issue_efficiency = 0;    ///< fraction of the peak issue rate kernels reach
+  double launch_overhead_us = 0;  ///< an empty kernel's time, launch to completion
+  double dram_latency_ns = 0;     ///< a dependent DRAM load's latency under load
+  double barrier_ns = 0;          ///< one __syncthreads on the critical path
+  double shuffle_ns = 0;          ///< one dependent warp shuffle (a reduction tree level)
+  double grid_sync_ns = 0;        ///< a grid reduction's fence, semaphore and partials' read
+  double tensor_tflops = 0;       ///< dense bf16 tensor-core ceiling (no kernel uses it yet)
 
   /// The compute capability's major number, from `arch` ("sm_90" -> 9).
   int cc_major() const;

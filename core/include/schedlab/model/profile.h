@@ -65,6 +65,7 @@ struct KernelProfile {
   double bank_conflict_ways = 1;       ///< the worst shared-memory site's
   double instructions_per_thread = 0;  ///< dynamic PTX instructions, estimated
   double warp_instructions = 0;        ///< over the grid
+  Terms terms;                         ///< the work in the time model's terms
   Prediction prediction;
 };
 

@@ -1,19 +1,31 @@
-// schedlab/model: the roofline prediction of one kernel's time (docs/model.md
-// derives each term and says where its constants come from).
+// schedlab/model: the prediction of one kernel's time (docs/model.md derives
+// each term and says where its constants come from).
 //
-// Owns: predict(), the largest of four times, each for the busiest SM:
+// Owns: predict(), a floor plus the largest of five times:
+//   predicted = launch + chain + max(dram, shared, issue, latency, sync)
+// where, for the busiest SM,
 //   dram:     DRAM bytes / copy bandwidth, stretched by the tail (an SM with
 //             ceil(G/S) of the G blocks where the average one has G/S);
 //   shared:   wavefronts on the busiest SM / (1 wavefront per clock);
-//   issue:    warp instructions on the busiest SM / (schedulers per clock);
+//   issue:    warp instructions on the busiest SM / (schedulers per clock *
+//             issue_efficiency);
 //   latency:  DRAM bytes / (bytes in flight / DRAM latency), Little's law
 //             with kLoadsInFlightPerThread accesses of the kernel's average
-//             size from every resident thread: the occupancy term (few
-//             resident warps cannot cover the latency).
+//             size from every resident thread: the occupancy term;
+//   sync:     (rounds - 1) * chain: the busiest SM runs its blocks in rounds
+//             of the resident ones, and no round is shorter than one block's
+//             chain (the first round's is the floor's);
+// and the floor: the launch overhead, and `chain`, one block's dependent
+// latencies that no other work overlaps at the start and the end of a
+// kernel: a DRAM round trip for each barrier interval in which it loads from
+// global memory, its barriers, the levels of its reduction trees, and its
+// grid reductions' fence, semaphore and partials.
 // May depend on: model/device.h, model/occupancy.h.
 // Invariants: deterministic (no measurement enters it), so two runs predict
-// the same, bit for bit. The constants below are assumptions to calibrate
-// against measurements (scripts/gpu-check), not published figures.
+// the same, bit for bit. Every term is >= 0, so no kernel that runs is
+// predicted under empty_kernel_s(device). The time is linear in the device's
+// assumed constants once the largest term is known (Terms): what `schedlab
+// calibrate` fits (model/calibrate.h).
 #pragma once
 
 #include <cstdint>
@@ -28,11 +40,8 @@ namespace schedlab::model {
 /// flight (of the kernel's average access size: 16 bytes for scalar f32,
 /// 64 for 16-byte vectors).
 inline constexpr double kLoadsInFlightPerThread = 4;
-/// DRAM load latency under load, in seconds (pointer-chasing microbenchmarks
-/// of A100/H100 report 400-600 ns; docs/model.md).
-inline constexpr double kDramLatencySeconds = 500e-9;
 
-/// What the kernel does, over the whole grid.
+/// What the kernel does, over the whole grid, and one block's dependent chain.
 struct Work {
   double dram_bytes = 0;             ///< DRAM reads + writes
   double smem_wavefronts = 0;        ///< shared-memory wavefronts
@@ -40,23 +49,65 @@ struct Work {
   double warp_instructions = 0;      ///< dynamic instructions of all warps
   double bytes_per_access = 4;       ///< average bytes of one thread's global access
   double ideal_bytes = 0;            ///< each input read once, each output written once
+  /// Dependent DRAM round trips of one block: the barrier intervals in which
+  /// it loads from global memory (a load after a barrier waits for it).
+  double read_phases = 1;
+  double barriers = 0;         ///< __syncthreads one block passes (block reductions' included)
+  double shuffle_levels = 0;   ///< dependent shuffle levels of one thread's block reductions
+  double grid_reductions = 0;  ///< grid reductions on one thread's path
 };
 
-/// The four times and the verdict.
+/// The work as the time model consumes it: each figure multiplies one
+/// device constant (or its inverse), so the time is linear in them once the
+/// largest term is chosen. Stored in the profile's JSON ("terms").
+struct Terms {
+  double tail = 1;             ///< ceil(G/S) * S / G for G >= S blocks; 1 otherwise
+  double dram_bytes_tail = 0;  ///< DRAM bytes * tail; / copy bandwidth
+  double smem_cycles = 0;      ///< wavefronts on the busiest SM; / clock
+  double issue_cycles = 0;     ///< its warp instructions / schedulers; / (clock * efficiency)
+  double latency_ratio = 0;    ///< DRAM bytes / bytes in flight; * DRAM latency
+  double rounds = 1;           ///< rounds of resident blocks on the busiest SM
+  double read_phases = 0;      ///< of one block; * DRAM latency
+  double barriers = 0;         ///< of one block; * barrier_ns
+  double shuffle_levels = 0;   ///< of one thread; * shuffle_ns
+  double grid_reductions = 0;  ///< of one thread; * grid_sync_ns
+  bool conflicts = false;      ///< shared wavefronts exceed the conflict-free ones
+};
+
+/// The times and the verdict.
 struct Prediction {
   double dram_s = 0;
   double smem_s = 0;
   double issue_s = 0;
   double latency_s = 0;
+  double sync_s = 0;       ///< (rounds - 1) * chain_s
+  double launch_s = 0;     ///< the device's launch overhead
+  double chain_s = 0;      ///< one block's dependent latencies
   double tail = 1;         ///< ceil(G/S) * S / G for G >= S blocks; 1 otherwise
-  double predicted_s = 0;  ///< the largest term
-  /// "dram", "shared memory", "bank conflicts" (shared memory with
-  /// conflicts), "issue", "latency", or "launch" when the kernel cannot run.
+  double predicted_s = 0;  ///< launch_s + chain_s + the largest term
+  /// The largest term: "dram", "shared memory", "bank conflicts" (shared
+  /// memory with conflicts), "issue", "latency", "sync"; "floor" when
+  /// launch_s + chain_s exceed it; "launch" when the kernel cannot run.
   std::string limiter;
   /// ideal_bytes / predicted_s / peak DRAM bandwidth.
   double bandwidth_fraction = 0;
 };
 
+/// An empty kernel's time on `device`: its launch overhead. Every kernel
+/// that runs is predicted at least this (and a DRAM latency more when it
+/// reads memory).
+double empty_kernel_s(const DeviceModel& device);
+
+/// The work in the time model's terms for this occupancy (empty Terms with
+/// rounds 0 when the kernel cannot run).
+Terms model_terms(const DeviceModel& device, const Occupancy& occupancy, const Work& work);
+
+/// The time of `terms` under `device`'s constants (the formula above).
+/// `ideal_bytes` for bandwidth_fraction.
+Prediction predict_terms(const DeviceModel& device, const Terms& terms, double ideal_bytes);
+
+/// model_terms then predict_terms; limiter "launch" and 0 s when the
+/// kernel cannot run.
 Prediction predict(const DeviceModel& device, const Occupancy& occupancy, const Work& work);
 
 }  // namespace schedlab::model

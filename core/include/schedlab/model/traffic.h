@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <list>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -69,6 +70,12 @@ struct TrafficCounts {
   int64_t dram_write_bytes = 0;           ///< dirty sectors written back, 32 B each
   int64_t thread_accesses = 0;            ///< global and shared accesses of single threads
   int64_t threads = 0;                    ///< threads of the observed blocks
+  /// The most barriers one observed block completed (its block reductions'
+  /// included): the floor's barrier count (model/roofline.h).
+  int64_t block_barriers = 0;
+  /// The most barrier intervals of one observed block with a global load:
+  /// its dependent DRAM round trips.
+  int64_t block_read_phases = 0;
 
   int64_t requested_bytes() const;
   int64_t sector_bytes() const;
@@ -146,6 +153,7 @@ class TrafficObserver final : public runtime::AccessObserver {
   std::vector<int> global_index_;             ///< buffer id -> counts_.global index, or -1
   std::map<int, size_t> shared_index_;        ///< site -> counts_.shared index
   std::map<Key, std::vector<Lane>> pending_;  ///< this block's requests
+  std::set<uint64_t> read_epochs_;            ///< this block's epochs with a global load
 };
 
 }  // namespace schedlab::model
