@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "schedlab/frontend/schedule_script.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
@@ -185,6 +188,41 @@ TEST(Profile, RecordPredictionCarriesTheProfile) {
   EXPECT_DOUBLE_EQ(r.predicted_us, p.prediction.predicted_s * 1e6);
   EXPECT_EQ(r.limiter, p.prediction.limiter);
   EXPECT_NE(r.profile.find("\"registers\""), std::string::npos);
+}
+
+// Issue 33: no kernel is predicted under an empty kernel. Every standard
+// fusion (configs/fusions) at its default sizes, under every built-in plugin
+// that accepts it, is predicted at least the launch overhead plus a DRAM
+// round trip (each reads its inputs), and the floor is part of the time.
+TEST(Profile, EveryStandardFusionIsPredictedAboveAnEmptyKernel) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths;
+  for (const auto& e : fs::directory_iterator(SCHEDLAB_SOURCE_DIR "/configs/fusions"))
+    if (e.path().extension() == ".yaml") paths.push_back(e.path().string());
+  std::sort(paths.begin(), paths.end());
+  schedlab::plugin::Registry registry({SCHEDLAB_BINARY_DIR "/plugins"});
+  const double floor = model::empty_kernel_s(h200()) + h200().dram_latency_ns * 1e-9;
+  int profiled = 0;
+  for (const std::string& path : paths)
+    for (const std::string& name : sweep::builtin_plugin_order()) {
+      sweep::BoundFusion bf = sweep::bind_fusion(path, {}, {});
+      sweep::PluginRun run = sweep::schedule_with_plugin(*registry.get(name), bf,
+                                                         model::device_properties(h200()), {});
+      if (!run.accepted) continue;
+      const schedlab::ir::Fusion& f = *bf.def.fusion;
+      model::ProfileOptions o;
+      o.cache_dir = cache_dir();
+      o.max_blocks = 16;  // the floor does not depend on how many blocks are traced
+      model::KernelProfile p =
+          model::profile_kernel(cpu(), schedlab::runtime::prepare(f, bf.sizes), f, bf.sizes,
+                                sweep::io_bytes(f, bf.sizes), h200(), o, path);
+      const model::Prediction& pr = p.prediction;
+      EXPECT_GE(pr.predicted_s, floor) << name << " on " << path;
+      EXPECT_GE(pr.predicted_s, pr.launch_s + pr.chain_s) << name << " on " << path;
+      EXPECT_DOUBLE_EQ(pr.launch_s, model::empty_kernel_s(h200()));
+      ++profiled;
+    }
+  EXPECT_GE(profiled, 26);  // at least one plugin for each standard fusion
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// The roofline prediction: each term binds in the case built for it, the
-// tail stretches a grid one block over a wave, and bandwidth_fraction is
-// ideal bytes over predicted time over the peak.
+// The time model: each term binds in the case built for it, the tail
+// stretches a grid one block over a wave, bandwidth_fraction is ideal bytes
+// over predicted time over the peak, and the floor (launch + one block's
+// chain) lies under every prediction.
 #include "schedlab/model/roofline.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 namespace {
 
 using schedlab::model::DeviceModel;
+using schedlab::model::empty_kernel_s;
 using schedlab::model::Occupancy;
 using schedlab::model::predict;
 using schedlab::model::Prediction;
@@ -30,8 +32,12 @@ TEST(Roofline, ACopyIsDramBound) {
   Prediction p = predict(d, full(d, 132 * 64), w);
   EXPECT_EQ(p.limiter, "dram");
   EXPECT_DOUBLE_EQ(p.tail, 1.0);
-  EXPECT_DOUBLE_EQ(p.predicted_s, w.dram_bytes / 4320e9);
-  EXPECT_DOUBLE_EQ(p.bandwidth_fraction, 4320.0 / 4800.0);
+  EXPECT_DOUBLE_EQ(p.dram_s, w.dram_bytes / 4300e9);
+  // The floor: the launch and one dependent DRAM round trip.
+  EXPECT_DOUBLE_EQ(p.launch_s, 2e-6);
+  EXPECT_DOUBLE_EQ(p.chain_s, 500e-9);
+  EXPECT_DOUBLE_EQ(p.predicted_s, 2e-6 + 500e-9 + w.dram_bytes / 4300e9);
+  EXPECT_DOUBLE_EQ(p.bandwidth_fraction, w.ideal_bytes / p.predicted_s / 4800e9);
 }
 
 TEST(Roofline, OneBlockOverAWaveDoublesTheBusiestSm) {
@@ -40,7 +46,7 @@ TEST(Roofline, OneBlockOverAWaveDoublesTheBusiestSm) {
   w.dram_bytes = w.ideal_bytes = 1e9;
   Prediction p = predict(d, full(d, 133), w);
   EXPECT_DOUBLE_EQ(p.tail, 2.0 * 132 / 133);
-  EXPECT_DOUBLE_EQ(p.dram_s, 1e9 / 4320e9 * p.tail);
+  EXPECT_DOUBLE_EQ(p.dram_s, 1e9 / 4300e9 * p.tail);
 }
 
 TEST(Roofline, ConflictedSharedMemoryNamesBankConflicts) {
@@ -78,6 +84,59 @@ TEST(Roofline, FewResidentThreadsAreLatencyBound) {
   // 16-byte vectors keep four times the bytes in flight.
   w.bytes_per_access = 16;
   EXPECT_DOUBLE_EQ(predict(d, full(d, 132), w).latency_s, p.latency_s / 4);
+}
+
+TEST(Roofline, ATinyKernelIsLimitedByTheFloor) {
+  DeviceModel d = schedlab::model::load_device("h200", kDirs);
+  Work w;
+  w.dram_bytes = w.ideal_bytes = 128 * 1024 * 4 * 2;  // softmax N=128,K=1024: read + write
+  w.barriers = 4;
+  w.shuffle_levels = 20;
+  Prediction p = predict(d, full(d, 128), w);
+  EXPECT_EQ(p.limiter, "floor");
+  EXPECT_DOUBLE_EQ(p.chain_s, 500e-9 + 4 * 20e-9 + 20 * 15e-9);
+  EXPECT_GE(p.predicted_s, empty_kernel_s(d) + 500e-9);
+  EXPECT_DOUBLE_EQ(p.predicted_s, p.launch_s + p.chain_s + p.latency_s);
+}
+
+TEST(Roofline, AGridReductionAddsItsRoundTrip) {
+  DeviceModel d = schedlab::model::load_device("h200", kDirs);
+  Work w;
+  w.dram_bytes = w.ideal_bytes = 1e6;
+  Prediction without = predict(d, full(d, 132), w);
+  w.grid_reductions = 1;
+  Prediction with = predict(d, full(d, 132), w);
+  EXPECT_DOUBLE_EQ(with.chain_s - without.chain_s, 500e-9);  // grid_sync_ns
+}
+
+TEST(Roofline, ManyRoundsOfLongChainsAreSyncBound) {
+  DeviceModel d = schedlab::model::load_device("h200", kDirs);
+  Work w;
+  w.dram_bytes = w.ideal_bytes = 1e6;
+  w.barriers = 1000;  // 20 us per block
+  // 256-thread blocks, 8 resident per SM: 132 * 8 * 10 blocks are 10 rounds.
+  Prediction p = predict(d, full(d, 132 * 8 * 10), w);
+  EXPECT_EQ(p.limiter, "sync");
+  EXPECT_DOUBLE_EQ(p.sync_s, 9 * p.chain_s);
+  EXPECT_DOUBLE_EQ(p.predicted_s, p.launch_s + 10 * p.chain_s);
+}
+
+TEST(Roofline, NoKernelThatRunsIsPredictedUnderAnEmptyKernel) {
+  // Over a grid of works and launches, every term >= 0 keeps the floor.
+  for (const std::string& name : schedlab::model::device_names(kDirs)) {
+    DeviceModel d = schedlab::model::load_device(name, kDirs);
+    for (double bytes : {0.0, 4.0, 1e3, 1e6, 1e9})
+      for (int64_t blocks : {1, 7, 132, 1000, 100000}) {
+        Work w;
+        w.dram_bytes = w.ideal_bytes = bytes;
+        w.warp_instructions = bytes / 16;
+        Prediction p = predict(d, full(d, blocks), w);
+        EXPECT_GE(p.predicted_s, empty_kernel_s(d)) << name << " " << bytes << " " << blocks;
+        if (bytes > 0) {
+          EXPECT_GE(p.predicted_s, empty_kernel_s(d) + d.dram_latency_ns * 1e-9);
+        }
+      }
+  }
 }
 
 TEST(Roofline, ALaunchThatCannotRunPredictsNothing) {
