@@ -63,8 +63,8 @@ void complete(std::vector<Reached>& reached) {
     bool changed = false;
     for (auto [r, x] : cross(from.map, e, from.tv, to.tv)) {
       if (to.map.count(r)) continue;
-      bool taken = std::any_of(to.map.begin(), to.map.end(),
-                               [&](const auto& kv) { return kv.second == x; });
+      bool taken =
+          std::any_of(to.map.begin(), to.map.end(), [&](const auto& kv) { return kv.second == x; });
       if (taken) continue;
       to.map[r] = x;
       changed = true;
@@ -99,9 +99,7 @@ std::vector<Reached> spanning_tree(TensorView* ref, const std::set<TensorView*>&
     int order;
     TensorView* tv;
     AxisMap map;
-    bool operator<(const Item& o) const {
-      return info != o.info ? info < o.info : order > o.order;
-    }
+    bool operator<(const Item& o) const { return info != o.info ? info < o.info : order > o.order; }
   };
   std::priority_queue<Item> pq;
   int order = 0;
@@ -220,20 +218,42 @@ void parallelize_all_like(TensorView* reference, int pos, const std::vector<Tens
   LoopMap map(f);
   for (TensorView* tv : selected.empty() ? f.tensors() : selected) {
     if (tv == reference || f.is_input(tv)) continue;
+    // The reference axis each loop axis of tv maps to (the first), or -1.
+    std::vector<int> ref_axis(static_cast<size_t>(tv->nloop()), -1);
+    for (int j = 0; j < tv->nloop(); ++j)
+      for (int k = 0; k < pos && ref_axis[static_cast<size_t>(j)] < 0; ++k)
+        if (map.mapped(tv->loop()[static_cast<size_t>(j)],
+                       reference->loop()[static_cast<size_t>(k)]))
+          ref_axis[static_cast<size_t>(j)] = k;
+    // A parallel type binds one axis of a tensor, so a reference axis's
+    // binding goes to one of tv's axes: two of them map to the same
+    // reference axis only through Broadcast ties, as in t3 + t2r of
+    // [1, K] rows (t3 = max(w, 1, keepdim) is [b{1}, b{1}], and both axes
+    // tie to w's row b{1}, the second through t2r's row broadcast to t3's
+    // keepdim axis). Such axes iterate one element each; the binding goes to
+    // the first that is not a Broadcast (it iterates the reference's
+    // extent), else to the first.
+    std::map<int, int> bound;  // reference axis -> the axis of tv that takes its binding
     for (int j = 0; j < tv->nloop(); ++j) {
+      int k = ref_axis[static_cast<size_t>(j)];
+      if (k < 0) continue;
+      auto [it, fresh] = bound.emplace(k, j);
+      if (!fresh && tv->loop()[static_cast<size_t>(it->second)]->is_broadcast() &&
+          !tv->loop()[static_cast<size_t>(j)]->is_broadcast())
+        it->second = j;
+    }
+    for (int j = 0; j < tv->nloop(); ++j) {
+      int k = ref_axis[static_cast<size_t>(j)];
+      if (k < 0) continue;
       IterDomain* id = tv->loop()[static_cast<size_t>(j)];
-      for (int k = 0; k < pos; ++k) {
-        const IterDomain* r = reference->loop()[static_cast<size_t>(k)];
-        if (!map.mapped(id, r)) continue;
-        ir::ParallelType p = r->parallel_type();
-        if (p != ir::ParallelType::Serial && (types.empty() || types.count(p)) &&
-            id->parallel_type() != p)
-          tv->parallelize(j, p);
-        ir::LoopTransform t = r->loop_transform();
-        if (t != ir::LoopTransform::Serial && transforms.count(t) && id->loop_transform() != t)
-          tv->parallelize(j, t);
-        break;
-      }
+      const IterDomain* r = reference->loop()[static_cast<size_t>(k)];
+      ir::ParallelType p = r->parallel_type();
+      if (p != ir::ParallelType::Serial && (types.empty() || types.count(p)) &&
+          id->parallel_type() != p && bound.at(k) == j)
+        tv->parallelize(j, p);
+      ir::LoopTransform t = r->loop_transform();
+      if (t != ir::LoopTransform::Serial && transforms.count(t) && id->loop_transform() != t)
+        tv->parallelize(j, t);
     }
   }
 }

@@ -242,6 +242,45 @@ TEST(ParallelizeAllLike, TypesAndPositionFilter) {
   EXPECT_THAT(user_error_of([&] { parallelize_all_like(y, 7); }), HasSubstr("out of range"));
 }
 
+// Issue 33, bullet 6: over w[1, K], t3 = max(w, 1, keepdim) is [b{1}, b{1}],
+// and t3 + max(w, 1) ties both axes of t3 (and of the sum) to w's row b{1},
+// the second through t2r's row broadcast onto t3's keepdim axis. The
+// reference's BIDx goes to one of them; binding both was a user error raised
+// inside the built-in plugins' own schedule.
+TEST(ParallelizeAllLike, TwoAxesTiedToOneReferenceAxisTakeItsBindingOnce) {
+  Fusion f;
+  auto* w = ir::testing::input(f, "w", DataType::F32, {SizeExpr::constant(1), sym("K")});
+  auto* t2r = ir::max(w, {1});
+  auto* t3 = ir::max(w, {1}, /*keepdim=*/true);
+  auto* t9 = ir::tv(ir::add(t3, t2r));
+  f.add_output(t9);
+  t2r->parallelize(0, ParallelType::BIDx);
+  parallelize_all_like(t2r);
+  ir::verify(f);
+  for (TensorView* tv : {t3, t9}) {
+    ASSERT_EQ(tv->nloop(), 2) << tv->describe();
+    EXPECT_EQ(tv->loop()[0]->parallel_type(), ParallelType::BIDx) << tv->describe();
+    EXPECT_EQ(tv->loop()[1]->parallel_type(), ParallelType::Serial) << tv->describe();
+  }
+}
+
+// Of two axes tied to one reference axis, the one that is not a Broadcast
+// (it iterates the reference's extent) takes the binding: a = x[None, :] is
+// [b{1}, N], and a + x[:, None] ties a's b{1} to x's N too.
+TEST(ParallelizeAllLike, TheNonBroadcastAxisOfATiedPairTakesTheBinding) {
+  Fusion f;
+  auto* x = ir::testing::input(f, "x", DataType::F32, {sym("N")});
+  auto* e = ir::tv(ir::exp(x));
+  auto* a = ir::broadcast(e, {true, false});
+  auto* c = ir::broadcast(x, {false, true});
+  auto* z = ir::tv(ir::add(a, c));
+  f.add_output(z);
+  e->parallelize(0, ParallelType::BIDx);
+  parallelize_all_like(e, -1, {a});
+  EXPECT_EQ(a->loop()[0]->parallel_type(), ParallelType::Serial);
+  EXPECT_EQ(a->loop()[1]->parallel_type(), ParallelType::BIDx);
+}
+
 TEST(Transforms, InsideProducerInlinePositionIsRejected) {
   Fusion f;
   auto* x = input2d(f);

@@ -21,7 +21,9 @@ void propagate_transformation(ir::TensorView* reference,
                               const std::vector<ir::TensorView*>& selected = {});
 
 /// Copies the bindings of reference's first `pos` loop axes (all when -1) to
-/// every mapped loop axis of the selected tensors (all when empty). `types`
+/// every mapped loop axis of the selected tensors (all when empty); a
+/// ParallelType goes to one axis of a tensor, when Broadcast ties map two of
+/// its axes to one reference axis (the first non-Broadcast one). `types`
 /// limits which ParallelTypes are copied (all when empty); `transforms` says
 /// which LoopTransforms are copied (Unroll and Unswitch by default; Vectorize
 /// only when asked, and then checked per tensor).
