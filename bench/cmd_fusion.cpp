@@ -395,8 +395,7 @@ void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plai
   for (const std::string& kind : kinds) {
     const sweep::Mutation m = sweep::parse_mutation(kind);
     if (!v.ok) {
-      fmt::print("  mutation {} not applied: the kernel's own outputs fail validation\n",
-                 m.str());
+      fmt::print("  mutation {} not applied: the kernel's own outputs fail validation\n", m.str());
       continue;
     }
     std::vector<ref::HostTensor> mutant = got;

@@ -124,10 +124,10 @@ int run_fuzz(const FuzzOptions& o) {
   if (!survivors.empty()) {
     std::string only;
     for (uint64_t i : survivors) only += (only.empty() ? "" : ",") + std::to_string(i);
-    fmt::print("{} mutant{} survived; to rerun those cases: schedlab fuzz --seed {} --cases {} "
-               "--only {} --mutate {}\n",
-               s.survived, s.survived == 1 ? "" : "s", o.seed, o.cases, only,
-               c.run.mutation->str());
+    fmt::print(
+        "{} mutant{} survived; to rerun those cases: schedlab fuzz --seed {} --cases {} "
+        "--only {} --mutate {}\n",
+        s.survived, s.survived == 1 ? "" : "s", o.seed, o.cases, only, c.run.mutation->str());
   }
   fmt::print("{}\n", s.line());
   return s.failed() ? kExitFailures : kExitOk;

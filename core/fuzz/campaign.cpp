@@ -58,8 +58,8 @@ std::string Summary::line() const {
     r += fmt::format("{} {} {}", c ? "," : "", counts[static_cast<size_t>(c)],
                      class_name(static_cast<RunClass>(c)));
   if (killed + survived + unchanged > 0)
-    r += fmt::format("; mutants: {} killed, {} survived, {} unchanged", killed, survived,
-                     unchanged);
+    r +=
+        fmt::format("; mutants: {} killed, {} survived, {} unchanged", killed, survived, unchanged);
   return r;
 }
 

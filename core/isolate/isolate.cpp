@@ -11,11 +11,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio_ext.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -47,7 +47,8 @@ int64_t largest_abs(const ref::HostTensor& want) {
   int64_t best = -1;
   for (int64_t i = 0; i < want.numel(); ++i) {
     const double v = want.data[static_cast<size_t>(i)];
-    if (std::isfinite(v) && (best < 0 || std::abs(v) > std::abs(want.data[static_cast<size_t>(best)])))
+    if (std::isfinite(v) &&
+        (best < 0 || std::abs(v) > std::abs(want.data[static_cast<size_t>(best)])))
       best = i;
   }
   return best;
@@ -136,11 +137,16 @@ std::string mutate_output(const Mutation& m, ref::HostTensor& got, const ref::Ho
 
 std::string Mutation::str() const {
   switch (kind) {
-    case Kind::Zero: return "zero";
-    case Kind::Scale: return fmt::format("scale:{}", value);
-    case Kind::One: return fmt::format("one:{}", value);
-    case Kind::Swap: return "swap";
-    case Kind::Nan: return "nan";
+    case Kind::Zero:
+      return "zero";
+    case Kind::Scale:
+      return fmt::format("scale:{}", value);
+    case Kind::One:
+      return fmt::format("one:{}", value);
+    case Kind::Swap:
+      return "swap";
+    case Kind::Nan:
+      return "nan";
   }
   return "?";
 }
@@ -151,7 +157,7 @@ Mutation parse_mutation(const std::string& text, const std::string& flag) {
   const std::string arg = colon == std::string::npos ? "" : text.substr(colon + 1);
   Mutation m;
   if ((head == "zero" || head == "swap" || head == "nan") && colon == std::string::npos) {
-    m.kind = head == "zero" ? Mutation::Kind::Zero
+    m.kind = head == "zero"   ? Mutation::Kind::Zero
              : head == "swap" ? Mutation::Kind::Swap
                               : Mutation::Kind::Nan;
     return m;
@@ -161,8 +167,9 @@ Mutation parse_mutation(const std::string& text, const std::string& flag) {
     const bool ok = parse_number(arg, m.value);
     // scale:1 and one:0 change nothing: a mutant that cannot be killed.
     user_assert(ok && m.value != (head == "scale" ? 1.0 : 0.0))
-        << flag << " " << head << (head == "scale" ? ":F: expected a finite number F other than 1"
-                                                   : ":R: expected a finite number R other than 0")
+        << flag << " " << head
+        << (head == "scale" ? ":F: expected a finite number F other than 1"
+                            : ":R: expected a finite number R other than 0")
         << ", got '" << arg << "'";
     return m;
   }

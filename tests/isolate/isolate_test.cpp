@@ -273,7 +273,12 @@ TEST_P(Isolate, DoingNamesWhereTheChildDied) {
   EXPECT_EQ(describe(t), "timeout after 200 ms in spinning");
   // In the parent a Doing does nothing, and a child that says nothing names nothing.
   { Doing here("in the parent"); }
-  Outcome quiet = run_isolated([] { segv(); return std::string(); }, opts());
+  Outcome quiet = run_isolated(
+      [] {
+        segv();
+        return std::string();
+      },
+      opts());
   EXPECT_EQ(describe(quiet), "crashed (SIGSEGV)");
 }
 
