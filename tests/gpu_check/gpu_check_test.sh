@@ -67,6 +67,8 @@ dry-run)
   # Every bundled gpu test is in stage 2; the start is checked first.
   for t in "$bundle"/tests/*_gpu_test; do grep -q "^   \[$(basename "$t")\]" <<<"$out" || fail "$(basename "$t") not run"; done
   grep -q '^   \[device\] .*exec add --backend cuda' <<<"$out" || fail "no device probe in stage 1"
+  grep -q '^   \[torch-speed-of-light\] .*torch-baseline.* --schedlab .*speed_of_light_acceptance.jsonl --schedlab-only' <<<"$out" ||
+    fail "stage 4 does not time torch at the speed-of-light records' points"
   # At most 4 files, directly in the results folder, each under 16 MiB.
   n=$(find "$res" -mindepth 1 | wc -l)
   ((n <= 4)) || fail "$n entries in the results folder"
@@ -147,6 +149,17 @@ usage)
   expect 2 "gpu-check: error: one results folder, found" -- "$gc" --dry-run "$r/c" "$r/d"
   expect 2 "gpu-check: error: unknown option '--bogus'" -- "$gc" --bogus
   expect 2 "gpu-check: error: no configs at $r/full/share/schedlab/configs" -- env SCHEDLAB_BUNDLE="$r/full" "$gc" --dry-run "$r/e"
+  # torch-baseline --schedlab-only (stage 4: only the points schedlab measured),
+  # on the NumPy backend.
+  tbl=(/usr/bin/python3 "$src/scripts/torch-baseline" --backend numpy --device cpu --reps 1 --warmup 0)
+  printf '%s\n' '{"fusion":"row_sum","sizes":{"N":8,"K":32},"size_label":"N=8,K=32","scheduler":"h","status":"ok","times_us":[4]}' \
+    '{"fusion":"softmax","sizes":{"N":4,"K":16},"size_label":"N=4,K=16","scheduler":"h","status":"ok","times_us":[4]}' > "$r/recs.jsonl"
+  expect 0 'row_sum +N=8,K=32 .* 4\.00 \(h\)' -- "${tbl[@]}" --fusion row_sum --schedlab "$r/recs.jsonl" --schedlab-only --out "$r/tb"
+  grep -q softmax <<<"$out" && fail "--schedlab-only --fusion row_sum ran softmax"
+  [[ $(grep -c '"size_label"' "$r/tb/torch-baseline.json") == 1 ]] || fail "--schedlab-only: not just the record's point"
+  expect 2 "torch-baseline: error: --schedlab-only runs the points of --schedlab records; give --schedlab JSONL" -- "${tbl[@]}" --schedlab-only
+  expect 2 "torch-baseline: error: --schedlab-only runs the records' points; drop --size \(N=3\)" -- "${tbl[@]}" --schedlab "$r/recs.jsonl" --schedlab-only --size N=3
+  expect 2 "torch-baseline: error: --schedlab-only: no ok records of add in $r/recs.jsonl" -- "${tbl[@]}" --fusion add --schedlab "$r/recs.jsonl" --schedlab-only
   db=$src/scripts/device-bundle
   expect 2 "device-bundle: error: --limit-mib: expected a whole number of MiB, found 'x'" -- "$db" --limit-mib x
   expect 2 "device-bundle: error: unknown argument '--bogus'" -- "$db" --bogus
