@@ -65,7 +65,12 @@ dry-run)
   sum=$(sed -n 's/^budgets: .* = \([0-9]*\) s of at most 480 s.*/\1/p' <<<"$out")
   [[ -n $sum ]] && ((sum < 480)) || fail "budgets sum to '$sum' s, not under 8 minutes"
   # Every bundled gpu test is in stage 2; the start is checked first.
-  for t in "$bundle"/tests/*_gpu_test; do grep -q "^   \[$(basename "$t")\]" <<<"$out" || fail "$(basename "$t") not run"; done
+  for t in "$bundle"/tests/*_gpu_test; do
+    grep -Eq "^   \[$(basename "$t")(\.shard[0-9]+-of-[0-9]+)?\]" <<<"$out" || fail "$(basename "$t") not run"
+  done
+  # A program of many tests runs as GoogleTest shards that cover it.
+  grep -q '^   \[lower_matrix_gpu_test.shard1-of-[2-4]\] (gpu-test) GTEST_TOTAL_SHARDS=[2-4] GTEST_SHARD_INDEX=0 ' <<<"$out" ||
+    fail "lower_matrix_gpu_test is not sharded"
   grep -q '^   \[device\] .*exec add --backend cuda' <<<"$out" || fail "no device probe in stage 1"
   grep -q '^   \[torch-speed-of-light\] .*torch-baseline.* --schedlab .*speed_of_light_acceptance.jsonl --schedlab-only' <<<"$out" ||
     fail "stage 4 does not time torch at the speed-of-light records' points"
