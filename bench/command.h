@@ -35,6 +35,7 @@ Command add_compare_command(CLI::App& app);
 Command add_fuzz_command(CLI::App& app);
 Command add_merge_command(CLI::App& app);
 Command add_slurm_command(CLI::App& app);
+Command add_calibrate_command(CLI::App& app);
 
 /// --plugin-dir: directories searched for plugins before $SCHEDLAB_PLUGIN_PATH
 /// and the built-in ones.

@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
       add_fuzz_command(app),
       add_merge_command(app),
       add_slurm_command(app),
+      add_calibrate_command(app),
   };
 
   // The process ends after its one command: plugins stay mapped to the end,
