@@ -94,15 +94,67 @@ std::string number_str(double v) {
   return os.str();
 }
 
-/// A plugin file must be a complete ELF image before dlopen sees it: a file
-/// still being written (or truncated) can have intact program headers but
-/// segments past its end, which the loader would map and fault on later.
+}  // namespace
+
+// A file still being written (an empty file just truncated, a header without
+// its tables, intact program headers over segments past the end) is one
+// condition with one message; the watcher waits on it, and load_plugin
+// refuses it before dlopen would map segments past the end and fault later.
+std::string incomplete_elf(const std::string& path) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) return "";
+  std::ifstream in(path, std::ios::binary);
+  Elf64_Ehdr eh{};
+  in.read(reinterpret_cast<char*>(&eh), sizeof eh);
+  auto got = static_cast<size_t>(in.gcount());
+  if (got < sizeof eh) {
+    // Incomplete when what is there begins an ELF header (nothing, or the
+    // start of the magic); anything else is not an ELF image at all.
+    if (std::memcmp(eh.e_ident, ELFMAG, std::min<size_t>(got, SELFMAG)) != 0) return "";
+    return std::to_string(size) + " bytes, shorter than the " + std::to_string(sizeof eh) +
+           "-byte ELF header";
+  }
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return "";
+  auto past = [&](uint64_t end, const char* what) -> std::string {
+    if (end <= size) return "";
+    return std::string("its ") + what + " ends at byte " + std::to_string(end) +
+           " but the file has " + std::to_string(size) + " bytes";
+  };
+  if (std::string why =
+          past(eh.e_phoff + uint64_t{eh.e_phnum} * eh.e_phentsize, "program header table");
+      !why.empty())
+    return why;
+  if (std::string why =
+          past(eh.e_shoff + uint64_t{eh.e_shnum} * eh.e_shentsize, "section header table");
+      !why.empty())
+    return why;
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    in.seekg(static_cast<std::streamoff>(eh.e_phoff + uint64_t(i) * eh.e_phentsize));
+    in.read(reinterpret_cast<char*>(&ph), sizeof ph);
+    if (!in.good()) return "its program header " + std::to_string(i) + " cannot be read";
+    if (ph.p_type == PT_LOAD)
+      if (std::string why = past(ph.p_offset + ph.p_filesz, "loadable segment"); !why.empty())
+        return why;
+  }
+  return "";
+}
+
+namespace {
+
+/// A plugin file must be a complete 64-bit ELF shared object before dlopen
+/// sees it.
 void check_elf(const std::string& path) {
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
   user_assert(!ec) << "cannot read plugin file '" << path << "': " << ec.message();
   std::ifstream in(path, std::ios::binary);
   user_assert(in.good()) << "cannot open plugin file '" << path << "': " << std::strerror(errno);
+  std::string why = incomplete_elf(path);
+  user_assert(why.empty()) << "plugin file '" << path << "' is incomplete: " << why
+                           << "; is it still being written?";
   Elf64_Ehdr eh{};
   in.read(reinterpret_cast<char*>(&eh), sizeof eh);
   user_assert(in.gcount() == sizeof eh && std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0)
@@ -110,20 +162,6 @@ void check_elf(const std::string& path) {
       << " bytes); is it still being written?";
   user_assert(eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_type == ET_DYN)
       << "plugin file '" << path << "' is not a 64-bit ELF shared object";
-  auto need = [&](uint64_t end, const char* what) {
-    user_assert(end <= size) << "plugin file '" << path << "' is incomplete: its " << what
-                             << " ends at byte " << end << " but the file has " << size
-                             << " bytes; is it still being written?";
-  };
-  need(eh.e_phoff + uint64_t{eh.e_phnum} * eh.e_phentsize, "program header table");
-  need(eh.e_shoff + uint64_t{eh.e_shnum} * eh.e_shentsize, "section header table");
-  for (int i = 0; i < eh.e_phnum; ++i) {
-    Elf64_Phdr ph{};
-    in.seekg(static_cast<std::streamoff>(eh.e_phoff + uint64_t(i) * eh.e_phentsize));
-    in.read(reinterpret_cast<char*>(&ph), sizeof ph);
-    user_assert(in.good()) << "plugin file '" << path << "': cannot read program header " << i;
-    if (ph.p_type == PT_LOAD) need(ph.p_offset + ph.p_filesz, "loadable segment");
-  }
 }
 
 bool is_identifier(const std::string& s) {
@@ -592,8 +630,9 @@ ParamValues Plugin::compute_params(Segment& seg) const {
   SchedlabSegment ctx;
   ctx.segment = &seg;
   CallScope scope(name_, "compute_params");
-  int32_t status =
-      guarded(name_, "compute_params", [&] { return code("compute_params").info.compute_params(&ctx, &c.set); });
+  int32_t status = guarded(name_, "compute_params", [&] {
+    return code("compute_params").info.compute_params(&ctx, &c.set);
+  });
   if (status != SCHEDLAB_OK) fail("compute_params", status);
   for (size_t i = 0; i < values.size(); ++i) {
     values[i].kind = static_cast<ParamKind>(

@@ -11,11 +11,16 @@
 #include <map>
 #include <set>
 
+#include "schedlab/plugin/host.h"
 #include "schedlab/plugin/registry.h"
 
 namespace schedlab::plugin {
 
 namespace fs = std::filesystem;
+
+/// How many polling intervals a quiet but incomplete plugin file is given to
+/// be finished before the watcher reloads it and reports the failure.
+constexpr int kIncompleteIntervals = 10;
 
 void print_reload(const ReloadResult& r) {
   if (r.ok)
@@ -156,6 +161,7 @@ void Watcher::run_inotify() {
 
 void Watcher::run_poll(std::map<std::string, Stamp> served) {
   std::map<std::string, Stamp> seen = served;  // by name
+  std::map<std::string, int> unfinished;       // intervals an incomplete file stayed quiet
   auto interval = std::max(settle_, std::chrono::milliseconds(10));
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
@@ -164,8 +170,18 @@ void Watcher::run_poll(std::map<std::string, Stamp> served) {
       Stamp now = stamp(path);
       if (!served.count(name)) served[name] = seen[name] = now;
       // Changed since it was served, and the same size and mtime as one
-      // interval ago: the writer is done.
-      if (!(now == served[name]) && now == seen[name] && now.size >= 0) {
+      // interval ago: the writer looks done. Polling cannot see the close
+      // that inotify waits for, so a writer that stalls for an interval (a
+      // linker on a loaded machine, cp between its truncate and its write)
+      // looks done too: a file that is not yet a complete ELF image is
+      // given kIncompleteIntervals more before it is reloaded, and its
+      // failure reported (its writer stopped).
+      if (!(now == seen[name])) unfinished.erase(name);
+      bool quiet = !(now == served[name]) && now == seen[name] && now.size >= 0;
+      if (quiet && !incomplete_elf(path).empty() && ++unfinished[name] <= kIncompleteIntervals)
+        quiet = false;
+      if (quiet) {
+        unfinished.erase(name);
         served[name] = now;
         report(registry_.reload(name));
       }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <functional>
 #include <latch>
 #include <mutex>
 #include <thread>
@@ -69,6 +70,16 @@ TEST_F(ReloadTest, TruncatedFileKeepsTheLastGoodVersion) {
   EXPECT_EQ(r.generation, 1u);
   EXPECT_EQ(version(), "1.0");
   EXPECT_TRUE(schedules(*registry_.find("test_pointwise")));
+  // Just truncated, before the first byte: the same condition, the same words.
+  write_file(path_, "");
+  r = registry_.reload("test_pointwise");
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.message, HasSubstr("is incomplete: 0 bytes, shorter than the 64-byte ELF header; "
+                                   "is it still being written?"));
+  write_file(path_, v2_.substr(0, 4));
+  EXPECT_THAT(registry_.reload("test_pointwise").message,
+              HasSubstr("is incomplete: 4 bytes, shorter than the 64-byte ELF header"));
+  EXPECT_EQ(version(), "1.0");
   // Once the writer finishes, the next attempt succeeds.
   write_file(path_, v2_);
   EXPECT_TRUE(registry_.reload("test_pointwise").ok);
@@ -183,7 +194,7 @@ TEST_F(ReloadTest, ManyReloadsDoNotGrow) {
   EXPECT_EQ(registry_.generation("test_pointwise"), 1022u);
 }
 
-/// Collects watcher reports and lets a test wait for the n-th.
+/// Collects watcher reports and lets a test wait for the one it expects.
 class Reports {
  public:
   Watcher::Callback callback() {
@@ -193,20 +204,37 @@ class Reports {
       cv_.notify_all();
     };
   }
-  /// Waits for report number n (1-based); a failsafe timeout turns a lost
-  /// event into a test failure rather than a hang.
-  ReloadResult wait(size_t n) {
+  /// Waits for the next report that `expected` accepts and returns it. The
+  /// reports before it may only be about a file still being written ("is
+  /// incomplete"): a watcher may catch a writer that stalls between its
+  /// truncate and its write, and says so. A failsafe timeout
+  /// turns a lost event into a test failure rather than a hang.
+  ReloadResult next(const std::function<bool(const ReloadResult&)>& expected) {
     std::unique_lock<std::mutex> lock(mu_);
-    bool got = cv_.wait_for(lock, std::chrono::seconds(30), [&] { return results_.size() >= n; });
-    EXPECT_TRUE(got) << "no reload report #" << n;
-    return got ? results_[n - 1] : ReloadResult{};
+    while (true) {
+      bool got =
+          cv_.wait_for(lock, std::chrono::seconds(30), [&] { return results_.size() > consumed_; });
+      EXPECT_TRUE(got) << "no reload report after #" << consumed_;
+      if (!got) return ReloadResult{};
+      ReloadResult r = results_[consumed_++];
+      if (expected(r)) return r;
+      EXPECT_THAT(r.message, HasSubstr("is incomplete")) << "report #" << consumed_;
+    }
   }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<ReloadResult> results_;
+  size_t consumed_ = 0;
 };
+
+bool reloaded(const ReloadResult& r) {
+  return r.ok;
+}
+bool refused(const ReloadResult& r) {
+  return !r.ok;
+}
 
 void watch_and_swap(Registry& registry, const std::string& path, const std::string& v1,
                     const std::string& v2, Watcher::Mode mode) {
@@ -214,17 +242,25 @@ void watch_and_swap(Registry& registry, const std::string& path, const std::stri
   Watcher w(registry, reports.callback(), mode, std::chrono::milliseconds(20));
   EXPECT_EQ(w.mode(), mode);
   write_file(path, v2);
-  ReloadResult r = reports.wait(1);
+  ReloadResult r = reports.next(reloaded);
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_EQ(registry.find("test_pointwise")->version(), "2.0");
-  // A half-written file: reported, and the last good version keeps serving.
+  // A half-written file whose writer stopped: reported, and the last good
+  // version keeps serving.
   write_file(path, v1.substr(0, v1.size() / 3));
-  r = reports.wait(2);
-  EXPECT_FALSE(r.ok);
+  r = reports.next(refused);
   EXPECT_THAT(r.message, HasSubstr("is incomplete"));
+  EXPECT_THAT(r.message, HasSubstr("is it still being written?"));
+  EXPECT_EQ(registry.find("test_pointwise")->version(), "2.0");
+  // Stopped right after its truncate: the same condition, the same words.
+  write_file(path, "");
+  r = reports.next([](const ReloadResult& x) {
+    return !x.ok && x.message.find("is incomplete: 0 bytes") != std::string::npos;
+  });
+  EXPECT_FALSE(r.ok);
   EXPECT_EQ(registry.find("test_pointwise")->version(), "2.0");
   write_file(path, v1);
-  r = reports.wait(3);
+  r = reports.next(reloaded);
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_EQ(registry.find("test_pointwise")->version(), "1.0");
 }

@@ -213,6 +213,14 @@ class Plugin {
 std::shared_ptr<const Plugin> load_plugin(const std::string& path,
                                           const std::string& shadow_path = "");
 
+/// Why the file at `path` is not yet a complete ELF image (an empty file, the
+/// start of a header, tables or loadable segments past its end), or "" when
+/// it is complete, is missing, or is no ELF image at all (load_plugin names
+/// those). A file in this state is still being written, or its writer
+/// stopped; load_plugin refuses it ("is incomplete: ...") and the Watcher
+/// waits for it.
+std::string incomplete_elf(const std::string& path);
+
 /// load_plugin_isolated's error when the plugin failed in its worker: it
 /// crashed, hung or exited while loading, or the loader rejected what it
 /// did. The plugin's own fault, which a sweep records for its scheduler

@@ -132,8 +132,10 @@ class Registry {
 /// inotify on the containing directories (a rewrite, or a new file renamed
 /// over it), or polling when inotify is unavailable or asked for. A change
 /// is acted on once the file is quiet (no event, or the same size and mtime,
-/// for `settle`); reload() then checks the copy is a complete ELF image
-/// before loading it. Every attempt is reported to `on_reload`, on the
+/// for `settle`); polling, which cannot see the writer close the file, gives
+/// a quiet file that is not yet a complete ELF image (incomplete_elf) ten
+/// more intervals to be finished. reload() then checks the copy is a
+/// complete ELF image before loading it. Every attempt is reported to `on_reload`, on the
 /// watcher's thread; the default prints failures and successes to stderr.
 class Watcher {
  public:
