@@ -39,6 +39,7 @@
 #include "command.h"
 #include "run_common.h"
 #include "schedlab/plugin/registry.h"
+#include "schedlab/report/ab.h"
 #include "schedlab/report/results_lock.h"
 #include "schedlab/report/table.h"
 #include "schedlab/sweep/ab.h"
@@ -299,7 +300,10 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       report::TableOptions to;
       to.baseline = spec.baseline;
       std::vector<report::Table> next = report::build_tables(records, to);
-      fmt::print("{}", report::render_delta(tables, next, report::colour_enabled(STDOUT_FILENO)));
+      // The change column reads the A/B verdicts' own words and numbers
+      // (report/verdict.h), so it cannot contradict the A/B lines below.
+      fmt::print("{}", report::render_delta(tables, next, report::colour_enabled(STDOUT_FILENO),
+                                            report::ab_verdicts(again.records)));
       write_table_files(records, next, spec, so);
       print_ab(again.records);
       if (rolled_back)

@@ -6,19 +6,19 @@
 #include <array>
 #include <map>
 
+#include "schedlab/report/verdict.h"
+
 namespace schedlab::report {
 namespace {
 
 constexpr std::string_view kOld = "@old";
 
-/// The ok record with the lowest median, or null.
-const Record* best_of(const std::vector<const Record*>& rs) {
-  const Record* best = nullptr;
+/// The ok records with times.
+std::vector<const Record*> timed(const std::vector<const Record*>& rs) {
+  std::vector<const Record*> out;
   for (const Record* r : rs)
-    if (r->status == Status::Ok && !r->times_us.empty() &&
-        (!best || r->summary().median < best->summary().median))
-      best = r;
-  return best;
+    if (r->status == Status::Ok && !r->times_us.empty()) out.push_back(r);
+  return out;
 }
 
 }  // namespace
@@ -43,9 +43,10 @@ std::vector<AbVerdict> ab_verdicts(const std::vector<Record>& records, double al
     AbVerdict v;
     v.fusion = now.front()->fusion;
     v.size_label = now.front()->size_label();
+    v.size_key = now.front()->size_key();
     v.scheduler = now.front()->scheduler;
-    const Record* n = best_of(now);
-    const Record* o = best_of(before);
+    const Record* o = best_by_ratio(timed(before), nullptr);
+    const Record* n = best_by_ratio(timed(now), o);
     if (n) v.new_config = n->config_label();
     if (o) v.old_config = o->config_label();
     if (!n || !o) {
@@ -55,8 +56,7 @@ std::vector<AbVerdict> ab_verdicts(const std::vector<Record>& records, double al
     } else if (same_kernel(*n, *o)) {
       v.same_kernel = true;
     } else {
-      v.ratio = paired(*n, *o) ? paired_ratio(n->times_us, o->times_us)
-                               : unpaired_ratio(n->times_us, o->times_us);
+      v.ratio = time_ratio(*n, *o);
       v.significant = v.ratio->significant(alpha, min_effect_of(*n));
     }
     out.push_back(std::move(v));
@@ -73,11 +73,8 @@ std::string render_ab(const std::vector<AbVerdict>& verdicts) {
     } else if (v.same_kernel) {
       line += "same kernel in both builds";
     } else {
-      const RatioEstimate& r = *v.ratio;
-      const bool slower = r.ratio >= 1;
-      line += fmt::format("new build {:.2f}x {} than old [{:.2f}, {:.2f}], p={:.3g}{}",
-                          slower ? r.ratio : 1 / r.ratio, slower ? "slower" : "faster",
-                          slower ? r.lo : 1 / r.hi, slower ? r.hi : 1 / r.lo, r.p, v.significant ? "" : " (not significant)");
+      line += fmt::format("new build {} than old, p={:.3g}", verdict_text(*v.ratio, v.significant),
+                          v.ratio->p);
     }
     if (!v.new_config.empty() && !v.old_config.empty() && v.new_config != v.old_config)
       line += fmt::format("; {} instead of {}", v.new_config, v.old_config);

@@ -12,6 +12,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/report/record.h"
+#include "schedlab/report/verdict.h"
 
 namespace schedlab::report {
 
@@ -31,8 +32,9 @@ std::string format_time(double us) {
   return fmt::format("{:.4g} s", us / 1e6);
 }
 
+/// The new/base column: the verdict's words, or "-".
 std::string format_change(const BenchmarkChange& c) {
-  return c.base && c.next ? fmt::format("{:+.1f}%", c.change * 100) : "-";
+  return c.text.empty() ? "-" : c.text;
 }
 
 std::string format_p(const BenchmarkChange& c) {
@@ -43,16 +45,13 @@ std::string header_line(const CompareReport& r) {
   if (r.options.deterministic)
     return fmt::format("threshold {:g}%, predicted times (deterministic: no test)",
                        r.options.threshold.value_or(0) * 100);
-  return fmt::format("threshold {}, Mann-Whitney U p < {:g}{}",
+  return fmt::format(
+      "threshold {}, new/base from the per-round ratios when timed together, else two-sample "
+      "(Mann-Whitney U), p < {:g}{}",
                      r.options.threshold ? fmt::format("{:g}%", *r.options.threshold * 100)
                                          : std::string("the sweep's minimum effect"),
                      r.options.alpha,
                      r.options.include_unchanged_kernels ? ", unchanged kernels included" : "");
-}
-
-std::string format_interval(const BenchmarkChange& c) {
-  if (!c.ratio || c.same_kernel) return "-";
-  return fmt::format("[{:+.1f}%, {:+.1f}%]", (c.ratio->lo - 1) * 100, (c.ratio->hi - 1) * 100);
 }
 
 Json summary_json(const std::optional<Summary>& s) {
@@ -115,37 +114,37 @@ std::optional<double> CompareReport::geomean_ratio() const {
 
 namespace {
 
-/// "1.21x slower", "1.10x faster".
-std::string factor(double new_over_base) {
-  return new_over_base >= 1 ? fmt::format("{:.2f}x slower", new_over_base)
-                            : fmt::format("{:.2f}x faster", 1 / new_over_base);
-}
-
 /// Both have times: the test, the interval and the verdict.
 void judge(BenchmarkChange& c, const BenchmarkSamples& b, const BenchmarkSamples& n,
            const CompareOptions& o, bool google_benchmark) {
-  c.change = c.base->median > 0 ? (c.next->median - c.base->median) / c.base->median : 0;
-  c.ratio = unpaired_ratio(n.times_us, b.times_us);
+  // Timed in the same interleaved rounds (one sweep run, e.g. the two
+  // halves of an A/B run): the paired estimate, as the table's.
+  const bool together = !b.group.empty() && b.group == n.group &&
+                        b.times_us.size() == n.times_us.size();
+  c.ratio = together ? paired_ratio(n.times_us, b.times_us) : unpaired_ratio(n.times_us, b.times_us);
   if (!o.deterministic) c.p = c.ratio->p;
   c.same_kernel = !b.kernel.empty() && b.kernel == n.kernel;
   const double threshold =
       o.threshold.value_or(google_benchmark ? 0.05 : b.min_effect.value_or(0.05));
-  bool significant = o.deterministic || *c.p < o.alpha;
-  // A change equal to the threshold is not beyond it, including after the
-  // rounding of unit conversion (100 ns -> 0.1 us): hence the 1e-9 slack.
-  bool beyond = std::abs(c.change) > threshold * (1 + 1e-9);
-  c.verdict = !(significant && beyond) ? Verdict::Unchanged
-              : c.change > 0           ? Verdict::Regression
-                                       : Verdict::Improvement;
+  // Predictions carry no noise: beyond the threshold is enough. A ratio
+  // equal to the threshold is not beyond it (RatioEstimate::significant's
+  // slack covers the rounding of unit conversion, 100 ns -> 0.1 us).
+  RatioEstimate r = *c.ratio;
+  if (o.deterministic) r.p = 0;
+  const bool counts = r.significant(o.alpha, threshold);
+  c.verdict = !counts ? Verdict::Unchanged : r.ratio > 1 ? Verdict::Regression : Verdict::Improvement;
+  c.text = o.deterministic ? predicted_verdict_text(c.ratio->ratio)
+                           : verdict_text(*c.ratio, counts);
   std::vector<std::string> notes;
   if (b.config != n.config && !b.role.empty())
     notes.push_back(fmt::format("{} now picks {} instead of {}: {}",
                                 b.role == "best" ? "best config" : c.scheduler,
-                                n.config, b.config, factor(c.ratio->ratio)));
+                                n.config, b.config, c.text));
   // Predictions are deterministic: the same kernel predicted differently is
   // a changed model, reported as such.
   if (c.same_kernel && !o.include_unchanged_kernels && !o.deterministic) {
     c.verdict = Verdict::Unchanged;
+    if (!c.text.empty() && c.text.back() == '*') c.text.pop_back();
     notes.push_back("same kernel");
   }
   if (!o.deterministic && (b.times_us.size() < 2 || n.times_us.size() < 2))
@@ -225,13 +224,15 @@ std::string render_compare_text(const CompareReport& r) {
   for (const std::string& n : r.notes) out += "note: " + n + "\n";
   size_t w = 9;
   for (const BenchmarkChange& c : r.changes) w = std::max(w, c.name.size());
-  out += fmt::format("{:<{}}  {:>12}  {:>12}  {:>8}  {:>8}  {}\n", "benchmark", w, "base median",
-                     "new median", "change", "p", "verdict");
+  size_t wt = 7;
+  for (const BenchmarkChange& c : r.changes) wt = std::max(wt, format_change(c).size());
+  out += fmt::format("{:<{}}  {:>12}  {:>12}  {:<{}}  {:>8}  {}\n", "benchmark", w, "base median",
+                     "new median", "new/base", wt, "p", "verdict");
   for (const BenchmarkChange& c : r.changes) {
-    out += fmt::format("{:<{}}  {:>12}  {:>12}  {:>8}  {:>8}  {}", c.name, w,
+    out += fmt::format("{:<{}}  {:>12}  {:>12}  {:<{}}  {:>8}  {}", c.name, w,
                        c.base ? format_time(c.base->median) : "-",
-                       c.next ? format_time(c.next->median) : "-", format_change(c), format_p(c),
-                       verdict_name(c.verdict));
+                       c.next ? format_time(c.next->median) : "-", format_change(c), wt,
+                       format_p(c), verdict_name(c.verdict));
     out += c.note.empty() ? "\n" : " (" + c.note + ")\n";
   }
   return out + r.summary() + "\n";
@@ -245,14 +246,14 @@ std::string render_compare_markdown(const CompareReport& r) {
     std::string verdict = verdict_name(c.verdict);
     if (c.verdict == Verdict::Regression || c.verdict == Verdict::Broken)
       verdict = "**" + verdict + "**";
-    return fmt::format("| `{}` | {} | {} | {} | {} | {}{} |\n", name,
+    return fmt::format("| `{}` | {} | {} | {} | {}{} |\n", name,
                        c.base ? format_time(c.base->median) : "-",
-                       c.next ? format_time(c.next->median) : "-", format_change(c),
-                       format_interval(c), verdict, c.note.empty() ? "" : " (" + c.note + ")");
+                       c.next ? format_time(c.next->median) : "-", format_change(c), verdict,
+                       c.note.empty() ? "" : " (" + c.note + ")");
   };
   const std::string head =
-      "| benchmark | base median | new median | change | 95% interval | verdict |\n"
-      "|---|---:|---:|---:|---:|---|\n";
+      "| benchmark | base median | new median | new/base [95% interval] | verdict |\n"
+      "|---|---:|---:|---|---|\n";
   std::string out = "### schedlab compare\n\n";
   // The headline, CodSpeed-style: the direction and size of the geometric
   // mean change, then the counts.
@@ -261,15 +262,16 @@ std::string render_compare_markdown(const CompareReport& r) {
   const size_t better = r.count(Verdict::Improvement) + r.count(Verdict::Fixed);
   std::string headline;
   if (worse > 0)
-    headline = g && *g > 1 ? fmt::format("Merging will degrade performance by {:.1f} %", (*g - 1) * 100)
-                           : "Merging will degrade performance";
+    headline = "Merging will degrade performance";
   else if (better > 0)
-    headline = g && *g < 1 ? fmt::format("Merging will improve performance by {:.1f} %", (1 - *g) * 100)
-                           : "Merging will improve performance";
+    headline = "Merging will improve performance";
   else
     headline = "Merging will not alter performance";
+  // The geometric mean in the verdict's words, without an interval.
+  RatioEstimate gm;
+  if (g) gm.ratio = gm.lo = gm.hi = *g;
   out += fmt::format("{}**{}**: {}{}\n\n", worse ? "⚠️ " : "", headline, r.summary(),
-                     g ? fmt::format(" (geometric mean of new/base: {:+.1f} %)", (*g - 1) * 100) : "");
+                     g ? " (geometric mean of new/base: " + verdict_text(gm, false) + ")" : "");
   out += fmt::format("`{}` → `{}` ({})\n\n", r.base_path, r.new_path, header_line(r));
   if (r.emulated)
     out += "> **Note:** these timings are CPU emulation (the CPU backend runs the CUDA source "
@@ -321,10 +323,11 @@ std::string render_compare_json(const CompareReport& r) {
                     {"verdict", verdict_name(c.verdict)},
                     {"base", summary_json(c.base)},
                     {"new", summary_json(c.next)},
-                    {"change", c.base && c.next ? Json(c.change) : Json(nullptr)},
                     {"p", c.p ? Json(*c.p) : Json(nullptr)},
                     {"ratio", c.ratio ? Json(c.ratio->ratio) : Json(nullptr)},
                     {"interval", c.ratio ? Json::array({c.ratio->lo, c.ratio->hi}) : Json(nullptr)},
+                    {"paired", c.ratio ? Json(c.ratio->paired) : Json(nullptr)},
+                    {"text", c.text},
                     {"scheduler", c.scheduler},
                     {"same_kernel", c.same_kernel},
                     {"note", c.note}});

@@ -11,6 +11,7 @@
 #include "plot.h"
 #include "schedlab/report/curves.h"
 #include "schedlab/report/format.h"
+#include "schedlab/report/verdict.h"
 
 namespace schedlab::report {
 
@@ -61,15 +62,12 @@ std::string colour_of(const Table& t, const std::string& scheduler) {
   return kPalette[i % std::size(kPalette)];
 }
 
-/// "1.23x*"; the interval in the tooltip.
-std::string speedup_cell(const TableCell& c) {
-  if (!c.same_kernel_as.empty()) return "same kernel as " + esc(c.same_kernel_as);
-  if (!c.speedup) return "–";
-  std::string s = fmt::format("{:.2f}x{}", *c.speedup, c.significant ? "*" : "");
-  if (c.estimate)
-    s = fmt::format("<span title=\"95% interval [{:.2f}, {:.2f}]\">{}</span>", c.estimate->lo,
-                    c.estimate->hi, s);
-  return s;
+/// The class of a verdict's cell: faster (green) or slower (red) when it
+/// counts, as the console colours it.
+std::string verdict_class(double ratio, bool counts) {
+  if (!counts) return "";
+  Direction d = direction_of(ratio);
+  return d == Direction::Slower ? " class=\"slower\"" : d == Direction::Faster ? " class=\"faster\"" : "";
 }
 
 std::string html_table(const Table& t) {
@@ -77,9 +75,10 @@ std::string html_table(const Table& t) {
   std::string h = fmt::format(
       "<table>\n<tr><th class=\"name\">fusion</th><th class=\"name\">size</th>"
       "<th class=\"name\">scheduler</th><th class=\"name\">best config</th>{}<th>median</th>"
-      "<th>IQR</th><th>min – max</th><th>GB/s</th><th>% peak</th><th>speedup</th>"
-      "<th>p</th></tr>\n",
-      predicted ? "<th>predicted " + esc(t.predicted_on) + "</th>" : "");
+      "<th>IQR</th><th>min – max</th><th>GB/s</th><th>% peak</th><th class=\"name\">vs "
+      "baseline</th>{}<th>p</th></tr>\n",
+      predicted ? "<th>predicted " + esc(t.predicted_on) + "</th>" : "",
+      predicted ? "<th class=\"name\">CPU vs baseline</th>" : "");
   for (const TableRow& row : t.rows) {
     for (const TableCell& c : row.cells) {
       if (c.points == 0) continue;
@@ -91,23 +90,27 @@ std::string html_table(const Table& t) {
           wrappable(c.scheduler) + (base ? " (baseline)" : ""));
       if (!c.best) {
         h += fmt::format("<td class=\"none\" colspan=\"{}\">no valid point: {}</td></tr>\n",
-                         predicted ? 9 : 8, esc(c.why_none));
+                         predicted ? 10 : 8, esc(c.why_none));
         continue;
       }
       const Summary& s = *c.stats;
       double gbps = c.best->gbps();
       auto peak = c.best->fraction_of_peak();
-      std::string cls = !c.significant   ? ""
-                        : *c.speedup > 1 ? " class=\"faster\""
-                                         : " class=\"slower\"";
+      const std::string cls = verdict_class(1 / c.speedup.value_or(1), predicted || c.significant);
+      const std::string cpu =
+          !predicted ? ""
+                     : fmt::format("<td{}>{}</td>",
+                                   c.estimate ? verdict_class(c.estimate->ratio, c.significant) : "",
+                                   esc(c.measured_verdict));
       h += fmt::format(
           "<td class=\"config\">{}</td>{}<td>{}</td><td>{}</td><td>{} – {}</td>"
-          "<td>{}</td><td>{}</td><td{}>{}</td><td>{}</td></tr>\n",
+          "<td>{}</td><td>{}</td><td{}>{}</td>{}<td>{}</td></tr>\n",
           wrappable(c.best->config_label()),
           predicted ? "<td>" + format_time_us(c.best->prediction->predicted_us) + "</td>" : "",
           format_time_us(s.median), format_time_us(s.iqr()), format_time_us(s.min),
           format_time_us(s.max), gbps > 0 ? format_gbps(gbps) : "–",
-          peak ? fmt::format("{:.1f}%", *peak * 100) : "–", cls, speedup_cell(c),
+          peak ? fmt::format("{:.1f}%", *peak * 100) : "–", cls,
+          c.verdict.empty() ? "–" : esc(c.verdict), cpu,
           !c.p           ? "–"
           : *c.p < 0.001 ? "&lt; 0.001"
                          : fmt::format("{:.3f}", *c.p));
@@ -133,9 +136,23 @@ int legend_rows(std::string& body, const std::vector<std::pair<std::string, std:
   return rows * 18;
 }
 
-/// Horizontal bars: per fusion and size, each scheduler's best median,
-/// scaled to the slowest of that group (times differ by orders of magnitude
-/// between sizes). A legend of the schedulers' colours heads it.
+/// What a bar draws: the cell's time over the baseline's best, the very
+/// ratio its verdict words (the prediction's ratio in a predicted table, the
+/// measured estimate otherwise; 1 for the baseline and its own kernel), and
+/// the estimate's interval when there is one. Nullopt without a verdict.
+struct Bar {
+  double ratio = 1, lo = 1, hi = 1;
+};
+std::optional<Bar> bar_of(const Table& t, const TableCell& c) {
+  if (!c.best || !c.speedup) return std::nullopt;
+  if (!t.predicted_on.empty() || !c.estimate) return Bar{1 / *c.speedup, 1 / *c.speedup, 1 / *c.speedup};
+  return Bar{c.estimate->ratio, c.estimate->lo, c.estimate->hi};
+}
+
+/// Horizontal bars: per fusion and size, each scheduler's time relative to
+/// the baseline's best, the ratio the table's verdict gives (bar_of), with
+/// its 95% interval as a whisker, labelled with the verdict itself; scaled
+/// to the longest of the group. A legend of the schedulers' colours heads it.
 std::string bar_chart(const Table& t) {
   const int label_w = 200, bar_w = 420, value_w = 260, bar_h = 16, gap = 4, group_gap = 14;
   const int width = label_w + bar_w + value_w;
@@ -145,9 +162,9 @@ std::string bar_chart(const Table& t) {
     entries.push_back({colour_of(t, s), s == t.baseline ? s + " (baseline, outlined)" : s});
   int y = 4 + legend_rows(body, entries, 0, 4, width) + 10;
   for (const TableRow& row : t.rows) {
-    double slowest = 0;
+    double longest = 0;
     for (const TableCell& c : row.cells)
-      if (c.best) slowest = std::max(slowest, c.stats->median);
+      if (auto b = bar_of(t, c)) longest = std::max({longest, b->ratio, b->hi});
     body += fmt::format("<text x=\"0\" y=\"{}\" font-weight=\"bold\">{} {}</text>\n", y + 12,
                         esc(row.fusion), esc(row.size_label));
     y += bar_h + gap;
@@ -159,21 +176,27 @@ std::string bar_chart(const Table& t) {
       body +=
           fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}<title>{}</title></text>\n",
                       label_w - 8, y + 12, esc(shown), esc(c.scheduler));
-      if (c.best) {
-        double w = slowest > 0 ? std::max(1.0, c.stats->median / slowest * bar_w) : 1.0;
+      const std::optional<Bar> b = bar_of(t, c);
+      if (b && longest > 0) {
+        auto x_of = [&](double v) { return std::max(1.0, v / longest * bar_w); };
+        const double w = x_of(b->ratio);
         body += fmt::format(
-            "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"{}><title>{}: {} "
-            "(IQR {})</title></rect>\n",
+            "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"{}><title>{}: {}; "
+            "median {} (IQR {})</title></rect>\n",
             label_w, y, w, bar_h, colour_of(t, c.scheduler),
             c.scheduler == t.baseline ? " stroke=\"#222\" stroke-width=\"1.5\"" : "",
-            esc(c.scheduler), format_time_us(c.stats->median), format_time_us(c.stats->iqr()));
-        body += fmt::format(
-            "<text x=\"{:.1f}\" y=\"{}\">{}{}</text>\n", label_w + w + 6, y + 12,
-            format_time_us(c.stats->median),
-            c.speedup ? fmt::format(", {:.2f}x{}", *c.speedup, c.significant ? "*" : "") : "");
+            esc(c.scheduler), esc(c.verdict), format_time_us(c.stats->median),
+            format_time_us(c.stats->iqr()));
+        if (b->lo < b->hi)
+          body += fmt::format(
+              "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" stroke=\"#222\" "
+              "stroke-width=\"1.5\"/>\n",
+              label_w + x_of(b->lo), label_w + x_of(b->hi), y + bar_h / 2, y + bar_h / 2);
+        body += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{}</text>\n",
+                            label_w + std::max(w, x_of(b->hi)) + 6, y + 12, esc(c.verdict));
       } else {
-        body += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#8a6d00\">no valid point</text>\n",
-                            label_w, y + 12);
+        body += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#8a6d00\">{}</text>\n", label_w,
+                            y + 12, c.best ? "no baseline to compare with" : "no valid point");
       }
       y += bar_h + gap;
     }
@@ -181,7 +204,7 @@ std::string bar_chart(const Table& t) {
   }
   return fmt::format(
       "<svg width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "
-      "aria-label=\"best median per scheduler\">\n{2}</svg>\n",
+      "aria-label=\"time relative to the baseline per scheduler\">\n{2}</svg>\n",
       width, y, body);
 }
 
@@ -329,9 +352,12 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
       "<style>{}</style>\n</head>\n<body>\n<h1>{}</h1>\n<p class=\"note\">{} records. Spread is "
-      "the IQR (q3 - q1) of the repetitions; * marks a difference from the baseline: "
-      "Wilcoxon signed-rank over the interleaved rounds (Mann-Whitney U when unpaired) "
-      "p &lt; {:g} and beyond the minimum effect (docs/reports.md).</p>\n",
+      "the IQR (q3 - q1) of the repetitions. \"vs baseline\" is this time over the baseline's "
+      "best, from the per-round ratios of the interleaved rounds (two-sample when not timed "
+      "together), with its 95% interval, \"N.NNx slower [lo, hi]\" or \"N.NNx faster [lo, hi]\"; * "
+      "marks a difference: "
+      "Wilcoxon signed-rank (Mann-Whitney U when unpaired) p &lt; {:g} and beyond the minimum "
+      "effect (docs/reports.md).</p>\n",
       esc(o.title), kCss, esc(o.title), records.size(), table.alpha);
   for (const Table& t : tables) {
     out += fmt::format("<section>\n<h2>{} on {} ({}){}</h2>\n", esc(t.sweep), esc(t.device.name),
@@ -344,23 +370,26 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
           "on a GPU for timings.</p>\n",
           kEmulationLabel);
     out += fmt::format(
-        "<p class=\"legend\">baseline: {}{}.{} Speedup over the baseline's best: <span "
-        "class=\"faster\">green</span> significantly faster, <span class=\"slower\">red</span> "
-        "significantly slower (its 95% interval in the tooltip).</p>\n",
+        "<p class=\"legend\">baseline: {}{}.{} Each scheduler's best configuration is the one its "
+        "verdict puts fastest; <span class=\"faster\">green</span> significantly faster, <span "
+        "class=\"slower\">red</span> significantly slower.</p>\n",
         esc(t.baseline), t.baseline_defaulted ? " (the first scheduler; the sweep named none)" : "",
         t.predicted_on.empty()
             ? ""
             : " Ranked by the predicted time on the " + esc(t.predicted_on) +
-                  " device model (docs/model.md): speedups are ratios of predictions, and the "
+                  " device model (docs/model.md): the verdict is the ratio of predictions (\"tie\" when "
+                  "they are equal), the CPU column the CPU emulation's own estimate, and the "
                   "median is the CPU emulation's time.");
     out += html_table(t);
     std::vector<const Record*> mine, here_device;
     for (const Record& r : records)
       if (r.device.fingerprint == t.device.fingerprint) here_device.push_back(&r);
     out += size_plots(t, here_device);
-    out +=
-        "<h3>Best median per scheduler (bar length relative to the slowest of each group; "
-        "shorter is faster)</h3>\n";
+    out += fmt::format(
+        "<h3>Time relative to the baseline's best, per scheduler ({}; the label is the table's "
+        "verdict; shorter is faster)</h3>\n",
+        t.predicted_on.empty() ? "the paired estimate with its 95% interval"
+                               : "the ratio of predicted times on " + esc(t.predicted_on));
     out += bar_chart(t);
     for (const Record* r : here_device)
       if (hm && r->scheduler == hm->scheduler) mine.push_back(r);

@@ -11,6 +11,7 @@
 #include "schedlab/base/error.h"
 #include "schedlab/report/compare.h"
 #include "schedlab/report/record.h"
+#include "schedlab/report/verdict.h"
 
 namespace schedlab::report {
 
@@ -55,7 +56,7 @@ ResultFile read_google_benchmark(const std::string& path, const Json& doc) {
         slash = std::min(name.find('/', at), name.size());
         parts.push_back(name.substr(at, slash - at));
       }
-      f.benchmarks.push_back({name, {}, {}, parts.size() >= 4 ? parts[2] : "", "", "", {}, "", ""});
+      f.benchmarks.push_back({name, {}, {}, parts.size() >= 4 ? parts[2] : "", "", "", {}, "", "", ""});
     }
     return f.benchmarks[it->second];
   };
@@ -150,7 +151,8 @@ ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
                        r.kernel_hash.empty() ? "" : r.kernel_hash + "|" + r.launch,
                        r.min_effect,
                        "",
-                       scheduler_name(r, r.size_key()) + suffix};
+                       scheduler_name(r, r.size_key()) + suffix,
+                       r.group};
     if (r.status != Status::Ok) {
       s.failure = std::string(status_name(r.status)) + (r.error.empty() ? "" : ": " + r.error);
     } else if (metric == Metric::Predicted && r.prediction) {
@@ -169,12 +171,21 @@ ResultFile read_sweep_jsonl(const std::string& path, Metric metric) {
       f.benchmarks.back().role = "heuristic";
       continue;
     }
-    const Record* best = nullptr;
+    // The best as the table chooses it (verdict.h): by the paired estimate
+    // against the lowest median; by the prediction when comparing those.
+    std::vector<const Record*> ok;
     for (const Record* r : rs) {
       f.benchmarks.push_back(entry(*r, "/" + r->config_label()));
       if (r->status == Status::Ok && !r->times_us.empty() &&
-          (!best || r->summary().median < best->summary().median))
-        best = r;
+          (metric == Metric::Time || r->prediction))
+        ok.push_back(r);
+    }
+    const Record* best = nullptr;
+    if (metric == Metric::Time) {
+      best = best_by_ratio(ok, nullptr);
+    } else {
+      for (const Record* r : ok)
+        if (!best || r->prediction->predicted_us < best->prediction->predicted_us) best = r;
     }
     if (best) {
       f.benchmarks.push_back(entry(*best, "/best"));

@@ -7,10 +7,12 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/results_lock.cpp
   ${CMAKE_CURRENT_LIST_DIR}/compare.cpp
   ${CMAKE_CURRENT_LIST_DIR}/table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/table_export.cpp
   ${CMAKE_CURRENT_LIST_DIR}/format.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plot.cpp
   ${CMAKE_CURRENT_LIST_DIR}/heatmap.cpp
   ${CMAKE_CURRENT_LIST_DIR}/html.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/verdict.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
   ${CMAKE_CURRENT_LIST_DIR}/merge.cpp
   ${CMAKE_CURRENT_LIST_DIR}/curves.cpp

@@ -8,13 +8,11 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "schedlab/base/error.h"
+#include "schedlab/report/verdict.h"
 
 namespace schedlab::report {
-
-using Json = nlohmann::ordered_json;
 
 namespace {
 
@@ -40,30 +38,63 @@ std::string why_none(const std::vector<const Record*>& failed) {
   return out;
 }
 
-/// What ranks a cell's records: the prediction when the table is ranked on
-/// a device model, else the median.
-double rank_key(const Record& r, bool predicted) {
-  return predicted ? r.prediction->predicted_us : r.summary().median;
-}
-
-void fill_cell(TableCell& c, const std::vector<const Record*>& records, bool predicted) {
+/// Fills `c` from its scheduler's records here; the best is chosen against
+/// `ref`, the baseline's best (null for the baseline itself): by the
+/// measured estimate (verdict.h best_by_ratio), or in a predicted table by
+/// the lowest prediction with ties broken the same way.
+void fill_cell(TableCell& c, const std::vector<const Record*>& records, bool predicted,
+               const Record* ref) {
   c.points = records.size();
-  std::vector<const Record*> failed;
-  double best_key = 0;
+  std::vector<const Record*> failed, ok;
   for (const Record* r : records) {
-    if (r->status != Status::Ok) {
-      failed.push_back(r);
+    if (r->status != Status::Ok || r->times_us.empty()) {
+      if (r->status != Status::Ok) failed.push_back(r);
       continue;
     }
     ++c.ok_points;
-    double key = rank_key(*r, predicted);
-    if (!c.best || key < best_key) {
-      c.best = *r;
-      c.stats = r->summary();
-      best_key = key;
-    }
+    ok.push_back(r);
   }
-  if (!c.best && !records.empty()) c.why_none = why_none(failed);
+  if (predicted && !ok.empty()) {
+    double lowest = ok.front()->prediction->predicted_us;
+    for (const Record* r : ok) lowest = std::min(lowest, r->prediction->predicted_us);
+    std::erase_if(ok, [&](const Record* r) {
+      return r->prediction->predicted_us > lowest * (1 + 1e-12);
+    });
+  }
+  if (const Record* best = best_by_ratio(ok, ref)) {
+    c.best = *best;
+    c.stats = best->summary();
+  } else if (!records.empty()) {
+    c.why_none = why_none(failed);
+  }
+}
+
+/// The verdict of `c` against the baseline's best `b` (verdict.h).
+void judge_cell(TableCell& c, const Table& t, const Record& b, bool predicted) {
+  const Record& x = *c.best;
+  c.speedup = 1;
+  if (c.scheduler == t.baseline) {
+    c.verdict = "baseline";
+    return;
+  }
+  // The baseline's own kernel: one measurement (and one prediction).
+  if (same_kernel(x, b)) {
+    c.same_kernel_as = t.baseline;
+    c.verdict = fmt::format("same kernel as `{}`", t.baseline);
+    return;
+  }
+  c.estimate = time_ratio(x, b);
+  c.p = c.estimate->p;
+  c.significant = c.estimate->significant(t.alpha, t.min_effect);
+  if (!predicted) {
+    c.speedup = 1 / c.estimate->ratio;
+    c.verdict = verdict_text(*c.estimate, c.significant);
+    return;
+  }
+  const double r = x.prediction->predicted_us / b.prediction->predicted_us;
+  c.speedup = 1 / r;
+  c.verdict = predicted_verdict_text(r);
+  c.measured_verdict = verdict_text(*c.estimate, c.significant);
 }
 
 // ---- console ------------------------------------------------------------------
@@ -84,30 +115,33 @@ std::string section_title(const Table& t) {
   return s;
 }
 
+/// What the columns mean, one line each: the same words as docs/reports.md
+/// and README.md (whose example tests/report/readme_table.py keeps in step).
 std::string legend(const Table& t) {
+  std::string s = fmt::format("baseline: {}{}\n", t.baseline,
+                              t.baseline_defaulted ? " (the first scheduler; none was named)" : "");
+  const std::string ratio = fmt::format(
+      "this time / the baseline's from the per-round ratios of the interleaved rounds (two-sample "
+      "when not timed together) [95% interval]; * = Wilcoxon signed-rank (Mann-Whitney U when "
+      "unpaired) p < {:g} and beyond {:g}%",
+      t.alpha, t.min_effect * 100);
   if (!t.predicted_on.empty())
-    return fmt::format(
-        "baseline: {}{}. ranked by the predicted time on the {} device model (a prediction "
-        "of the performance model, docs/model.md); median = CPU emulation time in us; "
-        "* = the prediction differs from the baseline's",
-        t.baseline, t.baseline_defaulted ? " (the first scheduler; none was named)" : "",
-        t.predicted_on);
-  return fmt::format(
-      "baseline: {}{}. median and spread (IQR, q3 - q1) of the repetitions in us; speedup over "
-      "the baseline [95% interval]; * = differs: Wilcoxon signed-rank on the interleaved rounds "
-      "(Mann-Whitney U when unpaired) p < {:g} and beyond {:g}%",
-      t.baseline, t.baseline_defaulted ? " (the first scheduler; none was named)" : "", t.alpha,
-      t.min_effect * 100);
+    return s + fmt::format(
+                   "best config: the lowest predicted time on the {0} device model "
+                   "(docs/model.md); median, IQR: CPU emulation time in us\n"
+                   "vs baseline: the ratio of predictions (deterministic; \"tie\" when equal)\n"
+                   "CPU vs baseline: the CPU emulation's {1}",
+                   t.predicted_on, ratio);
+  return s + "best config: the configuration the vs-baseline estimate puts fastest; median, "
+             "IQR (q3 - q1) of the repetitions in us\n"
+             "vs baseline: " + ratio;
 }
 
-/// "1.23x [1.18, 1.27]*", "1.00x" for the baseline, "same kernel as `b`".
-std::string speedup_text(const Table& t, const TableCell& c) {
-  if (!c.same_kernel_as.empty()) return fmt::format("same kernel as `{}`", c.same_kernel_as);
-  if (!c.speedup) return "-";
-  if (c.scheduler == t.baseline || !c.estimate)
-    return fmt::format("{:.2f}x{}", *c.speedup, c.significant ? "*" : " ");
-  return fmt::format("{:.2f}x [{:.2f}, {:.2f}]{}", *c.speedup, c.estimate->lo, c.estimate->hi,
-                     c.significant ? "*" : " ");
+/// The colour of a verdict: green faster, red slower, when it counts.
+const char* verdict_colour(double ratio, bool counts) {
+  if (!counts) return nullptr;
+  Direction d = direction_of(ratio);
+  return d == Direction::Slower ? kRed : d == Direction::Faster ? kGreen : nullptr;
 }
 
 std::string fmt_us(double us) {
@@ -132,9 +166,14 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
     std::vector<std::vector<Text>> lines;
     const bool predicted = !t.predicted_on.empty();
     std::vector<std::string> head = {"fusion", "size", "scheduler", "best config", "median",
-                                     "IQR",    "GB/s", "% peak",    "speedup"};
+                                     "IQR",    "GB/s", "% peak",    "vs baseline"};
     if (predicted) head.insert(head.begin() + 4, "predicted " + t.predicted_on);
+    if (predicted) head.push_back("CPU vs baseline");
     if (delta) head.push_back("change");
+    // Names, configs and verdicts left, numbers right.
+    std::vector<bool> left(head.size(), false);
+    for (size_t i = 0; i < head.size(); ++i)
+      left[i] = i < 4 || head[i].ends_with("baseline") || head[i] == "change";
     std::vector<Text> h;
     for (auto& s : head) h.push_back({s});
     lines.push_back(h);
@@ -150,7 +189,6 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
         if (c.best) {
           auto peak = c.best->fraction_of_peak();
           double gbps = c.best->gbps();
-          const char* sc = !c.significant ? nullptr : *c.speedup > 1 ? kGreen : kRed;
           // A heuristic row that served a tuned configuration (`run --tuned`) says so.
           l.push_back({c.best->config_label() + (c.best->tuned.empty() ? "" : " (tuned)")});
           if (predicted) l.push_back({fmt_us(c.best->prediction->predicted_us)});
@@ -158,10 +196,15 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
           l.push_back({fmt_us(c.stats->iqr())});
           l.push_back({gbps > 0 ? fmt::format("{:.1f}", gbps) : "-"});
           l.push_back({peak ? fmt::format("{:.1f}%", *peak * 100) : "-"});
-          l.push_back({speedup_text(t, c), sc});
+          const double r = 1 / c.speedup.value_or(1);
+          l.push_back({c.verdict.empty() ? "-" : c.verdict,
+                       verdict_colour(r, predicted || c.significant)});
+          if (predicted)
+            l.push_back({c.measured_verdict,
+                         c.estimate ? verdict_colour(c.estimate->ratio, c.significant) : nullptr});
         } else {
           l.push_back({"no valid point", kYellow});
-          for (int i = 0; i < (predicted ? 6 : 5); ++i) l.push_back({""});
+          for (int i = 0; i < (predicted ? 7 : 5); ++i) l.push_back({""});
           notes.push_back(fmt::format("    {}: {}", c.scheduler, c.why_none));
           note_after.push_back(lines.size());
         }
@@ -177,10 +220,8 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
       std::string s;
       for (size_t i = 0; i < lines[li].size(); ++i) {
         const Text& x = lines[li][i];
-        // Names and configs left, numbers right.
-        bool left = i < 4 || (delta && i + 1 == lines[li].size());
         std::string padded =
-            left ? fmt::format("{:<{}}", x.s, w[i]) : fmt::format("{:>{}}", x.s, w[i]);
+            left[i] ? fmt::format("{:<{}}", x.s, w[i]) : fmt::format("{:>{}}", x.s, w[i]);
         s += (i ? "  " : "") + (x.colour ? paint(padded, x.colour, colour) : padded);
       }
       while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -190,21 +231,6 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
     }
   }
   return out;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::string opt_num(const std::optional<double>& v, const char* spec = "{}") {
-  return v ? fmt::format(fmt::runtime(spec), *v) : "";
-}
-
-Json opt_json(const std::optional<double>& v) {
-  return v ? Json(*v) : Json(nullptr);
 }
 
 }  // namespace
@@ -278,33 +304,20 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
       for (size_t ci = 0; ci < t.schedulers.size(); ++ci) {
         TableCell c;
         c.scheduler = t.schedulers[ci];
-        fill_cell(c, grid[{ri, ci}], predicted);
         row.cells.push_back(std::move(c));
       }
-      const TableCell* base = t.cell(row, t.baseline);
-      for (TableCell& c : row.cells) {
-        if (!c.best || !base || !base->best) continue;
-        const Record& b = *base->best;
-        const Record& x = *c.best;
-        // The baseline's own kernel: one measurement (and one prediction).
-        if (c.scheduler != t.baseline && same_kernel(x, b)) {
-          c.speedup = 1;
-          c.same_kernel_as = t.baseline;
-          continue;
-        }
-        if (predicted) {
-          c.speedup = base->best->prediction->predicted_us / c.best->prediction->predicted_us;
-          c.significant = c.scheduler != t.baseline && std::abs(*c.speedup - 1) > 1e-12;
-          continue;
-        }
-        c.speedup = 1;
-        if (c.scheduler == t.baseline) continue;
-        c.estimate = paired(x, b) ? paired_ratio(b.times_us, x.times_us)
-                                  : unpaired_ratio(b.times_us, x.times_us);
-        c.speedup = c.estimate->ratio;
-        c.p = c.estimate->p;
-        c.significant = c.estimate->significant(o.alpha, t.min_effect);
+      // The baseline first: every other best is chosen against its best.
+      const size_t bi = static_cast<size_t>(
+          std::find(t.schedulers.begin(), t.schedulers.end(), t.baseline) - t.schedulers.begin());
+      const Record* ref = nullptr;
+      if (bi < t.schedulers.size()) {
+        fill_cell(row.cells[bi], grid[{ri, bi}], predicted, nullptr);
+        if (row.cells[bi].best) ref = &*row.cells[bi].best;
       }
+      for (size_t ci = 0; ci < t.schedulers.size(); ++ci)
+        if (ci != bi) fill_cell(row.cells[ci], grid[{ri, ci}], predicted, ref);
+      for (TableCell& c : row.cells)
+        if (c.best && ref) judge_cell(c, t, *ref, predicted);
       t.rows.push_back(std::move(row));
     }
     tables.push_back(std::move(t));
@@ -322,7 +335,7 @@ std::string render_console(const std::vector<Table>& tables, bool colour) {
 }
 
 std::string render_delta(const std::vector<Table>& previous, const std::vector<Table>& current,
-                         bool colour) {
+                         bool colour, const std::vector<AbVerdict>& ab) {
   auto find_prev = [&](const Table& t, const TableRow& row,
                        const TableCell& c) -> const TableCell* {
     for (const Table& p : previous) {
@@ -330,6 +343,12 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
       for (const TableRow& pr : p.rows)
         if (pr.fusion == row.fusion && pr.size_key == row.size_key) return p.cell(pr, c.scheduler);
     }
+    return nullptr;
+  };
+  auto find_ab = [&](const TableRow& row, const TableCell& c) -> const AbVerdict* {
+    for (const AbVerdict& v : ab)
+      if (v.fusion == row.fusion && v.size_key == row.size_key && v.scheduler == c.scheduler)
+        return &v;
     return nullptr;
   };
   DeltaFn delta = [&](const Table& t, const TableRow& row, const TableCell& c) -> Text {
@@ -341,131 +360,26 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
     // Not re-run (watch keeps the records of the plugins that did not
     // change): the same measurement, nothing to compare.
     if (c.best->key == p->best->key && c.best->times_us == p->best->times_us) return {"="};
+    const std::string was_config = p->best->config_label() != c.best->config_label()
+                                       ? ", was " + p->best->config_label()
+                                       : "";
+    // The old build timed in the same rounds (an A/B rerun): its paired
+    // verdict, the very text of the A/B line.
+    if (const AbVerdict* v = find_ab(row, c); v && (v->ratio || v->same_kernel)) {
+      if (v->same_kernel) return {"same kernel as old build" + was_config};
+      return {verdict_text(*v->ratio, v->significant) + " vs old build" + was_config,
+              verdict_colour(v->ratio->ratio, v->significant)};
+    }
     if (same_kernel(*c.best, *p->best))
       return {fmt::format("same kernel (was {})", fmt_us(p->stats->median))};
-    // Two runs: unpaired samples.
+    // Two runs: the two-sample estimate against the previous best.
     RatioEstimate e = unpaired_ratio(c.best->times_us, p->best->times_us);
-    double change = e.ratio - 1;
     bool sig = e.significant(t.alpha, t.min_effect);
-    std::string s = fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}]{} (was {})", change * 100,
-                                (e.lo - 1) * 100, (e.hi - 1) * 100, sig ? "*" : " ",
-                                fmt_us(p->stats->median));
-    if (p->best->config_label() != c.best->config_label()) s += ", was " + p->best->config_label();
-    return {s, !sig ? nullptr : change < 0 ? kGreen : kRed};
+    return {fmt::format("{} vs last run (was {}{})", verdict_text(e, sig),
+                        fmt_us(p->stats->median), was_config),
+            verdict_colour(e.ratio, sig)};
   };
   return render_text_tables(current, colour, delta);
-}
-
-std::string render_csv(const std::vector<Table>& tables) {
-  std::string out =
-      "sweep,device,backend,emulated,fusion,size,scheduler,baseline,points,ok_points,config,"
-      "repetitions,median_us,q1_us,q3_us,iqr_us,min_us,max_us,gbps,percent_of_peak,speedup,"
-      "p_value,significant,predicted_us,predicted_on,no_valid_point\n";
-  for (const Table& t : tables)
-    for (const TableRow& row : t.rows)
-      for (const TableCell& c : row.cells) {
-        if (c.points == 0) continue;
-        std::vector<std::string> f = {t.sweep,
-                                      t.device.name,
-                                      t.device.backend,
-                                      t.device.emulated ? "true" : "false",
-                                      row.fusion,
-                                      row.size_label,
-                                      c.scheduler,
-                                      c.scheduler == t.baseline ? "true" : "false",
-                                      std::to_string(c.points),
-                                      std::to_string(c.ok_points)};
-        if (c.best) {
-          const Summary& s = *c.stats;
-          auto peak = c.best->fraction_of_peak();
-          double gbps = c.best->gbps();
-          for (const std::string& x : std::vector<std::string>{
-                   c.best->config_label(), std::to_string(s.n), fmt::format("{}", s.median),
-                   fmt::format("{}", s.q1), fmt::format("{}", s.q3), fmt::format("{}", s.iqr()),
-                   fmt::format("{}", s.min), fmt::format("{}", s.max),
-                   gbps > 0 ? fmt::format("{}", gbps) : "",
-                   peak ? fmt::format("{}", *peak * 100) : "", opt_num(c.speedup), opt_num(c.p),
-                   c.p ? (c.significant ? "true" : "false") : "", ""})
-            f.push_back(x);
-        } else {
-          f.insert(f.end(), 13, "");
-          f.push_back(c.why_none);
-        }
-        // The prediction's columns come before the last one (no_valid_point).
-        const bool has_prediction = c.best && c.best->prediction;
-        f.insert(f.end() - 1,
-                 {has_prediction ? fmt::format("{}", c.best->prediction->predicted_us) : "",
-                  has_prediction ? c.best->prediction->device : ""});
-        std::string line;
-        for (const std::string& x : f) line += (line.empty() ? "" : ",") + csv_field(x);
-        out += line + "\n";
-      }
-  return out;
-}
-
-std::string render_json(const std::vector<Table>& tables) {
-  Json sections = Json::array();
-  for (const Table& t : tables) {
-    Json rows = Json::array();
-    for (const TableRow& row : t.rows) {
-      Json cells = Json::array();
-      for (const TableCell& c : row.cells) {
-        if (c.points == 0) continue;
-        Json j = {{"scheduler", c.scheduler}, {"points", c.points}, {"ok_points", c.ok_points}};
-        if (c.best) {
-          const Summary& s = *c.stats;
-          double gbps = c.best->gbps();
-          j["config"] = Json::object();
-          for (const auto& [k, v] : c.best->config) j["config"][k] = v;
-          j["config_label"] = c.best->config_label();
-          if (!c.best->tuned.empty()) j["tuned"] = c.best->tuned;
-          j["times_us"] = c.best->times_us;
-          j["median_us"] = s.median;
-          j["q1_us"] = s.q1;
-          j["q3_us"] = s.q3;
-          j["iqr_us"] = s.iqr();
-          j["min_us"] = s.min;
-          j["max_us"] = s.max;
-          j["gbps"] = gbps > 0 ? Json(gbps) : Json(nullptr);
-          j["fraction_of_peak"] = opt_json(c.best->fraction_of_peak());
-          j["speedup"] = opt_json(c.speedup);
-          j["p_value"] = opt_json(c.p);
-          j["interval"] = c.estimate ? Json::array({c.estimate->lo, c.estimate->hi}) : Json(nullptr);
-          j["paired"] = c.estimate ? Json(c.estimate->paired) : Json(nullptr);
-          j["significant"] = c.significant;
-          j["same_kernel_as"] = c.same_kernel_as;
-          j["key"] = c.best->key;
-          if (c.best->prediction) {
-            j["predicted_us"] = c.best->prediction->predicted_us;
-            j["predicted_on"] = c.best->prediction->device;
-            j["limiter"] = c.best->prediction->limiter;
-          }
-        } else {
-          j["no_valid_point"] = c.why_none;
-        }
-        cells.push_back(j);
-      }
-      rows.push_back({{"fusion", row.fusion}, {"size", row.size_label}, {"cells", cells}});
-    }
-    Json s = {{"sweep", t.sweep},
-              {"device",
-               {{"name", t.device.name},
-                {"backend", t.device.backend},
-                {"fingerprint", t.device.fingerprint},
-                {"emulated", t.device.emulated},
-                {"peak_gbps", t.device.peak_gbps}}},
-              {"timings", t.device.emulated ? kEmulationLabel : "GPU"},
-              {"baseline", t.baseline},
-              {"ranked_by", t.predicted_on.empty() ? "median" : "predicted " + t.predicted_on},
-              {"alpha", t.alpha},
-              {"min_effect", t.min_effect},
-              {"spread", "iqr"},
-              {"schedulers", t.schedulers},
-              {"rows", rows}};
-    sections.push_back(s);
-  }
-  Json j = {{"schema", "schedlab.table.v1"}, {"sections", sections}};
-  return j.dump(2) + "\n";
 }
 
 }  // namespace schedlab::report

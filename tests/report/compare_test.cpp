@@ -77,12 +77,15 @@ TEST(ResultFile, AggregatesOnly) {
 TEST(Compare, PlantedOutcomes) {
   CompareReport r = compare_files("base.json", "new.json");
   EXPECT_EQ(change_of(r, "BM_regressed").verdict, Verdict::Regression);
-  EXPECT_NEAR(change_of(r, "BM_regressed").change, 0.20, 1e-12);
+  EXPECT_NEAR(change_of(r, "BM_regressed").ratio->ratio, 1.20, 0.01);
+  EXPECT_EQ(change_of(r, "BM_regressed").text.rfind("1.20x slower [", 0), 0u);
+  EXPECT_EQ(change_of(r, "BM_regressed").text.back(), '*');
   EXPECT_LT(*change_of(r, "BM_regressed").p, 0.05);
   EXPECT_EQ(change_of(r, "BM_noise").verdict, Verdict::Unchanged);
   EXPECT_GT(*change_of(r, "BM_noise").p, 0.05);
   EXPECT_EQ(change_of(r, "BM_improved").verdict, Verdict::Improvement);
-  EXPECT_NEAR(change_of(r, "BM_improved").change, -0.20, 1e-12);
+  EXPECT_NEAR(change_of(r, "BM_improved").ratio->ratio, 0.80, 0.01);
+  EXPECT_EQ(change_of(r, "BM_improved").text.rfind("1.25x faster [", 0), 0u);
   // Significant, but within the threshold.
   EXPECT_LT(*change_of(r, "BM_small_shift").p, 0.05);
   EXPECT_EQ(change_of(r, "BM_small_shift").verdict, Verdict::Unchanged);
@@ -93,12 +96,13 @@ TEST(Compare, PlantedOutcomes) {
 }
 
 TEST(Compare, ThresholdBoundaryIsStrict) {
-  // BM_boundary moves its median from 100 to exactly 105, significantly.
+  // BM_boundary multiplies every time by exactly 1.05, significantly.
   CompareReport at = compare_files("base.json", "new.json", parse_threshold("5%"));
   const BenchmarkChange& c = change_of(at, "BM_boundary");
   EXPECT_LT(*c.p, 0.05);
-  EXPECT_NEAR(c.change, 0.05, 1e-12);        // 105 ns / 100 ns, rounded through microseconds
+  EXPECT_NEAR(c.ratio->ratio, 1.05, 1e-12);  // rounded through microseconds
   EXPECT_EQ(c.verdict, Verdict::Unchanged);  // not beyond 5%
+  EXPECT_EQ(c.text, "1.05x slower [1.04, 1.06]");  // no star: it does not count
   CompareReport below = compare_files("base.json", "new.json", parse_threshold("4.9"));
   EXPECT_EQ(change_of(below, "BM_boundary").verdict, Verdict::Regression);
 }
@@ -149,8 +153,9 @@ TEST(CompareRender, Text) {
   std::vector<std::string> words;
   std::istringstream in(line);
   for (std::string w; in >> w;) words.push_back(w);
-  EXPECT_EQ(words, (std::vector<std::string>{"BM_regressed", "100", "ns", "120", "ns", "+20.0%",
-                                             words.size() > 6 ? words[6] : "?", "regression"}))
+  EXPECT_EQ(words, (std::vector<std::string>{"BM_regressed", "100", "ns", "120", "ns", "1.20x",
+                                             "slower", "[1.19,", "1.21]*",
+                                             words.size() > 9 ? words[9] : "?", "regression"}))
       << t;
   // Columns line up: every row's verdict starts where the heading's does.
   size_t verdict_col = t.find("verdict") - t.rfind('\n', t.find("verdict")) - 1;
@@ -165,7 +170,9 @@ TEST(CompareRender, MarkdownHidesUntouchedInDetails) {
   EXPECT_NE(md.find("**: 1 regression, 1 improvement, 3 untouched, 1 only in base, 1 only in new"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| `BM_regressed` | 100 ns | 120 ns | +20.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `BM_regressed` | 100 ns | 120 ns | 1.20x slower [1.19, 1.21]* |"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("| **regression** |"), std::string::npos) << md;
   size_t details = md.find("<details><summary>3 untouched</summary>");
   ASSERT_NE(details, std::string::npos) << md;
@@ -205,9 +212,14 @@ TEST(CompareSweep, HeuristicThatChangesItsChoiceIsARegressionNamed) {
   const BenchmarkChange& c = r.changes[0];
   EXPECT_EQ(c.name, "silu_mul/N=1024,K=1024/heuristic");
   EXPECT_EQ(c.verdict, Verdict::Regression);
-  EXPECT_EQ(c.note,
-            "heuristic now picks block=128,per_thread=1 instead of "
-            "block=128,per_thread=2: 1.21x slower");
+  // The note words the ratio as the verdict does: one number, one direction.
+  EXPECT_EQ(c.note.rfind("heuristic now picks block=128,per_thread=1 instead of "
+                         "block=128,per_thread=2: 1.21x slower [",
+                         0),
+            0u)
+      << c.note;
+  EXPECT_EQ(c.note, "heuristic now picks block=128,per_thread=1 instead of block=128,per_thread=2: " +
+                        c.text);
   EXPECT_TRUE(r.has_regression());
   ASSERT_TRUE(c.ratio);
   EXPECT_NEAR(c.ratio->ratio, 9633.0 / 7987.0, 1e-3);
@@ -281,12 +293,17 @@ TEST(CompareSweep, SweptSchedulerByConfigAndBest) {
   EXPECT_EQ(r.changes[1].note, "same kernel");
   EXPECT_EQ(r.changes[2].name, "softmax/N=1024,K=1024/sweep/best");
   EXPECT_EQ(r.changes[2].verdict, Verdict::Improvement);
-  EXPECT_EQ(r.changes[2].note, "best config now picks block=64 instead of block=128: 1.33x faster");
+  EXPECT_EQ(r.changes[2].note.rfind("best config now picks block=64 instead of block=128: 1.33x faster [",
+                                    0),
+            0u)
+      << r.changes[2].note;
   // Markdown: the headline, grouped by scheduler, the emulation note.
   std::string md = render_compare_markdown(r);
-  EXPECT_NE(md.find("**Merging will improve performance by "), std::string::npos) << md;
-  EXPECT_NE(md.find("#### `sweep`\n\n| benchmark | base median | new median | change | 95% "
-                    "interval | verdict |"),
+  EXPECT_NE(md.find("**Merging will improve performance**"), std::string::npos) << md;
+  EXPECT_NE(md.find("(geometric mean of new/base: 1."), std::string::npos) << md;
+  EXPECT_NE(md.find("x faster)"), std::string::npos) << md;
+  EXPECT_NE(md.find("#### `sweep`\n\n| benchmark | base median | new median | new/base [95% "
+                    "interval] | verdict |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("CPU emulation"), std::string::npos) << md;

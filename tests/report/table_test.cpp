@@ -2,6 +2,7 @@
 // device separation, and its console / CSV / JSON / delta / HTML renderings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -127,13 +128,15 @@ TEST(Table, PairedIntervalAndSameKernel) {
   ASSERT_TRUE(tuned->estimate);
   EXPECT_TRUE(tuned->estimate->paired);
   EXPECT_NEAR(*tuned->speedup, 1.25, 1e-9);
-  EXPECT_NEAR(tuned->estimate->lo, 1.25, 1e-9);  // every round says 1.25
+  EXPECT_NEAR(tuned->estimate->ratio, 0.8, 1e-9);  // this time / the baseline's
+  EXPECT_NEAR(tuned->estimate->hi, 0.8, 1e-9);     // every round says 0.8
   EXPECT_TRUE(tuned->significant);
   const TableCell* same = t.cell(t.rows[0], "sweep");
   EXPECT_EQ(same->same_kernel_as, "heuristic");
   EXPECT_FALSE(same->estimate);
   std::string out = render_console(tables, false);
-  EXPECT_NE(out.find("1.25x [1.25, 1.25]*"), std::string::npos) << out;
+  EXPECT_NE(out.find("1.25x faster [1.25, 1.25]*"), std::string::npos) << out;
+  EXPECT_EQ(tuned->verdict, "1.25x faster [1.25, 1.25]*");
   EXPECT_NE(out.find("same kernel as `heuristic`"), std::string::npos) << out;
 }
 
@@ -158,20 +161,26 @@ std::vector<std::string> lines_of(const std::string& s) {
 TEST(Console, LabelsEmulationAndAlignsColumns) {
   std::string out = render_console(build_tables(sweep(), {"eager", 0.05, {}}), false);
   auto l = lines_of(out);
-  ASSERT_GE(l.size(), 9u) << out;
+  ASSERT_GE(l.size(), 11u) << out;
   EXPECT_EQ(l[0], "test_sweep on cpu (test) (cpu) — CPU emulation — not GPU timings");
-  EXPECT_EQ(l[1].rfind("baseline: eager. median and spread (IQR, q3 - q1)", 0), 0u) << l[1];
+  EXPECT_EQ(l[1], "baseline: eager");
+  EXPECT_EQ(l[2].rfind("best config: the configuration the vs-baseline estimate puts fastest", 0),
+            0u)
+      << l[2];
+  EXPECT_EQ(l[3].rfind("vs baseline: this time / the baseline's from the per-round ratios", 0), 0u)
+      << l[3];
   // Right-aligned numbers end in the same column as their heading.
-  size_t median_end = l[2].find("median") + 6;
-  EXPECT_EQ(l[3].rfind("100.00", median_end), median_end - 6) << out;
-  EXPECT_NE(l[3].find("softmax  N=1024,K=1024  eager"), std::string::npos) << out;
-  EXPECT_NE(l[4].find("block=256,vec=4"), std::string::npos) << out;
-  EXPECT_NE(l[4].find("2.00x ["), std::string::npos) << out;
-  EXPECT_NE(l[4].find("]*"), std::string::npos) << out;
-  EXPECT_NE(l[5].find("1.00x"), std::string::npos) << out;  // close
-  EXPECT_EQ(l[5].find("1.00x*"), std::string::npos) << out;
-  EXPECT_NE(l[6].find("pointwise      no valid point"), std::string::npos) << out;
-  EXPECT_EQ(l[7], "    pointwise: rejected: pointwise schedules fusions without reductions");
+  size_t median_end = l[4].find("median") + 6;
+  EXPECT_EQ(l[5].rfind("100.00", median_end), median_end - 6) << out;
+  EXPECT_NE(l[5].find("softmax  N=1024,K=1024  eager"), std::string::npos) << out;
+  EXPECT_NE(l[5].find("  baseline"), std::string::npos) << out;
+  EXPECT_NE(l[6].find("block=256,vec=4"), std::string::npos) << out;
+  EXPECT_NE(l[6].find("2.00x faster ["), std::string::npos) << out;
+  EXPECT_NE(l[6].find("]*"), std::string::npos) << out;
+  EXPECT_NE(l[7].find("1.00x ["), std::string::npos) << out;  // close: no word, no star
+  EXPECT_EQ(l[7].find("]*"), std::string::npos) << out;
+  EXPECT_NE(l[8].find("pointwise      no valid point"), std::string::npos) << out;
+  EXPECT_EQ(l[9], "    pointwise: rejected: pointwise schedules fusions without reductions");
   EXPECT_EQ(out.find('\x1b'), std::string::npos);
 }
 
@@ -210,11 +219,14 @@ TEST(Delta, ShowsPerCellChange) {
       if (s.find("  " + scheduler + " ") != std::string::npos) return s;
     return std::string("(none)");
   };
-  EXPECT_NE(l[2].find("change"), std::string::npos);
-  // Two runs: an unpaired estimate with its interval.
-  EXPECT_NE(line_of("normalization").find("-40.0% [-"), std::string::npos) << out;
-  EXPECT_NE(line_of("normalization").find("]* (was 50.00), was block=256,vec=4"), std::string::npos)
+  EXPECT_NE(l[4].find("change"), std::string::npos);
+  // Two runs: an unpaired estimate with its interval, in the verdict's words.
+  EXPECT_NE(line_of("normalization").find("1.67x faster ["), std::string::npos) << out;
+  EXPECT_NE(line_of("normalization").find("]* vs last run (was 50.00, was block=256,vec=4)"),
+            std::string::npos)
       << out;
+  EXPECT_EQ(out.find("% ["), std::string::npos) << out;  // never a percent change
+  EXPECT_EQ(out.find("-40"), std::string::npos) << out;
   // Not re-run (the same record, the same times): "=".
   EXPECT_EQ(line_of("eager").substr(line_of("eager").size() - 3), "  =") << out;
   EXPECT_NE(line_of("close").find("now failing"), std::string::npos) << out;
@@ -273,7 +285,31 @@ TEST(Csv, OneLinePerCellWithQuoting) {
                        0),
             0u)
       << l[2];
-  EXPECT_NE(l[2].find(",2,"), std::string::npos);  // speedup
+  // Columns by the header's names.
+  auto field = [&](const std::string& line, const std::string& name) {
+    std::vector<std::string> head, f;
+    auto split = [](const std::string& s) {
+      std::vector<std::string> out(1);
+      bool quoted = false;
+      for (char c : s) {
+        if (c == '"') quoted = !quoted;
+        if (c == ',' && !quoted)
+          out.emplace_back();
+        else if (c != '"')
+          out.back() += c;
+      }
+      return out;
+    };
+    head = split(l[0]);
+    f = split(line);
+    auto at = std::find(head.begin(), head.end(), name);
+    return at == head.end() || f.size() != head.size() ? std::string("?")
+                                                       : f[static_cast<size_t>(at - head.begin())];
+  };
+  EXPECT_NEAR(std::stod(field(l[2], "speedup")), 2.0, 1e-9);
+  EXPECT_NEAR(std::stod(field(l[2], "time_ratio")), 0.5, 1e-9);
+  EXPECT_EQ(field(l[2], "verdict").rfind("2.00x faster [", 0), 0u);
+  EXPECT_EQ(field(l[1], "verdict"), "baseline");
   // Failed cells keep the column count and say why in the last column.
   auto columns = [](const std::string& s) {
     size_t n = 1;
@@ -285,7 +321,7 @@ TEST(Csv, OneLinePerCellWithQuoting) {
     return n;
   };
   for (const std::string& s : l) EXPECT_EQ(columns(s), columns(l[0])) << s;
-  EXPECT_EQ(l[5].substr(l[5].rfind(',') + 1),
+  EXPECT_EQ(field(l[5], "no_valid_point"),
             "wrong_result in 2 configs: max abs error 0.5; crashed: SIGSEGV");
 }
 
@@ -310,7 +346,8 @@ TEST(Html, SelfContainedWithChartsAndHeatmap) {
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(page.find("CPU emulation — not GPU timings</h2>"), std::string::npos);
   EXPECT_EQ(page.find("http"), std::string::npos);
-  EXPECT_NE(page.find("aria-label=\"best median per scheduler\""), std::string::npos);
+  EXPECT_NE(page.find("aria-label=\"time relative to the baseline per scheduler\""),
+            std::string::npos);
   // The heatmap is chosen: normalization is the first to vary two parameters.
   EXPECT_NE(page.find("<h3>normalization: median time over block and vec, softmax N=1024,K=1024"),
             std::string::npos);

@@ -3,7 +3,8 @@
 # start `schedlab watch` on a sweep that uses it, change the heuristic's one
 # constant (block 64 -> 128), and expect watch to rebuild, reload, re-run and
 # print the new best config with its change and the paired new/old verdict
-# (both builds timed in the same rounds); then break the source and
+# (both builds timed in the same rounds), the change column in the A/B
+# line's own words; then break the source and
 # expect the build failure to be reported while the old version serves.
 # usage: watch_e2e.sh SCHEDLAB CXX PLUGIN_API_INCLUDE SOURCE WORKDIR
 set -eu
@@ -52,6 +53,15 @@ grep -q '^reloaded watch_plugin (generation 2)' "$work/out.txt" || { echo "no re
 grep -q 'block=128' "$work/out.txt" || { echo "the new table lacks block=128"; exit 1; }
 grep -q 'still serving generation 1' "$work/out.txt" || { echo "no 'still serving'"; exit 1; }
 # The rerun timed both builds in the same rounds (A/B) and judged them.
-grep -q '^pointwise_add_mul N=64,K=256 mine: new build .* than old \[.*; block=128 instead of block=64$' "$work/out.txt" ||
+grep -q '^pointwise_add_mul N=64,K=256 mine: new build .* than old, p=.*; block=128 instead of block=64$' "$work/out.txt" ||
   { echo "no A/B verdict of the new build against the old"; exit 1; }
+# One verdict everywhere (issue 33): the table's change column prints the A/B
+# line's own words and numbers ("1.23x slower [1.04, 1.27]* vs old build").
+verdict=$(sed -n 's/^pointwise_add_mul N=64,K=256 mine: new build \(.*\) than old, p=.*/\1/p' "$work/out.txt")
+echo "A/B verdict: $verdict"
+grep -F -q "$verdict vs old build, was block=64" "$work/out.txt" ||
+  { echo "the change column does not read the A/B verdict '$verdict'"; exit 1; }
+if grep -E -q '[+-][0-9]+\.[0-9]%' "$work/out.txt"; then
+  echo "a percent change beside the verdict"; exit 1
+fi
 echo "watch e2e: ok"

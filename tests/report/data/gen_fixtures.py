@@ -10,7 +10,9 @@ them (per-repetition entries with run_type "iteration", then aggregates):
   BM_regressed      base ~100, new ~120: significant, +20%      -> regression
   BM_noise          base ~100, new ~100, interleaved samples     -> unchanged
   BM_improved       base ~100, new ~80                           -> improvement
-  BM_boundary       base median 100, new median 105, fully separated:
+  BM_boundary       base median 100, new = base x 1.05 (median 105), fully separated:
+                    the new/base ratio estimate is exactly 1.05 (every pairwise log
+                    difference has its mirror), so
                     significant, exactly +5%: unchanged at 5%, regression at 4%
   BM_small_shift    new ~101.5, separated: significant but +1.5% -> unchanged
   BM_removed        only in base
@@ -68,7 +70,7 @@ base = {
 }
 new = {
     "BM_regressed": reps(120), "BM_noise": reps(100, JITTER2), "BM_improved": reps(80),
-    "BM_boundary": boundary(105), "BM_small_shift": boundary(101.5), "BM_added": reps(60),
+    "BM_boundary": [1.05 * t for t in boundary(100)], "BM_small_shift": boundary(101.5), "BM_added": reps(60),
 }
 clean = {k: v for k, v in base.items()}
 clean["BM_noise"] = reps(100, JITTER2)
@@ -204,3 +206,37 @@ for r in sizes_sweep:
 with open(os.path.join(HERE, "sweep_sizes.jsonl"), "w") as f:
     for r in sizes_sweep:
         f.write(json.dumps(r) + "\n")
+
+
+# A planted 1.3x slowdown (planted*.jsonl; verdict_test.cpp and
+# verdict_agreement.py): the new build of scheduler `mine` against its old
+# build `mine@old` (as `run --ab` records them: one interleaved group, sample
+# k of both from round k). The rounds carry load spikes (rounds 4 and 9)
+# that hit both builds alike; every round's ratio is 1.3 within +-2 %.
+# planted.jsonl holds both builds; planted_old.jsonl and planted_new.jsonl
+# hold one each under the name `mine` (the two halves `compare` reads).
+PLANTED_BASE = [100, 102, 98, 180, 101, 99, 103, 97, 250, 100, 101, 99]
+PLANTED_NOISE = [0.016, -0.012, 0.008, -0.004, 0.012, -0.016, 0.004, -0.008, 0.0, 0.02, -0.02,
+                 0.01]
+
+
+def planted(scheduler, times, kernel_version):
+    r = record(scheduler, {"block": "128"}, times, kernel_version=kernel_version)
+    r["sweep"] = "planted"
+    r["plugin"]["name"] = "mine"
+    s = sorted(times)
+    r["median_us"] = (s[5] + s[6]) / 2
+    r["measurement"] = {"group": "planted-run-0", "seed": 7, "launch": "grid=8x1x1 block=128x1x1 smem=0",
+                        "same_kernel_as": "", "reused": False}
+    return r
+
+
+planted_old = planted("mine@old", [float(t) for t in PLANTED_BASE], "old")
+planted_new = planted("mine", [round(1.3 * t * (1 + e), 6) for t, e in zip(PLANTED_BASE, PLANTED_NOISE)],
+                      "new")
+for fname, recs in (("planted.jsonl", [planted_new, planted_old]),
+                    ("planted_old.jsonl", [dict(planted_old, scheduler="mine")]),
+                    ("planted_new.jsonl", [planted_new])):
+    with open(os.path.join(HERE, fname), "w") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")

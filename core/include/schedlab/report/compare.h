@@ -9,9 +9,12 @@
 // (a heuristic: a changed choice of configuration is compared, and named),
 // and for a swept scheduler by configuration plus its best configuration.
 // May depend on schedlab/report/record.h and stats.h, schedlab/base.
-// Invariants: a verdict other than Unchanged needs both a significant
-// Mann-Whitney test (p < alpha) and a change of the median beyond the
-// threshold (strictly); either alone is noise or a negligible shift. A
+// Invariants: the ratio, its interval, the verdict and the words come from
+// one estimate of new/base (verdict.h's words and convention: paired when
+// both benchmarks' times come from one interleaved group, else the
+// two-sample Hodges-Lehmann ratio, as two runs are); a verdict other than
+// Unchanged needs it significant (p < alpha) and beyond the threshold
+// (strictly); either alone is noise or a negligible shift. A
 // benchmark whose kernel (source hash and launch) is the same in both files
 // is Unchanged unless include_unchanged_kernels: its times can only differ
 // by noise.
@@ -45,6 +48,9 @@ struct BenchmarkSamples {
   /// sweep record's name with the sizes by name (Record::size_key), so that
   /// files listing sizes in different orders match.
   std::string match;
+  /// The interleaved group of a sweep record's times (Record::group): two
+  /// benchmarks of one group with as many samples are paired.
+  std::string group;
 };
 
 /// A result file as read.
@@ -99,11 +105,14 @@ struct BenchmarkChange {
   Verdict verdict = Verdict::Unchanged;  ///< the outcome
   std::optional<Summary> base;           ///< base statistics, when it has times
   std::optional<Summary> next;           ///< new statistics, when it has times
-  double change = 0;                     ///< (new median - base median) / base median
-  std::optional<double> p;               ///< Mann-Whitney p-value, when both have times
-  /// new/base as a Hodges-Lehmann ratio with its 95 % interval (unpaired:
-  /// the two files are two runs), when both have times.
+  std::optional<double> p;               ///< the ratio's p-value, when both have times
+  /// new/base as a Hodges-Lehmann ratio with its 95 % interval (paired when
+  /// both come from one interleaved group, else two-sample: the two files
+  /// are two runs), when both have times.
   std::optional<RatioEstimate> ratio;
+  /// The ratio in verdict.h's words, "1.20x slower [1.18, 1.22]*" ("1.20x
+  /// slower (predicted)" for predictions); "" without a ratio.
+  std::string text;
   std::string scheduler;                 ///< for grouping ("" : unknown)
   bool same_kernel = false;              ///< the kernel did not change
   std::string note;                      ///< a failure reason, a changed config, or why no test
@@ -111,12 +120,12 @@ struct BenchmarkChange {
 
 /// Settings of a comparison.
 struct CompareOptions {
-  /// Relative change of the median that matters (0.05 = 5%). Unset: the
+  /// The ratio that matters: beyond 1 + threshold either way (0.05 = 5%). Unset: the
   /// sweep's minimum effect where the records carry one, else 10 % for CPU
   /// emulation and 2 % on a GPU (default_min_effect), and 5 % for Google
   /// Benchmark files.
   std::optional<double> threshold;
-  double alpha = 0.05;  ///< significance level of the Mann-Whitney test
+  double alpha = 0.05;  ///< significance level of the ratio's rank test
   /// Samples without noise (predictions): a change beyond the threshold is
   /// real, with no test.
   bool deterministic = false;

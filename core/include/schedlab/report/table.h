@@ -3,11 +3,11 @@
 // that `watch` prints. The HTML page is in schedlab/report/html.h.
 //
 // Owns: choosing each scheduler's best configuration per fusion and size,
-// its speedup over the baseline with a confidence interval, whether the
-// difference is significant (DESIGN.md section 16: paired rounds when both
-// were timed in one interleaved group, a rank test, and a minimum effect),
-// kernel identity with the baseline, and why a scheduler has no valid point. May depend on record.h, stats.h
-// and schedlab/base.
+// its verdict against the baseline (verdict.h: one estimate, paired when
+// both were timed in one interleaved group, chooses the best and gives the
+// number, the interval, the star and the words; DESIGN.md section 16),
+// kernel identity with the baseline, and why a scheduler has no valid point.
+// May depend on record.h, stats.h, verdict.h, ab.h and schedlab/base.
 // Invariants: one Table holds the records of one device (fingerprint) only,
 // so CPU-emulation timings never share a table with GPU timings, and every
 // rendering of an emulated table says "CPU emulation — not GPU timings".
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "schedlab/report/ab.h"
 #include "schedlab/report/record.h"
 #include "schedlab/report/stats.h"
 
@@ -44,18 +45,33 @@ struct TableCell {
   std::string scheduler;          ///< display name
   size_t points = 0;              ///< records of this scheduler here (0: not in the sweep here)
   size_t ok_points = 0;           ///< of which status ok
-  std::optional<Record> best;     ///< the ok record with the lowest median
+  /// The chosen ok record. Measured tables: the baseline's is the one the
+  /// paired estimate puts fastest against its lowest median, every other
+  /// scheduler's the one it puts fastest against the baseline's best
+  /// (verdict.h best_by_ratio), so the best is chosen by the statistic its
+  /// verdict prints. Predicted tables: the lowest prediction, ties by the
+  /// same estimate.
+  std::optional<Record> best;
   std::optional<Summary> stats;   ///< best's statistics
-  /// Baseline time / best time: the estimate's ratio, 1 for the baseline
-  /// itself and for the baseline's own kernel.
+  /// Baseline time / best time: 1 / estimate's ratio (measured tables), the
+  /// ratio of predictions (predicted tables); 1 for the baseline and for the
+  /// baseline's own kernel.
   std::optional<double> speedup;
-  /// The speedup with its interval and test: paired (per-round ratios,
-  /// Wilcoxon) when the baseline's best and this best share an interleaved
-  /// group, else unpaired (Mann-Whitney). Unset for the baseline itself and
-  /// for the same kernel.
+  /// Best's measured time over the baseline's best (verdict.h time_ratio:
+  /// paired when they share an interleaved group): the CPU emulation's in a
+  /// predicted table. Unset for the baseline itself and for the same kernel.
   std::optional<RatioEstimate> estimate;
   std::optional<double> p;        ///< estimate's p-value
-  bool significant = false;       ///< p < alpha and beyond the minimum effect
+  /// The estimate is significant: p < alpha and beyond the minimum effect.
+  bool significant = false;
+  /// The "vs baseline" column: verdict_text of the estimate ("1.23x slower
+  /// [1.04, 1.27]*"), or in a predicted table predicted_verdict_text ("tie
+  /// (predicted)"); "baseline"; "same kernel as `b`"; "" without a best.
+  std::string verdict;
+  /// Predicted tables: verdict_text of the CPU emulation's estimate, shown
+  /// beside the predicted verdict (so a tie of predictions says what the
+  /// CPU measured); "" elsewhere.
+  std::string measured_verdict;
   /// The baseline's name when best is the baseline's best kernel (same
   /// source and launch): one measurement, no comparison.
   std::string same_kernel_as;
@@ -84,9 +100,11 @@ struct Table {
   std::vector<TableRow> rows;           ///< in order of first appearance
   /// The device model the cells are ranked on: set for CPU-emulated tables
   /// whose ok records all carry a prediction from one device model; then a
-  /// cell's best is the lowest *predicted* time (docs/model.md), speedups are
-  /// ratios of predictions (deterministic: any difference is real), and the
-  /// renderings show the prediction beside the CPU time. Empty: by median.
+  /// cell's best is the lowest *predicted* time (docs/model.md), the verdict
+  /// is the ratio of predictions (deterministic: any difference is real, and
+  /// equal ones say "tie (predicted)"), and the renderings show the
+  /// prediction and the CPU emulation's own verdict beside it. Empty: ranked
+  /// and judged by the measured times.
   std::string predicted_on;
 
   /// The cell of `scheduler` in `row`, or null.
@@ -104,12 +122,15 @@ bool colour_enabled(int fd);
 /// Aligned columns for a terminal, ANSI colour when `colour`.
 std::string render_console(const std::vector<Table>& tables, bool colour);
 /// The same table with, per cell, the change from `previous` (matched by
-/// device, fusion, size and scheduler): the median's change and its
-/// significance, a changed best config, and points that became valid or
+/// device, fusion, size and scheduler) as a verdict (verdict.h): from `ab`'s
+/// paired estimate of the new build against the old when it has the cell
+/// ("1.23x slower [1.04, 1.27]* vs old build", the number the A/B line
+/// prints), else the two-sample estimate against the previous best ("... vs
+/// last run"); a changed best config, and points that became valid or
 /// failing; "=" where the best is the same measurement as before (a cell
 /// `watch` did not re-run). `watch` prints this after each rerun.
 std::string render_delta(const std::vector<Table>& previous, const std::vector<Table>& current,
-                         bool colour);
+                         bool colour, const std::vector<AbVerdict>& ab = {});
 /// One line per cell (header first), RFC 4180 quoting.
 std::string render_csv(const std::vector<Table>& tables);
 /// JSON (schema "schedlab.table.v1").
