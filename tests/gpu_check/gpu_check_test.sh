@@ -35,11 +35,11 @@ bundle)
   total=$(sed -n 's/^device-bundle: bundle + source tree \([0-9.]*\) MiB.*/\1/p' <<<"$out")
   awk -v t="$total" 'BEGIN {exit !(t > 0 && t < 48)}' || fail "bundle + source tree $total MiB, not under 48"
   # Every built *_gpu_test and every built-in plugin is in it, stripped.
-  for t in $(find "$build/tests" -type f -executable -name '*_gpu_test'); do
+  while IFS= read -r -d '' t; do
     readelf -h "$t" > /dev/null 2>&1 || continue
     [[ -x $bundle/tests/$(basename "$t") ]] || fail "$(basename "$t") is not bundled"
     grep -q "ok tests/$(basename "$t") --gtest_list_tests" <<<"$out" || fail "$(basename "$t") not started by --check"
-  done
+  done < <(find "$build/tests" -type f -executable -name '*_gpu_test' -print0)
   for p in "$build"/plugins/*.so; do
     grep -q "ok plugin $(basename "$p") loads" <<<"$out" || fail "plugin $(basename "$p") not loaded by --check"
   done
