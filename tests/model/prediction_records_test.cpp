@@ -48,9 +48,9 @@ TEST(PredictionRecords, AnEmulatedTableRanksByThePrediction) {
   const TableCell* n = tables[0].cell(tables[0].rows[0], "norm");
   EXPECT_EQ(n->best->config_label(), "block=256");
   EXPECT_DOUBLE_EQ(*n->speedup, 2.0);
-  EXPECT_TRUE(n->significant);
+  EXPECT_EQ(n->verdict, "2.00x faster (predicted)");  // report/verdict.h's words
   std::string text = render_console(tables, false);
-  EXPECT_THAT(text, HasSubstr("ranked by the predicted time on the h200 device model"));
+  EXPECT_THAT(text, HasSubstr("best config: the lowest predicted time on the h200 device model"));
   EXPECT_THAT(text, HasSubstr("predicted h200"));
   EXPECT_THAT(text, HasSubstr("10.00"));  // the prediction
   EXPECT_THAT(text, HasSubstr("80.00"));  // the CPU time beside it
