@@ -106,6 +106,44 @@ TEST(FuzzSummary, LineAndExitRule) {
   EXPECT_TRUE(s.failed());
 }
 
+TEST(FuzzClassify, MutantsOfValidatedRuns) {
+  RunOutcome k = classify(ok("validated\nkilled\nwrong_result under mutation zero: output 0"),
+                          Path::Schedule);
+  EXPECT_EQ(k.cls, RunClass::Validated);
+  EXPECT_EQ(k.mutant, Mutant::Killed);
+  EXPECT_EQ(k.mutant_line, "wrong_result under mutation zero: output 0");
+  RunOutcome s = classify(ok("validated\nsurvived\nmutation one:0.01 survived validation: ..."),
+                          Path::Segmenter);
+  EXPECT_EQ(s.mutant, Mutant::Survived);
+  EXPECT_EQ(s.mutant_line, "mutation one:0.01 survived validation: ...");
+  EXPECT_EQ(classify(ok("validated\nunchanged\nmutation swap changes nothing: ..."),
+                     Path::Schedule)
+                .mutant,
+            Mutant::Unchanged);
+  EXPECT_EQ(classify(ok("validated"), Path::Schedule).mutant, Mutant::None);
+}
+
+TEST(FuzzSummary, MutantsAreCountedAndASurvivorFails) {
+  Summary s;
+  s.cases = 2;
+  RunOutcome killed(RunClass::Validated, "");
+  killed.mutant = Mutant::Killed;
+  RunOutcome unchanged = killed;
+  unchanged.mutant = Mutant::Unchanged;
+  s.add(killed);
+  s.add(unchanged);
+  s.add(RunOutcome(RunClass::Refused, "lower: ..."));
+  EXPECT_EQ(s.line(),
+            "2 cases: 2 validated, 1 refused, 0 unscheduled, 0 wrong, 0 racy, 0 crashed, 0 "
+            "internal, 0 timeout; mutants: 1 killed, 0 survived, 1 unchanged");
+  EXPECT_FALSE(s.failed());
+  RunOutcome survived = killed;
+  survived.mutant = Mutant::Survived;
+  s.add(survived);
+  EXPECT_EQ(s.survived, 1u);
+  EXPECT_TRUE(s.failed());
+}
+
 // ---- real runs ----
 
 constexpr const char* kAdd =
@@ -131,6 +169,21 @@ TEST(FuzzRun, AScheduleThatValidates) {
                               "parallelize(v1, 1, TIDx)\n",
                               options());
   EXPECT_EQ(r.cls, RunClass::Validated) << r.reason;
+}
+
+TEST(FuzzRun, AValidatedRunsMutantIsJudgedByTheSameValidation) {
+  const std::string schedule = "merge(v1, 0)\nsplit(v1, 0, 4)\nparallelize(v1, 0, BIDx)\n"
+                               "parallelize(v1, 1, TIDx)\n";
+  RunOptions o = options();
+  o.mutation = sweep::parse_mutation("scale:0.99");
+  RunOutcome k = run_isolated(kAdd, schedule, o);
+  EXPECT_EQ(k.cls, RunClass::Validated) << k.reason;
+  EXPECT_EQ(k.mutant, Mutant::Killed) << k.mutant_line;
+  EXPECT_EQ(k.mutant_line.rfind("wrong_result under mutation scale:0.99: output 0 (", 0), 0u)
+      << k.mutant_line;
+  o.mutation = sweep::parse_mutation("one:1e-7");  // a few ulps: inside any f32 tolerance
+  RunOutcome s = run_isolated(kAdd, schedule, o);
+  EXPECT_EQ(s.mutant, Mutant::Survived) << s.mutant_line;
 }
 
 TEST(FuzzRun, AScheduleThatIsRefusedNamesTheStageAndTheLine) {
