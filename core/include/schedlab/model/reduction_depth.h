@@ -1,5 +1,5 @@
 // schedlab/model: the depth of a kernel's reduction trees, for the floor of
-// the time model (roofline.h, docs/model.md "5. The floor").
+// the time model (roofline.h, docs/model.md "6. The floor").
 //
 // Owns: counting, from the kernel IR, the dependent warp-shuffle levels of
 // one thread's block reductions and its grid reductions. The trace cannot
