@@ -8,6 +8,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "schedlab/base/error.h"
@@ -125,6 +127,18 @@ TEST(Calibrate, RecoversTheSyntheticDevicesConstants) {
   EXPECT_GT(c.before.median_abs_error, 0.05);
   EXPECT_LT(c.after.median_abs_error, 1e-4);
   EXPECT_LT(c.after.max_abs_error, 1e-3);
+}
+
+// tests/model/calibrate/synthetic_h200.jsonl, which the CLI test
+// (model_cli_calibrate_synthetic) calibrates, is this generator's output.
+TEST(Calibrate, TheCommittedFixtureIsTheGenerators) {
+  const std::string path = write_synthetic("fixture.jsonl", 60);
+  auto text = [](const std::string& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(text(SCHEDLAB_SOURCE_DIR "/tests/model/calibrate/synthetic_h200.jsonl"), text(path))
+      << "regenerate: cp " << path << " tests/model/calibrate/synthetic_h200.jsonl";
 }
 
 TEST(Calibrate, WritesADeviceModelThatLoadsWithItsValuesMarkedMeasured) {
