@@ -120,21 +120,25 @@ std::string section_title(const Table& t) {
 std::string legend(const Table& t) {
   std::string s = fmt::format("baseline: {}{}\n", t.baseline,
                               t.baseline_defaulted ? " (the first scheduler; none was named)" : "");
-  const std::string ratio = fmt::format(
-      "this time / the baseline's from the per-round ratios of the interleaved rounds (two-sample "
-      "when not timed together) [95% interval]; * = Wilcoxon signed-rank (Mann-Whitney U when "
-      "unpaired) p < {:g} and beyond {:g}%",
-      t.alpha, t.min_effect * 100);
+  // `whose`: "this" or "the CPU emulation's".
+  auto ratio = [&](const char* whose) {
+    return fmt::format(
+        "{} time over the baseline's, from the per-round ratios of the interleaved rounds "
+        "(two-sample when not timed together), [95% interval]; * = Wilcoxon signed-rank "
+        "(Mann-Whitney U when unpaired) p < {:g} and beyond {:g}%",
+        whose, t.alpha, t.min_effect * 100);
+  };
   if (!t.predicted_on.empty())
     return s + fmt::format(
-                   "best config: the lowest predicted time on the {0} device model "
+                   "best config: the lowest predicted time on the {} device model "
                    "(docs/model.md); median, IQR: CPU emulation time in us\n"
-                   "vs baseline: the ratio of predictions (deterministic; \"tie\" when equal)\n"
-                   "CPU vs baseline: the CPU emulation's {1}",
-                   t.predicted_on, ratio);
+                   "vs baseline: predicted time over the baseline's (deterministic; \"tie\" when "
+                   "equal)\n"
+                   "CPU vs baseline: {}",
+                   t.predicted_on, ratio("the CPU emulation's"));
   return s + "best config: the configuration the vs-baseline estimate puts fastest; median, "
              "IQR (q3 - q1) of the repetitions in us\n"
-             "vs baseline: " + ratio;
+             "vs baseline: " + ratio("this");
 }
 
 /// The colour of a verdict: green faster, red slower, when it counts.
