@@ -29,7 +29,8 @@ int run_calibrate(const CalibrateOptions& o) {
   const model::Calibration c = model::calibrate(device, data);
   const std::string name = std::filesystem::path(o.output).stem().string();
   const std::string date = report::now_timestamp().substr(0, 10);
-  const std::string yaml = model::calibrated_device_yaml(c, name, date, o.records, data.points.size());
+  const std::string yaml =
+      model::calibrated_device_yaml(c, name, date, o.records, data.points.size());
   // Whatever is written must load: the same checks as any device file.
   {
     std::ofstream out(o.output);

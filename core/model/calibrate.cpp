@@ -31,16 +31,20 @@ std::vector<double> unknowns_of(const DeviceModel& d) {
 
 double key_value(int u, double x) {
   switch (u) {
-    case kLaunch: return x * 1e6;
-    case kSecondsPerByte: return 1 / x / 1e9;
-    case kIssue: return 1 / x;
-    default: return x * 1e9;
+    case kLaunch:
+      return x * 1e6;
+    case kSecondsPerByte:
+      return 1 / x / 1e9;
+    case kIssue:
+      return 1 / x;
+    default:
+      return x * 1e9;
   }
 }
 
 void set_key(DeviceModel& d, int u, double v) {
-  double* fields[kCount] = {&d.launch_overhead_us, &d.dram_latency_ns,    &d.barrier_ns,
-                            &d.shuffle_ns,         &d.grid_sync_ns,       &d.copy_bandwidth_gbs,
+  double* fields[kCount] = {&d.launch_overhead_us, &d.dram_latency_ns, &d.barrier_ns,
+                            &d.shuffle_ns,         &d.grid_sync_ns,    &d.copy_bandwidth_gbs,
                             &d.issue_efficiency};
   *fields[u] = v;
 }
@@ -263,7 +267,8 @@ Calibration calibrate(const DeviceModel& device, const CalibrationData& data) {
     // unknown no point exercises.
     std::vector<double> scale(kCount, 0);
     for (const auto& row : a)
-      for (int j = 0; j < kCount; ++j) scale[size_t(j)] = std::max(scale[size_t(j)], row[size_t(j)]);
+      for (int j = 0; j < kCount; ++j)
+        scale[size_t(j)] = std::max(scale[size_t(j)], row[size_t(j)]);
     std::vector<size_t> cols;
     for (int j = 0; j < kCount; ++j)
       if (scale[size_t(j)] > 0) cols.push_back(size_t(j));
@@ -275,7 +280,6 @@ Calibration calibrate(const DeviceModel& device, const CalibrationData& data) {
     }
     const std::vector<double> y = nnls(as, b);
     DeviceModel next = device;
-    const std::vector<double> prior = unknowns_of(device);
     std::fill(exercised.begin(), exercised.end(), false);
     for (size_t i = 0; i < cols.size(); ++i) {
       const double x = y[i] / scale[cols[i]];
@@ -283,7 +287,6 @@ Calibration calibrate(const DeviceModel& device, const CalibrationData& data) {
       exercised[cols[i]] = true;
       set_key(next, int(cols[i]), key_value(int(cols[i]), x));
     }
-    (void)prior;
     next.copy_bandwidth_gbs = std::min(next.copy_bandwidth_gbs, next.dram_bandwidth_gbs);
     c.device = next;
   }

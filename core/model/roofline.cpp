@@ -6,7 +6,9 @@
 
 namespace schedlab::model {
 
-double empty_kernel_s(const DeviceModel& d) { return d.launch_overhead_us * 1e-6; }
+double empty_kernel_s(const DeviceModel& d) {
+  return d.launch_overhead_us * 1e-6;
+}
 
 Terms model_terms(const DeviceModel& d, const Occupancy& o, const Work& w) {
   Terms t;

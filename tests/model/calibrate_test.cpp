@@ -102,7 +102,8 @@ std::string write_synthetic(const std::string& name, int n) {
   std::remove(path.c_str());
   int i = 0;
   for (const Terms& t : synthetic_terms(n))
-    report::append_record(path, gpu_record(i++, t, model::predict_terms(truth, t, 0).predicted_s * 1e6));
+    report::append_record(path,
+                          gpu_record(i++, t, model::predict_terms(truth, t, 0).predicted_s * 1e6));
   return path;
 }
 
