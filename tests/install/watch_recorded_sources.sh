@@ -33,9 +33,11 @@ YAML
 "$prefix/bin/schedlab" watch sweep.yaml --plugin-dir build -o results.jsonl --html report.html \
   --max-reruns 1 --cache-dir cache > out.txt 2>&1 &
 pid=$!
-i=0
+# Until the banner, or watch ended without it; no time limit of its own (a
+# loaded machine is slow, not wrong): CTest's TIMEOUT is the failsafe.
 until grep -q '^watching watch_plugin' out.txt; do
-  i=$((i + 1)); [ $i -lt 600 ] || { cat out.txt; kill $pid; exit 1; }
+  kill -0 $pid 2>/dev/null || grep -q '^watching watch_plugin' out.txt ||
+    { echo "watch ended without its banner"; cat out.txt; exit 1; }
   sleep 0.1
 done
 grep -q "^watching watch_plugin: binary .*, sources $work/watch_plugin.cpp, build: .*--target watch_plugin" out.txt ||

@@ -27,21 +27,23 @@ YAML
 "$schedlab" watch "$work/sweep.yaml" -o "$work/results.jsonl" --build "$build" \
   --source "$work/src" --max-reruns 1 --cache-dir "$work/cache" > "$work/out.txt" 2>&1 &
 pid=$!
+# wait_for REGEX: until out.txt has a matching line. Only watch's exit ends the
+# wait early; no time limit of its own (a loaded machine is slow, not wrong):
+# CTest's TIMEOUT is the failsafe for a watch that hangs.
+wait_for() {
+  until grep -q "$1" "$work/out.txt"; do
+    kill -0 $pid 2>/dev/null || grep -q "$1" "$work/out.txt" ||
+      { echo "watch ended without a line matching /$1/"; cat "$work/out.txt"; exit 1; }
+    sleep 0.1
+  done
+}
 # Wait for the first table and the watch banner.
-i=0
-until grep -q '^watching watch_plugin' "$work/out.txt"; do
-  i=$((i + 1)); [ $i -lt 600 ] || { cat "$work/out.txt"; kill $pid; exit 1; }
-  sleep 0.1
-done
+wait_for '^watching watch_plugin'
 grep -q 'block=64' "$work/out.txt" || { echo "first table lacks block=64"; cat "$work/out.txt"; kill $pid; exit 1; }
 # A broken edit first: the build fails, the old version keeps serving.
 sleep 1.1  # a new mtime second for file systems with coarse stamps
 echo 'this is not C++' >> "$work/src/watch_plugin.cpp"
-i=0
-until grep -q '^build of watch_plugin failed' "$work/out.txt"; do
-  i=$((i + 1)); [ $i -lt 600 ] || { echo "no build failure reported"; cat "$work/out.txt"; kill $pid; exit 1; }
-  sleep 0.1
-done
+wait_for '^build of watch_plugin failed'
 # Now the one-constant change.
 sleep 1.1
 sed -e 's/#define WATCH_BLOCK 64/#define WATCH_BLOCK 128/' "$src" > "$work/src/watch_plugin.cpp"
