@@ -1,7 +1,9 @@
 // `schedlab compare BASE NEW`: the regression report between two result
 // files (Google Benchmark JSON or sweep JSONL; schedlab/report/compare.h).
 // Sweep files are matched by (fusion, sizes, scheduler), so a heuristic that
-// picks another configuration is compared and named. Exit 1 when a benchmark
+// picks another configuration is compared and named. Each benchmark's
+// new/base ratio is worded as every verdict is (report/verdict.h: "1.20x
+// slower [1.19, 1.21]*"). Exit 1 when a benchmark
 // regressed significantly beyond the threshold or broke, 0 otherwise; a
 // malformed file is a user error (exit 2).
 #include <fmt/core.h>
@@ -55,10 +57,11 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("base", o->base, "The baseline results (e.g. main.json)")->required();
   cmd->add_option("new", o->next, "The results to check (e.g. branch.json)")->required();
   cmd->add_option("--threshold", o->threshold,
-                  "Smallest change of the median that counts, in percent (default: the sweep's "
-                  "min_effect, else 10% for CPU emulation and 2% on a GPU; 5% for Google "
-                  "Benchmark files; 0% with --metric predicted); a measured change also needs "
-                  "Mann-Whitney U p < 0.05");
+                  "Smallest change of the new/base ratio that counts either way, in percent "
+                  "(default: the sweep's min_effect, else 10% for CPU emulation and 2% on a GPU; "
+                  "5% for Google Benchmark files; 0% with --metric predicted); a measured change "
+                  "also needs p < 0.05 (Wilcoxon signed-rank when both files' times come from "
+                  "one interleaved group, else Mann-Whitney U)");
   cmd->add_flag("--include-unchanged-kernels", o->include_unchanged_kernels,
                 "Also judge benchmarks whose kernel (source and launch) did not change; by "
                 "default their differences are noise and never flagged");
