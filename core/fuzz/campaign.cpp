@@ -122,13 +122,16 @@ CaseResult run_case(uint64_t seed, uint64_t i, const RunOptions& run) {
 
 }  // namespace
 
-std::string keep_failure(const std::string& dir, const Failure& f) {
+std::string keep_failure(const std::string& dir, const Failure& f,
+                         const std::optional<sweep::Mutation>& mutation) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   user_assert(!ec) << "--keep: cannot create directory '" << dir << "': " << ec.message();
-  const std::string stem = fmt::format("{}-{}{}", class_name(f.outcome.cls), f.case_index,
-                                       f.path == Path::Segmenter ? "-segmenter" : "");
+  const bool survived = f.outcome.mutant == Mutant::Survived && mutation;
+  const std::string stem =
+      fmt::format("{}-{}{}", survived ? "survived" : class_name(f.outcome.cls), f.case_index,
+                  f.path == Path::Segmenter ? "-segmenter" : "");
   const fs::path base = fs::path(dir) / stem;
   write_text(base.string() + ".yaml", f.fusion.text());
   std::string cmd = "schedlab exec " + stem + ".yaml";
@@ -140,9 +143,14 @@ std::string keep_failure(const std::string& dir, const Failure& f) {
   if (dynamic_case(f.case_index)) cmd += " --dynamic-sizes";
   if (fast_math_case(f.case_index)) cmd += " --fast-math";
   if (f.outcome.cls == RunClass::Racy) cmd += " --sanitize";
+  if (survived) cmd += " --mutate " + mutation->str();
   // exec isolates by default: a crash or a hang reproduces as its verdict.
-  write_text(fs::path(dir) / "README.md",
-             fmt::format("- {}\n  `{}`\n", failure_line(f.case_index, f.path, f.outcome), cmd),
+  const std::string line =
+      survived ? fmt::format("survived case {} ({}): {}", f.case_index,
+                             f.path == Path::Schedule ? "schedule" : "segmenter",
+                             f.outcome.mutant_line)
+               : failure_line(f.case_index, f.path, f.outcome);
+  write_text(fs::path(dir) / "README.md", fmt::format("- {}\n  `{}`\n", line, cmd),
              /*append=*/true);
   return base.string();
 }
@@ -170,11 +178,12 @@ Summary run_campaign(const CampaignOptions& o) {
   });
   if (o.keep_dir.empty()) return sum;
 
-  std::vector<Failure> failures;
+  std::vector<Failure> failures, survivors;
   for (const auto& r : results) {
     for (Path path : {Path::Schedule, Path::Segmenter}) {
       const RunOutcome& out = path == Path::Schedule ? r->scheduled : r->segmented;
-      if (!is_reported(out.cls)) continue;
+      const bool survived = out.mutant == Mutant::Survived;
+      if (!is_reported(out.cls) && !survived) continue;
       Failure f;
       f.case_index = r->index;
       f.path = path;
@@ -186,7 +195,7 @@ Summary run_campaign(const CampaignOptions& o) {
       } catch (const std::exception&) {
         continue;  // the generator's own failure: nothing to shrink or keep
       }
-      failures.push_back(std::move(f));
+      (survived ? survivors : failures).push_back(std::move(f));
     }
   }
   std::filesystem::create_directories(o.keep_dir);
@@ -210,6 +219,12 @@ Summary run_campaign(const CampaignOptions& o) {
   });
   for (const Failure& m : minimised) {
     const std::string base = keep_failure(o.keep_dir, m);
+    if (o.on_kept) o.on_kept(m, base);
+  }
+  // A surviving mutant is kept whole: shrinking by class (validated) would
+  // not keep it surviving.
+  for (const Failure& m : survivors) {
+    const std::string base = keep_failure(o.keep_dir, m, o.run.mutation);
     if (o.on_kept) o.on_kept(m, base);
   }
   return sum;

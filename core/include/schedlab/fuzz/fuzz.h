@@ -265,7 +265,8 @@ struct CampaignOptions {
 };
 
 /// Runs cases 0..cases-1 (or `only`), then (with keep_dir) minimises every failing run
-/// and writes DIR/<class>-<case>[-segmenter].{yaml,sched} and DIR/README.md.
+/// and writes DIR/<class>-<case>[-segmenter].{yaml,sched} and DIR/README.md; a run
+/// whose mutant survived is written whole as DIR/survived-<case>[-segmenter].*.
 Summary run_campaign(const CampaignOptions& options);
 
 /// "<class> case <i> (<path>): <reason>", the line printed per failure.
@@ -273,6 +274,9 @@ std::string failure_line(uint64_t index, Path path, const RunOutcome& o);
 
 /// Writes the failure's files under `dir` (created if needed) and appends its
 /// README.md line with the exact reproducing command; returns the base path.
-std::string keep_failure(const std::string& dir, const Failure& f);
+/// A run whose mutant survived (f.outcome.mutant, with `mutation` given) is
+/// kept as survived-<case>[-segmenter], its command with `--mutate`.
+std::string keep_failure(const std::string& dir, const Failure& f,
+                         const std::optional<sweep::Mutation>& mutation = std::nullopt);
 
 }  // namespace schedlab::fuzz
