@@ -190,6 +190,21 @@ TEST(Profile, RecordPredictionCarriesTheProfile) {
   EXPECT_NE(r.profile.find("\"registers\""), std::string::npos);
 }
 
+// The floor's chain, counted: a grid reduction's kernel (row_sum over few
+// long rows: the reduction plugin splits each row over 128 blocks) has one
+// grid reduction per thread, its block reduction's barriers and tree levels,
+// and one barrier interval with loads.
+TEST(Profile, TheChainCountsBarriersTreesAndGridReductions) {
+  auto p = profile("row_sum", {{"N", 4}, {"K", 1048576}}, "reduction", 16);
+  EXPECT_EQ(p.terms.grid_reductions, 1);
+  EXPECT_EQ(p.terms.barriers, 2);         // sl_block_reduce_warps: two barriers
+  EXPECT_EQ(p.terms.shuffle_levels, 10);  // 512 threads: 16 whole warps
+  EXPECT_EQ(p.terms.read_phases, 1);
+  const model::DeviceModel& d = h200();
+  EXPECT_DOUBLE_EQ(p.prediction.chain_s,
+                   (d.dram_latency_ns + 2 * d.barrier_ns + 10 * d.shuffle_ns + d.grid_sync_ns) * 1e-9);
+}
+
 // Issue 33: no kernel is predicted under an empty kernel. Every standard
 // fusion (configs/fusions) at its default sizes, under every built-in plugin
 // that accepts it, is predicted at least the launch overhead plus a DRAM

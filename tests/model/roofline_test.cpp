@@ -4,6 +4,8 @@
 // chain) lies under every prediction.
 #include "schedlab/model/roofline.h"
 
+#include "schedlab/model/reduction_depth.h"
+
 #include <gtest/gtest.h>
 
 namespace {
@@ -137,6 +139,16 @@ TEST(Roofline, NoKernelThatRunsIsPredictedUnderAnEmptyKernel) {
         }
       }
   }
+}
+
+TEST(Roofline, BlockReductionTreeLevels) {
+  using schedlab::model::block_reduce_levels;
+  EXPECT_EQ(block_reduce_levels(1), 5);  // one warp: offsets 16, 8, 4, 2, 1
+  EXPECT_EQ(block_reduce_levels(32), 5);
+  EXPECT_EQ(block_reduce_levels(64), 10);  // whole warps: a second tree over their partials
+  EXPECT_EQ(block_reduce_levels(1024), 10);
+  EXPECT_EQ(block_reduce_levels(33), 6);   // not whole warps: a serial fold of 1 more
+  EXPECT_EQ(block_reduce_levels(100), 8);  // 4 segments: 3 more
 }
 
 TEST(Roofline, ALaunchThatCannotRunPredictsNothing) {
