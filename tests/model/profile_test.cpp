@@ -201,8 +201,9 @@ TEST(Profile, TheChainCountsBarriersTreesAndGridReductions) {
   EXPECT_EQ(p.terms.shuffle_levels, 10);  // 512 threads: 16 whole warps
   EXPECT_EQ(p.terms.read_phases, 1);
   const model::DeviceModel& d = h200();
-  EXPECT_DOUBLE_EQ(p.prediction.chain_s,
-                   (d.dram_latency_ns + 2 * d.barrier_ns + 10 * d.shuffle_ns + d.grid_sync_ns) * 1e-9);
+  EXPECT_DOUBLE_EQ(
+      p.prediction.chain_s,
+      (d.dram_latency_ns + 2 * d.barrier_ns + 10 * d.shuffle_ns + d.grid_sync_ns) * 1e-9);
 }
 
 // Issue 33: no kernel is predicted under an empty kernel. Every standard
