@@ -473,9 +473,10 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   for (const runtime::SanitizerFinding& f : findings) fmt::print("    {}\n", f.message());
   for (size_t i = 0; i < v.outputs.size(); ++i) {
     const sweep::OutputCheck& c = v.outputs[i];
-    fmt::print("  output {} ({}): {} (max abs error {:.3g}; rtol {:.3g}, atol {:.3g}){}\n", i,
-               c.name, c.cmp.ok ? "ok" : "wrong_result", c.cmp.max_abs_error, c.tol.rtol,
-               c.tol.atol,
+    fmt::print("  output {} ({}): {} (max abs error {:.3g}; allowed {}; largest error/allowed "
+               "{:.3g}{}){}\n",
+               i, c.name, c.cmp.ok ? "ok" : "wrong_result", c.cmp.max_abs_error, c.tol.describe(),
+               c.cmp.max_ratio, c.cmp.max_ratio > 0 ? " at " + c.cmp.max_ratio_at : "",
                c.cmp.ok ? ""
                         : fmt::format(", {} mismatches, first at {}", c.cmp.mismatches,
                                       c.cmp.first_mismatch));

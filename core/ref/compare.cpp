@@ -1,86 +1,100 @@
 #include "schedlab/ref/compare.h"
 
-#include "schedlab/ir/op_semantics.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+#include <limits>
+
+#include "schedlab/ir/op_semantics.h"
 
 namespace schedlab::ref {
 
-Tolerance default_tolerance(ir::DataType t) {
+double error_floor(ir::DataType t) {
   switch (t) {
-    case ir::DataType::F64: return {1e-10, 1e-12};
-    case ir::DataType::F32: return {1e-5, 1e-6};
-    case ir::DataType::F16: return {1e-2, 1e-3};
-    // bf16 keeps f32's exponent: its precision is relative all the way down,
-    // so the absolute part is PyTorch's assert_close atol for bf16. A larger
-    // one (it was 1e-2) passes anything for small outputs: every softmax
-    // probability of a 4096-wide row lies below 1e-2.
-    case ir::DataType::BF16: return {2e-2, 1e-5};
-    default: return {0.0, 0.0};
+    case ir::DataType::F64: return 0x1p-1022;
+    case ir::DataType::F32:
+    case ir::DataType::BF16: return 0x1p-126;
+    case ir::DataType::F16: return 0x1p-24;
+    default: return 0.0;
   }
 }
 
-Tolerance reduction_tolerance(ir::DataType t, int64_t reduced_count, int64_t product_count) {
-  Tolerance tol = default_tolerance(t);
-  if (std::max(reduced_count, product_count) <= 1 || !ir::is_float(t)) return tol;
-  double u = 0.0;
-  switch (t) {
-    case ir::DataType::F64: u = 0x1p-53; break;
-    case ir::DataType::F32: u = 0x1p-24; break;
-    case ir::DataType::F16: u = 0x1p-11; break;
-    case ir::DataType::BF16: u = 0x1p-8; break;
-    default: break;
-  }
-  // Half types reduce in f32 (the IR casts first), so the f32 bound applies
-  // on top of their own storage rounding.
-  if (ir::is_half(t)) u = 0x1p-24;
-  tol.atol += static_cast<double>(reduced_count) * u;
-  if (product_count > 1) tol.rtol += static_cast<double>(product_count) * u;
+Tolerance Tolerance::error_bound(ir::DataType t) {
+  return error_bound(kBoundFactor, error_floor(t));
+}
+
+Tolerance Tolerance::error_bound(double factor, double floor) {
+  Tolerance tol;
+  tol.mode_ = Mode::ErrorBound;
+  tol.factor_ = factor;
+  tol.floor_ = floor;
   return tol;
+}
+
+Tolerance Tolerance::user(double rtol, double atol) {
+  Tolerance tol;
+  tol.mode_ = Mode::User;
+  tol.rtol_ = rtol;
+  tol.atol_ = atol;
+  return tol;
+}
+
+double Tolerance::allowed(double want, double bound) const {
+  if (mode_ == Mode::User) return atol_ + rtol_ * std::fabs(want);
+  return factor_ * bound + floor_;
+}
+
+std::string Tolerance::describe() const {
+  if (mode_ == Mode::User) return fmt::format("rtol {:.3g}, atol {:.3g}", rtol_, atol_);
+  return floor_ > 0 ? fmt::format("{:g} x error bound + {:.3g}", factor_, floor_)
+                    : fmt::format("{:g} x error bound", factor_);
 }
 
 namespace {
 
-int64_t max_count(const ir::Fusion& f, const ir::SizeBindings& sizes, bool products_only) {
-  int64_t best = 1;
-  for (const ir::Expr* e : f.exprs()) {
-    auto* r = e->as<ir::ReductionOp>();
-    if (!r || (products_only && r->op() != ir::ReductionOpType::Prod)) continue;
-    int64_t n = 1;
-    for (const ir::IterDomain* id : e->out()->root())
-      if (id->is_reduction()) n *= id->extent().evaluate(sizes).value_or(1);
-    best = std::max(best, n);
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+/// "element 12 [1, 4]"
+std::string element_str(size_t i, const std::vector<int64_t>& strides) {
+  std::string r = "element " + std::to_string(i) + " [";
+  int64_t rem = static_cast<int64_t>(i);
+  for (size_t d = 0; d < strides.size(); ++d) {
+    r += (d ? ", " : "") + std::to_string(rem / strides[d]);
+    rem %= strides[d];
   }
-  return best;
+  return r + "]";
+}
+
+/// "allowed 3.1e-08 (2 x error bound 1.5e-08)"
+std::string allowed_str(const Tolerance& tol, double want, double bound) {
+  const double allowed = tol.allowed(want, bound);
+  if (tol.is_user())
+    return fmt::format("allowed {:.3g} (atol {:.3g} + rtol {:.3g} x |expected|)", allowed,
+                       tol.atol(), tol.rtol());
+  return fmt::format("allowed {:.3g} ({:g} x error bound {:.3g}{})", allowed, tol.factor(), bound,
+                     tol.floor() > 0 ? fmt::format(" + floor {:.3g}", tol.floor()) : "");
 }
 
 }  // namespace
 
-int64_t max_reduced_count(const ir::Fusion& f, const ir::SizeBindings& sizes) {
-  return max_count(f, sizes, /*products_only=*/false);
-}
-
-int64_t max_product_count(const ir::Fusion& f, const ir::SizeBindings& sizes) {
-  return max_count(f, sizes, /*products_only=*/true);
-}
-
-Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tol) {
+Comparison compare(const HostTensor& got, const HostTensor& want, const Tolerance& tol) {
   Comparison c;
-  auto shape = [](const std::vector<int64_t>& s) {
-    std::string r = "[";
-    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-    return r + "]";
-  };
   if (got.shape != want.shape) {
     c.ok = false;
-    c.first_mismatch = "shape " + shape(got.shape) + ", expected " + shape(want.shape);
+    c.first_mismatch = "shape " + shape_str(got.shape) + ", expected " + shape_str(want.shape);
     return c;
   }
-  auto strides = want.strides();
+  const auto strides = want.strides();
+  size_t worst = 0;
   for (size_t i = 0; i < want.data.size(); ++i) {
-    double g = got.data[i], w = want.data[i];
+    const double g = got.data[i];
+    double w = want.data[i];
+    const double bound = want.error.empty() ? 0.0 : want.error[i];
     // The reference holds double; a value beyond the output dtype's range is
     // inf once a kernel stores it.
     if (std::isinf(g) && std::isfinite(w) && std::isinf(ir::round_to_dtype(w, want.dtype)))
@@ -91,27 +105,27 @@ Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tol)
     } else if (std::isinf(w) || std::isinf(g)) {
       ok = g == w;
     } else {
-      double err = std::fabs(g - w);
+      const double err = std::fabs(g - w);
+      const double allowed = tol.allowed(w, bound);
       c.max_abs_error = std::max(c.max_abs_error, err);
-      ok = err <= tol.atol + tol.rtol * std::fabs(w) ||
-           (tol.error_bound && !want.error.empty() && err <= 2.0 * want.error[i]);
+      ok = err <= allowed;
+      if (err > 0) {
+        const double ratio = allowed > 0 ? err / allowed : std::numeric_limits<double>::infinity();
+        if (ratio > c.max_ratio) c.max_ratio = ratio, worst = i;
+      }
     }
     if (ok) continue;
-    if (c.mismatches++ == 0) {
-      std::ostringstream os;
-      os.precision(9);
-      os << "element " << i << " [";
-      int64_t rem = static_cast<int64_t>(i);
-      for (size_t d = 0; d < strides.size(); ++d) {
-        os << (d ? ", " : "") << rem / strides[d];
-        rem %= strides[d];
-      }
-      os << "]: got " << g << ", expected " << w;
-      if (tol.error_bound && !want.error.empty() && want.error[i] > 0)
-        os << " (reference error bound " << want.error[i] << ")";
-      c.first_mismatch = os.str();
-    }
+    if (c.mismatches++ == 0)
+      c.first_mismatch = fmt::format("{}: got {:.9g}, expected {:.9g}, {}", element_str(i, strides),
+                                     g, w, allowed_str(tol, w, bound));
     c.ok = false;
+  }
+  if (c.max_ratio > 0) {
+    const double bound = want.error.empty() ? 0.0 : want.error[worst];
+    c.max_ratio_at =
+        fmt::format("{}: error {:.3g}, {}", element_str(worst, strides),
+                    std::fabs(got.data[worst] - want.data[worst]),
+                    allowed_str(tol, want.data[worst], bound));
   }
   return c;
 }

@@ -1,6 +1,7 @@
 #include "error_bound.h"
 
 #include "schedlab/base/error.h"
+#include "schedlab/ref/compare.h"
 
 #include <algorithm>
 #include <array>
@@ -29,6 +30,30 @@ double storage_roundoff(ir::DataType t) {
   }
 }
 
+double min_normal(ir::DataType t) {
+  switch (t) {
+    case ir::DataType::F64: return 0x1p-1022;
+    case ir::DataType::F32:
+    case ir::DataType::BF16: return 0x1p-126;
+    case ir::DataType::F16: return 0x1p-14;
+    default: return 0.0;
+  }
+}
+
+double storage_rounding(ir::DataType t, double r) {
+  return storage_roundoff(t) * std::max(std::fabs(r), min_normal(t));
+}
+
+double sum_partials_expected(int64_t n, double sum, double sum_of_squares) {
+  if (n < 2) return 0.0;
+  const double m = static_cast<double>(n);
+  const double mean = sum / m;
+  const double variance = std::max(0.0, sum_of_squares / m - mean * mean);
+  // sum_{k=2}^n k^2 and sum_{k=2}^n k.
+  const double k2 = m * (m + 1) * (2 * m + 1) / 6 - 1, k1 = m * (m + 1) / 2 - 1;
+  return mean * mean * k2 + variance * k1;
+}
+
 double elementwise_bound(const std::function<double(const double*)>& f, const double* v,
                          const double* e, const bool* is_bool, size_t n, double rounding) {
   const double r = f(v);
@@ -51,7 +76,8 @@ double elementwise_bound(const std::function<double(const double*)>& f, const do
     } else if (is_bool[k]) {
       c[0] = v[k], c[1] = v[k] != 0.0 ? 0.0 : 1.0, count[k] = 2;
     } else {
-      c[0] = v[k] - e[k], c[1] = v[k], c[2] = v[k] + e[k], count[k] = 3;
+      const double w = kBoundFactor * e[k];
+      c[0] = v[k] - w, c[1] = v[k], c[2] = v[k] + w, count[k] = 3;
     }
   }
   std::array<double, kMax> at{};
@@ -65,7 +91,7 @@ double elementwise_bound(const std::function<double(const double*)>& f, const do
     while (k < n && ++pick[k] == count[k]) pick[k++] = 0;
     if (k == n) break;
   }
-  return worst + rounding;
+  return worst / kBoundFactor + rounding;
 }
 
 namespace {
@@ -136,11 +162,14 @@ double fast_rounding(const ir::Expr& e, const double* v, double r, double u) {
 }  // namespace
 
 double op_rounding(const ir::Expr& e, bool fast_math, const double* v, double r, double u) {
-  if (fast_math) {
+  // The compute type's smallest normal: f64's for f64 arithmetic, else f32's.
+  const double tiny = u == 0x1p-53 ? 0x1p-1022 : u > 0 ? 0x1p-126 : 0.0;
+  if (fast_math && e.out()->dtype() == ir::DataType::F32) {
+    // -ftz: any f32 result below the smallest normal may become 0.
     const double fast = fast_rounding(e, v, r, u);
-    if (fast >= 0.0) return fast;
+    return (fast >= 0.0 ? fast : op_ulps(e) * u * std::fabs(r)) + tiny;
   }
-  return op_ulps(e) * u * std::fabs(r);
+  return op_ulps(e) * u * std::max(std::fabs(r), tiny);
 }
 
 }  // namespace schedlab::ref::detail

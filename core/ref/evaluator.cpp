@@ -3,7 +3,9 @@
 // Every tensor is a HostTensor of its non-reduction logical shape. Elementwise
 // operands have the output's rank (the builder inserted BroadcastOps); an
 // operand axis of extent 1 stretches to the output's extent, and a Scalar
-// operand is a constant. Only CastOp rounds; everything else stays in double.
+// operand is a constant. Only CastOp rounds; everything else stays in double,
+// and each element's forward error bound (error_bound.h) says how far a
+// kernel computing in the tensors' own types may lie from it.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -150,13 +152,17 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
   size_t k = 0;
   for (const ir::IterDomain* id : logical)
     out_strides.push_back(id->is_reduction() ? 0 : kept_strides[k++]);
-  // Error bounds (error_bound.h): the operands' bounds combined, and for a
-  // sum 2 sqrt(n) u sum|x| once every element is in.
+  // Error bounds (error_bound.h): the operands' bounds combined; a sum adds
+  // lambda u sqrt(Q) + A + u |s_n|, Q the larger of the squared partial sums
+  // in index order (the order this loop visits each output's elements in)
+  // and their expectation over the other orders
+  // (detail::sum_partials_expected), A the terms absorbed in index order.
   const double u = detail::compute_roundoff(r.out()->dtype());
-  std::vector<double> magnitude(out.data.size(), 0.0);
-  int64_t n = 1;
-  for (size_t a = 0; a < logical.size(); ++a)
-    if (logical[a]->is_reduction()) n *= in.shape[a];
+  const bool sum = r.op() == ir::ReductionOpType::Sum;
+  std::vector<double> squares(sum ? out.data.size() : 0, 0.0);
+  std::vector<double> x_squares(sum ? out.data.size() : 0, 0.0);
+  std::vector<double> absorbed(sum ? out.data.size() : 0, 0.0);
+  std::vector<int64_t> count(sum ? out.data.size() : 0, 0);
   for_each_index(in.shape, [&](const Index& idx, int64_t lin) {
     const size_t o = static_cast<size_t>(offset(idx, out_strides));
     const double x = in.data[static_cast<size_t>(lin)], ex = error_of(in, static_cast<size_t>(lin));
@@ -164,9 +170,27 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
     double& err = out.error[o];
     switch (r.op()) {
       case ir::ReductionOpType::Sum:
+      {
         err += ex;
-        magnitude[o] += std::fabs(x);
-        break;
+        const double before = acc;
+        acc += x;
+        x_squares[o] += x * x;
+        // The first element enters exactly (0 + x); every later one rounds.
+        if (count[o]++ == 0) return;
+        squares[o] += acc * acc;
+        // A term below the accumulator's spacing is absorbed or rounds a
+        // whole spacing: a bias, bounded deterministically (error_bound.h).
+        const double big = std::max(std::fabs(before), std::fabs(acc));
+        if (big > 0 && u > 0) {
+          int e2;
+          std::frexp(big, &e2);  // big = f 2^e2, f in [0.5, 1): spacing u 2^e2
+          const double spacing = std::ldexp(u, e2);
+          // Absorbed (-x) or rounded to a whole spacing (sign(x) g - x).
+          if (std::fabs(x) < spacing)
+            absorbed[o] += std::fabs(x) < spacing / 2 ? -x : std::copysign(spacing, x) - x;
+        }
+        return;
+      }
       case ir::ReductionOpType::Prod:
         err = std::fabs(acc) * ex + std::fabs(x) * err + err * ex + u * std::fabs(acc * x);
         break;
@@ -175,9 +199,21 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
     }
     acc = ir::apply_reduction(r.op(), acc, x);
   });
-  if (r.op() == ir::ReductionOpType::Sum)
+  // A result stored in a half type rounds to it (arith reduces half inputs
+  // in f32, so this guards a fusion built otherwise).
+  if (detail::storage_roundoff(r.out()->dtype()) > u)
     for (size_t o = 0; o < out.data.size(); ++o)
-      out.error[o] += 2.0 * std::sqrt(static_cast<double>(n)) * u * magnitude[o];
+      out.error[o] += detail::storage_rounding(r.out()->dtype(), out.data[o]);
+  if (sum) {
+    // Below the smallest normal a rounding is absolute: at most u * tiny per addition.
+    const double tiny = u == 0x1p-53 ? 0x1p-1022 : 0x1p-126;
+    for (size_t o = 0; o < out.data.size(); ++o) {
+      const double q = std::max(
+          squares[o], detail::sum_partials_expected(count[o], out.data[o], x_squares[o]));
+      out.error[o] += detail::kSumLambda * u * std::sqrt(q) + std::fabs(absorbed[o]) +
+                      u * std::fabs(out.data[o]) + static_cast<double>(count[o]) * u * tiny;
+    }
+  }
   for (size_t o = 0; o < out.data.size(); ++o)
     if (!std::isfinite(out.data[o])) out.error[o] = 0.0;
   return out;
@@ -210,10 +246,19 @@ HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
   double u = detail::compute_roundoff(e.out()->dtype());
   for (const ir::Val* v : e.inputs())
     if (v->is<ir::TensorView>()) u = std::max(u, detail::compute_roundoff(v->dtype()));
-  const auto op_rounding = [&e, u, fast = options.fast_math](const double* v, double r) {
-    return detail::op_rounding(e, fast, v, r, u);
+  // A result stored in a half type rounds to it (the kernel's tensor holds
+  // f16/bf16; the reference keeps the double): the IR's arithmetic casts half
+  // operands to f32, so this guards a fusion built otherwise.
+  const ir::DataType out_t = e.out()->dtype();
+  const bool half_store = detail::storage_roundoff(out_t) > u;
+  const auto op_rounding = [&e, u, fast = options.fast_math, out_t, half_store](const double* v,
+                                                                               double r) {
+    return detail::op_rounding(e, fast, v, r, u) +
+           (half_store ? detail::storage_rounding(out_t, r) : 0.0);
   };
-  const auto exact = [](const double*, double) { return 0.0; };
+  const auto exact = [out_t, half_store](const double*, double r) {
+    return half_store ? detail::storage_rounding(out_t, r) : 0.0;
+  };
   switch (e.kind()) {
     case ir::Expr::Kind::Unary: {
       ir::UnaryOpType op = e.as<ir::UnaryOp>()->op();
@@ -230,16 +275,17 @@ HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
       return elementwise(
           e, env, sizes, [](const double* v) { return v[0] != 0.0 ? v[1] : v[2]; }, exact);
     case ir::Expr::Kind::Cast: {
-      // The interval may cross an integer (the corners see it); a float
-      // target rounds once more.
+      // The reference rounds as the kernel does: the interval's corners
+      // see where it may round otherwise (or cross an integer).
       ir::DataType t = e.out()->dtype();
-      const double store_u = detail::storage_roundoff(t);
       return elementwise(
           e, env, sizes, [t](const double* v) { return ir::round_to_dtype(v[0], t); },
-          [store_u](const double*, double r) { return store_u * std::fabs(r); });
+          [](const double*, double) { return 0.0; });
     }
-    case ir::Expr::Kind::LoadStore:
-      return elementwise(e, env, sizes, [](const double* v) { return v[0]; }, exact);
+    case ir::Expr::Kind::LoadStore:  // a copy: same dtype, exact
+      return elementwise(
+          e, env, sizes, [](const double* v) { return v[0]; },
+          [](const double*, double) { return 0.0; });
     case ir::Expr::Kind::Broadcast: {
       // New extent-1 axes do not move any element in row-major order.
       HostTensor out = alloc(e.out(), sizes);

@@ -662,11 +662,16 @@ void SweepRun::validate(size_t i, runtime::Backend& be, bool in_child) {
     }
     std::optional<ref::Tolerance> tol;
     if (spec_.validation.rtol || spec_.validation.atol)
-      tol = ref::Tolerance{spec_.validation.rtol.value_or(0), spec_.validation.atol.value_or(0)};
+      tol = ref::Tolerance::user(spec_.validation.rtol.value_or(0),
+                                 spec_.validation.atol.value_or(0));
     Validation v = sweep::validate(*s.reference->plain, s.bf.sizes, got, s.reference->want, tol);
     v.add_findings(findings);
     r.max_abs_error = v.max_abs_error;
-    if (!v.outputs.empty()) r.tolerance = {v.outputs[0].tol.rtol, v.outputs[0].tol.atol};
+    // The default criterion has no rtol/atol: the record holds {0, floor}.
+    if (!v.outputs.empty()) {
+      const ref::Tolerance& t = v.outputs[0].tol;
+      r.tolerance = {t.rtol(), t.is_user() ? t.atol() : t.floor()};
+    }
     if (v.racy()) return fail(s, report::Status::Racy, v.summary());
     if (!v.ok) return fail(s, report::Status::WrongResult, v.summary());
   } catch (const UserError& e) {

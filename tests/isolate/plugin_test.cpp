@@ -81,7 +81,8 @@ std::string run_kernel(const plugin::Plugin& p, Bound& b,
   for (size_t i = 0; i < got.size(); ++i) {
     r["outputs"].push_back(got[i].data);
     auto c =
-        ref::compare(got[i], want[i], ref::default_tolerance(b.def.fusion->outputs()[i]->dtype()));
+        ref::compare(got[i], want[i],
+                     ref::Tolerance::error_bound(b.def.fusion->outputs()[i]->dtype()));
     if (!c.ok) r["verdict"] = c.first_mismatch;
   }
   return r.dump();

@@ -152,7 +152,7 @@ TEST_F(BlockReduction, RowMaxPropagatesNaN) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_FALSE(std::isnan(got[0].data[0]));
   for (int row : {1, 2, 3}) EXPECT_TRUE(std::isnan(got[0].data[static_cast<size_t>(row)])) << row;
-  auto c = ref::compare(got[0], want[0], ref::default_tolerance(ir::DataType::F32));
+  auto c = ref::compare(got[0], want[0], ref::Tolerance::error_bound(ir::DataType::F32));
   EXPECT_TRUE(c.ok) << c.mismatches << " mismatches, first " << c.first_mismatch;
 }
 

@@ -64,24 +64,11 @@ runtime::PreparedKernel prepare_grid(const frontend::FusionDefinition& def,
   return p;
 }
 
-/// A tolerance for reduction order: a sum of n values combined in another
-/// order (chunks per block, then across blocks) differs from the reference by
-/// rounding errors that grow with n, so the absolute part grows with the
-/// number of values reduced per output element.
-ref::Tolerance reduction_order_tolerance(const ir::TensorView* out, const ref::HostTensor& want,
-                                         const std::vector<ref::HostTensor>& inputs) {
-  ref::Tolerance tol = ref::default_tolerance(out->dtype());
-  double reduced = static_cast<double>(inputs[0].numel()) /
-                   static_cast<double>(std::max<int64_t>(want.numel(), 1));
-  if (out->dtype() == ir::DataType::F32) tol.atol += 1e-7 * reduced;
-  return tol;
-}
-
 void expect_matches(const frontend::FusionDefinition& def, const frontend::FusionDefinition& plain,
                     const std::vector<ir::SizeBindings>& all_sizes) {
   expect_matches_at(def, plain, prepare_grid(def, all_sizes.front()), all_sizes,
                     [](const auto& pl, const auto& p, auto& c, const auto& sz) {
-                      return run_and_compare(pl, p, c, sz, 7, reduction_order_tolerance);
+                      return run_and_compare(pl, p, c, sz);
                     });
 }
 
@@ -241,7 +228,7 @@ outputs: [s, d, q, r, p, m]
   auto compiled = test_backend().compile(p.source);
   for (int64_t k : {1, 33, 1000, 4096})
     EXPECT_EQ(
-        run_and_compare(plain, p, *compiled, {{"N", 3}, {"K", k}}, 7, reduction_order_tolerance),
+        run_and_compare(plain, p, *compiled, {{"N", 3}, {"K", k}}),
         "")
         << k;
 }
@@ -329,7 +316,7 @@ TEST_F(GridReduction, RepeatedLaunchReusesResetSemaphores) {
   for (auto& a : args) b.free(a.data);
   // And through execute, which zeroes the workspaces per launch.
   for (int i = 0; i < 2; ++i)
-    EXPECT_EQ(run_and_compare(plain, p, *compiled, sizes, 11 + i, reduction_order_tolerance), "");
+    EXPECT_EQ(run_and_compare(plain, p, *compiled, sizes, 11 + i), "");
 }
 
 TEST_F(GridReduction, ResultReadInTheSameKernelIsAUserError) {

@@ -115,14 +115,14 @@ inline void expect_nvrtc_accepts(const runtime::KernelSource& src) {
 }
 
 /// The tolerance for output `out` (reference value `want`, computed from
-/// `inputs`); the default is the dtype's.
+/// `inputs`); the default is validation's, the reference's error bound.
 using ToleranceFn =
     std::function<ref::Tolerance(const ir::TensorView* out, const ref::HostTensor& want,
                                  const std::vector<ref::HostTensor>& inputs)>;
 
 inline ref::Tolerance dtype_tolerance(const ir::TensorView* out, const ref::HostTensor&,
                                       const std::vector<ref::HostTensor>&) {
-  return ref::default_tolerance(out->dtype());
+  return ref::Tolerance::error_bound(out->dtype());
 }
 
 /// Runs a prepared kernel on test_backend() at `sizes` and compares every

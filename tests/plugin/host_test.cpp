@@ -241,7 +241,7 @@ TEST(PluginCall, ScheduleValidatesOnTheCpuBackend) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       auto c = ref::compare(got[i], want[i],
-                            ref::default_tolerance(s.def.fusion->outputs()[i]->dtype()));
+                            ref::Tolerance::error_bound(s.def.fusion->outputs()[i]->dtype()));
       EXPECT_TRUE(c.ok) << grid << ": " << c.first_mismatch;
     }
   }

@@ -6,13 +6,11 @@
 
 #include <cmath>
 
-#include "schedlab/ir/arith.h"
 
 namespace schedlab::ref {
 namespace {
 
 using ir::DataType;
-using ir::SizeExpr;
 
 HostTensor tensor(std::vector<int64_t> shape, std::vector<double> data) {
   return {DataType::F32, std::move(shape), std::move(data)};
@@ -20,8 +18,9 @@ HostTensor tensor(std::vector<int64_t> shape, std::vector<double> data) {
 
 TEST(Compare, WithinAndOutsideTolerance) {
   auto want = tensor({2, 2}, {1.0, 2.0, 3.0, 4.0});
-  EXPECT_TRUE(compare(tensor({2, 2}, {1.0, 2.0, 3.0, 4.00001}), want, {1e-5, 0.0}).ok);
-  auto c = compare(tensor({2, 2}, {1.0, 2.0, 3.5, 4.0}), want, {1e-5, 1e-6});
+  EXPECT_TRUE(
+      compare(tensor({2, 2}, {1.0, 2.0, 3.0, 4.00001}), want, Tolerance::user(1e-5, 0.0)).ok);
+  auto c = compare(tensor({2, 2}, {1.0, 2.0, 3.5, 4.0}), want, Tolerance::user(1e-5, 1e-6));
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(c.mismatches, 1);
   EXPECT_THAT(c.first_mismatch, ::testing::HasSubstr("element 2 [1, 0]: got 3.5, expected 3"));
@@ -46,55 +45,65 @@ TEST(Compare, BeyondTheDtypesRangeMatchesInfOfTheSameSign) {
   EXPECT_FALSE(compare(HostTensor{DataType::F64, {1}, {INFINITY}}, f64, {}).ok);
 }
 
-// Fuzz seed 1 case 3218: a product of 512 f32 factors (4.3e17) came out
-// 1.05e-5 off relative; a product's error is relative and grows with n.
-TEST(Compare, ProductToleranceGrowsRelatively) {
-  Tolerance sum = reduction_tolerance(DataType::F32, 512);
-  Tolerance prod = reduction_tolerance(DataType::F32, 512, 512);
-  EXPECT_EQ(sum.rtol, default_tolerance(DataType::F32).rtol);
-  EXPECT_DOUBLE_EQ(prod.rtol, default_tolerance(DataType::F32).rtol + 512 * 0x1p-24);
-  EXPECT_EQ(prod.atol, sum.atol);
-  EXPECT_TRUE(compare(tensor({1}, {4.32842887e17}), tensor({1}, {4.32838364e17}), prod).ok);
-  EXPECT_FALSE(compare(tensor({1}, {4.32842887e17}), tensor({1}, {4.32838364e17}), sum).ok);
-  EXPECT_EQ(reduction_tolerance(DataType::I32, 512, 512).rtol,
-            default_tolerance(DataType::I32).rtol);  // integers are exact
+// The default criterion: C x the reference's bound + the dtype's floor.
+TEST(Compare, DefaultFollowsTheErrorBound) {
+  HostTensor want = tensor({3}, {1e-5, 2e-5, 0.5});
+  want.error = {1e-12, 0.0, 1e-8};
+  const Tolerance tol = Tolerance::error_bound(DataType::F32);
+  EXPECT_EQ(tol.mode(), Tolerance::Mode::ErrorBound);
+  EXPECT_EQ(tol.factor(), kBoundFactor);
+  EXPECT_EQ(tol.floor(), 0x1p-126);
+  EXPECT_TRUE(compare(tensor({3}, {1e-5 + 1.9e-12, 2e-5, 0.5 - 1.9e-8}), want, tol).ok);
+  // Small outputs are checked to their own scale: no constant swallows them.
+  Comparison c = compare(tensor({3}, {1e-5 + 3e-12, 2e-5, 0.5}), want, tol);
+  EXPECT_FALSE(c.ok);
+  EXPECT_THAT(c.first_mismatch,
+              ::testing::HasSubstr("element 0 [0]: got 1.0000003e-05, expected 1e-05, allowed "
+                                   "2e-12 (2 x error bound 1e-12 + floor 1.18e-38)"));
+  EXPECT_FALSE(compare(tensor({3}, {0, 0, 0}), want, tol).ok);
+  // An exact element (bound 0) must match to the floor.
+  EXPECT_FALSE(compare(tensor({3}, {1e-5, 2e-5 * (1 + 0x1p-23), 0.5}), want, tol).ok);
+  EXPECT_TRUE(compare(tensor({3}, {1e-5, 2e-5 + 1e-39, 0.5}), want, tol).ok);
 }
 
-// bf16 values have f32's range: its absolute tolerance must not swallow
-// small outputs (softmax over 4096 elements: each below 1e-2), while a
-// rounding that lands one bf16 ulp (2^-8 relative) away still matches.
-TEST(Compare, Bf16ToleranceIsRelative) {
-  const Tolerance tol = default_tolerance(DataType::BF16);
-  const HostTensor want{DataType::BF16, {2}, {0.0018310546875, 3.0517578125e-05}};
-  EXPECT_FALSE(compare(HostTensor{DataType::BF16, {2}, {0.0, 0.0}}, want, tol).ok);
-  const HostTensor one_ulp{
-      DataType::BF16, {2}, {0.0018310546875 * (1 + 0x1p-7), 3.0517578125e-05 * (1 - 0x1p-8)}};
-  EXPECT_TRUE(compare(one_ulp, want, tol).ok);
+TEST(Compare, ReportsTheLargestRatioToTheAllowance) {
+  HostTensor want = tensor({2}, {1.0, 2.0});
+  want.error = {1e-7, 1e-7};
+  const Tolerance tol = Tolerance::error_bound(2.0, 0.0);
+  Comparison c = compare(tensor({2}, {1.0 + 5e-8, 2.0 - 1.5e-7}), want, tol);
+  EXPECT_TRUE(c.ok);
+  EXPECT_NEAR(c.max_ratio, 0.75, 1e-6);
+  EXPECT_THAT(c.max_ratio_at, ::testing::HasSubstr("element 1 [1]: error 1.5e-07, allowed 2e-07"));
+  EXPECT_EQ(compare(want, want, tol).max_ratio, 0.0);
+  // Where nothing is allowed, any error is infinitely far.
+  HostTensor exact = tensor({1}, {3.0});
+  EXPECT_TRUE(std::isinf(compare(tensor({1}, {3.5}), exact, tol).max_ratio));
 }
 
-TEST(Compare, ReductionToleranceGrowsWithTheReducedCount) {
-  Tolerance base = default_tolerance(DataType::F32);
-  Tolerance small = reduction_tolerance(DataType::F32, 1);
-  Tolerance big = reduction_tolerance(DataType::F32, 100000);
-  EXPECT_EQ(small.atol, base.atol);
-  EXPECT_NEAR(big.atol - base.atol, 100000 * 0x1p-24, 1e-12);
-  EXPECT_EQ(reduction_tolerance(DataType::I32, 100000).atol, 0.0);  // integers stay exact
+// A tolerance the user gives is the whole tolerance: the bound plays no part.
+TEST(Compare, UserToleranceIsTheWholeTolerance) {
+  HostTensor want = tensor({1}, {1.0});
+  want.error = {0.1};
+  const Tolerance user = Tolerance::user(1e-3, 0.0);
+  EXPECT_TRUE(user.is_user());
+  EXPECT_EQ(user.describe(), "rtol 0.001, atol 0");
+  EXPECT_FALSE(compare(tensor({1}, {1.01}), want, user).ok);  // within 2 x bound, outside rtol
+  EXPECT_TRUE(compare(tensor({1}, {1.01}), want, Tolerance::error_bound(DataType::F32)).ok);
+  Comparison c = compare(tensor({1}, {1.01}), want, user);
+  EXPECT_THAT(c.first_mismatch,
+              ::testing::HasSubstr("allowed 0.001 (atol 0 + rtol 0.001 x |expected|)"));
+  EXPECT_TRUE(compare(tensor({1}, {1.0005}), want, user).ok);
+  EXPECT_TRUE(compare(tensor({1}, {1.5}), want, Tolerance::user(0, 0.5)).ok);
 }
 
-TEST(Compare, MaxReducedCountOverReductions) {
-  ir::Fusion f;
-  auto* x = f.make_tensor(DataType::F32, {SizeExpr::symbol("N"), SizeExpr::symbol("K")});
-  f.add_input(x);
-  auto* rows = ir::sum(x, {1});
-  auto* all = ir::sum(x, {});
-  f.add_output(rows);
-  f.add_output(all);
-  EXPECT_EQ(max_reduced_count(f, {{"N", 3}, {"K", 7}}), 21);
-  ir::Fusion g;
-  auto* y = g.make_tensor(DataType::F32, {SizeExpr::symbol("N")});
-  g.add_input(y);
-  g.add_output(ir::tv(ir::exp(y)));
-  EXPECT_EQ(max_reduced_count(g, {{"N", 3}}), 1);
+TEST(Compare, FloorPerDtype) {
+  EXPECT_EQ(error_floor(DataType::F32), 0x1p-126);
+  EXPECT_EQ(error_floor(DataType::BF16), 0x1p-126);
+  EXPECT_EQ(error_floor(DataType::F64), 0x1p-1022);
+  EXPECT_EQ(error_floor(DataType::F16), 0x1p-24);  // the smallest subnormal, not 6.1e-5
+  EXPECT_EQ(error_floor(DataType::I32), 0.0);
+  EXPECT_EQ(error_floor(DataType::Bool), 0.0);
+  EXPECT_EQ(Tolerance::error_bound(DataType::F32).describe(), "2 x error bound + 1.18e-38");
 }
 
 }  // namespace

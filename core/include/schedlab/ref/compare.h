@@ -1,6 +1,18 @@
 // Validation of a kernel's outputs against the reference evaluator.
+//
+// The default criterion (docs/validation.md): element i of an output matches
+// when
+//     |got - want| <= C * bound[i] + floor(dtype)
+// with bound[i] the reference's forward error bound for the kernel's own
+// precision (HostTensor::error, evaluator.h), C = kBoundFactor and floor the
+// output dtype's smallest normal (error_floor). Nothing in it is a constant
+// that could exceed the values: an output of 1e-5 is checked to about 1e-5
+// times its relative bound. A tolerance the user writes (a sweep's
+// `validation: {rtol, atol}`) replaces it: |got - want| <= atol + rtol |want|
+// is then the whole tolerance.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -8,44 +20,74 @@
 
 namespace schedlab::ref {
 
-/// |got - want| <= atol + rtol * |want| elementwise; NaN matches only NaN.
-/// With error_bound, an element within twice the reference's own forward
-/// error bound (HostTensor::error, evaluator.h) matches too: an
-/// ill-conditioned result (a sum that cancels, then a sqrt) is not wrong.
-struct Tolerance {
-  double rtol = 0.0;  ///< relative part
-  double atol = 0.0;  ///< absolute part
-  bool error_bound = true;  ///< also accept within 2 * want.error[i]
+/// C in the default criterion: a correct kernel lies within the reference's
+/// error bound; twice it absorbs what the bound does not model (a kernel
+/// that divides as a multiplication by the reciprocal rounds twice where the
+/// reference's op rounds once, docs/validation.md).
+inline constexpr double kBoundFactor = 2.0;
+
+/// The floor of the default criterion for an output of dtype t: its smallest
+/// normal for f64, f32 and bf16 (a kernel that flushes a subnormal result to
+/// zero is right), the smallest subnormal 2^-24 for f16 (f16 stores subnormals
+/// with gradual underflow; its smallest normal, 6.1e-5, exceeds a softmax
+/// probability of a 16k-wide row), 0 for integers and bool (exact).
+double error_floor(ir::DataType t);
+
+/// How outputs are compared with the reference.
+class Tolerance {
+ public:
+  enum class Mode {
+    ErrorBound,  ///< |got - want| <= factor * error[i] + floor (the default)
+    User,        ///< |got - want| <= atol + rtol * |want|, nothing else
+  };
+  /// The default criterion for an output of dtype t (kBoundFactor, error_floor(t)).
+  static Tolerance error_bound(ir::DataType t);
+  /// The criterion with an explicit factor and floor.
+  static Tolerance error_bound(double factor, double floor);
+  /// A tolerance the user wrote: the whole tolerance.
+  static Tolerance user(double rtol, double atol);
+  /// Error-bound mode, factor kBoundFactor, floor 0.
+  Tolerance() = default;
+
+  Mode mode() const { return mode_; }
+  bool is_user() const { return mode_ == Mode::User; }
+  double rtol() const { return rtol_; }      ///< User mode; 0 otherwise
+  double atol() const { return atol_; }      ///< User mode; 0 otherwise
+  double factor() const { return factor_; }  ///< ErrorBound mode: C
+  double floor() const { return floor_; }    ///< ErrorBound mode
+
+  /// The largest |got - want| accepted at an element whose reference value is
+  /// `want` and error bound `bound`.
+  double allowed(double want, double bound) const;
+  /// "2 x error bound + 1.18e-38" or "rtol 1e-05, atol 1e-06".
+  std::string describe() const;
+
+ private:
+  Mode mode_ = Mode::ErrorBound;
+  double factor_ = kBoundFactor, floor_ = 0.0;
+  double rtol_ = 0.0, atol_ = 0.0;
 };
 
-/// The default for a dtype: exact for integers and bool; for floats about a
-/// hundred ulps of the storage type relative, to absorb reduction order.
-Tolerance default_tolerance(ir::DataType t);
-
-/// The tolerance for an output computed by reductions over up to
-/// `reduced_count` elements: the dtype's default plus the classic bound on
-/// recursive summation error, (count) * u * mean|x| with u the unit roundoff
-/// and |x| taken as 1 (generated inputs lie in [-1, 1] unless a range says
-/// otherwise), as an absolute term. Reduction order differs between the
-/// reference (sequential, in double) and any schedule.
-/// A product's rounding error is relative and grows with its length: over
-/// `product_count` factors (1: no product) rtol grows by (count) * u too.
-Tolerance reduction_tolerance(ir::DataType t, int64_t reduced_count, int64_t product_count = 1);
-/// The largest number of elements any reduction of f combines under `sizes`
-/// (1 when f has no reduction).
-int64_t max_reduced_count(const ir::Fusion& f, const ir::SizeBindings& sizes);
-/// The same over the product (prod) reductions of f only.
-int64_t max_product_count(const ir::Fusion& f, const ir::SizeBindings& sizes);
-
-/// Outcome of one comparison.
+/// Outcome of one comparison. NaN matches only NaN; an infinity only the
+/// same infinity (a reference value beyond the dtype's range matches the
+/// infinity a kernel stores).
 struct Comparison {
   bool ok = true;
   double max_abs_error = 0.0;  ///< largest |got - want|
   int64_t mismatches = 0;      ///< elements outside the tolerance
-  std::string first_mismatch;  ///< "element 12 [1, 4]: got 0.5, expected 0.25" when !ok
+  /// "element 12 [1, 4]: got 0.5, expected 0.25, allowed 3.1e-08 (2 x error
+  /// bound 1.5e-08)" when !ok.
+  std::string first_mismatch;
+  /// The largest |got - want| / allowed over the finite elements (1: at the
+  /// limit; above 1: a mismatch); 0 when every error is 0, infinity for an
+  /// error where nothing is allowed.
+  double max_ratio = 0.0;
+  /// Where max_ratio is: "element 3 [0, 3]: error 1e-09, allowed 2e-08
+  /// (2 x error bound 1e-08)"; empty when max_ratio is 0.
+  std::string max_ratio_at;
 };
 
 /// Compares shapes, then values.
-Comparison compare(const HostTensor& got, const HostTensor& want, Tolerance tol);
+Comparison compare(const HostTensor& got, const HostTensor& want, const Tolerance& tol);
 
 }  // namespace schedlab::ref

@@ -117,6 +117,10 @@ struct OutputCheck {
 struct Validation {
   bool ok = true;
   double max_abs_error = 0.0;  ///< over every output
+  /// The largest |got - want| / allowed over every output (ref::Comparison::
+  /// max_ratio: 1 at the limit), and where: "output 0 (T5 (y)) element ...".
+  double max_ratio = 0.0;
+  std::string max_ratio_at;
   std::vector<OutputCheck> outputs;
   /// What the sanitizer found when the kernels ran under it (empty: clean,
   /// or not sanitized). Any finding makes the validation fail as `racy`.
@@ -126,14 +130,17 @@ struct Validation {
   /// Adds findings; any makes the validation fail.
   void add_findings(const std::vector<runtime::SanitizerFinding>& f);
   /// "racy: <first finding> (and N more findings)", "wrong_result: output 0
-  /// (T5 (out)): 3 mismatches, first at ..." or "ok".
+  /// (T5 (out)): 3 mismatches, max abs error 0.5, first at element 2 [0, 2]:
+  /// got 0, expected 0.5, allowed 1.2e-07 (2 x error bound 6e-08 + floor
+  /// 1.18e-38)" or "ok".
   std::string summary() const;
 };
 
 /// Compares `got` with `want` (the reference of the unscheduled `plain`
-/// fusion) output by output. The tolerance is `tol` when given, otherwise
-/// ref::reduction_tolerance for the output's dtype and the largest reduction
-/// of `plain` under `sizes`.
+/// fusion, with its error bounds) output by output. The tolerance is `tol`
+/// when given (a user's: ref::Tolerance::user), otherwise the default
+/// criterion ref::Tolerance::error_bound for each output's dtype
+/// (docs/validation.md). `sizes` is unused by the default criterion.
 Validation validate(const ir::Fusion& plain, const ir::SizeBindings& sizes,
                     const std::vector<ref::HostTensor>& got,
                     const std::vector<ref::HostTensor>& want,
