@@ -66,4 +66,27 @@ grep -F -q "$verdict vs old build, was block=64" "$work/out.txt" ||
 if grep -E -q '[+-][0-9]+\.[0-9]%' "$work/out.txt"; then
   echo "a percent change beside the verdict"; exit 1
 fi
+# The same pair of builds through `run --ab`, `report` and `compare`: the
+# A/B line, the table (new against old: --baseline mine@old) and compare of
+# the run's two halves (one interleaved group, so paired) print one verdict.
+# Without a GPU the table's own verdict is the ratio of predictions; the CPU
+# column beside it is the measured one, and it is the A/B line's.
+cp "$src" "$work/src/old_plugin.cpp"  # the old build: the constant as it was, block 64
+sh -c "$cxx -std=c++17 -shared -fPIC -O0 -fvisibility=hidden -I$inc $work/src/old_plugin.cpp -o $work/old_plugin.so"
+"$schedlab" run "$work/sweep.yaml" -o "$work/ab.jsonl" --ab "$work/old_plugin.so" > "$work/ab.txt" 2>&1 ||
+  { cat "$work/ab.txt"; echo "run --ab failed"; exit 1; }
+cat "$work/ab.txt"
+ab=$(sed -n 's/^pointwise_add_mul N=64,K=256 mine: new build \(.*\) than old, p=.*/\1/p' "$work/ab.txt")
+[ -n "$ab" ] || { echo "no A/B line in run --ab"; exit 1; }
+NO_COLOR=1 "$schedlab" report "$work/ab.jsonl" --baseline mine@old > "$work/ab_table.txt"
+cat "$work/ab_table.txt"
+grep -E -q "  mine +block=128 .*  $(printf '%s' "$ab" | sed 's/[][*.]/\\&/g')$" "$work/ab_table.txt" ||
+  { echo "the table's verdict for mine is not the A/B line's '$ab'"; exit 1; }
+grep '"scheduler":"mine@old"' "$work/ab.jsonl" | sed 's/"scheduler":"mine@old"/"scheduler":"mine"/' > "$work/ab_old.jsonl"
+grep '"scheduler":"mine"' "$work/ab.jsonl" > "$work/ab_new.jsonl"
+"$schedlab" compare "$work/ab_old.jsonl" "$work/ab_new.jsonl" > "$work/ab_compare.txt" || [ $? -eq 1 ]
+cat "$work/ab_compare.txt"
+grep -F -q "  $ab  " "$work/ab_compare.txt" ||
+  { echo "compare's new/base for mine is not the A/B line's '$ab'"; exit 1; }
+echo "one verdict in watch, run --ab, report and compare: $ab"
 echo "watch e2e: ok"
