@@ -25,8 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -134,10 +134,10 @@ std::string cmake_build_dir(const fs::path& file) {
 
 /// What is watched for one plugin.
 struct Watched {
-  std::string name;     ///< the registry name
-  std::string binary;   ///< its .so
+  std::string name;    ///< the registry name
+  std::string binary;  ///< its .so
   std::vector<std::string> sources;
-  std::string build;    ///< the build command ("" : none, binaries only)
+  std::string build;  ///< the build command ("" : none, binaries only)
   fs::file_time_type source_stamp = fs::file_time_type::min(), binary_stamp;
 };
 
@@ -168,7 +168,8 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
   // against the build each reload replaced.
   PluginSwaps first_swaps;
   const sweep::SweepSpec first_spec =
-      so.ab.empty() ? spec : with_ab_twins(spec, registry, load_old_build(so.ab, registry), first_swaps);
+      so.ab.empty() ? spec
+                    : with_ab_twins(spec, registry, load_old_build(so.ab, registry), first_swaps);
   sweep::RunResult res =
       run_once(first_spec, registry, *backend, so, previous, false, extras, first_swaps);
   std::vector<report::Record> records;
@@ -213,10 +214,11 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
                w.sources.empty() ? "" : fmt::format(", sources {}", fmt::join(w.sources, ", ")),
                w.build.empty() ? "" : fmt::format(", build: {}", w.build));
     if (w.sources.empty())
-      fmt::print("  no sources known for {} (no {}.sources beside it: not built with "
-                 "schedlab_add_plugin); only a new binary is reloaded. Pass --source {}=FILE "
-                 "and --build CMD to rebuild on edits\n",
-                 name, fs::path(file).filename().string(), name);
+      fmt::print(
+          "  no sources known for {} (no {}.sources beside it: not built with "
+          "schedlab_add_plugin); only a new binary is reloaded. Pass --source {}=FILE "
+          "and --build CMD to rebuild on edits\n",
+          name, fs::path(file).filename().string(), name);
     watched.emplace(name, std::move(w));
   }
   std::fflush(stdout);
@@ -254,8 +256,8 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       const uint64_t before_generation = registry.generation(name);
       plugin::ReloadResult rr = registry.reload(name);
       if (!rr.ok) {
-        fmt::print("reload of {} failed; still serving generation {}: {}\n", name,
-                   rr.generation, rr.message);
+        fmt::print("reload of {} failed; still serving generation {}: {}\n", name, rr.generation,
+                   rr.message);
         std::fflush(stdout);
         continue;
       }
@@ -268,7 +270,8 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       for (const std::string& s : schedulers_of[name])
         if (swaps.count(s + sweep::kAbOldSuffix)) only.only.push_back(s + sweep::kAbOldSuffix);
       // No measurement cache: both builds are timed afresh, in the same rounds.
-      sweep::RunResult again = run_once(ab_spec, registry, *backend, only, {}, false, extras, swaps);
+      sweep::RunResult again =
+          run_once(ab_spec, registry, *backend, only, {}, false, extras, swaps);
       bool rolled_back = false;
       if (const report::Record* bad = first_regression(again.records)) {
         plugin::ReloadResult rb = registry.rollback(name);

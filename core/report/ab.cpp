@@ -29,8 +29,8 @@ std::vector<AbVerdict> ab_verdicts(const std::vector<Record>& records, double al
   std::vector<std::string> order;
   for (const Record& r : records) {
     const bool old = r.scheduler.ends_with(kOld);
-    const std::string sched = old ? r.scheduler.substr(0, r.scheduler.size() - kOld.size())
-                                  : r.scheduler;
+    const std::string sched =
+        old ? r.scheduler.substr(0, r.scheduler.size() - kOld.size()) : r.scheduler;
     const std::string key = r.fusion + "\x1f" + r.size_key() + "\x1f" + sched;
     auto [it, fresh] = groups.try_emplace(key);
     if (fresh) order.push_back(key);

@@ -48,10 +48,9 @@ std::string header_line(const CompareReport& r) {
   return fmt::format(
       "threshold {}, new/base from the per-round ratios when timed together, else two-sample "
       "(Mann-Whitney U), p < {:g}{}",
-                     r.options.threshold ? fmt::format("{:g}%", *r.options.threshold * 100)
-                                         : std::string("the sweep's minimum effect"),
-                     r.options.alpha,
-                     r.options.include_unchanged_kernels ? ", unchanged kernels included" : "");
+      r.options.threshold ? fmt::format("{:g}%", *r.options.threshold * 100)
+                          : std::string("the sweep's minimum effect"),
+      r.options.alpha, r.options.include_unchanged_kernels ? ", unchanged kernels included" : "");
 }
 
 Json summary_json(const std::optional<Summary>& s) {
@@ -119,9 +118,10 @@ void judge(BenchmarkChange& c, const BenchmarkSamples& b, const BenchmarkSamples
            const CompareOptions& o, bool google_benchmark) {
   // Timed in the same interleaved rounds (one sweep run, e.g. the two
   // halves of an A/B run): the paired estimate, as the table's.
-  const bool together = !b.group.empty() && b.group == n.group &&
-                        b.times_us.size() == n.times_us.size();
-  c.ratio = together ? paired_ratio(n.times_us, b.times_us) : unpaired_ratio(n.times_us, b.times_us);
+  const bool together =
+      !b.group.empty() && b.group == n.group && b.times_us.size() == n.times_us.size();
+  c.ratio =
+      together ? paired_ratio(n.times_us, b.times_us) : unpaired_ratio(n.times_us, b.times_us);
   if (!o.deterministic) c.p = c.ratio->p;
   c.same_kernel = !b.kernel.empty() && b.kernel == n.kernel;
   const double threshold =
@@ -132,14 +132,16 @@ void judge(BenchmarkChange& c, const BenchmarkSamples& b, const BenchmarkSamples
   RatioEstimate r = *c.ratio;
   if (o.deterministic) r.p = 0;
   const bool counts = r.significant(o.alpha, threshold);
-  c.verdict = !counts ? Verdict::Unchanged : r.ratio > 1 ? Verdict::Regression : Verdict::Improvement;
-  c.text = o.deterministic ? predicted_verdict_text(c.ratio->ratio)
-                           : verdict_text(*c.ratio, counts);
+  c.verdict = !counts       ? Verdict::Unchanged
+              : r.ratio > 1 ? Verdict::Regression
+                            : Verdict::Improvement;
+  c.text =
+      o.deterministic ? predicted_verdict_text(c.ratio->ratio) : verdict_text(*c.ratio, counts);
   std::vector<std::string> notes;
   if (b.config != n.config && !b.role.empty())
     notes.push_back(fmt::format("{} now picks {} instead of {}: {}",
-                                b.role == "best" ? "best config" : c.scheduler,
-                                n.config, b.config, c.text));
+                                b.role == "best" ? "best config" : c.scheduler, n.config, b.config,
+                                c.text));
   // Predictions are deterministic: the same kernel predicted differently is
   // a changed model, reported as such.
   if (c.same_kernel && !o.include_unchanged_kernels && !o.deterministic) {
@@ -274,8 +276,9 @@ std::string render_compare_markdown(const CompareReport& r) {
                      g ? " (geometric mean of new/base: " + verdict_text(gm, false) + ")" : "");
   out += fmt::format("`{}` → `{}` ({})\n\n", r.base_path, r.new_path, header_line(r));
   if (r.emulated)
-    out += "> **Note:** these timings are CPU emulation (the CPU backend runs the CUDA source "
-           "on the host), not GPU timings: they rank schedules, they do not predict GPU time.\n\n";
+    out +=
+        "> **Note:** these timings are CPU emulation (the CPU backend runs the CUDA source "
+        "on the host), not GPU timings: they rank schedules, they do not predict GPU time.\n\n";
   for (const std::string& n : r.notes) out += "> " + n + "\n\n";
   // Changed benchmarks, grouped by scheduler in order of first appearance.
   std::vector<std::string> schedulers;

@@ -67,7 +67,9 @@ std::string colour_of(const Table& t, const std::string& scheduler) {
 std::string verdict_class(double ratio, bool counts) {
   if (!counts) return "";
   Direction d = direction_of(ratio);
-  return d == Direction::Slower ? " class=\"slower\"" : d == Direction::Faster ? " class=\"faster\"" : "";
+  return d == Direction::Slower   ? " class=\"slower\""
+         : d == Direction::Faster ? " class=\"faster\""
+                                  : "";
 }
 
 std::string html_table(const Table& t) {
@@ -98,10 +100,11 @@ std::string html_table(const Table& t) {
       auto peak = c.best->fraction_of_peak();
       const std::string cls = verdict_class(1 / c.speedup.value_or(1), predicted || c.significant);
       const std::string cpu =
-          !predicted ? ""
-                     : fmt::format("<td{}>{}</td>",
-                                   c.estimate ? verdict_class(c.estimate->ratio, c.significant) : "",
-                                   esc(c.measured_verdict));
+          !predicted
+              ? ""
+              : fmt::format("<td{}>{}</td>",
+                            c.estimate ? verdict_class(c.estimate->ratio, c.significant) : "",
+                            esc(c.measured_verdict));
       h += fmt::format(
           "<td class=\"config\">{}</td>{}<td>{}</td><td>{}</td><td>{} – {}</td>"
           "<td>{}</td><td>{}</td><td{}>{}</td>{}<td>{}</td></tr>\n",
@@ -145,7 +148,8 @@ struct Bar {
 };
 std::optional<Bar> bar_of(const Table& t, const TableCell& c) {
   if (!c.best || !c.speedup) return std::nullopt;
-  if (!t.predicted_on.empty() || !c.estimate) return Bar{1 / *c.speedup, 1 / *c.speedup, 1 / *c.speedup};
+  if (!t.predicted_on.empty() || !c.estimate)
+    return Bar{1 / *c.speedup, 1 / *c.speedup, 1 / *c.speedup};
   return Bar{c.estimate->ratio, c.estimate->lo, c.estimate->hi};
 }
 
@@ -195,8 +199,8 @@ std::string bar_chart(const Table& t) {
         body += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{}</text>\n",
                             label_w + std::max(w, x_of(b->hi)) + 6, y + 12, esc(c.verdict));
       } else {
-        body += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#8a6d00\">{}</text>\n", label_w,
-                            y + 12, c.best ? "no baseline to compare with" : "no valid point");
+        body += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#8a6d00\">{}</text>\n", label_w, y + 12,
+                            c.best ? "no baseline to compare with" : "no valid point");
       }
       y += bar_h + gap;
     }
@@ -326,8 +330,8 @@ std::string curve_charts(const std::vector<Record>& records) {
     LineChart chart;
     chart.label = std::get<1>(key) + " " + std::get<2>(key) + ": best so far against evaluations";
     for (size_t k = 1; k <= n; ++k) chart.x_labels.push_back(std::to_string(k));
-    chart.x_title = std::get<1>(key) + " " + std::get<2>(key) + " on " + std::get<0>(key) +
-                    ": evaluations";
+    chart.x_title =
+        std::get<1>(key) + " " + std::get<2>(key) + " on " + std::get<0>(key) + ": evaluations";
     chart.y_title = "best so far";
     chart.y_tick = [](double v) { return format_time_us(v, 3, true); };
     chart.y_value = [](double v) { return format_time_us(v); };
@@ -377,7 +381,8 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
         t.predicted_on.empty()
             ? ""
             : " Ranked by the predicted time on the " + esc(t.predicted_on) +
-                  " device model (docs/model.md): the verdict is the ratio of predictions (\"tie\" when "
+                  " device model (docs/model.md): the verdict is the ratio of predictions (\"tie\" "
+                  "when "
                   "they are equal), the CPU column the CPU emulation's own estimate, and the "
                   "median is the CPU emulation's time.");
     out += html_table(t);

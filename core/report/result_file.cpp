@@ -56,7 +56,8 @@ ResultFile read_google_benchmark(const std::string& path, const Json& doc) {
         slash = std::min(name.find('/', at), name.size());
         parts.push_back(name.substr(at, slash - at));
       }
-      f.benchmarks.push_back({name, {}, {}, parts.size() >= 4 ? parts[2] : "", "", "", {}, "", "", ""});
+      f.benchmarks.push_back(
+          {name, {}, {}, parts.size() >= 4 ? parts[2] : "", "", "", {}, "", "", ""});
     }
     return f.benchmarks[it->second];
   };

@@ -57,9 +57,8 @@ void fill_cell(TableCell& c, const std::vector<const Record*>& records, bool pre
   if (predicted && !ok.empty()) {
     double lowest = ok.front()->prediction->predicted_us;
     for (const Record* r : ok) lowest = std::min(lowest, r->prediction->predicted_us);
-    std::erase_if(ok, [&](const Record* r) {
-      return r->prediction->predicted_us > lowest * (1 + 1e-12);
-    });
+    std::erase_if(
+        ok, [&](const Record* r) { return r->prediction->predicted_us > lowest * (1 + 1e-12); });
   }
   if (const Record* best = best_by_ratio(ok, ref)) {
     c.best = *best;
@@ -136,9 +135,11 @@ std::string legend(const Table& t) {
                    "equal)\n"
                    "CPU vs baseline: {}",
                    t.predicted_on, ratio("the CPU emulation's"));
-  return s + "best config: the configuration the vs-baseline estimate puts fastest; median, "
-             "IQR (q3 - q1) of the repetitions in us\n"
-             "vs baseline: " + ratio("this");
+  return s +
+         "best config: the configuration the vs-baseline estimate puts fastest; median, "
+         "IQR (q3 - q1) of the repetitions in us\n"
+         "vs baseline: " +
+         ratio("this");
 }
 
 /// The colour of a verdict: green faster, red slower, when it counts.
@@ -201,8 +202,8 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
           l.push_back({gbps > 0 ? fmt::format("{:.1f}", gbps) : "-"});
           l.push_back({peak ? fmt::format("{:.1f}%", *peak * 100) : "-"});
           const double r = 1 / c.speedup.value_or(1);
-          l.push_back({c.verdict.empty() ? "-" : c.verdict,
-                       verdict_colour(r, predicted || c.significant)});
+          l.push_back(
+              {c.verdict.empty() ? "-" : c.verdict, verdict_colour(r, predicted || c.significant)});
           if (predicted)
             l.push_back({c.measured_verdict,
                          c.estimate ? verdict_colour(c.estimate->ratio, c.significant) : nullptr});
@@ -364,9 +365,8 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
     // Not re-run (watch keeps the records of the plugins that did not
     // change): the same measurement, nothing to compare.
     if (c.best->key == p->best->key && c.best->times_us == p->best->times_us) return {"="};
-    const std::string was_config = p->best->config_label() != c.best->config_label()
-                                       ? ", was " + p->best->config_label()
-                                       : "";
+    const std::string was_config =
+        p->best->config_label() != c.best->config_label() ? ", was " + p->best->config_label() : "";
     // The old build timed in the same rounds (an A/B rerun): its paired
     // verdict, the very text of the A/B line.
     if (const AbVerdict* v = find_ab(row, c); v && (v->ratio || v->same_kernel)) {
@@ -379,8 +379,8 @@ std::string render_delta(const std::vector<Table>& previous, const std::vector<T
     // Two runs: the two-sample estimate against the previous best.
     RatioEstimate e = unpaired_ratio(c.best->times_us, p->best->times_us);
     bool sig = e.significant(t.alpha, t.min_effect);
-    return {fmt::format("{} vs last run (was {}{})", verdict_text(e, sig),
-                        fmt_us(p->stats->median), was_config),
+    return {fmt::format("{} vs last run (was {}{})", verdict_text(e, sig), fmt_us(p->stats->median),
+                        was_config),
             verdict_colour(e.ratio, sig)};
   };
   return render_text_tables(current, colour, delta);

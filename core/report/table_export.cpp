@@ -113,7 +113,8 @@ std::string render_json(const std::vector<Table>& tables) {
           j["verdict"] = c.verdict;
           if (!c.measured_verdict.empty()) j["cpu_verdict"] = c.measured_verdict;
           j["time_ratio"] = c.estimate ? Json(c.estimate->ratio) : Json(nullptr);
-          j["interval"] = c.estimate ? Json::array({c.estimate->lo, c.estimate->hi}) : Json(nullptr);
+          j["interval"] =
+              c.estimate ? Json::array({c.estimate->lo, c.estimate->hi}) : Json(nullptr);
           j["paired"] = c.estimate ? Json(c.estimate->paired) : Json(nullptr);
           j["significant"] = c.significant;
           j["same_kernel_as"] = c.same_kernel_as;
@@ -130,21 +131,22 @@ std::string render_json(const std::vector<Table>& tables) {
       }
       rows.push_back({{"fusion", row.fusion}, {"size", row.size_label}, {"cells", cells}});
     }
-    Json s = {{"sweep", t.sweep},
-              {"device",
-               {{"name", t.device.name},
-                {"backend", t.device.backend},
-                {"fingerprint", t.device.fingerprint},
-                {"emulated", t.device.emulated},
-                {"peak_gbps", t.device.peak_gbps}}},
-              {"timings", t.device.emulated ? kEmulationLabel : "GPU"},
-              {"baseline", t.baseline},
-              {"ranked_by", t.predicted_on.empty() ? "paired estimate" : "predicted " + t.predicted_on},
-              {"alpha", t.alpha},
-              {"min_effect", t.min_effect},
-              {"spread", "iqr"},
-              {"schedulers", t.schedulers},
-              {"rows", rows}};
+    Json s = {
+        {"sweep", t.sweep},
+        {"device",
+         {{"name", t.device.name},
+          {"backend", t.device.backend},
+          {"fingerprint", t.device.fingerprint},
+          {"emulated", t.device.emulated},
+          {"peak_gbps", t.device.peak_gbps}}},
+        {"timings", t.device.emulated ? kEmulationLabel : "GPU"},
+        {"baseline", t.baseline},
+        {"ranked_by", t.predicted_on.empty() ? "paired estimate" : "predicted " + t.predicted_on},
+        {"alpha", t.alpha},
+        {"min_effect", t.min_effect},
+        {"spread", "iqr"},
+        {"schedulers", t.schedulers},
+        {"rows", rows}};
     sections.push_back(s);
   }
   Json j = {{"schema", "schedlab.table.v1"}, {"sections", sections}};

@@ -29,7 +29,8 @@ const BenchmarkChange& change_of(const CompareReport& r, const std::string& name
 }
 
 CompareReport compare_files(const std::string& a, const std::string& b, double threshold = 0.05) {
-  return compare(load_result_file(data(a)), load_result_file(data(b)), {threshold, 0.05, false, false});
+  return compare(load_result_file(data(a)), load_result_file(data(b)),
+                 {threshold, 0.05, false, false});
 }
 
 TEST(ResultFile, GoogleBenchmarkRepetitions) {
@@ -100,8 +101,8 @@ TEST(Compare, ThresholdBoundaryIsStrict) {
   CompareReport at = compare_files("base.json", "new.json", parse_threshold("5%"));
   const BenchmarkChange& c = change_of(at, "BM_boundary");
   EXPECT_LT(*c.p, 0.05);
-  EXPECT_NEAR(c.ratio->ratio, 1.05, 1e-12);  // rounded through microseconds
-  EXPECT_EQ(c.verdict, Verdict::Unchanged);  // not beyond 5%
+  EXPECT_NEAR(c.ratio->ratio, 1.05, 1e-12);        // rounded through microseconds
+  EXPECT_EQ(c.verdict, Verdict::Unchanged);        // not beyond 5%
   EXPECT_EQ(c.text, "1.05x slower [1.04, 1.06]");  // no star: it does not count
   CompareReport below = compare_files("base.json", "new.json", parse_threshold("4.9"));
   EXPECT_EQ(change_of(below, "BM_boundary").verdict, Verdict::Regression);
@@ -125,8 +126,8 @@ TEST(Compare, SweepJsonlVerdicts) {
   EXPECT_EQ(change_of(r, "softmax/N=1024,K=1024/eager").verdict, Verdict::Improvement);
   // The best config moved from block=128 (now slower) to block=256 (noise).
   EXPECT_EQ(change_of(r, "softmax/N=1024,K=1024/normalization/best").verdict, Verdict::Unchanged);
-  EXPECT_EQ(change_of(r, "softmax/N=1024,K=1024/normalization/best").note.rfind(
-                "best config now picks block=256 instead of block=128: ", 0),
+  EXPECT_EQ(change_of(r, "softmax/N=1024,K=1024/normalization/best")
+                .note.rfind("best config now picks block=256 instead of block=128: ", 0),
             0u);
   EXPECT_EQ(r.summary(), "1 regression, 1 improvement, 2 untouched, 1 broken");
   // Swapped: the broken point is fixed, which is no regression by itself.
@@ -166,7 +167,8 @@ TEST(CompareRender, Text) {
 
 TEST(CompareRender, MarkdownHidesUntouchedInDetails) {
   std::string md = render_compare_markdown(compare_files("base.json", "new.json"));
-  EXPECT_EQ(md.rfind("### schedlab compare\n\n⚠️ **Merging will degrade performance", 0), 0u) << md;
+  EXPECT_EQ(md.rfind("### schedlab compare\n\n⚠️ **Merging will degrade performance", 0), 0u)
+      << md;
   EXPECT_NE(md.find("**: 1 regression, 1 improvement, 3 untouched, 1 only in base, 1 only in new"),
             std::string::npos)
       << md;
@@ -204,8 +206,8 @@ TEST(CompareSweep, HeuristicThatChangesItsChoiceIsARegressionNamed) {
   auto dir = testing_util::temp_dir("heuristic_change");
   Record before = ok_record("heuristic", {{"block", "128"}, {"per_thread", "2"}},
                             times_around(7987), "silu_mul");
-  Record after = ok_record("heuristic", {{"block", "128"}, {"per_thread", "1"}},
-                           times_around(9633), "silu_mul");
+  Record after = ok_record("heuristic", {{"block", "128"}, {"per_thread", "1"}}, times_around(9633),
+                           "silu_mul");
   CompareReport r = compare(load_result_file(jsonl(dir, "base.jsonl", {before})),
                             load_result_file(jsonl(dir, "new.jsonl", {after})), {});
   ASSERT_EQ(r.changes.size(), 1u);
@@ -218,8 +220,9 @@ TEST(CompareSweep, HeuristicThatChangesItsChoiceIsARegressionNamed) {
                          0),
             0u)
       << c.note;
-  EXPECT_EQ(c.note, "heuristic now picks block=128,per_thread=1 instead of block=128,per_thread=2: " +
-                        c.text);
+  EXPECT_EQ(
+      c.note,
+      "heuristic now picks block=128,per_thread=1 instead of block=128,per_thread=2: " + c.text);
   EXPECT_TRUE(r.has_regression());
   ASSERT_TRUE(c.ratio);
   EXPECT_NEAR(c.ratio->ratio, 9633.0 / 7987.0, 1e-3);
@@ -293,8 +296,8 @@ TEST(CompareSweep, SweptSchedulerByConfigAndBest) {
   EXPECT_EQ(r.changes[1].note, "same kernel");
   EXPECT_EQ(r.changes[2].name, "softmax/N=1024,K=1024/sweep/best");
   EXPECT_EQ(r.changes[2].verdict, Verdict::Improvement);
-  EXPECT_EQ(r.changes[2].note.rfind("best config now picks block=64 instead of block=128: 1.33x faster [",
-                                    0),
+  EXPECT_EQ(r.changes[2].note.rfind(
+                "best config now picks block=64 instead of block=128: 1.33x faster [", 0),
             0u)
       << r.changes[2].note;
   // Markdown: the headline, grouped by scheduler, the emulation note.
@@ -328,7 +331,8 @@ TEST(CompareErrors, MalformedJsonlLineIsSkippedWithAWarning) {
   testing::internal::CaptureStderr();
   ResultFile f = load_result_file(path);
   const std::string warnings = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(warnings.rfind("warning: " + path + ":2: skipped a line that is not a record (invalid JSON", 0),
+  EXPECT_EQ(warnings.rfind(
+                "warning: " + path + ":2: skipped a line that is not a record (invalid JSON", 0),
             0u)
       << warnings;
   EXPECT_FALSE(f.benchmarks.empty());  // the good lines still count

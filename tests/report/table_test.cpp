@@ -167,7 +167,8 @@ TEST(Console, LabelsEmulationAndAlignsColumns) {
   EXPECT_EQ(l[2].rfind("best config: the configuration the vs-baseline estimate puts fastest", 0),
             0u)
       << l[2];
-  EXPECT_EQ(l[3].rfind("vs baseline: this time over the baseline's, from the per-round ratios", 0), 0u)
+  EXPECT_EQ(l[3].rfind("vs baseline: this time over the baseline's, from the per-round ratios", 0),
+            0u)
       << l[3];
   // Right-aligned numbers end in the same column as their heading.
   size_t median_end = l[4].find("median") + 6;

@@ -64,8 +64,7 @@ TEST(BestByRatio, TheStatisticTheVerdictPrintsChoosesTheBest) {
     a.push_back(loaded ? 230 : 95);
     b.push_back(loaded ? 210 : 110);
   }
-  std::vector<Record> rs = {grouped("heuristic", {}, base),
-                            grouped("tuned", {{"block", "128"}}, a),
+  std::vector<Record> rs = {grouped("heuristic", {}, base), grouped("tuned", {{"block", "128"}}, a),
                             grouped("tuned", {{"block", "256"}}, b)};
   ASSERT_LT(rs[2].summary().median, rs[1].summary().median);
   auto tables = build_tables(rs, {"heuristic", 0.05, {}});
@@ -108,11 +107,13 @@ TEST(PredictedTable, TiesSaySoAndShowTheCpuRatio) {
   EXPECT_EQ(tables[0].cell(row, "fast")->verdict, "2.00x faster (predicted)");
   EXPECT_EQ(tables[0].cell(row, "heuristic")->verdict, "baseline");
   const std::string out = render_console(tables, false);
-  EXPECT_TRUE(std::regex_search(out, std::regex(R"(  script  .*  tie \(predicted\) +3\.64x slower \[)")))
+  EXPECT_TRUE(
+      std::regex_search(out, std::regex(R"(  script  .*  tie \(predicted\) +3\.64x slower \[)")))
       << out;
   EXPECT_NE(out.find("  CPU vs baseline"), std::string::npos) << out;
   const std::string page = render_html(rs, {"heuristic", 0.05, {}}, {});
-  EXPECT_NE(page.find(">tie (predicted)</td><td class=\"slower\">3.64x slower ["), std::string::npos)
+  EXPECT_NE(page.find(">tie (predicted)</td><td class=\"slower\">3.64x slower ["),
+            std::string::npos)
       << page;
 }
 

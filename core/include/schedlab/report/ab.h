@@ -16,9 +16,9 @@ namespace schedlab::report {
 
 /// One scheduler at one fusion and size, new build against old.
 struct AbVerdict {
-  std::string fusion, size_label;  ///< where
-  std::string size_key;            ///< Record::size_key(): tables match on it
-  std::string scheduler;           ///< the new build's display name
+  std::string fusion, size_label;      ///< where
+  std::string size_key;                ///< Record::size_key(): tables match on it
+  std::string scheduler;               ///< the new build's display name
   std::string new_config, old_config;  ///< each build's best configuration; "" if none valid
   /// new time / old time, paired when both bests share a group.
   std::optional<RatioEstimate> ratio;

@@ -113,9 +113,9 @@ struct BenchmarkChange {
   /// The ratio in verdict.h's words, "1.20x slower [1.18, 1.22]*" ("1.20x
   /// slower (predicted)" for predictions); "" without a ratio.
   std::string text;
-  std::string scheduler;                 ///< for grouping ("" : unknown)
-  bool same_kernel = false;              ///< the kernel did not change
-  std::string note;                      ///< a failure reason, a changed config, or why no test
+  std::string scheduler;     ///< for grouping ("" : unknown)
+  bool same_kernel = false;  ///< the kernel did not change
+  std::string note;          ///< a failure reason, a changed config, or why no test
 };
 
 /// Settings of a comparison.

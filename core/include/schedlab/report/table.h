@@ -42,9 +42,9 @@ struct TableOptions {
 
 /// One scheduler at one fusion and size.
 struct TableCell {
-  std::string scheduler;          ///< display name
-  size_t points = 0;              ///< records of this scheduler here (0: not in the sweep here)
-  size_t ok_points = 0;           ///< of which status ok
+  std::string scheduler;  ///< display name
+  size_t points = 0;      ///< records of this scheduler here (0: not in the sweep here)
+  size_t ok_points = 0;   ///< of which status ok
   /// The chosen ok record. Measured tables: the baseline's is the one the
   /// paired estimate puts fastest against its lowest median, every other
   /// scheduler's the one it puts fastest against the baseline's best
@@ -52,7 +52,7 @@ struct TableCell {
   /// verdict prints. Predicted tables: the lowest prediction, ties by the
   /// same estimate.
   std::optional<Record> best;
-  std::optional<Summary> stats;   ///< best's statistics
+  std::optional<Summary> stats;  ///< best's statistics
   /// Baseline time / best time: 1 / estimate's ratio (measured tables), the
   /// ratio of predictions (predicted tables); 1 for the baseline and for the
   /// baseline's own kernel.
@@ -61,7 +61,7 @@ struct TableCell {
   /// paired when they share an interleaved group): the CPU emulation's in a
   /// predicted table. Unset for the baseline itself and for the same kernel.
   std::optional<RatioEstimate> estimate;
-  std::optional<double> p;        ///< estimate's p-value
+  std::optional<double> p;  ///< estimate's p-value
   /// The estimate is significant: p < alpha and beyond the minimum effect.
   bool significant = false;
   /// The "vs baseline" column: verdict_text of the estimate ("1.23x slower
