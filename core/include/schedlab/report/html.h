@@ -35,7 +35,8 @@ struct HtmlOptions {
 /// The page for `records`: per device, the side-by-side table; per fusion
 /// with two or more sizes, line plots of each scheduler's best time and its
 /// GB/s against size (docs/reports.md says how sizes are ordered); a bar
-/// chart of each scheduler's best median per fusion and size; and the
+/// chart of each scheduler's time relative to the baseline's best per fusion
+/// and size, the ratio its verdict words and labelled with it; and the
 /// heatmaps. Every colour-coded chart has its legend. A heatmap parameter or
 /// scheduler that is not in the records is a user error naming the ones
 /// there are.
