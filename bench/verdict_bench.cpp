@@ -10,7 +10,8 @@
 //     RatioEstimate::significant(alpha 0.05, the CPU minimum effect 10 %);
 //   - across runs: one point measured in two separate groups (two runs),
 //     judged as `compare --include-unchanged-kernels` judges a benchmark:
-//     Mann-Whitney p < 0.05 and the median changed by more than 10 %.
+//     the two-sample ratio new/base (unpaired_ratio, Mann-Whitney p) beyond
+//     10 % either way (RatioEstimate::significant).
 // The planted slowdown is a work parameter: each thread runs WORK dependent
 // multiply-adds, 2000 for A and 2600 for B (1.3x the arithmetic; the memory
 // traffic is the same). The work is large against the CPU backend's cost per
@@ -136,11 +137,13 @@ class Bench {
   runtime::LaunchDims dims_;
 };
 
-/// `compare`'s rule for one benchmark of two runs.
+/// `compare`'s rule for one benchmark of two runs: new/base, two-sample.
+report::RatioEstimate compare_ratio(const std::vector<double>& base,
+                                    const std::vector<double>& next) {
+  return report::unpaired_ratio(next, base);
+}
 bool compare_flags(const std::vector<double>& base, const std::vector<double>& next) {
-  const double b = report::summarize(base).median, n = report::summarize(next).median;
-  return report::mann_whitney_u(base, next).p < kAlpha &&
-         std::abs(n - b) / b > kMinEffect * (1 + 1e-9);
+  return compare_ratio(base, next).significant(kAlpha, kMinEffect);
 }
 
 /// Runs `trials` trials of `judge` (true: flagged) and reports the rate.
@@ -199,8 +202,7 @@ void BM_Planted13xAcrossRuns(benchmark::State& state) {
   trials(state, "detection_rate", [&](uint64_t t) {
     auto base = b.group({0}, 2 * t);
     auto next = b.group({1}, 2 * t + 1);
-    return compare_flags(base[0], next[0]) &&
-           report::summarize(next[0]).median > report::summarize(base[0]).median;
+    return compare_flags(base[0], next[0]) && compare_ratio(base[0], next[0]).ratio > 1;
   });
 }
 BENCHMARK(BM_Planted13xAcrossRuns)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
