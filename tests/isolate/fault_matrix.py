@@ -14,11 +14,18 @@ schedulers, runs it with --isolate, and checks that:
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 cli, faulty_dir, good_dir, work = sys.argv[1:5]
 os.makedirs(work, exist_ok=True)
+cache = os.path.join(work, "cache")  # shared: the kernel cache takes concurrent writers
+# The sweep and its records in a folder of this run's own: two test runs of
+# one build tree at once (two ctest invocations) must not remove or append
+# to each other's records.
+work = tempfile.mkdtemp(prefix="run-", dir=work)
 faulty = sorted(f[:-3] for f in os.listdir(faulty_dir) if f.startswith("faulty_") and f.endswith(".so"))
 assert len(faulty) == 33, f"expected 33 faulty plugins in {faulty_dir}, found {len(faulty)}"
 
@@ -37,12 +44,9 @@ sweep = os.path.join(work, "fault_matrix.yaml")
 with open(sweep, "w") as f:
     f.write("\n".join(lines))
 out = os.path.join(work, "records.jsonl")
-for stale in (out, out + ".prev"):
-    if os.path.exists(stale):
-        os.remove(stale)
 
 cmd = [cli, "run", sweep, "--isolate", "--timeout", "3", "-j", "2", "--plugin-dir", good_dir,
-       "--cache-dir", os.path.join(work, "cache"), "-o", out]
+       "--cache-dir", cache, "-o", out]
 p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 sys.stdout.write(p.stdout)
 sys.stderr.write(p.stderr)
@@ -87,6 +91,7 @@ points = [(r["scheduler"], json.dumps(r["sizes"], sort_keys=True)) for r in reco
 if len(points) != len(set(points)):
     failures.append("duplicated records")
 if failures:
-    print("\n".join(["FAILED:"] + failures))
+    print("\n".join(["FAILED:"] + failures + [f"(records kept in {work})"]))
     sys.exit(1)
+shutil.rmtree(work)
 print(f"fault matrix: {len(faulty)} faulty plugins, {len(records)} records, good complete")
