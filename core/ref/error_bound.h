@@ -27,20 +27,22 @@
 //     accumulator in [2^(e-1), 2^e)): it is absorbed (error -x) or rounds a
 //     whole spacing, a bias of one sign over a long serial sum of positive
 //     terms (softmax's at K = 262144: -1.7e-4 relative, above the random
-//     part's 1.4e-4). Those additions count deterministically:
-//       A = sum_k min(|x_k|, g_k / 2) over |x_k| < g_k,
-//     g_k at the larger of |s_(k-1)|, |s_k| in index order (the serial
-//     order's accumulators are the largest);
+//     part's 1.4e-4). Those additions' errors are what they are, not random:
+//       A = | sum over |x_k| < g_k of (-x_k if |x_k| < g_k / 2, else
+//             sign(x_k) g_k - x_k) |,
+//     g_k at the larger of |s_(k-1)|, |s_k| in index order (a serial loop's
+//     accumulators are the largest: other orders absorb less);
 //     A product: first-order relative propagation plus n u |r|; max and
 //     min: the largest operand bound;
 //   * every rounding is relative down to the compute type's smallest normal
 //     and absolute below it (gradual underflow: u times the smallest
 //     normal); with fast math an f32 result may be flushed to zero (the
 //     whole smallest normal);
-//   * a result stored in a half type rounds to it: a cast's rounding, and
-//     that of any other op whose output is f16 or bf16 (the IR's arithmetic
-//     computes half operands in f32, so only casts and data movement
-//     produce them today);
+//   * an op other than a cast whose output is f16 or bf16 adds the storage
+//     rounding u_half max(|r|, tiny): the kernel stores it in 16 bits, the
+//     reference keeps the double (the IR's arithmetic computes half
+//     operands in f32, so only casts and data movement produce half
+//     tensors today);
 //   * a cast rounds to the target type (float) or may move to the next
 //     integer when the interval crosses one: the reference rounds the same
 //     way, so the corners' jump is the whole bound (a bf16 output matches

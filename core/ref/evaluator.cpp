@@ -169,8 +169,7 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
     double& acc = out.data[o];
     double& err = out.error[o];
     switch (r.op()) {
-      case ir::ReductionOpType::Sum:
-      {
+      case ir::ReductionOpType::Sum: {
         err += ex;
         const double before = acc;
         acc += x;
@@ -179,7 +178,8 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
         if (count[o]++ == 0) return;
         squares[o] += acc * acc;
         // A term below the accumulator's spacing is absorbed or rounds a
-        // whole spacing: a bias, bounded deterministically (error_bound.h).
+        // whole spacing: errors of one sign over a long serial sum of like
+        // terms, counted with their signs (error_bound.h).
         const double big = std::max(std::fabs(before), std::fabs(acc));
         if (big > 0 && u > 0) {
           int e2;
