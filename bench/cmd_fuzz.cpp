@@ -94,11 +94,19 @@ int run_fuzz(const FuzzOptions& o) {
   fuzz::Summary running;
   uint64_t done = 0;
   std::vector<uint64_t> survivors;  // case indices, in order
+  // The validated run closest to its tolerance (docs/validation.md).
+  fuzz::RunOutcome closest;
+  std::string closest_run;
   c.on_case = [&](const fuzz::CaseResult& r) {
     ++done;
     for (auto [path, out] : {std::pair{fuzz::Path::Schedule, &r.scheduled},
                              std::pair{fuzz::Path::Segmenter, &r.segmented}}) {
       running.add(*out);
+      if (out->max_ratio > closest.max_ratio) {
+        closest = *out;
+        closest_run = fmt::format("case {} ({})", r.index,
+                                  path == fuzz::Path::Schedule ? "schedule" : "segmenter");
+      }
       if (out->mutant == fuzz::Mutant::Survived) {
         if (survivors.empty() || survivors.back() != r.index) survivors.push_back(r.index);
         progress.clear();
@@ -129,6 +137,9 @@ int run_fuzz(const FuzzOptions& o) {
         "--only {} --mutate {}\n",
         s.survived, s.survived == 1 ? "" : "s", o.seed, o.cases, only, c.run.mutation->str());
   }
+  if (closest.max_ratio > 0)
+    fmt::print("largest error/allowed of a validated run: {:.3g}, {}: {}\n", closest.max_ratio,
+               closest_run, closest.max_ratio_at);
   fmt::print("{}\n", s.line());
   return s.failed() ? kExitFailures : kExitOk;
 }

@@ -11,6 +11,7 @@
 // schedlab's bug, never the user's, so it is rethrown as internal.
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <optional>
 
 #include "schedlab/base/error.h"
@@ -118,8 +119,15 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 /// A validated run, and its mutant when the payload names one
 /// ("<killed|survived|unchanged>\n<line>").
-RunOutcome validated(const std::string& rest) {
+RunOutcome validated(std::string rest) {
   RunOutcome r;
+  if (rest.rfind("ratio ", 0) == 0) {  // "ratio R\tWHERE\n"
+    const std::string line = first_line(rest);
+    const size_t tab = line.find('\t');
+    r.max_ratio = std::strtod(line.c_str() + 6, nullptr);
+    r.max_ratio_at = tab == std::string::npos ? "" : line.substr(tab + 1);
+    rest = rest.size() > line.size() ? rest.substr(line.size() + 1) : "";
+  }
   const std::string what = first_line(rest);
   if (what.empty()) return r;
   r.mutant = what == "killed"     ? Mutant::Killed
@@ -168,18 +176,19 @@ std::string run_here(const std::string& fusion_text, const std::optional<std::st
     return "racy\n" + findings.substr(0, findings.find('\n')) +
            (v.ok ? "" : " (and validation failed: " + v.summary() + ")");
   if (!v.ok) return "wrong\n" + v.summary();
-  if (!o.mutation) return "validated";
+  const std::string ok = fmt::format("validated\nratio {}\t{}\n", v.max_ratio, v.max_ratio_at);
+  if (!o.mutation) return ok;
   // The same steps as `exec --mutate`: mutate the validated outputs, validate again.
   const sweep::MutationEffect e = sweep::mutate(*o.mutation, got, want);
   if (e.noop()) {
     std::string why;
     for (size_t i = 0; i < e.outputs.size(); ++i)
       why += fmt::format("{}output {}: {}", i ? "; " : "", i, e.outputs[i]);
-    return "validated\nunchanged\nmutation " + o.mutation->str() + " changes nothing: " + why;
+    return ok + "unchanged\nmutation " + o.mutation->str() + " changes nothing: " + why;
   }
   const sweep::MutantVerdict m =
       sweep::judge_mutant(*o.mutation, sweep::validate(*plain.fusion, bf.sizes, got, want));
-  return std::string("validated\n") + (m.killed ? "killed\n" : "survived\n") + m.line;
+  return ok + (m.killed ? "killed\n" : "survived\n") + m.line;
 }
 
 RunOutcome classify(const isolate::Outcome& o, Path path) {

@@ -33,6 +33,15 @@ isolate::Outcome failed(Error e, const std::string& message, int exit_code = 0) 
 
 TEST(FuzzClassify, FinishedRuns) {
   EXPECT_EQ(classify(ok("validated"), Path::Schedule).cls, RunClass::Validated);
+  // The largest error/allowed of a validated run comes back with it.
+  RunOutcome v = classify(ok("validated\nratio 0.25\toutput 0 (T3 (y)) element 2 [2]\n"
+                             "killed\nwrong_result under mutation zero"),
+                          Path::Schedule);
+  EXPECT_EQ(v.cls, RunClass::Validated);
+  EXPECT_EQ(v.max_ratio, 0.25);
+  EXPECT_EQ(v.max_ratio_at, "output 0 (T3 (y)) element 2 [2]");
+  EXPECT_EQ(v.mutant, Mutant::Killed);
+  EXPECT_EQ(v.mutant_line, "wrong_result under mutation zero");
   RunOutcome w = classify(ok("wrong\nwrong_result: output 0 (T3 (y)): 2 mismatches\nmore"),
                           Path::Segmenter);
   EXPECT_EQ(w.cls, RunClass::Wrong);

@@ -149,6 +149,10 @@ struct RunOutcome {
   std::string reason;
   Mutant mutant = Mutant::None;
   std::string mutant_line;  ///< sweep::MutantVerdict::line, or why it is unchanged
+  /// Validated: the largest |got - want| / allowed over its outputs
+  /// (sweep::Validation::max_ratio) and where.
+  double max_ratio = 0.0;
+  std::string max_ratio_at;
 };
 
 /// What a run needs besides its text.
@@ -175,7 +179,9 @@ struct RunOptions {
 
 /// One run, in this process: parse, schedule (`schedule` given) or segment,
 /// lower, compile on the CPU backend, run, validate, as `exec` does. Returns
-/// "validated" (with a mutation: "validated\n<killed|survived|unchanged>\n<line>"),
+/// "validated\nratio <R>\t<where>\n" (R: the largest error/allowed,
+/// sweep::Validation::max_ratio; with a mutation, then
+/// "<killed|survived|unchanged>\n<line>"),
 /// "racy\n<first finding>" (a sanitizer finding wins over the
 /// outputs), "wrong\n<summary>", or "invalid\n<diagnostic>" for a text that
 /// does not parse; user and internal errors propagate as thrown. What an
