@@ -54,6 +54,35 @@ double sum_partials_expected(int64_t n, double sum, double sum_of_squares) {
   return mean * mean * k2 + variance * k1;
 }
 
+namespace {
+
+/// Elementwise ops have at most this many operands (where: 3).
+constexpr size_t kMax = 4;
+
+/// f at the last point of the segment from v (where f is r, not NaN) to the
+/// corner `at` that f still takes a number at: where the corner leaves f's
+/// domain (sqrt of a value whose bound reaches below 0), the values a correct
+/// kernel may take are those in the domain, since a kernel whose operand did
+/// leave it computes NaN. Bisection to the resolution of a double.
+double last_in_domain(const std::function<double(const double*)>& f, const double* v,
+                      const double* at, size_t n, double r) {
+  std::array<double, kMax> p{};
+  double inside = 0.0, outside = 1.0, value = r;
+  for (int step = 0; step < 64 && outside - inside > 0x1p-52; ++step) {
+    const double t = 0.5 * (inside + outside);
+    for (size_t k = 0; k < n; ++k) p[k] = v[k] + t * (at[k] - v[k]);
+    const double c = f(p.data());
+    if (std::isnan(c)) {
+      outside = t;
+    } else {
+      inside = t, value = c;
+    }
+  }
+  return value;
+}
+
+}  // namespace
+
 double elementwise_bound(const std::function<double(const double*)>& f, const double* v,
                          const double* e, const bool* is_bool, size_t n, double rounding) {
   const double r = f(v);
@@ -65,7 +94,6 @@ double elementwise_bound(const std::function<double(const double*)>& f, const do
   // v + e), 2 per bool that may flip, 1 per exact operand; counted like an
   // odometer. Elementwise ops have at most 3 operands: no allocation per
   // element on the evaluator's hot path.
-  constexpr size_t kMax = 4;
   internal_assert(n <= kMax) << "error bound of an op with " << n << " operands";
   std::array<double, kMax * 3> choice{};
   std::array<size_t, kMax> count{}, pick{};
@@ -84,7 +112,8 @@ double elementwise_bound(const std::function<double(const double*)>& f, const do
   double worst = 0.0;
   for (;;) {
     for (size_t k = 0; k < n; ++k) at[k] = choice[k * 3 + pick[k]];
-    const double c = f(at.data());
+    double c = f(at.data());
+    if (std::isnan(c)) c = last_in_domain(f, v, at.data(), n, r);
     if (!std::isfinite(c)) return std::numeric_limits<double>::infinity();
     worst = std::max(worst, std::fabs(c - r));
     size_t k = 0;

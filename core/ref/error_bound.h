@@ -89,8 +89,12 @@ double sum_partials_expected(int64_t n, double sum, double sum_of_squares);
 /// values a correct kernel's operands may take, and divided by C, so that
 /// C x bound is the change itself where f jumps (a cast's rounding, a
 /// comparison that flips) and the same as over v +- e where f is smooth.
-/// A bound that is not finite (a pole or NaN inside the interval) is returned
-/// as infinity.
+/// A corner outside f's domain (where f is NaN: sqrt below 0) is pulled back
+/// along the segment from v to the last point where f is a number: a kernel
+/// whose operand leaves the domain computes NaN, which no bound admits, so
+/// only the in-domain values bound a correct kernel's result. A bound that is
+/// still not finite (f overflows, or a corner is a pole: 1/x with x's
+/// interval reaching 0 exactly) is returned as infinity.
 double elementwise_bound(const std::function<double(const double*)>& f, const double* v,
                          const double* e, const bool* is_bool, size_t n, double rounding);
 

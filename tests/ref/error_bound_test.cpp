@@ -170,5 +170,58 @@ TEST(ErrorBound, AWrongValueIsWrongWithFastMathToo) {
   EXPECT_FALSE(compare(got, fast[0], Tolerance::error_bound(DataType::F32)).ok);
 }
 
+// Fuzz seed 7 case 114 (`fuzz --cases 600 --seed 7 --mutate one:0.01`),
+// reduced: under fast math relu(x) at 0 carries f32's smallest normal (-ftz),
+// so sqrt(abs(.)) saw an operand interval reaching below 0; sqrt is NaN there
+// and the bound was infinite, carried through min into every later value, and
+// an output moved by 1 % of its largest value passed. A correct kernel's sqrt
+// operand is abs(.) >= 0: the bound takes the in-domain part of the interval.
+constexpr const char* kRootAtZero = R"(fusion: root_at_zero
+inputs:
+  x: {dtype: f32, shape: [N]}
+  y: {dtype: f32, shape: [N]}
+sizes: {N: 2}
+body: |
+  r = sqrt(abs(relu(x)))
+  m = min(r, y)
+  out = log(abs(m * m) + 1)
+outputs: [out]
+)";
+
+TEST(ErrorBound, ARootAtZeroUnderFastMathHasAFiniteBound) {
+  auto def = frontend::parse_fusion_text(kRootAtZero, "root.yaml");
+  const std::vector<HostTensor> in = {input(DataType::F32, {2}, {-0.5, 0.0}),
+                                      input(DataType::F32, {2}, {-0.75, 0.25})};
+  for (bool fast : {false, true}) {
+    auto want = evaluate(*def.fusion, in, {{"N", 2}}, EvalOptions{fast});
+    for (double e : want[0].error) EXPECT_TRUE(std::isfinite(e)) << "fast math " << fast;
+    // min(0, -0.75) = -0.75: log(1.5625); moved by 1 % it is wrong.
+    HostTensor got{DataType::F32, {2}, want[0].data};
+    got.data[0] += 0.01 * std::fabs(want[0].data[0]);
+    EXPECT_FALSE(compare(got, want[0], Tolerance::error_bound(DataType::F32)).ok)
+        << "fast math " << fast;
+  }
+}
+
+// sqrt at 0 with an interval reaching below 0: the in-domain side bounds it.
+TEST(ErrorBound, OnlyTheInDomainPartOfTheIntervalBoundsTheResult) {
+  auto def = frontend::parse_fusion_text(R"(fusion: root
+inputs:
+  x: {dtype: f32, shape: [N]}
+sizes: {N: 1}
+body: |
+  r = sqrt(relu(x))
+outputs: [r]
+)",
+                                         "root.yaml");
+  auto want = evaluate(*def.fusion, {input(DataType::F32, {1}, {-0.5})}, {{"N", 1}},
+                       EvalOptions{true});
+  // relu's -ftz bound is f32's smallest normal m: sqrt changes by sqrt(2 m)
+  // over [0, 2 m] (C = 2 times the bound), so its bound is sqrt(2 m) / 2, plus
+  // its own -ftz rounding m.
+  const double m = 0x1p-126;
+  EXPECT_NEAR(want[0].error[0], std::sqrt(2 * m) / 2 + m, 1e-30);
+}
+
 }  // namespace
 }  // namespace schedlab::ref
