@@ -339,6 +339,13 @@ struct ExecOptions {
   bool sanitize = false;     ///< --sanitize: run the kernels under the emulation sanitizer
   double timeout_s = 120;    ///< --timeout (0: none)
   std::vector<std::string> mutate;  ///< --mutate KIND (repeatable; docs/mutation.md)
+  std::optional<double> rtol, atol;  ///< --rtol/--atol: a user tolerance (docs/validation.md)
+  /// The user's tolerance when --rtol or --atol was given (the other one 0,
+  /// as the sweep key `validation: {rtol, atol}`), else the error bound's.
+  std::optional<ref::Tolerance> tolerance() const {
+    if (!rtol && !atol) return std::nullopt;
+    return ref::Tolerance::user(rtol.value_or(0), atol.value_or(0));
+  }
 };
 
 /// --inputs a.npy,b.npy: one file per input of f, in order, each checked
@@ -390,7 +397,8 @@ void save_outputs(const std::string& dir, const ir::Fusion& f,
 /// that changes no output cannot be killed: a user error, after the others.
 void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plain,
                    const ir::SizeBindings& sizes, const std::vector<ref::HostTensor>& got,
-                   const std::vector<ref::HostTensor>& want, const sweep::Validation& v) {
+                   const std::vector<ref::HostTensor>& want, const sweep::Validation& v,
+                   const std::optional<ref::Tolerance>& tol) {
   std::string unchanged;  // the mutations that changed nothing
   for (const std::string& kind : kinds) {
     const sweep::Mutation m = sweep::parse_mutation(kind);
@@ -406,7 +414,7 @@ void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plai
       unchanged += (unchanged.empty() ? "" : ", ") + m.str();
       continue;
     }
-    fmt::print("{}\n", sweep::judge_mutant(m, sweep::validate(plain, sizes, mutant, want)).line);
+    fmt::print("{}\n", sweep::judge_mutant(m, sweep::validate(plain, sizes, mutant, want, tol)).line);
   }
   user_assert(unchanged.empty())
       << "--mutate " << unchanged
@@ -463,7 +471,7 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
         dims.shared_bytes, p.source.index_bits);
   }
   for (const std::string& line : l.tuned_lines) fmt::print("  {}\n", line);
-  sweep::Validation v = sweep::validate(*plain.fusion, l.bf.sizes, got, want);
+  sweep::Validation v = sweep::validate(*plain.fusion, l.bf.sizes, got, want, eo.tolerance());
   v.add_findings(findings);
   if (eo.sanitize)
     fmt::print("  sanitizer: {}\n", findings.empty()
@@ -485,7 +493,7 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *plain.fusion, got, want);
   // Killed or survived, a mutant is no correct result: exit 1 either way
   // (a survivor means the check is too weak; its line says so).
-  run_mutations(eo.mutate, *plain.fusion, l.bf.sizes, got, want, v);
+  run_mutations(eo.mutate, *plain.fusion, l.bf.sizes, got, want, v, eo.tolerance());
   return v.ok && eo.mutate.empty() ? kExitOk : kExitFailures;
 }
 
@@ -609,6 +617,13 @@ Command add_exec_command(CLI::App& app) {
                   "way: 'wrong_result under mutation ...' when a mutant is killed, 'mutation "
                   "... survived validation' when it is not")
       ->delimiter(',');
+  cmd->add_option("--rtol", eo->rtol,
+                  "Relative tolerance: validate with |got - want| <= atol + rtol x |want| instead "
+                  "of the reference's error bounds (docs/validation.md; --atol alone: rtol 0)")
+      ->check(finite_number(0, /*inclusive=*/true));
+  cmd->add_option("--atol", eo->atol,
+                  "Absolute tolerance, with --rtol (alone: rtol 0) instead of the error bounds")
+      ->check(finite_number(0, /*inclusive=*/true));
   return {cmd, [fo, eo] { return run_exec(*fo, *eo); }};
 }
 
