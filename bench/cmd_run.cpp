@@ -294,7 +294,7 @@ sweep::SweepSpec with_ab_twins(const sweep::SweepSpec& spec, plugin::Registry& r
   sweep::PluginLookup lookup = sweep::registry_lookup(registry);
   sweep::AbPlan plan =
       sweep::plan_ab(spec, std::move(old), [&](const sweep::SchedulerSpec& s) -> std::string {
-        return s.plugin == "auto" ? "" : lookup(s.plugin).name;
+        return lookup(s.plugin).name;
       });
   swaps.insert(plan.swaps.begin(), plan.swaps.end());
   return plan.spec;

@@ -14,9 +14,11 @@ AbPlan plan_ab(const SweepSpec& spec, std::shared_ptr<const plugin::Plugin> old,
   std::vector<std::string> used;
   for (const SchedulerSpec& s : spec.schedulers) {
     plan.spec.schedulers.push_back(s);
-    const std::string name = plugin_name_of(s);
-    used.push_back(name.empty() ? "auto" : name);
-    if (!name.empty() && name != old->name()) continue;
+    // `auto` may pick the plugin: it gets a twin too.
+    const bool picks = s.kind == SchedulerKind::Auto;
+    const std::string name = picks ? kAutoSpelling : plugin_name_of(s);
+    used.push_back(name);
+    if (!picks && name != old->name()) continue;
     SchedulerSpec twin = s;
     twin.name = s.name + kAbOldSuffix;
     user_assert(!spec.scheduler(twin.name))

@@ -79,7 +79,7 @@ bool SchedulerSpec::admits(const Config& config, const ir::SizeBindings& sizes) 
 
 std::vector<std::string> SchedulerSpec::settings(const Config& config) const {
   std::vector<std::string> r;
-  if (script.empty()) {
+  if (kind != SchedulerKind::Script) {
     for (const auto& [k, v] : fixed.values) r.push_back(k + "=" + v.str());
     for (const auto& [k, v] : config.values) r.push_back(k + "=" + v.str());
     return r;
@@ -94,9 +94,6 @@ std::vector<std::string> SchedulerSpec::settings(const Config& config) const {
 
 PluginLookup registry_lookup(plugin::Registry& registry) {
   return [&registry](const std::string& name_or_path) {
-    // `plugin: auto` is the runner's: the first built-in that takes each
-    // fusion (pick_builtin), which brings its own parameters; none to sweep.
-    if (name_or_path == "auto") return PluginSchema{"auto", {}, "", ""};
     std::shared_ptr<const plugin::Plugin> p;
     bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so");
     try {

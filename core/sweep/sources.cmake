@@ -15,6 +15,8 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mutate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/measure.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runner.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runner_point.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runner_isolate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shard.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tuned.cpp

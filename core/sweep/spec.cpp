@@ -506,17 +506,25 @@ class Loader {
     if (plugin) {
       std::string p = text_of(plugin, "plugin", "a plugin name or a path to a .so");
       bool is_path = p.find('/') != std::string::npos || p.ends_with(".so");
-      s.plugin = is_path ? resolve(p) : p;
-      PluginSchema schema = lookup(s.plugin, plugin, "");
-      s.schema = schema.params;
-      s.name = plugin_name = schema.name;
-      s.load_failure = schema.load_failure;
-      s.load_failure_status = schema.load_failure_status;
+      if (p == kAutoSpelling) {
+        // The runner's: the first built-in that takes each fusion
+        // (pick_builtin), which brings its own parameters; none to sweep.
+        s.kind = SchedulerKind::Auto;
+        s.name = plugin_name = kAutoSpelling;
+      } else {
+        s.plugin = is_path ? resolve(p) : p;
+        PluginSchema schema = lookup(s.plugin, plugin, "");
+        s.schema = schema.params;
+        s.name = plugin_name = schema.name;
+        s.load_failure = schema.load_failure;
+        s.load_failure_status = schema.load_failure_status;
+      }
     } else {
       std::string written = text_of(script, "script", "a schedule script name or path");
       s.script = resolve_script(written, script);
-      s.plugin = "script";
-      lookup("script", script, "script schedulers run through the `script` plugin: ");
+      s.kind = SchedulerKind::Script;
+      s.plugin = kScriptPlugin;
+      lookup(kScriptPlugin, script, "script schedulers run through the `script` plugin: ");
       s.name = fs::path(s.script).stem().string();
       for (const auto& ph : frontend::schedule_placeholders(s.script)) {
         placeholders.push_back(ph.name);
@@ -549,7 +557,7 @@ class Loader {
       fmt::print(stderr, "warning: {}: scheduler '{}': {}\n", s.loc.str(), s.name, s.load_failure);
       return s;
     }
-    ValueReader values = s.script.empty()
+    ValueReader values = s.kind != SchedulerKind::Script
                              ? ValueReader::for_plugin(r_, s.name, plugin_name, s.schema)
                              : ValueReader::for_script(r_, s.name, script.Scalar(), placeholders);
 

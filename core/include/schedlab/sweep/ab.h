@@ -28,9 +28,9 @@ struct AbPlan {
 };
 
 /// Adds a twin after every scheduler of `spec` whose plugin is named like
-/// `old` (plugin_name_of gives the name a scheduler resolves to; "" for
-/// `auto`, which may pick it). A user error when no scheduler can use it,
-/// naming the plugins the sweep uses.
+/// `old` (plugin_name_of gives the name a scheduler of kind Plugin or Script
+/// resolves to), and after every `auto` scheduler (which may pick it). A
+/// user error when no scheduler can use it, naming the plugins the sweep uses.
 AbPlan plan_ab(const SweepSpec& spec, std::shared_ptr<const plugin::Plugin> old,
                const std::function<std::string(const SchedulerSpec&)>& plugin_name_of);
 

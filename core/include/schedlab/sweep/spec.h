@@ -48,7 +48,6 @@ struct PluginSchema {
 using PluginLookup = std::function<PluginSchema(const std::string& name_or_path)>;
 /// A PluginLookup over a real registry: Registry::get for a name, and for a
 /// path the plugin already serving that file or Registry::add.
-/// "auto" (the runner's choice of built-in per fusion) has an empty schema.
 PluginLookup registry_lookup(plugin::Registry& registry);
 
 /// One fusion of the sweep and the sizes it runs at.
@@ -62,11 +61,26 @@ struct FusionSpec {
   SourceLoc loc;                        ///< the entry in the sweep file
 };
 
-/// One scheduler: a plugin, or a schedule script run by the `script` plugin.
+/// What schedules a scheduler's points (each point gets a point::PluginRef:
+/// the plugin, the `script` plugin with the script, or auto's pick).
+enum class SchedulerKind {
+  Plugin,  ///< `plugin: NAME` or `plugin: FILE.so`
+  Script,  ///< `script: FILE`: a schedule script, run by the kScriptPlugin plugin
+  Auto,    ///< `plugin: auto`: per point, the first built-in that takes the fusion
+};
+/// The plugin that runs a sweep's schedule scripts (its records name it).
+inline constexpr const char* kScriptPlugin = "script";
+/// How sweep files and records spell SchedulerKind::Auto.
+inline constexpr const char* kAutoSpelling = "auto";
+
+/// One scheduler: a plugin, a schedule script run by the `script` plugin, or auto.
 struct SchedulerSpec {
   std::string name;    ///< display name, unique in the sweep
-  std::string plugin;  ///< registry name or .so path; "script" for a script
-  std::string script;  ///< the schedule script (resolved), or "" for a plugin
+  SchedulerKind kind = SchedulerKind::Plugin;
+  /// The plugin its points load: Plugin: registry name or .so path (resolved);
+  /// Script: kScriptPlugin; Auto: "" (picked per point).
+  std::string plugin;
+  std::string script;  ///< Script: the schedule script (resolved); "" otherwise
   /// The plugin's schema when the sweep was loaded (empty for a script).
   std::vector<plugin::ParamDesc> schema;
   /// The swept parameters (or placeholders); no dimension means one point,
