@@ -372,8 +372,10 @@ std::vector<ref::HostTensor> read_inputs(const std::string& list, const ir::Fusi
   return r;
 }
 
-/// --save-outputs DIR: each output as DIR/<name>.npy and the reference as
-/// DIR/<name>.ref.npy, <name> being the output's name in the fusion or T<n>.
+/// --save-outputs DIR: each output as DIR/<name>.npy, the reference as
+/// DIR/<name>.ref.npy and the reference's per-element error bound (f64, the
+/// B of docs/validation.md) as DIR/<name>.bound.npy, <name> being the
+/// output's name in the fusion or T<n>.
 void save_outputs(const std::string& dir, const ir::Fusion& f,
                   const std::vector<ref::HostTensor>& got,
                   const std::vector<ref::HostTensor>& want) {
@@ -387,7 +389,10 @@ void save_outputs(const std::string& dir, const ir::Fusion& f,
             .string();
     ref::write_npy(base + ".npy", got[i]);
     ref::write_npy(base + ".ref.npy", want[i]);
-    fmt::print("  saved output {} to {}.npy and {}.ref.npy\n", i, base, base);
+    ref::HostTensor bound{ir::DataType::F64, want[i].shape, want[i].error};
+    bound.data.resize(static_cast<size_t>(want[i].numel()), 0.0);  // empty: exact
+    ref::write_npy(base + ".bound.npy", bound);
+    fmt::print("  saved output {} to {}.npy, {}.ref.npy and {}.bound.npy\n", i, base, base, base);
   }
 }
 

@@ -16,7 +16,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json terms_json(const Terms& t) {
+Json terms_object(const Terms& t) {
   return {{"tail", t.tail},
           {"dram_bytes_tail", t.dram_bytes_tail},
           {"smem_cycles", t.smem_cycles},
@@ -195,11 +195,13 @@ std::string profiles_json(const std::vector<KernelProfile>& profiles, int indent
         {"limiter", p.prediction.limiter},
         {"tensors", tensors},
         {"shared_sites", sites},
-        {"terms", terms_json(p.terms)},
+        {"terms", terms_object(p.terms)},
     });
   }
   return all.dump(indent);
 }
+
+std::string terms_json(const Terms& terms) { return terms_object(terms).dump(); }
 
 report::Prediction record_prediction(const KernelProfile& p) {
   return {p.device, p.prediction.predicted_s * 1e6, p.prediction.limiter,

@@ -175,7 +175,11 @@ std::string to_json(const Record& r) {
   j["gbps"] = number_or_null(s && r.bytes_moved > 0 ? std::optional(r.gbps()) : std::nullopt);
   j["fraction_of_peak"] = number_or_null(r.fraction_of_peak());
   j["max_abs_error"] = number_or_null(r.max_abs_error);
-  j["tolerance"] = {{"rtol", r.tolerance.rtol}, {"atol", r.tolerance.atol}};
+  if (r.tolerance.mode == Tolerance::Mode::ErrorBound)
+    j["tolerance"] = {
+        {"mode", "error_bound"}, {"factor", r.tolerance.factor}, {"floor", r.tolerance.floor}};
+  else
+    j["tolerance"] = {{"mode", "user"}, {"rtol", r.tolerance.rtol}, {"atol", r.tolerance.atol}};
   if (r.prediction) {
     const Prediction& p = *r.prediction;
     j["prediction"] = {{"device", p.device},
@@ -266,8 +270,19 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
   r.bytes_moved = field<int64_t>(j, "bytes_moved", where);
   r.max_abs_error = optional_number(j, "max_abs_error", where);
   Json tol = field<Json>(j, "tolerance", where);
-  r.tolerance.rtol = field<double>(tol, "rtol", where, "tolerance");
-  r.tolerance.atol = field<double>(tol, "atol", where, "tolerance");
+  const std::string mode =
+      tol.contains("mode") ? field<std::string>(tol, "mode", where, "tolerance") : "user";
+  if (mode == "error_bound") {
+    r.tolerance.mode = Tolerance::Mode::ErrorBound;
+    r.tolerance.factor = field<double>(tol, "factor", where, "tolerance");
+    r.tolerance.floor = field<double>(tol, "floor", where, "tolerance");
+  } else if (mode == "user") {
+    r.tolerance.mode = Tolerance::Mode::User;
+    r.tolerance.rtol = field<double>(tol, "rtol", where, "tolerance");
+    r.tolerance.atol = field<double>(tol, "atol", where, "tolerance");
+  } else {
+    user_error_at(where) << "tolerance mode: expected error_bound or user, found '" << mode << "'";
+  }
   if (auto it = j.find("prediction"); it != j.end() && !it->is_null()) {
     Prediction p;
     p.device = field<std::string>(*it, "device", where, "prediction");

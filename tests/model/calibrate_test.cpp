@@ -3,6 +3,7 @@
 // records profiled for another device model are refused at file:line; the
 // NNLS solver on hand-checked systems.
 #include "schedlab/model/calibrate.h"
+#include "schedlab/model/profile.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <nlohmann/json.hpp>
 
 #include "schedlab/base/error.h"
 
@@ -68,18 +68,7 @@ std::vector<Terms> synthetic_terms(int n) {
 }
 
 std::string profile_json(const Terms& t) {
-  nlohmann::json terms = {{"tail", t.tail},
-                          {"dram_bytes_tail", t.dram_bytes_tail},
-                          {"smem_cycles", t.smem_cycles},
-                          {"issue_cycles", t.issue_cycles},
-                          {"latency_ratio", t.latency_ratio},
-                          {"rounds", t.rounds},
-                          {"read_phases", t.read_phases},
-                          {"barriers", t.barriers},
-                          {"shuffle_levels", t.shuffle_levels},
-                          {"grid_reductions", t.grid_reductions},
-                          {"conflicts", t.conflicts}};
-  return nlohmann::json::array({{{"kernel", "synthetic"}, {"terms", terms}}}).dump();
+  return R"([{"kernel":"synthetic","terms":)" + model::terms_json(t) + "}]";
 }
 
 report::Record gpu_record(int i, const Terms& t, double us) {

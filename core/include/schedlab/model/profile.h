@@ -88,6 +88,10 @@ runtime::LaunchDims sampled_dims(const runtime::LaunchDims& dims, int64_t max_bl
 /// docs/model.md lists), pretty-printed when `indent` >= 0.
 std::string profiles_json(const std::vector<KernelProfile>& profiles, int indent = 2);
 
+/// A kernel's model terms as the compact JSON object profiles_json gives
+/// under "terms" (what `schedlab calibrate` reads back from records).
+std::string terms_json(const Terms& terms);
+
 /// What a sweep record keeps of a profile (report::Prediction).
 report::Prediction record_prediction(const KernelProfile& profile);
 

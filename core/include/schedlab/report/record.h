@@ -63,10 +63,18 @@ struct Device {
   double peak_gbps = 0;     ///< peak DRAM bandwidth in GB/s (1e9 B/s); 0 when unknown
 };
 
-/// Validation tolerance: |got - want| <= atol + rtol * |want|.
+/// The validation criterion a record's outputs passed (ref::Tolerance,
+/// docs/validation.md): the reference's error bounds, |got - want| <=
+/// factor x bound + floor (JSON {"mode": "error_bound", "factor", "floor"}),
+/// or the user's |got - want| <= atol + rtol x |want| ({"mode": "user",
+/// "rtol", "atol"}; records written before the mode existed read as this).
 struct Tolerance {
-  double rtol = 0;  ///< relative part
-  double atol = 0;  ///< absolute part
+  enum class Mode { ErrorBound, User };
+  Mode mode = Mode::ErrorBound;
+  double factor = 0;  ///< ErrorBound: C
+  double floor = 0;   ///< ErrorBound: the first output's dtype floor
+  double rtol = 0;    ///< User: relative part
+  double atol = 0;    ///< User: absolute part
 };
 
 /// Ordered name -> value lists: sizes and configs keep the order the fusion
