@@ -1,5 +1,6 @@
 // YAML helpers shared by the YAML file formats (fusion definitions, sweeps,
-// device profiles).
+// tuned files, device models): the one reader of a file's root
+// (YamlReader::root_mapping, in yaml_reader.cpp), located keys and scalars.
 // Private to libschedlab: only .cpp files include it, since yaml-cpp is a
 // private dependency.
 //
@@ -81,6 +82,12 @@ inline std::string kind_name(const YAML::Node& n) {
   }
 }
 
+/// A document's root mapping and where it starts (YamlReader::root_mapping).
+struct YamlRoot {
+  YAML::Node map;
+  SourceLoc top;  ///< the document's first token; line 1, column 1 for an empty document
+};
+
 /// The YAML document plus the raw text, for positions.
 class YamlReader {
  public:
@@ -100,6 +107,15 @@ class YamlReader {
     return i >= 0 && static_cast<size_t>(i) < lines_.size() ? lines_[static_cast<size_t>(i)]
                                                             : kNone;
   }
+
+  /// Parses the raw text as the root of a file format (yaml_reader.cpp): a
+  /// syntax error is a user error at its mark ("invalid YAML: ..."); a root
+  /// that is not a mapping, one at the document's first token ("expected
+  /// <what>; found <kind>"); then the root's keys are checked against
+  /// `allowed` (check_keys, `where` naming the document) and each key of
+  /// `required` must be there ("missing required key 'k'", at the top).
+  YamlRoot root_mapping(const std::string& what, const std::vector<std::string>& allowed,
+                        const std::vector<std::string>& required, const std::string& where) const;
 
   /// Checks the mapping's keys against `allowed` and for duplicates.
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,

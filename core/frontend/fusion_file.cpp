@@ -193,20 +193,10 @@ void parse_outputs(const YamlReader& r, const YAML::Node& outs, FusionDefinition
 
 FusionDefinition parse_fusion_text(const std::string& text, const std::string& path) {
   YamlReader r(text, path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw UserError(r.loc(e.mark), "invalid YAML: " + e.msg);
-  }
-  // The document's first token; an empty document has no mark.
-  const SourceLoc top = root.Mark().is_null() ? SourceLoc{path, 1, 1} : r.loc(root);
-  if (!root.IsMap())
-    user_error_at(top) << "expected a mapping with keys fusion, inputs, body, outputs; found "
-                       << kind_name(root);
-  r.check_keys(root, kTopKeys, "the fusion definition");
-  for (const char* k : {"inputs", "body", "outputs"})
-    if (!root[k]) user_error_at(top) << "missing required key '" << k << "'";
+  const YAML::Node root =
+      r.root_mapping("a mapping with keys fusion, inputs, body, outputs", kTopKeys,
+                     {"inputs", "body", "outputs"}, "the fusion definition")
+          .map;
 
   FusionDefinition def;
   def.path = path;

@@ -15,6 +15,7 @@
 
 #include "../base/yaml_reader.h"
 #include "schedlab/base/error.h"
+#include "schedlab/base/install_paths.h"
 
 namespace schedlab::model {
 namespace {
@@ -58,6 +59,7 @@ const std::vector<NumericKey>& numeric_keys() {
       {"shuffle_ns", &DeviceModel::shuffle_ns},
       {"grid_sync_ns", &DeviceModel::grid_sync_ns},
       {"tensor_tflops", &DeviceModel::tensor_tflops},
+      {"memory_bytes", &DeviceModel::memory_bytes},
   };
   return keys;
 }
@@ -70,24 +72,14 @@ std::vector<std::string> all_keys() {
 
 class Loader {
  public:
-  Loader(std::string text, const std::string& path) : r_(text, path), text_(std::move(text)) {}
+  Loader(std::string text, const std::string& path) : r_(std::move(text), path) {}
 
   DeviceModel run() {
-    YAML::Node root;
-    try {
-      root = YAML::Load(text_);
-    } catch (const YAML::ParserException& e) {
-      throw UserError(r_.loc(e.mark), "invalid YAML: " + e.msg);
-    }
-    const SourceLoc top = root.Mark().is_null() ? SourceLoc{r_.path(), 1, 1} : r_.loc(root);
-    if (!root.IsMap())
-      user_error_at(top) << "expected a device model (a mapping of name, arch, sm_count, ...); "
-                            "found "
-                         << kind_name(root);
     const std::vector<std::string> keys = all_keys();
-    r_.check_keys(root, keys, "the device model");
-    for (const std::string& k : keys)
-      if (!root[k]) user_error_at(top) << "missing required key '" << k << "'";
+    const YAML::Node root =
+        r_.root_mapping("a device model (a mapping of name, arch, sm_count, ...)", keys, keys,
+                        "the device model")
+            .map;
 
     DeviceModel d;
     d.path = r_.path();
@@ -164,7 +156,6 @@ class Loader {
   }
 
   YamlReader r_;
-  std::string text_;
 };
 
 }  // namespace
@@ -173,6 +164,37 @@ int DeviceModel::cc_major() const {
   // "sm_90" -> 9, "sm_100" -> 10: every digit but the last.
   std::string digits = arch.substr(3);
   return std::stoi(digits.substr(0, digits.size() - 1));
+}
+
+runtime::DeviceProperties device_properties(const DeviceModel& d) {
+  runtime::DeviceProperties p;
+  p.name = d.description + " (model)";
+  p.arch = d.arch;
+  p.cc_major = d.cc_major();
+  p.cc_minor = std::stoi(d.arch.substr(d.arch.size() - 1));
+  p.sm_count = d.sm_count;
+  p.warp_size = 32;
+  p.max_threads_per_block = d.max_threads_per_block;
+  p.max_threads_per_sm = d.max_threads_per_sm;
+  p.registers_per_block = d.registers_per_block;
+  p.registers_per_sm = d.registers_per_sm;
+  p.shared_bytes_per_block = 48 * 1024;  // without opt-in, on every architecture since 7.0
+  p.shared_bytes_per_block_optin = size_t(d.shared_bytes_per_block);
+  p.shared_bytes_per_sm = size_t(d.shared_bytes_per_sm);
+  p.l2_bytes = size_t(d.l2_bytes);
+  p.global_memory_bytes = size_t(d.memory_bytes);
+  p.peak_bandwidth_bytes_per_s = d.dram_bandwidth_gbs * 1e9;
+  return p;
+}
+
+const runtime::DeviceProperties& model_device_properties() {
+  static const runtime::DeviceProperties p = [] {
+    runtime::DeviceProperties r =
+        device_properties(load_device(kHeuristicDevice, {base::config_dir() + "/devices"}));
+    r.name = "schedlab-model-" + std::string(r.arch).erase(2, 1);  // "sm_90" -> "sm90"
+    return r;
+  }();
+  return p;
 }
 
 DeviceModel load_device_file(const std::string& path) {

@@ -46,26 +46,6 @@ TrafficCounts trace_traffic(runtime::Backend& cpu, const runtime::PreparedKernel
 
 }  // namespace
 
-runtime::DeviceProperties device_properties(const DeviceModel& d) {
-  runtime::DeviceProperties p;
-  p.name = d.description + " (model)";
-  p.arch = d.arch;
-  p.cc_major = d.cc_major();
-  p.cc_minor = std::stoi(d.arch.substr(d.arch.size() - 1));
-  p.sm_count = d.sm_count;
-  p.warp_size = 32;
-  p.max_threads_per_block = d.max_threads_per_block;
-  p.max_threads_per_sm = d.max_threads_per_sm;
-  p.registers_per_block = d.registers_per_block;
-  p.registers_per_sm = d.registers_per_sm;
-  p.shared_bytes_per_block = 48 * 1024;  // without opt-in, on every architecture since 7.0
-  p.shared_bytes_per_block_optin = size_t(d.shared_bytes_per_block);
-  p.shared_bytes_per_sm = size_t(d.shared_bytes_per_sm);
-  p.l2_bytes = size_t(d.l2_bytes);
-  p.peak_bandwidth_bytes_per_s = d.dram_bandwidth_gbs * 1e9;
-  return p;
-}
-
 runtime::LaunchDims sampled_dims(const runtime::LaunchDims& dims, int64_t max_blocks) {
   const auto& g = dims.grid;
   if (max_blocks <= 0 || g[0] * g[1] * g[2] <= max_blocks) return dims;

@@ -7,10 +7,6 @@
 
 namespace schedlab::sweep {
 
-std::shared_ptr<SearchFamily> make_search_family() {
-  return std::make_shared<SearchFamily>();
-}
-
 size_t SearchFamily::join(const SearchProblem& problem) {
   auto it = std::find(fusions_.begin(), fusions_.end(), problem.fusion->name);
   if (it == fusions_.end()) it = fusions_.insert(fusions_.end(), problem.fusion->name);

@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/search_strategy.h"
 
 namespace schedlab::sweep {
 
-/// One scheduler's searches, together (strategy.h). A member joins with its
+/// One scheduler's searches, together (strategy.h: make_search_family). A member joins with its
 /// problem and reports every outcome; the family keeps each evaluated point
 /// with its objective. Values are compared only within a member:
 /// relative() turns them into log(value / the member's best), the

@@ -1,12 +1,12 @@
 // The YAML of size-bucket rules (`buckets: {K: pow2, N: any, M: [256, 1024]}`),
-// shared by sweep files (spec.cpp) and tuned files (tuned.cpp). Private to
-// libschedlab, as yaml-cpp is.
+// shared by sweep files (spec.cpp) and tuned files (tuned_file.cpp); defined
+// in bucket_yaml.cpp. Private to libschedlab, as yaml-cpp is.
 #pragma once
 
 #include <vector>
 
 #include "../base/yaml_reader.h"
-#include "schedlab/sweep/tuned.h"
+#include "schedlab/sweep/bucket.h"
 
 namespace schedlab::sweep {
 

@@ -5,6 +5,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/param_values.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spec.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scheduler.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/search_strategy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/strategy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/adaptive.cpp
   ${CMAKE_CURRENT_LIST_DIR}/halving.cpp
@@ -19,6 +20,9 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/runner_isolate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shard.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bucket.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bucket_yaml.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tuned_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tuned.cpp
 )
 # The runner registers validated points with Google Benchmark.

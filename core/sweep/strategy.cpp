@@ -7,7 +7,6 @@
 #include <set>
 
 #include "adaptive.h"
-#include "schedlab/sweep/pipeline.h"
 
 namespace schedlab::sweep {
 
@@ -62,11 +61,8 @@ std::vector<Config> draw_random(const StrategySpec& spec, const SearchProblem& p
 
 }  // namespace
 
-std::optional<double> objective_value(const Outcome& o, StrategySpec::Objective objective) {
-  if (!o.ok()) return std::nullopt;
-  if (objective == StrategySpec::Objective::Predicted) return o.predicted_s;
-  if (o.median_s > 0) return o.median_s;
-  return std::nullopt;
+std::shared_ptr<SearchFamily> make_search_family() {
+  return std::make_shared<SearchFamily>();
 }
 
 std::vector<Config> admissible_configs(const SearchProblem& p) {
@@ -124,9 +120,9 @@ std::string describe(const SweepSpec& spec, const Point& point) {
   const SchedulerSpec& s = spec.schedulers.at(point.scheduler);
   std::string config = point.config.empty() ? "(heuristic)" : point.config.str();
   if (!s.fixed.empty()) config += (point.config.empty() ? " " : ", ") + s.fixed.str();
-  std::string sizes;
-  for (const auto& [k, v] : ordered_sizes(f.sizes.at(point.sizes), f.size_names))
-    sizes += (sizes.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  std::string sizes;  // each binding names every size (spec.h), in declaration order
+  for (const std::string& k : f.size_names)
+    sizes += (sizes.empty() ? "" : ",") + k + "=" + std::to_string(f.sizes.at(point.sizes).at(k));
   return f.name + " " + sizes + " | " + s.name + " | " + config;
 }
 

@@ -41,6 +41,35 @@ TEST(DeviceModel, H200IsTheDefaultWithItsPublishedFigures) {
   EXPECT_EQ(d.register_alloc_granularity, 256);
 }
 
+// The device plugins schedule for on the CPU backend comes from
+// configs/devices/h100-sxm.yaml: the figures plugin.h documents for
+// SchedlabDeviceProperties, under the name plugins' log lines show.
+TEST(DeviceModel, TheHeuristicsDeviceIsTheH100ModelWithTheAbiFigures) {
+  const schedlab::runtime::DeviceProperties& p = schedlab::model::model_device_properties();
+  EXPECT_EQ(p.name, "schedlab-model-sm90");
+  EXPECT_EQ(p.arch, "sm_90");
+  EXPECT_EQ(p.cc_major, 9);
+  EXPECT_EQ(p.cc_minor, 0);
+  EXPECT_EQ(p.sm_count, 132);
+  EXPECT_EQ(p.warp_size, 32);
+  EXPECT_EQ(p.max_threads_per_block, 1024);
+  EXPECT_EQ(p.max_threads_per_sm, 2048);
+  EXPECT_EQ(p.registers_per_block, 65536);
+  EXPECT_EQ(p.registers_per_sm, 65536);
+  EXPECT_EQ(p.shared_bytes_per_block, 48u << 10);
+  EXPECT_EQ(p.shared_bytes_per_block_optin, 227u << 10);
+  EXPECT_EQ(p.shared_bytes_per_sm, 228u << 10);
+  EXPECT_EQ(p.l2_bytes, 50u << 20);
+  EXPECT_EQ(p.global_memory_bytes, size_t(80) << 30);
+  EXPECT_DOUBLE_EQ(p.peak_bandwidth_bytes_per_s, 3.35e12);
+  // The same figures as the model of that file, but for the name.
+  schedlab::runtime::DeviceProperties q =
+      schedlab::model::device_properties(load_device(schedlab::model::kHeuristicDevice, kDirs));
+  EXPECT_EQ(q.name, "NVIDIA H100 SXM5 80 GB (model)");
+  EXPECT_EQ(q.sm_count, p.sm_count);
+  EXPECT_EQ(q.shared_bytes_per_block_optin, p.shared_bytes_per_block_optin);
+}
+
 TEST(DeviceModel, AdaHasTheSmallerSm) {
   DeviceModel d = load_device("l40s", kDirs);
   EXPECT_EQ(d.arch, "sm_89");

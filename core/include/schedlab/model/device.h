@@ -2,10 +2,14 @@
 // (DESIGN.md section 16, docs/model.md).
 //
 // Owns: DeviceModel, the published figures of one GPU read from a YAML file
-// in configs/devices/ (h200, h100-sxm, a100-80g, l40s, rtx4090), and its
-// loader.
-// May depend on: schedlab/base. A device model is data: nothing here queries
-// a real device, so every machine predicts the same for the same file.
+// in configs/devices/ (h200, h100-sxm, a100-80g, l40s, rtx4090), its loader,
+// and the runtime::DeviceProperties derived from it: the one description of
+// a modelled device. The device heuristics see on the CPU backend is the
+// kHeuristicDevice file's (model_device_properties); a real GPU reports its
+// own properties through the driver (runtime::cuda_device_properties).
+// May depend on: schedlab/base, runtime/device.h. A device model is data:
+// nothing here queries a real device, so every machine predicts the same for
+// the same file.
 // Invariants: a loaded model has every field set and positive, and the
 // limits agree with each other (per-block limits within per-SM ones); a file
 // that breaks this is a user error at the offending key's file:line:col.
@@ -14,6 +18,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "schedlab/runtime/device.h"
 
 namespace schedlab::model {
 
@@ -51,6 +57,7 @@ struct DeviceModel {
   double shuffle_ns = 0;          ///< one dependent warp shuffle (a reduction tree level)
   double grid_sync_ns = 0;        ///< a grid reduction's fence, semaphore and partials' read
   double tensor_tflops = 0;       ///< dense bf16 tensor-core ceiling (no kernel uses it yet)
+  int64_t memory_bytes = 0;       ///< device memory (the datasheet's GB, counted as GiB)
 
   /// The compute capability's major number, from `arch` ("sm_90" -> 9).
   int cc_major() const;
@@ -58,6 +65,21 @@ struct DeviceModel {
 
 /// The device model used when none is named.
 inline constexpr const char* kDefaultDevice = "h200";
+/// The device model plugins schedule for on the CPU backend (an H100 SXM:
+/// the figures the plugin ABI documents, SchedlabDeviceProperties).
+inline constexpr const char* kHeuristicDevice = "h100-sxm";
+
+/// `device` as the properties a plugin schedules for, named after the
+/// model's description ("NVIDIA H200 SXM 141 GB (model)"). The memory clock
+/// and bus width, which only the driver reports, are 0.
+runtime::DeviceProperties device_properties(const DeviceModel& device);
+
+/// The device heuristics see on the CPU backend (plugin::model_device):
+/// kHeuristicDevice's file from the configuration directory
+/// (base::config_dir()/devices), loaded once, named
+/// "schedlab-model-<arch without '_'>" ("schedlab-model-sm90"), the name
+/// plugins' log lines and the ABI documentation show.
+const runtime::DeviceProperties& model_device_properties();
 
 /// Reads one device file. user_error at file:line:col for invalid YAML, a
 /// missing, unknown or duplicate key, a value of the wrong kind, and limits

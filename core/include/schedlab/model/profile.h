@@ -77,10 +77,6 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
                              int64_t ideal_bytes, const DeviceModel& device,
                              const ProfileOptions& options, const std::string& name);
 
-/// `device` as the properties a plugin schedules for, named after the
-/// model's description ("NVIDIA H200 SXM 141 GB (model)").
-runtime::DeviceProperties device_properties(const DeviceModel& device);
-
 /// The launch actually traced for `dims` under `max_blocks` (see Sampling).
 runtime::LaunchDims sampled_dims(const runtime::LaunchDims& dims, int64_t max_blocks);
 

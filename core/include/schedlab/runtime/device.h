@@ -1,6 +1,10 @@
 // schedlab/runtime: what is known about a device, whichever backend found it
-// out (the CUDA backend queries device 0; the performance model reads
-// profiles). Plugins' host and the model include this, not the backend.
+// out. A real GPU: the CUDA backend queries device 0 through the driver
+// (runtime::cuda_device_properties). A modelled one: derived from its YAML
+// device model, the one description of a modelled device
+// (model::device_properties and model::model_device_properties,
+// schedlab/model/device.h). Plugins' host and the model include this, not
+// the backend.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +29,8 @@ struct DeviceProperties {
   size_t shared_bytes_per_sm = 0;           ///< per SM, all resident blocks together
   size_t l2_bytes = 0;                      ///< L2 cache size
   size_t global_memory_bytes = 0;           ///< total device memory
-  int memory_clock_khz = 0;                 ///< peak memory clock
-  int memory_bus_bits = 0;                  ///< global memory bus width
+  int memory_clock_khz = 0;                 ///< peak memory clock (0 for a model device)
+  int memory_bus_bits = 0;                  ///< global memory bus width (0 for a model device)
   /// Peak DRAM bandwidth: 2 (double data rate) * memory clock * bus width.
   double peak_bandwidth_bytes_per_s = 0;
 };

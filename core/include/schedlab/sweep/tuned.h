@@ -5,128 +5,27 @@
 // serves it for segments in a tuned bucket and its own heuristic elsewhere
 // (docs/tuning.md has the format and an example).
 //
-// Owns: size buckets (a sweep's `buckets:` rules and the ranges they give a
-// point), choosing the best configuration of each bucket from a sweep's
-// records, the tuned file's YAML (schema "schedlab.tuned.v1") both ways, and
-// the lookup that turns an entry into a plugin::TunedOffer.
-// May depend on: schedlab/base, ir (sizes), plugin (schemas, TunedOffer),
-// report (records), yaml-cpp (privately).
-// Invariants: a bucket names every size of its fusion, so a lookup never
-// matches on a size it did not see; a configuration is chosen only among
-// those measured at the most sizes of its bucket, by the geometric mean of
-// its objective relative to each size's best (no size outweighs another),
-// ties going to the configuration evaluated first (records in the run's
-// order), so the same records always give the same file. Loading a tuned file either returns every entry checked or
-// throws a UserError at its file:line:col.
+// Owns: choosing the best configuration of each bucket from a sweep's
+// records. The buckets are in bucket.h, the tuned file (its YAML both ways
+// and its lookup) in tuned_file.h; this header includes both.
+// May depend on: sweep/spec.h, sweep/tuned_file.h, report (records, stats).
+// Invariants: a configuration is chosen only among those measured at the
+// most sizes of its bucket, by the geometric mean of its objective relative
+// to each size's best (no size outweighs another), ties going to the
+// configuration evaluated first (records in the run's order), so the same
+// records always give the same file.
 #pragma once
 
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "schedlab/base/error.h"
-#include "schedlab/ir/size_expr.h"
-#include "schedlab/plugin/host.h"
 #include "schedlab/report/record.h"
+#include "schedlab/sweep/bucket.h"
+#include "schedlab/sweep/tuned_file.h"
 
 namespace schedlab::sweep {
 
 struct SweepSpec;
-
-/// How a sweep buckets one named size (`buckets: {K: pow2, N: any}`).
-struct BucketRule {
-  enum class Kind {
-    Exact,  ///< the value itself (every size the sweep does not name)
-    Pow2,   ///< [2^k, 2^(k+1) - 1] around the value
-    Edges,  ///< [edges[i], edges[i+1] - 1]: `K: [1024, 4096, 16384]`; the last is open
-    Any,    ///< every value
-  };
-  std::string size;  ///< the size's name
-  Kind kind = Kind::Exact;
-  std::vector<int64_t> edges;  ///< Edges: ascending, at least one
-  SourceLoc loc;               ///< the rule's key in the sweep file
-};
-
-/// The values of one size a bucket covers: [lo, hi], both included.
-struct BucketRange {
-  std::string size;
-  int64_t lo = 0;
-  int64_t hi = 0;
-  bool any() const;
-  bool contains(int64_t v) const { return v >= lo && v <= hi; }
-  /// "K=[4096, 8191]", "N=any", "N=1024".
-  std::string str() const;
-};
-using Bucket = std::vector<BucketRange>;
-
-/// "N=any K=[4096, 8191]".
-std::string bucket_str(const Bucket& b);
-/// The bucket of `sizes` under `rules`, one range per name in `size_names`
-/// (the fusion's declaration order); sizes without a rule are exact. An
-/// Edges value below the first edge gets [1, edges[0] - 1].
-Bucket bucket_of(const std::vector<BucketRule>& rules, const std::vector<std::string>& size_names,
-                 const ir::SizeBindings& sizes);
-
-/// One tuned configuration.
-struct TunedEntry {
-  std::string scheduler;  ///< the sweep scheduler whose search found it
-  std::string plugin;     ///< the plugin that serves it (its own name)
-  std::string fusion;     ///< the fusion's name
-  Bucket bucket;          ///< the sizes it is served at
-  report::ConfigList config;  ///< every parameter, name -> value as `--set` takes it
-  /// One line per size of the bucket that was measured, in the sweep's
-  /// order: the sizes, the objective there and its kernel.
-  struct Figure {
-    std::string sizes;        ///< "N=1024,K=4096"
-    double objective_us = 0;  ///< the objective (median or prediction), microseconds
-    double gbps = 0;          ///< bytes moved over the median; 0 when unknown
-    std::string kernel_hash;
-  };
-  std::vector<Figure> figures;
-  /// The geometric mean, over the bucket's sizes, of objective / the best
-  /// any configuration of this scheduler reached there (1.0: best at every size).
-  double relative = 1.0;
-  int64_t candidates = 0;  ///< configurations compared
-  /// With a timed objective: the configuration with the best geometric mean
-  /// when the timings could not tell it from `config`, evaluated earlier
-  /// (choose_tuned); empty otherwise.
-  report::ConfigList fastest;
-  // Provenance.
-  std::string objective;  ///< "measured", "predicted", "cpu"
-  std::string strategy;   ///< "grid", "evolution", ...
-  std::string device;     ///< the device the figures are from
-  std::string date;       ///< when `schedlab tune` ran, ISO 8601 UTC
-  SourceLoc loc;          ///< where a loaded entry is in its file
-};
-
-/// A tuned file.
-struct TunedFile {
-  std::string path;        ///< as loaded or written
-  std::string sweep;       ///< the sweep's name
-  std::string sweep_hash;  ///< report::Record::sweep_hash of its records
-  std::vector<BucketRule> buckets;  ///< the rules (informative once written)
-  std::vector<TunedEntry> entries;
-
-  /// The entries `plugin` serves for `fusion` at `sizes` (all of the
-  /// fusion's named sizes bound), best first: those whose bucket contains
-  /// every size, by fewest `any` ranges (the most specific), then by the
-  /// smallest objective at the figures' geometric mean, then file order.
-  std::vector<const TunedEntry*> matches(const std::string& plugin, const std::string& fusion,
-                                         const ir::SizeBindings& sizes) const;
-  /// The offer for a plugin's compute_params: the first match's
-  /// configuration as the plugin's values, and "FILE:LINE: fusion bucket" as
-  /// its source; nullopt when nothing matches. user_error naming the entry
-  /// when its configuration does not fit the plugin's schema (a plugin
-  /// rebuilt with other parameters since the file was written).
-  std::optional<plugin::TunedOffer> offer(const plugin::Plugin& p, const std::string& fusion,
-                                          const ir::SizeBindings& sizes) const;
-  /// Entry e's configuration as p's values: every parameter of p's schema
-  /// must be set, and nothing else. user_error at the entry otherwise.
-  plugin::ParamValues values_for(const TunedEntry& e, const plugin::Plugin& p) const;
-  /// "tuned.yaml:12: softmax N=any K=[4096, 8191]".
-  std::string source_of(const TunedEntry& e) const;
-};
 
 /// The tuned file for `records` of sweep `spec`: for each scheduler run by a
 /// plugin (not a script) and each (fusion, bucket) it has Ok records in, the
@@ -137,16 +36,5 @@ struct TunedFile {
 /// effect) stands (docs/tuning.md). `date` is recorded as given.
 TunedFile choose_tuned(const SweepSpec& spec, const std::vector<report::Record>& records,
                        const std::string& date);
-
-/// The YAML text of a tuned file.
-std::string tuned_yaml(const TunedFile& t);
-/// Writes it to `path` through a temporary file and a rename, so a reader
-/// never sees half a file. user_error when it cannot be written.
-void write_tuned_file(const std::string& path, const TunedFile& t);
-/// Reads and checks a tuned file: every key, type and bucket, at its
-/// file:line:col. user_error when it cannot be read.
-TunedFile load_tuned_file(const std::string& path);
-/// Parses tuned-file text; `path` names it in diagnostics.
-TunedFile parse_tuned_text(const std::string& text, const std::string& path);
 
 }  // namespace schedlab::sweep
