@@ -36,11 +36,28 @@ std::string c_type(ir::DataType t) {
 
 namespace {
 
-/// The thread and block indices, each read once at the top of the kernel
-/// into a local of the index type under this name.
-constexpr std::pair<const char*, const char*> kIndexLocals[] = {
-    {"threadIdx.x", "sl_tx"}, {"threadIdx.y", "sl_ty"}, {"threadIdx.z", "sl_tz"},
-    {"blockIdx.x", "sl_bx"},  {"blockIdx.y", "sl_by"},  {"blockIdx.z", "sl_bz"}};
+/// The thread and block dimensions in the order their indices are read at
+/// the top of the kernel (threads first).
+constexpr ir::ParallelType kIndexDims[] = {ir::ParallelType::TIDx, ir::ParallelType::TIDy,
+                                           ir::ParallelType::TIDz, ir::ParallelType::BIDx,
+                                           ir::ParallelType::BIDy, ir::ParallelType::BIDz};
+
+/// CUDA's name of a built-in: threadIdx.x, blockIdx.y, blockDim.z, gridDim.x
+/// (the one place the compiler spells them; the CPU runtime defines them).
+std::string cuda_name(const kir::Builtin& b) {
+  const bool thread = ir::is_thread_dim(b.parallel);
+  const char* base = b.of == kir::Builtin::Of::Index ? (thread ? "threadIdx" : "blockIdx")
+                                                     : (thread ? "blockDim" : "gridDim");
+  const std::string_view p = ir::parallel_type_name(b.parallel);  // TIDx ... BIDz
+  return std::string(base) + "." + p.back();
+}
+
+/// The local a thread or block index is read into once, as the index type:
+/// sl_tx, sl_ty, sl_tz, sl_bx, sl_by, sl_bz.
+std::string index_local(ir::ParallelType p) {
+  const std::string_view name = ir::parallel_type_name(p);
+  return std::string("sl_") + (ir::is_thread_dim(p) ? 't' : 'b') + name.back();
+}
 
 std::string literal(double v, ir::DataType t) {
   if (ir::is_integral(t)) {
@@ -126,7 +143,9 @@ class Printer : public kir::IRVisitor {
   }
   void visit(const kir::BoolImm& e) override { expr_ = e.value ? "true" : "false"; }
   void visit(const kir::FloatImm& e) override { expr_ = literal(e.value, e.dtype); }
-  void visit(const kir::Var& e) override;
+  void visit(const kir::Var& e) override { expr_ = e.name; }
+  void visit(const kir::Builtin& e) override;
+  void visit(const kir::TensorDim& e) override;
   void visit(const kir::Unary& e) override;
   void visit(const kir::Binary& e) override;
   void visit(const kir::Select& e) override {
@@ -198,16 +217,24 @@ std::string Printer::expr(const ExprP& e) {
   return std::move(expr_);
 }
 
-void Printer::visit(const kir::Var& e) {
-  // threadIdx/blockIdx are read once, as the index type (kIndexLocals);
-  // blockDim is unsigned int too: cast, or blockIdx.x * 128 would wrap at
-  // 2^32 in an int64 kernel.
-  for (const auto& [var, local] : kIndexLocals)
-    if (e.name == var) {
-      expr_ = local;
-      return;
-    }
-  expr_ = e.name.starts_with("blockDim.") ? "((sl_index_t)" + e.name + ")" : e.name;
+void Printer::visit(const kir::Builtin& e) {
+  // Thread and block indices are read once, as the index type
+  // (index_local); blockDim is unsigned int too: cast, or blockIdx.x * 128
+  // would wrap at 2^32 in an int64 kernel.
+  if (e.of == kir::Builtin::Of::Index)
+    expr_ = index_local(e.parallel);
+  else if (ir::is_thread_dim(e.parallel))
+    expr_ = "((sl_index_t)" + cuda_name(e) + ")";
+  else
+    expr_ = cuda_name(e);
+}
+
+void Printer::visit(const kir::TensorDim& e) {
+  expr_ = e.buffer->name + (e.field == kir::TensorDim::Field::Size ? ".size[" : ".stride[") +
+          std::to_string(e.axis) + "]";
+  if (e.divisor > 1)
+    expr_ = e.shift() > 0 ? "(" + expr_ + " >> " + std::to_string(e.shift()) + ")"
+                          : "(" + expr_ + " / " + std::to_string(e.divisor) + ")";
 }
 
 void Printer::visit(const kir::Unary& e) {
@@ -393,13 +420,12 @@ void Printer::visit(const kir::GridReduce& s) {
   *os_ << pad() << "}\n";
 }
 
-/// The thread and block indices (kIndexLocals' first names) the kernel reads.
-std::set<std::string> index_vars_read(const kir::Kernel& k) {
-  std::set<std::string> read;
+/// The thread and block dimensions whose index the kernel reads.
+std::set<ir::ParallelType> indices_read(const kir::Kernel& k) {
+  std::set<ir::ParallelType> read;
   kir::any_expr(*k.body, [&](const Expr& e) {
-    if (const auto* v = e.as<kir::Var>())
-      for (const auto& [var, local] : kIndexLocals)
-        if (v->name == var) read.insert(var);
+    if (const auto* b = e.as<kir::Builtin>(); b && b->of == kir::Builtin::Of::Index)
+      read.insert(b->parallel);
     return false;
   });
   return read;
@@ -462,9 +488,11 @@ PrintedUnit kernel_unit(const kir::Kernel& k, int first_line) {
     if (printer.inputs_read.count(p.buffer))
       os << "  const " << c_type(p.buffer->dtype) << "* __restrict__ " << p.buffer->name
          << "_in = " << p.buffer->name << ".data;\n";
-  const std::set<std::string> read = index_vars_read(k);
-  for (const auto& [var, local] : kIndexLocals)
-    if (read.count(var)) os << "  const sl_index_t " << local << " = " << var << ";\n";
+  const std::set<ir::ParallelType> read = indices_read(k);
+  for (ir::ParallelType p : kIndexDims)
+    if (read.count(p))
+      os << "  const sl_index_t " << index_local(p) << " = "
+         << cuda_name(kir::Builtin(p, kir::Builtin::Of::Index)) << ";\n";
   os << body.str();
   os << "}\n";
   PrintedUnit u{os.str(), std::move(printer.sites)};

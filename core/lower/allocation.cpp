@@ -126,7 +126,9 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
 void place_dynamic_shared(kir::Kernel& kernel, const std::map<std::string, ExprP>& size_reads) {
   ExprP end = Expr::integer(kernel.shared_bytes);
   if (kernel.reduce_workspace_bytes > 0) {
-    ExprP threads = Expr::var("blockDim.x") * Expr::var("blockDim.y") * Expr::var("blockDim.z");
+    using P = ir::ParallelType;
+    ExprP threads = Expr::launch_extent(P::TIDx) * Expr::launch_extent(P::TIDy) *
+                    Expr::launch_extent(P::TIDz);
     end = Expr::integer(kernel.reduce_workspace_offset) +
           threads * Expr::integer(kernel.reduce_workspace_bytes);
   }

@@ -52,12 +52,14 @@ ExprP Indexer::size(const ir::SizeExpr& e) const {
 }
 
 std::string Indexer::loop_var_name(const LoopKey& key) {
-  const IterDomain* id = key.id();
-  std::string p(ir::cuda_index_name(id->parallel_type()));
-  return p.empty() ? "i" + std::to_string(id->id()) : p;
+  return "i" + std::to_string(key.id()->id());
 }
 
-ExprP Indexer::loop_var(const LoopKey& key) { return Expr::var(loop_var_name(key)); }
+ExprP Indexer::loop_var(const LoopKey& key) {
+  const ir::ParallelType p = key.id()->parallel_type();
+  if (ir::is_thread_dim(p) || ir::is_block_dim(p)) return Expr::thread_index(p);
+  return Expr::var(loop_var_name(key));
+}
 
 TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_index,
                                  bool root_predicates) const {
@@ -112,7 +114,7 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
     ExprP v = loop_index(t, k);
     r.index[id] = v;
     // A bound loop runs over the launch extent, which may exceed this one.
-    if (id->parallel_type() != ir::ParallelType::Serial && v->as<kir::Var>())
+    if (id->parallel_type() != ir::ParallelType::Serial && (v->as<kir::Var>() || v->as<kir::Builtin>()))
       r.predicate = r.predicate && (v < size(loop_owner(t, k).id()->extent()));
   }
   auto history = t->root_history();

@@ -43,9 +43,10 @@ class Indexer {
 
   /// A SizeExpr as a kernel expression.
   kir::ExprP size(const ir::SizeExpr& e) const;
-  /// The variable of a loop: threadIdx.x for a TIDx loop, i<id> for a serial one.
+  /// The variable of a loop: the thread index (kir::Builtin) for a TIDx
+  /// loop, the block index for a BIDx one, the Var i<id> for a serial one.
   static kir::ExprP loop_var(const LoopKey& key);
-  /// Its name: the CUDA index ("threadIdx.x") of a bound loop, else "i<id>".
+  /// A serial loop's variable name, "i<id>".
   static std::string loop_var_name(const LoopKey& key);
   /// Root and logical indices of t where it is written, and its predicate.
   /// root_predicates = false leaves out the predicates of the splits between

@@ -29,11 +29,37 @@ bool Expr::is_true() const {
   return b && b->value;
 }
 
+int TensorDim::shift() const {
+  int k = 0;
+  while ((int64_t{1} << k) < divisor) ++k;
+  return k > 0 && (int64_t{1} << k) == divisor ? k : -1;
+}
+
 ExprP Expr::integer(int64_t v) { return std::make_shared<IntImm>(v); }
 ExprP Expr::boolean(bool v) { return std::make_shared<BoolImm>(v); }
 ExprP Expr::floating(double v, ir::DataType t) { return std::make_shared<FloatImm>(v, t); }
 ExprP Expr::var(std::string name, ir::DataType t) {
   return std::make_shared<Var>(std::move(name), t);
+}
+ExprP Expr::thread_index(ir::ParallelType p) {
+  internal_assert(ir::is_thread_dim(p) || ir::is_block_dim(p))
+      << "kir: no thread or block index along " << ir::parallel_type_name(p);
+  return std::make_shared<Builtin>(p, Builtin::Of::Index);
+}
+ExprP Expr::launch_extent(ir::ParallelType p) {
+  internal_assert(ir::is_thread_dim(p) || ir::is_block_dim(p))
+      << "kir: no launch extent along " << ir::parallel_type_name(p);
+  return std::make_shared<Builtin>(p, Builtin::Of::Extent);
+}
+ExprP Expr::tensor_size(const Buffer* b, int axis, int64_t divisor) {
+  internal_assert(b->is_param && axis >= 0 && axis < b->rank && divisor >= 1)
+      << "kir: no size " << axis << " / " << divisor << " of " << b->name;
+  return std::make_shared<TensorDim>(b, axis, TensorDim::Field::Size, divisor);
+}
+ExprP Expr::tensor_stride(const Buffer* b, int axis) {
+  internal_assert(b->is_param && axis >= 0 && axis < b->rank)
+      << "kir: no stride " << axis << " of " << b->name;
+  return std::make_shared<TensorDim>(b, axis, TensorDim::Field::Stride, 1);
 }
 ExprP Expr::unary(ir::UnaryOpType op, ExprP a, ir::DataType t) {
   return std::make_shared<Unary>(op, std::move(a), t);

@@ -38,6 +38,17 @@ class ExprPrinter : public IRVisitor {
   void visit(const FloatImm& e) override { out_ = fmt::format("{}:{}", e.value, dtype(e.dtype)); }
   void visit(const BoolImm& e) override { out_ = e.value ? "true" : "false"; }
   void visit(const Var& e) override { out_ = e.name; }
+  void visit(const Builtin& e) override {
+    const std::string_view p = ir::parallel_type_name(e.parallel);
+    out_ = e.of == Builtin::Of::Index ? std::string(p) : fmt::format("dim({})", p);
+  }
+  void visit(const TensorDim& e) override {
+    out_ = fmt::format("{}.{}[{}]", e.buffer->name,
+                       e.field == TensorDim::Field::Size ? "size" : "stride", e.axis);
+    if (e.divisor > 1)
+      out_ = e.shift() > 0 ? fmt::format("({} >> {})", out_, e.shift())
+                           : fmt::format("({} / {})", out_, e.divisor);
+  }
   void visit(const Unary& e) override {
     out_ = fmt::format("{}({})", ir::unary_op_name(e.op), print(e.a));
   }

@@ -13,6 +13,8 @@ void IRVisitor::include(const ExprP& e) {
     case Expr::Kind::Float: return visit(static_cast<const FloatImm&>(*e));
     case Expr::Kind::Bool: return visit(static_cast<const BoolImm&>(*e));
     case Expr::Kind::Var: return visit(static_cast<const Var&>(*e));
+    case Expr::Kind::Builtin: return visit(static_cast<const Builtin&>(*e));
+    case Expr::Kind::TensorDim: return visit(static_cast<const TensorDim&>(*e));
     case Expr::Kind::Unary: return visit(static_cast<const Unary&>(*e));
     case Expr::Kind::Binary: return visit(static_cast<const Binary&>(*e));
     case Expr::Kind::Select: return visit(static_cast<const Select&>(*e));
@@ -92,6 +94,8 @@ ExprP IRMutator::mutate(const ExprP& e) {
     case Expr::Kind::Float: return visit(static_cast<const FloatImm&>(*e), e);
     case Expr::Kind::Bool: return visit(static_cast<const BoolImm&>(*e), e);
     case Expr::Kind::Var: return visit(static_cast<const Var&>(*e), e);
+    case Expr::Kind::Builtin: return visit(static_cast<const Builtin&>(*e), e);
+    case Expr::Kind::TensorDim: return visit(static_cast<const TensorDim&>(*e), e);
     case Expr::Kind::Unary: return visit(static_cast<const Unary&>(*e), e);
     case Expr::Kind::Binary: return visit(static_cast<const Binary&>(*e), e);
     case Expr::Kind::Select: return visit(static_cast<const Select&>(*e), e);
@@ -208,6 +212,8 @@ class AnyExpr : public IRVisitor {
   void visit(const FloatImm& e) override { hit(e); }
   void visit(const BoolImm& e) override { hit(e); }
   void visit(const Var& e) override { hit(e); }
+  void visit(const Builtin& e) override { hit(e); }
+  void visit(const TensorDim& e) override { hit(e); }
   void visit(const Unary& e) override { if (!hit(e)) IRVisitor::visit(e); }
   void visit(const Binary& e) override { if (!hit(e)) IRVisitor::visit(e); }
   void visit(const Select& e) override { if (!hit(e)) IRVisitor::visit(e); }

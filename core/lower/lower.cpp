@@ -77,9 +77,9 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after
       sizes[name] = kir::Expr::integer(it->second);
     } else if (auto d = divisible.find(name); d != divisible.end() && d->second > 1) {
       kernel.divisible[name] = d->second;
-      sizes[name] = kir::Expr::var(size_variable(kernel, name)) * kir::Expr::integer(d->second);
+      sizes[name] = size_variable(kernel, name) * kir::Expr::integer(d->second);
     } else {
-      sizes[name] = kir::Expr::var(size_variable(kernel, name));
+      sizes[name] = size_variable(kernel, name);
     }
   }
   Indexer indexer(buffers, sizes);

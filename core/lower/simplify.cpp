@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "schedlab/base/error.h"
-#include "schedlab/lower/kir_printer.h"
+#include "schedlab/lower/kir_equality.h"
 #include "schedlab/lower/kir_visitor.h"
 
 namespace schedlab::lower {
@@ -68,21 +68,28 @@ Interval xor_bounds(Interval a, Interval b) {
 }
 
 /// A sum of terms times constant coefficients plus a constant; terms are
-/// keyed by their printed form, so equal terms collect.
+/// keyed by their structure (kir_equality.h), so equal terms collect, in
+/// kir::compare's canonical order.
 struct Linear {
   struct Term {
     ExprP e;
     int64_t coeff;
   };
-  std::map<std::string, Term> terms;
+  kir::OrderedExprMap<Term> terms;
   int64_t constant = 0;
 
   void add_term(const ExprP& e, int64_t c) {
     if (c == 0) return;
-    auto [it, fresh] = terms.try_emplace(kir::print_expr(e), Term{e, c});
+    auto [it, fresh] = terms.try_emplace(e, Term{e, c});
     if (!fresh && (it->second.coeff += c) == 0) terms.erase(it);
   }
 };
+
+/// A variable to the simplifier: a loop variable, a built-in or a tensor
+/// size (or its quotient); each has an interval (Simplifier::bound_of).
+bool is_atom(const ExprP& e) {
+  return e->as<kir::Var>() || e->as<kir::Builtin>() || e->as<kir::TensorDim>();
+}
 
 /// The value of a variable with one possible value, or of a constant.
 std::optional<int64_t> constant_of(const ExprP& e) {
@@ -93,15 +100,16 @@ std::optional<int64_t> constant_of(const ExprP& e) {
 class Simplifier : public kir::IRMutator {
  public:
   Simplifier(const kir::Kernel& k, const std::array<int64_t, 3>& grid) {
-    for (const auto& [name, d] : k.divisible) quotients_[size_variable(k, name)] = d;
-    static constexpr const char* kAxes[] = {"x", "y", "z"};
+    using P = ir::ParallelType;
+    static constexpr P kThreads[] = {P::TIDx, P::TIDy, P::TIDz};
+    static constexpr P kBlocks[] = {P::BIDx, P::BIDy, P::BIDz};
     for (size_t d = 0; d < 3; ++d) {
       const int64_t b = k.static_block[d], g = grid[d];
-      bounds_[std::string("threadIdx.") + kAxes[d]] = b > 0 ? Interval{0, b - 1} : Interval{0, 1023};
-      bounds_[std::string("blockDim.") + kAxes[d]] = b > 0 ? Interval::point(b) : Interval{1, 1024};
-      bounds_[std::string("blockIdx.") + kAxes[d]] =
+      bounds_[Expr::thread_index(kThreads[d])] = b > 0 ? Interval{0, b - 1} : Interval{0, 1023};
+      bounds_[Expr::launch_extent(kThreads[d])] = b > 0 ? Interval::point(b) : Interval{1, 1024};
+      bounds_[Expr::thread_index(kBlocks[d])] =
           g > 0 ? Interval{0, g - 1} : Interval{0, (int64_t{1} << 31) - 1};
-      bounds_[std::string("gridDim.") + kAxes[d]] =
+      bounds_[Expr::launch_extent(kBlocks[d])] =
           g > 0 ? Interval::point(g) : Interval{1, (int64_t{1} << 31) - 1};
     }
   }
@@ -109,11 +117,9 @@ class Simplifier : public kir::IRMutator {
  protected:
   using kir::IRMutator::visit;
 
-  ExprP visit(const kir::Var& v, const ExprP& self) override {
-    auto it = bounds_.find(v.name);
-    if (it != bounds_.end() && it->second.lo == it->second.hi) return Expr::integer(it->second.lo);
-    return self;
-  }
+  ExprP visit(const kir::Var&, const ExprP& self) override { return known(self); }
+  ExprP visit(const kir::Builtin&, const ExprP& self) override { return known(self); }
+  ExprP visit(const kir::TensorDim&, const ExprP& self) override { return known(self); }
 
   ExprP visit(const kir::Cast& e, const ExprP& self) override {
     ExprP v = mutate(e.value);
@@ -154,15 +160,16 @@ class Simplifier : public kir::IRMutator {
         kir::conjuncts(a, atoms);
         kir::conjuncts(b, atoms);
         ExprP r = Expr::boolean(true);
-        std::vector<std::string> seen;
+        std::vector<ExprP> seen;
         for (const ExprP& x : atoms) {
           if (const auto* bi = x->as<kir::BoolImm>()) {
             if (!bi->value) return x;
             continue;
           }
-          std::string key = kir::print_expr(x);
-          if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-          seen.push_back(key);
+          if (std::any_of(seen.begin(), seen.end(),
+                          [&](const ExprP& y) { return kir::equal(x, y); }))
+            continue;
+          seen.push_back(x);
           r = r && x;
         }
         return r;
@@ -182,9 +189,10 @@ class Simplifier : public kir::IRMutator {
   void visit(kir::For& s) override {
     s.extent = mutate(s.extent);
     Interval ext = bounds(s.extent);
-    Interval saved = scope(s.var, {0, std::max<int64_t>(ext.hi - 1, 0)});
+    const ExprP var = Expr::var(s.var);
+    Interval saved = scope(var, {0, std::max<int64_t>(ext.hi - 1, 0)});
     mutate_body(s.body);
-    restore(s.var, saved);
+    restore(var, saved);
   }
 
   void visit(kir::If& s) override {
@@ -192,17 +200,17 @@ class Simplifier : public kir::IRMutator {
     // Inside the branch, `v < e` bounds v by e.
     std::vector<ExprP> atoms;
     kir::conjuncts(s.cond, atoms);
-    std::vector<std::pair<std::string, Interval>> saved;
+    std::vector<std::pair<ExprP, Interval>> saved;
     const size_t facts = below_.size();
     for (const ExprP& x : atoms) {
       const auto* lt = x->as<IndexOp>();
-      const auto* v = lt && lt->op == IndexOpType::Lt ? lt->a->as<kir::Var>() : nullptr;
-      if (!v) continue;
-      below_.emplace_back(v->name, kir::print_expr(lt->b));
-      Interval cur = bound_of(v->name);
+      if (!lt || lt->op != IndexOpType::Lt || !is_atom(lt->a)) continue;
+      const ExprP& v = lt->a;
+      below_.emplace_back(v, lt->b);
+      Interval cur = bound_of(v);
       Interval lim = bounds(linear(lt->b));
       if (lim.hi - 1 >= cur.hi) continue;
-      saved.emplace_back(v->name, scope(v->name, {cur.lo, lim.hi - 1}));
+      saved.emplace_back(v, scope(v, {cur.lo, lim.hi - 1}));
     }
     mutate_body(s.then_body);
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) restore(it->first, it->second);
@@ -233,24 +241,31 @@ class Simplifier : public kir::IRMutator {
   }
 
  private:
-  Interval bound_of(const std::string& var) const {
-    auto it = bounds_.find(var);
+  /// An atom's interval.
+  Interval bound_of(const ExprP& atom) const {
+    auto it = bounds_.find(atom);
     if (it != bounds_.end()) return it->second;
-    // Sizes and strides ("T0.size[1]") and every other name are indices: >= 0.
+    // Sizes and strides and every other variable are indices: >= 0.
     return {0, kInf};
   }
 
-  Interval scope(const std::string& var, Interval v) {
-    Interval old = bound_of(var);
-    bounds_[var] = v;
+  /// An atom with one possible value becomes it.
+  ExprP known(const ExprP& atom) const {
+    const Interval b = bound_of(atom);
+    return b.lo == b.hi ? Expr::integer(b.lo) : atom;
+  }
+
+  Interval scope(const ExprP& atom, Interval v) {
+    Interval old = bound_of(atom);
+    bounds_[atom] = v;
     return old;
   }
-  void restore(const std::string& var, Interval old) { bounds_[var] = old; }
+  void restore(const ExprP& atom, Interval old) { bounds_[atom] = old; }
 
   /// The interval of an already simplified expression.
   Interval bounds(const ExprP& e) const {
     if (auto c = constant_of(e)) return Interval::point(*c);
-    if (const auto* v = e->as<kir::Var>()) return bound_of(v->name);
+    if (is_atom(e)) return bound_of(e);
     const auto* op = e->as<IndexOp>();
     if (!op) return {};
     Interval a = bounds(op->a), b = bounds(op->b);
@@ -305,13 +320,12 @@ class Simplifier : public kir::IRMutator {
                                                                 : std::nullopt;
       auto c2 = constant_of(mod->b);
       if (c1 && c2 && *c1 > 0 && *c2 > 0 && t.coeff % *c1 == 0 && *c1 <= kInf / *c2) {
-        auto it = l.terms.find(
-            kir::print_expr(Expr::index_op(IndexOpType::Mod, inner_div->a, inner_div->b)));
+        auto it = l.terms.find(Expr::index_op(IndexOpType::Mod, inner_div->a, inner_div->b));
         if (it != l.terms.end() && it->second.coeff == t.coeff / *c1) {
           const ExprP merged =
               Expr::index_op(IndexOpType::Mod, inner_div->a, Expr::integer(*c1 * *c2));
           const int64_t k = it->second.coeff;
-          const std::string mine = key;
+          const ExprP mine = key;
           l.terms.erase(it);
           l.terms.erase(mine);
           l.add_term(merged, k);
@@ -320,30 +334,30 @@ class Simplifier : public kir::IRMutator {
       }
       const ExprP quotient = Expr::index_op(IndexOpType::Div, mod->a, mod->b);
       int64_t want = t.coeff;
-      std::vector<std::string> partners;
+      std::vector<ExprP> partners;
       if (auto c = constant_of(mod->b)) {
-        partners.push_back(kir::print_expr(quotient));
+        partners.push_back(quotient);
         want = t.coeff * *c;
       } else {
-        partners.push_back(kir::print_expr(quotient * mod->b));
-        partners.push_back(kir::print_expr(mod->b * quotient));
+        partners.push_back(quotient * mod->b);
+        partners.push_back(mod->b * quotient);
         // b = s * cb (a size that is a multiple of 16: q * 16): the product
         // collected as the term (a / b) * s at coefficient k cb.
         Linear lb = linear(mod->b);
         if (lb.constant == 0 && lb.terms.size() == 1 && lb.terms.begin()->second.coeff != 1) {
           const Linear::Term& sb = lb.terms.begin()->second;
-          partners.push_back(kir::print_expr(quotient * sb.e));
-          partners.push_back(kir::print_expr(sb.e * quotient));
+          partners.push_back(quotient * sb.e);
+          partners.push_back(sb.e * quotient);
           want = t.coeff * sb.coeff;
         }
       }
       auto it = l.terms.end();
-      for (const std::string& p : partners)
+      for (const ExprP& p : partners)
         if (it == l.terms.end()) it = l.terms.find(p);
       if (it == l.terms.end() || it->second.coeff != want) continue;
       const ExprP a = mod->a;
       const int64_t k = t.coeff;
-      const std::string mine = key;
+      const ExprP mine = key;
       l.terms.erase(it);
       l.terms.erase(mine);
       collect(a, k, l);
@@ -379,10 +393,10 @@ class Simplifier : public kir::IRMutator {
     l.add_term(e, c);
   }
 
-  /// Terms in key order, each times its coefficient, then the constant.
-  /// Terms in key order, each times its coefficient, then the constant. A
-  /// term x * q (q a size's quotient, size_variable) at a coefficient its
-  /// divisor d divides prints as x * (q * d) (size_variable's reason).
+  /// Terms in canonical order (kir::compare), each times its coefficient,
+  /// then the constant. A term x * q (q a size's quotient, size_variable)
+  /// at a coefficient its divisor d divides prints as x * (q * d)
+  /// (size_variable's reason).
   ExprP rebuild(const Linear& l) const {
     ExprP r = Expr::integer(0);
     for (const auto& [k, t] : l.terms) {
@@ -392,11 +406,10 @@ class Simplifier : public kir::IRMutator {
       for (const auto& [x, q] : m && m->op == IndexOpType::Mul
                                     ? std::vector{std::pair{m->a, m->b}, std::pair{m->b, m->a}}
                                     : std::vector<std::pair<ExprP, ExprP>>{}) {
-        const auto* v = q->as<kir::Var>();
-        auto it = v ? quotients_.find(v->name) : quotients_.end();
-        if (it == quotients_.end() || coeff % it->second != 0) continue;
-        e = x * (q * Expr::integer(it->second));
-        coeff /= it->second;
+        const auto* v = q->as<kir::TensorDim>();
+        if (!v || v->divisor == 1 || coeff % v->divisor != 0) continue;
+        e = x * (q * Expr::integer(v->divisor));
+        coeff /= v->divisor;
         break;
       }
       r = r + e * Expr::integer(coeff);
@@ -474,10 +487,9 @@ class Simplifier : public kir::IRMutator {
   /// variable an enclosing branch bounds by `r < b` (so b >= 1 wherever this
   /// runs) gives q or r, as for a constant divisor; otherwise unchanged.
   ExprP divide_symbolic(IndexOpType op, const ExprP& a, const ExprP& b) {
-    const std::string bk = kir::print_expr(b);
     // b = s * cb: a size that is a multiple of 16 is the term q, 16 times,
     // and a * b collects as the term a * q at 16 times a's coefficient.
-    std::string sk = bk;
+    ExprP sk = b;
     int64_t cb = 1;
     if (Linear lb = linear(b); lb.constant == 0 && lb.terms.size() == 1 &&
                                lb.terms.begin()->second.coeff > 1) {
@@ -488,11 +500,11 @@ class Simplifier : public kir::IRMutator {
     for (const auto& [k, t] : l.terms) {
       const auto* m = t.e->as<IndexOp>();
       const bool whole = t.coeff % cb == 0;
-      if (whole && m && m->op == IndexOpType::Mul && kir::print_expr(m->b) == sk)
+      if (whole && m && m->op == IndexOpType::Mul && kir::equal(m->b, sk))
         q.add_term(m->a, t.coeff / cb);
-      else if (whole && m && m->op == IndexOpType::Mul && kir::print_expr(m->a) == sk)
+      else if (whole && m && m->op == IndexOpType::Mul && kir::equal(m->a, sk))
         q.add_term(m->b, t.coeff / cb);
-      else if (whole && k == sk)
+      else if (whole && kir::equal(k, sk))
         q.constant += t.coeff / cb;
       else
         r.add_term(t.e, t.coeff);
@@ -501,9 +513,10 @@ class Simplifier : public kir::IRMutator {
     bool below = r.terms.empty() && r.constant == 0;
     if (r.terms.size() == 1 && r.constant == 0) {
       const Linear::Term& t = r.terms.begin()->second;
-      const auto* v = t.e->as<kir::Var>();
-      below = v && t.coeff == 1 && bound_of(v->name).nonneg() &&
-              std::find(below_.begin(), below_.end(), std::make_pair(v->name, bk)) != below_.end();
+      below = is_atom(t.e) && t.coeff == 1 && bound_of(t.e).nonneg() &&
+              std::any_of(below_.begin(), below_.end(), [&](const auto& fact) {
+                return kir::equal(fact.first, t.e) && kir::equal(fact.second, b);
+              });
     }
     if ((q.terms.empty() && q.constant == 0) || !below) return Expr::index_op(op, a, b);
     return op == IndexOpType::Div ? rebuild(q) : rebuild(r);
@@ -552,28 +565,15 @@ class Simplifier : public kir::IRMutator {
     return is_div ? rebuild(linear(rebuild(q) + rest)) : rest;
   }
 
-  std::map<std::string, Interval> bounds_;
-  /// size_variable's quotients and their divisors.
-  std::map<std::string, int64_t> quotients_;
-  /// (v, e) for each `v < e` of the enclosing branches, e printed: symbolic
+  /// The atoms' intervals where known (loop variables, built-ins, and
+  /// those an enclosing branch bounds).
+  kir::ExprMap<Interval> bounds_;
+  /// (v, e) for each `v < e` of the enclosing branches (v an atom): symbolic
   /// bounds, for divisions by a size that is not a constant.
-  std::vector<std::pair<std::string, std::string>> below_;
+  std::vector<std::pair<ExprP, ExprP>> below_;
 };
 
 }  // namespace
-
-std::string size_variable(const kir::Kernel& kernel, const std::string& size) {
-  const auto& [buffer, axis] = kernel.size_sources.at(size);
-  const std::string param = buffer->name + ".size[" + std::to_string(axis) + "]";
-  auto d = kernel.divisible.find(size);
-  if (d == kernel.divisible.end()) return param;
-  // Sizes are >= 0: a shift for a power of two (a signed `/` costs more).
-  int shift = 0;
-  while ((int64_t{1} << shift) < d->second) ++shift;
-  return (int64_t{1} << shift) == d->second
-             ? "(" + param + " >> " + std::to_string(shift) + ")"
-             : "(" + param + " / " + std::to_string(d->second) + ")";
-}
 
 void simplify(kir::Kernel& kernel, const std::array<int64_t, 3>& grid) {
   Simplifier(kernel, grid).mutate(*kernel.body);

@@ -2,8 +2,9 @@
 #include "unswitch.h"
 
 #include <set>
+#include <unordered_set>
 
-#include "schedlab/lower/kir_printer.h"
+#include "schedlab/lower/kir_equality.h"
 #include "schedlab/lower/kir_visitor.h"
 
 namespace schedlab::lower {
@@ -94,8 +95,8 @@ ExprP hoisted_check(const Scan& scan) {
   std::set<std::string> vars;
   for (const auto& [v, e] : scan.last) vars.insert(v);
   ExprP hoisted = Expr::boolean(true);
-  // Every store of a nest carries the same bound checks: print to compare.
-  std::set<std::string> seen;
+  // Every store of a nest carries the same bound checks: each once.
+  std::unordered_set<ExprP, kir::ExprHash, kir::ExprEqual> seen;
   for (const ExprP& cond : scan.conds) {
     std::vector<ExprP> as;
     kir::conjuncts(cond, as);
@@ -103,7 +104,7 @@ ExprP hoisted_check(const Scan& scan) {
       const auto* lt = a->as<IndexOp>();
       if (!lt || lt->op != IndexOpType::Lt || !monotone(lt->a, vars) || mentions(lt->b, vars))
         return nullptr;
-      if (seen.insert(kir::print_expr(a)).second) hoisted = hoisted && kir::substitute(a, scan.last);
+      if (seen.insert(a).second) hoisted = hoisted && kir::substitute(a, scan.last);
     }
   }
   return hoisted;

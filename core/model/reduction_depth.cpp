@@ -3,23 +3,18 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
-#include <string>
 
+#include "schedlab/lower/kir_equality.h"
 #include "schedlab/lower/kir_visitor.h"
+#include "schedlab/runtime/executor.h"
 
 namespace schedlab::model {
 namespace {
 
 class Walker : public kir::IRVisitor {
  public:
-  explicit Walker(const runtime::LaunchDims& dims) : block_(dims.block) {
-    const char* axes[] = {"x", "y", "z"};
-    for (int i = 0; i < 3; ++i) {
-      values_[std::string("blockDim.") + axes[i]] = kir::Expr::integer(dims.block[size_t(i)]);
-      values_[std::string("gridDim.") + axes[i]] = kir::Expr::integer(dims.grid[size_t(i)]);
-    }
-  }
+  explicit Walker(const runtime::LaunchDims& dims)
+      : block_(dims.block), values_(runtime::launch_bindings(dims)) {}
   ReductionDepth depth;
 
  protected:
@@ -42,7 +37,7 @@ class Walker : public kir::IRVisitor {
 
  private:
   std::array<int64_t, 3> block_;
-  std::map<std::string, kir::ExprP> values_;
+  kir::ExprMap<kir::ExprP> values_;  ///< the launch extents (blockDim, gridDim) as values
   double times_ = 1.0;
 };
 

@@ -235,12 +235,23 @@ LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes) {
   return d;
 }
 
+kir::ExprMap<kir::ExprP> launch_bindings(const LaunchDims& dims) {
+  using P = ir::ParallelType;
+  static constexpr P kThreads[] = {P::TIDx, P::TIDy, P::TIDz};
+  static constexpr P kBlocks[] = {P::BIDx, P::BIDy, P::BIDz};
+  kir::ExprMap<kir::ExprP> values;
+  for (size_t d = 0; d < 3; ++d) {
+    values[kir::Expr::launch_extent(kThreads[d])] = kir::Expr::integer(dims.block[d]);
+    values[kir::Expr::launch_extent(kBlocks[d])] = kir::Expr::integer(dims.grid[d]);
+  }
+  return values;
+}
+
 int64_t launch_value(const kir::ExprP& e, const LaunchDims& dims, const ir::SizeBindings& sizes) {
-  std::map<std::string, kir::ExprP> values{{"blockDim.x", kir::Expr::integer(dims.block[0])},
-                                           {"blockDim.y", kir::Expr::integer(dims.block[1])},
-                                           {"blockDim.z", kir::Expr::integer(dims.block[2])}};
+  // Launch terms: the size symbols are Vars of their own names.
+  std::map<std::string, kir::ExprP> values;
   for (const auto& [name, v] : sizes) values[name] = kir::Expr::integer(v);
-  kir::ExprP r = kir::substitute(e, values);
+  kir::ExprP r = kir::substitute(kir::substitute(e, values), launch_bindings(dims));
   const auto* n = r->as<kir::IntImm>();
   internal_assert(n) << "a launch expression has an unbound name: " << kir::print_expr(r);
   return n->value;

@@ -9,12 +9,13 @@
 #include "schedlab/base/error.h"
 #include "schedlab/lower/kir_visitor.h"
 #include "schedlab/lower/size_variable.h"
+#include "schedlab/runtime/executor.h"
 
 namespace schedlab::runtime {
 
 namespace {
 
-using Values = std::map<std::string, kir::ExprP>;
+using Values = kir::ExprMap<kir::ExprP>;
 
 /// Barrier arrivals of one sl_block_reduce: up to three __syncthreads and
 /// two rounds of five warp shuffles (each a warp barrier on the CPU).
@@ -71,15 +72,10 @@ double EmulatedWork::per_thread() const {
 
 EmulatedWork emulated_work(const kir::Kernel& k, const LaunchDims& dims,
                            const std::vector<TensorArg>& args) {
-  Values values{{"blockDim.x", kir::Expr::integer(dims.block[0])},
-                {"blockDim.y", kir::Expr::integer(dims.block[1])},
-                {"blockDim.z", kir::Expr::integer(dims.block[2])},
-                {"gridDim.x", kir::Expr::integer(dims.grid[0])},
-                {"gridDim.y", kir::Expr::integer(dims.grid[1])},
-                {"gridDim.z", kir::Expr::integer(dims.grid[2])}};
+  Values values = launch_bindings(dims);
   for (size_t i = 0; i < k.params.size() && i < args.size(); ++i)
-    for (size_t d = 0; d < args[i].sizes.size(); ++d)
-      values[fmt::format("{}.size[{}]", k.params[i].buffer->name, d)] =
+    for (size_t d = 0; d < args[i].sizes.size() && d < size_t(k.params[i].buffer->rank); ++d)
+      values[kir::Expr::tensor_size(k.params[i].buffer, static_cast<int>(d))] =
           kir::Expr::integer(args[i].sizes[d]);
   // A size assumed a multiple of d is read as its quotient (size_variable.h).
   for (const auto& [name, d] : k.divisible) {

@@ -29,30 +29,6 @@ std::vector<TensorView*> consumers_of(const TensorView* tv) {
 
 }  // namespace
 
-namespace {
-
-/// The innermost LoopOwnerCache on this thread; each links to the one it hides.
-thread_local LoopOwnerCache* innermost_cache = nullptr;
-
-}  // namespace
-
-LoopOwnerCache::LoopOwnerCache(const ir::Fusion& f) : graph_(f) {
-  if (of(f)) return;
-  fusion_ = &f;
-  outer_ = innermost_cache;
-  innermost_cache = this;
-}
-
-LoopOwnerCache::~LoopOwnerCache() {
-  if (fusion_) innermost_cache = outer_;
-}
-
-LoopOwnerCache* LoopOwnerCache::of(const ir::Fusion& f) {
-  for (LoopOwnerCache* c = innermost_cache; c; c = c->outer_)
-    if (c->fusion_ == &f) return c;
-  return nullptr;
-}
-
 std::optional<LoopKey> loop_owner(const TensorView* t, int k) {
   if (k >= t->compute_at_pos()) return LoopKey{t, k};
   LoopOwnerCache* cache = LoopOwnerCache::of(*t->fusion());

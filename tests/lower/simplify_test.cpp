@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -61,7 +62,12 @@ struct Nest {
   }
 };
 
-ExprP v(const std::string& name) { return Expr::var(name); }
+/// A loop variable, or the thread or block index TIDx / BIDx (kir::Builtin).
+ExprP v(const std::string& name) {
+  if (name == "TIDx") return Expr::thread_index(ir::ParallelType::TIDx);
+  if (name == "BIDx") return Expr::thread_index(ir::ParallelType::BIDx);
+  return Expr::var(name);
+}
 ExprP c(int64_t x) { return Expr::integer(x); }
 
 /// e after simplify, alone in a kernel with a block of 128.
@@ -74,7 +80,7 @@ ExprP simplified(const ExprP& e) {
 TEST(Simplify, ForwardReplayOfARegisterIndexBecomesTheLoopIndices) {
   // softmax at K=1024, 256 threads x 4: x = (i * 256 + tx) * 4 + j; the
   // Local buffer's forward replay ((x / 4) / 256) * 4 + x % 4 is i * 4 + j.
-  ExprP x = (v("i") * c(256) + v("threadIdx.x")) * c(4) + v("j");
+  ExprP x = (v("i") * c(256) + v("TIDx")) * c(4) + v("j");
   ExprP index = ((x / c(4)) / c(256)) * c(4) + x % c(4);
   Nest n({{"i", 2}, {"j", 4}}, index, c(0), {256, 1, 1});
   simplify(n.kernel);
@@ -87,7 +93,7 @@ TEST(Simplify, DivisionBySymbolicSizeUsesTheBranchBound) {
   // store's predicate; the register index ((x / 4) / C) * 4 + x % 4 with
   // x = (i * C + tx) * 4 + j is i * 4 + j there, and stays as it is outside.
   ExprP cdiv = Expr::ceil_div(v("T0.size[1]"), c(4));
-  ExprP x = (v("i") * cdiv + v("threadIdx.x")) * c(4) + v("j");
+  ExprP x = (v("i") * cdiv + v("TIDx")) * c(4) + v("j");
   ExprP index = ((x / c(4)) / cdiv) * c(4) + x % c(4);
   for (bool guarded : {true, false}) {
     kir::Kernel k;
@@ -101,7 +107,7 @@ TEST(Simplify, DivisionBySymbolicSizeUsesTheBranchBound) {
     auto inner = kir::For::make("j", c(4), false);
     inner->body.push_back(kir::Store::make(&b, index, Expr::floating(0, ir::DataType::F32)));
     if (guarded) {
-      auto branch = kir::If::make(v("threadIdx.x") < cdiv);
+      auto branch = kir::If::make(v("TIDx") < cdiv);
       branch->then_body.push_back(std::move(inner));
       loop->body.push_back(std::move(branch));
     } else {
@@ -164,7 +170,7 @@ TEST(Simplify, ModuloThenDivisionOfAFlattenedIndexIsTheUnrolledLoop) {
   // unrolled loop (4 x 128 threads x 4): the cache's forward replay through
   // the flattened [N * K] axis, (((bx * 2048 + u * 512 + tx * 4) % 4096) /
   // 512) % 4 * 4, is u * 4: (x % 4096) / 512 = (x / 512) % 8, and % 4 of that.
-  ExprP x = v("blockIdx.x") * c(2048) + v("u") * c(512) + v("threadIdx.x") * c(4);
+  ExprP x = v("BIDx") * c(2048) + v("u") * c(512) + v("TIDx") * c(4);
   Nest n({{"u", 4}}, (((x % c(4096)) / c(512)) % c(4)) * c(4), c(0), {128, 1, 1});
   simplify(n.kernel);
   ASSERT_NE(n.store(), nullptr);
@@ -182,7 +188,7 @@ TEST(Simplify, PredicatesTheBoundsDecideDisappear) {
     b.dtype = ir::DataType::I64;
     b.memory = ir::MemoryType::Local;
     b.size = 1;
-    auto branch = kir::If::make(v("threadIdx.x") < c(limit));
+    auto branch = kir::If::make(v("TIDx") < c(limit));
     branch->then_body.push_back(kir::Store::make(&b, c(0), c(1)));
     k.body->body.push_back(std::move(branch));
     simplify(k);
@@ -210,6 +216,7 @@ int64_t eval(const ExprP& e, const std::map<std::string, int64_t>& env) {
   if (const auto* i = e->as<kir::IntImm>()) return i->value;
   if (const auto* b = e->as<kir::BoolImm>()) return b->value;
   if (const auto* x = e->as<kir::Var>()) return env.at(x->name);
+  if (e->as<kir::Builtin>()) return env.at(kir::print_expr(e));  // "TIDx"
   if (const auto* s = e->as<kir::Select>())
     return eval(s->cond, env) ? eval(s->true_value, env) : eval(s->false_value, env);
   const auto* op = e->as<kir::IndexOp>();
@@ -254,7 +261,7 @@ TEST(Simplify, XorIsBoundedByTheNextPowerOfTwo) {
   // `< 8` holds everywhere and folds, `< 7` does not; constants fold, ^ 0 goes.
   for (int64_t limit : {8, 7}) {
     Nest n({{"k", 8}}, c(0),
-           Expr::select((v("k") ^ v("threadIdx.x")) < c(limit), c(1), c(0), ir::DataType::I64),
+           Expr::select((v("k") ^ v("TIDx")) < c(limit), c(1), c(0), ir::DataType::I64),
            {6, 1, 1});
     simplify(n.kernel);
     EXPECT_EQ(kir::print_expr(n.store()->value) == "1", limit == 8)
@@ -271,7 +278,7 @@ void check_random_indices(bool with_xor, uint64_t seed) {
   SCOPED_TRACE(with_xor ? "with XORs" : "without XORs");
   std::mt19937_64 rng(seed);
   const std::vector<std::pair<std::string, int64_t>> loops = {{"i", 3}, {"j", 5}, {"k", 8}};
-  const std::vector<std::string> vars = {"i", "j", "k", "threadIdx.x"};
+  const std::vector<std::string> vars = {"i", "j", "k", "TIDx"};
   int changed = 0;
   for (int t = 0; t < 1500; ++t) {
     ExprP index = random_index(rng, vars, 4, with_xor);
@@ -288,7 +295,7 @@ void check_random_indices(bool with_xor, uint64_t seed) {
         for (int64_t k = 0; k < 8; ++k)
           for (int64_t tx = 0; tx < 6; ++tx) {
             const std::map<std::string, int64_t> env{
-                {"i", i}, {"j", j}, {"k", k}, {"threadIdx.x", tx}};
+                {"i", i}, {"j", j}, {"k", k}, {"TIDx", tx}};
             ASSERT_EQ(eval(s->index, env), eval(index, env))
                 << kir::print_expr(index) << "\n  simplified to " << kir::print_expr(s->index)
                 << "\n  at i=" << i << " j=" << j << " k=" << k << " tx=" << tx;
@@ -324,7 +331,7 @@ TEST(Simplify, CeilDivOfAMultipleIsExact) {
             kir::print_expr(simplified(v("q") * c(2))));
   EXPECT_EQ(kir::print_expr(simplified(Expr::ceil_div(sixteen_q() + c(3), c(4)))),
             kir::print_expr(simplified(v("q") * c(4) + c(1))));
-  EXPECT_THAT(kir::print_expr(simplified(Expr::ceil_div(sixteen_q() + v("threadIdx.x"), c(4)))),
+  EXPECT_THAT(kir::print_expr(simplified(Expr::ceil_div(sixteen_q() + v("TIDx"), c(4)))),
               ::testing::HasSubstr("ceilDiv"));
   // A common factor divides out: ceilDiv(16 q, 32) = ceilDiv(q, 2).
   EXPECT_EQ(kir::print_expr(simplified(Expr::ceil_div(sixteen_q(), c(32)))),
@@ -334,14 +341,14 @@ TEST(Simplify, CeilDivOfAMultipleIsExact) {
 TEST(Simplify, AVectorAndItsElementsShareOneBoundsCheckOnAMultipleOf16) {
   // Row i of a 2-row-per-thread split, 4-wide vectors: the vector's check
   // (last element) and each element's check are one atom once K = 16 q.
-  ExprP base = sixteen_q() * v("i") + v("threadIdx.x") * c(4);
+  ExprP base = sixteen_q() * v("i") + v("TIDx") * c(4);
   const std::string vec = simplified_predicate(base + c(3) < sixteen_q());
   const std::string elem = simplified_predicate(base + v("j") < sixteen_q());
   EXPECT_EQ(vec, elem);
   EXPECT_EQ(simplified_predicate((base + c(3) < sixteen_q()) && (base + v("j") < sixteen_q())),
             vec);
   // Without the divisibility (K itself), the two stay different.
-  ExprP k_base = v("K") * v("i") + v("threadIdx.x") * c(4);
+  ExprP k_base = v("K") * v("i") + v("TIDx") * c(4);
   EXPECT_NE(simplified_predicate(k_base + c(3) < v("K")),
             simplified_predicate(k_base + v("j") < v("K")));
 }
@@ -351,7 +358,7 @@ TEST(Simplify, RandomIndicesOverAMultipleOf16KeepTheirValue) {
   // and in predicates, checked at every point for q = 0..3.
   std::mt19937_64 rng(20261203);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
-  const std::vector<std::string> vars = {"i", "j", "threadIdx.x"};
+  const std::vector<std::string> vars = {"i", "j", "TIDx"};
   static constexpr int64_t kDivs[] = {1, 2, 4, 8, 16, 3};
   auto piece = [&]() -> ExprP {
     switch (pick(6)) {
@@ -382,7 +389,7 @@ TEST(Simplify, RandomIndicesOverAMultipleOf16KeepTheirValue) {
       for (int64_t i = 0; i < 3; ++i)
         for (int64_t j = 0; j < 5; ++j)
           for (int64_t tx = 0; tx < 6; ++tx) {
-            const std::map<std::string, int64_t> env{{"i", i}, {"j", j}, {"threadIdx.x", tx}, {"q", q}};
+            const std::map<std::string, int64_t> env{{"i", i}, {"j", j}, {"TIDx", tx}, {"q", q}};
             ASSERT_EQ(eval(s->index, env), eval(index, env))
                 << kir::print_expr(index) << "\n  simplified to " << kir::print_expr(s->index);
             ASSERT_EQ(eval(s->value, env), eval(value, env))
@@ -398,7 +405,7 @@ TEST(Simplify, AContiguousOffsetOfAMergeReplayFoldsBack) {
   // logical indices of a flattened loop x are x / K and x % K, so the offset
   // (x % K) + (x / K) * K is x, for a constant K and a symbolic one, and over
   // three axes too.
-  ExprP x = v("blockIdx.x") * c(128) + v("threadIdx.x");
+  ExprP x = v("BIDx") * c(128) + v("TIDx");
   Nest two({}, (x % c(4096)) + (x / c(4096)) * c(4096), c(0), {128, 1, 1});
   simplify(two.kernel);
   EXPECT_EQ(kir::print_expr(two.store()->index), kir::print_expr(simplified(x)));
@@ -415,7 +422,7 @@ TEST(Simplify, RandomMergeReplaysKeepTheirValue) {
   // Random a, divisors (constant or the symbolic K) and coefficients in the
   // shapes recombine() folds, checked at every point.
   std::mt19937_64 rng(20261202);
-  const std::vector<std::string> vars = {"i", "j", "threadIdx.x"};
+  const std::vector<std::string> vars = {"i", "j", "TIDx"};
   static constexpr int64_t kDivs[] = {1, 2, 3, 4, 8};
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
   for (int t = 0; t < 300; ++t) {
@@ -434,7 +441,7 @@ TEST(Simplify, RandomMergeReplaysKeepTheirValue) {
       for (int64_t i = 0; i < 3; ++i)
         for (int64_t j = 0; j < 5; ++j)
           for (int64_t tx = 0; tx < 6; ++tx) {
-            const std::map<std::string, int64_t> env{{"i", i}, {"j", j}, {"threadIdx.x", tx}, {"K", K}};
+            const std::map<std::string, int64_t> env{{"i", i}, {"j", j}, {"TIDx", tx}, {"K", K}};
             ASSERT_EQ(eval(s->index, env), eval(index, env))
                 << kir::print_expr(index) << "\n  simplified to " << kir::print_expr(s->index)
                 << "\n  at K=" << K << " i=" << i << " j=" << j << " tx=" << tx;
@@ -445,6 +452,87 @@ TEST(Simplify, RandomMergeReplaysKeepTheirValue) {
 TEST(Simplify, RandomIndicesKeepTheirValueEverywhereInBounds) {
   check_random_indices(false, 20261201);
   check_random_indices(true, 20261202);
+}
+
+
+// ---- typed built-ins and tensor sizes (kir::Builtin, kir::TensorDim) --------
+
+/// A rank-2 parameter buffer named `name`.
+std::unique_ptr<kir::Buffer> param(const std::string& name) {
+  auto b = std::make_unique<kir::Buffer>();
+  b->name = name;
+  b->dtype = ir::DataType::F32;
+  b->memory = ir::MemoryType::Global;
+  b->is_param = true;
+  b->rank = 2;
+  return b;
+}
+
+TEST(Simplify, LaunchExtentsFoldToAFixedLaunch) {
+  using P = ir::ParallelType;
+  // blockDim.x is 128 in a block of 128; blockDim.y is 1; gridDim.x is the
+  // grid's 4 when simplify is told it; an unfixed grid leaves gridDim.y.
+  Nest n({}, Expr::launch_extent(P::TIDx) * c(2) + Expr::launch_extent(P::TIDy) +
+                 Expr::launch_extent(P::BIDx) * c(1000) + Expr::launch_extent(P::BIDy),
+         c(0), {128, 1, 1});
+  simplify(n.kernel, {4, 0, 0});
+  EXPECT_EQ(kir::print_expr(n.store()->index), "(dim(BIDy) + 4257)");
+  // The block index lies below the grid: BIDx < 4 holds, BIDx < 3 does not.
+  for (int64_t limit : {4, 3}) {
+    Nest p({}, c(0), Expr::select(v("BIDx") < c(limit), c(1), c(0), ir::DataType::I64),
+           {128, 1, 1});
+    simplify(p.kernel, {4, 1, 1});
+    EXPECT_EQ(kir::print_expr(p.store()->value) == "1", limit == 4) << "limit " << limit;
+  }
+}
+
+TEST(Simplify, ABranchOverASizeBoundsTheThreadIndexByThatSizeOnly) {
+  // Inside `if (TIDx < A.size[1])`, (i * A.size[1] + TIDx) / A.size[1] is i
+  // and the remainder TIDx. The fact is keyed on the size's structure, not
+  // its text: another buffer that happens to print the same (B, also "T0")
+  // is not bounded by it, and its division stays.
+  auto a = param("T0"), b = param("T0");
+  for (const kir::Buffer* divisor : {a.get(), b.get()}) {
+    const ExprP ka = Expr::tensor_size(a.get(), 1), kd = Expr::tensor_size(divisor, 1);
+    kir::Kernel k;
+    k.static_block = {128, 1, 1};
+    k.body = kir::Block::make();
+    kir::Buffer out;
+    out.name = "T9";
+    out.dtype = ir::DataType::I64;
+    out.memory = ir::MemoryType::Local;
+    out.size = 1;
+    auto loop = kir::For::make("i", c(4), false);
+    auto branch = kir::If::make(v("TIDx") < ka);
+    const ExprP x = v("i") * kd + v("TIDx");
+    branch->then_body.push_back(kir::Store::make(&out, x / kd, x % kd));
+    loop->body.push_back(std::move(branch));
+    k.body->body.push_back(std::move(loop));
+    simplify(k);
+    const auto* s = k.body->body[0]->as<kir::For>()->body[0]->as<kir::If>()->then_body[0]
+                        ->as<kir::Store>();
+    if (divisor == a.get()) {
+      EXPECT_EQ(kir::print_expr(s->index), "i");
+      EXPECT_EQ(kir::print_expr(s->value), "TIDx");
+    } else {
+      EXPECT_THAT(kir::print_expr(s->index), ::testing::HasSubstr("/ T0.size[1]"));
+      EXPECT_THAT(kir::print_expr(s->value), ::testing::HasSubstr("% T0.size[1]"));
+    }
+  }
+}
+
+TEST(Simplify, ASizeQuotientTermPrintsAsAMultipleOfItsDivisor) {
+  // K = 16 q with q = T0.size[1] >> 4 (a TensorDim of divisor 16): the term
+  // i * q at coefficient 32 prints as (i * (q * 16)) * 2, loop-invariant
+  // q * 16 once; a divisor of 12 prints as a division, not a shift.
+  auto t = param("T0");
+  const ExprP q = Expr::tensor_size(t.get(), 1, 16);
+  EXPECT_EQ(kir::print_expr(q), "(T0.size[1] >> 4)");
+  EXPECT_EQ(kir::print_expr(Expr::tensor_size(t.get(), 1, 12)), "(T0.size[1] / 12)");
+  Nest n({{"i", 3}}, v("i") * q * c(32) + q * c(16), c(0), {128, 1, 1});
+  simplify(n.kernel);
+  EXPECT_EQ(kir::print_expr(n.store()->index),
+            "(((T0.size[1] >> 4) * 16) + ((i * ((T0.size[1] >> 4) * 16)) * 2))");
 }
 
 }  // namespace

@@ -38,7 +38,9 @@ struct Expr;
 using ExprP = std::shared_ptr<const Expr>;
 
 struct Expr {
-  enum class Kind { Int, Float, Bool, Var, Unary, Binary, Select, Cast, Load, Index };
+  enum class Kind {
+    Int, Float, Bool, Var, Builtin, TensorDim, Unary, Binary, Select, Cast, Load, Index
+  };
   const Kind kind;
   const ir::DataType dtype;  ///< value type
 
@@ -59,6 +61,13 @@ struct Expr {
   static ExprP boolean(bool v);
   static ExprP floating(double v, ir::DataType t);
   static ExprP var(std::string name, ir::DataType t = ir::DataType::I64);
+  /// The index of this thread or block along a thread or block dimension
+  /// (TIDx..BIDz), and the launch's extent along it (Builtin).
+  static ExprP thread_index(ir::ParallelType p);
+  static ExprP launch_extent(ir::ParallelType p);
+  /// Parameter b's size along `axis`, divided by `divisor` (TensorDim).
+  static ExprP tensor_size(const Buffer* b, int axis, int64_t divisor = 1);
+  static ExprP tensor_stride(const Buffer* b, int axis);
   static ExprP unary(ir::UnaryOpType op, ExprP a, ir::DataType t);
   static ExprP binary(ir::BinaryOpType op, ExprP a, ExprP b, ir::DataType t);
   static ExprP select(ExprP c, ExprP a, ExprP b, ir::DataType t);
@@ -91,12 +100,43 @@ struct BoolImm final : Expr {
   const bool value;
   explicit BoolImm(bool v) : Expr(kKind, ir::DataType::Bool), value(v) {}
 };
-/// A named value: a loop variable, threadIdx.x, blockDim.y, a tensor's size
-/// ("T0.size[1]") or stride.
+/// A named value: a loop variable ("i5"), or in launch terms
+/// (Kernel::launch_shared_bytes, Buffer::dynamic_elements) a size symbol ("K").
+/// Thread and block indices and tensor sizes have nodes of their own.
 struct Var final : Expr {
   static constexpr Kind kKind = Kind::Var;
   const std::string name;
   Var(std::string n, ir::DataType t) : Expr(kKind, t), name(std::move(n)) {}
+};
+/// A value the launch gives each thread: its index along a thread or block
+/// dimension, or the launch's extent along that dimension. Only codegen and
+/// the CPU runtime spell these in CUDA (threadIdx.x is {TIDx, Index},
+/// blockDim.x {TIDx, Extent}, blockIdx.y {BIDy, Index}, gridDim.y {BIDy,
+/// Extent}); the kernel-IR text prints TIDx and dim(TIDx). Of type I64.
+struct Builtin final : Expr {
+  static constexpr Kind kKind = Kind::Builtin;
+  enum class Of { Index, Extent };
+  const ir::ParallelType parallel;  ///< TIDx, TIDy, TIDz, BIDx, BIDy or BIDz
+  const Of of;                      ///< the index, or the extent
+  Builtin(ir::ParallelType p, Of o) : Expr(kKind, ir::DataType::I64), parallel(p), of(o) {}
+};
+/// A tensor parameter's size or stride along one axis, read at run time
+/// (Tensor<T, N>::size[axis], ::stride[axis]). With divisor > 1, the exact
+/// quotient size / divisor of a size the kernel assumes a multiple of it
+/// (Kernel::divisible, lower/size_variable.h): an opaque variable to the
+/// simplifier. Of type I64.
+struct TensorDim final : Expr {
+  static constexpr Kind kKind = Kind::TensorDim;
+  enum class Field { Size, Stride };
+  const Buffer* const buffer;  ///< a parameter
+  const int axis;              ///< in [0, buffer->rank)
+  const Field field;           ///< size or stride
+  const int64_t divisor;       ///< 1, or the size's assumed divisor
+  TensorDim(const Buffer* b, int a, Field f, int64_t d)
+      : Expr(kKind, ir::DataType::I64), buffer(b), axis(a), field(f), divisor(d) {}
+  /// k when divisor is 2^k (k > 0): sizes are >= 0, so the quotient is a
+  /// shift (a signed `/` costs more); -1 otherwise.
+  int shift() const;
 };
 /// op(a), elementwise math.
 struct Unary final : Expr {

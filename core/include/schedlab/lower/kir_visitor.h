@@ -27,6 +27,8 @@ class IRVisitor {
   virtual void visit(const FloatImm&) {}
   virtual void visit(const BoolImm&) {}
   virtual void visit(const Var&) {}
+  virtual void visit(const Builtin&) {}
+  virtual void visit(const TensorDim&) {}
   virtual void visit(const Unary& e);
   virtual void visit(const Binary& e);
   virtual void visit(const Select& e);
@@ -54,8 +56,9 @@ class IRVisitor {
 class IRMutator {
  public:
   virtual ~IRMutator() = default;
-  /// Dispatches on the node's kind (null stays null).
-  ExprP mutate(const ExprP& e);
+  /// Dispatches on the node's kind (null stays null). Virtual so that a
+  /// mutator may replace whole subtrees before dispatch (kir::substitute).
+  virtual ExprP mutate(const ExprP& e);
   void mutate(Stmt& s);
   /// Every statement of the list, in order.
   virtual void mutate_body(std::vector<StmtP>& body);
@@ -65,6 +68,8 @@ class IRMutator {
   virtual ExprP visit(const FloatImm&, const ExprP& self) { return self; }
   virtual ExprP visit(const BoolImm&, const ExprP& self) { return self; }
   virtual ExprP visit(const Var&, const ExprP& self) { return self; }
+  virtual ExprP visit(const Builtin&, const ExprP& self) { return self; }
+  virtual ExprP visit(const TensorDim&, const ExprP& self) { return self; }
   virtual ExprP visit(const Unary& e, const ExprP& self);
   virtual ExprP visit(const Binary& e, const ExprP& self);
   virtual ExprP visit(const Select& e, const ExprP& self);

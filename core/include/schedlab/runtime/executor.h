@@ -7,6 +7,7 @@
 
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/lower/kir.h"
+#include "schedlab/lower/kir_equality.h"
 #include "schedlab/lower/lower.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/access_trace.h"
@@ -56,6 +57,9 @@ void check_specialization(const kir::Kernel& k, const ir::SizeBindings& sizes);
 /// parallel type), and the dynamic shared memory (the Shared buffers, then
 /// the block-reduction workspace, sized by the block).
 LaunchDims launch_dims(const kir::Kernel& k, const ir::SizeBindings& sizes);
+/// The launch's built-ins as values: each launch extent (kir::Builtin of
+/// Of::Extent: blockDim, gridDim) bound to its integer, for kir::substitute.
+kir::ExprMap<kir::ExprP> launch_bindings(const LaunchDims& dims);
 /// The value of a kernel's launch-term expression (kir::Kernel::
 /// launch_shared_bytes, Buffer::dynamic_elements) at this launch.
 int64_t launch_value(const kir::ExprP& e, const LaunchDims& dims, const ir::SizeBindings& sizes);
