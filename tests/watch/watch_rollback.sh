@@ -25,6 +25,17 @@ validation: {rtol: 0, atol: 1e-4}
 measure: {repetitions: 2, warmup: 0}
 backend: cpu
 YAML
+# Warm the kernel cache with the kernels of the good and the wrong builds
+# (default time limit): under --timeout 20 below, a cold compile on a loaded
+# machine could otherwise turn the good build's point, or the wrong build's
+# wrong_result, into a timeout (as isolate_cli_run_warm_cache does).
+for warm in good wrong; do
+  cp "$plugins/rollback_$warm.so" "$work/warm.so"
+  sed "s|$work/rollback_plugin.so|$work/warm.so|" "$work/sweep.yaml" > "$work/warm.yaml"
+  "$schedlab" run "$work/warm.yaml" -o "$work/warm.jsonl" --cache-dir "$work/cache" \
+    > "$work/warm_$warm.txt" 2>&1 || true
+  grep -q "mine" "$work/warm_$warm.txt" || { cat "$work/warm_$warm.txt"; exit 1; }
+done
 : > "$work/out.txt"
 "$schedlab" watch "$work/sweep.yaml" -o "$work/results.jsonl" --max-reruns 3 --timeout 20 \
   --cache-dir "$work/cache" > "$work/out.txt" 2>&1 &
