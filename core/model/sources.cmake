@@ -1,4 +1,4 @@
-# model: the performance model (DESIGN.md section 16, docs/model.md): device
+# model: the performance model (docs/model.md): device
 # models, compiler resources, occupancy, emulated memory traffic, roofline
 target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/device.cpp

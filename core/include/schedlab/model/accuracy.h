@@ -1,5 +1,5 @@
-// schedlab/model: how well the predictions match measurements (DESIGN.md
-// section 16: on a GPU, the model's error is recorded).
+// schedlab/model: how well the predictions match measurements (on a GPU,
+// the model's error is recorded: docs/gpu-check.md, docs/model.md "Calibration").
 //
 // Owns: comparing each measured point's median time with its prediction,
 // and the summary scripts/gpu-check records: the median and largest

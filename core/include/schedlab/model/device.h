@@ -1,5 +1,5 @@
 // schedlab/model: device models, the hardware half of the performance model
-// (DESIGN.md section 16, docs/model.md).
+// (docs/model.md, "Device models").
 //
 // Owns: DeviceModel, the published figures of one GPU read from a YAML file
 // in configs/devices/ (h200, h100-sxm, a100-80g, l40s, rtx4090), its loader,

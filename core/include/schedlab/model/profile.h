@@ -1,5 +1,5 @@
 // schedlab/model: the profile of one kernel on a device model, the
-// performance model's whole answer (DESIGN.md section 16, docs/model.md).
+// performance model's whole answer (docs/model.md).
 //
 // Owns: profile_kernel(), which puts the parts together:
 //   1. resources from NVRTC for the device's arch (resources.h);
