@@ -14,7 +14,9 @@ folder) is an edge. The check fails, naming file:line, when
   - an edge goes to a module its row does not list under "may include",
   - a listed module is not on a lower layer (the table contradicts itself),
   - the edges between modules form a cycle,
-  - an allowance matches no include (it is stale: delete it).
+  - an allowance matches no include (it is stale: delete it),
+  - a public header (core/include) includes a private dependency of libschedlab
+    (yaml-cpp, Boost.DLL, NVRTC, XGBoost).
 An include listed under allowances is reported as allowed, not as an error.
 
 Usage: check_layers.py <repository root>    (exit 0: clean, 1: violations)
@@ -25,6 +27,7 @@ import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SOURCE_EXT = ('.h', '.hpp', '.cpp', '.cc', '.cuh', '.inc')
+PRIVATE_DEP = re.compile(r'^\s*#\s*include\s*[<"](yaml-cpp/|boost/dll|nvrtc\.h|xgboost/)')
 SCANNED = ('core', 'plugin-api', 'plugins', 'bench')
 
 
@@ -114,6 +117,9 @@ def scan(root, roles):
                     continue
                 with open(os.path.join(root, rel), encoding='utf-8', errors='replace') as fh:
                     for n, line in enumerate(fh, 1):
+                        if rel.startswith('core/include/') and PRIVATE_DEP.match(line):
+                            unknown.append('%s:%d: a public header includes %s, a private dependency '
+                                           'of libschedlab' % (rel, n, line.strip()))
                         m = INCLUDE.match(line)
                         if not m:
                             continue

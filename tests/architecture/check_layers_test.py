@@ -79,6 +79,9 @@ CASES = [
      1, ['stale allowance core/ir/ir.cpp includes "schedlab/lower/lower.h"']),
     ('sweep file of no role', {'core/sweep/orphan.cpp': '\n'}, '', 1,
      ['core/sweep/orphan.cpp: core/sweep file with no role']),
+    ('private dependency in a public header',
+     {'core/include/schedlab/ir/ir.h': '#pragma once\n#include <yaml-cpp/yaml.h>\n'}, '', 1,
+     ['core/include/schedlab/ir/ir.h:2: a public header includes #include <yaml-cpp/yaml.h>']),
     ('module of no row', {'core/zzz/a.cpp': '#include "schedlab/base/error.h"\n'}, '', 1,
      ['core/zzz/a.cpp:1: module zzz is not in docs/architecture.md']),
 ]
