@@ -1,0 +1,297 @@
+// `schedlab exec`: one fusion, its sizes and its schedule (bench/fusion_point.h)
+// run once through core/point and validated against the reference; the
+// inputs may come from .npy files, the outputs be saved, and the validation
+// itself tested with mutants (--mutate). Isolated in a child by default.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "cli_checks.h"
+#include "command.h"
+#include "fusion_point.h"
+#include "schedlab/base/error.h"
+#include "schedlab/isolate/isolate.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/ref/npy.h"
+#include "schedlab/runtime/cuda_backend.h"
+#include "schedlab/segment/segment.h"
+#include "schedlab/sweep/mutate.h"
+
+namespace schedlab::cli {
+
+namespace {
+
+struct ExecOptions {
+  std::string backend = "auto";
+  std::string cache_dir;
+  uint64_t seed = 1;
+  std::string inputs;        ///< --inputs: comma-separated .npy files, one per fusion input
+  std::string save_outputs;  ///< --save-outputs: a directory for <name>.npy and <name>.ref.npy
+  bool isolate = true;       ///< --isolate (default) / --no-isolate: run in a child process
+  bool sanitize = false;     ///< --sanitize: run the kernels under the emulation sanitizer
+  double timeout_s = 120;    ///< --timeout (0: none)
+  std::vector<std::string> mutate;  ///< --mutate KIND (repeatable; docs/mutation.md)
+  std::optional<double> rtol, atol;  ///< --rtol/--atol: a user tolerance (docs/validation.md)
+  /// The user's tolerance when --rtol or --atol was given (the other one 0,
+  /// as the sweep key `validation: {rtol, atol}`), else the error bound's.
+  std::optional<ref::Tolerance> tolerance() const {
+    if (!rtol && !atol) return std::nullopt;
+    return ref::Tolerance::user(rtol.value_or(0), atol.value_or(0));
+  }
+};
+
+/// --inputs a.npy,b.npy: one file per input of f, in order, each checked
+/// against the input's dtype and its shape under `sizes`.
+std::vector<ref::HostTensor> read_inputs(const std::string& list, const ir::Fusion& f,
+                                         const ir::SizeBindings& sizes) {
+  std::vector<std::string> paths;
+  std::stringstream ss(list);
+  for (std::string p; std::getline(ss, p, ',');) paths.push_back(p);
+  if (!list.empty() && list.back() == ',') paths.emplace_back();
+  std::string names;
+  for (const ir::TensorView* in : f.inputs()) names += (names.empty() ? "" : ", ") + in->describe();
+  user_assert(paths.size() == f.inputs().size())
+      << "--inputs: fusion '" << f.name() << "' has " << f.inputs().size() << " input"
+      << (f.inputs().size() == 1 ? "" : "s") << " (" << names << "), found " << paths.size()
+      << " file" << (paths.size() == 1 ? "" : "s") << " in '" << list << "'";
+  std::vector<ref::HostTensor> r;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    user_assert(!paths[i].empty())
+        << "--inputs: file " << i + 1 << " of '" << list << "' is empty; expected a .npy path for "
+        << f.inputs()[i]->describe();
+    r.push_back(ref::read_npy_input(paths[i], f.inputs()[i], sizes));
+  }
+  return r;
+}
+
+/// --save-outputs DIR: each output as DIR/<name>.npy, the reference as
+/// DIR/<name>.ref.npy and the reference's per-element error bound (f64, the
+/// B of docs/validation.md) as DIR/<name>.bound.npy, <name> being the
+/// output's name in the fusion or T<n>.
+void save_outputs(const std::string& dir, const ir::Fusion& f,
+                  const std::vector<ref::HostTensor>& got,
+                  const std::vector<ref::HostTensor>& want) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  user_assert(!ec) << "--save-outputs: cannot create directory '" << dir << "': " << ec.message();
+  for (size_t i = 0; i < got.size(); ++i) {
+    const ir::TensorView* out = f.outputs()[i];
+    std::string base =
+        (std::filesystem::path(dir) / (out->user_name().empty() ? out->str() : out->user_name()))
+            .string();
+    ref::write_npy(base + ".npy", got[i]);
+    ref::write_npy(base + ".ref.npy", want[i]);
+    ref::HostTensor bound{ir::DataType::F64, want[i].shape, want[i].error};
+    bound.data.resize(static_cast<size_t>(want[i].numel()), 0.0);  // empty: exact
+    ref::write_npy(base + ".bound.npy", bound);
+    fmt::print("  saved output {} to {}.npy, {}.ref.npy and {}.bound.npy\n", i, base, base, base);
+  }
+}
+
+/// --mutate: each mutation applied to a copy of the outputs `got`, which
+/// validated (`v`), validated again and judged; its effect and verdict
+/// printed. When `v` failed there is nothing to test: it says so. A mutation
+/// that changes no output cannot be killed: a user error, after the others.
+void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plain,
+                   const ir::SizeBindings& sizes, const std::vector<ref::HostTensor>& got,
+                   const std::vector<ref::HostTensor>& want, const sweep::Validation& v,
+                   const std::optional<ref::Tolerance>& tol) {
+  std::string unchanged;  // the mutations that changed nothing
+  for (const std::string& kind : kinds) {
+    const sweep::Mutation m = sweep::parse_mutation(kind);
+    if (!v.ok) {
+      fmt::print("  mutation {} not applied: the kernel's own outputs fail validation\n", m.str());
+      continue;
+    }
+    std::vector<ref::HostTensor> mutant = got;
+    const sweep::MutationEffect e = sweep::mutate(m, mutant, want);
+    for (size_t i = 0; i < e.outputs.size(); ++i)
+      fmt::print("  mutation {}: output {}: {}\n", m.str(), i, e.outputs[i]);
+    if (e.noop()) {
+      unchanged += (unchanged.empty() ? "" : ", ") + m.str();
+      continue;
+    }
+    fmt::print("{}\n", sweep::judge_mutant(m, sweep::validate(plain, sizes, mutant, want, tol)).line);
+  }
+  user_assert(unchanged.empty())
+      << "--mutate " << unchanged
+      << ": expected a mutation that changes some output, but every output is unchanged (see "
+         "above); try another kind";
+}
+
+int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
+  auto backend = sweep::make_backend(eo.backend, eo.cache_dir);
+  point::Options po;
+  // A plugin schedules for the device that will run the kernel.
+  if (sweep::is_cuda(*backend)) po.device = runtime::cuda_device_properties();
+  po.sanitize = eo.sanitize;
+  po.tolerance = eo.tolerance();
+  po.cache_dir = eo.cache_dir;
+  Loaded l = load(fo, backend.get(), po);
+  point::Point& p = l.point;
+  p.run(point::Stage::Schedule, point::Stage::Schedule);
+  require_scheduled(p);
+  {
+    // The reference evaluates an unscheduled copy (see sweep/pipeline.h).
+    const sweep::BoundFusion& bf = p.fusion();
+    frontend::FusionDefinition plain = frontend::load_fusion_file(bf.path);
+    std::optional<std::vector<ref::HostTensor>> inputs;
+    if (!eo.inputs.empty()) inputs = read_inputs(eo.inputs, *plain.fusion, bf.sizes);
+    p.set_reference(point::make_reference(std::move(plain), bf.sizes, eo.seed, fo.fast_math,
+                                          std::move(inputs)));
+  }
+  p.run(point::Stage::Lower, point::Stage::Validate);
+  const sweep::BoundFusion& bf = p.fusion();
+  const ir::Fusion& f = *bf.def.fusion;
+  const point::Result& r = p.result();
+  if (p.segmented()) {
+    const segment::Segmentation& s = p.segmented()->segmentation;
+    fmt::print("{} on {}: sizes {}, {} segment{}\n", f.name(), backend->name(),
+               sweep::sizes_str(f, bf.sizes), s.segments.size(),
+               s.segments.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < r.kernels.size(); ++i) {
+      const runtime::LaunchDims& dims = r.kernels[i].dims;
+      const std::string& params = r.runs[i].params_str;
+      fmt::print("  segment {} ({}{}): grid ({}, {}, {}), block ({}, {}, {}), {} B shared, "
+                 "int{} index\n",
+                 i, s.segments[i].scheduler, params.empty() ? "" : ": " + params, dims.grid[0],
+                 dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
+                 dims.shared_bytes, r.kernels[i].prepared.source.index_bits);
+    }
+  } else {
+    const sweep::SegmentKernel& k = p.kernel();
+    const runtime::LaunchDims& dims = k.dims;
+    fmt::print(
+        "{} on {}: sizes {}, grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index\n",
+        f.name(), backend->name(), sweep::sizes_str(f, bf.sizes), dims.grid[0], dims.grid[1],
+        dims.grid[2], dims.block[0], dims.block[1], dims.block[2], dims.shared_bytes,
+        k.prepared.source.index_bits);
+  }
+  for (const std::string& line : r.tuned_lines) fmt::print("  {}\n", line);
+  const sweep::Validation& v = *r.validation;
+  const std::vector<runtime::SanitizerFinding>& findings = r.findings;
+  if (eo.sanitize)
+    fmt::print("  sanitizer: {}\n", findings.empty()
+                                         ? std::string("no findings")
+                                         : fmt::format("{} finding{}", findings.size(),
+                                                       findings.size() == 1 ? "" : "s"));
+  for (const runtime::SanitizerFinding& x : findings) fmt::print("    {}\n", x.message());
+  for (size_t i = 0; i < v.outputs.size(); ++i) {
+    const sweep::OutputCheck& c = v.outputs[i];
+    fmt::print("  output {} ({}): {} (max abs error {:.3g}; allowed {}; largest error/allowed "
+               "{:.3g}{}){}\n",
+               i, c.name, c.cmp.ok ? "ok" : "wrong_result", c.cmp.max_abs_error, c.tol.describe(),
+               c.cmp.max_ratio, c.cmp.max_ratio > 0 ? " at " + c.cmp.max_ratio_at : "",
+               c.cmp.ok ? ""
+                        : fmt::format(", {} mismatches, first at {}", c.cmp.mismatches,
+                                      c.cmp.first_mismatch));
+  }
+  const point::Reference& ref = *p.reference();
+  // Named after the unscheduled fusion's outputs: the names do not depend on the schedule.
+  if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *ref.plain, r.outputs, ref.want);
+  // Killed or survived, a mutant is no correct result: exit 1 either way
+  // (a survivor means the check is too weak; its line says so).
+  run_mutations(eo.mutate, *ref.plain, bf.sizes, r.outputs, ref.want, v, eo.tolerance());
+  return v.ok && eo.mutate.empty() ? kExitOk : kExitFailures;
+}
+
+/// By default (--isolate) the whole of exec (plugin calls, compile, launches,
+/// validation and --mutate) runs in a child process. A crash or a hang is
+/// reported, naming the plugin call it happened in, and exits 1; the child's
+/// user and internal errors come back as such. --no-isolate runs it here,
+/// for a debugger.
+int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
+  for (const std::string& m : eo.mutate) sweep::parse_mutation(m);  // bad kinds before any work
+  if (!eo.isolate) {
+    // A default time limit: an emulated kernel that never ends (a schedule
+    // that loops over a huge tensor per thread) must not hang a script.
+    if (eo.timeout_s > 0)
+      std::thread([t = eo.timeout_s] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(t));
+        std::fprintf(stderr, "error: exec: timed out after %g s (--timeout)\n", t);
+        std::fflush(stdout);
+        std::_Exit(kExitFailures);
+      }).detach();
+    return run_exec_here(fo, eo);
+  }
+  const std::chrono::milliseconds limit =
+      eo.timeout_s > 0 ? std::chrono::milliseconds(static_cast<int64_t>(eo.timeout_s * 1000))
+                       : std::chrono::hours(24 * 365);  // --timeout 0: none
+  isolate::Outcome out = isolate::run_isolated(
+      [&] {
+        // The child's error frame carries a UserError's text, not its type:
+        // a plugin's fault is reported here (stderr is forwarded) and comes
+        // back as the exit code main() gives it.
+        try {
+          return std::to_string(run_exec_here(fo, eo));
+        } catch (const plugin::PluginFault& e) {
+          fmt::print(stderr, "{}\n", e.what());
+          return std::to_string(kExitFailures);
+        }
+      },
+      limit);
+  isolate::rethrow_error(out);
+  if (!out.ok()) {
+    fmt::print(stderr, "error: exec: {}\n", isolate::report(out));
+    return kExitFailures;
+  }
+  return std::stoi(out.payload);
+}
+
+}  // namespace
+
+Command add_exec_command(CLI::App& app) {
+  auto fo = std::make_shared<FusionOptions>();
+  auto eo = std::make_shared<ExecOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "exec", "Lower, compile and run a (scheduled) fusion once; validate it against the reference");
+  fo->add_to(cmd);
+  cmd->add_option("--backend", eo->backend, "auto (CUDA when a device answers), cuda or cpu")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  cmd->add_option("--cache-dir", eo->cache_dir,
+                  "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
+  cmd->add_option("--seed", eo->seed, "Seed of the generated inputs")
+      ->check(integer_in<uint64_t>(0));
+  cmd->add_option("--inputs", eo->inputs,
+                  "NumPy .npy files, one per fusion input in order (e.g. x.npy,w.npy), "
+                  "instead of generated inputs (a bf16 input: <u2 raw bits, or <f4 rounded)");
+  cmd->add_option("--save-outputs", eo->save_outputs,
+                  "Directory to write each output to as <name>.npy, and the reference as "
+                  "<name>.ref.npy (bf16: its raw bits as <u2, see docs/fusion-text.md)");
+  cmd->add_flag("--isolate,!--no-isolate", eo->isolate,
+                "Run the plugin calls, the compile and the launches in a child process (the "
+                "default): a crash or hang is reported, naming the plugin call, with exit 1 "
+                "instead of taking schedlab down. --no-isolate: all in this process (for a "
+                "debugger)");
+  cmd->add_option("--timeout", eo->timeout_s,
+                  "Seconds exec may take (default 120; 0: no limit). Past it exec stops with "
+                  "exit 1 (isolated: the child is killed)")
+      ->check(finite_number(0, /*inclusive=*/true));
+  cmd->add_flag("--sanitize", eo->sanitize,
+                "Also run the kernels under the emulation sanitizer (CPU backend): races, "
+                "out-of-bounds and uninitialised accesses, divergent barriers; any finding "
+                "is printed and exits 1 (docs/sanitizer.md)");
+  cmd->add_option("--mutate", eo->mutate,
+                  "Make the outputs wrong after the launch, before validation, to test the "
+                  "validation itself: zero, scale:F, one:R, swap or nan (repeatable or "
+                  "comma-separated: each on its own copy; docs/mutation.md). Exits 1 either "
+                  "way: 'wrong_result under mutation ...' when a mutant is killed, 'mutation "
+                  "... survived validation' when it is not")
+      ->delimiter(',');
+  cmd->add_option("--rtol", eo->rtol,
+                  "Relative tolerance: validate with |got - want| <= atol + rtol x |want| instead "
+                  "of the reference's error bounds (docs/validation.md; --atol alone: rtol 0)")
+      ->check(finite_number(0, /*inclusive=*/true));
+  cmd->add_option("--atol", eo->atol,
+                  "Absolute tolerance, with --rtol (alone: rtol 0) instead of the error bounds")
+      ->check(finite_number(0, /*inclusive=*/true));
+  return {cmd, [fo, eo] { return run_exec(*fo, *eo); }};
+}
+
+}  // namespace schedlab::cli
