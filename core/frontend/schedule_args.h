@@ -1,7 +1,7 @@
 // Schedule-script arguments (private to core/frontend): the enum spellings,
 // the primitive table's types, and Args, which holds one call's arguments
 // matched to its primitive's parameters and converts each on demand with a
-// user error at the argument. The primitives are in schedule_primitives.cpp,
+// user error at the argument. The primitives are in schedule_primitives.h,
 // the script that applies them in schedule_script.cpp, the grammar in
 // docs/schedule-scripts.md.
 #pragma once
@@ -239,8 +239,5 @@ class Args {
   const Primitive& p_;
   std::vector<const Value*> slots_;  ///< per parameter; null when not given
 };
-
-/// Every primitive but params(...), in the order the docs list them.
-const std::vector<Primitive>& primitives();
 
 }  // namespace schedlab::frontend::script

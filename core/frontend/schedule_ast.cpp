@@ -1,12 +1,13 @@
 // Schedule scripts, text to ParsedSchedule: a recursive-descent parser over
 // the fusion-body lexer with "{}:" added for placeholders and maps.
+#include "schedlab/frontend/schedule_ast.h"
+
 #include <algorithm>
 #include <utility>
 
 #include "lexer.h"
 #include "schedlab/base/error.h"
 #include "schedlab/base/nesting.h"
-#include "schedlab/frontend/schedule_ast.h"
 
 namespace schedlab::frontend {
 

@@ -1,7 +1,8 @@
 // The schedule-script primitives and queries: each decodes its arguments
 // (Args) and calls the ir/sched function it names. docs/schedule-scripts.md documents
 // them; adding one here is all a new primitive needs in the front end.
-#include "schedule_args.h"
+#include "schedule_primitives.h"
+
 #include "schedlab/sched/sched.h"
 
 namespace schedlab::frontend::script {

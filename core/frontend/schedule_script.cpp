@@ -1,8 +1,8 @@
 // Schedule scripts, applied: the whole text is parsed first
-// (schedule_parser.cpp, so a syntax error anywhere applies nothing), then
+// (schedule_ast.cpp, so a syntax error anywhere applies nothing), then
 // each statement is resolved and applied against the fusion as it is at
 // that line. The arguments and the enum spellings are in schedule_args.h,
-// the primitives in schedule_primitives.cpp.
+// the primitives in schedule_primitives.h.
 #include "schedlab/frontend/schedule_script.h"
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "parser.h"
 #include "schedule_args.h"
+#include "schedule_primitives.h"
 #include "schedlab/base/error.h"
 #include "schedlab/ir/verifier.h"
 

@@ -1,7 +1,7 @@
 // The schedule-script grammar in docs/schedule-scripts.md is executable: this
 // test reads its EBNF block, recognizes text with it (a small backtracking
 // matcher over tokens), and checks that it agrees with the parser
-// (core/frontend/schedule_parser.cpp) on the doc's accepted and refused
+// (core/frontend/schedule_ast.cpp) on the doc's accepted and refused
 // examples and on every script in configs/schedules/.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Schedule scripts, parse only (core/frontend/schedule_parser.cpp): text to
+// Schedule scripts, parse only (core/frontend/schedule_ast.cpp): text to
 // ParsedSchedule with no fusion anywhere, so every identifier stays a Name.
 #include <gtest/gtest.h>
 
