@@ -127,8 +127,8 @@ void place_dynamic_shared(kir::Kernel& kernel, const std::map<std::string, ExprP
   ExprP end = Expr::integer(kernel.shared_bytes);
   if (kernel.reduce_workspace_bytes > 0) {
     using P = ir::ParallelType;
-    ExprP threads = Expr::launch_extent(P::TIDx) * Expr::launch_extent(P::TIDy) *
-                    Expr::launch_extent(P::TIDz);
+    ExprP threads =
+        Expr::launch_extent(P::TIDx) * Expr::launch_extent(P::TIDy) * Expr::launch_extent(P::TIDz);
     end = Expr::integer(kernel.reduce_workspace_offset) +
           threads * Expr::integer(kernel.reduce_workspace_bytes);
   }

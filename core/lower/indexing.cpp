@@ -114,7 +114,8 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
     ExprP v = loop_index(t, k);
     r.index[id] = v;
     // A bound loop runs over the launch extent, which may exceed this one.
-    if (id->parallel_type() != ir::ParallelType::Serial && (v->as<kir::Var>() || v->as<kir::Builtin>()))
+    if (id->parallel_type() != ir::ParallelType::Serial &&
+        (v->as<kir::Var>() || v->as<kir::Builtin>()))
       r.predicate = r.predicate && (v < size(loop_owner(t, k).id()->extent()));
   }
   auto history = t->root_history();

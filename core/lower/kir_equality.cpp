@@ -14,27 +14,38 @@ namespace schedlab::kir {
 namespace {
 
 /// Where a node sorts among nodes of other kinds (compare's canonical
-/// order): compound index math first, then constants, tensor sizes and
-/// loads, the block-uniform built-ins, loop variables, thread indices, and
-/// the value math that index sums never hold.
+/// order): size quotients and compound index math first (both print in
+/// parentheses), then constants, tensor sizes and loads, the block-uniform
+/// built-ins, loop variables, thread indices, and the value math that index
+/// sums never hold.
 int rank(const Expr& e) {
   switch (e.kind) {
-    case Expr::Kind::TensorDim: return e.as<TensorDim>()->divisor > 1 ? 0 : 3;
-    case Expr::Kind::Index: return 1;
+    case Expr::Kind::TensorDim:
+      return e.as<TensorDim>()->divisor > 1 ? 0 : 3;
+    case Expr::Kind::Index:
+      return 1;
     case Expr::Kind::Int:
-    case Expr::Kind::Float: return 2;
-    case Expr::Kind::Load: return 3;
+    case Expr::Kind::Float:
+      return 2;
+    case Expr::Kind::Load:
+      return 3;
     case Expr::Kind::Builtin: {
       const auto* b = e.as<Builtin>();
       if (b->of == Builtin::Of::Index) return ir::is_thread_dim(b->parallel) ? 9 : 5;
       return ir::is_thread_dim(b->parallel) ? 4 : 6;
     }
-    case Expr::Kind::Var: return 7;
-    case Expr::Kind::Cast: return 8;
-    case Expr::Kind::Select: return 10;
-    case Expr::Kind::Bool: return 11;
-    case Expr::Kind::Unary: return 12;
-    case Expr::Kind::Binary: return 13;
+    case Expr::Kind::Var:
+      return 7;
+    case Expr::Kind::Cast:
+      return 8;
+    case Expr::Kind::Select:
+      return 10;
+    case Expr::Kind::Bool:
+      return 11;
+    case Expr::Kind::Unary:
+      return 12;
+    case Expr::Kind::Binary:
+      return 13;
   }
   internal_error << "kir: unknown expression kind " << static_cast<int>(e.kind);
 }
@@ -49,14 +60,22 @@ int axis(ir::ParallelType p) {
 /// ceilDiv last.
 int op_rank(IndexOpType op) {
   switch (op) {
-    case IndexOpType::Mod: return 0;
-    case IndexOpType::And: return 1;
-    case IndexOpType::Mul: return 2;
-    case IndexOpType::Add: return 3;
-    case IndexOpType::Div: return 4;
-    case IndexOpType::Lt: return 5;
-    case IndexOpType::Xor: return 6;
-    case IndexOpType::CeilDiv: return 7;
+    case IndexOpType::Mod:
+      return 0;
+    case IndexOpType::And:
+      return 1;
+    case IndexOpType::Mul:
+      return 2;
+    case IndexOpType::Add:
+      return 3;
+    case IndexOpType::Div:
+      return 4;
+    case IndexOpType::Lt:
+      return 5;
+    case IndexOpType::Xor:
+      return 6;
+    case IndexOpType::CeilDiv:
+      return 7;
   }
   internal_error << "kir: unknown index operator " << static_cast<int>(op);
 }
@@ -73,19 +92,26 @@ int compare_double(double a, double b) {
   return three_way(std::bit_cast<uint64_t>(a), std::bit_cast<uint64_t>(b));
 }
 
-int compare_exprs(const ExprP& a, const ExprP& b) { return a == b ? 0 : compare(*a, *b); }
+int compare_exprs(const ExprP& a, const ExprP& b) {
+  return a == b ? 0 : compare(*a, *b);
+}
 
 /// Two nodes of the same kind, field by field, then their children.
 int compare_same_kind(const Expr& x, const Expr& y) {
   switch (x.kind) {
-    case Expr::Kind::Int: return three_way(x.as<IntImm>()->value, y.as<IntImm>()->value);
-    case Expr::Kind::Float: return compare_double(x.as<FloatImm>()->value, y.as<FloatImm>()->value);
-    case Expr::Kind::Bool: return three_way(x.as<BoolImm>()->value, y.as<BoolImm>()->value);
-    case Expr::Kind::Var: return x.as<Var>()->name.compare(y.as<Var>()->name);
+    case Expr::Kind::Int:
+      return three_way(x.as<IntImm>()->value, y.as<IntImm>()->value);
+    case Expr::Kind::Float:
+      return compare_double(x.as<FloatImm>()->value, y.as<FloatImm>()->value);
+    case Expr::Kind::Bool:
+      return three_way(x.as<BoolImm>()->value, y.as<BoolImm>()->value);
+    case Expr::Kind::Var:
+      return x.as<Var>()->name.compare(y.as<Var>()->name);
     case Expr::Kind::Builtin: {
       const auto *a = x.as<Builtin>(), *b = y.as<Builtin>();
       if (int c = three_way(a->of, b->of)) return c;
-      if (int c = three_way(ir::is_thread_dim(a->parallel), ir::is_thread_dim(b->parallel))) return c;
+      if (int c = three_way(ir::is_thread_dim(a->parallel), ir::is_thread_dim(b->parallel)))
+        return c;
       return three_way(axis(a->parallel), axis(b->parallel));
     }
     case Expr::Kind::TensorDim: {
@@ -115,7 +141,8 @@ int compare_same_kind(const Expr& x, const Expr& y) {
       if (int c = compare_exprs(a->true_value, b->true_value)) return c;
       return compare_exprs(a->false_value, b->false_value);
     }
-    case Expr::Kind::Cast: return compare_exprs(x.as<Cast>()->value, y.as<Cast>()->value);
+    case Expr::Kind::Cast:
+      return compare_exprs(x.as<Cast>()->value, y.as<Cast>()->value);
     case Expr::Kind::Load: {
       const auto *a = x.as<Load>(), *b = y.as<Load>();
       if (a->buffer != b->buffer) {
@@ -168,17 +195,22 @@ int compare(const Expr& a, const Expr& b) {
   return three_way(a.dtype, b.dtype);
 }
 
-bool equal(const Expr& a, const Expr& b) { return &a == &b || compare(a, b) == 0; }
+bool equal(const Expr& a, const Expr& b) {
+  return &a == &b || compare(a, b) == 0;
+}
 
 size_t hash(const Expr& e) {
   size_t h = mix(static_cast<size_t>(e.kind), static_cast<size_t>(e.dtype));
   auto child = [&](const ExprP& c) { h = mix(h, hash(*c)); };
   switch (e.kind) {
-    case Expr::Kind::Int: return mix(h, std::hash<int64_t>()(e.as<IntImm>()->value));
+    case Expr::Kind::Int:
+      return mix(h, std::hash<int64_t>()(e.as<IntImm>()->value));
     case Expr::Kind::Float:
       return mix(h, std::hash<uint64_t>()(std::bit_cast<uint64_t>(e.as<FloatImm>()->value)));
-    case Expr::Kind::Bool: return mix(h, e.as<BoolImm>()->value);
-    case Expr::Kind::Var: return mix(h, std::hash<std::string>()(e.as<Var>()->name));
+    case Expr::Kind::Bool:
+      return mix(h, e.as<BoolImm>()->value);
+    case Expr::Kind::Var:
+      return mix(h, std::hash<std::string>()(e.as<Var>()->name));
     case Expr::Kind::Builtin: {
       const auto* b = e.as<Builtin>();
       return mix(mix(h, static_cast<size_t>(b->parallel)), static_cast<size_t>(b->of));
@@ -208,7 +240,9 @@ size_t hash(const Expr& e) {
       child(s->false_value);
       return h;
     }
-    case Expr::Kind::Cast: child(e.as<Cast>()->value); return h;
+    case Expr::Kind::Cast:
+      child(e.as<Cast>()->value);
+      return h;
     case Expr::Kind::Load:
       h = mix(h, std::hash<const Buffer*>()(e.as<Load>()->buffer));
       child(e.as<Load>()->index);

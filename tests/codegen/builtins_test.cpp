@@ -20,7 +20,9 @@ using kir::ExprP;
 using P = ir::ParallelType;
 using ::testing::HasSubstr;
 
-ExprP c(int64_t v) { return Expr::integer(v); }
+ExprP c(int64_t v) {
+  return Expr::integer(v);
+}
 
 kir::Buffer* add_param(kir::Kernel& k, const char* name, kir::Param::Source source) {
   auto b = std::make_unique<kir::Buffer>();
@@ -42,12 +44,11 @@ kir::Kernel builtins_kernel() {
   k.index_bits = 64;
   const kir::Buffer* in = add_param(k, "T0", kir::Param::Source::Input);
   const kir::Buffer* out = add_param(k, "T1", kir::Param::Source::Output);
-  const ExprP g = Expr::thread_index(P::BIDx) * Expr::launch_extent(P::TIDx) +
-                  Expr::thread_index(P::TIDx);
-  const ExprP value = g + Expr::launch_extent(P::BIDx) * c(1000) +
-                      Expr::tensor_size(in, 0, 4) * c(100000) +
-                      Expr::tensor_size(in, 0, 3) * c(10000000) +
-                      Expr::tensor_stride(in, 0) * c(1000000000);
+  const ExprP g =
+      Expr::thread_index(P::BIDx) * Expr::launch_extent(P::TIDx) + Expr::thread_index(P::TIDx);
+  const ExprP value =
+      g + Expr::launch_extent(P::BIDx) * c(1000) + Expr::tensor_size(in, 0, 4) * c(100000) +
+      Expr::tensor_size(in, 0, 3) * c(10000000) + Expr::tensor_stride(in, 0) * c(1000000000);
   k.body = kir::Block::make();
   auto guard = kir::If::make(g < Expr::tensor_size(out, 0));
   guard->then_body.push_back(kir::Store::make(out, g, value));

@@ -28,29 +28,58 @@ std::unique_ptr<Buffer> param(const std::string& name, int rank = 2) {
   return b;
 }
 
-ExprP c(int64_t v) { return Expr::integer(v); }
-ExprP v(const std::string& n) { return Expr::var(n); }
+ExprP c(int64_t v) {
+  return Expr::integer(v);
+}
+ExprP v(const std::string& n) {
+  return Expr::var(n);
+}
 
 /// Pairwise distinct expressions (built twice: equal ones are not shared).
 std::vector<ExprP> distinct(const Buffer* a, const Buffer* b) {
   return {
-      c(0), c(1), c(-1), Expr::boolean(true), Expr::boolean(false),
-      Expr::floating(0.0, ir::DataType::F32), Expr::floating(-0.0, ir::DataType::F32),
-      Expr::floating(0.0, ir::DataType::F64), v("i"), v("j"), Expr::var("i", ir::DataType::I32),
-      Expr::thread_index(P::TIDx), Expr::thread_index(P::TIDy), Expr::thread_index(P::BIDx),
-      Expr::launch_extent(P::TIDx), Expr::launch_extent(P::BIDx), Expr::launch_extent(P::BIDz),
-      Expr::tensor_size(a, 0), Expr::tensor_size(a, 1), Expr::tensor_stride(a, 1),
-      Expr::tensor_size(a, 1, 16), Expr::tensor_size(a, 1, 12),
+      c(0),
+      c(1),
+      c(-1),
+      Expr::boolean(true),
+      Expr::boolean(false),
+      Expr::floating(0.0, ir::DataType::F32),
+      Expr::floating(-0.0, ir::DataType::F32),
+      Expr::floating(0.0, ir::DataType::F64),
+      v("i"),
+      v("j"),
+      Expr::var("i", ir::DataType::I32),
+      Expr::thread_index(P::TIDx),
+      Expr::thread_index(P::TIDy),
+      Expr::thread_index(P::BIDx),
+      Expr::launch_extent(P::TIDx),
+      Expr::launch_extent(P::BIDx),
+      Expr::launch_extent(P::BIDz),
+      Expr::tensor_size(a, 0),
+      Expr::tensor_size(a, 1),
+      Expr::tensor_stride(a, 1),
+      Expr::tensor_size(a, 1, 16),
+      Expr::tensor_size(a, 1, 12),
       Expr::tensor_size(b, 1),  // a different buffer of the same name
-      v("i") + v("j"), v("j") + v("i"), v("i") * v("j"), v("i") / c(4), v("i") % c(4),
-      Expr::ceil_div(v("i"), c(4)), v("i") < v("j"), (v("i") < v("j")) && (v("j") < c(3)),
-      v("i") ^ v("j"), Expr::thread_index(P::TIDx) * c(4) + v("i"),
-      Expr::cast(v("i"), ir::DataType::F32), Expr::cast(v("i"), ir::DataType::F64),
+      v("i") + v("j"),
+      v("j") + v("i"),
+      v("i") * v("j"),
+      v("i") / c(4),
+      v("i") % c(4),
+      Expr::ceil_div(v("i"), c(4)),
+      v("i") < v("j"),
+      (v("i") < v("j")) && (v("j") < c(3)),
+      v("i") ^ v("j"),
+      Expr::thread_index(P::TIDx) * c(4) + v("i"),
+      Expr::cast(v("i"), ir::DataType::F32),
+      Expr::cast(v("i"), ir::DataType::F64),
       Expr::unary(ir::UnaryOpType::Exp, Expr::floating(1.0, ir::DataType::F32), ir::DataType::F32),
       Expr::binary(ir::BinaryOpType::Add, Expr::floating(1.0, ir::DataType::F32),
                    Expr::floating(2.0, ir::DataType::F32), ir::DataType::F32),
       Expr::select(v("i") < c(2), v("i"), c(0), ir::DataType::I64),
-      Expr::load(a, v("i")), Expr::load(b, v("i")), Expr::load(a, v("j")),
+      Expr::load(a, v("i")),
+      Expr::load(b, v("i")),
+      Expr::load(a, v("j")),
   };
 }
 
@@ -67,7 +96,8 @@ TEST(KirEquality, EqualTreesAreEqualAndHashEqual) {
   }
   // A NaN equals itself (as a tree), so maps can hold it.
   const ExprP nan = Expr::floating(std::numeric_limits<double>::quiet_NaN(), ir::DataType::F32);
-  EXPECT_TRUE(equal(nan, Expr::floating(std::numeric_limits<double>::quiet_NaN(), ir::DataType::F32)));
+  EXPECT_TRUE(
+      equal(nan, Expr::floating(std::numeric_limits<double>::quiet_NaN(), ir::DataType::F32)));
 }
 
 TEST(KirEquality, DifferentTreesDifferAndCompareAsATotalOrder) {
@@ -80,7 +110,7 @@ TEST(KirEquality, DifferentTreesDifferAndCompareAsATotalOrder) {
       EXPECT_FALSE(equal(x[i], x[j]));
       const int ij = compare(*x[i], *x[j]), ji = compare(*x[j], *x[i]);
       EXPECT_NE(ij, 0);
-      EXPECT_EQ(ij < 0, ji > 0);  // antisymmetric
+      EXPECT_EQ(ij<0, ji> 0);                // antisymmetric
       for (size_t k = 0; k < x.size(); ++k)  // transitive
         if (ij < 0 && compare(*x[j], *x[k]) < 0) {
           EXPECT_LT(compare(*x[i], *x[k]), 0);
@@ -96,9 +126,10 @@ TEST(KirEquality, DifferentTreesDifferAndCompareAsATotalOrder) {
 
 TEST(KirEquality, CanonicalOrderPutsBlockUniformTermsBeforeLoopAndThreadIndices) {
   auto t = param("T0");
-  std::vector<ExprP> terms = {Expr::thread_index(P::TIDx), v("i5"), Expr::thread_index(P::BIDx),
-                              Expr::tensor_size(t.get(), 1), v("i12") * v("j3"),
-                              Expr::launch_extent(P::TIDx), Expr::launch_extent(P::BIDx)};
+  std::vector<ExprP> terms = {Expr::thread_index(P::TIDx), v("i5"),
+                              Expr::thread_index(P::BIDx), Expr::tensor_size(t.get(), 1),
+                              v("i12") * v("j3"),          Expr::launch_extent(P::TIDx),
+                              Expr::launch_extent(P::BIDx)};
   std::sort(terms.begin(), terms.end(), ExprLess());
   std::vector<std::string> text;
   for (const ExprP& e : terms) text.push_back(print_expr(e));

@@ -177,17 +177,23 @@ TEST(Simplify, ModuloThenDivisionOfAFlattenedIndexIsTheUnrolledLoop) {
   EXPECT_EQ(kir::print_expr(n.store()->index), kir::print_expr(v("u") * c(4)));
 }
 
+/// A Local buffer of one I64 element.
+kir::Buffer local_scalar(const std::string& name) {
+  kir::Buffer b;
+  b.name = name;
+  b.dtype = ir::DataType::I64;
+  b.memory = ir::MemoryType::Local;
+  b.size = 1;
+  return b;
+}
+
 TEST(Simplify, PredicatesTheBoundsDecideDisappear) {
   // threadIdx.x < 256 always holds in a block of 256; < 255 does not.
   for (int64_t limit : {256, 255}) {
     kir::Kernel k;
     k.static_block = {256, 1, 1};
     k.body = kir::Block::make();
-    kir::Buffer b;
-    b.name = "T0";
-    b.dtype = ir::DataType::I64;
-    b.memory = ir::MemoryType::Local;
-    b.size = 1;
+    kir::Buffer b = local_scalar("T0");
     auto branch = kir::If::make(v("TIDx") < c(limit));
     branch->then_body.push_back(kir::Store::make(&b, c(0), c(1)));
     k.body->body.push_back(std::move(branch));
@@ -261,8 +267,7 @@ TEST(Simplify, XorIsBoundedByTheNextPowerOfTwo) {
   // `< 8` holds everywhere and folds, `< 7` does not; constants fold, ^ 0 goes.
   for (int64_t limit : {8, 7}) {
     Nest n({{"k", 8}}, c(0),
-           Expr::select((v("k") ^ v("TIDx")) < c(limit), c(1), c(0), ir::DataType::I64),
-           {6, 1, 1});
+           Expr::select((v("k") ^ v("TIDx")) < c(limit), c(1), c(0), ir::DataType::I64), {6, 1, 1});
     simplify(n.kernel);
     EXPECT_EQ(kir::print_expr(n.store()->value) == "1", limit == 8)
         << "limit " << limit << ": " << kir::print_expr(n.store()->value);
@@ -294,8 +299,7 @@ void check_random_indices(bool with_xor, uint64_t seed) {
       for (int64_t j = 0; j < 5; ++j)
         for (int64_t k = 0; k < 8; ++k)
           for (int64_t tx = 0; tx < 6; ++tx) {
-            const std::map<std::string, int64_t> env{
-                {"i", i}, {"j", j}, {"k", k}, {"TIDx", tx}};
+            const std::map<std::string, int64_t> env{{"i", i}, {"j", j}, {"k", k}, {"TIDx", tx}};
             ASSERT_EQ(eval(s->index, env), eval(index, env))
                 << kir::print_expr(index) << "\n  simplified to " << kir::print_expr(s->index)
                 << "\n  at i=" << i << " j=" << j << " k=" << k << " tx=" << tx;
@@ -454,7 +458,6 @@ TEST(Simplify, RandomIndicesKeepTheirValueEverywhereInBounds) {
   check_random_indices(true, 20261202);
 }
 
-
 // ---- typed built-ins and tensor sizes (kir::Builtin, kir::TensorDim) --------
 
 /// A rank-2 parameter buffer named `name`.
@@ -472,8 +475,9 @@ TEST(Simplify, LaunchExtentsFoldToAFixedLaunch) {
   using P = ir::ParallelType;
   // blockDim.x is 128 in a block of 128; blockDim.y is 1; gridDim.x is the
   // grid's 4 when simplify is told it; an unfixed grid leaves gridDim.y.
-  Nest n({}, Expr::launch_extent(P::TIDx) * c(2) + Expr::launch_extent(P::TIDy) +
-                 Expr::launch_extent(P::BIDx) * c(1000) + Expr::launch_extent(P::BIDy),
+  Nest n({},
+         Expr::launch_extent(P::TIDx) * c(2) + Expr::launch_extent(P::TIDy) +
+             Expr::launch_extent(P::BIDx) * c(1000) + Expr::launch_extent(P::BIDy),
          c(0), {128, 1, 1});
   simplify(n.kernel, {4, 0, 0});
   EXPECT_EQ(kir::print_expr(n.store()->index), "(dim(BIDy) + 4257)");
@@ -497,11 +501,7 @@ TEST(Simplify, ABranchOverASizeBoundsTheThreadIndexByThatSizeOnly) {
     kir::Kernel k;
     k.static_block = {128, 1, 1};
     k.body = kir::Block::make();
-    kir::Buffer out;
-    out.name = "T9";
-    out.dtype = ir::DataType::I64;
-    out.memory = ir::MemoryType::Local;
-    out.size = 1;
+    kir::Buffer out = local_scalar("T9");
     auto loop = kir::For::make("i", c(4), false);
     auto branch = kir::If::make(v("TIDx") < ka);
     const ExprP x = v("i") * kd + v("TIDx");
@@ -509,8 +509,8 @@ TEST(Simplify, ABranchOverASizeBoundsTheThreadIndexByThatSizeOnly) {
     loop->body.push_back(std::move(branch));
     k.body->body.push_back(std::move(loop));
     simplify(k);
-    const auto* s = k.body->body[0]->as<kir::For>()->body[0]->as<kir::If>()->then_body[0]
-                        ->as<kir::Store>();
+    const auto* s =
+        k.body->body[0]->as<kir::For>()->body[0]->as<kir::If>()->then_body[0]->as<kir::Store>();
     if (divisor == a.get()) {
       EXPECT_EQ(kir::print_expr(s->index), "i");
       EXPECT_EQ(kir::print_expr(s->value), "TIDx");

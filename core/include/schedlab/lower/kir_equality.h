@@ -21,7 +21,9 @@ namespace schedlab::kir {
 /// Whether a and b are the same tree: the same node kinds, fields and
 /// dtypes, children equal in order. Shared subtrees compare in O(1).
 bool equal(const Expr& a, const Expr& b);
-inline bool equal(const ExprP& a, const ExprP& b) { return a == b || equal(*a, *b); }
+inline bool equal(const ExprP& a, const ExprP& b) {
+  return a == b || equal(*a, *b);
+}
 
 /// A total order on trees: < 0, 0 or > 0 as a sorts before, with or after b;
 /// 0 exactly when equal. The canonical order of a simplified sum's terms
