@@ -202,7 +202,8 @@ struct Buffer {
   int64_t shared_offset = 0;   ///< byte offset into dynamic shared memory
   /// A Shared buffer over symbolic extents (Kernel::dynamic_shared): its
   /// element count in launch terms (Vars named by size symbols), and its
-  /// byte offset in kernel terms (tensor sizes, blockDim); null otherwise.
+  /// byte offset in kernel terms (TensorDim sizes, the block's launch
+  /// extents); null otherwise.
   ExprP dynamic_elements;
   ExprP dynamic_offset;
   const ir::TensorView* tv = nullptr;  ///< the tensor it stores (for messages)
@@ -401,9 +402,9 @@ struct Kernel {
   /// each at the next 16-byte boundary.
   std::vector<const Buffer*> dynamic_shared;
   /// The dynamic shared memory per block in launch terms: an index expression
-  /// over Vars named by size symbols and blockDim.x/y/z, which the launch
-  /// substitutes (the same formula that placed dynamic_shared). Null: the
-  /// constant layout above.
+  /// over Vars named by size symbols and the block's launch extents (Builtin
+  /// of Extent), which the launch substitutes (runtime::launch_value: the
+  /// same formula that placed dynamic_shared). Null: the constant layout above.
   ExprP launch_shared_bytes;
   /// The sizes compiled into the kernel as constants (size specialization,
   /// the default); empty for a dynamic kernel, which reads every size from
