@@ -1,7 +1,8 @@
 // Running one fuzz run and classifying how it ended (schedlab/fuzz/fuzz.h).
 //
-// A run is `schedlab exec` in a forked child: the same pipeline steps
-// (sweep/pipeline.h), the same generated inputs (seed 1), the CPU backend.
+// A run is `schedlab exec` in a forked child: the same point (core/point:
+// a schedule script or the segmenter), the same generated inputs (seed 1),
+// the CPU backend.
 // The child reports through isolate's frame: a payload line for the runs
 // that finished ("validated", "wrong", "racy", or "invalid" for a text that
 // does not parse, which only the minimiser's candidates can be), a thrown
@@ -15,12 +16,9 @@
 #include <optional>
 
 #include "schedlab/base/error.h"
-#include "schedlab/frontend/schedule_script.h"
 #include "schedlab/fuzz/fuzz.h"
 #include "schedlab/ir/verifier.h"
-#include "schedlab/ref/evaluator.h"
-#include "schedlab/runtime/executor.h"
-#include "schedlab/runtime/sanitizer.h"
+#include "schedlab/point/point.h"
 #include "schedlab/sweep/pipeline.h"
 
 namespace schedlab::fuzz {
@@ -52,67 +50,24 @@ namespace {
 constexpr const char* kFusionPath = "fuzz.yaml";
 constexpr const char* kSchedulePath = "fuzz.sched";
 
-/// The one place --sanitize reaches: the kernel compiled with the access
-/// trace and run once more under the emulation sanitizer
-/// (runtime/sanitizer.h); its report, "" when clean. `stage` as in run_kernels.
-std::string sanitize(runtime::Backend& backend, const runtime::PreparedKernel& p,
-                     const std::vector<ref::HostTensor>& inputs, const ir::SizeBindings& sizes,
-                     std::string& stage) {
-  stage = "compile";
-  auto traced = backend.compile(runtime::traced_source(p));
-  stage = "run";
-  runtime::Sanitizer sanitizer;
-  runtime::execute_traced(backend, *traced, p, inputs, sizes, sanitizer);
-  return sanitizer.report();
-}
-
 runtime::KernelOptions kernel_options(const RunOptions& o) {
   return {o.dynamic_sizes, o.fast_math};
 }
 
-/// The outputs of the scheduled fusion (or of its segments) on the CPU
-/// backend; with options.sanitize, the sanitizer's report of the scheduled
-/// kernel, or of every segment's kernel, in *findings.
-std::vector<ref::HostTensor> run_kernels(sweep::BoundFusion& bf,
-                                         const std::optional<std::string>& schedule,
-                                         const std::vector<ref::HostTensor>& inputs,
-                                         const RunOptions& o, std::string& stage,
-                                         std::string* findings) {
-  auto backend = sweep::make_backend("cpu", o.cache_dir);
-  if (schedule) {
-    stage = "schedule";
-    frontend::apply_schedule_text(*schedule, kSchedulePath, bf.def, {});
-    stage = "lower";
-    runtime::PreparedKernel p =
-        runtime::prepare(*bf.def.fusion, bf.sizes, {}, kernel_options(o));
-    stage = "compile";
-    auto compiled = backend->compile(p.source);
-    stage = "run";
-    auto outputs = runtime::execute(*backend, *compiled, p, inputs, bf.sizes);
-    if (o.sanitize) *findings = sanitize(*backend, p, inputs, bf.sizes, stage);
-    return outputs;
+/// The fuzzer's name of the stage a point failed in: the stage's, except
+/// that the segmenter both segments and schedules (only its own refusal,
+/// "no scheduler accepts", is the segmenter's; the rest is a plugin's
+/// schedule), and a sanitized run is a run.
+std::string stage_of(const point::Point& p, const UserError& e) {
+  switch (p.stage()) {
+    case point::Stage::Schedule:
+      if (!std::holds_alternative<point::SegmenterRef>(p.scheduler())) return "schedule";
+      return e.message().rfind("no scheduler accepts", 0) == 0 ? "segment" : "plugin schedule";
+    case point::Stage::Sanitize:
+      return "run";
+    default:
+      return std::string(point::stage_name(p.stage()));
   }
-  stage = "segment";
-  sweep::SegmentedFusion sf = sweep::segment_and_schedule(bf, o.plugins, std::nullopt);
-  // Lowered once on its own first, so that a failure in compile_segments is
-  // the compiler's.
-  stage = "lower";
-  for (const segment::Segment& seg : sf.segmentation.segments)
-    runtime::prepare(*seg.fusion.fusion, bf.sizes, {}, kernel_options(o));
-  stage = "compile";
-  std::vector<sweep::SegmentKernel> kernels = sweep::compile_segments(
-      *backend, sf.segmentation, bf.sizes, kernel_options(o));
-  stage = "run";
-  auto outputs = sweep::run_segments(*backend, sf.segmentation, kernels, inputs, bf.sizes);
-  if (o.sanitize) {
-    // Each segment's kernel again under the sanitizer, its traced outputs
-    // feeding the next (sweep::run_segments with findings).
-    std::vector<runtime::SanitizerFinding> found;
-    sweep::run_segments(*backend, sf.segmentation, kernels, inputs, bf.sizes, &found,
-                        o.cache_dir);
-    for (const runtime::SanitizerFinding& f : found) *findings += f.message() + "\n";
-  }
-  return outputs;
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
@@ -153,28 +108,40 @@ std::string run_here(const std::string& fusion_text, const std::optional<std::st
   } catch (const UserError& e) {
     return "invalid\n" + std::string(e.what());
   }
-  auto inputs = ref::make_inputs(*plain.fusion, bf.sizes, o.input_seed, plain.input_ranges);
-  auto want = ref::evaluate(*plain.fusion, inputs, bf.sizes, {o.fast_math});
-  std::string stage, findings;
-  std::vector<ref::HostTensor> got;
+  std::shared_ptr<const point::Reference> reference =
+      point::make_reference(std::move(plain), bf.sizes, o.input_seed, o.fast_math);
+  auto backend = sweep::make_backend("cpu", o.cache_dir);
+  // The same point as `exec` (core/point): a script, or the segmenter.
+  point::SchedulerRef ref = point::SegmenterRef{o.plugins, nullptr};
+  if (schedule) ref = point::ScriptRef{kSchedulePath, *schedule, {}};
+  point::Options po;
+  po.kernel = kernel_options(o);
+  po.sanitize = o.sanitize;
+  po.sanitize_name = "";  // the kernel's own name in findings
+  po.cache_dir = o.cache_dir;
+  const ir::SizeBindings sizes = bf.sizes;
+  point::Point p(std::move(bf), std::move(ref), backend.get(), std::move(po));
+  p.set_reference(reference);
   try {
-    got = run_kernels(bf, schedule, inputs, o, stage, &findings);
+    p.run(point::Stage::Schedule, point::Stage::Validate);
   } catch (const UserError& e) {
-    if (stage == "compile")
+    // A host-compiler failure on generated code is schedlab's bug.
+    if (p.stage() == point::Stage::Compile)
       throw InternalError("the generated kernel does not compile (a codegen bug): " +
                           std::string(e.what()));
-    // segment_and_schedule both segments and schedules: only the segmenter's
-    // own refusal says "no scheduler accepts"; the rest is a plugin's schedule.
-    if (stage == "segment" && e.message().rfind("no scheduler accepts", 0) != 0)
-      stage = "plugin schedule";
-    throw UserError(e.loc(), stage + ": " + e.message());
+    throw UserError(e.loc(), stage_of(p, e) + ": " + e.message());
   }
-  sweep::Validation v = sweep::validate(*plain.fusion, bf.sizes, got, want);
+  std::vector<ref::HostTensor> got = p.result().outputs;
+  const std::vector<ref::HostTensor>& want = reference->want;
+  const ir::Fusion& plain_fusion = *reference->plain;
   // A finding decides first: the sanitizer's run is deterministic, while a
   // race may or may not show in the outputs.
-  if (!findings.empty())
-    return "racy\n" + findings.substr(0, findings.find('\n')) +
+  if (!p.result().findings.empty()) {
+    const sweep::Validation v = sweep::validate(plain_fusion, sizes, got, want);
+    return "racy\n" + p.result().findings.front().message() +
            (v.ok ? "" : " (and validation failed: " + v.summary() + ")");
+  }
+  const sweep::Validation& v = *p.result().validation;
   if (!v.ok) return "wrong\n" + v.summary();
   const std::string ok = fmt::format("validated\nratio {}\t{}\n", v.max_ratio, v.max_ratio_at);
   if (!o.mutation) return ok;
@@ -187,7 +154,7 @@ std::string run_here(const std::string& fusion_text, const std::optional<std::st
     return ok + "unchanged\nmutation " + o.mutation->str() + " changes nothing: " + why;
   }
   const sweep::MutantVerdict m =
-      sweep::judge_mutant(*o.mutation, sweep::validate(*plain.fusion, bf.sizes, got, want));
+      sweep::judge_mutant(*o.mutation, sweep::validate(plain_fusion, sizes, got, want));
   return ok + (m.killed ? "killed\n" : "survived\n") + m.line;
 }
 
