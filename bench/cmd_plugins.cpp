@@ -50,15 +50,17 @@ int run_plugins(const std::vector<std::string>& plugin_dirs, const std::string& 
   std::vector<std::string> dirs = plugin::plugin_search_path(plugin_dirs);
   plugin::Registry registry(dirs);
   std::vector<std::string> errors = registry.add_search_path();
-  auto plugins = registry.plugins();
+  // In the order the segmenter offers them segments (ABI 1.6 priorities).
+  auto plugins = registry.by_priority();
   if (plugins.empty()) {
     std::string searched;
     for (const std::string& d : dirs) searched += (searched.empty() ? "" : ", ") + d;
     fmt::print("no plugins found (searched: {})\n", searched.empty() ? "nothing" : searched);
   }
   for (const auto& p : plugins) {
-    fmt::print("{} {} (plugin ABI {})\n  {}\n  file: {}\n", p->name(), p->version(), p->abi_str(),
-               p->description(), p->path());
+    fmt::print("{} {} (plugin ABI {})\n  {}\n  file: {}\n  priority: {}{}\n", p->name(),
+               p->version(), p->abi_str(), p->description(), p->path(), p->priority(),
+               p->volunteers() ? "" : " (never offered a segment by the segmenter)");
     if (p->schema().empty()) fmt::print("  no parameters\n");
     for (const plugin::ParamDesc& d : p->schema()) {
       size_t i = static_cast<size_t>(&d - p->schema().data());

@@ -229,6 +229,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
     for (auto& [name, w] : watched) {
       fs::file_time_type src = fs::file_time_type::min();
       for (const std::string& s : w.sources) src = std::max(src, newest(s));
+      bool built = false;  // the binary is the output of a build that has exited
       if (src != w.source_stamp) {
         w.source_stamp = src;
         if (!w.build.empty()) {
@@ -242,13 +243,17 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
             std::fflush(stdout);
             continue;
           }
+          built = true;
         }
       }
       fs::file_time_type bin = newest(w.binary);
       if (bin == w.binary_stamp) continue;
       // Wait until the file is quiet: the same stamp over one more period.
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (newest(w.binary) != bin) continue;
+      // Not after our own build, which has exited: its output is complete.
+      if (!built) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (newest(w.binary) != bin) continue;
+      }
       w.binary_stamp = bin;
       // The serving build stays loaded as the A side: the rerun times both
       // builds in the same interleaved rounds (sweep/ab.h).

@@ -57,6 +57,7 @@ std::string to_json(const PluginDescription& d) {
               {"version", d.version},
               {"description", d.description},
               {"abi_version", d.abi_version},
+              {"priority", d.priority},
               {"path", d.path},
               {"loaded_path", d.loaded_path},
               {"schema", std::move(schema)}}
@@ -71,6 +72,7 @@ PluginDescription description_from_json(std::string_view json, const std::string
     d.version = j.at("version").get<std::string>();
     d.description = j.at("description").get<std::string>();
     d.abi_version = j.at("abi_version").get<uint32_t>();
+    d.priority = j.at("priority").get<int32_t>();
     d.path = j.at("path").get<std::string>();
     d.loaded_path = j.at("loaded_path").get<std::string>();
     for (const Json& p : j.at("schema")) d.schema.push_back(param_from(p));
@@ -81,7 +83,7 @@ PluginDescription description_from_json(std::string_view json, const std::string
 }
 
 PluginDescription Plugin::info() const {
-  return {name_, version_, description_, abi_version_, path_, loaded_path_, schema_};
+  return {name_, version_, description_, abi_version_, priority_, path_, loaded_path_, schema_};
 }
 
 std::shared_ptr<const Plugin> described_plugin(const PluginDescription& d, bool owns_loaded) {
@@ -90,6 +92,7 @@ std::shared_ptr<const Plugin> described_plugin(const PluginDescription& d, bool 
   p->version_ = d.version;
   p->description_ = d.description;
   p->abi_version_ = d.abi_version;
+  p->priority_ = d.priority;
   p->path_ = d.path;
   p->loaded_path_ = d.loaded_path;
   p->remove_loaded_ = owns_loaded;

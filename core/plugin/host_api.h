@@ -36,6 +36,10 @@ namespace schedlab::plugin {
 
 /// The table every plugin receives; static, so it outlives every plugin.
 const SchedlabHostApi* host_api();
+/// Fill in the table's query entries (host_api_queries.cpp) and its
+/// scheduling primitives (host_api_primitives.cpp).
+void add_query_entries(SchedlabHostApi& t);
+void add_primitive_entries(SchedlabHostApi& t);
 
 /// Sends a log line from `plugin` to the current sink.
 void log_line(int level, const std::string& plugin, const std::string& message);

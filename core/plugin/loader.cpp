@@ -1,5 +1,6 @@
-// Loading one plugin: file checks, Boost.DLL, ABI negotiation, schema
-// validation; and the calls into it, with every failure made a schedlab error.
+// Loading one plugin (host.h's load_plugin, incomplete_elf): file checks,
+// Boost.DLL, ABI negotiation and schema validation. The calls into a loaded
+// plugin are in host.cpp.
 #include <elf.h>
 
 #include <algorithm>
@@ -15,86 +16,12 @@
 #include <sstream>
 
 #include "host_api.h"
+#include "library.h"
 #include "schedlab/base/error.h"
 #include "schedlab/plugin.h"
 #include "schedlab/plugin/host.h"
 
 namespace schedlab::plugin {
-
-runtime::DeviceProperties model_device() {
-  runtime::DeviceProperties d;
-  d.name = "schedlab-model-sm90";
-  d.arch = "sm_90";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.warp_size = 32;
-  d.max_threads_per_block = 1024;
-  d.max_threads_per_sm = 2048;
-  d.registers_per_block = 65536;
-  d.registers_per_sm = 65536;
-  d.shared_bytes_per_block = 48 * 1024;
-  d.shared_bytes_per_block_optin = 227 * 1024;
-  d.shared_bytes_per_sm = 228 * 1024;
-  d.l2_bytes = 50ull * 1024 * 1024;
-  d.global_memory_bytes = 80ull * 1024 * 1024 * 1024;
-  d.memory_clock_khz = 2619000;
-  d.memory_bus_bits = 5120;
-  d.peak_bandwidth_bytes_per_s = 3.35e12;
-  return d;
-}
-
-std::string_view param_kind_name(ParamKind k) {
-  switch (k) {
-    case ParamKind::Int:
-      return "int";
-    case ParamKind::Float:
-      return "float";
-    case ParamKind::Bool:
-      return "bool";
-    case ParamKind::Choice:
-      return "choice";
-    case ParamKind::String:
-      return "string";
-  }
-  return "?";
-}
-
-std::string_view status_name(int32_t status) {
-  switch (status) {
-    case SCHEDLAB_OK:
-      return "SCHEDLAB_OK";
-    case SCHEDLAB_ERR_USER:
-      return "SCHEDLAB_ERR_USER";
-    case SCHEDLAB_ERR_INTERNAL:
-      return "SCHEDLAB_ERR_INTERNAL";
-    case SCHEDLAB_ERR_INVALID_ARGUMENT:
-      return "SCHEDLAB_ERR_INVALID_ARGUMENT";
-    case SCHEDLAB_ERR_PLUGIN:
-      return "SCHEDLAB_ERR_PLUGIN";
-    case SCHEDLAB_ERR_VERSION:
-      return "SCHEDLAB_ERR_VERSION";
-    case SCHEDLAB_ERR_UNSUPPORTED:
-      return "SCHEDLAB_ERR_UNSUPPORTED";
-    default:
-      return "an unknown status";
-  }
-}
-
-namespace {
-
-std::string version_str(uint32_t v) {
-  return std::to_string(SCHEDLAB_PLUGIN_ABI_VERSION_MAJOR(v)) + "." +
-         std::to_string(SCHEDLAB_PLUGIN_ABI_VERSION_MINOR(v));
-}
-
-std::string number_str(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
-}  // namespace
 
 // A file still being written (an empty file just truncated, a header without
 // its tables, intact program headers over segments past the end) is one
@@ -257,85 +184,7 @@ std::vector<ParamDesc> read_schema(const SchedlabPluginInfo& info, const std::st
   return r;
 }
 
-/// Host values in the C layout, with the host's struct_size as stride.
-struct CParams {
-  std::vector<SchedlabParamValue> values;
-  SchedlabParamSet set{};
-  explicit CParams(const ParamValues& v) {
-    for (const ParamValue& p : v) {
-      SchedlabParamValue c{};
-      c.struct_size = sizeof c;
-      c.kind = static_cast<int32_t>(p.kind);
-      c.int_value = p.i;
-      c.float_value = p.f;
-      c.string_value = p.s.c_str();  // lives in the caller's ParamValues
-      values.push_back(c);
-    }
-    set.struct_size = sizeof set;
-    set.count = static_cast<uint32_t>(values.size());
-    set.values = values.empty() ? nullptr : values.data();
-    set.tuned = nullptr;
-    set.tuned_source = "";
-  }
-  // `set` points into `values`: not copyable or movable.
-  CParams(const CParams&) = delete;
-  CParams& operator=(const CParams&) = delete;
-};
-
-/// One call into the plugin. An exception that crosses the C ABI (a plugin
-/// that fills SchedlabPluginInfo itself and lets one escape; SCHEDLAB_PLUGIN
-/// turns them into statuses) is the plugin's fault: a PluginFault naming the
-/// call and the exception, never std::terminate or "a bug in schedlab".
-/// Host errors never arrive here: host_api.cpp turns them into statuses.
-template <typename Call>
-auto guarded(const std::string& plugin, const char* what, Call&& call) {
-  try {
-    return call();
-  } catch (const std::exception& e) {
-    throw PluginFault("plugin '" + plugin + "' " + what +
-                      " let a C++ exception escape through the C ABI (" + e.what() +
-                      "); expected a status (SCHEDLAB_PLUGIN converts exceptions)");
-  } catch (...) {
-    throw PluginFault("plugin '" + plugin + "' " + what +
-                      " let a C++ exception of a non-standard type escape through the C ABI; "
-                      "expected a status (SCHEDLAB_PLUGIN converts exceptions)");
-  }
-}
-
-/// Whether `status` is one plugin.h defines.
-bool known_status(int32_t status) {
-  return status <= SCHEDLAB_OK && status >= SCHEDLAB_ERR_UNSUPPORTED;
-}
-
 }  // namespace
-
-/// The mapping and the plugin's function table. The library is unloaded
-/// when this is destroyed, so nothing may call through `info` after that.
-struct Plugin::Library {
-  boost::dll::shared_library lib;
-  SchedlabPluginInfo info{};
-};
-
-Plugin::Plugin() = default;
-
-Plugin::~Plugin() {
-  lib_.reset();  // dlclose first: the mapping goes before its file
-  if (remove_loaded_) {
-    std::error_code ec;
-    std::filesystem::remove(loaded_path_, ec);
-  }
-}
-
-const Plugin::Library& Plugin::code(const char* call) const {
-  internal_assert(lib_ != nullptr) << "plugin '" << name_ << "' " << call
-                                   << ": the plugin is loaded in an isolated worker, and its code "
-                                      "never runs in this process";
-  return *lib_;
-}
-
-std::string Plugin::abi_str() const {
-  return version_str(abi_version_);
-}
 
 std::shared_ptr<const Plugin> load_plugin(const std::string& path, const std::string& shadow_path) {
   std::shared_ptr<Plugin> p(new Plugin());
@@ -420,246 +269,16 @@ std::shared_ptr<const Plugin> load_plugin(const std::string& path, const std::st
   p->version_ = info.version;
   p->description_ = info.description;
   p->abi_version_ = v;
+  // ABI 1.6; an older plugin wrote no priority (the field stayed zero).
+  p->priority_ =
+      SCHEDLAB_PLUGIN_ABI_VERSION_MINOR(v) >= 6 &&
+              info.struct_size >= offsetof(SchedlabPluginInfo, priority) + sizeof info.priority
+          ? info.priority
+          : SCHEDLAB_PRIORITY_DEFAULT;
   user_assert(is_identifier(p->name_)) << "plugin '" << path << "' is named '" << p->name_
                                        << "'; a name must match [a-z_][a-z0-9_]*";
   p->schema_ = read_schema(info, "plugin '" + p->name_ + "' (" + path + ")");
   return p;
-}
-
-// ---- parameters
-
-std::string ParamDesc::domain_str() const {
-  switch (kind) {
-    case ParamKind::Int:
-      return "int in [" + std::to_string(int_min) + ", " + std::to_string(int_max) + "]";
-    case ParamKind::Float:
-      return "float in [" + number_str(float_min) + ", " + number_str(float_max) + "]";
-    case ParamKind::Bool:
-      return "bool";
-    case ParamKind::Choice: {
-      std::string s = "one of {";
-      for (size_t i = 0; i < choices.size(); ++i) s += (i ? ", " : "") + choices[i];
-      return s + "}";
-    }
-    case ParamKind::String:
-      return "string";
-  }
-  return "?";
-}
-
-ParamValues Plugin::defaults() const {
-  ParamValues r;
-  for (const ParamDesc& d : schema_)
-    r.push_back({d.kind, d.int_default, d.float_default, d.string_default});
-  return r;
-}
-
-std::string Plugin::format_value(size_t index, const ParamValue& v) const {
-  const ParamDesc& d = schema_.at(index);
-  switch (d.kind) {
-    case ParamKind::Int:
-      return std::to_string(v.i);
-    case ParamKind::Float:
-      return number_str(v.f);
-    case ParamKind::Bool:
-      return v.i ? "true" : "false";
-    case ParamKind::Choice:
-      return v.i >= 0 && v.i < static_cast<int64_t>(d.choices.size())
-                 ? d.choices[static_cast<size_t>(v.i)]
-                 : "?";
-    case ParamKind::String: {
-      std::string q = "\"";
-      for (char c : v.s) q += c == '"' || c == '\\' ? std::string{'\\', c} : std::string{c};
-      return q + "\"";
-    }
-  }
-  return "?";
-}
-
-std::string Plugin::format(const ParamValues& values) const {
-  std::string s;
-  for (size_t i = 0; i < schema_.size() && i < values.size(); ++i)
-    s += (i ? ", " : "") + schema_[i].name + "=" + format_value(i, values[i]);
-  return s;
-}
-
-ParamValues Plugin::with_settings(ParamValues base,
-                                  const std::vector<std::string>& settings) const {
-  std::set<std::string> given;
-  for (const std::string& kv : settings) {
-    size_t eq = kv.find('=');
-    user_assert(eq != std::string::npos && eq > 0)
-        << "--set: expected KEY=VALUE, found '" << kv << "'";
-    std::string key = kv.substr(0, eq), text = kv.substr(eq + 1);
-    auto it = std::find_if(schema_.begin(), schema_.end(),
-                           [&](const ParamDesc& d) { return d.name == key; });
-    if (it == schema_.end()) {
-      std::string names;
-      for (const ParamDesc& d : schema_) names += (names.empty() ? "" : ", ") + d.name;
-      user_error << "--set: plugin '" << name_ << "' has no parameter '" << key
-                 << "' (its parameters: " << (names.empty() ? "none" : names) << ")";
-    }
-    user_assert(given.insert(key).second) << "--set: " << key << " is given twice";
-    const ParamDesc& d = *it;
-    ParamValue& v = base[static_cast<size_t>(it - schema_.begin())];
-    std::string bad = "--set " + kv + ": expected " + d.domain_str() + ", found '" + text + "'";
-    switch (d.kind) {
-      case ParamKind::Int: {
-        size_t used = 0;
-        long long x = 0;
-        try {
-          x = std::stoll(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        user_assert(used == text.size() && used > 0 && x >= d.int_min && x <= d.int_max) << bad;
-        v.i = x;
-        break;
-      }
-      case ParamKind::Float: {
-        size_t used = 0;
-        double x = 0;
-        try {
-          x = std::stod(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        user_assert(used == text.size() && used > 0 && x >= d.float_min && x <= d.float_max) << bad;
-        v.f = x;
-        break;
-      }
-      case ParamKind::Bool:
-        user_assert(text == "true" || text == "false" || text == "1" || text == "0") << bad;
-        v.i = text == "true" || text == "1";
-        break;
-      case ParamKind::Choice: {
-        auto c = std::find(d.choices.begin(), d.choices.end(), text);
-        user_assert(c != d.choices.end()) << bad;
-        v.i = c - d.choices.begin();
-        break;
-      }
-      case ParamKind::String:  // everything after the first '=', as given
-        v.s = text;
-        break;
-    }
-  }
-  return base;
-}
-
-void Plugin::check_values(const ParamValues& values, const char* what, bool from_plugin) const {
-  user_assert(values.size() == schema_.size())
-      << "plugin '" << name_ << "' " << what << ": expected " << schema_.size()
-      << " parameter values, got " << values.size();
-  for (size_t i = 0; i < values.size(); ++i) {
-    const ParamDesc& d = schema_[i];
-    const ParamValue& v = values[i];
-    bool ok = v.kind == d.kind;
-    switch (d.kind) {
-      case ParamKind::Int:
-        ok = ok && v.i >= d.int_min && v.i <= d.int_max;
-        break;
-      case ParamKind::Float:
-        ok = ok && v.f >= d.float_min && v.f <= d.float_max;
-        break;
-      case ParamKind::Bool:
-        ok = ok && (v.i == 0 || v.i == 1);
-        break;
-      case ParamKind::Choice:
-        ok = ok && v.i >= 0 && v.i < static_cast<int64_t>(d.choices.size());
-        break;
-      case ParamKind::String:
-        break;
-    }
-    if (ok) continue;
-    std::string m = "plugin '" + name_ + "' " + what + ": parameter '" + d.name +
-                    "' = " + (d.kind == ParamKind::Float ? number_str(v.f) : std::to_string(v.i)) +
-                    " is not " + (v.kind == d.kind ? "" : "of its kind, ") + d.domain_str();
-    if (from_plugin) throw PluginFault(m + " (the plugin wrote a value outside its own schema)");
-    user_error << m;
-  }
-}
-
-// ---- calls
-
-void Plugin::fail(const char* what, int32_t status) const {
-  if (!known_status(status))
-    throw PluginFault("plugin '" + name_ + "' " + what + " returned " + std::to_string(status) +
-                      ", which is not a SCHEDLAB_* status (the plugin's failure, not the "
-                      "schedule's)");
-  const char* last = guarded(name_, "last_error", [&] { return lib_->info.last_error(); });
-  std::string message = last != nullptr ? last : "(no message)";
-  // A primitive's user error comes back unchanged; schedlab's own bug stays
-  // one. Every other status is the plugin's own failure.
-  if (status == SCHEDLAB_ERR_USER) throw UserError({}, message);
-  if (status == SCHEDLAB_ERR_INTERNAL) throw InternalError(message);
-  throw PluginFault("plugin '" + name_ + "' " + what + " failed with " +
-                    std::string(status_name(status)) + " (" + std::to_string(status) +
-                    "): " + message);
-}
-
-Verdict Plugin::can_schedule(Segment& seg, const ParamValues& params) const {
-  check_values(params, "can_schedule");
-  CParams c(params);
-  SchedlabSegment ctx;
-  ctx.segment = &seg;
-  CallScope scope(name_, "can_schedule");
-  int32_t accepted = 0;
-  char reason[1024] = {0};
-  int32_t status = guarded(name_, "can_schedule", [&] {
-    return code("can_schedule").info.can_schedule(&ctx, &c.set, &accepted, reason, sizeof reason);
-  });
-  if (status != SCHEDLAB_OK) fail("can_schedule", status);
-  if (accepted != 0 && accepted != 1)
-    throw PluginFault("plugin '" + name_ + "' can_schedule set *accepted to " +
-                      std::to_string(accepted) + "; expected 0 or 1");
-  reason[sizeof reason - 1] = '\0';
-  return {accepted != 0, accepted != 0 ? "" : reason};
-}
-
-ParamValues Plugin::compute_params(Segment& seg) const {
-  ParamValues values = defaults();
-  CParams c(values);
-  // ABI 1.4: the tuned configuration on offer, in the same layout.
-  std::optional<CParams> tuned;
-  if (seg.tuned != nullptr) {
-    check_values(seg.tuned->values, "tuned configuration");
-    tuned.emplace(seg.tuned->values);
-    c.set.tuned = tuned->values.empty() ? nullptr : tuned->values.data();
-    c.set.tuned_source = seg.tuned->source.c_str();
-  }
-  SchedlabSegment ctx;
-  ctx.segment = &seg;
-  CallScope scope(name_, "compute_params");
-  int32_t status = guarded(name_, "compute_params", [&] {
-    return code("compute_params").info.compute_params(&ctx, &c.set);
-  });
-  if (status != SCHEDLAB_OK) fail("compute_params", status);
-  for (size_t i = 0; i < values.size(); ++i) {
-    values[i].kind = static_cast<ParamKind>(
-        std::clamp<int32_t>(c.values[i].kind, SCHEDLAB_PARAM_INT, SCHEDLAB_PARAM_STRING));
-    values[i].i = c.values[i].int_value;
-    values[i].f = c.values[i].float_value;
-    // Copied now: the plugin's string is only promised until its next call.
-    if (values[i].kind == ParamKind::String) {
-      // It may still point at values[i].s itself (left as the default).
-      std::string copy = c.values[i].string_value != nullptr ? c.values[i].string_value : "";
-      values[i].s = std::move(copy);
-    }
-  }
-  check_values(values, "compute_params", /*from_plugin=*/true);
-  return values;
-}
-
-void Plugin::schedule(Segment& seg, const ParamValues& params) const {
-  user_assert(seg.fusion != nullptr) << "plugin '" << name_ << "' schedule: no fusion to schedule";
-  check_values(params, "schedule");
-  CParams c(params);
-  SchedlabSegment ctx;
-  ctx.segment = &seg;
-  CallScope scope(name_, "schedule");
-  int32_t status =
-      guarded(name_, "schedule", [&] { return code("schedule").info.schedule(&ctx, &c.set); });
-  if (status != SCHEDLAB_OK) fail("schedule", status);
 }
 
 }  // namespace schedlab::plugin

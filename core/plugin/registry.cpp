@@ -153,6 +153,14 @@ std::vector<std::shared_ptr<const Plugin>> Registry::plugins() const {
   return r;
 }
 
+std::vector<std::shared_ptr<const Plugin>> Registry::by_priority() const {
+  std::vector<std::shared_ptr<const Plugin>> r = plugins();  // by name
+  std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) {
+    return a->priority() > b->priority();
+  });
+  return r;
+}
+
 std::vector<std::pair<std::string, std::string>> Registry::files() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::pair<std::string, std::string>> r;

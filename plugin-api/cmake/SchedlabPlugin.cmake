@@ -1,7 +1,8 @@
 # schedlab_add_plugin(<name> [OUTPUT_DIRECTORY <dir>] <sources...>)
 #
 # Builds one scheduler plugin: a MODULE library <name>.so that links nothing
-# from schedlab, only the plugin API headers (schedlab::plugin_api). Symbols
+# from schedlab, only the plugin API (schedlab::plugin_api, and the
+# precompiled entry-point machinery schedlab::plugin_api_impl). Symbols
 # are hidden and a version script exports schedlab_plugin_entry alone, so
 # two versions of a plugin loaded side by side during a hot reload never bind
 # to each other's code. Works in the schedlab tree and, after
@@ -24,6 +25,11 @@ function(schedlab_add_plugin name)
   endif()
   add_library(${name} MODULE ${ARG_UNPARSED_ARGUMENTS})
   target_link_libraries(${name} PRIVATE schedlab::plugin_api)
+  # The entry point's machinery precompiled (SCHEDLAB_PLUGIN_API_SEPARATE):
+  # the plugin compiles only its own code.
+  if(TARGET schedlab::plugin_api_impl)
+    target_link_libraries(${name} PRIVATE schedlab::plugin_api_impl)
+  endif()
   set_target_properties(${name} PROPERTIES
     PREFIX ""
     SUFFIX ".so"

@@ -1,7 +1,7 @@
 // autosched: the autoscheduler plugin (issue 18). For any fusion it derives
 // a schedule by small pattern-matching rewrite rules, one class per rule,
 // matched deterministically in a fixed order (the Finch autoscheduler's
-// design; no e-graph, no search). Written only against plugin.hpp.
+// design; no e-graph, no search). Written only against the plugin API.
 //
 // Three parts:
 //   facts   (facts.h) what the rules match on, read once from the
@@ -54,7 +54,15 @@
 
 #include "facts.h"
 #include "rules.h"
-#include "schedlab/plugin.hpp"
+#include "schedlab/plugin_api/alignment.hpp"
+#include "schedlab/plugin_api/arith.hpp"
+#include "schedlab/plugin_api/device.hpp"
+#include "schedlab/plugin_api/host_call.hpp"
+#include "schedlab/plugin_api/params.hpp"
+#include "schedlab/plugin_api/registration.hpp"
+#include "schedlab/plugin_api/rules.hpp"
+#include "schedlab/plugin_api/segment.hpp"
+#include "schedlab/plugin_api/types.hpp"
 
 namespace pa = schedlab::plugin_api;
 using autosched::Config;
@@ -65,19 +73,18 @@ using pa::dtype_bytes;
 using pa::largest_pow2_at_most;
 using pa::next_pow2;
 
-namespace {
+// The rules the other built-in heuristics follow too (one home each).
+using pa::rules::kMaxGridY;
+using pa::rules::kMaxPersist;
+using pa::rules::kMaxReduceThreads;
+using pa::rules::kMaxRowThreads;
+using pa::rules::kMaxUnroll;
+using pa::rules::kMinVectorsPerThread;
+using pa::rules::kReduceWorkspaceBytes;
+using pa::rules::kRegisterOverhead;
+using pa::rules::kTargetThreads;
 
-constexpr int64_t kMaxVectorBytes = 16;
-constexpr int64_t kTargetThreads = 128;
-constexpr int64_t kMaxUnroll = 4;
-constexpr int64_t kMinVectorsPerThread = 4;
-constexpr int64_t kMaxReduceThreads = 512;
-constexpr int64_t kMaxRowThreads = 512;
-constexpr int64_t kMaxPersist = 64;
-constexpr int64_t kRegisterOverhead = 32;
-constexpr int64_t kMaxRegistersPerThread = 255;
-constexpr int64_t kReduceWorkspaceBytes = 8;
-constexpr int64_t kMaxGridY = 65535;
+namespace {
 
 [[noreturn]] void user_fail(const std::string& message) {
   throw pa::Error(SCHEDLAB_ERR_USER, "autosched: " + message);
@@ -91,13 +98,11 @@ bool is_reduction(const Facts& f) {
 /// 1 without a tensor accessed with vectors.
 int64_t choose_vector(const Facts& f) {
   if (f.vector_inputs.empty() && f.vector_outputs.empty()) return 1;
-  int64_t v = std::min<int64_t>(8, largest_pow2_at_most(kMaxVectorBytes / f.widest));
-  while (v > 1 && f.inner_extent % v != 0) v /= 2;
-  return v;
+  return pa::rules::dividing_vector(pa::rules::widest_vector(f.widest), f.inner_extent);
 }
 
 int64_t max_threads(const pa::DeviceProperties& d) {
-  return d.max_threads_per_block > 0 ? d.max_threads_per_block : 1024;
+  return pa::rules::max_threads_per_block(d);
 }
 
 void pointwise_choice(const Facts& f, const pa::DeviceProperties& d, Config& c) {
@@ -189,11 +194,8 @@ RowCost row_cost(const Facts& f, const pa::DeviceProperties& d, const Config& c)
   const int64_t allowed =
       r.threads > max_threads(d)
           ? 0
-          : std::min(kMaxRegistersPerThread,
-                     static_cast<int64_t>(d.registers_per_block) / std::max<int64_t>(r.threads, 1));
-  const int64_t shared_limit =
-      static_cast<int64_t>(d.shared_bytes_per_block_optin > 0 ? d.shared_bytes_per_block_optin
-                                                              : d.shared_bytes_per_block);
+          : pa::rules::registers_per_thread(d, r.threads);
+  const int64_t shared_limit = pa::rules::shared_bytes_limit(d);
   r.fits = r.registers <= allowed && r.shared <= shared_limit - r.threads * kReduceWorkspaceBytes;
   return r;
 }
@@ -348,6 +350,8 @@ void check(const Facts& f, const Config& c, const pa::DeviceProperties& d) {
 class Autosched : public pa::Plugin {
  public:
   std::string name() const override { return "autosched"; }
+  /// A generalist: offered a segment after every specific built-in.
+  int priority() const override { return SCHEDLAB_PRIORITY_DEFAULT; }
   std::string version() const override { return "0.1"; }
   std::string description() const override {
     return "autoscheduler: schedules derived by pattern-matching rewrite rules (Finch-style), "

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 
+#include "schedlab/plugin_api/alignment.hpp"
+#include "schedlab/plugin_api/types.hpp"
+
 namespace autosched {
 
 using pa::describe;

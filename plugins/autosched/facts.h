@@ -1,14 +1,15 @@
 // autosched/facts.h: what the autoscheduler's rules match on. The facts are
 // read once from the unscheduled segment, before any rule rewrites it, so
 // that matching is deterministic and independent of the order the rules run
-// in. Written only against plugin.hpp.
+// in. Written only against the plugin API.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "schedlab/plugin.hpp"
+#include "schedlab/plugin_api/segment.hpp"
+#include "schedlab/plugin_api/tensor.hpp"
 
 namespace autosched {
 

@@ -6,49 +6,15 @@
 #include <algorithm>
 #include <numeric>
 
+#include "schedlab/plugin_api/alignment.hpp"
+#include "schedlab/plugin_api/arith.hpp"
+#include "schedlab/plugin_api/types.hpp"
+
 namespace autosched {
 
 using pa::ceil_div;
 using pa::LoopTransform;
 using pa::ParallelType;
-
-// ---- Loop
-
-bool Loop::has(const std::string& role) const {
-  return std::find(roles_.begin(), roles_.end(), role) != roles_.end();
-}
-int Loop::at(const std::string& role) const {
-  auto it = std::find(roles_.begin(), roles_.end(), role);
-  if (it == roles_.end()) throw pa::Error(SCHEDLAB_ERR_PLUGIN, "autosched: no loop axis " + role);
-  return static_cast<int>(it - roles_.begin());
-}
-void Loop::split(const std::string& role, int64_t factor, const std::string& outer,
-                 const std::string& inner, bool inner_split) {
-  const int i = at(role);
-  tv_.split(i, factor, inner_split);
-  roles_[static_cast<size_t>(i)] = outer;
-  roles_.insert(roles_.begin() + i + 1, inner);
-}
-void Loop::move_before(const std::string& role, const std::string& before) {
-  const int i = at(role), j = at(before);
-  if (i <= j) return;
-  tv_.reorder({{i, j}});
-  roles_.erase(roles_.begin() + i);
-  roles_.insert(roles_.begin() + j, role);
-}
-void Loop::move_to_end(const std::string& role) {
-  const int i = at(role), last = static_cast<int>(roles_.size()) - 1;
-  if (i == last) return;
-  tv_.reorder({{i, last}});
-  roles_.erase(roles_.begin() + i);
-  roles_.push_back(role);
-}
-void Loop::bind(const std::string& role, ParallelType p) {
-  if (has(role)) tv_.parallelize(at(role), p);
-}
-void Loop::bind(const std::string& role, LoopTransform t) {
-  if (has(role)) tv_.parallelize(at(role), t);
-}
 
 namespace {
 
@@ -164,7 +130,7 @@ class ChooseReference : public Rule {
       while (ref.nloop() > o + 1) ref.merge(o);
       for (int k = 0; k < o; ++k) roles.push_back("b" + std::to_string(k));
       roles.push_back("I");
-      s.loop = Loop(ref, roles);
+      s.loop = Loop(ref, roles, "autosched");
       return;
     }
     for (int pass = 0; pass < 2; ++pass)
@@ -176,7 +142,7 @@ class ChooseReference : public Rule {
     for (int k = 1; k < n_front; ++k) ref.merge(0, 1);
     const int r0 = n_front > 0 ? 1 : 0;
     for (size_t k = 1; k < s.facts.red_axes.size(); ++k) ref.merge(r0, r0 + 1);
-    s.loop = n_front > 0 ? Loop(ref, {"I", "R"}) : Loop(ref, {"R"});
+    s.loop = n_front > 0 ? Loop(ref, {"I", "R"}, "autosched") : Loop(ref, {"R"}, "autosched");
   }
 };
 

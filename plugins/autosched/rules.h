@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "facts.h"
+#include "schedlab/plugin_api/loop.hpp"
+#include "schedlab/plugin_api/segment.hpp"
+#include "schedlab/plugin_api/tensor.hpp"
 
 namespace autosched {
 
@@ -37,26 +40,7 @@ struct Config {
 
 /// The reference's loop axes by role while rules transform it, so that a rule
 /// names what an axis is for rather than where it is.
-class Loop {
- public:
-  Loop() = default;
-  Loop(pa::TensorView tv, std::vector<std::string> roles) : tv_(tv), roles_(std::move(roles)) {}
-  bool has(const std::string& role) const;
-  int at(const std::string& role) const;
-  /// Splits `role` into [outer, inner]; `factor` is the inner extent, or the
-  /// outer one when !inner_split.
-  void split(const std::string& role, int64_t factor, const std::string& outer,
-             const std::string& inner, bool inner_split = true);
-  /// Moves `role` to just before `before` (which must come after it).
-  void move_before(const std::string& role, const std::string& before);
-  void move_to_end(const std::string& role);
-  void bind(const std::string& role, pa::ParallelType p);
-  void bind(const std::string& role, pa::LoopTransform t);
-
- private:
-  pa::TensorView tv_;
-  std::vector<std::string> roles_;
-};
+using Loop = pa::Loop;
 
 /// What the rules share while they rewrite one segment.
 struct State {

@@ -1,6 +1,6 @@
 // pointwise: the built-in pointwise scheduler plugin, after nvFuser's
 // pointwise scheduler in its 1D and 2D forms, and the segmenter's last resort.
-// Written only against plugin.hpp.
+// Written only against the plugin API.
 //
 // Three schedules; flat or 2D whenever they apply:
 //   2D      nvFuser's 2D pointwise schedule (below), for a flat fusion whose
@@ -100,22 +100,27 @@
 #include <string>
 #include <vector>
 
-#include "schedlab/plugin.hpp"
+#include "schedlab/plugin_api/alignment.hpp"
+#include "schedlab/plugin_api/arith.hpp"
+#include "schedlab/plugin_api/device.hpp"
+#include "schedlab/plugin_api/params.hpp"
+#include "schedlab/plugin_api/registration.hpp"
+#include "schedlab/plugin_api/rules.hpp"
+#include "schedlab/plugin_api/segment.hpp"
+#include "schedlab/plugin_api/tensor.hpp"
+#include "schedlab/plugin_api/types.hpp"
 
 namespace pa = schedlab::plugin_api;
 using pa::ceil_div;
 using pa::dtype_bytes;
 using pa::largest_pow2_at_most;
 using pa::next_pow2;
+using pa::rules::kMaxGridY;
+using pa::rules::kMaxUnroll;
+/// nvFuser's default block size for pointwise kernels.
+using pa::rules::kTargetThreads;
 
 namespace {
-
-/// nvFuser's default block size for pointwise kernels.
-constexpr int64_t kDefaultBlock = 128;
-/// The widest single access, in bytes (LDG.128 / STG.128).
-constexpr int64_t kMaxVectorBytes = 16;
-/// The most unrolling compute_params chooses (the schema allows more).
-constexpr int64_t kMaxUnroll = 4;
 
 /// Logical axes that are not reductions.
 std::vector<pa::AxisInfo> iteration_domain(const pa::TensorView& tv) {
@@ -276,9 +281,6 @@ Sides sides(const pa::TensorView& ref, int bp) {
   return s;
 }
 
-/// CUDA's limit on gridDim.y (and z).
-constexpr int64_t kMaxGridY = 65535;
-
 /// TIDx of the 2D schedule: as many of `block` threads as the inner side has
 /// vectors (a power of two); TIDy takes the rest.
 int64_t block_x(int64_t block, int64_t inner_vectors) {
@@ -290,6 +292,8 @@ int64_t block_x(int64_t block, int64_t inner_vectors) {
 class Pointwise : public pa::Plugin {
  public:
   std::string name() const override { return "pointwise"; }
+  /// The most general built-in: offered a segment after every other.
+  int priority() const override { return 10; }
   std::string version() const override { return "1.0"; }
   std::string description() const override {
     return "nvFuser-style 1D/2D pointwise: flatten (or split at the broadcast break point), "
@@ -297,7 +301,7 @@ class Pointwise : public pa::Plugin {
   }
   std::vector<pa::Param> params() const override {
     return {
-        pa::Param::integer("block", kDefaultBlock, 32, 1024, "threads per block (TIDx)"),
+        pa::Param::integer("block", kTargetThreads, 32, 1024, "threads per block (TIDx)"),
         pa::Param::choice("vector", {"1", "2", "4", "8"}, "1",
                           "elements per vector load/store of inputs and outputs (1: none)"),
         pa::Param::integer(
@@ -323,7 +327,7 @@ class Pointwise : public pa::Plugin {
     // is served as it is; the heuristic below chooses everywhere else.
     if (p.use_tuned()) return;
     if (!flat_obstacle(seg).empty()) {  // serial: only `block` applies
-      p.set_integer("block", kDefaultBlock);
+      p.set_integer("block", kTargetThreads);
       return;
     }
     pa::TensorView ref = seg.find_reference();
@@ -339,10 +343,9 @@ class Pointwise : public pa::Plugin {
     if (!c.all().empty()) {
       int64_t widest = 1;
       for (const pa::TensorView& tv : c.all()) widest = std::max(widest, dtype_bytes(tv.dtype()));
-      // 8 is the widest the schema offers (16 bytes of f16; a bool tensor stops there too).
-      vector = std::min<int64_t>(8, largest_pow2_at_most(kMaxVectorBytes / widest));
+      vector = pa::rules::widest_vector(widest);
       for (const pa::TensorView& tv : c.all())
-        while (vector > 1 && inner_extent(tv) % vector != 0) vector /= 2;
+        vector = pa::rules::dividing_vector(vector, inner_extent(tv));
     }
 
     // Threads per block: 128, within the device's limit, fewer for a small
@@ -350,7 +353,7 @@ class Pointwise : public pa::Plugin {
     const int64_t warp = std::max(1, d.warp_size);
     const int64_t sms = std::max(1, d.sm_count);
     int64_t block =
-        std::min<int64_t>(kDefaultBlock, std::max<int64_t>(d.max_threads_per_block, 32));
+        std::min<int64_t>(kTargetThreads, std::max<int64_t>(d.max_threads_per_block, 32));
     const int64_t vectors = (n + vector - 1) / vector;
     while (block / 2 >= std::max<int64_t>(warp, 32) && (vectors + block - 1) / block < sms)
       block /= 2;
@@ -476,8 +479,9 @@ class Pointwise : public pa::Plugin {
     if (const int64_t grid_y = ceil_div(ceil_div(sd.outer, by), unroll); grid_y > kMaxGridY)
       throw pa::Error(SCHEDLAB_ERR_USER,
                       "pointwise: break_point=" + std::to_string(bp) + " with unroll=" +
-                          std::to_string(unroll) + " needs gridDim.y=" + std::to_string(grid_y) +
-                          ", more than " + std::to_string(kMaxGridY) + "; raise unroll");
+                          std::to_string(unroll) + " needs a grid of " + std::to_string(grid_y) +
+                          " blocks in y, more than " + std::to_string(kMaxGridY) +
+                          "; raise unroll");
 
     std::vector<pa::TensorView> vectors, input_caches;
     make_caches(seg, vector, bp, vectors, input_caches);

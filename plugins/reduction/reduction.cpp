@@ -1,5 +1,5 @@
 // reduction: the built-in reduction scheduler plugin, after nvFuser's inner
-// and outer reduction schedulers. Written only against plugin.hpp.
+// and outer reduction schedulers. Written only against the plugin API.
 //
 // What it schedules: fusions whose reductions all reduce the same logical
 // axes (row_sum, row_max, col_sum, sum_all, masked_row_sum, keepdim and
@@ -81,7 +81,16 @@
 #include <string>
 #include <vector>
 
-#include "schedlab/plugin.hpp"
+#include "schedlab/plugin_api/alignment.hpp"
+#include "schedlab/plugin_api/arith.hpp"
+#include "schedlab/plugin_api/device.hpp"
+#include "schedlab/plugin_api/loop.hpp"
+#include "schedlab/plugin_api/params.hpp"
+#include "schedlab/plugin_api/registration.hpp"
+#include "schedlab/plugin_api/rules.hpp"
+#include "schedlab/plugin_api/segment.hpp"
+#include "schedlab/plugin_api/tensor.hpp"
+#include "schedlab/plugin_api/types.hpp"
 
 namespace pa = schedlab::plugin_api;
 using pa::ceil_div;
@@ -89,21 +98,18 @@ using pa::describe;
 using pa::dtype_bytes;
 using pa::largest_pow2_at_most;
 using pa::next_pow2;
+using pa::Loop;
+// Largest gridDim.y: the most rows of an inner grid reduction.
+using pa::rules::kMaxGridY;
+using pa::rules::kMaxReduceThreads;
+using pa::rules::kMinVectorsPerThread;
+// The inner reduction aims at it; the outer one at twice.
+using pa::rules::kTargetThreads;
 
 namespace {
 
-/// The widest single access, in bytes (LDG.128).
-constexpr int64_t kMaxVectorBytes = 16;
 /// Inner rows of at most this many vectors are reduced by one thread each.
 constexpr int64_t kSerialVectors = 4;
-/// Work each thread should have per block before threads are added.
-constexpr int64_t kMinVectorsPerThread = 4;
-/// Largest block over the reduced axis of an inner reduction.
-constexpr int64_t kMaxReduceThreads = 512;
-/// Threads per block the heuristic aims at (inner; outer aims at twice).
-constexpr int64_t kTargetThreads = 128;
-/// Largest gridDim.y (and so rows of an inner grid reduction).
-constexpr int64_t kMaxGridY = 65535;
 
 std::string axes_str(const std::vector<int>& axes) {
   std::string s = "{";
@@ -207,55 +213,10 @@ Analysis analyze(pa::Segment& seg) {
   return a;
 }
 
-/// The reference's loop axes by role while the schedule is built, so that
-/// splits and bindings name what an axis is for instead of where it is.
-class Loop {
- public:
-  Loop(pa::TensorView tv, std::vector<std::string> roles) : tv_(tv), roles_(std::move(roles)) {}
-  bool has(const std::string& role) const {
-    return std::find(roles_.begin(), roles_.end(), role) != roles_.end();
-  }
-  int at(const std::string& role) const {
-    auto it = std::find(roles_.begin(), roles_.end(), role);
-    if (it == roles_.end()) throw pa::Error(SCHEDLAB_ERR_PLUGIN, "reduction: no loop axis " + role);
-    return static_cast<int>(it - roles_.begin());
-  }
-  /// Splits `role` into [outer, inner]; `factor` is the inner extent, or the
-  /// outer one when !inner_split.
-  void split(const std::string& role, int64_t factor, const std::string& outer,
-             const std::string& inner, bool inner_split = true) {
-    int i = at(role);
-    tv_.split(i, factor, inner_split);
-    roles_[static_cast<size_t>(i)] = outer;
-    roles_.insert(roles_.begin() + i + 1, inner);
-  }
-  void move_to_end(const std::string& role) {
-    int i = at(role);
-    int last = static_cast<int>(roles_.size()) - 1;
-    if (i == last) return;
-    tv_.reorder({{i, last}});
-    roles_.erase(roles_.begin() + i);
-    roles_.push_back(role);
-  }
-  /// Moves `role` to just before `before` (which must come after it).
-  void move_before(const std::string& role, const std::string& before) {
-    int i = at(role), j = at(before);
-    if (i <= j) return;
-    tv_.reorder({{i, j}});
-    roles_.erase(roles_.begin() + i);
-    roles_.insert(roles_.begin() + j, role);
-  }
-  void bind(const std::string& role, pa::ParallelType p) {
-    if (has(role)) tv_.parallelize(at(role), p);
-  }
-  void bind(const std::string& role, pa::LoopTransform t) {
-    if (has(role)) tv_.parallelize(at(role), t);
-  }
-
- private:
-  pa::TensorView tv_;
-  std::vector<std::string> roles_;
-};
+/// The reference's loop axes by role while the schedule is built.
+Loop loop_of(pa::TensorView tv, std::vector<std::string> roles) {
+  return Loop(tv, std::move(roles), "reduction");
+}
 
 /// The resolved configuration of one schedule.
 struct Config {
@@ -273,9 +234,7 @@ struct Config {
 /// the contiguous extent; 1 without a full-rank input.
 int64_t choose_vector(const Analysis& a) {
   if (a.vector_inputs.empty()) return 1;
-  int64_t v = std::min<int64_t>(8, largest_pow2_at_most(kMaxVectorBytes / a.widest));
-  while (v > 1 && a.inner_extent % v != 0) v /= 2;
-  return v;
+  return pa::rules::dividing_vector(pa::rules::widest_vector(a.widest), a.inner_extent);
 }
 
 /// The heuristic: see the top of the file.
@@ -366,6 +325,9 @@ void user_fail(const std::string& message) {
 class Reduction : public pa::Plugin {
  public:
   std::string name() const override { return "reduction"; }
+  /// Offered a segment after normalization (a persistent kernel beats a
+  /// reduction plus a pointwise one), before transpose and pointwise.
+  int priority() const override { return 30; }
   std::string version() const override { return "1.0"; }
   std::string description() const override {
     return "nvFuser-style inner/outer reductions: serial, block (TIDx/TIDy) or grid (BIDx/BIDy), "
@@ -496,7 +458,7 @@ class Reduction : public pa::Plugin {
     for (int k = 1; k < n_front; ++k) ref.merge(0, 1);
     const int r0 = n_front > 0 ? 1 : 0;
     for (size_t k = 1; k < a.red_axes.size(); ++k) ref.merge(r0, r0 + 1);
-    return n_front > 0 ? Loop(ref, {"I", "R"}) : Loop(ref, {"R"});
+    return n_front > 0 ? loop_of(ref, {"I", "R"}) : loop_of(ref, {"R"});
   }
 
   /// Inner: R contiguous. Threads on R (TIDx), rows on TIDy.

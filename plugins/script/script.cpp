@@ -1,7 +1,7 @@
 // script: the built-in plugin that schedules with a schedule script
 // (configs/schedules/*.sched, docs/schedule-scripts.md): the zero-compile
 // way to try a schedule, and the way to sweep a hand schedule's
-// {placeholders}. Written only against plugin.hpp.
+// {placeholders}. Written only against the plugin API.
 //
 // A plugin links nothing from libschedlab, so it cannot run the script
 // language itself; ABI 1.1's host entry apply_schedule_script parses the file
@@ -27,7 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "schedlab/plugin.hpp"
+#include "schedlab/plugin_api/params.hpp"
+#include "schedlab/plugin_api/registration.hpp"
+#include "schedlab/plugin_api/segment.hpp"
+#include "schedlab/plugin_api/types.hpp"
 
 namespace pa = schedlab::plugin_api;
 namespace fs = std::filesystem;
@@ -88,6 +91,8 @@ std::string resolve(const std::string& script, std::string& why) {
 class Script : public pa::Plugin {
  public:
   std::string name() const override { return "script"; }
+  /// It needs a schedule text, so it cannot volunteer for a segment.
+  int priority() const override { return SCHEDLAB_PRIORITY_NEVER_OFFERED; }
   std::string version() const override { return "1.0"; }
   std::string description() const override {
     return "a schedule script (configs/schedules/*.sched) applied by the host's parser";

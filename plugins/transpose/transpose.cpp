@@ -1,7 +1,7 @@
 // transpose: the built-in transpose scheduler plugin, after nvFuser's
 // transpose scheduler: shared-memory tiles, so that both the reads of the
 // inputs and the writes of the outputs are coalesced although the two
-// disagree on the innermost axis. Written only against plugin.hpp.
+// disagree on the innermost axis. Written only against the plugin API.
 //
 // Which fusions: those whose outputs nothing in the segment reads (an output
 // is written in its group's thread order, and lowering orders no Global read
@@ -85,7 +85,14 @@
 #include <string>
 #include <vector>
 
-#include "schedlab/plugin.hpp"
+#include "schedlab/plugin_api/alignment.hpp"
+#include "schedlab/plugin_api/arith.hpp"
+#include "schedlab/plugin_api/device.hpp"
+#include "schedlab/plugin_api/params.hpp"
+#include "schedlab/plugin_api/registration.hpp"
+#include "schedlab/plugin_api/segment.hpp"
+#include "schedlab/plugin_api/tensor.hpp"
+#include "schedlab/plugin_api/types.hpp"
 
 namespace pa = schedlab::plugin_api;
 using pa::ceil_div;
@@ -239,6 +246,9 @@ void bind_tile(pa::TensorView& tv, int64_t b, int64_t threads, int64_t row, bool
 class Transpose : public pa::Plugin {
  public:
   std::string name() const override { return "transpose"; }
+  /// Offered a segment after the reductions, before pointwise (which would
+  /// take a transpose too, without tiles).
+  int priority() const override { return 20; }
   std::string version() const override { return "1.0"; }
   std::string description() const override {
     return "nvFuser-style transpose: shared-memory tiles, coalesced reads and writes";

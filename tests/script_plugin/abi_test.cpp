@@ -1,4 +1,4 @@
-// Plugin ABI 1.1 to 1.3 on real .so files: string parameters end to end, a
+// Plugin ABI 1.1 to 1.6 on real .so files: string parameters end to end, a
 // plugin built against 1.0 still loading and scheduling under the 1.3 host, a
 // newer minor refused naming both versions, and the schedule-script,
 // pad_shared and swizzle host entries called through the C table as a plugin
@@ -16,6 +16,7 @@
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/plugin.h"
 #include "schedlab/plugin/host.h"
+#include "schedlab/plugin/registry.h"
 #include "sp_test_util.h"
 
 namespace schedlab::plugin {
@@ -37,10 +38,10 @@ std::string sp_plugin(const std::string& name) {
 
 // ---- versions
 
-TEST(Abi11, HeaderAndHostSayOnePointFive) {
+TEST(Abi11, HeaderAndHostSayOnePointSix) {
   EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
-  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 5);
-  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 5));
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 6);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 6));
   // 1.4 appended to SchedlabParamSet after its 1.0 fields, which stay put.
   EXPECT_EQ(offsetof(SchedlabParamSet, values), 8u);
   EXPECT_EQ(offsetof(SchedlabParamSet, tuned), 16u);
@@ -68,13 +69,48 @@ TEST(Abi11, HeaderAndHostSayOnePointFive) {
             offsetof(SchedlabHostApi, offered_by_segmenter) + sizeof(void*));
   EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, recompute) + sizeof(void*));
   EXPECT_NE(host_api()->recompute, nullptr);
+  // 1.6 appended the priority (and a reserved word) after schedule.
+  EXPECT_EQ(offsetof(SchedlabPluginInfo, priority),
+            offsetof(SchedlabPluginInfo, schedule) + sizeof(void*));
+  EXPECT_EQ(offsetof(SchedlabPluginInfo, reserved1),
+            offsetof(SchedlabPluginInfo, priority) + sizeof(int32_t));
+}
+
+// ---- 1.6: priorities
+
+TEST(Abi16, APluginOfAnOlderMinorHasTheDefaultPriority) {
+  auto p = load_plugin(sp_plugin("abi10"));
+  EXPECT_EQ(p->priority(), SCHEDLAB_PRIORITY_DEFAULT);
+  EXPECT_TRUE(p->volunteers());
+  // A 1.6 plugin that declares none has the default too.
+  auto s = load_plugin(sp_plugin("string_params"));
+  EXPECT_EQ(s->abi_str(), "1.6");
+  EXPECT_EQ(s->priority(), SCHEDLAB_PRIORITY_DEFAULT);
+}
+
+TEST(Abi16, TheBuiltinsDeclareTheSegmentersOrder) {
+  Registry r(plugin_search_path());
+  EXPECT_THAT(r.add_search_path(), ::testing::IsEmpty());
+  std::vector<std::string> all, offered;
+  for (const auto& p : r.by_priority()) {
+    all.push_back(p->name() + "=" + std::to_string(p->priority()));
+    if (p->volunteers()) offered.push_back(p->name());
+  }
+  // The most specific first; script needs a schedule text and never volunteers.
+  EXPECT_THAT(all, ElementsAre("normalization=40", "reduction=30", "transpose=20", "pointwise=10",
+                               "autosched=0", "script=-1"));
+  EXPECT_THAT(offered,
+              ElementsAre("normalization", "reduction", "transpose", "pointwise", "autosched"));
+  // The priority travels with a description (what an isolated worker sends).
+  const PluginDescription d = r.get("script")->info();
+  EXPECT_EQ(description_from_json(to_json(d), "test").priority, -1);
 }
 
 TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
   EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.6, newer than this host's ABI 1.5: upgrade "
+                "' was built against plugin ABI 1.7, newer than this host's ABI 1.6: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 
@@ -206,7 +242,7 @@ TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
 
 TEST(StringParams, SchemaDefaultsAndFormatting) {
   auto p = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(p->abi_str(), "1.5");
+  EXPECT_EQ(p->abi_str(), "1.6");
   ASSERT_EQ(p->schema().size(), 3u);
   EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
   EXPECT_EQ(p->schema()[1].domain_str(), "string");

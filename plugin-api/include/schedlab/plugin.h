@@ -40,6 +40,9 @@
  *        (`schedlab tune`) the host offers compute_params for the segment.
  *   1.5  the host entries offered_by_segmenter (whether a refusal cuts the
  *        segment apart or fails it) and recompute (nvFuser's recomputeTv).
+ *   1.6  SchedlabPluginInfo.priority: the order in which the segmenter
+ *        offers segments to plugins. A plugin of an older minor has the
+ *        default, SCHEDLAB_PRIORITY_DEFAULT.
  *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
  * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
@@ -84,7 +87,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 5
+#define SCHEDLAB_PLUGIN_ABI_MINOR 6
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -97,6 +100,15 @@ extern "C" {
 #define SCHEDLAB_MAX_SHARED_PAD 32
 /** The widest XOR swizzle the host entry swizzle accepts (ABI 1.3). */
 #define SCHEDLAB_MAX_SWIZZLE_WIDTH 32
+
+/** SchedlabPluginInfo.priority (ABI 1.6) of a plugin that declares none,
+ * and of every plugin built against an older minor. */
+#define SCHEDLAB_PRIORITY_DEFAULT 0
+/** A priority for a plugin the segmenter must never offer a segment (one
+ * that cannot volunteer, as `script`, which needs a schedule text); any
+ * negative priority means the same. It still schedules what it is asked to
+ * by name. */
+#define SCHEDLAB_PRIORITY_NEVER_OFFERED (-1)
 
 /** The one exported symbol's name, for loaders. */
 #define SCHEDLAB_PLUGIN_ENTRY_NAME "schedlab_plugin_entry"
@@ -550,6 +562,16 @@ typedef struct SchedlabPluginInfo {
   int32_t (*compute_params)(SchedlabSegment* seg, SchedlabParamSet* params);
   /** Schedules seg with params, through the host's primitives. */
   int32_t (*schedule)(SchedlabSegment* seg, const SchedlabParamSet* params);
+
+  /* ---- ABI 1.6. The host reads these only when struct_size covers them: a
+   * plugin built against an older minor gets the defaults. */
+  /** The order in which the segmenter offers a segment to the plugins (and
+   * the registry lists them): higher first, equal priorities by name. The
+   * most specific heuristic goes first (a persistent normalization kernel
+   * beats a reduction plus a pointwise one). Negative: never offered
+   * (SCHEDLAB_PRIORITY_NEVER_OFFERED). Default SCHEDLAB_PRIORITY_DEFAULT. */
+  int32_t priority;
+  uint32_t reserved1; /**< zero */
 } SchedlabPluginInfo;
 
 /** Marks the entry point exported when everything else is hidden. */

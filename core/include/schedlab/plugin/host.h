@@ -135,6 +135,7 @@ void set_log_sink(LogSink sink);
 struct PluginDescription {
   std::string name, version, description;
   uint32_t abi_version = 0;
+  int32_t priority = 0;     ///< Plugin::priority()
   std::string path;         ///< the file it was loaded from
   std::string loaded_path;  ///< the file mapped (a shadow copy, or path)
   std::vector<ParamDesc> schema;
@@ -157,6 +158,13 @@ class Plugin {
   uint32_t abi_version() const { return abi_version_; }
   /// "1.0".
   std::string abi_str() const;
+  /// The order in which the segmenter offers it segments (ABI 1.6,
+  /// SchedlabPluginInfo.priority): higher first, equal priorities by name;
+  /// SCHEDLAB_PRIORITY_DEFAULT (0) for a plugin of an older ABI.
+  int32_t priority() const { return priority_; }
+  /// Whether the segmenter may offer it a segment (priority() >= 0): false
+  /// for a plugin that cannot volunteer (`script` needs a schedule text).
+  bool volunteers() const { return priority_ >= 0; }
   /// The file it was loaded from (not the shadow copy).
   const std::string& path() const { return path_; }
   /// The file actually mapped: the shadow copy, or path() when loaded in place.
@@ -201,6 +209,7 @@ class Plugin {
   std::unique_ptr<Library> lib_;  ///< the mapping and the plugin's function table
   std::string name_, version_, description_;
   uint32_t abi_version_ = 0;
+  int32_t priority_ = 0;
   std::string path_, loaded_path_;
   bool remove_loaded_ = false;  ///< loaded_path_ is a shadow copy to delete on unload
   std::vector<ParamDesc> schema_;

@@ -73,6 +73,10 @@ class Registry {
   std::shared_ptr<const Plugin> find(const std::string& name) const;
   /// Every registered plugin, by name.
   std::vector<std::shared_ptr<const Plugin>> plugins() const;
+  /// Every registered plugin in priority order (Plugin::priority(): higher
+  /// first, equal priorities by name): the order in which the segmenter
+  /// offers segments, to those that volunteer (Plugin::volunteers()).
+  std::vector<std::shared_ptr<const Plugin>> by_priority() const;
   /// (name, file) of every registered plugin.
   std::vector<std::pair<std::string, std::string>> files() const;
 

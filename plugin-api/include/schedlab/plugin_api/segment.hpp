@@ -1,0 +1,123 @@
+// schedlab/plugin_api/segment.hpp: Segment, the segment being scheduled:
+// its tensors, sizes and device, and the primitives that relate several
+// tensors (propagation, inlining, schedule scripts). Part of the C++ wrapper
+// (schedlab/plugin.hpp includes every part).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedlab/plugin.h"
+#include "schedlab/plugin_api/device.hpp"
+#include "schedlab/plugin_api/host_call.hpp"
+#include "schedlab/plugin_api/tensor.hpp"
+
+namespace schedlab::plugin_api {
+
+/// The segment being scheduled: its tensors, sizes and target device, and
+/// the primitives that relate several tensors.
+class Segment {
+ public:
+  explicit Segment(SchedlabSegment* seg) : seg_(seg) {}
+  SchedlabSegment* handle() const { return seg_; }
+
+  std::string name() const;
+  std::vector<TensorView> tensors() const { return set(SCHEDLAB_TENSORS_ALL); }
+  std::vector<TensorView> inputs() const { return set(SCHEDLAB_TENSORS_INPUTS); }
+  std::vector<TensorView> outputs() const { return set(SCHEDLAB_TENSORS_OUTPUTS); }
+  /// The concrete value of a named size.
+  int64_t size(const std::string& name) const;
+  /// ABI 1.5: whether the segmenter makes this offer (a refusal then cuts
+  /// the segment apart instead of failing it; SchedlabHostApi::
+  /// offered_by_segmenter). False on an older host.
+  bool offered_by_segmenter() const;
+  DeviceProperties device() const;
+
+  // ---- queries
+  std::vector<TensorView> reduction_tvs() const;
+  /// find_reference_for; a null TensorView when there is none.
+  TensorView find_reference() const;
+  std::vector<std::vector<TensorView>> group_inputs_outputs_by_inner_dim() const;
+  bool is_dependency_of(const TensorView& v, const TensorView& of) const;
+  std::vector<TensorView> vals_between(const std::vector<TensorView>& from,
+                                       const std::vector<TensorView>& to) const {
+    auto f = handles(from), t = handles(to);
+    return wrap(detail::list(
+        &SchedlabHostApi::vals_between, "vals_between", seg_,
+        static_cast<SchedlabTensor* const*>(f.data()), static_cast<int32_t>(f.size()),
+        static_cast<SchedlabTensor* const*>(t.data()), static_cast<int32_t>(t.size())));
+  }
+  /// Experimental (outside the ABI promise): LoopMap between two loop axes.
+  bool axes_mapped(const TensorView& a, int a_axis, const TensorView& b, int b_axis,
+                   bool exact = false) const {
+    int32_t r = 0;
+    detail::call(&SchedlabHostApi::_axes_mapped, "_axes_mapped", seg_, a.handle(), a_axis,
+                 b.handle(), b_axis, static_cast<int32_t>(exact), &r);
+    return r != 0;
+  }
+
+  // ---- propagation and inlining (empty `selected`: every tensor)
+  void propagate_transformation(const TensorView& reference,
+                                const std::vector<TensorView>& selected = {}) {
+    auto s = handles(selected);
+    detail::call(&SchedlabHostApi::propagate_transformation, "propagate_transformation", seg_,
+                 reference.handle(), static_cast<SchedlabTensor* const*>(s.data()),
+                 static_cast<int32_t>(s.size()));
+  }
+  /// `transforms` nullopt: the host's default (Unroll, Unswitch).
+  void parallelize_all_like(const TensorView& reference, int pos = -1,
+                            const std::vector<TensorView>& selected = {},
+                            const std::vector<ParallelType>& types = {},
+                            const std::optional<std::vector<LoopTransform>>& transforms = {}) {
+    auto s = handles(selected);
+    std::vector<int32_t> ty, tr;
+    for (ParallelType p : types) ty.push_back(static_cast<int32_t>(p));
+    if (transforms)
+      for (LoopTransform t : *transforms) tr.push_back(static_cast<int32_t>(t));
+    // A non-null pointer tells an explicit (maybe empty) list from "default".
+    static const int32_t kNone = 0;
+    const int32_t* tr_ptr = transforms ? (tr.empty() ? &kNone : tr.data()) : nullptr;
+    detail::call(&SchedlabHostApi::parallelize_all_like, "parallelize_all_like", seg_,
+                 reference.handle(), pos, static_cast<SchedlabTensor* const*>(s.data()),
+                 static_cast<int32_t>(s.size()), static_cast<const int32_t*>(ty.data()),
+                 static_cast<int32_t>(ty.size()), tr_ptr, static_cast<int32_t>(tr.size()));
+  }
+  void inline_selected_at(const std::vector<TensorView>& selected, const TensorView& reference,
+                          int pos) {
+    auto s = handles(selected);
+    detail::call(&SchedlabHostApi::inline_selected_at, "inline_selected_at", seg_,
+                 static_cast<SchedlabTensor* const*>(s.data()), static_cast<int32_t>(s.size()),
+                 reference.handle(), pos);
+  }
+  void inline_most(const std::vector<TensorView>& selected = {});
+  /// The host's debug print of the whole scheduled segment.
+  std::string print() const;
+
+  // ---- schedule scripts (ABI 1.1)
+  /// Parses and applies the schedule script at `path` with {placeholder}
+  /// values `args` ("k=v,k=v"). Returns the applied calls, one per line. A
+  /// script error throws Error(SCHEDLAB_ERR_USER) with "file:line:col: ...".
+  std::string apply_schedule_script(const std::string& path, const std::string& args = "");
+  /// One name apply_schedule_script accepts in `args` for a script.
+  struct Placeholder {
+    std::string name;                      ///< as in {name} or params(name=...)
+    std::optional<int64_t> default_value;  ///< from params(...), if declared there
+  };
+  /// Experimental (outside the ABI promise): the script's placeholders, in
+  /// order of first appearance.
+  std::vector<Placeholder> schedule_placeholders(const std::string& path) const;
+
+ private:
+  std::vector<TensorView> set(int32_t which) const;
+  std::vector<TensorView> wrap(const std::vector<SchedlabTensor*>& ts) const;
+  SchedlabSegment* seg_;
+};
+
+}  // namespace schedlab::plugin_api
+
+#ifndef SCHEDLAB_PLUGIN_API_SEPARATE
+#include "schedlab/plugin_api/segment_impl.hpp"
+#endif
