@@ -365,7 +365,7 @@ class Generator {
                                                 ir::ParallelType::TIDz};
     static constexpr ir::ParallelType kBid[] = {ir::ParallelType::BIDx, ir::ParallelType::BIDy,
                                                 ir::ParallelType::BIDz};
-    auto index = [](ir::ParallelType p) { return Expr::thread_index(p); };
+    auto index = [](ir::ParallelType p) { return Expr::launch_index(p); };
     for (size_t d = 0; d < 3; ++d)
       if (br.dims[d]) participate = participate && (index(kTid[d]) < Expr::integer(1));
     ExprP block = Expr::integer(0), nblocks = Expr::integer(1);

@@ -57,7 +57,7 @@ std::string Indexer::loop_var_name(const LoopKey& key) {
 
 ExprP Indexer::loop_var(const LoopKey& key) {
   const ir::ParallelType p = key.id()->parallel_type();
-  if (ir::is_thread_dim(p) || ir::is_block_dim(p)) return Expr::thread_index(p);
+  if (ir::is_thread_dim(p) || ir::is_block_dim(p)) return Expr::launch_index(p);
   return Expr::var(loop_var_name(key));
 }
 

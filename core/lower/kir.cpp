@@ -41,7 +41,7 @@ ExprP Expr::floating(double v, ir::DataType t) { return std::make_shared<FloatIm
 ExprP Expr::var(std::string name, ir::DataType t) {
   return std::make_shared<Var>(std::move(name), t);
 }
-ExprP Expr::thread_index(ir::ParallelType p) {
+ExprP Expr::launch_index(ir::ParallelType p) {
   internal_assert(ir::is_thread_dim(p) || ir::is_block_dim(p))
       << "kir: no thread or block index along " << ir::parallel_type_name(p);
   return std::make_shared<Builtin>(p, Builtin::Of::Index);

@@ -105,9 +105,9 @@ class Simplifier : public kir::IRMutator {
     static constexpr P kBlocks[] = {P::BIDx, P::BIDy, P::BIDz};
     for (size_t d = 0; d < 3; ++d) {
       const int64_t b = k.static_block[d], g = grid[d];
-      bounds_[Expr::thread_index(kThreads[d])] = b > 0 ? Interval{0, b - 1} : Interval{0, 1023};
+      bounds_[Expr::launch_index(kThreads[d])] = b > 0 ? Interval{0, b - 1} : Interval{0, 1023};
       bounds_[Expr::launch_extent(kThreads[d])] = b > 0 ? Interval::point(b) : Interval{1, 1024};
-      bounds_[Expr::thread_index(kBlocks[d])] =
+      bounds_[Expr::launch_index(kBlocks[d])] =
           g > 0 ? Interval{0, g - 1} : Interval{0, (int64_t{1} << 31) - 1};
       bounds_[Expr::launch_extent(kBlocks[d])] =
           g > 0 ? Interval::point(g) : Interval{1, (int64_t{1} << 31) - 1};

@@ -45,7 +45,7 @@ kir::Kernel builtins_kernel() {
   const kir::Buffer* in = add_param(k, "T0", kir::Param::Source::Input);
   const kir::Buffer* out = add_param(k, "T1", kir::Param::Source::Output);
   const ExprP g =
-      Expr::thread_index(P::BIDx) * Expr::launch_extent(P::TIDx) + Expr::thread_index(P::TIDx);
+      Expr::launch_index(P::BIDx) * Expr::launch_extent(P::TIDx) + Expr::launch_index(P::TIDx);
   const ExprP value =
       g + Expr::launch_extent(P::BIDx) * c(1000) + Expr::tensor_size(in, 0, 4) * c(100000) +
       Expr::tensor_size(in, 0, 3) * c(10000000) + Expr::tensor_stride(in, 0) * c(1000000000);

@@ -49,9 +49,9 @@ std::vector<ExprP> distinct(const Buffer* a, const Buffer* b) {
       v("i"),
       v("j"),
       Expr::var("i", ir::DataType::I32),
-      Expr::thread_index(P::TIDx),
-      Expr::thread_index(P::TIDy),
-      Expr::thread_index(P::BIDx),
+      Expr::launch_index(P::TIDx),
+      Expr::launch_index(P::TIDy),
+      Expr::launch_index(P::BIDx),
       Expr::launch_extent(P::TIDx),
       Expr::launch_extent(P::BIDx),
       Expr::launch_extent(P::BIDz),
@@ -70,7 +70,7 @@ std::vector<ExprP> distinct(const Buffer* a, const Buffer* b) {
       v("i") < v("j"),
       (v("i") < v("j")) && (v("j") < c(3)),
       v("i") ^ v("j"),
-      Expr::thread_index(P::TIDx) * c(4) + v("i"),
+      Expr::launch_index(P::TIDx) * c(4) + v("i"),
       Expr::cast(v("i"), ir::DataType::F32),
       Expr::cast(v("i"), ir::DataType::F64),
       Expr::unary(ir::UnaryOpType::Exp, Expr::floating(1.0, ir::DataType::F32), ir::DataType::F32),
@@ -126,8 +126,8 @@ TEST(KirEquality, DifferentTreesDifferAndCompareAsATotalOrder) {
 
 TEST(KirEquality, CanonicalOrderPutsBlockUniformTermsBeforeLoopAndThreadIndices) {
   auto t = param("T0");
-  std::vector<ExprP> terms = {Expr::thread_index(P::TIDx), v("i5"),
-                              Expr::thread_index(P::BIDx), Expr::tensor_size(t.get(), 1),
+  std::vector<ExprP> terms = {Expr::launch_index(P::TIDx), v("i5"),
+                              Expr::launch_index(P::BIDx), Expr::tensor_size(t.get(), 1),
                               v("i12") * v("j3"),          Expr::launch_extent(P::TIDx),
                               Expr::launch_extent(P::BIDx)};
   std::sort(terms.begin(), terms.end(), ExprLess());
@@ -149,15 +149,15 @@ TEST(KirEquality, MapsAndSubstitutionFindEqualTrees) {
   values[v("i") + v("j")] = c(7);
   EXPECT_EQ(print_expr(substitute((v("i") + v("j")) * Expr::tensor_size(t.get(), 1, 16), values)),
             "(7 * (T0.size[1] >> 4))");
-  EXPECT_EQ(print_expr(substitute(Expr::thread_index(P::TIDx), values)), "TIDx");
+  EXPECT_EQ(print_expr(substitute(Expr::launch_index(P::TIDx), values)), "TIDx");
   // Constants fold once bound.
   EXPECT_EQ(print_expr(substitute(Expr::launch_extent(P::TIDx) * c(2), values)), "256");
 }
 
 TEST(KirEquality, BuiltinsAndSizesPrintInKernelIrTerms) {
   auto t = param("T3", 3);
-  EXPECT_EQ(print_expr(Expr::thread_index(P::TIDz)), "TIDz");
-  EXPECT_EQ(print_expr(Expr::thread_index(P::BIDy)), "BIDy");
+  EXPECT_EQ(print_expr(Expr::launch_index(P::TIDz)), "TIDz");
+  EXPECT_EQ(print_expr(Expr::launch_index(P::BIDy)), "BIDy");
   EXPECT_EQ(print_expr(Expr::launch_extent(P::TIDx)), "dim(TIDx)");
   EXPECT_EQ(print_expr(Expr::launch_extent(P::BIDz)), "dim(BIDz)");
   EXPECT_EQ(print_expr(Expr::tensor_size(t.get(), 2)), "T3.size[2]");

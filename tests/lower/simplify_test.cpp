@@ -64,8 +64,8 @@ struct Nest {
 
 /// A loop variable, or the thread or block index TIDx / BIDx (kir::Builtin).
 ExprP v(const std::string& name) {
-  if (name == "TIDx") return Expr::thread_index(ir::ParallelType::TIDx);
-  if (name == "BIDx") return Expr::thread_index(ir::ParallelType::BIDx);
+  if (name == "TIDx") return Expr::launch_index(ir::ParallelType::TIDx);
+  if (name == "BIDx") return Expr::launch_index(ir::ParallelType::BIDx);
   return Expr::var(name);
 }
 ExprP c(int64_t x) { return Expr::integer(x); }

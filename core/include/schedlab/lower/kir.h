@@ -63,7 +63,7 @@ struct Expr {
   static ExprP var(std::string name, ir::DataType t = ir::DataType::I64);
   /// The index of this thread or block along a thread or block dimension
   /// (TIDx..BIDz), and the launch's extent along it (Builtin).
-  static ExprP thread_index(ir::ParallelType p);
+  static ExprP launch_index(ir::ParallelType p);
   static ExprP launch_extent(ir::ParallelType p);
   /// Parameter b's size along `axis`, divided by `divisor` (TensorDim).
   static ExprP tensor_size(const Buffer* b, int axis, int64_t divisor = 1);
