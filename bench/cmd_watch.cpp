@@ -1,4 +1,4 @@
-// `schedlab watch SWEEP`: the prototyping loop (DESIGN.md section 12). Runs
+// `schedlab watch SWEEP`: the prototyping loop (docs/sweeps.md, "watch"). Runs
 // the sweep once, then polls the sources and binaries of the sweep's
 // plugins. A source change runs the plugin's build; a new binary is
 // hot-reloaded (the registry keeps the last good version on any failure);

@@ -1,7 +1,7 @@
 // The schedlab host program's verbs. Each verb lives in its own bench/cmd_*.cpp:
 // add_<verb>_command registers the subcommand and its options on the app and
 // returns how to run it once parsed; main.cpp only dispatches and maps errors
-// to exit codes (DESIGN.md section 13).
+// to exit codes (below; README.md lists them for users).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,7 +12,7 @@
 
 namespace schedlab::cli {
 
-/// Exit codes (DESIGN.md section 13).
+/// Exit codes (README.md, "What works today").
 constexpr int kExitOk = 0;
 constexpr int kExitFailures = 1;  ///< the run found failures (validation, regression)
 constexpr int kExitUsage = 2;     ///< bad input or usage

@@ -138,7 +138,7 @@ void run_1d(benchmark::State& state, std::string_view body, bool has_barrier, in
   for (void* p : bufs) be->free(p);
 }
 
-// The DESIGN.md section 7 figure: a 1M-element block sum, nine barriers per thread.
+// The figure of docs/perf.md (2026-11-29): a 1M-element block sum, nine barriers per thread.
 void BM_CpuBlockSumBarriers(benchmark::State& state) {
   run_1d(state, kBlockSum, true, 2, [](benchmark::State& s, int64_t n, int64_t blocks) {
     using C = benchmark::Counter;

@@ -1,6 +1,6 @@
 // schedlab: the host program. Each verb is a bench/cmd_*.cpp over the
 // library (see command.h); this file only dispatches to the parsed verb and
-// maps errors to exit codes (DESIGN.md section 13): 0 success, 1 failures
+// maps errors to exit codes (command.h): 0 success, 1 failures
 // found (a plugin that broke the ABI among them), 2 bad input or usage, 3
 // internal error.
 #include <CLI/CLI.hpp>

@@ -1,4 +1,4 @@
-// How often the verdicts are wrong (DESIGN.md section 16, issue 12's
+// How often the verdicts are wrong (docs/reports.md, "Verdicts"; issue 12's
 // acceptance): A/A comparisons of identical code must be flagged in at most
 // 5 % of trials, and a planted 1.3x slowdown detected in at least 95 %, on
 // the CPU backend of a small shared machine with a second process busy.

@@ -1,5 +1,5 @@
 # report: sweep records (JSONL), statistics, the side-by-side table and its
-# renderers, and `compare` (DESIGN.md section 12). See schedlab/report/*.h.
+# renderers, and `compare` (docs/reports.md). See schedlab/report/*.h.
 target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/stats.cpp
   ${CMAKE_CURRENT_LIST_DIR}/record.cpp

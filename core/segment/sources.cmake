@@ -1,4 +1,4 @@
-# core/segment: the segmenter (DESIGN.md section 8); depends on ir only.
+# core/segment: the segmenter (docs/segments.md); depends on ir only.
 target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/segment.cpp
 )

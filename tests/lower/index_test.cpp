@@ -1,5 +1,5 @@
 // The index type of generated kernels: int32 while every tensor has fewer
-// than 2^31 elements, int64 from there on (DESIGN.md section 6). A tensor that
+// than 2^31 elements, int64 from there on (runtime::prepare, schedlab/runtime/executor.h). A tensor that
 // large does not fit the test machine, so the choice is checked through
 // runtime::prepare without executing; a small kernel lowered with 64-bit
 // indices explicitly runs on the CPU backend.

@@ -1,4 +1,4 @@
-// Hot reload (DESIGN.md section 10): swapping versions, keeping the last good
+// Hot reload (docs/plugins.md, "Hot reload"): swapping versions, keeping the last good
 // one when the new file is broken or half-written, callers mid-call keeping
 // the old instance, many reloads without growth, and the watcher (inotify
 // and polling). Nothing here sleeps: every wait is on the event itself.

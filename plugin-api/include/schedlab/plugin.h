@@ -1,5 +1,5 @@
 /* schedlab/plugin.h: the C ABI between the schedlab host and a scheduler
- * heuristic plugin (DESIGN.md section 9). This header is the whole contract.
+ * heuristic plugin (docs/plugins.md is the tour). This header is the whole contract.
  *
  * Pure C99: <stdint.h> and <stddef.h> only, no C++ type, no exception and no
  * allocator crosses the boundary. plugin.hpp wraps it for C++ plugins.
@@ -517,7 +517,7 @@ typedef struct SchedlabHostApi {
 
   /* ---- ABI 1.5 */
   /** *out = 1 when the segmenter makes this offer: it cuts a segment every
-   * plugin refuses into parts and offers those (DESIGN.md section 8), so a
+   * plugin refuses into parts and offers those (docs/segments.md), so a
    * refusal costs one kernel more, not the fusion. *out = 0 when the host
    * needs seg scheduled whole by this plugin (a sweep point, exec or show
    * with --plugin): a refusal there fails it. A heuristic refuses a segment

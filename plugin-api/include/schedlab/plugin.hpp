@@ -1,5 +1,5 @@
 // schedlab/plugin.hpp: the C++ face of the plugin ABI, header-only
-// (DESIGN.md section 9).
+// (docs/plugins.md, "The C++ wrapper, by topic").
 //
 // Owns: a TensorView-style API over the host's C table (schedlab/plugin.h),
 // the parameter schema builders, and SCHEDLAB_PLUGIN(Class), which defines the

@@ -1,4 +1,4 @@
-// The runtime header every generated kernel starts with (DESIGN.md section 6):
+// The runtime header every generated kernel starts with (docs/kernel-ir.md):
 // index and fixed-width types, Tensor<T, N, I>, the f16/bf16 storage types
 // with round-to-nearest-even conversions, and math helpers whose NaN
 // behaviour matches the reference (ir/op_semantics.h). It compiles under

@@ -1,7 +1,6 @@
 // schedlab/frontend: schedule scripts, a hand schedule written as text and
 // applied to a parsed fusion, so that trying a schedule needs no compile
-// (DESIGN.md section 4, "Schedule scripts"; full reference in
-// docs/schedule-scripts.md).
+// (full reference in docs/schedule-scripts.md).
 //
 // Owns: the meaning of the script language below (its syntax is parsed by
 // schedule_ast.h) and the mapping of every diagnostic to file:line:col.

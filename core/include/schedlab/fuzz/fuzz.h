@@ -1,5 +1,5 @@
-// schedlab/fuzz: the differential fuzzer behind `schedlab fuzz` (DESIGN.md
-// sections 14 and 16; docs/fuzz.md). It generates random fusions written as
+// schedlab/fuzz: the differential fuzzer behind `schedlab fuzz`
+// (docs/fuzz.md). It generates random fusions written as
 // fusion text and random plausible schedule scripts for them, runs every case
 // twice in forked children (once with its schedule, once through the
 // segmenter and the built-in plugins, as `schedlab exec` does), classifies

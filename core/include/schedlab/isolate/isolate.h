@@ -1,5 +1,5 @@
 // schedlab/isolate: running a piece of work in a forked child process
-// (DESIGN.md section 10, `--isolate`), so that a plugin that crashes, hangs or
+// (`--isolate`; docs/sweeps.md, "Isolation"), so that a plugin that crashes, hangs or
 // corrupts memory, or a kernel that does, costs one configuration and not the
 // host.
 //

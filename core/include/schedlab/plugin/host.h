@@ -1,4 +1,4 @@
-// schedlab/plugin: the host side of the plugin ABI (DESIGN.md section 10).
+// schedlab/plugin: the host side of the plugin ABI (docs/plugins.md).
 //
 // Owns: loading one plugin library (Boost.DLL), ABI negotiation, schema
 // validation, the C API table handed to plugins (core/plugin/host_api.cpp),
@@ -43,8 +43,8 @@ namespace schedlab::plugin {
 /// it as `plugin_error`, the CLI exits 1: the plugin failed, not the user's
 /// request (schedule_error, exit 2) and not schedlab (exit 3).
 ///
-/// It derives from UserError on purpose. DESIGN.md section 13 puts plugin
-/// misuse in the user channel, and every handler written before this class
+/// It derives from UserError on purpose. The exit codes (bench/command.h) put
+/// plugin misuse in the user channel, and every handler written before this class
 /// (loading a directory, reload, the segmenter asking can_schedule, the
 /// isolated child's error frame, the fuzzer) must keep treating it as "not a
 /// bug in schedlab". A separate root class would fall through any handler not

@@ -1,5 +1,5 @@
 // schedlab/plugin: the registry of loaded plugins, the search path, and hot
-// reload (DESIGN.md section 10).
+// reload (docs/plugins.md, "Hot reload").
 //
 // Owns: which plugin serves each name, the shadow directory that loaded
 // copies live in, and the watcher that reloads a plugin when its file changes.

@@ -2,7 +2,7 @@
 // primitive a plugin calls through the host API (core/plugin/host_api.cpp) is
 // one Transform; applying the same Transforms, in order, to a fresh copy of
 // the same fusion gives the same scheduled fusion. That is how `--isolate`
-// keeps plugin code out of the host (DESIGN.md section 10): the plugin runs in
+// keeps plugin code out of the host (docs/sweeps.md, "Isolation"): the plugin runs in
 // a worker process, the worker sends the log, and the host replays it.
 //
 // Owns: the Transform record, its serialization, and apply(): the one place

@@ -1,5 +1,5 @@
-// schedlab/point: one point run through the pipeline (DESIGN.md section 11;
-// docs/point.md): a bound fusion and a typed scheduler reference go through
+// schedlab/point: one point run through the pipeline (docs/architecture.md,
+// "A kernel's journey"; docs/point.md): a bound fusion and a typed scheduler reference go through
 // schedule, lower, compile, run, sanitize, validate and profile, each stage
 // observable, the outcome a typed result. `schedlab exec` and `show`, the
 // sweep runner (one Point per point of a sweep) and the fuzzer all drive

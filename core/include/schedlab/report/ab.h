@@ -1,7 +1,7 @@
 // schedlab/report/ab: the verdicts of an A/B run (sweep/ab.h): for each
 // (fusion, sizes, scheduler) with an "@old" twin, the new build's best point
 // against the old build's, from the per-round ratios of the interleaved
-// rounds they shared (DESIGN.md section 16).
+// rounds they shared (docs/sweeps.md, "A/B runs").
 // May depend on: report (record, stats, verdict).
 #pragma once
 

@@ -1,10 +1,10 @@
 // schedlab/report: `compare A B`, the regression report between two result
-// files (DESIGN.md section 12).
+// files (docs/reports.md, "`schedlab compare BASE NEW`").
 //
 // Owns: reading result files of either kind (Google Benchmark JSON, ideally
 // written with --benchmark_repetitions, and schedlab sweep JSONL), matching
 // their benchmarks, the per-benchmark verdict and its renderings.
-// Matching (DESIGN.md section 16): a Google Benchmark file by name; a sweep
+// Matching (docs/reports.md): a Google Benchmark file by name; a sweep
 // file by (fusion, sizes, scheduler) for a scheduler with one point there
 // (a heuristic: a changed choice of configuration is compared, and named),
 // and for a swept scheduler by configuration plus its best configuration.

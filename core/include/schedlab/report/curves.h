@@ -1,5 +1,5 @@
-// schedlab/report: best-so-far curves of a sweep's searches (DESIGN.md
-// section 17): for each (fusion, sizes, scheduler) search, the best
+// schedlab/report: best-so-far curves of a sweep's searches (docs/reports.md,
+// "Best-so-far curves"): for each (fusion, sizes, scheduler) search, the best
 // objective found after each evaluation, the figure that compares search
 // strategies (how fast each one gets how close).
 //

@@ -1,4 +1,4 @@
-// schedlab/report: the self-contained HTML report (DESIGN.md section 12).
+// schedlab/report: the self-contained HTML report (docs/reports.md).
 //
 // Owns: one HTML page per set of records with inline CSS and inline SVG
 // charts, and nothing fetched from anywhere (no scripts, fonts, images or

@@ -1,5 +1,5 @@
 // schedlab/report: the sweep record, one per (fusion, size, scheduler,
-// config) point, and its JSONL file (DESIGN.md sections 11 and 12).
+// config) point, and its JSONL file (docs/reports.md, "The sweep record").
 //
 // Owns: the record type, its JSON form (schema "schedlab.sweep.v1", one
 // object per line), reading and appending JSONL files, and the hashes that

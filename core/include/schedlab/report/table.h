@@ -1,11 +1,11 @@
-// schedlab/report: the side-by-side table (DESIGN.md section 12) and its
+// schedlab/report: the side-by-side table (docs/reports.md) and its
 // text renderings: console, CSV, JSON, and the delta between two tables
 // that `watch` prints. The HTML page is in schedlab/report/html.h.
 //
 // Owns: choosing each scheduler's best configuration per fusion and size,
 // its verdict against the baseline (verdict.h: one estimate, paired when
 // both were timed in one interleaved group, chooses the best and gives the
-// number, the interval, the star and the words; DESIGN.md section 16),
+// number, the interval, the star and the words; docs/reports.md, "Verdicts"),
 // kernel identity with the baseline, and why a scheduler has no valid point.
 // May depend on record.h, stats.h, verdict.h, ab.h and schedlab/base.
 // Invariants: one Table holds the records of one device (fingerprint) only,

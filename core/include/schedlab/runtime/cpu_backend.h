@@ -1,4 +1,4 @@
-// schedlab/runtime: the CPU backend (DESIGN.md section 7).
+// schedlab/runtime: the CPU backend (docs/architecture.md: runtime).
 //
 // Owns: running the *same* CUDA translation unit the GPU runs on the host.
 // The unit is prefixed with a light shim (cpu_shim()), compiled by the host

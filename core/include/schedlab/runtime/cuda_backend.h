@@ -1,4 +1,4 @@
-// schedlab/runtime: the CUDA backend (DESIGN.md section 7).
+// schedlab/runtime: the CUDA backend (docs/architecture.md: runtime).
 //
 // Owns: NVRTC compilation of generated kernels, the CUDA driver API loaded
 // with dlopen("libcuda.so.1") at run time, device queries, and the Backend

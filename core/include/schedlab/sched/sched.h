@@ -1,5 +1,5 @@
 // schedlab/sched: the scheduling vocabulary, with nvFuser's semantics in
-// snake_case names (DESIGN.md section 4).
+// snake_case names (docs/schedule-scripts.md, "Primitives").
 //
 // Owns: the primitives that rewrite a fusion's tensors (cache_*, rfactor),
 // the ones that relate tensors (propagate_transformation,

@@ -1,5 +1,5 @@
 // schedlab/segment: splitting a fusion that no single scheduler accepts into
-// segments that some scheduler does (DESIGN.md section 8).
+// segments that some scheduler does (docs/segments.md).
 //
 // Owns: the segmentation algorithm and its record (segments, the scheduler
 // chosen for each, and every offer made with every scheduler's reason).

@@ -1,5 +1,5 @@
 // schedlab/sweep/ab: A/B runs, two builds of one plugin in one sweep
-// (DESIGN.md section 16). The old build is loaded beside the current one and
+// (docs/sweeps.md, "A/B runs"). The old build is loaded beside the current one and
 // every scheduler that uses the plugin gets a twin, "<name>@old", for which
 // the old build stands in (RunOptions::plugin_swaps). Both are points of the
 // same (fusion, sizes) groups, so they are timed in the same interleaved

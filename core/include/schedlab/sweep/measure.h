@@ -1,5 +1,5 @@
 // schedlab/sweep/measure: how the validated points of a sweep are timed and
-// handed to Google Benchmark (DESIGN.md sections 12 and 16).
+// handed to Google Benchmark (docs/sweeps.md, "How points are timed").
 //
 // Owns: interleaved measurement (the points of one (fusion, sizes) group are
 // timed in rounds, each round timing every point once in an order shuffled

@@ -1,5 +1,5 @@
-// schedlab/sweep/mutate: mutation self-tests of validation (DESIGN.md
-// section 18, docs/mutation.md). A Mutation perturbs a kernel's outputs after
+// schedlab/sweep/mutate: mutation self-tests of validation
+// (docs/mutation.md). A Mutation perturbs a kernel's outputs after
 // the launch and before the comparison, so that a front end (`exec
 // --mutate`, `fuzz --mutate`) can check that its validation rejects outputs
 // that are plainly wrong: a check that passes a mutant is too weak.

@@ -1,4 +1,4 @@
-// schedlab/sweep/runner: runs a sweep (DESIGN.md section 11). Every point goes
+// schedlab/sweep/runner: runs a sweep (docs/sweeps.md, "Running a sweep"). Every point goes
 // through segment (the whole fusion, offered to the point's scheduler),
 // schedule, lower, generate, compile, validate and benchmark, and yields one
 // report::Record, appended to a JSONL file the moment it is final.

@@ -1,5 +1,5 @@
 // schedlab/sweep: parameter values, configurations and parameter spaces
-// (DESIGN.md section 11; the file format is in docs/sweeps.md).
+// (the file format is in docs/sweeps.md).
 //
 // Owns: the value a sweep gives one parameter, a configuration (one value
 // per swept or fixed parameter), and a space: an ordered list of dimensions,
