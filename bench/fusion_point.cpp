@@ -67,8 +67,8 @@ void FusionOptions::add_to(CLI::App* cmd) {
                 "--plugin or --schedule, the segmenter picks a plugin for each segment)");
   cmd->add_option("--schedulers", schedulers,
                   "Plugins the segmenter may pick, in priority order, e.g. "
-                  "reduction,pointwise (default: every plugin found; normalization, "
-                  "reduction, transpose, pointwise first, never script)")
+                  "reduction,pointwise (default: every plugin found, in the priority each "
+                  "declares, as `schedlab plugins` lists them; never script)")
       ->delimiter(',');
   cmd->add_flag("--dynamic-sizes", dynamic_sizes,
                 "Compile kernels that read their sizes at run time (one kernel for every "

@@ -251,13 +251,10 @@ std::vector<std::shared_ptr<const plugin::Plugin>> segmenter_plugins(
   }
   std::vector<std::string> errors = registry.add_search_path();
   if (load_errors) *load_errors = std::move(errors);
-  // The most specific heuristics first (see the header).
-  const std::vector<std::string>& order = builtin_plugin_order();
-  for (const std::string& name : order)
-    if (auto p = registry.find(name)) r.push_back(p);
-  for (const auto& p : registry.plugins())  // by name
-    if (p->name() != "script" && std::find(order.begin(), order.end(), p->name()) == order.end())
-      r.push_back(p);
+  // Each plugin's own priority decides (the most specific first; see the
+  // header); one that never volunteers (`script`) is never offered a segment.
+  for (const auto& p : registry.by_priority())
+    if (p->volunteers()) r.push_back(p);
   return r;
 }
 

@@ -4,6 +4,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/constraint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/param_values.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spec.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/spec_schedulers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scheduler.cpp
   ${CMAKE_CURRENT_LIST_DIR}/search_strategy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/strategy.cpp
@@ -18,6 +19,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/runner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runner_point.cpp
   ${CMAKE_CURRENT_LIST_DIR}/runner_isolate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/runner_measure.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ab.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shard.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bucket.cpp

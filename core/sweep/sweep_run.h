@@ -26,6 +26,7 @@
 #include "schedlab/plugin/registry.h"
 #include "schedlab/point/point.h"
 #include "schedlab/sweep/runner.h"
+#include "schedlab/sweep/tuned.h"
 
 namespace schedlab::sweep::detail {
 

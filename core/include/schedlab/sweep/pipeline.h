@@ -183,11 +183,11 @@ std::string sizes_str(const ir::SizeBindings& sizes);
 // would include it; keeping them on the device is the next step).
 
 /// The plugins the segmenter offers segments to, in priority order. With
-/// `only` empty: every plugin on the registry's search path, the built-in
-/// heuristics first in the order normalization, reduction, transpose,
-/// pointwise (the most specific first: a persistent normalization kernel
-/// beats a reduction plus a pointwise one), then the others by name; never
-/// `script`, which needs a schedule text and so cannot volunteer. Files that
+/// `only` empty: every plugin on the registry's search path that volunteers,
+/// by the priority each declares (plugin::Registry::by_priority; the most
+/// specific first: a persistent normalization kernel beats a reduction plus
+/// a pointwise one), equal priorities by name; never one with a negative
+/// priority (`script`, which needs a schedule text). Files that
 /// fail to load are skipped, with their messages in *load_errors. With
 /// `only`: exactly those plugins, in that order (user_error for an unknown one).
 std::vector<std::shared_ptr<const plugin::Plugin>> segmenter_plugins(

@@ -26,7 +26,7 @@
 #include "schedlab/plugin/host.h"
 #include "schedlab/sweep/constraint.h"
 #include "schedlab/sweep/space.h"
-#include "schedlab/sweep/tuned.h"
+#include "schedlab/sweep/bucket.h"
 
 namespace schedlab::plugin {
 class Registry;

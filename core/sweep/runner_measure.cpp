@@ -1,0 +1,94 @@
+// The sweep runner's phase 2 (sweep_run.h): this round's validated points
+// timed group by group in interleaved rounds (measure.h), and Google
+// Benchmark's report of every timed record at the end.
+#include <fmt/core.h>
+
+#include <set>
+
+#include "schedlab/sweep/measure.h"
+#include "schedlab/sweep/pipeline.h"
+#include "sweep_run.h"
+
+namespace schedlab::sweep::detail {
+
+// The points of a (fusion, sizes) group are timed in interleaved rounds;
+// points with the same kernel and launch are timed once, and the others share
+// that measurement (same_kernel_as).
+void SweepRun::measure() {
+  const MeasureSpec& m = spec_.measure;
+  // A group is a (fusion, sizes) and the repetitions its searches ask for
+  // (halving times its early rungs briefly).
+  std::map<std::tuple<size_t, size_t, int64_t>, std::vector<size_t>> by_group;
+  for (size_t i = 0; i < states_.size(); ++i)
+    if (!states_[i].final &&
+        passes_benchmark_filter(options_.benchmark_args, benchmark_name(states_[i].rec)))
+      by_group[{points_[i].fusion, points_[i].sizes,
+                searches_[point_search_[i]].strategy->repetitions(m.repetitions)}]
+          .push_back(i);
+  for (const auto& [where, members] : by_group) {
+    const size_t repetitions = static_cast<size_t>(std::get<2>(where));
+    const uint64_t group = groups_++;
+    std::vector<std::unique_ptr<runtime::BoundArgs>> bound;
+    std::vector<size_t> timed;                       // representatives, by member
+    std::map<std::pair<std::string, std::string>, size_t> first;  // (kernel, launch) -> timed index
+    std::vector<size_t> timed_of(members.size());
+    for (size_t k = 0; k < members.size(); ++k) {
+      PointState& st = states_[members[k]];
+      auto b = std::make_unique<runtime::BoundArgs>(backend_, st.point.kernel().prepared,
+                                                    st.reference->inputs, st.point.fusion().sizes);
+      const runtime::LaunchDims& d = b->dims();
+      st.rec.launch = fmt::format("grid={}x{}x{} block={}x{}x{} smem={}", d.grid[0], d.grid[1],
+                                  d.grid[2], d.block[0], d.block[1], d.block[2], d.shared_bytes);
+      auto [it, fresh] = first.emplace(std::pair(st.rec.kernel_hash, st.rec.launch), timed.size());
+      timed_of[k] = it->second;
+      if (fresh) {
+        timed.push_back(members[k]);
+        bound.push_back(std::move(b));
+      }
+    }
+    std::vector<TimedKernel> kernels;
+    for (size_t t = 0; t < timed.size(); ++t) {
+      runtime::CompiledKernel* compiled = states_[timed[t]].point.kernel().compiled.get();
+      const runtime::BoundArgs* args = bound[t].get();
+      runtime::Backend* be = &backend_;
+      kernels.push_back(
+          {[=](int n) { be->time(*compiled, args->dims(), args->args(), n, 0); },
+           [=] { return be->time(*compiled, args->dims(), args->args(), 0, 1).seconds.at(0); }});
+    }
+    const std::vector<std::vector<double>> times =
+        time_kernels(kernels, repetitions, m.warmup, m.min_time, seed_, group);
+    for (size_t k = 0; k < members.size(); ++k) {
+      PointState& st = states_[members[k]];
+      const size_t t = timed_of[k];
+      st.rec.times_us.clear();
+      for (double sec : times[t]) st.rec.times_us.push_back(sec * 1e6);
+      st.rec.group = run_nonce_ + "-" + std::to_string(group);
+      st.rec.seed = seed_;
+      if (timed[t] != members[k]) st.rec.same_kernel_as = benchmark_name(states_[timed[t]].rec);
+      st.final = true;
+    }
+    for (size_t i : members) record(states_[i]);
+  }
+}
+
+// Google Benchmark reports every timed record once, whether timed now, reused
+// or resumed, so --benchmark_out always describes this run whole.
+void SweepRun::report_benchmarks() {
+  std::vector<ReplayedBenchmark> replay;
+  std::set<std::string> names;
+  for (const report::Record& r : result_.records) {
+    if (r.status != report::Status::Ok || r.times_us.empty()) continue;
+    std::string name = benchmark_name(r);
+    for (int dup = 2; names.count(name); ++dup)
+      name = fmt::format("{}/dup:{}", benchmark_name(r), dup);
+    names.insert(name);
+    std::string label = is_cuda(backend_) ? "cuda-events" : "cpu-emulation";
+    if (r.reused) label += ", reused";
+    if (done_.count(r.key)) label += ", resumed";
+    if (!r.same_kernel_as.empty()) label += ", same kernel as " + r.same_kernel_as;
+    replay.push_back({name, r.times_us, r.bytes_moved, device_.peak_gbps * 1e9, label});
+  }
+  report_with_google_benchmark(replay, options_.benchmark_args);
+}
+
+}  // namespace schedlab::sweep::detail
