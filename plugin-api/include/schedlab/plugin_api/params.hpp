@@ -29,17 +29,7 @@ struct Param {
   static Param real(std::string name, double def, double min, double max, std::string doc);
   static Param boolean(std::string name, bool def, std::string doc);
   static Param choice(std::string name, std::vector<std::string> choices, const std::string& def,
-                      std::string doc) {
-    Param p;
-    p.kind = SCHEDLAB_PARAM_CHOICE;
-    p.name = std::move(name);
-    p.doc = std::move(doc);
-    p.choices = std::move(choices);
-    auto it = std::find(p.choices.begin(), p.choices.end(), def);
-    p.int_default =
-        static_cast<int64_t>(it - p.choices.begin());  // past the end: the host rejects it
-    return p;
-  }
+                      std::string doc);
   /// Free text (ABI 1.1: a host of ABI 1.0 refuses to load the plugin).
   static Param string(std::string name, std::string def, std::string doc);
 };
@@ -79,12 +69,7 @@ class Params {
   bool use_tuned();
   /// Sets the offer (detail::read_params does, from the host's values).
   void offer_tuned(std::vector<SchedlabParamValue> values, std::vector<std::string> strings,
-                   std::string source) {
-    tuned_ = std::move(values);
-    tuned_strings_ = std::move(strings);
-    tuned_strings_.resize(tuned_.size());
-    tuned_source_ = std::move(source);
-  }
+                   std::string source);
 
  private:
   size_t index(const std::string& name, int32_t kind) const;

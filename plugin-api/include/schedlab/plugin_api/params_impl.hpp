@@ -117,4 +117,26 @@ SCHEDLAB_PLUGIN_API_INLINE const SchedlabParamValue& Params::at(const std::strin
   return values_[index(name, kind)];
 }
 
+SCHEDLAB_PLUGIN_API_INLINE Param Param::choice(std::string name, std::vector<std::string> choices,
+                                               const std::string& def, std::string doc) {
+  Param p;
+  p.kind = SCHEDLAB_PARAM_CHOICE;
+  p.name = std::move(name);
+  p.doc = std::move(doc);
+  p.choices = std::move(choices);
+  auto it = std::find(p.choices.begin(), p.choices.end(), def);
+  p.int_default =
+      static_cast<int64_t>(it - p.choices.begin());  // past the end: the host rejects it
+  return p;
+}
+
+SCHEDLAB_PLUGIN_API_INLINE void Params::offer_tuned(std::vector<SchedlabParamValue> values,
+                                                    std::vector<std::string> strings,
+                                                    std::string source) {
+  tuned_ = std::move(values);
+  tuned_strings_ = std::move(strings);
+  tuned_strings_.resize(tuned_.size());
+  tuned_source_ = std::move(source);
+}
+
 }  // namespace schedlab::plugin_api

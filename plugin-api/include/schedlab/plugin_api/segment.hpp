@@ -43,55 +43,21 @@ class Segment {
   std::vector<std::vector<TensorView>> group_inputs_outputs_by_inner_dim() const;
   bool is_dependency_of(const TensorView& v, const TensorView& of) const;
   std::vector<TensorView> vals_between(const std::vector<TensorView>& from,
-                                       const std::vector<TensorView>& to) const {
-    auto f = handles(from), t = handles(to);
-    return wrap(detail::list(
-        &SchedlabHostApi::vals_between, "vals_between", seg_,
-        static_cast<SchedlabTensor* const*>(f.data()), static_cast<int32_t>(f.size()),
-        static_cast<SchedlabTensor* const*>(t.data()), static_cast<int32_t>(t.size())));
-  }
+                                       const std::vector<TensorView>& to) const;
   /// Experimental (outside the ABI promise): LoopMap between two loop axes.
   bool axes_mapped(const TensorView& a, int a_axis, const TensorView& b, int b_axis,
-                   bool exact = false) const {
-    int32_t r = 0;
-    detail::call(&SchedlabHostApi::_axes_mapped, "_axes_mapped", seg_, a.handle(), a_axis,
-                 b.handle(), b_axis, static_cast<int32_t>(exact), &r);
-    return r != 0;
-  }
+                   bool exact = false) const;
 
   // ---- propagation and inlining (empty `selected`: every tensor)
   void propagate_transformation(const TensorView& reference,
-                                const std::vector<TensorView>& selected = {}) {
-    auto s = handles(selected);
-    detail::call(&SchedlabHostApi::propagate_transformation, "propagate_transformation", seg_,
-                 reference.handle(), static_cast<SchedlabTensor* const*>(s.data()),
-                 static_cast<int32_t>(s.size()));
-  }
+                                const std::vector<TensorView>& selected = {});
   /// `transforms` nullopt: the host's default (Unroll, Unswitch).
   void parallelize_all_like(const TensorView& reference, int pos = -1,
                             const std::vector<TensorView>& selected = {},
                             const std::vector<ParallelType>& types = {},
-                            const std::optional<std::vector<LoopTransform>>& transforms = {}) {
-    auto s = handles(selected);
-    std::vector<int32_t> ty, tr;
-    for (ParallelType p : types) ty.push_back(static_cast<int32_t>(p));
-    if (transforms)
-      for (LoopTransform t : *transforms) tr.push_back(static_cast<int32_t>(t));
-    // A non-null pointer tells an explicit (maybe empty) list from "default".
-    static const int32_t kNone = 0;
-    const int32_t* tr_ptr = transforms ? (tr.empty() ? &kNone : tr.data()) : nullptr;
-    detail::call(&SchedlabHostApi::parallelize_all_like, "parallelize_all_like", seg_,
-                 reference.handle(), pos, static_cast<SchedlabTensor* const*>(s.data()),
-                 static_cast<int32_t>(s.size()), static_cast<const int32_t*>(ty.data()),
-                 static_cast<int32_t>(ty.size()), tr_ptr, static_cast<int32_t>(tr.size()));
-  }
+                            const std::optional<std::vector<LoopTransform>>& transforms = {});
   void inline_selected_at(const std::vector<TensorView>& selected, const TensorView& reference,
-                          int pos) {
-    auto s = handles(selected);
-    detail::call(&SchedlabHostApi::inline_selected_at, "inline_selected_at", seg_,
-                 static_cast<SchedlabTensor* const*>(s.data()), static_cast<int32_t>(s.size()),
-                 reference.handle(), pos);
-  }
+                          int pos);
   void inline_most(const std::vector<TensorView>& selected = {});
   /// The host's debug print of the whole scheduled segment.
   std::string print() const;

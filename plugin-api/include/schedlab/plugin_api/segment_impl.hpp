@@ -147,4 +147,56 @@ SCHEDLAB_PLUGIN_API_INLINE std::vector<TensorView> Segment::wrap(
   return r;
 }
 
+SCHEDLAB_PLUGIN_API_INLINE std::vector<TensorView> Segment::vals_between(
+    const std::vector<TensorView>& from, const std::vector<TensorView>& to) const {
+  auto f = handles(from), t = handles(to);
+  return wrap(
+      detail::list(&SchedlabHostApi::vals_between, "vals_between", seg_,
+                   static_cast<SchedlabTensor* const*>(f.data()), static_cast<int32_t>(f.size()),
+                   static_cast<SchedlabTensor* const*>(t.data()), static_cast<int32_t>(t.size())));
+}
+
+SCHEDLAB_PLUGIN_API_INLINE bool Segment::axes_mapped(const TensorView& a, int a_axis,
+                                                     const TensorView& b, int b_axis,
+                                                     bool exact) const {
+  int32_t r = 0;
+  detail::call(&SchedlabHostApi::_axes_mapped, "_axes_mapped", seg_, a.handle(), a_axis, b.handle(),
+               b_axis, static_cast<int32_t>(exact), &r);
+  return r != 0;
+}
+
+SCHEDLAB_PLUGIN_API_INLINE void Segment::propagate_transformation(
+    const TensorView& reference, const std::vector<TensorView>& selected) {
+  auto s = handles(selected);
+  detail::call(&SchedlabHostApi::propagate_transformation, "propagate_transformation", seg_,
+               reference.handle(), static_cast<SchedlabTensor* const*>(s.data()),
+               static_cast<int32_t>(s.size()));
+}
+
+SCHEDLAB_PLUGIN_API_INLINE void Segment::parallelize_all_like(
+    const TensorView& reference, int pos, const std::vector<TensorView>& selected,
+    const std::vector<ParallelType>& types,
+    const std::optional<std::vector<LoopTransform>>& transforms) {
+  auto s = handles(selected);
+  std::vector<int32_t> ty, tr;
+  for (ParallelType p : types) ty.push_back(static_cast<int32_t>(p));
+  if (transforms)
+    for (LoopTransform t : *transforms) tr.push_back(static_cast<int32_t>(t));
+  // A non-null pointer tells an explicit (maybe empty) list from "default".
+  static const int32_t kNone = 0;
+  const int32_t* tr_ptr = transforms ? (tr.empty() ? &kNone : tr.data()) : nullptr;
+  detail::call(&SchedlabHostApi::parallelize_all_like, "parallelize_all_like", seg_,
+               reference.handle(), pos, static_cast<SchedlabTensor* const*>(s.data()),
+               static_cast<int32_t>(s.size()), static_cast<const int32_t*>(ty.data()),
+               static_cast<int32_t>(ty.size()), tr_ptr, static_cast<int32_t>(tr.size()));
+}
+
+SCHEDLAB_PLUGIN_API_INLINE void Segment::inline_selected_at(const std::vector<TensorView>& selected,
+                                                            const TensorView& reference, int pos) {
+  auto s = handles(selected);
+  detail::call(&SchedlabHostApi::inline_selected_at, "inline_selected_at", seg_,
+               static_cast<SchedlabTensor* const*>(s.data()), static_cast<int32_t>(s.size()),
+               reference.handle(), pos);
+}
+
 }  // namespace schedlab::plugin_api
