@@ -1,5 +1,5 @@
-// schedlab/sweep/pipeline: the steps one point goes through (DESIGN.md
-// section 11) as plain functions, shared by the CLI's `show`/`exec` and by
+// schedlab/sweep/pipeline: the steps one point goes through (docs/architecture.md,
+// "A kernel's journey") as plain functions, shared by the CLI's `show`/`exec` and by
 // the sweep runner: bind a fusion to sizes, pick a backend, schedule with a
 // plugin, and validate a kernel's outputs against the reference.
 //
@@ -172,7 +172,7 @@ std::string sizes_str(const ir::Fusion& f, const ir::SizeBindings& sizes);
 std::string sizes_str(const ir::SizeBindings& sizes);
 
 
-// ---- Segmented fusions (DESIGN.md section 8): the segmenter picks --------
+// ---- Segmented fusions (docs/segments.md): the segmenter picks -----------
 // When no plugin is named, the loaded plugins are the segmenter's schedulers:
 // each segment is scheduled by the plugin that accepted it, with that
 // plugin's own parameters, and runs as its own kernel, in segment order.

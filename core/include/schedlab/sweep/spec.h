@@ -1,5 +1,5 @@
 // schedlab/sweep: sweep files (configs/sweeps/*.yaml) parsed into a
-// SweepSpec, the plan of a sweep (DESIGN.md section 11; the format is
+// SweepSpec, the plan of a sweep (the format is
 // documented with a complete example in docs/sweeps.md).
 //
 // Owns: the YAML schema of a sweep, and every check that can be made before
