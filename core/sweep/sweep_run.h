@@ -1,7 +1,8 @@
 // The sweep runner's one class, shared by its files (runner.cpp: the rounds,
-// the records and phase 2's timing; runner_point.cpp: a point's identity and
-// its run through core/point; runner_isolate.cpp: --isolate's worker and
-// host sides). Internal to core/sweep: the public interface is runner.h.
+// the plugins and the records; runner_point.cpp: a point's identity and its
+// run through core/point; runner_isolate.cpp: --isolate's worker and host
+// sides; runner_measure.cpp: phase 2's timing and Google Benchmark's
+// report). Internal to core/sweep: the public interface is runner.h.
 //
 // Two phases. Phase 1 runs each point's schedule, lower, codegen, compile and
 // validation (one point::Point per point) on a pool of threads (compiles

@@ -3,11 +3,12 @@
 // schedule, lower, generate, compile, validate and benchmark, and yields one
 // report::Record, appended to a JSONL file the moment it is final.
 //
-// Owns: the order of the steps, the compile thread pool, the per-point
-// status, resume and the measurement cache, and the registration of
-// validated points with Google Benchmark.
-// May depend on: sweep (spec, strategy, pipeline), plugin, runtime, ref,
-// report (the record), isolate.
+// Owns: the rounds of a search, the compile thread pool, the per-point
+// status and record, resume and the measurement cache, and the registration
+// of validated points with Google Benchmark. The order of a point's stages
+// is core/point's (one point::Point per point; docs/point.md).
+// May depend on: sweep (spec, strategy, pipeline), point, plugin, runtime,
+// ref, report (the record), isolate.
 // Invariants:
 //   - Only validated points are timed; a point that fails gets its status
 //     and error and never a time.
