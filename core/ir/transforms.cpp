@@ -244,6 +244,14 @@ TensorView* TensorView::parallelize(int axis, LoopTransform t) {
         << dtype_size(dtype()) << " bytes; expected a power of two of at most 16 bytes";
     user_assert(!id->is_reduction()) << "parallelize: cannot vectorize Reduction "
                                      << axis_desc(this, a) << "; expected a non-Reduction axis";
+    // A vector's lanes are one thread's consecutive elements; an axis bound
+    // to threads or blocks spreads them over many (its Local buffer would hold
+    // one lane while the access writes w).
+    user_assert(!is_thread_dim(id->parallel_type()) && !is_block_dim(id->parallel_type()))
+        << "parallelize: cannot vectorize " << axis_desc(this, a) << ": it is bound to "
+        << parallel_type_name(id->parallel_type())
+        << ", and a vector's lanes are one thread's; expected an axis bound to no thread or "
+           "block (parallelize it Serial first)";
     check_vectorizable(this, a, w);
   }
   if (t == LoopTransform::Bulk) {

@@ -287,6 +287,24 @@ TEST(TransformsErrorTest, VectorizeWiderThanSixteenBytes) {
                         "bytes; expected a power of two of at most 16 bytes"));
 }
 
+// Fuzz seed 33 case 369: parallelize_all_like bound a cache's inner axis to
+// BIDx, then it was vectorized; its Local buffer held one lane per block while
+// the vector load wrote two (the sanitizer's out-of-bounds write).
+TEST(TransformsErrorTest, VectorizeAnAxisBoundToBlocksOrThreads) {
+  for (ParallelType p : {ParallelType::BIDx, ParallelType::TIDx}) {
+    Fusion f;
+    TensorView* x = input(f, {sym("N")});
+    x->split(0, 2);
+    x->parallelize(1, p);
+    EXPECT_THAT(user_error_of([&] { x->parallelize(1, LoopTransform::Vectorize); }),
+                HasSubstr(std::string("parallelize: cannot vectorize T0 (x) axis 1 (") +
+                          (p == ParallelType::BIDx ? "iblockIdx.x" : "ithreadIdx.x")));
+    EXPECT_THAT(user_error_of([&] { x->parallelize(1, LoopTransform::Vectorize); }),
+                HasSubstr(": it is bound to " + std::string(parallel_type_name(p)) +
+                          ", and a vector's lanes are one thread's"));
+  }
+}
+
 TEST(TransformsErrorTest, VectorizeReductionAxis) {
   Fusion f;
   TensorView* y = sum(input(f, {sym("N"), SizeExpr::constant(4)}), {1});
