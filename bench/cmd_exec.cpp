@@ -21,7 +21,7 @@
 #include "schedlab/ref/npy.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/segment/segment.h"
-#include "schedlab/sweep/mutate.h"
+#include "schedlab/sweep/pipeline/mutate.h"
 
 namespace schedlab::cli {
 
@@ -138,7 +138,7 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   p.run(point::Stage::Schedule, point::Stage::Schedule);
   require_scheduled(p);
   {
-    // The reference evaluates an unscheduled copy (see sweep/pipeline.h).
+    // The reference evaluates an unscheduled copy (see sweep/pipeline/pipeline.h).
     const sweep::BoundFusion& bf = p.fusion();
     frontend::FusionDefinition plain = frontend::load_fusion_file(bf.path);
     std::optional<std::vector<ref::HostTensor>> inputs;

@@ -16,7 +16,7 @@
 #include "schedlab/base/error.h"
 #include "schedlab/fuzz/fuzz.h"
 #include "schedlab/plugin/registry.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace schedlab::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "command.h"
 #include "schedlab/plugin.h"
 #include "schedlab/plugin/registry.h"
-#include "schedlab/sweep/tuned.h"
+#include "schedlab/sweep/tuned/tuned.h"
 
 namespace schedlab::cli {
 namespace {

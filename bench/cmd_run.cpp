@@ -27,11 +27,11 @@
 #include "schedlab/report/results_lock.h"
 #include "schedlab/report/table.h"
 #include "schedlab/runtime/cuda_backend.h"
-#include "schedlab/sweep/ab.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/run/ab.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 #include "schedlab/sweep/runner.h"
-#include "schedlab/sweep/shard.h"
-#include "schedlab/sweep/tuned.h"
+#include "schedlab/sweep/run/shard.h"
+#include "schedlab/sweep/tuned/tuned.h"
 #include "subprocess.h"
 
 namespace schedlab::cli {

@@ -32,7 +32,7 @@
 #include "schedlab/base/install_paths.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/merge.h"
-#include "schedlab/sweep/shard.h"
+#include "schedlab/sweep/run/shard.h"
 #include "subprocess.h"
 
 namespace schedlab::cli {

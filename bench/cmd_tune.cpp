@@ -11,7 +11,7 @@
 #include "command.h"
 #include "run_common.h"
 #include "schedlab/report/record.h"
-#include "schedlab/sweep/tuned.h"
+#include "schedlab/sweep/tuned/tuned.h"
 
 namespace schedlab::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "schedlab/point/point.h"
-#include "schedlab/sweep/tuned.h"
+#include "schedlab/sweep/tuned/tuned.h"
 
 namespace schedlab::cli {
 

@@ -14,7 +14,7 @@
 #include "schedlab/plugin/registry.h"
 #include "schedlab/plugin/transform_log.h"
 #include "schedlab/runtime/executor.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/cpu_backend.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "schedlab/report/table.h"
 #include "schedlab/runtime/kernel.h"
 #include "schedlab/sweep/runner.h"
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/spec/spec.h"
 
 namespace schedlab::cli {
 

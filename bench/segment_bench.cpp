@@ -14,7 +14,7 @@
 #include "schedlab/lower/lower.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/segment/segment.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace {
 

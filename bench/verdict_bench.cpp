@@ -37,7 +37,7 @@
 #include "schedlab/codegen/runtime_header.h"
 #include "schedlab/report/stats.h"
 #include "schedlab/runtime/cpu_backend.h"
-#include "schedlab/sweep/measure.h"
+#include "schedlab/sweep/run/measure.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include "schedlab/fuzz/fuzz.h"
 #include "schedlab/ir/verifier.h"
 #include "schedlab/point/point.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace schedlab::fuzz {
 
@@ -103,7 +103,7 @@ std::string run_here(const std::string& fusion_text, const std::optional<std::st
     bf.def = frontend::parse_fusion_text(fusion_text, kFusionPath);
     bf.sizes = frontend::bind_sizes(bf.def, {});
     ir::verify(*bf.def.fusion);
-    // The reference evaluates an unscheduled copy (sweep/pipeline.h).
+    // The reference evaluates an unscheduled copy (sweep/pipeline/pipeline.h).
     plain = frontend::parse_fusion_text(fusion_text, kFusionPath);
   } catch (const UserError& e) {
     return "invalid\n" + std::string(e.what());

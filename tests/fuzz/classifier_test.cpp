@@ -8,7 +8,7 @@
 
 #include "schedlab/fuzz/fuzz.h"
 #include "schedlab/plugin/registry.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace schedlab::fuzz {
 namespace {

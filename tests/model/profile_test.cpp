@@ -12,7 +12,7 @@
 #include "schedlab/frontend/schedule_script.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include "schedlab/plugin/host.h"
 #include "schedlab/plugin/transform_log.h"
 #include "schedlab/runtime/executor.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace schedlab::plugin {
 namespace {

@@ -16,7 +16,7 @@
 #include "schedlab/fuzz/fuzz.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/record.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace schedlab {
 namespace {

@@ -17,7 +17,7 @@
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/ref/inputs.h"
 #include "schedlab/runtime/cpu_backend.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 #include "test_support.h"
 
 namespace schedlab::ref {

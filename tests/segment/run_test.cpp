@@ -12,7 +12,7 @@
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 #include "segment_test_util.h"
 #include "test_support.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "schedlab/plugin/registry.h"
-#include "schedlab/sweep/spec.h"
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/spec/spec.h"
+#include "schedlab/sweep/search/strategy.h"
 #include "test_support.h"
 
 namespace schedlab::sweep {

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "schedlab/sweep/constraint.h"
+#include "schedlab/sweep/spec/constraint.h"
 #include "test_support.h"
 
 namespace schedlab::sweep {

@@ -17,7 +17,7 @@
 
 #include "diagnostic_files.h"
 #include "schedlab/base/error.h"
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/spec/spec.h"
 #include "sweep_test_util.h"
 #include "test_support.h"
 

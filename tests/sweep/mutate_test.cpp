@@ -1,6 +1,6 @@
 // Tests for sweep/mutate: parsing every kind and its errors, and what each
 // kind does to outputs, including the outputs it cannot change.
-#include "schedlab/sweep/mutate.h"
+#include "schedlab/sweep/pipeline/mutate.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Sharding a sweep (sweep/shard.h): the parts are disjoint, together hold
+// Sharding a sweep (sweep/run/shard.h): the parts are disjoint, together hold
 // every point once, differ in size by at most one, depend only on the sweep,
 // and keep an A/B twin with its original. The end-to-end check (two shards
 // run and merged equal one whole run) is tests/cluster/shard_merge.sh.
@@ -10,8 +10,8 @@
 #include <string>
 
 #include "schedlab/base/error.h"
-#include "schedlab/sweep/shard.h"
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/run/shard.h"
+#include "schedlab/sweep/search/strategy.h"
 #include "sweep_test_util.h"
 
 namespace schedlab::sweep {

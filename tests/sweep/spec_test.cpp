@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "schedlab/sweep/spec.h"
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/spec/spec.h"
+#include "schedlab/sweep/search/strategy.h"
 #include "sweep_test_util.h"
 #include "test_support.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "schedlab/base/error.h"
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/spec/spec.h"
 #include "test_support.h"
 
 namespace schedlab::sweep::testing_util {

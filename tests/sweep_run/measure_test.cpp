@@ -1,4 +1,4 @@
-// Interleaved measurement (schedlab/sweep/measure.h) with a simulated clock:
+// Interleaved measurement (schedlab/sweep/run/measure.h) with a simulated clock:
 // every round times every point once in a seeded shuffle, and a drift of the
 // machine during the group hits every point alike, so that per-round ratios
 // see through it where the unpaired view cannot.
@@ -8,7 +8,7 @@
 #include <set>
 
 #include "schedlab/report/stats.h"
-#include "schedlab/sweep/measure.h"
+#include "schedlab/sweep/run/measure.h"
 
 namespace schedlab::sweep {
 namespace {

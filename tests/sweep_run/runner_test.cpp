@@ -13,7 +13,7 @@
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/sweep/runner.h"
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/spec/spec.h"
 #include "test_support.h"
 
 namespace schedlab::sweep {

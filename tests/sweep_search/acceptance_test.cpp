@@ -47,10 +47,10 @@
 
 #include "predicted_table.h"
 #include "schedlab/plugin/registry.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 #include "schedlab/sweep/runner.h"
-#include "schedlab/sweep/spec.h"
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/spec/spec.h"
+#include "schedlab/sweep/search/strategy.h"
 #include "test_support.h"
 
 namespace schedlab::sweep {

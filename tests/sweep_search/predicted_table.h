@@ -24,9 +24,9 @@
 
 #include "schedlab/model/profile.h"
 #include "schedlab/plugin/registry.h"
-#include "schedlab/sweep/pipeline.h"
-#include "schedlab/sweep/spec.h"
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
+#include "schedlab/sweep/spec/spec.h"
+#include "schedlab/sweep/search/strategy.h"
 
 namespace schedlab::sweep::testing_util {
 

@@ -12,8 +12,8 @@
 #include <map>
 #include <set>
 
-#include "schedlab/sweep/spec.h"
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/spec/spec.h"
+#include "schedlab/sweep/search/strategy.h"
 #include "sweep_test_util.h"
 
 namespace schedlab::sweep {

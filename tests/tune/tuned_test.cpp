@@ -1,4 +1,4 @@
-// Tuned configurations (core/sweep/tuned.cpp, ABI 1.4): size buckets, the
+// Tuned configurations (core/sweep/tuned/tuned.cpp, ABI 1.4): size buckets, the
 // choice of the best configuration per scheduler and (fusion, bucket), the
 // tuned file's YAML both ways with every diagnostic at its file:line:col,
 // the lookup, and the offer to real plugins: the built-in pointwise plugin
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "schedlab/plugin/host.h"
-#include "schedlab/sweep/spec.h"
-#include "schedlab/sweep/tuned.h"
+#include "schedlab/sweep/spec/spec.h"
+#include "schedlab/sweep/tuned/tuned.h"
 #include "test_support.h"
 
 namespace schedlab::sweep {

@@ -37,7 +37,7 @@
 #include "schedlab/ir/fusion.h"
 #include "schedlab/isolate/isolate.h"
 #include "schedlab/plugin/host.h"
-#include "schedlab/sweep/mutate.h"
+#include "schedlab/sweep/pipeline/mutate.h"
 
 namespace schedlab::fuzz {
 

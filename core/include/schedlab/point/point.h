@@ -17,7 +17,7 @@
 //     the failure by where it happened (the sweep's status, the fuzzer's
 //     "lower: ..." prefix) without the point knowing any caller's policy.
 //   - The reference is computed from an unscheduled copy of the fusion
-//     (sweep/pipeline.h), never from the fusion the point schedules.
+//     (sweep/pipeline/pipeline.h), never from the fusion the point schedules.
 //   - Plugin calls take Options::plugin_mu and launches Options::launch_mu
 //     when given (the sweep's threads); a forked child gives neither.
 //   - No string names a scheduler kind: the reference is a std::variant;
@@ -38,7 +38,7 @@
 #include "schedlab/lower/lower.h"
 #include "schedlab/model/device.h"
 #include "schedlab/model/profile.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace schedlab::point {
 

@@ -1,4 +1,4 @@
-// schedlab/report/ab: the verdicts of an A/B run (sweep/ab.h): for each
+// schedlab/report/ab: the verdicts of an A/B run (sweep/run/ab.h): for each
 // (fusion, sizes, scheduler) with an "@old" twin, the new build's best point
 // against the old build's, from the per-round ratios of the interleaved
 // rounds they shared (docs/sweeps.md, "A/B runs").

@@ -6,7 +6,7 @@
 // May depend on: schedlab/base and schedlab/ir only. Schedulers are plain
 // callbacks (Scheduler::accepts), so this module knows nothing of plugins;
 // the plugin-backed schedulers and running the segments live in
-// schedlab/sweep/pipeline.h.
+// schedlab/sweep/pipeline/pipeline.h.
 //
 // The algorithm, deterministic for a given fusion and list of schedulers:
 //  1. Offer the whole fusion (its live expressions) to every scheduler, in

@@ -3,7 +3,7 @@
 // space run (`block * vector <= K`, `K % vector == 0`).
 //
 // Owns: the expression language, its parser and type checker, and its
-// evaluation. May depend on: schedlab/base and sweep/space.h.
+// evaluation. May depend on: schedlab/base and sweep/spec/space.h.
 // Language (docs/sweeps.md): integers, reals, true/false, 'quoted' or
 // "quoted" strings, names; + - * / % (unary -), comparisons == != < <= > >=,
 // and/or/not, parentheses. Precedence, loosest first: or, and, not,
@@ -23,7 +23,7 @@
 #include <string>
 
 #include "schedlab/base/error.h"
-#include "schedlab/sweep/space.h"
+#include "schedlab/sweep/spec/space.h"
 
 namespace schedlab::sweep {
 

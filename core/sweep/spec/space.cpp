@@ -1,5 +1,5 @@
 // Parameter values, configurations and the odometer order of a space.
-#include "schedlab/sweep/space.h"
+#include "schedlab/sweep/spec/space.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,5 +1,5 @@
-// Cutting a sweep into shards: see schedlab/sweep/shard.h.
-#include "schedlab/sweep/shard.h"
+// Cutting a sweep into shards: see schedlab/sweep/run/shard.h.
+#include "schedlab/sweep/run/shard.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,7 +9,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/report/record.h"
-#include "schedlab/sweep/ab.h"
+#include "schedlab/sweep/run/ab.h"
 
 namespace schedlab::sweep {
 

@@ -3,7 +3,7 @@
 //
 // Owns: the shard argument, the machine-independent identity of a point and
 // of a (fusion, sizes) group, and which of them belong to a shard.
-// May depend on: sweep/spec.h, sweep/strategy.h, report (the hash).
+// May depend on: sweep/spec/spec.h, sweep/search/strategy.h, report (the hash).
 // Invariants:
 //   - A shard's contents depend only on the sweep (names, sizes, configs),
 //     never on the machine, the plugin binaries or the run: every machine
@@ -26,8 +26,8 @@
 #include <string>
 #include <string_view>
 
-#include "schedlab/sweep/spec.h"
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/spec/spec.h"
+#include "schedlab/sweep/search/strategy.h"
 
 namespace schedlab::sweep {
 

@@ -6,7 +6,7 @@
 //
 // Owns: the tuned file's YAML (schema "schedlab.tuned.v1") both ways and the
 // lookup that turns an entry into a plugin::TunedOffer.
-// May depend on: schedlab/base, ir (sizes), sweep/bucket.h, plugin (schemas,
+// May depend on: schedlab/base, ir (sizes), sweep/spec/bucket.h, plugin (schemas,
 // TunedOffer), report (ConfigList), yaml-cpp (privately).
 // Invariants: loading a tuned file either returns every entry checked or
 // throws a UserError at its file:line:col; writing goes through a temporary
@@ -22,7 +22,7 @@
 #include "schedlab/ir/size_expr.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/report/record.h"
-#include "schedlab/sweep/bucket.h"
+#include "schedlab/sweep/spec/bucket.h"
 
 namespace schedlab::sweep {
 

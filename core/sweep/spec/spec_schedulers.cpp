@@ -2,7 +2,7 @@
 // with its fixed settings, space and constraints checked against the
 // plugin's schema or the script's placeholders, and every space checked to
 // leave a point at every size.
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/search/strategy.h"
 #include "spec_loader.h"
 
 namespace schedlab::sweep::detail {

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedlab/sweep/search_strategy.h"
+#include "schedlab/sweep/search/search_strategy.h"
 
 namespace schedlab::sweep {
 

@@ -3,9 +3,9 @@
 //
 // Owns: the grid and random strategies, the choice of a strategy (the
 // adaptive ones, halving.cpp, evolution.cpp, model_search.cpp: docs/sweeps.md
-// "Strategies", behind core/sweep/adaptive.h), and the order of a sweep's
+// "Strategies", behind core/sweep/search/adaptive.h), and the order of a sweep's
 // points; the interface they implement is search_strategy.h. May depend on:
-// sweep/spec.h, sweep/search_strategy.h, core/sweep/adaptive.h, XGBoost's C
+// sweep/spec/spec.h, sweep/search/search_strategy.h, core/sweep/search/adaptive.h, XGBoost's C
 // API (model_search.cpp only).
 // The runner drives a strategy as an ask/tell loop, one search per (fusion,
 // sizes, scheduler):
@@ -32,8 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "schedlab/sweep/search_strategy.h"
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/search/search_strategy.h"
+#include "schedlab/sweep/spec/spec.h"
 
 namespace schedlab::sweep {
 

@@ -1,5 +1,5 @@
-// The shared steps of a point: see schedlab/sweep/pipeline.h.
-#include "schedlab/sweep/pipeline.h"
+// The shared steps of a point: see schedlab/sweep/pipeline/pipeline.h.
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 #include <fmt/core.h>
 
@@ -11,7 +11,7 @@
 #include "schedlab/ir/verifier.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
-#include "schedlab/sweep/tuned.h"
+#include "schedlab/sweep/tuned/tuned.h"
 
 namespace schedlab::sweep {
 

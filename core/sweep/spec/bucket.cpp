@@ -1,5 +1,5 @@
-// Size buckets: see schedlab/sweep/bucket.h.
-#include "schedlab/sweep/bucket.h"
+// Size buckets: see schedlab/sweep/spec/bucket.h.
+#include "schedlab/sweep/spec/bucket.h"
 
 #include <fmt/core.h>
 

@@ -1,5 +1,5 @@
-// The search-strategy interface: see schedlab/sweep/search_strategy.h.
-#include "schedlab/sweep/search_strategy.h"
+// The search-strategy interface: see schedlab/sweep/search/search_strategy.h.
+#include "schedlab/sweep/search/search_strategy.h"
 
 namespace schedlab::sweep {
 

@@ -8,7 +8,7 @@
 //   prod := neg (('*'|'/'|'%') neg)*
 //   neg  := '-' neg | atom
 //   atom := INT | REAL | STRING | 'true' | 'false' | NAME | '(' or ')'
-#include "schedlab/sweep/constraint.h"
+#include "schedlab/sweep/spec/constraint.h"
 
 #include <cctype>
 #include <cmath>

@@ -1,7 +1,7 @@
 // The sweep file's loader, one class over the file being read (spec.cpp:
 // the document, fusions, strategy, validation and measure; spec_schedulers.cpp:
 // the schedulers, their spaces and constraints). Internal to core/sweep: the
-// public interface is schedlab/sweep/spec.h.
+// public interface is schedlab/sweep/spec/spec.h.
 #pragma once
 
 #include <fmt/core.h>
@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "../base/yaml_reader.h"
-#include "schedlab/sweep/spec.h"
+#include "../../base/yaml_reader.h"
+#include "schedlab/sweep/spec/spec.h"
 #include "bucket_yaml.h"
 #include "param_values.h"
 #include "schedlab/frontend/fusion_file.h"

@@ -8,7 +8,7 @@
 // Owns: choosing the best configuration of each bucket from a sweep's
 // records. The buckets are in bucket.h, the tuned file (its YAML both ways
 // and its lookup) in tuned_file.h; this header includes both.
-// May depend on: sweep/spec.h, sweep/tuned_file.h, report (records, stats).
+// May depend on: sweep/spec/spec.h, sweep/tuned/tuned_file.h, report (records, stats).
 // Invariants: a configuration is chosen only among those measured at the
 // most sizes of its bucket, by the geometric mean of its objective relative
 // to each size's best (no size outweighs another), ties going to the
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "schedlab/report/record.h"
-#include "schedlab/sweep/bucket.h"
-#include "schedlab/sweep/tuned_file.h"
+#include "schedlab/sweep/spec/bucket.h"
+#include "schedlab/sweep/tuned/tuned_file.h"
 
 namespace schedlab::sweep {
 

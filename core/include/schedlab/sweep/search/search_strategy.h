@@ -4,8 +4,8 @@
 // and the ask/tell SearchStrategy.
 //
 // Owns: SearchProblem, Outcome, objective_value and SearchStrategy.
-// May depend on: sweep/spec.h. The strategies (strategy.cpp and, through
-// core/sweep/adaptive.h, the adaptive ones) depend on this header, never on
+// May depend on: sweep/spec/spec.h. The strategies (strategy.cpp and, through
+// core/sweep/search/adaptive.h, the adaptive ones) depend on this header, never on
 // each other's: no include circle between the choice of a strategy and the
 // strategies.
 #pragma once
@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/spec/spec.h"
 
 namespace schedlab::sweep {
 

@@ -24,9 +24,9 @@
 
 #include "schedlab/ir/size_expr.h"
 #include "schedlab/plugin/host.h"
-#include "schedlab/sweep/constraint.h"
-#include "schedlab/sweep/space.h"
-#include "schedlab/sweep/bucket.h"
+#include "schedlab/sweep/spec/constraint.h"
+#include "schedlab/sweep/spec/space.h"
+#include "schedlab/sweep/spec/bucket.h"
 
 namespace schedlab::plugin {
 class Registry;

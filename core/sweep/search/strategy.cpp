@@ -1,6 +1,6 @@
 // Grid and random search, the choice of a strategy, and the expansion of a
 // sweep into points.
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/search/strategy.h"
 
 #include <algorithm>
 #include <random>

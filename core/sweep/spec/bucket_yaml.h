@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "../base/yaml_reader.h"
-#include "schedlab/sweep/bucket.h"
+#include "../../base/yaml_reader.h"
+#include "schedlab/sweep/spec/bucket.h"
 
 namespace schedlab::sweep {
 

@@ -1,12 +1,12 @@
-// Choosing tuned configurations: see schedlab/sweep/tuned.h.
-#include "schedlab/sweep/tuned.h"
+// Choosing tuned configurations: see schedlab/sweep/tuned/tuned.h.
+#include "schedlab/sweep/tuned/tuned.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "schedlab/report/stats.h"
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/spec/spec.h"
 
 namespace schedlab::sweep {
 

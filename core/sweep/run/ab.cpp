@@ -1,5 +1,5 @@
-// A/B twins of a sweep's schedulers: see schedlab/sweep/ab.h.
-#include "schedlab/sweep/ab.h"
+// A/B twins of a sweep's schedulers: see schedlab/sweep/run/ab.h.
+#include "schedlab/sweep/run/ab.h"
 
 #include <fmt/format.h>
 

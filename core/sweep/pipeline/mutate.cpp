@@ -1,5 +1,5 @@
-// Mutations of a kernel's outputs: see schedlab/sweep/mutate.h.
-#include "schedlab/sweep/mutate.h"
+// Mutations of a kernel's outputs: see schedlab/sweep/pipeline/mutate.h.
+#include "schedlab/sweep/pipeline/mutate.h"
 
 #include <fmt/core.h>
 
@@ -10,7 +10,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/op_semantics.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace schedlab::sweep {
 

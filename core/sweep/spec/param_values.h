@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "../base/yaml_reader.h"
+#include "../../base/yaml_reader.h"
 #include "schedlab/plugin/host.h"
-#include "schedlab/sweep/constraint.h"
-#include "schedlab/sweep/space.h"
+#include "schedlab/sweep/spec/constraint.h"
+#include "schedlab/sweep/spec/space.h"
 
 namespace schedlab::sweep {
 

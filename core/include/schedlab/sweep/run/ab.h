@@ -13,7 +13,7 @@
 #include <string>
 
 #include "schedlab/plugin/host.h"
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/spec/spec.h"
 
 namespace schedlab::sweep {
 

@@ -1,5 +1,5 @@
-// The tuned database: see schedlab/sweep/tuned_file.h.
-#include "schedlab/sweep/tuned_file.h"
+// The tuned database: see schedlab/sweep/tuned/tuned_file.h.
+#include "schedlab/sweep/tuned/tuned_file.h"
 
 #include <fmt/core.h>
 
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "bucket_yaml.h"
+#include "../spec/bucket_yaml.h"
 
 namespace schedlab::sweep {
 

@@ -4,9 +4,9 @@
 // against a plugin's schema in param_values.cpp, the constraint language is
 // in constraint.cpp, and what a loaded scheduler means at run time
 // (settings, admits) is in scheduler.cpp.
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/spec/spec.h"
 
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 #include "spec_loader.h"
 
 namespace schedlab::sweep {

@@ -1,5 +1,5 @@
 // Interleaved measurement and its replay through Google Benchmark: see
-// schedlab/sweep/measure.h.
+// schedlab/sweep/run/measure.h.
 //
 // Why not Google Benchmark's own --benchmark_enable_random_interleaving: it
 // shuffles all (benchmark, repetition) pairs at once from an unrecorded
@@ -7,7 +7,7 @@
 // are not in rounds: repetition k of two benchmarks may be minutes apart, and
 // nothing pairs them. Rounds are what make per-round ratios (and a paired
 // test) meaningful; so the rounds are ours, and Google Benchmark reports.
-#include "schedlab/sweep/measure.h"
+#include "schedlab/sweep/run/measure.h"
 
 #include <benchmark/benchmark.h>
 #include <fmt/core.h>

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "schedlab/plugin/registry.h"
-#include "schedlab/sweep/spec.h"
+#include "schedlab/sweep/spec/spec.h"
 
 namespace schedlab::sweep {
 
