@@ -267,19 +267,23 @@ void bind_execute(py::module_&, DefinitionClass& fd) {
         "Runs the fusion as scheduled by hand (one kernel); NumPy arrays in and out")
       .def(
           "manual_validate",
-          [](const DefinitionPtr& d, const py::sequence& inputs,
+          [](const DefinitionPtr& d, const std::optional<py::sequence>& inputs,
              const std::optional<py::sequence>& reference_outputs, double rtol, double atol,
+             const std::optional<std::map<std::string, int64_t>>& sizes,
              const std::string& device) {
             std::optional<ref::Tolerance> tol;
             if (reference_outputs) tol = ref::Tolerance::user(rtol, atol);
-            return outputs(run(*d, {"manual_validate", point::UnscheduledRef{}, true, inputs, {},
-                                    point::Stage::Validate, tol, reference_outputs, device, {}}));
+            return outputs(run(*d, {"manual_validate", point::UnscheduledRef{}, true, inputs,
+                                    sizes_arg(sizes), point::Stage::Validate, tol,
+                                    reference_outputs, device, {}}));
           },
-          py::arg("inputs"), py::arg("reference_outputs") = py::none(), py::arg("rtol") = 1e-5,
-          py::arg("atol") = 1e-5, py::arg("device") = "auto",
+          py::arg("inputs") = py::none(), py::arg("reference_outputs") = py::none(),
+          py::arg("rtol") = 1e-5, py::arg("atol") = 1e-5, py::arg("sizes") = py::none(),
+          py::arg("device") = "auto",
           "Runs the hand schedule and checks its outputs: against reference_outputs with "
           "|got - want| <= atol + rtol * |want|, or against the f64 reference with its error "
-          "bounds; raises ValidationError")
+          "bounds; raises ValidationError. Without inputs: generated at `sizes` (else the "
+          "file's default sizes)")
       .def(
           "execute",
           [](const DefinitionPtr& d, const py::sequence& inputs, const std::string& device) {
@@ -303,10 +307,11 @@ void bind_execute(py::module_&, DefinitionClass& fd) {
       .def(
           "print_kernel",
           [](const DefinitionPtr& d, const std::optional<std::map<std::string, int64_t>>& sizes) {
-            // Sizes compiled in when given, else a kernel for every shape.
+            // Sizes compiled in when given (as `schedlab show`), else a
+            // kernel for every shape.
             runtime::KernelOptions k;
             k.dynamic_sizes = !sizes;
-            k.divisibility = false;
+            k.divisibility = !k.dynamic_sizes;
             ir::SizeBindings bound = sizes_arg(sizes);
             if (!sizes)
               for (const std::string& s : d->fusion().size_symbols()) bound[s] = 1;

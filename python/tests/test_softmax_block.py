@@ -1,16 +1,13 @@
 """The persistent softmax of configs/schedules/softmax_block.sched, written in
 Python (issue 35's first acceptance line): run on the CPU backend, compared
 with NumPy, and the same kernel as the script's."""
-import os
-import subprocess
-
 import numpy as np
 import pytest
 
 import schedlab
 from schedlab import DataType, FusionDefinition, ParallelType, schedule
 
-CONFIGS = os.path.join(os.path.dirname(__file__), "..", "..", "configs")
+from script_kernels import cli_kernel
 
 
 def softmax_block(persist=8):
@@ -62,22 +59,10 @@ def schedule_softmax_block(y):
     schedule.inline_most()
 
 
-def cli_kernel(fusion, schedule_file, sizes):
-    """`schedlab show --stage kernel`'s kernel, without its comment header."""
-    cli = os.environ.get("SCHEDLAB_CLI")
-    if not cli:
-        pytest.skip("SCHEDLAB_CLI is not set (CTest sets it to the built schedlab)")
-    out = subprocess.run(
-        [cli, "show", fusion, "--schedule", schedule_file, "--stage", "kernel", "--size", sizes],
-        check=True, capture_output=True, text=True).stdout
-    return "".join(line + "\n" for line in out.splitlines() if not line.startswith("//"))
-
-
 def test_same_kernel_as_the_script():
     # The fusion file scheduled from Python, and the same math defined in
     # Python with the file's size names: both lower to the script's kernel.
-    want = cli_kernel("softmax", os.path.join(CONFIGS, "schedules", "softmax_block.sched"),
-                      "N=3,K=5")
+    want = cli_kernel("softmax", "softmax_block.sched", {"N": 3, "K": 5})
     with schedlab.load_fusion("softmax") as loaded:
         schedule_softmax_block(loaded.tensor("y"))
     assert loaded.fusion.print_kernel(sizes={"N": 3, "K": 5}) == want

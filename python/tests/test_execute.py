@@ -1,0 +1,81 @@
+"""execute / validate (the segmenter and the built-in plugins, on a copy of
+the fusion), load_fusion, and the printers, on the standard fusions."""
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import schedlab
+from schedlab import FusionDefinition
+
+FUSIONS = sorted(
+    os.path.splitext(os.path.basename(p))[0]
+    for p in glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "configs", "fusions",
+                                    "*.yaml")))
+
+
+def test_every_standard_fusion_is_listed():
+    assert len(FUSIONS) >= 20 and "softmax" in FUSIONS and "layernorm" in FUSIONS
+
+
+@pytest.mark.parametrize("name", FUSIONS)
+def test_validate_standard_fusion(name):
+    fd = schedlab.load_fusion(name)
+    # Generated inputs at the file's default sizes, then at larger ones:
+    # validate() raises ValidationError unless every output is within its
+    # error bound of the f64 reference.
+    outs = fd.validate()
+    assert len(outs) == len(fd.outputs)
+    bigger = {k: v * 7 for k, v in fd.default_sizes.items()}
+    outs = fd.validate(sizes=bigger)
+    assert all(o.size > 0 for o in outs)
+
+
+def test_execute_matches_numpy():
+    fd = schedlab.load_fusion("softmax")
+    a = np.random.default_rng(1).uniform(-4, 4, (9, 33)).astype(np.float32)
+    (y,) = fd.execute([a])
+    e = np.exp(a.astype(np.float64) - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    # execute() scheduled a copy: the definition itself is still unscheduled.
+    assert "blockIdx" not in fd.fusion.print_math()
+
+
+def test_execute_python_definition():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=["N", "K"])
+        b = fd.define_tensor(shape=["K"])
+        y = fd.ops.relu(x + b)
+        fd.add_output(fd.ops.sum(y, dims=[1]))
+        fd.add_output(y)
+    x = np.random.default_rng(2).standard_normal((5, 70)).astype(np.float32)
+    b = np.random.default_rng(3).standard_normal(70).astype(np.float32)
+    s, y = fd.execute([x, b])
+    want = np.maximum(x + b, 0)
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+    np.testing.assert_allclose(s, want.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-5)
+    fd.validate([x, b])
+
+
+def test_print_math_and_kernel():
+    fd = schedlab.load_fusion("row_sum")
+    math = fd.fusion.print_math()
+    assert "T1_g_f32[iS2{N}, rS3{K}]   # y" in math
+    assert "= reduction(T0_g_f32[iS0{N}, iS1{K}], op = sum, init = 0)" in math
+    kernel = fd.fusion.print_kernel()
+    assert "__global__" in kernel and "schedlab_kernel" in kernel
+    # Unscheduled: one serial kernel, sizes read at run time.
+    assert "blockIdx" not in kernel and "T0.size[1]" in kernel
+    fixed = fd.fusion.print_kernel(sizes={"N": 3, "K": 5})
+    assert "T0.size[1]" not in fixed
+
+
+def test_str_of_a_tensor_shows_its_schedule():
+    with schedlab.load_fusion("add") as fd:
+        out = fd.outputs[0]
+        out.merge(0)
+        out.split(0, 64)
+    text = str(out)
+    assert "Merge:" in text and "Split:" in text and "loop domain" in text
+    assert repr(out).startswith("T")
