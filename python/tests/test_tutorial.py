@@ -1,0 +1,113 @@
+"""nvFuser's tutorial tests (tests/python/direct/test_tutorial.py in
+NVIDIA/Fuser) with CUDA torch tensors replaced by NumPy arrays and the import
+changed to schedlab: memcpy, scheduled memcpy, reduction, reduction rfactor.
+Written from the tutorial's steps; docs/python.md says where schedlab
+differs."""
+import numpy as np
+import pytest
+
+import schedlab
+
+from schedlab import FusionDefinition, ParallelType, TensorView
+
+RNG = np.random.default_rng(35)
+
+
+def randn(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def test_tutorial_memcpy():
+    with FusionDefinition() as fd:
+        tv0 = fd.define_tensor(shape=[-1, -1])
+        tv1 = fd.ops.set(tv0)
+        fd.add_output(tv1)
+    assert "set(T0_g_f32" in fd.fusion.print_math()
+    assert "__global__" in fd.fusion.print_kernel()
+    t0 = randn(32, 32)
+    outputs = fd.manual_execute([t0])
+    assert np.array_equal(outputs[0], t0)
+
+
+def test_tutorial_memcpy_scheduled():
+    with FusionDefinition() as fd:
+        tv0 = fd.define_tensor(shape=[-1, -1])
+        tv1 = fd.ops.set(tv0)
+        fd.add_output(tv1)
+        tv1.merge(0, 1)
+        tv1.split(0, 256)
+        tv1.axis(1).parallelize(ParallelType.block_x)
+        tv1.axis(0).parallelize(ParallelType.grid_x)
+    kernel = fd.fusion.print_kernel()
+    assert "for (" not in kernel and "threadIdx.x" in kernel and "blockIdx.x" in kernel
+    t0 = randn(32, 32)
+    outputs = fd.manual_execute([t0])
+    assert np.array_equal(outputs[0], t0)
+
+
+def test_tutorial_reduction():
+    def fusion_func(fd: FusionDefinition) -> TensorView:
+        tv0 = fd.define_tensor(shape=[-1, -1])
+        tv1 = fd.ops.sum(tv0, dims=[1])
+        fd.add_output(tv1)
+        return tv1
+
+    t0 = randn(10, 1024)
+    ref = t0.astype(np.float64).sum(axis=1)
+
+    with FusionDefinition() as fd0:
+        ref_tv = fusion_func(fd0)
+        ref_tv.axis(1).parallelize(ParallelType.block_x)
+    fd0.manual_validate([t0], [ref], rtol=1e-4, atol=1e-4)
+
+    with FusionDefinition() as fd1:
+        ref_tv = fusion_func(fd1)
+        ref_tv.axis(1).parallelize(ParallelType.grid_x)
+    fd1.manual_validate([t0], [ref], rtol=1e-4, atol=1e-4)
+
+    with FusionDefinition() as fd3:
+        ref_tv = fusion_func(fd3)
+        ref_tv.axis(0).parallelize(ParallelType.grid_x)
+        ref_tv.axis(1).parallelize(ParallelType.block_x)
+    fd3.manual_validate([t0], [ref], rtol=1e-4, atol=1e-4)
+    # And against the f64 reference's own error bounds.
+    fd3.manual_validate([t0])
+
+
+def test_tutorial_reduction_rfactor():
+    def fusion_func(fd: FusionDefinition) -> TensorView:
+        tv0 = fd.define_tensor(shape=[-1])
+        tv1 = fd.ops.sum(tv0, dims=[0])
+        fd.add_output(tv1)
+        return tv1
+
+    t0 = randn(10000)
+    ref = np.array(t0.astype(np.float64).sum())
+
+    with FusionDefinition() as fd0:
+        tv1 = fusion_func(fd0)
+        tv1.split(0, 1024)
+        tv2 = tv1.rfactor([0])
+        assert fd0.fusion.print_math().count("= reduction(") == 2  # tv2 feeds tv1
+        tv1.axis(0).parallelize(ParallelType.block_x)
+        tv2.axis(1).parallelize(ParallelType.block_x)
+    fd0.manual_validate([t0], [ref], rtol=1e-4, atol=1e-3)
+
+    with FusionDefinition() as fd1:
+        tv1 = fusion_func(fd1)
+        tv1.split(0, 1024)
+        tv1.split(0, 100)
+        tv2 = tv1.rfactor([1])
+        tv3 = tv1.rfactor([1])
+        tv2.axis(0).parallelize(ParallelType.grid_x)
+        tv3.axis(0).parallelize(ParallelType.grid_x)
+        tv1.axis(0).parallelize(ParallelType.grid_x)
+        tv2.axis(2).parallelize(ParallelType.block_x)
+        tv3.axis(1).parallelize(ParallelType.block_x)
+    # Here schedlab differs (docs/python.md): lowering rule 3 refuses tv1, a
+    # reduction into Global memory that does not bind TIDx, which the kernel
+    # launches (every thread would accumulate into the same element);
+    # nvFuser lets one thread write it.
+    t1 = randn(300000)
+    with pytest.raises(schedlab.ScheduleError, match=r"T1 is stored in Global memory.*TIDx"):
+        fd1.manual_validate([t1], [np.array(t1.astype(np.float64).sum())])
