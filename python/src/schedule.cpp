@@ -69,10 +69,11 @@ DefinitionPtr target(const std::optional<DefinitionPtr>& fd, const char* what) {
   return fd && *fd ? *fd : definition_of({}, what);
 }
 
-/// parallelize on one loop axis, by the Python ParallelType's meaning.
-void parallelize(Tensor& t, int axis, PyParallelType type) {
+/// parallelize on one loop axis: a Python ParallelType (a binding or a
+/// loop transform, as nvFuser's) or a LoopTransform.
+void parallelize(Tensor& t, int axis, std::variant<ir::ParallelType, ir::LoopTransform> type) {
   apply(*t.owner, {"parallelize", t.tv, axis},
-        [&] { std::visit([&](auto b) { t.tv->parallelize(axis, b); }, binding(type)); });
+        [&] { std::visit([&](auto b) { t.tv->parallelize(axis, b); }, type); });
 }
 
 void bind_tensor_methods(TensorClass& tv) {
@@ -109,8 +110,15 @@ void bind_tensor_methods(TensorClass& tv) {
                            [&] { return Axis{t, t.tv->axis(i)}; });
           },
           py::arg("i"), "Loop axis i (negative: from the end)")
-      .def("parallelize", &parallelize, py::arg("axis"), py::arg("type"),
-           "The script's parallelize(tv, axis, type): tv.axis(axis).parallelize(type)")
+      .def(
+          "parallelize",
+          [](Tensor& t, int axis, PyParallelType type) { parallelize(t, axis, binding(type)); },
+          py::arg("axis"), py::arg("type"),
+          "The script's parallelize(tv, axis, type): tv.axis(axis).parallelize(type)")
+      .def(
+          "parallelize",
+          [](Tensor& t, int axis, ir::LoopTransform type) { parallelize(t, axis, type); },
+          py::arg("axis"), py::arg("type"))
       .def(
           "set_memory_type",
           [](Tensor& t, ir::MemoryType m) {
@@ -283,20 +291,30 @@ void bind_schedule_functions(py::module_& s) {
 
 void bind_schedule(py::module_& m, TensorClass& tv, AxisClass& axis) {
   bind_tensor_methods(tv);
+  // The axis' current position in its tensor's loop domain.
+  auto position = [](const Axis& a) {
+    const std::vector<ir::IterDomain*>& loop = a.tensor.tv->loop();
+    auto it = std::find(loop.begin(), loop.end(), a.id);
+    if (it == loop.end())
+      raise(ErrorKind::Schedule,
+            fmt::format("parallelize: {} is no longer a loop axis of {}; take tv.axis(i) "
+                        "again after splitting, merging or reordering",
+                        a.id->str(), a.tensor.tv->describe()),
+            {"parallelize", a.tensor.tv});
+    return static_cast<int>(it - loop.begin());
+  };
   axis.def(
-      "parallelize",
-      [](Axis& a, PyParallelType type) {
-        const std::vector<ir::IterDomain*>& loop = a.tensor.tv->loop();
-        auto it = std::find(loop.begin(), loop.end(), a.id);
-        if (it == loop.end())
-          raise(ErrorKind::Schedule,
-                fmt::format("parallelize: {} is no longer a loop axis of {}; take tv.axis(i) "
-                            "again after splitting, merging or reordering",
-                            a.id->str(), a.tensor.tv->describe()),
-                {"parallelize", a.tensor.tv});
-        parallelize(a.tensor, static_cast<int>(it - loop.begin()), type);
-      },
-      py::arg("type"), "Binds this loop axis (or sets its loop transform)");
+          "parallelize",
+          [position](Axis& a, PyParallelType type) {
+            parallelize(a.tensor, position(a), binding(type));
+          },
+          py::arg("type"), "Binds this loop axis (or sets its loop transform)")
+      .def(
+          "parallelize",
+          [position](Axis& a, ir::LoopTransform type) {
+            parallelize(a.tensor, position(a), type);
+          },
+          py::arg("type"));
   py::module_ s = m.def_submodule("schedule", "Scheduling functions over a whole fusion, and queries");
   bind_schedule_functions(s);
 }
