@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "schedlab/plugin_api/alignment.hpp"
+#include "schedlab/plugin_api/loop_nests.hpp"
 #include "schedlab/plugin_api/types.hpp"
 
 namespace autosched {
@@ -176,6 +177,8 @@ Facts reduction_facts(pa::Segment& seg, const std::vector<pa::TensorView>& reduc
   }
   if (std::string why = pa::first_misaligned(seg, f.ref); !why.empty())
     return reject(why + "; autosched gives every tensor the reference's [I, R] loop");
+  if (std::string why = pa::broadcast_read_by_two_nests(seg, f.ref); !why.empty())
+    return reject(why);
   const int64_t kept = static_cast<int64_t>(f.iter_axes.size());
   const int64_t rank = kept + static_cast<int64_t>(f.red_axes.size());
   bool back = false;

@@ -7,6 +7,7 @@
 
 #include "normalization.h"
 #include "schedlab/plugin_api/alignment.hpp"
+#include "schedlab/plugin_api/loop_nests.hpp"
 #include "schedlab/plugin_api/types.hpp"
 
 namespace normalization {
@@ -66,6 +67,10 @@ Analysis analyze(pa::Segment& seg) {
   // Every computed tensor takes the reference's loop structure.
   if (std::string why = pa::first_misaligned(seg, a.ref); !why.empty()) {
     a.reject = why + "; normalization gives every tensor the reference's row layout";
+    return a;
+  }
+  if (std::string why = pa::broadcast_read_by_two_nests(seg, a.ref); !why.empty()) {
+    a.reject = why;
     return a;
   }
   a.full_rank = static_cast<int64_t>(a.iter_axes.size() + a.red_axes.size());

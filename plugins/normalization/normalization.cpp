@@ -49,7 +49,10 @@
 // a tensor not inlined whole into its readers must be computed by the
 // threads that read it, so a keepdim statistic read by tensors of two shapes
 // (logsumexp's m, read by x - m and by m + log(s)) keeps its broadcast axes
-// serial and each thread computes its own copy (pa::serialize_own_broadcast_axes);
+// serial and each thread computes its own copy (pa::serialize_own_broadcast_axes),
+// but one broadcast where the reference iterates shares the rows' bound axes,
+// so read both before and after a reduction it is refused
+// (pa::broadcast_read_by_two_nests);
 // a Shared buffer spans the thread axes of its loops (Indexer::allocation_axes),
 // so a Shared persistent tensor is rows * persist * ceilDiv(R/v, persist) * v
 // elements per block, placed after the block-reduction workspace

@@ -13,7 +13,9 @@
 // `normalization` plugin's job), a computed tensor that does not iterate the
 // reference's axes in order (pa::misaligned: propagation would give it the
 // reference's loop over axes it does not have, e.g. an outer product of a
-// reduction with itself binding BIDx twice), and, for the grid strategy, a
+// reduction with itself binding BIDx twice), a tensor broadcast where the
+// reference iterates that is read from two loop nests (a side output and the
+// reduction's loop: pa::broadcast_read_by_two_nests), and, for the grid strategy, a
 // reduction result read inside the kernel (lowering combines grid partials
 // only into a fusion output); and, under strategy=auto, few long rows whose
 // result is read inside the kernel: the block layout would starve the device
@@ -85,6 +87,7 @@
 #include "schedlab/plugin_api/arith.hpp"
 #include "schedlab/plugin_api/device.hpp"
 #include "schedlab/plugin_api/loop.hpp"
+#include "schedlab/plugin_api/loop_nests.hpp"
 #include "schedlab/plugin_api/params.hpp"
 #include "schedlab/plugin_api/registration.hpp"
 #include "schedlab/plugin_api/rules.hpp"
@@ -183,6 +186,10 @@ Analysis analyze(pa::Segment& seg) {
   // Every computed tensor takes the reference's loop structure.
   if (std::string why = pa::first_misaligned(seg, a.ref); !why.empty()) {
     a.reject = why + "; reduction gives every tensor the reference's [I, R] loop";
+    return a;
+  }
+  if (std::string why = pa::broadcast_read_by_two_nests(seg, a.ref); !why.empty()) {
+    a.reject = why;
     return a;
   }
   // A result broadcast back over the reduced axes: some tensor downstream of a

@@ -31,6 +31,7 @@
 //   plugin_api/registration.hpp  Plugin, SCHEDLAB_PLUGIN
 //   plugin_api/rules.hpp         the built-in heuristics' shared rules (vector widths, limits)
 //   plugin_api/loop.hpp          Loop: a tensor's loop axes by role
+//   plugin_api/loop_nests.hpp    loop_nest_of, broadcast_read_by_two_nests (nests before scheduling)
 #pragma once
 
 #include "schedlab/plugin.h"
@@ -39,6 +40,7 @@
 #include "schedlab/plugin_api/device.hpp"
 #include "schedlab/plugin_api/host_call.hpp"
 #include "schedlab/plugin_api/loop.hpp"
+#include "schedlab/plugin_api/loop_nests.hpp"
 #include "schedlab/plugin_api/params.hpp"
 #include "schedlab/plugin_api/registration.hpp"
 #include "schedlab/plugin_api/rules.hpp"
