@@ -40,6 +40,13 @@ Registry::Registry(std::vector<std::string> search_path) : search_path_(std::mov
 
 namespace {
 std::atomic<bool> g_keep_mapped{false};
+
+/// One spelling per file, whatever path named it (relative, through a link).
+std::string file_id(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
 }  // namespace
 
 void Registry::keep_plugins_mapped_at_destruction(bool keep) { g_keep_mapped = keep; }
@@ -87,7 +94,7 @@ std::shared_ptr<const Plugin> Registry::add(const std::string& path) {
   user_assert(it == entries_.end())
       << "duplicate plugin name '" << p->name() << "': '" << path
       << "' cannot be registered under it, it is taken by '" << it->second.path << "'";
-  entries_[p->name()] = Entry{path, p, 1, 1, nullptr, 0};
+  entries_[p->name()] = Entry{path, p, 1, 1, nullptr, 0, file_id(path)};
   return p;
 }
 
@@ -100,10 +107,26 @@ std::vector<std::string> Registry::add_directory(const std::string& dir) {
     if (e.path().extension() == ".so" && e.is_regular_file()) files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   for (const std::string& f : files) {
+    const std::string id = file_id(f);
+    const uintmax_t size = fs::file_size(f, ec);
+    const fs::file_time_type mtime = fs::last_write_time(f, ec);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (std::any_of(entries_.begin(), entries_.end(),
+                      [&](const auto& e) { return e.second.file_id == id; }))
+        continue;  // loaded already
+      auto it = failed_.find(id);
+      if (it != failed_.end() && it->second.size == size && it->second.mtime == mtime) {
+        errors.push_back(it->second.message);  // unchanged since it failed
+        continue;
+      }
+    }
     try {
       add(f);
     } catch (const UserError& e) {
       errors.push_back(e.what());
+      std::lock_guard<std::mutex> lock(mu_);
+      failed_[id] = Failed{size, mtime, e.what()};
     }
   }
   return errors;

@@ -142,6 +142,21 @@ TEST(PluginRegistry, DirectoryLoadRegistersTheGoodAndReportsEachBrokenPlugin) {
   EXPECT_THAT(errors[4], HasSubstr("duplicate plugin name 'test_pointwise'"));
 }
 
+TEST(PluginRegistry, LoadingADirectoryTwiceLoadsEachFileOnce) {
+  Registry r({PLUGIN_DIR, std::string(PLUGIN_DIR) + "/."});
+  // Registered by name first, then met again on the path (twice, under two
+  // spellings of its directory): loaded once, and no "duplicate" error.
+  std::shared_ptr<const Plugin> c = r.get("c_plugin");
+  EXPECT_TRUE(r.add_search_path().empty());
+  EXPECT_TRUE(r.add_search_path().empty());
+  EXPECT_EQ(r.find("c_plugin"), c);
+  EXPECT_EQ(r.plugins().size(), 4u);
+  // A file that failed is reported again, with the same message.
+  std::vector<std::string> first = r.add_directory(PLUGIN_OTHER_DIR);
+  EXPECT_EQ(first.size(), 6u);
+  EXPECT_EQ(r.add_directory(PLUGIN_OTHER_DIR), first);
+}
+
 TEST(PluginRegistry, SearchPathOrder) {
   setenv("SCHEDLAB_PLUGIN_PATH", "/a:/b::", 1);
   auto path = plugin_search_path({"/x"});

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -60,9 +61,14 @@ class Registry {
   /// user_error if it does not load, or if that name is taken (naming both files).
   std::shared_ptr<const Plugin> add(const std::string& path);
   /// Loads every *.so of `dir` (a missing directory is skipped). Returns one
-  /// message per file that failed; the others are registered.
+  /// message per file that failed; the others are registered. Each file is
+  /// loaded once: one already registered (by add, get or an earlier
+  /// directory load, under any spelling of its path) is skipped, and one
+  /// that failed is reported again with its first message until it changes
+  /// (size or mtime), so loading a directory twice changes nothing.
   std::vector<std::string> add_directory(const std::string& dir);
-  /// add_directory for each search-path directory.
+  /// add_directory for each search-path directory: the same result, and no
+  /// plugin loaded twice, however often it is called.
   std::vector<std::string> add_search_path();
 
   /// The plugin serving `name`. When it is not registered yet: the first
@@ -118,6 +124,13 @@ class Registry {
     uint64_t latest = 0;                     ///< the highest generation handed out
     std::shared_ptr<const Plugin> previous;  ///< what the last reload replaced, or null
     uint64_t previous_generation = 0;        ///< previous's generation
+    std::string file_id;                     ///< path's canonical form (add_directory)
+  };
+  /// A file add_directory failed to load: its size and mtime then, and why.
+  struct Failed {
+    uintmax_t size = 0;
+    std::filesystem::file_time_type mtime;
+    std::string message;
   };
   std::string next_shadow(const std::string& path);
   /// load_plugin, or load_plugin_isolated after load_isolated().
@@ -126,6 +139,7 @@ class Registry {
 
   mutable std::mutex mu_;
   std::map<std::string, Entry> entries_;
+  std::map<std::string, Failed> failed_;  ///< by file_id
   std::vector<std::string> search_path_;
   std::string shadow_dir_;  ///< created on first use, removed with the registry
   uint64_t next_shadow_ = 0;
