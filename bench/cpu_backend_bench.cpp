@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schedlab/codegen/runtime_header.h"
+#include "schedlab/model/device.h"
 #include "schedlab/runtime/cpu_backend.h"
 
 namespace {
@@ -89,7 +90,7 @@ struct TempCache {
 // compiler runs each time. This is what a first-time kernel costs.
 void BM_CpuCompileCold(benchmark::State& state) {
   TempCache cache;
-  auto be = runtime::make_cpu_backend(cache.path);
+  auto be = runtime::make_cpu_backend(model::model_device_properties(), cache.path);
   const uint64_t before = runtime::cpu_compile_count();
   int64_t n = 0;
   for (auto _ : state) {
@@ -106,10 +107,11 @@ BENCHMARK(BM_CpuCompileCold)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_CpuCompileDiskCached(benchmark::State& state) {
   TempCache cache;
   const auto src = source(kAdd, false);
-  runtime::make_cpu_backend(cache.path)->compile(src);
+  runtime::make_cpu_backend(model::model_device_properties(), cache.path)->compile(src);
   const uint64_t before = runtime::cpu_compile_count();
   for (auto _ : state)
-    benchmark::DoNotOptimize(runtime::make_cpu_backend(cache.path)->compile(src));
+    benchmark::DoNotOptimize(
+        runtime::make_cpu_backend(model::model_device_properties(), cache.path)->compile(src));
   if (runtime::cpu_compile_count() != before) state.SkipWithError("the disk cache missed");
 }
 BENCHMARK(BM_CpuCompileDiskCached)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -118,7 +120,7 @@ BENCHMARK(BM_CpuCompileDiskCached)->Unit(benchmark::kMillisecond)->UseRealTime()
 template <typename Fn>
 void run_1d(benchmark::State& state, std::string_view body, bool has_barrier, int args, Fn report) {
   TempCache cache;
-  auto be = runtime::make_cpu_backend(cache.path);
+  auto be = runtime::make_cpu_backend(model::model_device_properties(), cache.path);
   auto k = be->compile(source(body, has_barrier));
   const int64_t n = state.range(0), blocks = (n + 255) / 256;
   std::vector<void*> bufs;
@@ -154,7 +156,7 @@ BENCHMARK(BM_CpuBlockSumBarriers)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->
 // arrivals at them, and lanes through warp shuffles, per second.
 void BM_CpuBlockReduceRows(benchmark::State& state) {
   TempCache cache;
-  auto be = runtime::make_cpu_backend(cache.path);
+  auto be = runtime::make_cpu_backend(model::model_device_properties(), cache.path);
   auto k = be->compile(source(kRowReduce, true));
   const int64_t rows = state.range(0), cols = 4096, threads = state.range(1);
   void* in = be->alloc(rows * cols * sizeof(float));

@@ -11,6 +11,7 @@
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/frontend/schedule_script.h"
 #include "schedlab/lower/lower.h"
+#include "schedlab/model/device.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
@@ -52,9 +53,11 @@ void BM_CpuCompileCacheHit(benchmark::State& state) {
   auto dir = std::filesystem::temp_directory_path() / "schedlab-bench-cache";
   auto def = scheduled("pointwise_add_mul", "pointwise_add_mul");
   auto p = runtime::prepare(*def.fusion, {{"N", 1024}, {"K", 1024}});
-  runtime::make_cpu_backend(dir.string())->compile(p.source);  // warm the disk cache
+  runtime::make_cpu_backend(model::model_device_properties(), dir.string())
+      ->compile(p.source);  // warm the disk cache
   for (auto _ : state) {
-    auto backend = runtime::make_cpu_backend(dir.string());  // fresh memory cache
+    auto backend = runtime::make_cpu_backend(model::model_device_properties(),
+                                             dir.string());  // fresh memory cache
     benchmark::DoNotOptimize(backend->compile(p.source).get());
   }
 }
@@ -68,7 +71,7 @@ void BM_CpuPointwiseKernel(benchmark::State& state) {
   auto def = scheduled("pointwise_add_mul", "pointwise_add_mul");
   auto plain = frontend::load_fusion_file(config("fusions/pointwise_add_mul.yaml"));
   auto inputs = ref::make_inputs(*plain.fusion, sizes, 1, plain.input_ranges);
-  auto backend = runtime::make_cpu_backend();
+  auto backend = runtime::make_cpu_backend(model::model_device_properties());
   auto p = runtime::prepare(*def.fusion, sizes);
   auto compiled = backend->compile(p.source);
   for (auto _ : state) {

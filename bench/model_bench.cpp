@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "schedlab/model/device.h"
 #include "schedlab/model/profile.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/evaluator.h"
@@ -30,7 +31,8 @@ const model::DeviceModel& h200() {
 }
 
 runtime::Backend& cpu() {
-  static std::unique_ptr<runtime::Backend> b = runtime::make_cpu_backend();
+  static std::unique_ptr<runtime::Backend> b =
+      runtime::make_cpu_backend(model::model_device_properties());
   return *b;
 }
 

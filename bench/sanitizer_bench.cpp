@@ -11,6 +11,7 @@
 
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/frontend/schedule_script.h"
+#include "schedlab/model/device.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/executor.h"
@@ -35,6 +36,7 @@ const Case kCases[] = {
 
 runtime::Backend& backend() {
   static auto b = runtime::make_cpu_backend(
+      model::model_device_properties(),
       (std::filesystem::temp_directory_path() / "schedlab-bench-cache").string());
   return *b;
 }

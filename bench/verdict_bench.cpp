@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "schedlab/codegen/runtime_header.h"
+#include "schedlab/model/device.h"
 #include "schedlab/report/stats.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/sweep/run/measure.h"
@@ -98,7 +99,7 @@ class Bench {
   Bench(int work_a, int work_b) {
     std::string t = (std::filesystem::temp_directory_path() / "schedlab-verdict-XXXXXX").string();
     cache_ = mkdtemp(t.data());
-    be_ = runtime::make_cpu_backend(cache_);
+    be_ = runtime::make_cpu_backend(model::model_device_properties(), cache_);
     for (int w : {work_a, work_b}) {
       runtime::KernelSource k;
       k.source = kernel_body(w);

@@ -170,6 +170,7 @@ runtime::DeviceProperties device_properties(const DeviceModel& d) {
   runtime::DeviceProperties p;
   p.name = d.description + " (model)";
   p.arch = d.arch;
+  p.is_model = true;
   p.cc_major = d.cc_major();
   p.cc_minor = std::stoi(d.arch.substr(d.arch.size() - 1));
   p.sm_count = d.sm_count;

@@ -79,7 +79,7 @@ int32_t api_device_properties(SchedlabSegment* s, SchedlabDeviceProperties* out)
     const Segment& seg = segment(s, "device_properties");
     const runtime::DeviceProperties& d = seg.device;
     SchedlabDeviceProperties p{};
-    p.is_model = seg.device_is_model ? 1 : 0;
+    p.is_model = d.is_model ? 1 : 0;
     p.name = keep(s, d.name);
     p.arch = keep(s, d.arch);
     p.cc_major = d.cc_major;

@@ -291,11 +291,12 @@ class CpuKernel final : public CompiledKernel {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(std::string dir) : dir_(std::move(dir)) {}
+  CpuBackend(DeviceProperties device, std::string dir)
+      : device_(std::move(device)), dir_(std::move(dir)) {}
 
   std::string name() const override { return "cpu"; }
-  // sm_90's opt-in limit, 227 KiB: what fits here fits the GPU.
-  size_t max_shared_bytes() const override { return 227 * 1024; }
+  // The emulated device's opt-in limit: what fits here fits that GPU.
+  size_t max_shared_bytes() const override { return device_.shared_bytes_per_block_optin; }
   double max_emulated_work(bool traced) const override { return cpu_work_limit(traced); }
 
   std::shared_ptr<CompiledKernel> compile(const KernelSource& src) override {
@@ -471,17 +472,20 @@ class CpuBackend final : public Backend {
           << "launch of '" << k.source().name << "': grid " << dims_str(dims.grid) << " and block "
           << dims_str(dims.block) << " must be positive in every dimension";
     // CUDA's limits, enforced here too so a launch valid on the CPU is valid on the GPU.
+    const int64_t max_threads = device_.max_threads_per_block;
     const bool each_fits = dims.block[0] <= 1024 && dims.block[1] <= 1024 && dims.block[2] <= 64;
     const int64_t threads = each_fits ? dims.block[0] * dims.block[1] * dims.block[2] : -1;
-    user_assert(each_fits && threads <= 1024)
+    user_assert(each_fits && threads <= max_threads)
         << "launch of '" << k.source().name << "': block " << dims_str(dims.block)
-        << " exceeds CUDA's limits: at most 1024 threads, 1024 in x and y, 64 in z";
+        << " exceeds CUDA's limits: at most " << max_threads
+        << " threads, 1024 in x and y, 64 in z";
     user_assert(dims.grid[0] <= 2147483647 && dims.grid[1] <= 65535 && dims.grid[2] <= 65535)
         << "launch of '" << k.source().name << "': grid " << dims_str(dims.grid)
         << " exceeds CUDA's limits (2^31-1, 65535, 65535)";
     return ck->entry();
   }
 
+  DeviceProperties device_;  ///< the emulated device: its limits are this backend's
   std::string dir_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Unit>> units_;
@@ -494,8 +498,9 @@ std::string_view cpu_shim() {
   return kShim;
 }
 
-std::unique_ptr<Backend> make_cpu_backend(const std::string& cache_dir_flag) {
-  return std::make_unique<CpuBackend>(cache_dir(cache_dir_flag));
+std::unique_ptr<Backend> make_cpu_backend(const DeviceProperties& device,
+                                          const std::string& cache_dir_flag) {
+  return std::make_unique<CpuBackend>(device, cache_dir(cache_dir_flag));
 }
 
 uint64_t cpu_compile_count() {

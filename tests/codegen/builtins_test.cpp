@@ -10,6 +10,7 @@
 
 #include "cpu_test_util.h"
 #include "schedlab/codegen/cuda_printer.h"
+#include "schedlab/model/device.h"
 #include "schedlab/runtime/cpu_backend.h"
 
 namespace schedlab::codegen {
@@ -73,7 +74,7 @@ TEST(CudaBuiltins, EachBuiltinAndSizeHasItsCudaSpelling) {
 
 TEST(CudaBuiltins, TheCpuBackendRunsThemWithTheLaunchsValues) {
   runtime::testing::TempDir cache;
-  auto be = runtime::make_cpu_backend(cache.path());
+  auto be = runtime::make_cpu_backend(model::model_device_properties(), cache.path());
   const kir::Kernel k = builtins_kernel();
   runtime::KernelSource src;
   src.source = print_cuda(k);

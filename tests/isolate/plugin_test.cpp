@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schedlab/isolate/isolate.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/compare.h"
 #include "schedlab/runtime/cpu_backend.h"
@@ -74,7 +75,7 @@ std::string run_kernel(const plugin::Plugin& p, Bound& b,
   auto plain = test_support::load_config_fusion(b.def.fusion->name());
   auto inputs = ref::make_inputs(*plain.fusion, b.seg.sizes, 7, plain.input_ranges);
   auto want = ref::evaluate(*plain.fusion, inputs, b.seg.sizes);
-  auto backend = runtime::make_cpu_backend(kernel_cache());
+  auto backend = runtime::make_cpu_backend(model::model_device_properties(), kernel_cache());
   auto compiled = backend->compile(prepared.source);
   auto got = runtime::execute(*backend, *compiled, prepared, inputs, b.seg.sizes);
   nlohmann::json r{{"hash", prepared.source.hash()}, {"verdict", "ok"}};
@@ -225,7 +226,7 @@ TEST_F(IsolatePlugin, AKernelRunsOnTheCpuBackendInTheChild) {
   // The same work here first; this process keeps its backend (and its idle
   // worker threads) alive across the fork.
   Bound here = bind("pointwise_add_mul");
-  auto parent_backend = runtime::make_cpu_backend(kernel_cache());
+  auto parent_backend = runtime::make_cpu_backend(model::model_device_properties(), kernel_cache());
   const std::string expected = run_kernel(*good, here);
   EXPECT_EQ(nlohmann::json::parse(expected)["verdict"], "ok");
   Bound b = bind("pointwise_add_mul");

@@ -21,6 +21,7 @@
 #include "schedlab/base/error.h"
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/frontend/fusion_file.h"
+#include "schedlab/model/device.h"
 #include "schedlab/ref/compare.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/cpu_backend.h"
@@ -56,7 +57,8 @@ inline std::string kernel_cache_dir() {
 
 /// The CPU backend of this process (the tests that only ever run on it).
 inline runtime::Backend& cpu_backend() {
-  static std::unique_ptr<runtime::Backend> backend = runtime::make_cpu_backend(kernel_cache_dir());
+  static std::unique_ptr<runtime::Backend> backend =
+      runtime::make_cpu_backend(model::model_device_properties(), kernel_cache_dir());
   return *backend;
 }
 

@@ -47,6 +47,7 @@ TEST(DeviceModel, H200IsTheDefaultWithItsPublishedFigures) {
 TEST(DeviceModel, TheHeuristicsDeviceIsTheH100ModelWithTheAbiFigures) {
   const schedlab::runtime::DeviceProperties& p = schedlab::model::model_device_properties();
   EXPECT_EQ(p.name, "schedlab-model-sm90");
+  EXPECT_TRUE(p.is_model);
   EXPECT_EQ(p.arch, "sm_90");
   EXPECT_EQ(p.cc_major, 9);
   EXPECT_EQ(p.cc_minor, 0);
@@ -66,6 +67,7 @@ TEST(DeviceModel, TheHeuristicsDeviceIsTheH100ModelWithTheAbiFigures) {
   schedlab::runtime::DeviceProperties q =
       schedlab::model::device_properties(load_device(schedlab::model::kHeuristicDevice, kDirs));
   EXPECT_EQ(q.name, "NVIDIA H100 SXM5 80 GB (model)");
+  EXPECT_TRUE(q.is_model);  // every device model's, not only the heuristics' device
   EXPECT_EQ(q.sm_count, p.sm_count);
   EXPECT_EQ(q.shared_bytes_per_block_optin, p.shared_bytes_per_block_optin);
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "schedlab/frontend/schedule_script.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/sweep/pipeline/pipeline.h"
@@ -27,7 +28,7 @@ const std::vector<std::string> kFusionDirs = {SCHEDLAB_SOURCE_DIR "/configs/fusi
 
 schedlab::runtime::Backend& cpu() {
   static std::unique_ptr<schedlab::runtime::Backend> b =
-      schedlab::runtime::make_cpu_backend(cache_dir());
+      schedlab::runtime::make_cpu_backend(model::model_device_properties(), cache_dir());
   return *b;
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "schedlab/codegen/runtime_header.h"
+#include "schedlab/model/device.h"
 #include "schedlab/runtime/cpu_backend.h"
 
 namespace {
@@ -33,7 +34,7 @@ std::string cache_dir() {
 
 schedlab::runtime::Backend& cpu() {
   static std::unique_ptr<schedlab::runtime::Backend> b =
-      schedlab::runtime::make_cpu_backend(cache_dir());
+      schedlab::runtime::make_cpu_backend(schedlab::model::model_device_properties(), cache_dir());
   return *b;
 }
 

@@ -10,6 +10,7 @@
 
 #include "plugin_check.h"
 #include "plugin_test_util.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/ref/compare.h"
 #include "schedlab/ref/evaluator.h"
@@ -48,7 +49,7 @@ Scheduled segment_of(const std::string& fusion, const ir::SizeBindings& sizes) {
 std::string schedule_and_validate(const std::string& plugin, const std::string& fusion,
                                   const ir::SizeBindings& sizes,
                                   const std::vector<std::string>& settings = {}) {
-  static auto backend = runtime::make_cpu_backend(cache_dir());
+  static auto backend = runtime::make_cpu_backend(model::model_device_properties(), cache_dir());
   return test_support::schedule_and_validate(
       *builtin(plugin), [&] { return load_fusion(fusion); }, sizes, settings, *backend,
       cache_dir());

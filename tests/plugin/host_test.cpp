@@ -10,6 +10,7 @@
 #include "host_api.h"
 #include "plugin_test_util.h"
 #include "schedlab/frontend/schedule_script.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/compare.h"
@@ -249,7 +250,8 @@ TEST(PluginCall, ScheduleValidatesOnTheCpuBackend) {
     auto inputs = ref::make_inputs(*plain.fusion, s.seg.sizes, 7, plain.input_ranges);
     auto want = ref::evaluate(*plain.fusion, inputs, s.seg.sizes);
     auto backend =
-        runtime::make_cpu_backend(std::string(SCHEDLAB_BINARY_DIR) + "/tests/plugin/kernel_cache");
+        runtime::make_cpu_backend(model::model_device_properties(),
+                                  std::string(SCHEDLAB_BINARY_DIR) + "/tests/plugin/kernel_cache");
     auto prepared = runtime::prepare(*s.def.fusion, s.seg.sizes);
     auto compiled = backend->compile(prepared.source);
     auto got = runtime::execute(*backend, *compiled, prepared, inputs, s.seg.sizes);
@@ -318,8 +320,10 @@ TEST(PluginCall, LogLinesNameThePlugin) {
   auto s = segment_of("pointwise_add_mul");
   p->schedule(s.seg, p->with_settings(p->defaults(), {"log_progress=true"}));
   set_log_sink({});
-  EXPECT_THAT(lines,
-              ElementsAre("1 test_pointwise: schedule: start", "1 test_pointwise: schedule: done"));
+  EXPECT_THAT(
+      lines,
+      ElementsAre("1 test_pointwise: schedule: start",
+                  "1 test_pointwise: schedule: done for schedlab-model-sm90, a model device"));
 }
 
 // ---- the C table itself, as a plugin sees it

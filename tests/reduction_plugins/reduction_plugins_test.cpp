@@ -18,6 +18,7 @@
 
 #include "plugin_check.h"
 #include "schedlab/frontend/fusion_file.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/ref/compare.h"
 #include "schedlab/ref/evaluator.h"
@@ -40,7 +41,8 @@ std::shared_ptr<const Plugin> builtin(const std::string& name) {
 }
 
 runtime::Backend& cpu() {
-  static std::unique_ptr<runtime::Backend> backend = runtime::make_cpu_backend(KERNEL_CACHE_DIR);
+  static std::unique_ptr<runtime::Backend> backend =
+      runtime::make_cpu_backend(model::model_device_properties(), KERNEL_CACHE_DIR);
   return *backend;
 }
 

@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "schedlab/frontend/fusion_file.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/ref/compare.h"
 #include "schedlab/ref/evaluator.h"
@@ -52,8 +53,9 @@ std::vector<HostTensor> cpu_kernel(const Case& c) {
   plugin::Registry registry({plugin::builtin_plugin_dir()});
   auto plugins = sweep::segmenter_plugins(registry);
   sweep::SegmentedFusion s = sweep::segment_and_schedule(c.bf, plugins, {});
-  auto backend = runtime::make_cpu_backend(std::string(SCHEDLAB_BINARY_DIR) +
-                                           "/tests/ref/kernel_cache");
+  auto backend =
+      runtime::make_cpu_backend(model::model_device_properties(),
+                                std::string(SCHEDLAB_BINARY_DIR) + "/tests/ref/kernel_cache");
   auto kernels = sweep::compile_segments(*backend, s.segmentation, c.bf.sizes);
   return sweep::run_segments(*backend, s.segmentation, kernels, c.inputs, c.bf.sizes);
 }

@@ -13,6 +13,7 @@
 
 #include "cpu_test_util.h"
 #include "schedlab/ir/op_semantics.h"
+#include "schedlab/model/device.h"
 #include "test_support.h"
 
 namespace schedlab::runtime {
@@ -172,7 +173,7 @@ KernelSource early_exit(std::string_view before_first, std::string_view before_s
 class CpuBackendTest : public ::testing::Test {
  protected:
   TempDir cache;
-  std::unique_ptr<Backend> be = make_cpu_backend(cache.path());
+  std::unique_ptr<Backend> be = make_cpu_backend(model::model_device_properties(), cache.path());
 };
 
 void check_add_2d(Backend& be, int index_bits) {
@@ -352,7 +353,7 @@ TEST_F(CpuBackendTest, DiskCacheIsReusedByAnotherBackend) {
   ASSERT_EQ(objects.size(), 1u);
   const auto mtime = fs::last_write_time(objects[0]);
 
-  auto second = make_cpu_backend(cache.path());
+  auto second = make_cpu_backend(model::model_device_properties(), cache.path());
   LaunchDims dims;
   dims.grid = {4, 1, 1};
   dims.block = {256, 1, 1};
@@ -363,7 +364,7 @@ TEST_F(CpuBackendTest, DiskCacheIsReusedByAnotherBackend) {
   EXPECT_EQ(out[0], run_block_sum(*be, src, in, dims)[0]);
 
   TempDir other;
-  make_cpu_backend(other.path())->compile(src);
+  make_cpu_backend(model::model_device_properties(), other.path())->compile(src);
   EXPECT_EQ(cpu_compile_count(), before + 2) << "a different cache dir must compile";
 }
 
@@ -479,6 +480,26 @@ TEST_F(CpuBackendTest, LaunchDimsAreChecked) {
             "65535)");
 }
 
+// The limits are the emulated device's, from its YAML device model: the
+// model device's (an H100 SXM: 227 KiB of shared memory per block with
+// opt-in), or another model's when the backend emulates that one.
+TEST(CpuBackendDevice, LimitsAreTheEmulatedDevices) {
+  TempDir cache;
+  EXPECT_EQ(make_cpu_backend(model::model_device_properties(), cache.path())->max_shared_bytes(),
+            227u << 10);
+  DeviceProperties a100 = model::device_properties(
+      model::load_device("a100-80g", {SCHEDLAB_SOURCE_DIR "/configs/devices"}));
+  EXPECT_EQ(make_cpu_backend(a100, cache.path())->max_shared_bytes(), 163u << 10);
+  a100.max_threads_per_block = 512;
+  std::unique_ptr<Backend> be = make_cpu_backend(a100, cache.path());
+  auto k = be->compile(block_sum(true));
+  LaunchDims dims;
+  dims.block = {1024, 1, 1};
+  EXPECT_EQ(user_error_of([&] { be->launch(*k, dims, {}); }),
+            "launch of 'schedlab_kernel': block (1024,1,1) exceeds CUDA's limits: at most 512 "
+            "threads, 1024 in x and y, 64 in z");
+}
+
 TEST_F(CpuBackendTest, TimeIsLabelledCpuEmulation) {
   auto k = be->compile(block_sum(true));
   auto in = block_sum_input(16 * 256);
@@ -496,7 +517,7 @@ TEST_F(CpuBackendTest, TimeIsLabelledCpuEmulation) {
 
 TEST(CpuBackendMemory, AllocIs64ByteAligned) {
   TempDir cache;
-  auto be = make_cpu_backend(cache.path());
+  auto be = make_cpu_backend(model::model_device_properties(), cache.path());
   for (size_t n : {0, 1, 63, 64, 1000}) {
     void* p = be->alloc(n);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << n;

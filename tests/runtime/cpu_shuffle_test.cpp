@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu_test_util.h"
+#include "schedlab/model/device.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "test_support.h"
@@ -130,7 +131,7 @@ class CpuShuffleTest : public ::testing::Test {
   }
 
   TempDir cache;
-  std::unique_ptr<Backend> be = make_cpu_backend(cache.path());
+  std::unique_ptr<Backend> be = make_cpu_backend(model::model_device_properties(), cache.path());
 };
 
 TEST_F(CpuShuffleTest, XorReduceOverTwoWarps) {

@@ -15,6 +15,7 @@
 #include "cpu_test_util.h"
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/frontend/schedule_script.h"
+#include "schedlab/model/device.h"
 #include "schedlab/ref/compare.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/runtime/cpu_backend.h"
@@ -28,7 +29,8 @@ using Kind = SanitizerFinding::Kind;
 
 Backend& backend() {
   static std::unique_ptr<Backend> b =
-      make_cpu_backend(std::string(SCHEDLAB_BINARY_DIR) + "/tests/runtime/kernel-cache");
+      make_cpu_backend(model::model_device_properties(),
+                       std::string(SCHEDLAB_BINARY_DIR) + "/tests/runtime/kernel-cache");
   return *b;
 }
 

@@ -15,6 +15,7 @@
 
 #include "cpu_test_util.h"
 #include "schedlab/base/error.h"
+#include "schedlab/model/device.h"
 #include "schedlab/runtime/access_trace.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/sanitizer.h"
@@ -110,7 +111,8 @@ class SanitizerTest : public ::testing::Test {
   int line(int site) const { return line_of_site(source_, site); }
 
   TempDir dir_;
-  std::unique_ptr<Backend> backend_ = make_cpu_backend(dir_.path());
+  std::unique_ptr<Backend> backend_ =
+      make_cpu_backend(model::model_device_properties(), dir_.path());
   std::string source_;
 };
 

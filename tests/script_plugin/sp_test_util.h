@@ -17,6 +17,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/frontend/fusion_file.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/host.h"
 #include "schedlab/ref/compare.h"
 #include "schedlab/ref/evaluator.h"
@@ -64,7 +65,7 @@ inline constexpr bool kCudaTestBackend = false;
 inline runtime::Backend& test_backend() {
   static std::unique_ptr<runtime::Backend> backend =
       kCudaTestBackend ? runtime::make_cuda_backend(cache_dir() + "-cuda")
-                       : runtime::make_cpu_backend(cache_dir());
+                       : runtime::make_cpu_backend(model::model_device_properties(), cache_dir());
   return *backend;
 }
 

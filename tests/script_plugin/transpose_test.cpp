@@ -38,10 +38,7 @@ std::string schedule_and_validate(const std::string& fusion, const ir::SizeBindi
                                   const std::vector<std::string>& settings = {}) {
   auto p = transpose_plugin();
   Scheduled s = segment_of(fusion, sizes);
-  if (sp_testing::kCudaTestBackend) {
-    s.seg.device = *runtime::cuda_device_properties();
-    s.seg.device_is_model = false;
-  }
+  if (sp_testing::kCudaTestBackend) s.seg.device = *runtime::cuda_device_properties();
   Verdict v = p->can_schedule(s.seg, p->defaults());
   EXPECT_TRUE(v.accepted) << fusion << ": " << v.reason;
   if (!v.accepted) return "";

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
@@ -44,7 +45,7 @@ std::vector<ir::SizeBindings> sizes_of(const std::string& path) {
 /// and validates the outputs against the whole fusion's reference.
 void run_and_validate(const sweep::BoundFusion& bf, const Segmentation& s,
                       const std::string& what) {
-  auto backend = runtime::make_cpu_backend(cache_dir());
+  auto backend = runtime::make_cpu_backend(model::model_device_properties(), cache_dir());
   auto inputs = ref::make_inputs(*bf.def.fusion, bf.sizes, 5, bf.def.input_ranges);
   auto want = ref::evaluate(*bf.def.fusion, inputs, bf.sizes);
   auto kernels = sweep::compile_segments(*backend, s, bf.sizes);

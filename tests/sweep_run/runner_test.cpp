@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/sweep/runner.h"
@@ -73,7 +74,8 @@ TEST(SweepRunner, DrivesAnAdaptiveStrategyRoundByRound) {
   lo.plugins = registry_lookup(registry);
   SweepSpec spec = load_sweep_file(sweep_file, lo);
 
-  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  auto backend =
+      runtime::make_cpu_backend(model::model_device_properties(), (dir / "cache").string());
   std::vector<Outcome> seen;
   RunOptions ro;
   ro.output = (dir / "r.jsonl").string();
@@ -151,7 +153,8 @@ TEST(SweepRunner, InterleavedGroupSameKernelOnceAndGoogleBenchmarkJsonAlways) {
   const fs::path dir = fresh_dir("twins");
   plugin::Registry registry(plugin::plugin_search_path());
   SweepSpec spec = load_text(dir, kTwins, registry);
-  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  auto backend =
+      runtime::make_cpu_backend(model::model_device_properties(), (dir / "cache").string());
   const std::string gb = (dir / "gb.json").string();
   RunOptions ro;
   ro.output = (dir / "r.jsonl").string();
@@ -249,7 +252,8 @@ measure: {repetitions: 3, warmup: 0}
 backend: cpu
 )",
                              registry);
-  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  auto backend =
+      runtime::make_cpu_backend(model::model_device_properties(), (dir / "cache").string());
   RunOptions ro;
   ro.output = (dir / "r.jsonl").string();
   RunResult res = run_sweep(spec, registry, *backend, ro);
@@ -272,7 +276,8 @@ TEST(SweepRunner, IsolatedRunsGiveTheSameKernelsAsInProcess) {
   const fs::path dir = fs::path(SCHEDLAB_BINARY_DIR) / "tests/sweep_run/isolated";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  auto backend =
+      runtime::make_cpu_backend(model::model_device_properties(), (dir / "cache").string());
   std::vector<std::vector<std::pair<std::string, std::string>>> runs;
   for (int mode = 0; mode < 3; ++mode) {
     plugin::Registry registry(plugin::plugin_search_path());
@@ -307,7 +312,8 @@ TEST(SweepRunner, IsolatedRunsGiveTheSameKernelsAsInProcess) {
 // back to the host before the host names its search.
 TEST(SweepRunner, TheOwnChoiceComesBackFromAnIsolatedWorker) {
   const fs::path dir = fresh_dir("own_choice");
-  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  auto backend =
+      runtime::make_cpu_backend(model::model_device_properties(), (dir / "cache").string());
   std::vector<std::vector<report::ConfigList>> runs;
   for (int mode = 0; mode < 2; ++mode) {
     plugin::Registry registry(plugin::plugin_search_path());
@@ -337,7 +343,8 @@ TEST(SweepRunner, ResumeTellsTwinsApart) {
   const fs::path dir = fs::path(SCHEDLAB_BINARY_DIR) / "tests/sweep_run/resume_twins";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  auto backend =
+      runtime::make_cpu_backend(model::model_device_properties(), (dir / "cache").string());
   plugin::Registry registry(plugin::plugin_search_path());
   SweepSpec spec = load_text(dir, kTwins, registry);
   RunOptions ro;
@@ -393,7 +400,8 @@ measure: {repetitions: 4, warmup: 0}
 backend: cpu
 )",
                              registry);
-  auto backend = runtime::make_cpu_backend((dir / "cache").string());
+  auto backend =
+      runtime::make_cpu_backend(model::model_device_properties(), (dir / "cache").string());
   RunOptions ro;
   ro.output = (dir / "r.jsonl").string();
   RunResult res = run_sweep(spec, registry, *backend, ro);

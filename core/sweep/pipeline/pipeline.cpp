@@ -15,6 +15,19 @@
 
 namespace schedlab::sweep {
 
+namespace {
+/// What a plugin is asked about: `f` at `sizes`, for `device` (the model
+/// device, plugin::model_device(), when empty).
+plugin::Segment host_segment(ir::Fusion& f, const ir::SizeBindings& sizes,
+                             const std::optional<runtime::DeviceProperties>& device) {
+  plugin::Segment seg;
+  seg.fusion = &f;
+  seg.sizes = sizes;
+  if (device) seg.device = *device;
+  return seg;
+}
+}  // namespace
+
 BoundFusion bind_fusion(const std::string& name_or_path, const std::vector<std::string>& dirs,
                         const ir::SizeBindings& sizes) {
   BoundFusion bf;
@@ -31,7 +44,7 @@ std::unique_ptr<runtime::Backend> make_backend(const std::string& kind,
       << "backend: expected auto, cuda or cpu, found '" << kind << "'";
   if (kind == "cuda" || (kind == "auto" && runtime::cuda_available()))
     return runtime::make_cuda_backend(cache_dir);
-  return runtime::make_cpu_backend(cache_dir);
+  return runtime::make_cpu_backend(plugin::model_device(), cache_dir);
 }
 
 bool is_cuda(const runtime::Backend& backend) {
@@ -53,7 +66,7 @@ runtime::SanitizedRun sanitize_kernel(runtime::Backend& backend,
   {
     std::lock_guard lock(mu);
     auto& slot = cpu[cache_dir];
-    if (!slot) slot = runtime::make_cpu_backend(cache_dir);
+    if (!slot) slot = runtime::make_cpu_backend(plugin::model_device(), cache_dir);
     b = slot.get();
   }
   return runtime::execute_sanitized(*b, prepared, inputs, sizes, name);
@@ -97,13 +110,7 @@ std::shared_ptr<const plugin::Plugin> first_accepting(
     const std::vector<std::shared_ptr<const plugin::Plugin>>& candidates, BoundFusion& bf,
     const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons) {
   for (const auto& p : candidates) {
-    plugin::Segment seg;
-    seg.fusion = bf.def.fusion.get();
-    seg.sizes = bf.sizes;
-    if (device) {
-      seg.device = *device;
-      seg.device_is_model = false;
-    }
+    plugin::Segment seg = host_segment(*bf.def.fusion, bf.sizes, device);
     plugin::Verdict v = p->can_schedule(seg, p->defaults());
     if (v.accepted) return p;
     if (reasons) reasons->push_back(p->name() + ": " + v.reason);
@@ -200,13 +207,7 @@ PluginRun schedule_fusion_with_plugin(const plugin::Plugin& p, ir::Fusion& f,
                                       const std::optional<runtime::DeviceProperties>& device,
                                       const std::vector<std::string>& settings,
                                       const plugin::TunedOffer* tuned) {
-  plugin::Segment seg;
-  seg.fusion = &f;
-  seg.sizes = sizes;
-  if (device) {
-    seg.device = *device;
-    seg.device_is_model = false;
-  }
+  plugin::Segment seg = host_segment(f, sizes, device);
   PluginRun run;
   run.device_name = seg.device.name;
   // Whatever any of the three calls applies is logged.
@@ -264,14 +265,8 @@ std::vector<segment::Scheduler> plugin_schedulers(
   std::vector<segment::Scheduler> r;
   for (const auto& p : plugins)
     r.push_back({p->name(), [p, device](ir::Fusion& f, const ir::SizeBindings& sizes) {
-                   plugin::Segment seg;
-                   seg.fusion = &f;
-                   seg.sizes = sizes;
+                   plugin::Segment seg = host_segment(f, sizes, device);
                    seg.from_segmenter = true;  // a refusal cuts, not fails
-                   if (device) {
-                     seg.device = *device;
-                     seg.device_is_model = false;
-                   }
                    try {
                      plugin::Verdict v = p->can_schedule(seg, p->defaults());
                      return segment::Verdict{v.accepted, v.reason};

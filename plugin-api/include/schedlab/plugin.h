@@ -284,7 +284,10 @@ typedef struct SchedlabAxisInfo {
 } SchedlabAxisInfo;
 
 /** The device a segment is scheduled for (out-struct of device_properties).
- * On the CPU backend (is_model == 1) these describe a documented model
+ * is_model == 1 when the figures come from a device model
+ * (configs/devices/<name>.yaml) rather than from a GPU's driver: on the CPU
+ * backend, and for the device `schedlab show --stage profile --device NAME`
+ * names. On the CPU backend they describe a documented model
  * device, "schedlab-model-sm90", shaped like an H100 SXM: sm_90, 132 SMs,
  * warp 32, 1024 threads per block, 2048 per SM, 64 Ki registers per block and
  * per SM, 48 KiB shared per block (227 KiB opt-in, 228 KiB per SM), 50 MiB
@@ -292,7 +295,7 @@ typedef struct SchedlabAxisInfo {
  * the CPU run as it would for that GPU. */
 typedef struct SchedlabDeviceProperties {
   uint32_t struct_size;
-  int32_t is_model;              /**< 1: the model device above, not a real one */
+  int32_t is_model;              /**< 1: a device model (above), not a real GPU */
   const char* name;              /**< "NVIDIA H200", "schedlab-model-sm90" */
   const char* arch;              /**< NVRTC target, "sm_90" */
   int32_t cc_major;              /**< compute capability */

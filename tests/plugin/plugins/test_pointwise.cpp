@@ -65,7 +65,13 @@ class TestPointwise : public pa::Plugin {
     seg.propagate_transformation(ref);
     seg.parallelize_all_like(ref);
     seg.inline_most();
-    if (p.boolean("log_progress")) pa::log(pa::LogLevel::Info, "schedule: done");
+    // The device as the plugin sees it: the CLI tests check which one, and
+    // that a device model says it is one (is_model).
+    if (p.boolean("log_progress")) {
+      const pa::DeviceProperties d = seg.device();
+      pa::log(pa::LogLevel::Info, "schedule: done for " + d.name +
+                                      (d.is_model ? ", a model device" : ", a real device"));
+    }
   }
 };
 

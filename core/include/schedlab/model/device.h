@@ -70,8 +70,8 @@ inline constexpr const char* kDefaultDevice = "h200";
 inline constexpr const char* kHeuristicDevice = "h100-sxm";
 
 /// `device` as the properties a plugin schedules for, named after the
-/// model's description ("NVIDIA H200 SXM 141 GB (model)"). The memory clock
-/// and bus width, which only the driver reports, are 0.
+/// model's description ("NVIDIA H200 SXM 141 GB (model)"), with is_model
+/// set. The memory clock and bus width, which only the driver reports, are 0.
 runtime::DeviceProperties device_properties(const DeviceModel& device);
 
 /// The device heuristics see on the CPU backend (plugin::model_device):

@@ -66,8 +66,7 @@ struct TunedOffer;
 struct Segment {
   ir::Fusion* fusion = nullptr;                       ///< scheduled in place
   ir::SizeBindings sizes;                             ///< every named size, bound
-  runtime::DeviceProperties device = model_device();  ///< the target
-  bool device_is_model = true;                        ///< false for a real (queried) device
+  runtime::DeviceProperties device = model_device();  ///< the target (is_model: a device model's)
   /// When set, every scheduling primitive the plugin applies is appended
   /// (transform_log.h): the schedule as data, for the host to replay.
   TransformLog* log = nullptr;

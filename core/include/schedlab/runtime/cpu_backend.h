@@ -6,7 +6,7 @@
 // Boost.DLL, and launched block by block over a pool of worker threads. A
 // kernel with __syncthreads runs each CUDA thread as a Boost.Context fiber; a
 // kernel without one runs its threads as a plain loop.
-// May depend on: schedlab/base, schedlab/runtime/kernel.h.
+// May depend on: schedlab/base, schedlab/runtime/kernel.h and device.h.
 // Invariants: the kernel unit never includes Boost or schedlab headers (a
 // light unit compiles in ~60 ms, one with Boost.Context in ~1 s); everything
 // the kernel needs from the host crosses the small C ABI below. Timings are
@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "schedlab/runtime/device.h"
 #include "schedlab/runtime/kernel.h"
 
 namespace schedlab::runtime {
@@ -87,9 +88,16 @@ struct CpuHooks {
 /// threadIdx & co., __syncthreads, SL_DYNAMIC_SMEM, atomics and fences.
 std::string_view cpu_shim();
 
-/// A CPU backend. Compiled objects go to cache_dir(cache_dir_flag); workers
-/// are std::thread::hardware_concurrency() threads.
-std::unique_ptr<Backend> make_cpu_backend(const std::string& cache_dir_flag = "");
+/// A CPU backend emulating `device`: a launch beyond its limits (shared
+/// memory per block with opt-in, threads per block) is refused as that GPU
+/// would refuse it. The device is the one plugins schedule for on this
+/// backend, model::model_device_properties() (an H100 SXM, sm_90, from its
+/// YAML device model): runtime cannot see the model, so the layer that
+/// creates the backend passes it in. Compiled objects go to
+/// cache_dir(cache_dir_flag); workers are std::thread::hardware_concurrency()
+/// threads.
+std::unique_ptr<Backend> make_cpu_backend(const DeviceProperties& device,
+                                          const std::string& cache_dir_flag = "");
 
 /// How many times this process has run the host compiler (all CPU backends
 /// together). Lets tests and benchmarks tell a cache hit from a compile.

@@ -16,6 +16,9 @@ namespace schedlab::runtime {
 struct DeviceProperties {
   std::string name;                         ///< e.g. "NVIDIA H200"
   std::string arch;                         ///< NVRTC target, e.g. "sm_90"
+  /// Derived from a YAML device model (model::device_properties), not
+  /// queried from a GPU: the plugin ABI's SchedlabDeviceProperties.is_model.
+  bool is_model = false;
   int cc_major = 0;                         ///< compute capability, major
   int cc_minor = 0;                         ///< compute capability, minor
   int sm_count = 0;                         ///< streaming multiprocessors

@@ -115,8 +115,8 @@ class Backend {
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
   virtual void memset_zero(void* p, size_t bytes) = 0;
   /// The most dynamic shared memory one block may have: the device's opt-in
-  /// limit (CUDA), or that of an sm_90 device (CPU, which has none of its
-  /// own but must refuse what the GPU would).
+  /// limit (CUDA), or the emulated device's (CPU, which has none of its own
+  /// but must refuse what the GPU would; make_cpu_backend).
   virtual size_t max_shared_bytes() const = 0;
   /// The most statement instances one launch may execute (work_estimate.h),
   /// 0 for no limit: the CPU backend emulates every thread (a traced launch,

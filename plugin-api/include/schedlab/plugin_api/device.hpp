@@ -10,7 +10,7 @@ namespace schedlab::plugin_api {
 
 /// The target device (SchedlabDeviceProperties; a model device on the CPU backend).
 struct DeviceProperties {
-  bool is_model = false;
+  bool is_model = false;  ///< from a device model (configs/devices), not a real GPU
   std::string name;
   std::string arch;
   int cc_major = 0;
