@@ -45,11 +45,14 @@ std::string installed_or(const char* relative, const std::string& build_tree) {
 }  // namespace
 
 std::vector<std::string> plugin_dirs() {
-  // Installed: the prefix's plugins first (plugin_search_path puts explicit
-  // directories before $SCHEDLAB_PLUGIN_PATH), the build tree's last, which
-  // an installed prefix usually no longer has.
   const std::string installed = installed_or(SCHEDLAB_PY_INSTALLED_PLUGIN_DIR, "");
-  return installed.empty() ? plugin::plugin_search_path() : plugin::plugin_search_path({installed});
+  if (installed.empty()) return plugin::plugin_search_path();
+  // Installed: the prefix's plugins, then $SCHEDLAB_PLUGIN_PATH; not core's
+  // built-in directory, which for an interpreter outside the prefix is the
+  // build tree's (the same plugins again, or none).
+  std::vector<std::string> dirs = plugin::plugin_search_path({installed});
+  if (dirs.back() == plugin::builtin_plugin_dir()) dirs.pop_back();
+  return dirs;
 }
 
 std::vector<std::string> fusion_dirs() {

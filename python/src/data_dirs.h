@@ -11,7 +11,8 @@
 
 namespace schedlab::python {
 
-/// The plugin search path: the installed built-ins, $SCHEDLAB_PLUGIN_PATH, the build tree's.
+/// The plugin search path: $SCHEDLAB_PLUGIN_PATH and the built-ins (installed:
+/// the prefix's, first; else the build tree's, last).
 std::vector<std::string> plugin_dirs();
 /// Fusion directories: $SCHEDLAB_FUSION_PATH, then configs/fusions.
 std::vector<std::string> fusion_dirs();

@@ -8,6 +8,13 @@ from schedlab import CacheOp, LoadStoreOpType, MemoryType, ParallelType, schedul
 from script_kernels import cli_kernel
 
 
+def propagate_and_inline(reference):
+    """The scripts' common ending: propagate_transformation, parallelize_all_like, inline_most."""
+    schedule.transform_like(reference)
+    schedule.parallelize_like(reference)
+    schedule.inline_most()
+
+
 def check(fd, fusion, script):
     sizes = fd.default_sizes
     assert fd.fusion.print_kernel(sizes=sizes) == cli_kernel(fusion, script, sizes)
@@ -23,9 +30,7 @@ def test_transpose2d():  # reorder, merge
         y.split(0, 128)
         y.parallelize(0, ParallelType.BIDx)
         y.parallelize(1, ParallelType.TIDx)
-        schedule.transform_like(y)
-        schedule.parallelize_like(y)
-        schedule.inline_most()
+        propagate_and_inline(y)
     check(fd, "transpose2d", "transpose2d.sched")
 
 
@@ -37,9 +42,7 @@ def test_row_sum_grid():  # a grid reduction: a Reduction axis on BIDx
         y.axis(0).parallelize(ParallelType.grid_y)
         y.axis(1).parallelize(ParallelType.grid_x)
         y.axis(3).parallelize(ParallelType.block_x)
-        schedule.transform_like(y)
-        schedule.parallelize_like(y)
-        schedule.inline_most()
+        propagate_and_inline(y)
     check(fd, "row_sum", "row_sum_grid.sched")
 
 
@@ -52,9 +55,7 @@ def test_softmax_multipass():  # recompute
         y.split(1, 256)
         y.axis(0).parallelize(ParallelType.BIDx)
         y.axis(2).parallelize(ParallelType.TIDx)
-        schedule.transform_like(y)
-        schedule.parallelize_like(y)
-        schedule.inline_most()
+        propagate_and_inline(y)
     check(fd, "softmax", "softmax_multipass.sched")
 
 
