@@ -8,6 +8,7 @@
 #include "normalization.h"
 #include "schedlab/plugin_api/alignment.hpp"
 #include "schedlab/plugin_api/loop_nests.hpp"
+#include "schedlab/plugin_api/reduction_reference.hpp"
 #include "schedlab/plugin_api/types.hpp"
 
 namespace normalization {
@@ -33,17 +34,13 @@ int64_t registers_per_element(const pa::TensorView& tv) {
 
 Analysis analyze(pa::Segment& seg) {
   Analysis a;
-  std::vector<pa::TensorView> reductions = seg.reduction_tvs();
-  if (reductions.empty()) {
-    a.reject = "the segment has no reduction (the pointwise plugin schedules it)";
+  pa::ReductionReference rr = pa::reduction_reference(seg, "normalization");
+  const std::vector<pa::TensorView>& reductions = rr.reductions;
+  a.ref = rr.ref;
+  if (!rr.reject.empty()) {
+    a.reject = rr.reject;
     return a;
   }
-  for (const pa::TensorView& tv : seg.tensors())
-    if (tv.op_kind() == pa::OpKind::Permute) {
-      a.reject = "normalization does not schedule a permute (" + describe(tv) + ")";
-      return a;
-    }
-  a.ref = seg.find_reference();
   std::vector<pa::AxisInfo> dom = a.ref.logical();
   for (int i = 0; i < static_cast<int>(dom.size()); ++i) {
     if (dom[i].is_reduction()) {

@@ -89,6 +89,7 @@
 #include "schedlab/plugin_api/loop.hpp"
 #include "schedlab/plugin_api/loop_nests.hpp"
 #include "schedlab/plugin_api/params.hpp"
+#include "schedlab/plugin_api/reduction_reference.hpp"
 #include "schedlab/plugin_api/registration.hpp"
 #include "schedlab/plugin_api/rules.hpp"
 #include "schedlab/plugin_api/segment.hpp"
@@ -144,19 +145,11 @@ struct Analysis {
 
 Analysis analyze(pa::Segment& seg) {
   Analysis a;
-  a.reductions = seg.reduction_tvs();
-  if (a.reductions.empty()) {
-    a.reject = "the segment has no reduction (the pointwise plugin schedules it)";
-    return a;
-  }
-  for (const pa::TensorView& tv : seg.tensors())
-    if (tv.op_kind() == pa::OpKind::Permute) {
-      a.reject = "reduction does not schedule a permute (" + describe(tv) + ")";
-      return a;
-    }
-  a.ref = seg.find_reference();
-  if (!a.ref || !a.ref.has_reduction()) {
-    a.reject = "the segment has no reduction reference";
+  pa::ReductionReference rr = pa::reduction_reference(seg, "reduction");
+  a.reductions = rr.reductions;
+  a.ref = rr.ref;
+  if (!rr.reject.empty()) {
+    a.reject = rr.reject;
     return a;
   }
   std::vector<pa::AxisInfo> dom = a.ref.logical();

@@ -32,6 +32,7 @@
 //   plugin_api/rules.hpp         the built-in heuristics' shared rules (vector widths, limits)
 //   plugin_api/loop.hpp          Loop: a tensor's loop axes by role
 //   plugin_api/loop_nests.hpp    loop_nest_of, broadcast_read_by_two_nests (nests before scheduling)
+//   plugin_api/reduction_reference.hpp  reduction_reference: a reduction heuristic's opening checks
 #pragma once
 
 #include "schedlab/plugin.h"
@@ -42,6 +43,7 @@
 #include "schedlab/plugin_api/loop.hpp"
 #include "schedlab/plugin_api/loop_nests.hpp"
 #include "schedlab/plugin_api/params.hpp"
+#include "schedlab/plugin_api/reduction_reference.hpp"
 #include "schedlab/plugin_api/registration.hpp"
 #include "schedlab/plugin_api/rules.hpp"
 #include "schedlab/plugin_api/segment.hpp"
