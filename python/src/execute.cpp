@@ -20,9 +20,10 @@
 #include <memory>
 
 #include "bindings.h"
-#include "data_dirs.h"
 #include "errors.h"
+#include "execute.h"
 #include "schedlab/codegen/cuda_printer.h"
+#include "schedlab/lower/kir_printer.h"
 #include "schedlab/point/point.h"
 #include "schedlab/runtime/cuda_backend.h"
 
@@ -114,7 +115,21 @@ ir::SizeBindings bind_sizes(const ir::Fusion& f, const std::vector<ref::HostTens
   return sizes;
 }
 
-// ---- The process's backends and plugins --------------------------------------
+}  // namespace
+
+HostInputs host_inputs(const ir::Fusion& plain, const py::sequence& values, const char* what) {
+  HostInputs in;
+  for (size_t i = 0; i < values.size(); ++i)
+    in.tensors.push_back(to_host(values[i],
+                                 i < plain.inputs().size() ? plain.inputs()[i] : plain.inputs().back(),
+                                 i, what));
+  in.sizes = bind_sizes(plain, in.tensors, what);
+  return in;
+}
+
+namespace {
+
+// ---- The process's backends --------------------------------------
 
 /// The backend for `kind` (auto|cpu|cuda), made once per process. Kept for
 /// the interpreter's life and never destroyed: a backend's worker threads
@@ -128,20 +143,6 @@ runtime::Backend& backend(const std::string& kind) {
     it = backends->emplace(kind, std::move(b)).first;
   }
   return *it->second;
-}
-
-/// The segmenter's plugins (every built-in and $SCHEDLAB_PLUGIN_PATH
-/// plugin that volunteers), loaded once; never unloaded, as backend().
-const std::vector<std::shared_ptr<const plugin::Plugin>>& segmenter_plugins() {
-  static auto* plugins = [] {
-    plugin::Registry registry(plugin_dirs());
-    std::vector<std::string> errors;
-    auto* p = new std::vector<std::shared_ptr<const plugin::Plugin>>(
-        sweep::segmenter_plugins(registry, {}, &errors));
-    for (const std::string& e : errors) PyErr_WarnEx(PyExc_RuntimeWarning, e.c_str(), 1);
-    return p;
-  }();
-  return *plugins;
 }
 
 // ---- Points ------------------------------------------------------------------
@@ -179,12 +180,9 @@ point::Result run(Definition& d, RunSpec spec) {
   std::optional<std::vector<ref::HostTensor>> inputs;
   ir::SizeBindings sizes = spec.sizes;
   if (spec.inputs) {
-    inputs.emplace();
-    for (size_t i = 0; i < spec.inputs->size(); ++i)
-      inputs->push_back(to_host((*spec.inputs)[i],
-                                i < plain.inputs().size() ? plain.inputs()[i] : plain.inputs().back(),
-                                i, spec.what));
-    sizes = bind_sizes(plain, *inputs, spec.what);
+    HostInputs in = host_inputs(plain, *spec.inputs, spec.what);
+    inputs = std::move(in.tensors);
+    sizes = std::move(in.sizes);
   } else {
     guarded(ErrorKind::Error, {spec.what},
             [&] { sizes = frontend::bind_sizes(d.def, spec.sizes); });
@@ -244,14 +242,32 @@ point::Result run(Definition& d, RunSpec spec) {
   return std::move(p.result());
 }
 
+ir::SizeBindings sizes_arg(const std::optional<std::map<std::string, int64_t>>& s) {
+  return s ? ir::SizeBindings(s->begin(), s->end()) : ir::SizeBindings{};
+}
+
+/// The hand schedule's kernel, lowered by the Lower stage alone and printed
+/// by `print`: sizes compiled in when given, else one kernel for every shape.
+template <typename Print>
+std::string lowered(Definition& d, const std::optional<std::map<std::string, int64_t>>& sizes,
+                    Print print) {
+  runtime::KernelOptions k;
+  k.dynamic_sizes = !sizes;
+  k.divisibility = !k.dynamic_sizes;
+  ir::SizeBindings bound = sizes_arg(sizes);
+  if (!sizes)
+    for (const std::string& s : d.fusion().size_symbols()) bound[s] = 1;
+  point::Result r = run(d, {"print_kernel", point::UnscheduledRef{}, true, std::nullopt, bound,
+                            point::Stage::Lower, {}, {}, "cpu", k});
+  std::string text;
+  for (const sweep::SegmentKernel& kernel : r.kernels) text += print(kernel.prepared.kernel);
+  return text;
+}
+
 py::list outputs(const point::Result& r) {
   py::list out;
   for (const ref::HostTensor& t : r.outputs) out.append(to_numpy(t));
   return out;
-}
-
-ir::SizeBindings sizes_arg(const std::optional<std::map<std::string, int64_t>>& s) {
-  return s ? ir::SizeBindings(s->begin(), s->end()) : ir::SizeBindings{};
 }
 
 }  // namespace
@@ -307,24 +323,18 @@ void bind_execute(py::module_&, DefinitionClass& fd) {
       .def(
           "print_kernel",
           [](const DefinitionPtr& d, const std::optional<std::map<std::string, int64_t>>& sizes) {
-            // Sizes compiled in when given (as `schedlab show`), else a
-            // kernel for every shape.
-            runtime::KernelOptions k;
-            k.dynamic_sizes = !sizes;
-            k.divisibility = !k.dynamic_sizes;
-            ir::SizeBindings bound = sizes_arg(sizes);
-            if (!sizes)
-              for (const std::string& s : d->fusion().size_symbols()) bound[s] = 1;
-            point::Result r = run(*d, {"print_kernel", point::UnscheduledRef{}, true, std::nullopt,
-                                       bound, point::Stage::Lower, {}, {}, "cpu", k});
-            std::string text;
-            for (const sweep::SegmentKernel& kernel : r.kernels)
-              text += codegen::print_kernel(kernel.prepared.kernel);
-            return text;
+            return lowered(*d, sizes, [](const kir::Kernel& k) { return codegen::print_kernel(k); });
           },
           py::arg("sizes") = py::none(),
           "The CUDA kernel of the hand schedule (the __global__ function, without the "
-          "runtime header), lowered by the point's Lower stage");
+          "runtime header), lowered by the point's Lower stage; sizes compiled in when given "
+          "(as `schedlab show --stage kernel`), else one kernel for every shape")
+      .def(
+          "print_kernel_ir",
+          [](const DefinitionPtr& d, const std::optional<std::map<std::string, int64_t>>& sizes) {
+            return lowered(*d, sizes, [](const kir::Kernel& k) { return kir::print_kir(k); });
+          },
+          py::arg("sizes") = py::none(), "The kernel IR of the hand schedule (docs/kernel-ir.md)");
 }
 
 }  // namespace schedlab::python

@@ -10,6 +10,7 @@
 #include "errors.h"
 
 PYBIND11_MODULE(_schedlab, m) {
+  namespace py = pybind11;
   namespace sp = schedlab::python;
   m.doc() = "schedlab: fusions and user schedules in nvFuser's Python spelling (docs/python.md)";
   sp::bind_errors(m);
@@ -23,5 +24,7 @@ PYBIND11_MODULE(_schedlab, m) {
   sp::bind_definition(m, fd, tv, axis, scalar);
   sp::bind_ops(m, fd, tv, scalar);
   sp::bind_schedule(m, tv, axis);
+  py::module_ schedule = m.attr("schedule");
+  sp::bind_plugins(schedule);
   sp::bind_execute(m, fd);
 }

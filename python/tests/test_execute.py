@@ -79,3 +79,40 @@ def test_str_of_a_tensor_shows_its_schedule():
     text = str(out)
     assert "Merge:" in text and "Split:" in text and "loop domain" in text
     assert repr(out).startswith("T")
+
+
+def test_can_schedule_and_find_compatible_schedulers():
+    fd = schedlab.load_fusion("softmax")
+    a = np.ones((4, 64), dtype=np.float32)
+    ok, reason = schedlab.schedule.can_schedule(fd, "normalization", [a])
+    assert ok and reason == ""
+    ok, reason = schedlab.schedule.can_schedule(fd, "pointwise", [a])
+    assert not ok and reason  # the plugin's own reason
+    found = schedlab.schedule.find_compatible_schedulers(fd, [a])
+    assert "normalization" in found and "pointwise" not in found
+    with pytest.raises(schedlab.Error, match="nosuchplugin"):
+        schedlab.schedule.can_schedule(fd, "nosuchplugin", [a])
+
+
+def test_print_kernel_ir():
+    with schedlab.load_fusion("row_sum") as fd:
+        y = fd.tensor("y")
+        y.axis(1).parallelize(schedlab.ParallelType.block_x)
+    kir = fd.fusion.print_kernel_ir()
+    assert kir and kir != fd.fusion.print_kernel()
+    assert "threadIdx.x" in kir or "TIDx" in kir
+
+
+def test_definition_survives_a_failed_run():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1])
+        y = fd.ops.sum(x, dims=[1])
+        fd.add_output(y)
+        y.axis(0).parallelize(schedlab.ParallelType.block_y)
+        y.axis(1).parallelize(schedlab.ParallelType.block_x)
+    with pytest.raises(RuntimeError):
+        fd.manual_execute([np.ones((10, 1024), dtype=np.float32)])
+    # The fusion the point borrowed is back: print it, run it at a legal size.
+    assert "threadIdx.y" in fd.fusion.print_kernel()
+    (out,) = fd.manual_execute([np.ones((4, 8), dtype=np.float32)])
+    np.testing.assert_array_equal(out, np.full(4, 8, dtype=np.float32))
