@@ -47,12 +47,15 @@ const char* numpy_name(ir::DataType t) {
   return "float64";
 }
 
-/// Input `i` (for fusion input `in`) as a host tensor: a NumPy array, or
-/// anything np.asarray takes, of in's dtype and rank.
+/// Input `i` (for fusion input `in`) as a host tensor: a NumPy array, a
+/// DLPack producer, or anything np.asarray takes, of in's dtype and rank.
 ref::HostTensor to_host(const py::handle& value, const ir::TensorView* in, size_t i,
                         const char* what, bool exact_dtype = true) {
   py::module_ np = py::module_::import("numpy");
-  py::array a = np.attr("asarray")(value);
+  // A DLPack producer (a CPU torch.Tensor, ...) through np.from_dlpack; any
+  // other value through np.asarray.
+  const bool dlpack = !py::isinstance<py::array>(value) && py::hasattr(value, "__dlpack__");
+  py::array a = np.attr(dlpack ? "from_dlpack" : "asarray")(value);
   const std::string want = numpy_name(in->dtype());
   const std::string got = py::str(a.dtype()).cast<std::string>();
   if (exact_dtype && (in->dtype() == ir::DataType::BF16 || got != want))

@@ -116,3 +116,23 @@ def test_definition_survives_a_failed_run():
     assert "threadIdx.y" in fd.fusion.print_kernel()
     (out,) = fd.manual_execute([np.ones((4, 8), dtype=np.float32)])
     np.testing.assert_array_equal(out, np.full(4, 8, dtype=np.float32))
+
+
+class DLPackOnly:
+    """A producer that speaks only DLPack (as a CPU torch.Tensor does)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, stream=None):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_dlpack_inputs():
+    fd = schedlab.load_fusion("add")
+    a, b = (np.random.default_rng(s).standard_normal((3, 7)).astype(np.float32) for s in (4, 5))
+    (out,) = fd.execute([DLPackOnly(a), DLPackOnly(b)])
+    np.testing.assert_array_equal(out, a + b)
