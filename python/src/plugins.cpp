@@ -48,6 +48,36 @@ std::pair<bool, std::string> accepts(const std::shared_ptr<const plugin::Plugin>
   return {false, why};
 }
 
+/// `values` as a dict {name: value}: ints and floats as numbers, bools as
+/// bools, choices and strings as str (format_value's text, unquoted).
+py::dict params_dict(const plugin::Plugin& p, const plugin::ParamValues& values) {
+  py::dict out;
+  for (size_t i = 0; i < values.size() && i < p.schema().size(); ++i) {
+    const std::string text = p.format_value(i, values[i]);
+    py::object v;
+    switch (p.schema()[i].kind) {
+      case plugin::ParamKind::Int: v = py::int_(std::stoll(text)); break;
+      case plugin::ParamKind::Float: v = py::float_(std::stod(text)); break;
+      case plugin::ParamKind::Bool: v = py::bool_(text == "true"); break;
+      default:
+        v = py::str(text.size() >= 2 && text.front() == '"' ? text.substr(1, text.size() - 2) : text);
+    }
+    out[py::str(p.schema()[i].name)] = v;
+  }
+  return out;
+}
+
+/// A dict of parameters as --set's "key=value" settings.
+std::vector<std::string> settings_of(const py::dict& params) {
+  std::vector<std::string> settings;
+  for (const auto& [k, v] : params) {
+    std::string value = py::isinstance<py::bool_>(v) ? (v.cast<bool>() ? "true" : "false")
+                                                      : py::str(v).cast<std::string>();
+    settings.push_back(py::str(k).cast<std::string>() + "=" + value);
+  }
+  return settings;
+}
+
 }  // namespace
 
 const std::vector<std::shared_ptr<const plugin::Plugin>>& segmenter_plugins() {
@@ -83,6 +113,52 @@ void bind_plugins(py::module_& schedule) {
       },
       py::arg("fusion"), py::arg("inputs"),
       "The names of the segmenter's plugins that take the whole fusion, in priority order");
+  schedule.def(
+      "compute_heuristics",
+      [](const DefinitionPtr& fd, const std::string& plugin, const py::sequence& inputs) {
+        auto p = guarded(ErrorKind::Error, {"compute_heuristics"},
+                         [&] { return registry().get(plugin); });
+        // The plugin's compute_params, as schedule_with_plugin asks it, on a
+        // throwaway copy (it schedules that copy too).
+        sweep::BoundFusion bf = bound_copy(*fd, inputs, "compute_heuristics");
+        sweep::PluginRun run = guarded(ErrorKind::Schedule, {"compute_heuristics"}, [&] {
+          return sweep::schedule_with_plugin(*p, bf, std::nullopt, {});
+        });
+        if (!run.accepted)
+          raise(ErrorKind::Schedule, plugin + " cannot schedule the fusion: " + run.reason,
+                {"compute_heuristics"});
+        return params_dict(*p, run.own);
+      },
+      py::arg("fusion"), py::arg("plugin"), py::arg("inputs"),
+      "The plugin's own parameters for the fusion at the inputs' sizes, as an editable "
+      "dict {name: value}; schedule.schedule(fd, plugin, inputs, params) applies them");
+  schedule.def(
+      "schedule",
+      [](const DefinitionPtr& fd, const std::string& plugin, const py::sequence& inputs,
+         const std::optional<py::dict>& params) {
+        auto p = guarded(ErrorKind::Error, {"schedule"}, [&] { return registry().get(plugin); });
+        fd->freeze();
+        HostInputs in = host_inputs(*fd->plain, inputs, "schedule");
+        // The definition's own fusion, scheduled in place (then manual_execute
+        // runs it), lent to the bound fusion for the call.
+        sweep::BoundFusion bf{fd->def.path, std::move(fd->def), std::move(in.sizes)};
+        sweep::PluginRun run;
+        try {
+          run = sweep::schedule_with_plugin(*p, bf, std::nullopt,
+                                            params ? settings_of(*params) : std::vector<std::string>{});
+        } catch (const UserError& e) {
+          fd->def = std::move(bf.def);
+          raise(ErrorKind::Schedule, e, {"schedule"});
+        }
+        fd->def = std::move(bf.def);
+        if (!run.accepted)
+          raise(ErrorKind::Schedule, plugin + " cannot schedule the fusion: " + run.reason,
+                {"schedule"});
+        return params_dict(*p, run.params);
+      },
+      py::arg("fusion"), py::arg("plugin"), py::arg("inputs"), py::arg("params") = py::none(),
+      "Schedules the fusion in place with the plugin, its own parameters overridden by "
+      "`params` (from compute_heuristics, edited); returns the parameters applied");
 }
 
 }  // namespace schedlab::python

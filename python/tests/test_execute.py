@@ -136,3 +136,27 @@ def test_dlpack_inputs():
     a, b = (np.random.default_rng(s).standard_normal((3, 7)).astype(np.float32) for s in (4, 5))
     (out,) = fd.execute([DLPackOnly(a), DLPackOnly(b)])
     np.testing.assert_array_equal(out, a + b)
+
+
+def test_compute_heuristics_then_schedule_with_edited_params():
+    fd = schedlab.load_fusion("softmax")
+    a = np.random.default_rng(6).uniform(-4, 4, (4, 256)).astype(np.float32)
+    params = schedlab.schedule.compute_heuristics(fd, "normalization", [a])
+    assert "vector" in params and "persist" in params
+    params["vector"] = "1"
+    applied = schedlab.schedule.schedule(fd, "normalization", [a], params)
+    assert applied["vector"] == "1"
+    assert "blockIdx.x" in fd.fusion.print_kernel()
+    (y,) = fd.manual_execute([a])
+    e = np.exp(a.astype(np.float64) - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    fd.manual_validate([a])
+
+
+def test_schedule_with_an_unknown_parameter():
+    fd = schedlab.load_fusion("softmax")
+    a = np.ones((2, 64), dtype=np.float32)
+    with pytest.raises(schedlab.ScheduleError, match="nosuchparam"):
+        schedlab.schedule.schedule(fd, "normalization", [a], {"nosuchparam": 1})
+    # Nothing was applied; the definition is usable.
+    assert "blockIdx" not in fd.fusion.print_kernel()
