@@ -262,6 +262,8 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   ro.measured = std::move(measured);
   ro.plugin_swaps = swaps;
   ro.tuned = o.tuned;
+  ro.references = o.references;
+  ro.validated = o.validated;
   if (!o.shard.empty()) ro.shard.emplace(spec, sweep::parse_shard(o.shard));
   if (o.device != "none")
     ro.profile_device = model::load_device(o.device, device_dirs());

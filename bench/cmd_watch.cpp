@@ -3,7 +3,7 @@
 // plugins. A source change runs the plugin's build; a new binary is
 // hot-reloaded (the registry keeps the last good version on any failure);
 // then only the points of the schedulers that use the changed plugin are
-// re-run, as an A/B run (sweep/ab.h) of the new build against the one it
+// re-run, as an A/B run (sweep/run/ab.h) of the new build against the one it
 // replaced, timed in the same interleaved rounds; the table is printed with
 // the change from the previous one, then the paired new/old verdicts. Build failures, load
 // failures, crashes and wrong results are printed and the loop goes on.
@@ -42,7 +42,7 @@
 #include "schedlab/report/ab.h"
 #include "schedlab/report/results_lock.h"
 #include "schedlab/report/table.h"
-#include "schedlab/sweep/ab.h"
+#include "schedlab/sweep/run/ab.h"
 
 namespace schedlab::cli {
 namespace {
@@ -154,6 +154,8 @@ void read_recorded_sources(const std::string& binary, Watched& w) {
 
 int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
   SweepOptions so = o.sweep;
+  // The reruns re-run the same fusions at the same sizes: one reference each.
+  so.references = std::make_shared<sweep::ReferenceCache>();
   plugin::Registry registry(plugin::plugin_search_path(so.plugin_dirs));
   sweep::SweepSpec spec = sweep::load_sweep_file(so.sweep, so.load_options(registry));
   auto backend = so.make_backend(spec);
@@ -177,6 +179,9 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
     if (!first_swaps.count(r.scheduler)) records.push_back(r);
   std::vector<report::Table> tables = print_tables(records, spec, so);
   print_ab(res.records);
+  // Every kernel this session validated (and profiled), old builds' too: an
+  // edit that brings one back (64 -> 128 -> 64) keeps its verdict.
+  std::vector<report::Record> validated = res.records;
 
   // What to watch: every plugin the sweep uses, its binary and its sources.
   std::map<std::string, Watched> watched;
@@ -256,7 +261,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       }
       w.binary_stamp = bin;
       // The serving build stays loaded as the A side: the rerun times both
-      // builds in the same interleaved rounds (sweep/ab.h).
+      // builds in the same interleaved rounds (sweep/run/ab.h).
       std::shared_ptr<const plugin::Plugin> before = registry.find(name);
       const uint64_t before_generation = registry.generation(name);
       plugin::ReloadResult rr = registry.reload(name);
@@ -275,6 +280,9 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       for (const std::string& s : schedulers_of[name])
         if (swaps.count(s + sweep::kAbOldSuffix)) only.only.push_back(s + sweep::kAbOldSuffix);
       // No measurement cache: both builds are timed afresh, in the same rounds.
+      // The kernels validated before (the old build's, any the edit left
+      // unchanged, any an earlier edit made) keep their verdicts and predictions.
+      only.validated = validated;
       sweep::RunResult again =
           run_once(ab_spec, registry, *backend, only, {}, false, extras, swaps);
       bool rolled_back = false;
@@ -298,6 +306,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
           fmt::print("cannot roll back {}: {}\n", name, rb.message);
         }
       }
+      validated.insert(validated.end(), again.records.begin(), again.records.end());
       // Replace the affected schedulers' records, keep the others.
       std::vector<report::Record> merged;
       for (const report::Record& r : records)

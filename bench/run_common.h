@@ -34,6 +34,10 @@ struct SweepOptions {
   std::string device = "h200";  ///< --device: the model device points are profiled on; "none"
   std::string shard;            ///< --shard I/N (run only); "" for the whole sweep
   std::string tuned;            ///< --tuned FILE: offered to the heuristic rows' plugins
+  /// References kept across runs (watch's reruns); unset: each run its own.
+  std::shared_ptr<sweep::ReferenceCache> references;
+  /// Earlier records whose verdicts stand (watch's A/B reruns; RunOptions::validated).
+  std::vector<report::Record> validated;
 
   /// `output_flags`: the names of the records file's option (`tune` keeps
   /// -o for the tuned file and takes the records file as --results).

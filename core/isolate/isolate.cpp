@@ -348,7 +348,9 @@ bool Worker::start(Outcome& o) {
     if (page != MAP_FAILED) doing_ = new (page) DoingPage;
   }
   const pid_t parent = ::getpid();
+  if (options_.before_fork) options_.before_fork();
   const pid_t pid = ::fork();
+  if (pid != 0 && options_.after_fork) options_.after_fork();
   if (pid == 0) {
     ::close(req[0]);
     ::close(res[0]);

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <filesystem>
+#include <future>
 
 #include "schedlab/base/error.h"
 #include "schedlab/point/trace.h"
@@ -101,7 +102,7 @@ void Point::run(Stage first, Stage last) {
     switch (s) {
       case Stage::Schedule: schedule(); break;
       case Stage::Lower: lower(); break;
-      case Stage::Compile: compile(); break;
+      case Stage::Compile: compile(last >= Stage::Sanitize && sanitizes()); break;
       case Stage::Run: execute(); break;
       case Stage::Sanitize: sanitize(); break;
       case Stage::Validate: validate(); break;
@@ -204,8 +205,18 @@ void Point::lower() {
   }
 }
 
-void Point::compile() {
+void Point::compile(bool traced_too) {
+  // The traced builds sanitize() runs (on a CUDA backend, it makes a CPU
+  // backend of its own), compiled beside the plain ones: the backend keeps
+  // their units loaded, so sanitize() finds them compiled.
+  std::vector<std::future<std::shared_ptr<runtime::CompiledKernel>>> traced;
+  if (traced_too && !sweep::is_cuda(*backend_))
+    for (const sweep::SegmentKernel& k : result_.kernels)
+      traced.push_back(std::async(std::launch::async, [this, &k] {
+        return backend_->compile(runtime::traced_source(k.prepared));
+      }));
   for (sweep::SegmentKernel& k : result_.kernels) k.compiled = backend_->compile(k.prepared.source);
+  for (auto& t : traced) t.get();
 }
 
 void Point::execute() {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -34,7 +35,12 @@ void trace_event(const Event& e, const Point& p) {
                       {"sizes", bf.def.fusion ? sweep::sizes_str(*bf.def.fusion, bf.sizes) : ""},
                       {"scheduler", describe(p.scheduler())},
                       {"stage", stage_name(e.stage)},
-                      {"event", e.begin ? "begin" : "end"}};
+                      {"event", e.begin ? "begin" : "end"},
+                      // wall-clock seconds, so that the events of a sweep's
+                      // workers and of its host line up in one timeline
+                      {"t", std::chrono::duration<double>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count()}};
   const Result& r = p.result();
   if (!e.begin && e.stage == Stage::Lower) {
     std::vector<std::string> hashes;

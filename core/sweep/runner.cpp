@@ -24,8 +24,8 @@
 #include "schedlab/base/error.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
-#include "schedlab/sweep/measure.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/run/measure.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 #include "sweep_run.h"
 
 namespace schedlab::sweep {
@@ -276,6 +276,10 @@ RunResult SweepRun::run() {
       // A plugin's log lines show as they would in this process; the end of
       // a dying worker's stderr is in its record as well.
       io.forward_stderr = true;
+      // A worker reads the references this process had computed when it
+      // was forked (serve): fork while no thread is writing them.
+      io.before_fork = [this] { ref_mu_.lock(); };
+      io.after_fork = [this] { ref_mu_.unlock(); };
       for (size_t t = 0; t < jobs; ++t)
         workers_.push_back(std::make_unique<isolate::Worker>(
             [this](const std::string& request) { return serve(request); }, io));

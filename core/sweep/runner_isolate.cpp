@@ -6,7 +6,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/plugin/transform_log.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 #include "sweep_run.h"
 
 namespace schedlab::sweep::detail {
@@ -61,7 +61,13 @@ std::string SweepRun::serve(const std::string& request) {
   s.rec = from_in_flight(req.at("record").get<std::string>(), false, "(isolation request)");
   s.plugin = child_plugin(paths.at(0));
   const bool fast_math = spec_.schedulers[p.scheduler].fast_math;
-  s.reference = compute_reference(child_references_[{p.fusion, p.sizes, fast_math}], p, fast_math);
+  // The host's reference as of the fork (it computed the point's before its
+  // first request, and forks holding ref_mu_: run()), else the worker's own.
+  const auto key = std::tuple{p.fusion, p.sizes, fast_math};
+  const auto host = references_.find(key);
+  s.reference = host != references_.end() && host->second
+                    ? host->second
+                    : compute_reference(child_references_[key], p, fast_math);
   const bool launches = launches_in_workers();
   if (launches && !child_backend_) child_backend_ = make_backend("cpu", options_.cache_dir);
   run_point(i, launches ? *child_backend_ : backend_, /*in_child=*/true, point::Stage::Schedule,

@@ -1,26 +1,45 @@
 // A sweep point's identity and its run through core/point (the sweep runner,
 // schedlab/sweep/runner.h; the class is in sweep_run.h).
+#include <fmt/core.h>
+
 #include <filesystem>
 
 #include "schedlab/base/error.h"
 #include "schedlab/model/profile.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 #include "sweep_run.h"
 
 namespace schedlab::sweep::detail {
 
 namespace {
 
-/// Whether `old` (an earlier run's record) stands for `now`, whose kernel is
-/// generated: the same kernel, sizes and device, and an ok record timed with
-/// the repetitions asked now, or a wrong result.
+/// Whether `old` (an earlier run's record) is of `now`'s kernel
+/// (report::same_kernel), generated for the same fusion, sizes and device.
+bool same_point_kernel(const report::Record& old, const report::Record& now) {
+  return report::same_kernel(old, now) && old.fusion == now.fusion &&
+         old.size_key() == now.size_key() && old.device.fingerprint == now.device.fingerprint;
+}
+
+/// Whether `old` stands for `now`, whose kernel is generated: the same
+/// kernel, and an ok record timed with the repetitions asked now, or a
+/// wrong result.
 bool reusable(const report::Record& old, const report::Record& now, int64_t repetitions) {
-  if (old.kernel_hash.empty() || old.kernel_hash != now.kernel_hash ||
-      old.size_key() != now.size_key() || old.device.fingerprint != now.device.fingerprint)
-    return false;
+  if (!same_point_kernel(old, now)) return false;
   return (old.status == report::Status::Ok &&
           static_cast<int64_t>(old.times_us.size()) == repetitions) ||
          old.status == report::Status::WrongResult || old.status == report::Status::Racy;
+}
+
+/// Whether `old`'s verdict stands for `now` (RunOptions::validated): an ok,
+/// validated and (when profiles are asked for) profiled record of the same
+/// kernel. The inputs are generated deterministically and the emulation is
+/// exact, so validating again would give the same verdict; timing is
+/// another matter, and is done again.
+bool still_valid(const report::Record& old, const report::Record& now,
+                 const std::optional<model::DeviceModel>& profile_device) {
+  return same_point_kernel(old, now) && old.status == report::Status::Ok &&
+         old.max_abs_error.has_value() &&
+         (!profile_device || (old.prediction && old.prediction->device == profile_device->name));
 }
 
 /// The criterion a record's outputs passed, as the record stores it.
@@ -40,7 +59,17 @@ report::Tolerance report_tolerance(const ref::Tolerance& t) {
 std::shared_ptr<const point::Reference> SweepRun::reference_of(const Point& p) {
   std::lock_guard lock(ref_mu_);
   const bool fast_math = spec_.schedulers[p.scheduler].fast_math;
-  return compute_reference(references_[{p.fusion, p.sizes, fast_math}], p, fast_math);
+  std::shared_ptr<const point::Reference>& slot = references_[{p.fusion, p.sizes, fast_math}];
+  if (!slot && options_.references) {
+    // Kept from an earlier run of the same fusion file at the same sizes.
+    std::string key = fusion_hashes_[p.fusion];
+    for (const auto& [name, value] : spec_.fusions[p.fusion].sizes[p.sizes])
+      key += fmt::format(",{}={}", name, value);
+    key += fast_math ? ",fast_math" : "";
+    std::lock_guard kept_lock(options_.references->mu);
+    slot = compute_reference(options_.references->entries[key], p, fast_math);
+  }
+  return compute_reference(slot, p, fast_math);
 }
 
 std::shared_ptr<const point::Reference> SweepRun::compute_reference(
@@ -246,6 +275,15 @@ point::Options SweepRun::point_options(size_t i, bool in_child, bool may_reuse) 
           s.final = s.cached = true;
           return false;
         }
+      for (const report::Record& old : options_.validated)
+        if (may_reuse && still_valid(old, r, options_.profile_device)) {
+          r.max_abs_error = old.max_abs_error;
+          r.tolerance = old.tolerance;
+          r.launch = old.launch;
+          r.prediction = old.prediction;
+          s.validated_before = true;
+          return false;  // to be timed: phase 2 compiles it (cached) in this process
+        }
     }
     if (e.stage == point::Stage::Validate) {
       const Validation& v = *pt.result().validation;
@@ -311,7 +349,7 @@ bool SweepRun::run_point(size_t i, runtime::Backend& be, bool in_child, point::S
 // launches take launch_mu_ like every other launch of phase 1.
 void SweepRun::profile(size_t i) {
   PointState& s = states_[i];
-  if (!options_.profile_device || s.rec.status != report::Status::Ok ||
+  if (!options_.profile_device || s.rec.status != report::Status::Ok || s.rec.prediction ||
       s.point.result().kernels.empty() || s.point.kernel().prepared.source.source.empty())
     return;
   {
@@ -336,8 +374,11 @@ void SweepRun::phase1(size_t i, isolate::Worker* worker) {
   PointState& s = states_[i];
   s.reference = reference_of(points_[i]);  // in the parent: a child takes no locks
   if (worker) return isolate(i, *worker);
-  run_point(i, backend_, /*in_child=*/false, point::Stage::Schedule, point::Stage::Validate,
-            /*may_reuse=*/true);
+  if (run_point(i, backend_, /*in_child=*/false, point::Stage::Schedule, point::Stage::Validate,
+                /*may_reuse=*/true) &&
+      s.validated_before)
+    run_point(i, backend_, /*in_child=*/false, point::Stage::Compile, point::Stage::Compile,
+              /*may_reuse=*/false);
 }
 
 }  // namespace schedlab::sweep::detail

@@ -27,7 +27,7 @@
 #include "schedlab/plugin/registry.h"
 #include "schedlab/point/point.h"
 #include "schedlab/sweep/runner.h"
-#include "schedlab/sweep/tuned.h"
+#include "schedlab/sweep/tuned/tuned.h"
 
 namespace schedlab::sweep::detail {
 
@@ -36,6 +36,9 @@ struct PointState {
   report::Record rec;
   bool final = false;   ///< the record is decided (a failure, resumed, or cached)
   bool cached = false;  ///< its verdict and times come from an earlier record
+  /// Its verdict comes from an earlier record (RunOptions::validated): it
+  /// stopped after Lower, to be compiled and timed only.
+  bool validated_before = false;
   std::shared_ptr<const plugin::Plugin> plugin;  ///< the scheduler's plugin (or auto's pick)
   point::Point point;  ///< its run through the pipeline (the scheduled fusion, the kernel)
   std::shared_ptr<const point::Reference> reference;
@@ -153,6 +156,7 @@ class SweepRun {
 
   std::mutex ref_mu_;
   /// By (fusion, sizes, fast math): fast math widens the error bounds.
+  /// Workers read the copy they were forked with (serve): forks hold ref_mu_.
   std::map<std::tuple<size_t, size_t, bool>, std::shared_ptr<const point::Reference>>
       references_;
   std::mutex plugin_mu_, launch_mu_;

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -298,6 +299,41 @@ TEST_P(Isolate, AWorkersNextCallStartsWithNothingDone) {
   // The next child (the same shared page) dies saying nothing: nothing is named.
   EXPECT_EQ(describe(w.call("quiet")), "crashed (SIGSEGV)");
   EXPECT_EQ(w.forks(), 2u);
+}
+
+TEST_P(Isolate, ForkHooksRunInTheParentAroundEachForkOnly) {
+  // The sweep runner holds a lock over each fork so that a worker's copy of
+  // what it guards is whole: the child sees the lock held and the state as
+  // it was, the parent gets it back after each fork.
+  std::mutex mu;
+  int before = 0, after = 0;
+  Options o = opts();
+  o.before_fork = [&] {
+    mu.lock();
+    ++before;
+  };
+  o.after_fork = [&] {
+    ++after;
+    mu.unlock();
+  };
+  Worker w(
+      [&](const std::string& req) {
+        if (req == "die") segv();
+        const bool held = !mu.try_lock();
+        return std::to_string(before) + "," + std::to_string(after) + (held ? ",held" : ",free");
+      },
+      o);
+  EXPECT_EQ(w.call("a").payload, "1,0,held");
+  EXPECT_EQ(w.call("b").payload, "1,0,held");  // the same child: no fork
+  EXPECT_EQ(after, 1);
+  ASSERT_TRUE(mu.try_lock());
+  mu.unlock();
+  EXPECT_EQ(describe(w.call("die")), "crashed (SIGSEGV)");
+  EXPECT_EQ(w.call("c").payload, "2,1,held");  // a fresh fork, hooks again
+  EXPECT_EQ(before, 2);
+  EXPECT_EQ(after, 2);
+  ASSERT_TRUE(mu.try_lock());
+  mu.unlock();
 }
 
 TEST_P(Isolate, ReportEndsWithTheLastLinesOfStderr) {

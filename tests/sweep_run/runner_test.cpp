@@ -235,6 +235,80 @@ TEST(SweepRunner, InterleavedGroupSameKernelOnceAndGoogleBenchmarkJsonAlways) {
   for (const report::Record& r : res2.records) EXPECT_TRUE(r.reused);
 }
 
+// watch's A/B reruns (RunOptions::validated): a point whose kernel an
+// earlier record validated and profiled keeps that verdict and prediction,
+// skips its validating (sanitized) run, and is timed afresh; another kernel
+// is validated as ever. In this process and in isolated workers.
+TEST(SweepRunner, AnEarlierVerdictStandsForTheSameKernelWhichIsTimedAgain) {
+  for (const bool isolate : {false, true}) {
+    const fs::path dir = fresh_dir(isolate ? "validated_isolated" : "validated");
+    plugin::Registry registry(plugin::plugin_search_path());
+    SweepSpec spec = load_text(dir, R"(sweep: validated
+fusions:
+  - fusion: pointwise_add_mul
+    sizes: {N: [32], K: [256]}
+schedulers:
+  - name: blocks
+    plugin: pointwise
+    space:
+      block: [64, 128]
+measure: {repetitions: 3, warmup: 0}
+backend: cpu
+)",
+                               registry);
+    auto backend =
+        runtime::make_cpu_backend(model::model_device_properties(), (dir / "cache").string());
+    RunOptions ro;
+    ro.output = (dir / "r.jsonl").string();
+    ro.isolate = isolate;
+    ro.profile_device = model::load_device("h200", {SCHEDLAB_SOURCE_DIR "/configs/devices"});
+    RunResult first = run_sweep(spec, registry, *backend, ro);
+    ASSERT_EQ(first.records.size(), 2u);
+    for (const report::Record& r : first.records) {
+      ASSERT_EQ(r.status, report::Status::Ok) << r.error;
+      ASSERT_TRUE(r.prediction && r.max_abs_error);
+    }
+    // The earlier verdict of the first kernel only, marked so that a copy
+    // shows: a real rerun would validate to the same numbers.
+    report::Record earlier = first.records[0];
+    earlier.max_abs_error = 0.125;
+    earlier.prediction->predicted_us = 1234.5;
+    RunOptions again = ro;
+    again.output = (dir / "r2.jsonl").string();
+    again.validated = {earlier};
+    const fs::path trace = dir / "trace.jsonl";
+    setenv("SCHEDLAB_POINT_TRACE", trace.c_str(), 1);
+    RunResult second = run_sweep(spec, registry, *backend, again);
+    unsetenv("SCHEDLAB_POINT_TRACE");
+    ASSERT_EQ(second.records.size(), 2u);
+    const report::Record &kept = second.records[0], &checked = second.records[1];
+    for (const report::Record& r : second.records) {
+      ASSERT_EQ(r.status, report::Status::Ok) << r.error;
+      EXPECT_EQ(r.times_us.size(), 3u);  // timed in this run
+      EXPECT_FALSE(r.reused);
+    }
+    EXPECT_EQ(second.cached, 0u);
+    EXPECT_EQ(kept.kernel_hash, earlier.kernel_hash);
+    EXPECT_EQ(kept.max_abs_error, 0.125);
+    EXPECT_EQ(kept.prediction->predicted_us, 1234.5);
+    EXPECT_NE(checked.kernel_hash, earlier.kernel_hash);
+    EXPECT_EQ(checked.max_abs_error, first.records[1].max_abs_error);
+    EXPECT_EQ(checked.prediction->predicted_us, first.records[1].prediction->predicted_us);
+    // The trace: one validation, of the other kernel's point; the kept one
+    // stopped after lowering (in the worker, then in the host to be compiled).
+    std::ifstream in(trace);
+    size_t validations = 0, profiles = 0;
+    for (std::string line; std::getline(in, line);) {
+      const nlohmann::json e = nlohmann::json::parse(line);
+      if (e["event"] != "end") continue;
+      validations += e["stage"] == "validate";
+      profiles += e["stage"] == "profile";
+    }
+    EXPECT_EQ(validations, 1u) << (isolate ? "isolated" : "in process");
+    EXPECT_EQ(profiles, 1u) << (isolate ? "isolated" : "in process");
+  }
+}
+
 TEST(SweepRunner, WrongResultPointIsRecordedAndNeverTimed) {
   // A zero tolerance: the reduction plugin's tree-shaped sum differs from
   // the reference's serial sum in the last bits, a real wrong_result.

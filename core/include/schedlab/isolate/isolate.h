@@ -98,6 +98,11 @@ struct Options {
   /// without pidfd_open, falls back to the end of the result pipe; the tests
   /// run both ways.
   bool use_pidfd = true;
+  /// Called in the parent just before each fork and just after it, by the
+  /// thread that forks: e.g. to hold a lock so that the child's copy of
+  /// what it guards is whole. The child's copy of such a lock stays held,
+  /// so the child must never take it.
+  std::function<void()> before_fork, after_fork;
 };
 
 /// A forked child that serves requests, one at a time, until stopped: the

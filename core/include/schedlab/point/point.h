@@ -223,7 +223,9 @@ class Point {
   void schedule_plugin(const plugin::Plugin& p, const std::vector<std::string>& settings,
                        const plugin::TunedOffer* tuned);
   void lower();
-  void compile();
+  /// With `traced_too`, the sanitizer's traced builds as well, at the same
+  /// time (on the CPU backend both are host compiles).
+  void compile(bool traced_too);
   void execute();
   void sanitize();
   void validate();

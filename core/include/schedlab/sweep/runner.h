@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,16 +34,29 @@
 #include "schedlab/model/device.h"
 #include "schedlab/report/record.h"
 #include "schedlab/runtime/kernel.h"
-#include "schedlab/sweep/shard.h"
-#include "schedlab/sweep/spec.h"
-#include "schedlab/sweep/strategy.h"
+#include "schedlab/sweep/run/shard.h"
+#include "schedlab/sweep/spec/spec.h"
+#include "schedlab/sweep/search/strategy.h"
 
 namespace schedlab::plugin {
 class Registry;
 class Plugin;
 }
 
+namespace schedlab::point {
+struct Reference;
+}
+
 namespace schedlab::sweep {
+
+/// References (the evaluator's outputs and their error bounds) kept across
+/// runs of the same fusions at the same sizes: `watch` re-runs its points
+/// after every edit, and the reference does not change with the plugin.
+/// Keyed by the fusion file's content hash, the sizes and fast math.
+struct ReferenceCache {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<const point::Reference>> entries;
+};
 
 struct RunOptions {
   std::string output;          ///< the JSONL file records are appended to (required)
@@ -51,6 +65,12 @@ struct RunOptions {
   /// device and measurement settings are unchanged (e.g. the previous run of
   /// `watch`). Empty: always measure.
   std::vector<report::Record> measured;
+  /// Earlier records whose verdict (not their times) stands for the same
+  /// kernel at the same sizes on the same device: `watch`'s A/B reruns, whose
+  /// old build's kernels the rerun before validated and profiled. Such a
+  /// point skips its compile, validation and profile, keeps the record's
+  /// error, tolerance and prediction, and is timed afresh. Empty: none.
+  std::vector<report::Record> validated;
   int jobs = 0;                ///< compile threads; 0: one per core
   std::vector<std::string> fusion_dirs;  ///< where fusion names resolve
   /// Only the schedulers with these display names (watch re-runs only the
@@ -89,6 +109,8 @@ struct RunOptions {
   /// plugins of the heuristic rows (schedulers without a space), over the
   /// sweep's own `tuned:`; "" keeps the sweep's.
   std::string tuned;
+  /// Where references are kept beyond this run (watch); unset: this run's own.
+  std::shared_ptr<ReferenceCache> references;
 };
 
 struct RunResult {
