@@ -2,9 +2,12 @@
 // a one-constant change to a plugin's source to `schedlab watch` printing
 // the new table, on the CPU backend. One `schedlab watch` process serves
 // every iteration; each iteration toggles the heuristic's block size
-// (tests/watch/watch_plugin.cpp, WATCH_BLOCK 64 <-> 128) and waits for the
-// "points re-run" line that follows the delta table. Manual time: the
-// interval from the write to that line.
+// (tests/watch/watch_plugin.cpp, WATCH_BLOCK 64 -> 128 -> 96 -> 128 -> ...)
+// and waits for the "points re-run" line that follows the delta table.
+// Manual time: the interval from the write to that line. The first two
+// edits make new kernels; the later ones bring back kernels the session
+// has validated, whose verdicts stand (only their timing is redone).
+// BM_WatchLoopNewKernels makes a kernel never seen before at every edit.
 #include <benchmark/benchmark.h>
 #include <fmt/core.h>
 
@@ -39,7 +42,9 @@ bool wait_for(FILE* f, const std::string& needle) {
   return false;
 }
 
-void BM_WatchLoop(benchmark::State& state) {
+/// `next(i)`: the block size the i-th edit (from 0) writes.
+template <typename Next>
+void watch_loop(benchmark::State& state, Next next) {
   const fs::path work = fs::temp_directory_path() / fmt::format("schedlab-watch-bench-{}", getpid());
   fs::remove_all(work);
   fs::create_directories(work / "src");
@@ -79,15 +84,14 @@ backend: cpu
     state.SkipWithError("schedlab watch did not start");
     return;
   }
-  bool big = false;
+  int edit = 0;
   for (auto _ : state) {
     // File systems with one-second mtimes would miss a second edit within
     // the same second; the poll compares stamps, so wait for a new one.
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-    big = !big;
     std::string edited = original;
     edited.replace(edited.find("#define WATCH_BLOCK 64"), 22,
-                   big ? "#define WATCH_BLOCK 128" : "#define WATCH_BLOCK 96 ");
+                   fmt::format("#define WATCH_BLOCK {}", next(edit++)));
     auto start = std::chrono::steady_clock::now();
     write_file(work / "src/watch_plugin.cpp", edited);
     if (!wait_for(watch, "points re-run")) {
@@ -100,7 +104,14 @@ backend: cpu
   pclose(watch);
   fs::remove_all(work);
 }
+void BM_WatchLoop(benchmark::State& state) {
+  watch_loop(state, [](int i) { return i % 2 == 0 ? 128 : 96; });
+}
+void BM_WatchLoopNewKernels(benchmark::State& state) {
+  watch_loop(state, [](int i) { return 96 + 32 * i; });  // 96, 128, 160, ...
+}
 BENCHMARK(BM_WatchLoop)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_WatchLoopNewKernels)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 
 }  // namespace
 
