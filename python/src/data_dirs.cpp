@@ -42,6 +42,18 @@ std::string installed_or(const char* relative, const std::string& build_tree) {
   return fs::is_directory(p, ec) ? p.string() : build_tree;
 }
 
+/// The directories of $`variable` (colon-separated), then configs/<sub>.
+std::vector<std::string> config_dirs(const char* variable, const char* sub) {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv(variable)) {
+    std::stringstream ss(env);
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty()) dirs.push_back(d);
+  }
+  dirs.push_back(installed_or(SCHEDLAB_PY_INSTALLED_CONFIG_DIR, base::config_dir()) + "/" + sub);
+  return dirs;
+}
+
 }  // namespace
 
 std::vector<std::string> plugin_dirs() {
@@ -55,15 +67,8 @@ std::vector<std::string> plugin_dirs() {
   return dirs;
 }
 
-std::vector<std::string> fusion_dirs() {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("SCHEDLAB_FUSION_PATH")) {
-    std::stringstream ss(env);
-    for (std::string d; std::getline(ss, d, ':');)
-      if (!d.empty()) dirs.push_back(d);
-  }
-  dirs.push_back(installed_or(SCHEDLAB_PY_INSTALLED_CONFIG_DIR, base::config_dir()) + "/fusions");
-  return dirs;
-}
+std::vector<std::string> fusion_dirs() { return config_dirs("SCHEDLAB_FUSION_PATH", "fusions"); }
+
+std::vector<std::string> device_dirs() { return config_dirs("SCHEDLAB_DEVICE_PATH", "devices"); }
 
 }  // namespace schedlab::python

@@ -16,5 +16,7 @@ namespace schedlab::python {
 std::vector<std::string> plugin_dirs();
 /// Fusion directories: $SCHEDLAB_FUSION_PATH, then configs/fusions.
 std::vector<std::string> fusion_dirs();
+/// Device models: $SCHEDLAB_DEVICE_PATH, then configs/devices.
+std::vector<std::string> device_dirs();
 
 }  // namespace schedlab::python

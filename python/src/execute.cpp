@@ -21,9 +21,12 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "data_dirs.h"
 #include "execute.h"
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/lower/kir_printer.h"
+#include "schedlab/model/device.h"
+#include "schedlab/model/profile.h"
 #include "schedlab/point/point.h"
 #include "schedlab/runtime/cuda_backend.h"
 
@@ -162,6 +165,9 @@ struct RunSpec {
   std::optional<py::sequence> reference_outputs;  ///< instead of the f64 reference
   std::string backend = "auto";
   runtime::KernelOptions kernel;
+  /// Profile stage: after Lower, the kernels' profiles on this device model
+  /// (Compile to Validate are skipped, as `show --stage profile` does).
+  const model::DeviceModel* profile_device = nullptr;
 };
 
 /// Gives a lent fusion back to its definition however the run ends.
@@ -196,6 +202,11 @@ point::Result run(Definition& d, RunSpec spec) {
   options.kernel = spec.kernel;
   options.tolerance = spec.tolerance;
   options.first = spec.user_schedule ? point::Stage::Lower : point::Stage::Schedule;
+  if (spec.profile_device) {
+    options.device = model::device_properties(*spec.profile_device);
+    options.profile_device = spec.profile_device;
+    options.profile_backend = &backend("cpu");  // the CPU backend traces the kernels
+  }
   options.last = spec.last;
 
   frontend::FusionDefinition fused;
@@ -232,7 +243,12 @@ point::Result run(Definition& d, RunSpec spec) {
   if (spec.last >= point::Stage::Run) p.set_reference(reference);
   try {
     py::gil_scoped_release unlocked;
-    p.run();
+    if (spec.profile_device) {
+      p.run(p.options().first, point::Stage::Lower);
+      p.run(point::Stage::Profile, point::Stage::Profile);
+    } else {
+      p.run();
+    }
   } catch (const UserError& e) {
     const bool schedule = p.stage() <= point::Stage::Lower;
     raise(schedule ? ErrorKind::Schedule : ErrorKind::Error, e,
@@ -240,7 +256,7 @@ point::Result run(Definition& d, RunSpec spec) {
   }
   if (p.result().verdict == point::Verdict::Rejected)
     raise(ErrorKind::Schedule, p.result().reject_reason, {spec.what});
-  if (spec.last >= point::Stage::Validate && p.result().verdict != point::Verdict::Ok)
+  if (p.result().validation && p.result().verdict != point::Verdict::Ok)
     raise(ErrorKind::Validation, p.result().validation->summary(), {spec.what});
   return std::move(p.result());
 }
@@ -323,6 +339,24 @@ void bind_execute(py::module_&, DefinitionClass& fd) {
           py::arg("device") = "auto",
           "execute(), checked against the f64 reference with its error bounds; inputs "
           "generated at `sizes` (else the file's default sizes) when none are given")
+      .def(
+          "profile",
+          [](const DefinitionPtr& d, const std::optional<std::map<std::string, int64_t>>& sizes,
+             const std::string& device) {
+            // The hand schedule's kernels on a device model (docs/model.md),
+            // as `schedlab show --stage profile --format json`.
+            const model::DeviceModel dm = guarded(ErrorKind::Error, {"profile"}, [&] {
+              return model::load_device(device, device_dirs());
+            });
+            point::Result r = run(*d, {"profile", point::UnscheduledRef{}, true, std::nullopt,
+                                       sizes_arg(sizes), point::Stage::Profile, {}, {}, "cpu",
+                                       {}, &dm});
+            return py::module_::import("json").attr("loads")(model::profiles_json(r.profiles));
+          },
+          py::arg("sizes") = py::none(), py::arg("device") = "h200",
+          "The hand schedule's kernels profiled on a device model (configs/devices): "
+          "occupancy, traffic, the roofline's predicted time and its limiter, as parsed JSON; "
+          "at `sizes` (else the file's default sizes)")
       .def(
           "print_kernel",
           [](const DefinitionPtr& d, const std::optional<std::map<std::string, int64_t>>& sizes) {

@@ -1,13 +1,17 @@
 """The persistent softmax of configs/schedules/softmax_block.sched, written in
 Python (issue 35's first acceptance line): run on the CPU backend, compared
 with NumPy, and the same kernel as the script's."""
+import json
+import os
+import subprocess
+
 import numpy as np
 import pytest
 
 import schedlab
 from schedlab import DataType, FusionDefinition, ParallelType, schedule
 
-from script_kernels import cli_kernel
+from script_kernels import CONFIGS, cli_kernel
 
 
 def softmax_block(persist=8):
@@ -75,3 +79,21 @@ def test_same_kernel_as_the_script():
         fd.add_output(y)
         schedule_softmax_block(y)
     assert fd.fusion.print_kernel(sizes={"N": 3, "K": 5}) == want
+
+
+def test_profile_is_the_clis():
+    # The hand schedule's profile on the h200 model is `schedlab show --stage
+    # profile --format json` of the script at the same sizes.
+    cli = os.environ.get("SCHEDLAB_CLI")
+    if not cli:
+        pytest.skip("SCHEDLAB_CLI is not set (CTest sets it to the built schedlab)")
+    with schedlab.load_fusion("softmax") as fd:
+        schedule_softmax_block(fd.tensor("y"))
+    got = fd.profile(sizes={"N": 64, "K": 1024}, device="h200")
+    want = json.loads(subprocess.run(
+        [cli, "show", "softmax", "--schedule",
+         os.path.join(CONFIGS, "schedules", "softmax_block.sched"), "--stage", "profile",
+         "--format", "json", "--size", "N=64,K=1024", "--device", "h200"],
+        check=True, capture_output=True, text=True).stdout)
+    assert got == want
+    assert got[0]["block"] == [128, 1, 1] and got[0]["grid"] == [64, 1, 1]
