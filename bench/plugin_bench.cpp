@@ -76,7 +76,7 @@ BENCHMARK(BM_Reload)->Iterations(1000)->Unit(benchmark::kMicrosecond)->UseRealTi
 // One host entry called through the C table: tensor_info on a fusion output.
 void BM_AbiCall(benchmark::State& state) {
   auto def = fusion("pointwise_add_mul");
-  plugin::Segment seg;
+  plugin::HostSegment seg;
   seg.fusion = def.fusion.get();
   seg.sizes = def.default_sizes;
   SchedlabSegment ctx;
@@ -96,7 +96,7 @@ BENCHMARK(BM_AbiCall);
 void BM_CanSchedule(benchmark::State& state) {
   auto p = plugin::load_plugin(bench_plugin("v1"));
   auto def = fusion("pointwise_add_mul");
-  plugin::Segment seg;
+  plugin::HostSegment seg;
   seg.fusion = def.fusion.get();
   seg.sizes = def.default_sizes;
   auto params = p->defaults();
@@ -111,7 +111,7 @@ void BM_SchedulePointwise(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     auto def = fusion("pointwise_add_mul");
-    plugin::Segment seg;
+    plugin::HostSegment seg;
     seg.fusion = def.fusion.get();
     seg.sizes = def.default_sizes;
     state.ResumeTiming();
@@ -129,7 +129,7 @@ void BM_ScheduleBuiltin(benchmark::State& state, const char* plugin_name, const 
   for (auto _ : state) {
     state.PauseTiming();
     auto def = fusion(fusion_name);
-    plugin::Segment seg;
+    plugin::HostSegment seg;
     seg.fusion = def.fusion.get();
     seg.sizes = frontend::bind_sizes(def, sizes);
     state.ResumeTiming();

@@ -100,7 +100,7 @@ void BM_ScheduleLowerPointwiseChain(benchmark::State& state) {
   sweep::BoundFusion bf{"chain.yaml", chain(n, /*mixed=*/false), {{"N", 64}, {"K", 64}}};
   for (auto _ : state) {
     auto sf = sweep::segment_and_schedule(bf, plugins, {});
-    for (const segment::Segment& seg : sf.segmentation.segments) {
+    for (const segment::SegmentedGroup& seg : sf.segmentation.segments) {
       auto k = lower::lower(*seg.fusion.fusion);
       std::string src = codegen::print_cuda(k);
       benchmark::DoNotOptimize(src.data());

@@ -286,7 +286,7 @@ void Plugin::fail(const char* what, int32_t status) const {
                     "): " + message);
 }
 
-Verdict Plugin::can_schedule(Segment& seg, const ParamValues& params) const {
+Verdict Plugin::can_schedule(HostSegment& seg, const ParamValues& params) const {
   check_values(params, "can_schedule");
   CParams c(params);
   SchedlabSegment ctx;
@@ -305,7 +305,7 @@ Verdict Plugin::can_schedule(Segment& seg, const ParamValues& params) const {
   return {accepted != 0, accepted != 0 ? "" : reason};
 }
 
-ParamValues Plugin::compute_params(Segment& seg) const {
+ParamValues Plugin::compute_params(HostSegment& seg) const {
   ParamValues values = defaults();
   CParams c(values);
   // ABI 1.4: the tuned configuration on offer, in the same layout.
@@ -339,7 +339,7 @@ ParamValues Plugin::compute_params(Segment& seg) const {
   return values;
 }
 
-void Plugin::schedule(Segment& seg, const ParamValues& params) const {
+void Plugin::schedule(HostSegment& seg, const ParamValues& params) const {
   user_assert(seg.fusion != nullptr) << "plugin '" << name_ << "' schedule: no fusion to schedule";
   check_values(params, "schedule");
   CParams c(params);

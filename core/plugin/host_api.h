@@ -12,11 +12,12 @@
 #include "schedlab/plugin/host.h"
 #include "schedlab/sched/id_map.h"
 
-/// The host side of a SchedlabSegment handle. One lives on the stack for
-/// each call into a plugin; the strings handed out during the call live in
-/// it, which is what makes them valid "until the call returns".
+/// The host side of a SchedlabSegment handle: the HostSegment being
+/// scheduled and the call's state. One lives on the stack for each call into
+/// a plugin; the strings handed out during the call live in it, which is what
+/// makes them valid "until the call returns".
 struct SchedlabSegment {
-  schedlab::plugin::Segment* segment = nullptr;
+  schedlab::plugin::HostSegment* segment = nullptr;
   std::string plugin;                       ///< who is calling, for log lines
   std::deque<std::string> strings;          ///< strings returned during this call
   /// Known tensor handles, each with its index in Fusion::tensors() (the

@@ -63,7 +63,7 @@ int32_t guard(F&& f) noexcept {
   }
 }
 
-inline Segment& segment(SchedlabSegment* s, const char* fn) {
+inline HostSegment& segment(SchedlabSegment* s, const char* fn) {
   if (s == nullptr || s->segment == nullptr || s->segment->fusion == nullptr)
     abi_error(fn, "segment handle is null");
   return *s->segment;
@@ -73,7 +73,7 @@ inline Segment& segment(SchedlabSegment* s, const char* fn) {
 /// against the fusion's tensors without dereferencing the handle.
 inline TensorView* tensor(SchedlabSegment* s, SchedlabTensor* t, const char* fn,
                           const char* arg = "tensor") {
-  Segment& seg = segment(s, fn);
+  HostSegment& seg = segment(s, fn);
   if (t == nullptr) abi_error(fn, std::string(arg) + " handle is null");
   if (!s->tensors.count(t)) {
     s->tensors.clear();

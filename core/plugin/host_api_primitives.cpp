@@ -29,7 +29,7 @@ using Op = Transform::Op;
 /// Applies t to the segment's fusion and logs it; the tensor it creates.
 TensorView* step(SchedlabSegment* s, Transform t, const char* fn,
                  std::vector<std::string>* script_log = nullptr) {
-  Segment& seg = segment(s, fn);
+  HostSegment& seg = segment(s, fn);
   TensorView* made = apply(*seg.fusion, t, script_log);
   if (seg.log != nullptr) seg.log->push_back(std::move(t));
   return made;

@@ -53,7 +53,7 @@ int32_t api_segment_tensors(SchedlabSegment* s, int32_t which, SchedlabTensor** 
 
 int32_t api_segment_size(SchedlabSegment* s, const char* name, int64_t* value) {
   return guard([&] {
-    const Segment& seg = segment(s, "segment_size");
+    const HostSegment& seg = segment(s, "segment_size");
     if (name == nullptr) abi_error("segment_size", "name is null");
     check_out(value, "segment_size", "value");
     auto it = seg.sizes.find(name);
@@ -76,7 +76,7 @@ int32_t api_offered_by_segmenter(SchedlabSegment* s, int32_t* out) {
 
 int32_t api_device_properties(SchedlabSegment* s, SchedlabDeviceProperties* out) {
   return guard([&] {
-    const Segment& seg = segment(s, "device_properties");
+    const HostSegment& seg = segment(s, "device_properties");
     const runtime::DeviceProperties& d = seg.device;
     SchedlabDeviceProperties p{};
     p.is_model = d.is_model ? 1 : 0;

@@ -19,7 +19,7 @@ namespace schedlab::segment {
 
 bool Segmentation::complete() const {
   return std::all_of(segments.begin(), segments.end(),
-                     [](const Segment& s) { return !s.scheduler.empty(); });
+                     [](const SegmentedGroup& s) { return !s.scheduler.empty(); });
 }
 
 std::string group_str(const std::vector<const ir::Expr*>& exprs) {
@@ -169,10 +169,10 @@ class Grouping {
     return order;
   }
 
-  std::vector<Segment> segments() const {
-    std::vector<Segment> r;
+  std::vector<SegmentedGroup> segments() const {
+    std::vector<SegmentedGroup> r;
     for (int g : ordered_groups()) {
-      Segment s;
+      SegmentedGroup s;
       s.exprs = exprs_of(members_.at(g));
       s.fusion = ir::extract(f_, s.exprs, f_.name() + "_s" + std::to_string(r.size()));
       auto it = accepted_.find(g);
@@ -294,7 +294,7 @@ Segmentation segment(const ir::Fusion& f, const ir::SizeBindings& sizes,
 }
 
 void require_complete(const Segmentation& s) {
-  for (const Segment& seg : s.segments) {
+  for (const SegmentedGroup& seg : s.segments) {
     if (!seg.scheduler.empty()) continue;
     std::string reasons;
     for (const Rejection& r : seg.rejections)
@@ -318,7 +318,7 @@ std::string print_segmentation(const Segmentation& s) {
     return r.empty() ? "(none)" : r;
   };
   for (size_t i = 0; i < s.segments.size(); ++i) {
-    const Segment& seg = s.segments[i];
+    const SegmentedGroup& seg = s.segments[i];
     os << "segment " << i << ": " << (seg.scheduler.empty() ? "(no scheduler)" : seg.scheduler)
        << " " << group_str(seg.exprs) << "\n";
     os << "  inputs: " << tensors(seg.fusion.original_inputs()) << "\n";

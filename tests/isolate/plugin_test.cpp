@@ -38,10 +38,10 @@ std::string kernel_cache() {
   return std::string(SCHEDLAB_BINARY_DIR) + "/tests/isolate/kernel_cache";
 }
 
-/// A fusion of configs/fusions bound to sizes, as a plugin's Segment.
+/// A fusion of configs/fusions bound to sizes, as a plugin's HostSegment.
 struct Bound {
   frontend::FusionDefinition def;
-  plugin::Segment seg;
+  plugin::HostSegment seg;
 };
 Bound bind(const std::string& fusion, const ir::SizeBindings& sizes = {{"N", 37}, {"K", 29}}) {
   Bound b{test_support::load_config_fusion(fusion), {}};

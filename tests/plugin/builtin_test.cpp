@@ -35,7 +35,7 @@ std::string cache_dir() {
 
 struct Scheduled {
   frontend::FusionDefinition def;
-  Segment seg;
+  HostSegment seg;
 };
 
 Scheduled segment_of(const std::string& fusion, const ir::SizeBindings& sizes) {

@@ -173,7 +173,7 @@ TEST(PluginRegistry, SearchPathOrder) {
 
 struct Scheduled {
   frontend::FusionDefinition def;
-  Segment seg;
+  HostSegment seg;
 };
 
 Scheduled segment_of(const std::string& fusion, ir::SizeBindings sizes = {}) {

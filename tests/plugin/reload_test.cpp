@@ -34,7 +34,7 @@ class ReloadTest : public ::testing::Test {
   /// Schedules pointwise_add_mul with `p`; false if it threw.
   static bool schedules(const Plugin& p, const std::vector<std::string>& settings = {}) {
     auto def = load_fusion("pointwise_add_mul");
-    Segment seg;
+    HostSegment seg;
     seg.fusion = def.fusion.get();
     seg.sizes = frontend::bind_sizes(def, {});
     p.schedule(seg, p.with_settings(p.defaults(), settings));

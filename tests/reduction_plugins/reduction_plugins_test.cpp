@@ -158,7 +158,7 @@ frontend::FusionDefinition load_def(const std::string& name) {
 
 struct Scheduled {
   frontend::FusionDefinition def;
-  Segment seg;
+  HostSegment seg;
 };
 
 Scheduled segment_of(const std::string& fusion, const ir::SizeBindings& sizes) {

@@ -41,7 +41,7 @@ inline frontend::FusionDefinition load(const std::string& name) {
 struct Scheduled {
   std::string name;
   frontend::FusionDefinition def;
-  Segment seg;
+  HostSegment seg;
 };
 
 inline Scheduled segment_of(const std::string& fusion, const ir::SizeBindings& sizes) {

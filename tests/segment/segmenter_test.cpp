@@ -47,7 +47,8 @@ std::vector<std::string> log_lines(const Segmentation& s) {
 
 std::vector<std::string> segment_lines(const Segmentation& s) {
   std::vector<std::string> r;
-  for (const Segment& seg : s.segments) r.push_back(seg.scheduler + " " + group_str(seg.exprs));
+  for (const SegmentedGroup& seg : s.segments)
+    r.push_back(seg.scheduler + " " + group_str(seg.exprs));
   return r;
 }
 
@@ -91,7 +92,7 @@ TEST(Segmenter, EveryRejectionKeepsItsReasonInPriorityOrder) {
   EXPECT_EQ(whole.rejections[1].scheduler, "no_reduction");
   EXPECT_EQ(whole.rejections[1].reason, "no_reduction takes no reductions; T1 is a max reduction");
   // An accepted offer keeps the refusals of the schedulers before the one that took it.
-  const Segment& last = s.segments.back();
+  const SegmentedGroup& last = s.segments.back();
   EXPECT_EQ(last.scheduler, "no_reduction");
   ASSERT_EQ(last.rejections.size(), 1u);
   EXPECT_EQ(last.rejections[0].reason, "one_reduction takes one reduction; found 0");
@@ -141,7 +142,7 @@ TEST(Segmenter, OffersAreFreshCopies) {
   Segmentation s = segment(*def.fusion, {}, {meddler, checker, no_reduction()});
   EXPECT_EQ(ir::print_math(*def.fusion), before);
   EXPECT_TRUE(s.complete());
-  for (const Segment& seg : s.segments) EXPECT_TRUE(unscheduled(*seg.fusion.fusion));
+  for (const SegmentedGroup& seg : s.segments) EXPECT_TRUE(unscheduled(*seg.fusion.fusion));
 }
 
 TEST(Segmenter, NobodyTakesAReduction) {
@@ -198,7 +199,7 @@ TEST_P(AllFusions, SegmentsPartitionAndAreOrdered) {
   ASSERT_TRUE(s.complete()) << print_segmentation(s);
   std::multiset<const ir::Expr*> covered;
   std::set<const ir::TensorView*> available(f.inputs().begin(), f.inputs().end());
-  for (const Segment& seg : s.segments) {
+  for (const SegmentedGroup& seg : s.segments) {
     covered.insert(seg.exprs.begin(), seg.exprs.end());
     ir::verify(*seg.fusion.fusion);
     for (const ir::TensorView* t : seg.fusion.original_inputs())
@@ -255,7 +256,7 @@ TEST(Segmenter, LongChainSegmentsAndEvaluates) {
   ASSERT_EQ(s.segments.size(), static_cast<size_t>(kOps / 8 + 1));
   size_t exprs = 0;
   for (size_t i = 0; i < s.segments.size(); ++i) {
-    const Segment& seg = s.segments[i];
+    const SegmentedGroup& seg = s.segments[i];
     exprs += seg.exprs.size();
     const bool last = i + 1 == s.segments.size();
     EXPECT_EQ(seg.scheduler, last ? "no_reduction" : "one_reduction") << "segment " << i;
@@ -265,7 +266,7 @@ TEST(Segmenter, LongChainSegmentsAndEvaluates) {
   }
   EXPECT_EQ(exprs, f.exprs_for_outputs().size());
   std::vector<const ir::Extraction*> chain;
-  for (const Segment& seg : s.segments) chain.push_back(&seg.fusion);
+  for (const SegmentedGroup& seg : s.segments) chain.push_back(&seg.fusion);
   auto inputs = ref::make_inputs(f, sizes, 3, def.input_ranges);
   auto want = ref::evaluate(f, inputs, sizes);
   auto got = testing::evaluate_chain(f, chain, inputs, sizes);

@@ -28,7 +28,7 @@ std::string schedule_and_validate(const plugin::Plugin& p, Load&& load,
                                   const std::vector<std::string>& settings,
                                   runtime::Backend& backend, const std::string& nvrtc_cache) {
   frontend::FusionDefinition def = load();
-  plugin::Segment seg;
+  plugin::HostSegment seg;
   seg.fusion = def.fusion.get();
   seg.sizes = frontend::bind_sizes(def, sizes);
   const std::string at = def.fusion->name() + " at " + sweep::sizes_str(seg.sizes);

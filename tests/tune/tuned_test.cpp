@@ -319,7 +319,7 @@ std::shared_ptr<const plugin::Plugin> builtin(const std::string& name) {
 
 struct Bound {
   frontend::FusionDefinition def;
-  plugin::Segment seg;
+  plugin::HostSegment seg;
 };
 
 Bound bound(const std::string& fusion, const ir::SizeBindings& s) {

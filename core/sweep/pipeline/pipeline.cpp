@@ -18,9 +18,9 @@ namespace schedlab::sweep {
 namespace {
 /// What a plugin is asked about: `f` at `sizes`, for `device` (the model
 /// device, plugin::model_device(), when empty).
-plugin::Segment host_segment(ir::Fusion& f, const ir::SizeBindings& sizes,
-                             const std::optional<runtime::DeviceProperties>& device) {
-  plugin::Segment seg;
+plugin::HostSegment host_segment(ir::Fusion& f, const ir::SizeBindings& sizes,
+                                 const std::optional<runtime::DeviceProperties>& device) {
+  plugin::HostSegment seg;
   seg.fusion = &f;
   seg.sizes = sizes;
   if (device) seg.device = *device;
@@ -110,7 +110,7 @@ std::shared_ptr<const plugin::Plugin> first_accepting(
     const std::vector<std::shared_ptr<const plugin::Plugin>>& candidates, BoundFusion& bf,
     const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons) {
   for (const auto& p : candidates) {
-    plugin::Segment seg = host_segment(*bf.def.fusion, bf.sizes, device);
+    plugin::HostSegment seg = host_segment(*bf.def.fusion, bf.sizes, device);
     plugin::Verdict v = p->can_schedule(seg, p->defaults());
     if (v.accepted) return p;
     if (reasons) reasons->push_back(p->name() + ": " + v.reason);
@@ -207,7 +207,7 @@ PluginRun schedule_fusion_with_plugin(const plugin::Plugin& p, ir::Fusion& f,
                                       const std::optional<runtime::DeviceProperties>& device,
                                       const std::vector<std::string>& settings,
                                       const plugin::TunedOffer* tuned) {
-  plugin::Segment seg = host_segment(f, sizes, device);
+  plugin::HostSegment seg = host_segment(f, sizes, device);
   PluginRun run;
   run.device_name = seg.device.name;
   // Whatever any of the three calls applies is logged.
@@ -265,7 +265,7 @@ std::vector<segment::Scheduler> plugin_schedulers(
   std::vector<segment::Scheduler> r;
   for (const auto& p : plugins)
     r.push_back({p->name(), [p, device](ir::Fusion& f, const ir::SizeBindings& sizes) {
-                   plugin::Segment seg = host_segment(f, sizes, device);
+                   plugin::HostSegment seg = host_segment(f, sizes, device);
                    seg.from_segmenter = true;  // a refusal cuts, not fails
                    try {
                      plugin::Verdict v = p->can_schedule(seg, p->defaults());
@@ -284,7 +284,7 @@ SegmentedFusion segment_and_schedule(
   sf.segmentation = segment::segment(*bf.def.fusion, bf.sizes, plugin_schedulers(plugins, device));
   segment::require_complete(sf.segmentation);
   for (size_t i = 0; i < sf.segmentation.segments.size(); ++i) {
-    segment::Segment& seg = sf.segmentation.segments[i];
+    segment::SegmentedGroup& seg = sf.segmentation.segments[i];
     auto p = std::find_if(plugins.begin(), plugins.end(),
                           [&](const auto& q) { return q->name() == seg.scheduler; });
     internal_assert(p != plugins.end()) << "segment " << i << ": no plugin " << seg.scheduler;
@@ -306,7 +306,7 @@ std::vector<SegmentKernel> compile_segments(runtime::Backend& backend,
                                             const ir::SizeBindings& sizes,
                                             const runtime::KernelOptions& options) {
   std::vector<SegmentKernel> r;
-  for (const segment::Segment& seg : s.segments) {
+  for (const segment::SegmentedGroup& seg : s.segments) {
     SegmentKernel k;
     k.prepared = runtime::prepare(*seg.fusion.fusion, sizes, {}, options);
     k.compiled = backend.compile(k.prepared.source);

@@ -61,9 +61,11 @@ runtime::DeviceProperties model_device();
 
 struct TunedOffer;
 
-/// What a plugin schedules: a fusion (today the whole fusion; the segmenter
-/// will hand out parts), the concrete sizes it runs at, and the device.
-struct Segment {
+/// What a plugin schedules, as the host holds it: a fusion (the whole one, or
+/// a segment the segmenter cut out: segment::SegmentedGroup), the concrete
+/// sizes it runs at, and the device. The plugin sees it through the opaque
+/// SchedlabSegment handle (core/plugin/host_api.h), as plugin_api::Segment.
+struct HostSegment {
   ir::Fusion* fusion = nullptr;                       ///< scheduled in place
   ir::SizeBindings sizes;                             ///< every named size, bound
   runtime::DeviceProperties device = model_device();  ///< the target (is_model: a device model's)
@@ -186,11 +188,11 @@ class Plugin {
   /// holding ", " or "=" reads unambiguously in format()'s list.
   std::string format_value(size_t index, const ParamValue& value) const;
 
-  Verdict can_schedule(Segment& seg, const ParamValues& params) const;
+  Verdict can_schedule(HostSegment& seg, const ParamValues& params) const;
   /// The heuristic's choice for seg, checked against the schema.
-  ParamValues compute_params(Segment& seg) const;
+  ParamValues compute_params(HostSegment& seg) const;
   /// Schedules seg.fusion in place.
-  void schedule(Segment& seg, const ParamValues& params) const;
+  void schedule(HostSegment& seg, const ParamValues& params) const;
 
  private:
   friend std::shared_ptr<const Plugin> load_plugin(const std::string&, const std::string&);

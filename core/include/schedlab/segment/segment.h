@@ -78,8 +78,10 @@ struct Offer {
   std::vector<const ir::Expr*> through;
 };
 
-/// One segment: a group of the original's expressions and its standalone copy.
-struct Segment {
+/// One segment (nvFuser's SegmentedGroup): a group of the original's
+/// expressions, its standalone copy, and the scheduler that took it. What
+/// that scheduler is handed is the copy (a plugin: as a plugin::HostSegment).
+struct SegmentedGroup {
   std::vector<const ir::Expr*> exprs;  ///< the original's, in topological order
   ir::Extraction fusion;               ///< the copy a scheduler schedules and a kernel runs
   std::string scheduler;               ///< who accepted it; empty if nobody
@@ -90,7 +92,7 @@ struct Segment {
 struct Segmentation {
   const ir::Fusion* fusion = nullptr;   ///< the original (must outlive this)
   std::vector<std::string> schedulers;  ///< the names offered to, in priority order
-  std::vector<Segment> segments;        ///< in the order to run them
+  std::vector<SegmentedGroup> segments;  ///< in the order to run them
   std::vector<Offer> log;               ///< every offer, in the order made
   /// True when every segment has a scheduler.
   bool complete() const;
