@@ -29,7 +29,7 @@
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/sweep/run/ab.h"
 #include "schedlab/sweep/pipeline/pipeline.h"
-#include "schedlab/sweep/runner.h"
+#include "schedlab/sweep/run/runner.h"
 #include "schedlab/sweep/run/shard.h"
 #include "schedlab/sweep/tuned/tuned.h"
 #include "subprocess.h"

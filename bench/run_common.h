@@ -11,7 +11,7 @@
 #include "command.h"
 #include "schedlab/report/table.h"
 #include "schedlab/runtime/kernel.h"
-#include "schedlab/sweep/runner.h"
+#include "schedlab/sweep/run/runner.h"
 #include "schedlab/sweep/spec/spec.h"
 
 namespace schedlab::cli {

@@ -108,4 +108,14 @@ std::string SizeExpr::str() const {
   return "?";
 }
 
+std::vector<std::pair<std::string, int64_t>> ordered_sizes(const SizeBindings& sizes,
+                                                           const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const std::string& n : names)
+    if (auto it = sizes.find(n); it != sizes.end()) out.emplace_back(n, it->second);
+  for (const auto& [k, v] : sizes)
+    if (std::find(names.begin(), names.end(), k) == names.end()) out.emplace_back(k, v);
+  return out;
+}
+
 }  // namespace schedlab::ir

@@ -25,10 +25,10 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/pipeline/mutate.cpp
   # run: the runner, measurement, A/B twins, shards
   ${CMAKE_CURRENT_LIST_DIR}/run/measure.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/runner.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/runner_point.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/runner_isolate.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/runner_measure.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run/runner.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run/runner_point.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run/runner_isolate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run/runner_measure.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run/ab.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run/shard.cpp
 )

@@ -2,15 +2,18 @@
 """Checks the includes of core/, plugin-api/, plugins/ and bench/ against the
 layers of docs/architecture.md.
 
-The doc holds three tables between HTML comment markers:
+The doc holds two tables between HTML comment markers:
   layers      | module | layer | owns | may include |
-  sweep roles | role | files (stems) |      core/sweep's files by role
   allowances  | file | includes | reason |   known violations, each with its reason
+
+A module is a folder of core/ (core/<module>/ and core/include/schedlab/<module>/),
+except core/sweep, whose role folders are modules of their own: core/sweep/<role>/
+and core/include/schedlab/sweep/<role>/ are the module sweep/<role>.
 
 Every #include "..." that names a file of another module (schedlab/<module>/...,
 schedlab/plugin.h(pp) of plugin-api, or a relative path into another module's
 folder) is an edge. The check fails, naming file:line, when
-  - a file belongs to no module of the table (or a core/sweep file to no role),
+  - a file belongs to no module of the table (or a core/sweep file to no role folder),
   - an edge goes to a module its row does not list under "may include",
   - a listed module is not on a lower layer (the table contradicts itself),
   - the edges between modules form a cycle,
@@ -55,31 +58,26 @@ def read_doc(root):
         mod = names(c[0])[0]
         layers[mod] = int(c[1])
         may[mod] = set(names(c[3]))
-    roles = {}
-    for c in section(text, 'sweep-roles', doc):
-        role = names(c[0])[0]
-        for stem in names(c[1]):
-            roles[stem] = role
     allowed = {}
     for c in section(text, 'allowances', doc):
         allowed[(names(c[0])[0], names(c[1])[0])] = c[2]
-    return layers, may, roles, allowed
+    return layers, may, allowed
 
 
-def module_of(rel, roles):
-    """The module a repository file belongs to, or None when not scanned."""
+def module_of(rel):
+    """The module a repository file belongs to, or None when not scanned;
+    'sweep?' for a core/sweep file outside a role folder."""
     parts = rel.split('/')
     if parts[0] == 'core':
         if parts[1] == 'include' and len(parts) >= 4 and parts[2] == 'schedlab':
-            mod = parts[3]
+            inside = parts[3:]
         elif len(parts) >= 3:
-            mod = parts[1]
+            inside = parts[1:]
         else:
             return None  # core/CMakeLists.txt
-        if mod == 'sweep':
-            stem = os.path.splitext(parts[-1])[0]
-            return roles.get(stem, 'sweep?' + stem)
-        return mod
+        if inside[0] == 'sweep':
+            return 'sweep/' + inside[1] if len(inside) >= 3 else 'sweep?'
+        return inside[0]
     if parts[0] in ('plugin-api', 'plugins', 'bench'):
         return parts[0]
     return None
@@ -98,7 +96,7 @@ def resolve(root, rel, inc):
     return None
 
 
-def scan(root, roles):
+def scan(root):
     edges = []  # (from module, to module, file:line, include)
     unknown = []
     for top in SCANNED:
@@ -108,12 +106,13 @@ def scan(root, roles):
                 if not f.endswith(SOURCE_EXT):
                     continue
                 rel = os.path.relpath(os.path.join(dirpath, f), root)
-                mod = module_of(rel, roles)
+                mod = module_of(rel)
                 if mod is None:
                     continue
-                if mod.startswith('sweep?'):
-                    unknown.append('%s: core/sweep file with no role in docs/architecture.md '
-                                   '(add its stem to the sweep-roles table)' % rel)
+                if mod == 'sweep?':
+                    unknown.append('%s: a core/sweep file outside a role folder (move it into '
+                                   'the folder of its role: a sweep/<role> row of docs/architecture.md)'
+                                   % rel)
                     continue
                 with open(os.path.join(root, rel), encoding='utf-8', errors='replace') as fh:
                     for n, line in enumerate(fh, 1):
@@ -126,9 +125,9 @@ def scan(root, roles):
                         target = resolve(root, rel, m.group(1))
                         if target is None:
                             continue
-                        to = module_of(target, roles)
-                        if to is None or to == mod:
-                            continue
+                        to = module_of(target)
+                        if to is None or to == mod or to == 'sweep?':
+                            continue  # a stray core/sweep file is reported as such
                         edges.append((mod, to, '%s:%d' % (rel, n), m.group(1)))
     return edges, unknown
 
@@ -166,7 +165,7 @@ def cycles(graph):
 
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else '.')
-    layers, may, roles, allowed = read_doc(root)
+    layers, may, allowed = read_doc(root)
     errors, notes = [], []
     for mod, deps in sorted(may.items()):
         for d in sorted(deps):
@@ -175,7 +174,7 @@ def main():
             elif layers[d] >= layers[mod]:
                 errors.append('docs/architecture.md: %s (layer %d) may include %s (layer %d): '
                               'not a lower layer' % (mod, layers[mod], d, layers[d]))
-    edges, unknown = scan(root, roles)
+    edges, unknown = scan(root)
     errors += unknown
     used = set()
     graph = {}

@@ -18,12 +18,6 @@ DOC = '''# map
 | `sweep/spec` | 3 | specs | `base` |
 | `sweep/run` | 4 | runs | `sweep/spec`, `ir` |
 <!-- layers:end -->
-<!-- sweep-roles:begin -->
-| role | files |
-|---|---|
-| `sweep/spec` | `spec` |
-| `sweep/run` | `runner` |
-<!-- sweep-roles:end -->
 <!-- allowances:begin -->
 | file | includes | reason |
 |---|---|---|
@@ -38,8 +32,10 @@ CLEAN = {
     'core/ir/ir.cpp': '#include "schedlab/ir/ir.h"\n#include "private.h"\n',
     'core/ir/private.h': '#pragma once\n#include "../base/missing_is_ignored.h"\n',
     'core/lower/lower.cpp': '#include "schedlab/ir/ir.h"\n#include "schedlab/base/error.h"\n',
-    'core/include/schedlab/sweep/spec.h': '#include "schedlab/base/error.h"\n',
-    'core/sweep/runner.cpp': '#include "schedlab/sweep/spec.h"\n#include "schedlab/ir/ir.h"\n',
+    'core/include/schedlab/sweep/spec/spec.h': '#include "schedlab/base/error.h"\n',
+    'core/sweep/spec/loader.h': '#pragma once\n#include "../../base/missing_is_ignored.h"\n',
+    'core/sweep/run/runner.cpp': ('#include "schedlab/sweep/spec/spec.h"\n#include "schedlab/ir/ir.h"\n'
+                                  '#include "../spec/loader.h"\n'),
 }
 
 
@@ -64,21 +60,30 @@ CASES = [
       'a higher layer']),
     ('relative upward include', {'core/base/error.cpp': '#include "../ir/private.h"\n'}, '', 1,
      ['core/base/error.cpp:1: base (layer 0) includes "../ir/private.h" of ir (layer 1)']),
-    ('not listed', {'core/sweep/spec.cpp': '#include "schedlab/ir/ir.h"\n'}, '', 1,
-     ['core/sweep/spec.cpp:1: sweep/spec (layer 3) includes "schedlab/ir/ir.h" of ir (layer 1): '
+    ('not listed', {'core/sweep/spec/spec.cpp': '#include "schedlab/ir/ir.h"\n'}, '', 1,
+     ['core/sweep/spec/spec.cpp:1: sweep/spec (layer 3) includes "schedlab/ir/ir.h" of ir (layer 1): '
       'not listed under may include']),
     ('cycle', {'core/include/schedlab/base/error.h': '#include "schedlab/ir/ir.h"\n'}, '', 1,
      ['include cycle between modules: base <-> ir']),
-    ('sweep role up', {'core/include/schedlab/sweep/spec.h': '#include "schedlab/sweep/runner.h"\n'},
-     '', 1, ['core/include/schedlab/sweep/spec.h:1: sweep/spec (layer 3) includes '
-             '"schedlab/sweep/runner.h" of sweep/run (layer 4): a higher layer']),
+    ('sweep role up', {'core/include/schedlab/sweep/spec/spec.h':
+                       '#include "schedlab/sweep/run/runner.h"\n'},
+     '', 1, ['core/include/schedlab/sweep/spec/spec.h:1: sweep/spec (layer 3) includes '
+             '"schedlab/sweep/run/runner.h" of sweep/run (layer 4): a higher layer']),
+    ('sweep role up, relative', {'core/sweep/spec/loader.h': '#include "../run/runner.h"\n',
+                                 'core/sweep/run/runner.h': '#pragma once\n'},
+     '', 1, ['core/sweep/spec/loader.h:1: sweep/spec (layer 3) includes "../run/runner.h" of '
+             'sweep/run (layer 4): a higher layer']),
     ('allowed', {'core/ir/ir.cpp': '#include "schedlab/lower/lower.h"\n'},
      '| `core/ir/ir.cpp` | `schedlab/lower/lower.h` | moves in issue 99 |', 0,
      ['core/ir/ir.cpp:1: allowed: ir -> lower', '1 allowed, 0 errors']),
     ('stale allowance', {}, '| `core/ir/ir.cpp` | `schedlab/lower/lower.h` | moves in issue 99 |',
      1, ['stale allowance core/ir/ir.cpp includes "schedlab/lower/lower.h"']),
     ('sweep file of no role', {'core/sweep/orphan.cpp': '\n'}, '', 1,
-     ['core/sweep/orphan.cpp: core/sweep file with no role']),
+     ['core/sweep/orphan.cpp: a core/sweep file outside a role folder']),
+    ('sweep header of no role', {'core/include/schedlab/sweep/orphan.h': '\n'}, '', 1,
+     ['core/include/schedlab/sweep/orphan.h: a core/sweep file outside a role folder']),
+    ('sweep role of no row', {'core/sweep/misc/a.cpp': '#include "schedlab/base/error.h"\n'}, '', 1,
+     ['core/sweep/misc/a.cpp:1: module sweep/misc is not in docs/architecture.md']),
     ('private dependency in a public header',
      {'core/include/schedlab/ir/ir.h': '#pragma once\n#include <yaml-cpp/yaml.h>\n'}, '', 1,
      ['core/include/schedlab/ir/ir.h:2: a public header includes #include <yaml-cpp/yaml.h>']),

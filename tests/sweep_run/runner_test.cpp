@@ -13,7 +13,7 @@
 #include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/runtime/cpu_backend.h"
-#include "schedlab/sweep/runner.h"
+#include "schedlab/sweep/run/runner.h"
 #include "schedlab/sweep/spec/spec.h"
 #include "test_support.h"
 

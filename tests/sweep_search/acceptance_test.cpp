@@ -48,7 +48,7 @@
 #include "predicted_table.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/sweep/pipeline/pipeline.h"
-#include "schedlab/sweep/runner.h"
+#include "schedlab/sweep/run/runner.h"
 #include "schedlab/sweep/spec/spec.h"
 #include "schedlab/sweep/search/strategy.h"
 #include "test_support.h"

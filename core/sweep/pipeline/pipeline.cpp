@@ -176,19 +176,9 @@ int64_t io_bytes(const ir::Fusion& f, const ir::SizeBindings& sizes) {
   return bytes;
 }
 
-std::vector<std::pair<std::string, int64_t>> ordered_sizes(const ir::SizeBindings& sizes,
-                                                           const std::vector<std::string>& names) {
-  std::vector<std::pair<std::string, int64_t>> out;
-  for (const std::string& n : names)
-    if (auto it = sizes.find(n); it != sizes.end()) out.emplace_back(n, it->second);
-  for (const auto& [k, v] : sizes)
-    if (std::find(names.begin(), names.end(), k) == names.end()) out.emplace_back(k, v);
-  return out;
-}
-
 std::string sizes_str(const ir::Fusion& f, const ir::SizeBindings& sizes) {
   std::string bound;
-  for (const auto& [k, v] : ordered_sizes(sizes, f.size_symbols()))
+  for (const auto& [k, v] : ir::ordered_sizes(sizes, f.size_symbols()))
     bound += fmt::format("{}{}={}", bound.empty() ? "" : ", ", k, v);
   return bound.empty() ? "(none)" : bound;
 }

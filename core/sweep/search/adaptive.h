@@ -1,6 +1,6 @@
 // What the adaptive strategies (halving, evolution, model) share: a
 // search's space seen as index vectors, its pool of admissible points, and
-// the best-so-far bookkeeping of observe(). Internal to core/sweep.
+// the best-so-far bookkeeping of observe(). Internal to core/sweep/search.
 //
 // A point is its odometer index in the scheduler's space (space.h); a
 // strategy works on indices and hands out Configs, and observe() maps a

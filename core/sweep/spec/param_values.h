@@ -1,6 +1,6 @@
 // Sweep values checked against what a scheduler accepts: a plugin's
 // parameter schema, or a schedule script's placeholders (integers). Private
-// to core/sweep.
+// to core/sweep/spec.
 //
 // Needs: the sweep's YamlReader for positions. Guarantees: every Value
 // returned is in the parameter's domain (range, choices, kind), every

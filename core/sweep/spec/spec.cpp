@@ -6,7 +6,6 @@
 // (settings, admits) is in scheduler.cpp.
 #include "schedlab/sweep/spec/spec.h"
 
-#include "schedlab/sweep/pipeline/pipeline.h"
 #include "spec_loader.h"
 
 namespace schedlab::sweep {
@@ -22,7 +21,7 @@ std::string join(const std::vector<std::string>& v) {
 /// "N=8, K=4096" in the fusion's declaration order.
 std::string sizes_str(const FusionSpec& f, const ir::SizeBindings& sizes) {
   std::string r;
-  for (const auto& [k, v] : ordered_sizes(sizes, f.size_names))
+  for (const auto& [k, v] : ir::ordered_sizes(sizes, f.size_names))
     r += (r.empty() ? "" : ", ") + k + "=" + std::to_string(v);
   return r;
 }

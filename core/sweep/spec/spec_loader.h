@@ -1,6 +1,6 @@
 // The sweep file's loader, one class over the file being read (spec.cpp:
 // the document, fusions, strategy, validation and measure; spec_schedulers.cpp:
-// the schedulers, their spaces and constraints). Internal to core/sweep: the
+// the schedulers, their spaces and constraints). Internal to core/sweep/spec: the
 // public interface is schedlab/sweep/spec/spec.h.
 #pragma once
 

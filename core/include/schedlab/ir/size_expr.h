@@ -11,12 +11,19 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace schedlab::ir {
 
 /// Concrete values for named sizes, e.g. {N: 4, K: 8}.
 using SizeBindings = std::map<std::string, int64_t>;
+
+/// `sizes` in the order of `names` (a fusion's size_symbols(): the order
+/// its inputs declare them), then any other bound names by name. SizeBindings
+/// is a std::map, sorted by name; what users read follows the fusion.
+std::vector<std::pair<std::string, int64_t>> ordered_sizes(const SizeBindings& sizes,
+                                                           const std::vector<std::string>& names);
 
 class SizeExpr {
  public:

@@ -161,11 +161,6 @@ runtime::SanitizedRun sanitize_kernel(runtime::Backend& backend,
 /// output written once, under `sizes` (the numerator of GB/s).
 int64_t io_bytes(const ir::Fusion& f, const ir::SizeBindings& sizes);
 
-/// `sizes` in the order of `names` (a fusion's size_symbols(): the order
-/// its inputs declare them), then any other bound names by name. SizeBindings
-/// is a std::map, sorted by name; what users read follows the fusion.
-std::vector<std::pair<std::string, int64_t>> ordered_sizes(const ir::SizeBindings& sizes,
-                                                           const std::vector<std::string>& names);
 /// "N=4, K=8" in f's declaration order, or "(none)".
 std::string sizes_str(const ir::Fusion& f, const ir::SizeBindings& sizes);
 /// "K=8, N=4" by name, or "(none)" (when no fusion is at hand).

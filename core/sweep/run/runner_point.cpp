@@ -1,5 +1,5 @@
 // A sweep point's identity and its run through core/point (the sweep runner,
-// schedlab/sweep/runner.h; the class is in sweep_run.h).
+// schedlab/sweep/run/runner.h; the class is in sweep_run.h).
 #include <fmt/core.h>
 
 #include <filesystem>
@@ -93,7 +93,7 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
   r.sweep_hash = sweep_hash_;
   r.host = host_;
   r.fusion = f.name;
-  r.sizes = ordered_sizes(f.sizes[p.sizes], f.size_names);
+  r.sizes = ir::ordered_sizes(f.sizes[p.sizes], f.size_names);
   r.scheduler = sched.name;
   r.device = device_;
   r.baseline = spec_.baseline;

@@ -2,7 +2,7 @@
 // the plugins and the records; runner_point.cpp: a point's identity and its
 // run through core/point; runner_isolate.cpp: --isolate's worker and host
 // sides; runner_measure.cpp: phase 2's timing and Google Benchmark's
-// report). Internal to core/sweep: the public interface is runner.h.
+// report). Internal to core/sweep/run: the public interface is run/runner.h.
 //
 // Two phases. Phase 1 runs each point's schedule, lower, codegen, compile and
 // validation (one point::Point per point) on a pool of threads (compiles
@@ -26,7 +26,7 @@
 #include "schedlab/isolate/isolate.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/point/point.h"
-#include "schedlab/sweep/runner.h"
+#include "schedlab/sweep/run/runner.h"
 #include "schedlab/sweep/tuned/tuned.h"
 
 namespace schedlab::sweep::detail {

@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "schedlab/sweep/measure.h"
-#include "schedlab/sweep/pipeline.h"
+#include "schedlab/sweep/run/measure.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 #include "sweep_run.h"
 
 namespace schedlab::sweep::detail {

@@ -1,11 +1,11 @@
-// The sweep runner: see schedlab/sweep/runner.h. SweepRun (sweep_run.h) is
+// The sweep runner: see schedlab/sweep/run/runner.h. SweepRun (sweep_run.h) is
 // split by role: here the rounds, the plugins and the records; a point's
 // identity and its run through core/point in runner_point.cpp; --isolate's
 // worker and host sides in runner_isolate.cpp; phase 2's timing in
 // runner_measure.cpp.
 // Timing itself is in measure.cpp, the pipeline steps in pipeline.cpp and
 // their order in core/point.
-#include "schedlab/sweep/runner.h"
+#include "schedlab/sweep/run/runner.h"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
