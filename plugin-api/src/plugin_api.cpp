@@ -10,3 +10,9 @@
 #include "schedlab/plugin_api/registration_impl.hpp"
 #include "schedlab/plugin_api/segment_impl.hpp"
 #include "schedlab/plugin_api/tensor_impl.hpp"
+
+// What the headers declare `extern template` for plugins built this way.
+template class std::vector<schedlab::plugin_api::ParallelType>;
+template class std::vector<schedlab::plugin_api::LoopTransform>;
+template class std::vector<schedlab::plugin_api::TensorView>;
+template class std::vector<schedlab::plugin_api::Param>;

@@ -94,4 +94,9 @@ struct Verdict {
 
 #ifndef SCHEDLAB_PLUGIN_API_SEPARATE
 #include "schedlab/plugin_api/params_impl.hpp"
+#else
+// The vectors of API types a plugin passes and receives, instantiated once
+// in plugin_api_impl (plugin-api/src/plugin_api.cpp): a quick plugin build
+// (watch) does not compile them again.
+extern template class std::vector<schedlab::plugin_api::Param>;
 #endif

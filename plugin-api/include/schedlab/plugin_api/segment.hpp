@@ -86,4 +86,10 @@ class Segment {
 
 #ifndef SCHEDLAB_PLUGIN_API_SEPARATE
 #include "schedlab/plugin_api/segment_impl.hpp"
+#else
+// The vectors of API types a plugin passes and receives, instantiated once
+// in plugin_api_impl (plugin-api/src/plugin_api.cpp): a quick plugin build
+// (watch) does not compile them again.
+extern template class std::vector<schedlab::plugin_api::ParallelType>;
+extern template class std::vector<schedlab::plugin_api::LoopTransform>;
 #endif

@@ -115,4 +115,9 @@ std::vector<SchedlabTensor*> handles(const std::vector<TensorView>& tvs);
 
 #ifndef SCHEDLAB_PLUGIN_API_SEPARATE
 #include "schedlab/plugin_api/tensor_impl.hpp"
+#else
+// The vectors of API types a plugin passes and receives, instantiated once
+// in plugin_api_impl (plugin-api/src/plugin_api.cpp): a quick plugin build
+// (watch) does not compile them again.
+extern template class std::vector<schedlab::plugin_api::TensorView>;
 #endif
