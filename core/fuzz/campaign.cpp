@@ -7,6 +7,7 @@
 // once. isolate is built for that (a pidfd per call; the children make their
 // own CPU backend, the plugins were loaded before the first fork).
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <atomic>
 #include <filesystem>
@@ -200,9 +201,10 @@ Summary run_campaign(const CampaignOptions& o) {
   }
   std::filesystem::create_directories(o.keep_dir);
   write_text(std::filesystem::path(o.keep_dir) / "README.md",
-             fmt::format("# schedlab fuzz --seed {} --cases {}: minimised failures\n\n"
+             fmt::format("# schedlab fuzz --seed {} --cases {}{}: minimised failures\n\n"
                          "Run each command from this directory.\n\n",
-                         o.seed, n));
+                         o.seed, o.cases,
+                         o.only.empty() ? "" : fmt::format(" --only {}", fmt::join(o.only, ","))));
   std::vector<Failure> minimised(failures.size());
   parallel_for(failures.size(), o.jobs, [&](uint64_t k) {
     const Failure& f = failures[k];
