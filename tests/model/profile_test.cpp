@@ -221,10 +221,11 @@ TEST(Profile, EveryStandardFusionIsPredictedAboveAnEmptyKernel) {
   const double floor = model::empty_kernel_s(h200()) + h200().dram_latency_ns * 1e-9;
   int profiled = 0;
   for (const std::string& path : paths)
-    for (const std::string& name : sweep::builtin_plugin_order()) {
+    for (const auto& plugin : sweep::builtin_candidates(registry, nullptr)) {
+      const std::string& name = plugin->name();
       sweep::BoundFusion bf = sweep::bind_fusion(path, {}, {});
-      sweep::PluginRun run = sweep::schedule_with_plugin(*registry.get(name), bf,
-                                                         model::device_properties(h200()), {});
+      sweep::PluginRun run =
+          sweep::schedule_with_plugin(*plugin, bf, model::device_properties(h200()), {});
       if (!run.accepted) continue;
       const schedlab::ir::Fusion& f = *bf.def.fusion;
       model::ProfileOptions o;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "schedlab/plugin/host.h"
+#include "schedlab/plugin/registry.h"
 #include "schedlab/plugin/transform_log.h"
 #include "schedlab/runtime/executor.h"
 #include "schedlab/sweep/pipeline/pipeline.h"
@@ -45,11 +46,12 @@ std::string kernel_of(const ir::Fusion& f, const ir::SizeBindings& sizes) {
 TEST(TransformLog, EveryBuiltinScheduleReplaysToTheSameKernel) {
   int replayed = 0;
   for (const std::string& path : standard_fusions()) {
-    for (const std::string& name : sweep::builtin_plugin_order()) {
+    static Registry registry({BUILTIN_PLUGIN_DIR});
+    for (const auto& plugin : sweep::builtin_candidates(registry, nullptr)) {
       sweep::BoundFusion bf = sweep::bind_fusion(path, {}, {});
-      sweep::PluginRun run = sweep::schedule_with_plugin(*builtin(name), bf, std::nullopt, {});
+      sweep::PluginRun run = sweep::schedule_with_plugin(*plugin, bf, std::nullopt, {});
       if (!run.accepted) continue;
-      SCOPED_TRACE(name + " on " + path);
+      SCOPED_TRACE(plugin->name() + " on " + path);
       const TransformLog back = parse_log(serialize(run.transforms), "test");
       ASSERT_EQ(serialize(back), serialize(run.transforms));
       sweep::BoundFusion fresh = sweep::bind_fusion(path, {}, {});

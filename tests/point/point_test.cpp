@@ -186,5 +186,21 @@ TEST_F(PointAcceptance, ExecRunAndFuzzReachTheKernelThroughTheSamePoint) {
   EXPECT_EQ(std::strtod(ratio_line.c_str() + 6, nullptr), exec.max_ratio) << payload;
 }
 
+// `auto`'s candidates come from the plugins' own priorities, the most
+// specific first, with no plugin named in core: the general autosched
+// (priority 0) and script (never offered) are not among them. Asked again,
+// as every point asks, the registry loads nothing twice.
+TEST(AutoCandidates, TheBuiltinsInTheOrderTheyDeclare) {
+  plugin::Registry registry({std::string(SCHEDLAB_BINARY_DIR) + "/plugins"});
+  std::vector<std::string> reasons;
+  const auto candidates = sweep::builtin_candidates(registry, &reasons);
+  std::vector<std::string> names;
+  for (const auto& p : candidates) names.push_back(p->name() + " " + std::to_string(p->priority()));
+  EXPECT_EQ(names, (std::vector<std::string>{"normalization 40", "reduction 30", "transpose 20",
+                                             "pointwise 10"}));
+  EXPECT_EQ(sweep::builtin_candidates(registry, &reasons), candidates);  // the same instances
+  EXPECT_TRUE(reasons.empty()) << reasons.front();
+}
+
 }  // namespace
 }  // namespace schedlab

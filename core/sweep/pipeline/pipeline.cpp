@@ -26,6 +26,16 @@ plugin::HostSegment host_segment(ir::Fusion& f, const ir::SizeBindings& sizes,
   if (device) seg.device = *device;
   return seg;
 }
+
+/// Every plugin on `registry`'s search path (loaded once, however often
+/// asked: Registry::add_directory), in priority order; each file that fails
+/// to load adds its message to *errors.
+std::vector<std::shared_ptr<const plugin::Plugin>> plugins_on_path(
+    plugin::Registry& registry, std::vector<std::string>* errors) {
+  std::vector<std::string> e = registry.add_search_path();
+  if (errors) errors->insert(errors->end(), e.begin(), e.end());
+  return registry.by_priority();
+}
 }  // namespace
 
 BoundFusion bind_fusion(const std::string& name_or_path, const std::vector<std::string>& dirs,
@@ -79,25 +89,12 @@ PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
   return schedule_fusion_with_plugin(p, *bf.def.fusion, bf.sizes, device, settings, tuned);
 }
 
-const std::vector<std::string>& builtin_plugin_order() {
-  static const std::vector<std::string> order = {"normalization", "reduction", "transpose",
-                                                 "pointwise"};
-  return order;
-}
-
 std::vector<std::shared_ptr<const plugin::Plugin>> builtin_candidates(
     plugin::Registry& registry, std::vector<std::string>* reasons) {
-  std::vector<std::shared_ptr<const plugin::Plugin>> installed;
-  for (const std::string& name : builtin_plugin_order()) {
-    try {
-      installed.push_back(registry.get(name));
-    } catch (const plugin::LoadFault& e) {  // loading isolated: it failed in its child
-      if (reasons) reasons->push_back(name + ": " + e.what());
-    } catch (const UserError&) {
-      if (reasons) reasons->push_back(name + ": not installed");
-    }
-  }
-  return installed;
+  std::vector<std::shared_ptr<const plugin::Plugin>> r;
+  for (const auto& p : plugins_on_path(registry, reasons))
+    if (p->offered_by_auto()) r.push_back(p);
+  return r;
 }
 
 std::shared_ptr<const plugin::Plugin> pick_builtin(
@@ -240,11 +237,10 @@ std::vector<std::shared_ptr<const plugin::Plugin>> segmenter_plugins(
     for (const std::string& name : only) r.push_back(registry.get(name));
     return r;
   }
-  std::vector<std::string> errors = registry.add_search_path();
-  if (load_errors) *load_errors = std::move(errors);
+  if (load_errors) load_errors->clear();
   // Each plugin's own priority decides (the most specific first; see the
   // header); one that never volunteers (`script`) is never offered a segment.
-  for (const auto& p : registry.by_priority())
+  for (const auto& p : plugins_on_path(registry, load_errors))
     if (p->volunteers()) r.push_back(p);
   return r;
 }

@@ -82,22 +82,23 @@ PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
                                const std::vector<std::string>& settings,
                                const plugin::TunedOffer* tuned = nullptr);
 
-/// The built-in plugins in the order they are offered a fusion when no
-/// plugin is named (the `auto` scheduler of a sweep): the most specific
-/// first, so that a persistent normalization is not scheduled as a plain
-/// reduction, nor a transpose as a plain pointwise fusion. `script` never
-/// volunteers.
-const std::vector<std::string>& builtin_plugin_order();
-
-/// The first plugin of builtin_plugin_order() in `registry` that accepts the
-/// whole of `bf`, or null; `reasons` gets "name: reason" for each that did
-/// not (and for each that is not installed).
+/// The first of builtin_candidates(registry) that accepts the whole of
+/// `bf`, or null; `reasons` gets "name: reason" for each that did not (and
+/// each file on the search path that failed to load).
 std::shared_ptr<const plugin::Plugin> pick_builtin(
     plugin::Registry& registry, BoundFusion& bf,
     const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons);
-/// The built-ins of builtin_plugin_order() that `registry` has; `reasons`
-/// gets "name: not installed" for each it lacks (or, loading isolated, why
-/// it failed to load).
+/// The plugins offered a fusion when none is named (the `auto` scheduler of
+/// a sweep, exec and show): every plugin on `registry`'s search path that
+/// Plugin::offered_by_auto() (a positive priority), in priority order
+/// (Registry::by_priority), so the most specific comes first and no plugin
+/// is named here. The built-ins declare normalization 40, reduction 30,
+/// transpose 20, pointwise 10: a persistent normalization is not scheduled
+/// as a plain reduction, nor a transpose as a plain pointwise fusion;
+/// autosched (0) and script (never offered) are not candidates. `reasons`
+/// gets the message of each file on the path that failed to load (loading
+/// isolated: why it failed in its child). The path is loaded once per
+/// registry, so calling this for every point costs a directory listing.
 std::vector<std::shared_ptr<const plugin::Plugin>> builtin_candidates(
     plugin::Registry& registry, std::vector<std::string>* reasons);
 /// The first of `candidates` whose can_schedule (at its defaults) accepts the
