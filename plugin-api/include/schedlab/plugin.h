@@ -284,15 +284,12 @@ typedef struct SchedlabAxisInfo {
 } SchedlabAxisInfo;
 
 /** The device a segment is scheduled for (out-struct of device_properties).
- * is_model == 1 when the figures come from a device model
- * (configs/devices/<name>.yaml) rather than from a GPU's driver: on the CPU
- * backend, and for the device `schedlab show --stage profile --device NAME`
- * names. On the CPU backend they describe a documented model
- * device, "schedlab-model-sm90", shaped like an H100 SXM: sm_90, 132 SMs,
- * warp 32, 1024 threads per block, 2048 per SM, 64 Ki registers per block and
- * per SM, 48 KiB shared per block (227 KiB opt-in, 228 KiB per SM), 50 MiB
- * L2, 80 GiB, 3.35e12 bytes/s. A heuristic then makes the same choices for
- * the CPU run as it would for that GPU. */
+ * is_model == 1: a device model's figures (configs/devices), not a driver's:
+ * `show --stage profile --device NAME`'s, or on the CPU backend
+ * "schedlab-model-sm90", an H100 SXM: sm_90, 132 SMs, warp 32, 1024 threads
+ * per block, 2048 per SM, 64 Ki registers per block and per SM, 48 KiB shared
+ * per block (227 KiB opt-in, 228 KiB per SM), 50 MiB L2, 80 GiB, 3.35e12
+ * bytes/s: a heuristic makes the CPU run's choices as for that GPU. */
 typedef struct SchedlabDeviceProperties {
   uint32_t struct_size;
   int32_t is_model;              /**< 1: a device model (above), not a real GPU */
