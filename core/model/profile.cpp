@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <future>
 #include <nlohmann/json.hpp>
 
 #include "schedlab/base/error.h"
@@ -68,12 +69,16 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
   p.name = name;
   p.device = device.name;
   p.ideal_bytes = ideal_bytes;
-  p.resources = kernel_resources(prepared.source, device.arch, options.cache_dir);
+  // The resources (an NVRTC compile, unless cached) while the traced run
+  // counts the traffic: neither needs the other.
+  std::future<KernelResources> resources = std::async(std::launch::async, [&] {
+    return kernel_resources(prepared.source, device.arch, options.cache_dir);
+  });
   p.dims = runtime::launch_dims(prepared.kernel, sizes);
-  p.occupancy = occupancy(device, p.resources.registers, p.resources.static_shared_bytes, p.dims);
-
   const runtime::LaunchDims sample = sampled_dims(p.dims, options.max_blocks);
   p.traffic = trace_traffic(cpu, prepared, fusion, sizes, device, sample, options.seed, name);
+  p.resources = resources.get();
+  p.occupancy = occupancy(device, p.resources.registers, p.resources.static_shared_bytes, p.dims);
   p.sampled_blocks = p.traffic.blocks;
   internal_assert(p.sampled_blocks > 0) << "profile of '" << name << "': no block was traced";
   p.scale = double(p.occupancy.grid_blocks) / double(p.sampled_blocks);
