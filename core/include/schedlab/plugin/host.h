@@ -166,11 +166,11 @@ class Plugin {
   /// Whether the segmenter may offer it a segment (priority() >= 0): false
   /// for a plugin that cannot volunteer (`script` needs a schedule text).
   bool volunteers() const { return priority_ >= 0; }
-  /// Whether `auto` (no plugin named: a sweep's `auto` scheduler, exec and
-  /// show) offers it a whole fusion (priority() > 0): a heuristic for one
-  /// kind of fusion, tried in priority order as nvFuser's segmenter tries its
-  /// schedulers. A general one left at the default, 0 (autosched, or any
-  /// plugin of an ABI before 1.6), is offered only the segmenter's pieces.
+  /// Whether a sweep's `auto` scheduler offers it a whole fusion
+  /// (priority() > 0): a heuristic for one kind of fusion, tried in priority
+  /// order as nvFuser's segmenter tries its schedulers. A general one left at
+  /// the default, 0 (autosched, or any plugin of an ABI before 1.6), is
+  /// offered only the segmenter's pieces.
   bool offered_by_auto() const { return priority_ > 0; }
   /// The file it was loaded from (not the shadow copy).
   const std::string& path() const { return path_; }

@@ -88,17 +88,17 @@ PluginRun schedule_with_plugin(const plugin::Plugin& p, BoundFusion& bf,
 std::shared_ptr<const plugin::Plugin> pick_builtin(
     plugin::Registry& registry, BoundFusion& bf,
     const std::optional<runtime::DeviceProperties>& device, std::vector<std::string>* reasons);
-/// The plugins offered a fusion when none is named (the `auto` scheduler of
-/// a sweep, exec and show): every plugin on `registry`'s search path that
-/// Plugin::offered_by_auto() (a positive priority), in priority order
-/// (Registry::by_priority), so the most specific comes first and no plugin
-/// is named here. The built-ins declare normalization 40, reduction 30,
-/// transpose 20, pointwise 10: a persistent normalization is not scheduled
-/// as a plain reduction, nor a transpose as a plain pointwise fusion;
-/// autosched (0) and script (never offered) are not candidates. `reasons`
-/// gets the message of each file on the path that failed to load (loading
-/// isolated: why it failed in its child). The path is loaded once per
-/// registry, so calling this for every point costs a directory listing.
+/// The plugins a sweep's `auto` scheduler offers the whole fusion to: every
+/// plugin on `registry`'s search path that Plugin::offered_by_auto() (a
+/// positive priority), in priority order (Registry::by_priority), so the
+/// most specific comes first and no plugin is named here. The built-ins
+/// declare normalization 40, reduction 30, transpose 20, pointwise 10: a
+/// persistent normalization is not scheduled as a plain reduction, nor a
+/// transpose as a plain pointwise fusion; autosched (0) and script (never
+/// offered) are not candidates. `reasons` gets the message of each file on
+/// the path that failed to load (loading isolated: why it failed in its
+/// child). The path is loaded once per registry, so calling this for every
+/// point costs a directory listing.
 std::vector<std::shared_ptr<const plugin::Plugin>> builtin_candidates(
     plugin::Registry& registry, std::vector<std::string>* reasons);
 /// The first of `candidates` whose can_schedule (at its defaults) accepts the
