@@ -10,6 +10,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/spec/spec.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spec/spec_schedulers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spec/scheduler.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/spec/draw.cpp
   # search: the strategies and the expansion of a sweep into points
   ${CMAKE_CURRENT_LIST_DIR}/search/search_strategy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/search/strategy.cpp

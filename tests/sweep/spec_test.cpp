@@ -357,6 +357,14 @@ schedulers:
     distinct.insert(p.config.str());
   }
   EXPECT_EQ(distinct.size(), 20u);
+  // Too large to scan: the load-time check asks the spec's draw (what random
+  // would propose) for a point that passes the constraints.
+  std::string none = space;
+  none.replace(none.find("block % 32 == 0"), 15, "block > 2000");
+  EXPECT_THAT(test_support::user_error_of(
+                  [&] { load_text(none + "strategy: {method: random, n: 20, seed: 3}\n"); }),
+              testing::HasSubstr("no point of the space of scheduler 'big' (" +
+                                 std::to_string(16 * 993 * 201) + " points) satisfies them"));
 }
 
 TEST(SweepSpec, ReadingAMissingFileIsAUserError) {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "schedlab/sweep/spec/draw.h"
+
 namespace schedlab::sweep {
 
 size_t SearchFamily::join(const SearchProblem& problem) {
@@ -77,23 +79,8 @@ void Membership::observe(uint64_t index, std::optional<double> value, const Outc
                     0});
 }
 
-namespace {
-
-/// FNV-1a: a stable hash (std::hash may differ between runs and libraries).
-uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-}  // namespace
-
 uint64_t search_seed(const StrategySpec& spec, const SearchProblem& p) {
-  // "K=8,N=2", by name: what the random strategy has always hashed, so that
-  // a sweep draws the same points as before.
-  std::string sizes;
-  for (const auto& [k, v] : *p.sizes)
-    sizes += (sizes.empty() ? "" : ",") + k + "=" + std::to_string(v);
-  return spec.seed ^ fnv1a(p.scheduler->name + '\0' + p.fusion->name + '\0' + sizes);
+  return sweep::search_seed(spec.seed, p.scheduler->name, p.fusion->name, *p.sizes);
 }
 
 SpaceView::SpaceView(const SearchProblem& problem, std::mt19937_64& rng, size_t pool_limit)

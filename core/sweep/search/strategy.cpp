@@ -7,6 +7,7 @@
 #include <set>
 
 #include "adaptive.h"
+#include "schedlab/sweep/spec/draw.h"
 
 namespace schedlab::sweep {
 
@@ -22,41 +23,10 @@ class FixedList : public SearchStrategy {
   std::vector<Config> configs_;
 };
 
-/// `n` distinct admissible points, uniformly without replacement, returned in
-/// space order. The draw is a partial Fisher-Yates shuffle over a 64-bit
-/// Mersenne Twister (whose output the standard fixes, unlike its
-/// distributions), so the first k draws do not depend on n: a larger n only
-/// adds points. Each search seeds with the sweep's seed mixed with a hash of
-/// (scheduler, fusion, sizes), so different searches draw independently.
+/// The random strategy's points: the spec's draw (sweep/spec/draw.h) with
+/// this search's seed and the strategy's budget.
 std::vector<Config> draw_random(const StrategySpec& spec, const SearchProblem& p) {
-  const SchedulerSpec& s = *p.scheduler;
-  std::mt19937_64 rng(detail::search_seed(spec, p));
-  auto below = [&](uint64_t bound) { return rng() % bound; };  // bias < bound / 2^64
-  std::vector<uint64_t> chosen;
-  const uint64_t size = s.space.size();
-  if (size <= kMaxGridPoints) {
-    std::vector<uint64_t> admissible;
-    for (uint64_t i = 0; i < size; ++i)
-      if (s.admits(s.space.point(i), *p.sizes)) admissible.push_back(i);
-    uint64_t n = std::min<uint64_t>(spec.budget, admissible.size());
-    for (uint64_t k = 0; k < n; ++k) {
-      std::swap(admissible[k], admissible[k + below(admissible.size() - k)]);
-      chosen.push_back(admissible[k]);
-    }
-  } else {
-    // Too large to list: rejection sampling by index, with a bounded number
-    // of tries, so a space the constraints make sparse yields fewer points.
-    std::set<uint64_t> seen;
-    uint64_t tries = std::max<uint64_t>(1000, 100 * spec.budget);
-    for (uint64_t t = 0; t < tries && chosen.size() < spec.budget; ++t) {
-      uint64_t i = below(size);
-      if (seen.insert(i).second && s.admits(s.space.point(i), *p.sizes)) chosen.push_back(i);
-    }
-  }
-  std::sort(chosen.begin(), chosen.end());
-  std::vector<Config> r;
-  for (uint64_t i : chosen) r.push_back(s.space.point(i));
-  return r;
+  return draw_admissible(*p.scheduler, *p.sizes, detail::search_seed(spec, p), spec.budget);
 }
 
 }  // namespace

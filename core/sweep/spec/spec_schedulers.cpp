@@ -2,7 +2,7 @@
 // with its fixed settings, space and constraints checked against the
 // plugin's schema or the script's placeholders, and every space checked to
 // leave a point at every size.
-#include "schedlab/sweep/search/strategy.h"
+#include "schedlab/sweep/spec/draw.h"
 #include "spec_loader.h"
 
 namespace schedlab::sweep::detail {
@@ -221,7 +221,8 @@ void Loader::check_spaces() {
           for (uint64_t i = 0; i < s.space.size(); ++i)
             any = s.admits(s.space.point(i), sizes) || any;
         } else {  // random over a space too large to scan: what it draws
-          any = !make_strategy(spec_.strategy, {&s, &f, &sizes})->propose().empty();
+          const uint64_t seed = sweep::search_seed(spec_.strategy.seed, s.name, f.name, sizes);
+          any = !draw_admissible(s, sizes, seed, spec_.strategy.budget).empty();
         }
         if (!any)
           user_error_at(s.space_loc)
