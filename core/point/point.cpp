@@ -39,6 +39,7 @@ std::string describe(const SchedulerRef& ref) {
           [](const SegmenterRef&) { return std::string("segmenter"); },
           [](const AutoRef&) { return std::string("auto"); },
           [](const UnscheduledRef&) { return std::string("unscheduled"); },
+          [](const ManualRef& m) { return "manual " + m.by; },
       },
       ref);
 }
@@ -189,6 +190,7 @@ void Point::schedule() {
             result_.reject_reason = "no built-in plugin takes it: " + why;
           },
           [](const UnscheduledRef&) {},
+          [](const ManualRef&) {},
       },
       ref_);
 }

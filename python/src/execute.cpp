@@ -156,7 +156,7 @@ runtime::Backend& backend(const std::string& kind) {
 /// What one run is given.
 struct RunSpec {
   const char* what;                          ///< the Python method, for errors
-  point::SchedulerRef scheduler;             ///< UnscheduledRef: the user's schedule
+  point::SchedulerRef scheduler;             ///< ManualRef: the user's schedule
   bool user_schedule = false;                ///< lend the definition's scheduled fusion
   std::optional<py::sequence> inputs;        ///< NumPy inputs; none: generated
   ir::SizeBindings sizes;                    ///< for generated inputs
@@ -276,7 +276,7 @@ std::string lowered(Definition& d, const std::optional<std::map<std::string, int
   ir::SizeBindings bound = sizes_arg(sizes);
   if (!sizes)
     for (const std::string& s : d.fusion().size_symbols()) bound[s] = 1;
-  point::Result r = run(d, {"print_kernel", point::UnscheduledRef{}, true, std::nullopt, bound,
+  point::Result r = run(d, {"print_kernel", point::ManualRef{"python"}, true, std::nullopt, bound,
                             point::Stage::Lower, {}, {}, "cpu", k});
   std::string text;
   for (const sweep::SegmentKernel& kernel : r.kernels) text += print(kernel.prepared.kernel);
@@ -295,7 +295,7 @@ void bind_execute(py::module_&, DefinitionClass& fd) {
   fd.def(
         "manual_execute",
         [](const DefinitionPtr& d, const py::sequence& inputs, const std::string& device) {
-          return outputs(run(*d, {"manual_execute", point::UnscheduledRef{}, true, inputs, {},
+          return outputs(run(*d, {"manual_execute", point::ManualRef{"python"}, true, inputs, {},
                                   point::Stage::Run, {}, {}, device, {}}));
         },
         py::arg("inputs"), py::arg("device") = "auto",
@@ -308,7 +308,7 @@ void bind_execute(py::module_&, DefinitionClass& fd) {
              const std::string& device) {
             std::optional<ref::Tolerance> tol;
             if (reference_outputs) tol = ref::Tolerance::user(rtol, atol);
-            return outputs(run(*d, {"manual_validate", point::UnscheduledRef{}, true, inputs,
+            return outputs(run(*d, {"manual_validate", point::ManualRef{"python"}, true, inputs,
                                     sizes_arg(sizes), point::Stage::Validate, tol,
                                     reference_outputs, device, {}}));
           },
@@ -348,7 +348,7 @@ void bind_execute(py::module_&, DefinitionClass& fd) {
             const model::DeviceModel dm = guarded(ErrorKind::Error, {"profile"}, [&] {
               return model::load_device(device, device_dirs());
             });
-            point::Result r = run(*d, {"profile", point::UnscheduledRef{}, true, std::nullopt,
+            point::Result r = run(*d, {"profile", point::ManualRef{"python"}, true, std::nullopt,
                                        sizes_arg(sizes), point::Stage::Profile, {}, {}, "cpu",
                                        {}, &dm});
             return py::module_::import("json").attr("loads")(model::profiles_json(r.profiles));

@@ -1,6 +1,7 @@
 """execute / validate (the segmenter and the built-in plugins, on a copy of
 the fusion), load_fusion, and the printers, on the standard fusions."""
 import glob
+import json
 import os
 
 import numpy as np
@@ -160,3 +161,18 @@ def test_schedule_with_an_unknown_parameter():
         schedlab.schedule.schedule(fd, "normalization", [a], {"nosuchparam": 1})
     # Nothing was applied; the definition is usable.
     assert "blockIdx" not in fd.fusion.print_kernel()
+
+
+def test_the_point_trace_names_a_hand_schedule(tmp_path, monkeypatch):
+    # A hand schedule reaches the kernel through core/point, as every other
+    # does (docs/point.md): from Lower on, under the name "manual python".
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("SCHEDLAB_POINT_TRACE", str(trace))
+    fd = schedlab.load_fusion("row_sum")
+    x = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)
+    (s,) = fd.manual_execute([x])
+    np.testing.assert_allclose(s, x.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-6)
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert {e["scheduler"] for e in events} == {"manual python"}
+    ends = [e["stage"] for e in events if e["event"] == "end"]
+    assert ends[0] == "lower" and "schedule" not in ends and "run" in ends

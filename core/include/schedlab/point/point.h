@@ -76,11 +76,19 @@ struct AutoRef {
 };
 /// No schedule: one serial kernel (`exec --unscheduled`).
 struct UnscheduledRef {};
+/// A schedule the caller applied to the fusion in place before the point
+/// (the Python module's hand schedules, `by` "python"): its point starts at
+/// Lower; Schedule does nothing.
+struct ManualRef {
+  std::string by;
+};
 
-using SchedulerRef = std::variant<PluginRef, ScriptRef, SegmenterRef, AutoRef, UnscheduledRef>;
+using SchedulerRef =
+    std::variant<PluginRef, ScriptRef, SegmenterRef, AutoRef, UnscheduledRef, ManualRef>;
 
 /// "plugin normalization", "script softmax.sched", "segmenter", "auto",
-/// "unscheduled": the trace's and diagnostics' name of a reference.
+/// "unscheduled", "manual python": the trace's and diagnostics' name of a
+/// reference.
 std::string describe(const SchedulerRef& ref);
 
 /// AutoRef's choice: the first candidate that accepts `bf` (sweep::
