@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "schedlab/sweep/run/bound_kernel.h"
 #include "schedlab/sweep/run/measure.h"
 #include "schedlab/sweep/pipeline/pipeline.h"
 #include "sweep_run.h"
@@ -28,17 +29,15 @@ void SweepRun::measure() {
   for (const auto& [where, members] : by_group) {
     const size_t repetitions = static_cast<size_t>(std::get<2>(where));
     const uint64_t group = groups_++;
-    std::vector<std::unique_ptr<runtime::BoundArgs>> bound;
+    std::vector<std::unique_ptr<BoundKernel>> bound;
     std::vector<size_t> timed;                       // representatives, by member
     std::map<std::pair<std::string, std::string>, size_t> first;  // (kernel, launch) -> timed index
     std::vector<size_t> timed_of(members.size());
     for (size_t k = 0; k < members.size(); ++k) {
       PointState& st = states_[members[k]];
-      auto b = std::make_unique<runtime::BoundArgs>(backend_, st.point.kernel().prepared,
-                                                    st.reference->inputs, st.point.fusion().sizes);
-      const runtime::LaunchDims& d = b->dims();
-      st.rec.launch = fmt::format("grid={}x{}x{} block={}x{}x{} smem={}", d.grid[0], d.grid[1],
-                                  d.grid[2], d.block[0], d.block[1], d.block[2], d.shared_bytes);
+      auto b = std::make_unique<BoundKernel>(backend_, st.point.kernel(), st.reference->inputs,
+                                             st.point.fusion().sizes);
+      st.rec.launch = b->launch();
       auto [it, fresh] = first.emplace(std::pair(st.rec.kernel_hash, st.rec.launch), timed.size());
       timed_of[k] = it->second;
       if (fresh) {
@@ -47,14 +46,7 @@ void SweepRun::measure() {
       }
     }
     std::vector<TimedKernel> kernels;
-    for (size_t t = 0; t < timed.size(); ++t) {
-      runtime::CompiledKernel* compiled = states_[timed[t]].point.kernel().compiled.get();
-      const runtime::BoundArgs* args = bound[t].get();
-      runtime::Backend* be = &backend_;
-      kernels.push_back(
-          {[=](int n) { be->time(*compiled, args->dims(), args->args(), n, 0); },
-           [=] { return be->time(*compiled, args->dims(), args->args(), 0, 1).seconds.at(0); }});
-    }
+    for (const std::unique_ptr<BoundKernel>& b : bound) kernels.push_back(b->timed());
     const std::vector<std::vector<double>> times =
         time_kernels(kernels, repetitions, m.warmup, m.min_time, seed_, group);
     for (size_t k = 0; k < members.size(); ++k) {

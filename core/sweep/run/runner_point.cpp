@@ -42,18 +42,6 @@ bool still_valid(const report::Record& old, const report::Record& now,
          (!profile_device || (old.prediction && old.prediction->device == profile_device->name));
 }
 
-/// The criterion a record's outputs passed, as the record stores it.
-report::Tolerance report_tolerance(const ref::Tolerance& t) {
-  report::Tolerance r;
-  if (t.is_user()) {
-    r.mode = report::Tolerance::Mode::User;
-    r.rtol = t.rtol(), r.atol = t.atol();
-  } else {
-    r.factor = t.factor(), r.floor = t.floor();
-  }
-  return r;
-}
-
 }  // namespace
 
 std::shared_ptr<const point::Reference> SweepRun::reference_of(const Point& p) {
@@ -288,7 +276,7 @@ point::Options SweepRun::point_options(size_t i, bool in_child, bool may_reuse) 
     if (e.stage == point::Stage::Validate) {
       const Validation& v = *pt.result().validation;
       r.max_abs_error = v.max_abs_error;
-      if (!v.outputs.empty()) r.tolerance = report_tolerance(v.outputs[0].tol);
+      if (!v.outputs.empty()) r.tolerance = record_tolerance(v.outputs[0].tol);
     }
     return true;
   };
@@ -382,3 +370,18 @@ void SweepRun::phase1(size_t i, isolate::Worker* worker) {
 }
 
 }  // namespace schedlab::sweep::detail
+
+namespace schedlab::sweep {
+
+report::Tolerance record_tolerance(const ref::Tolerance& t) {
+  report::Tolerance r;
+  if (t.is_user()) {
+    r.mode = report::Tolerance::Mode::User;
+    r.rtol = t.rtol(), r.atol = t.atol();
+  } else {
+    r.factor = t.factor(), r.floor = t.floor();
+  }
+  return r;
+}
+
+}  // namespace schedlab::sweep

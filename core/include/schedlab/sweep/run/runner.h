@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "schedlab/model/device.h"
+#include "schedlab/ref/compare.h"
 #include "schedlab/report/record.h"
 #include "schedlab/runtime/kernel.h"
 #include "schedlab/sweep/run/shard.h"
@@ -128,6 +129,9 @@ report::ConfigList own_choice(const SchedulerSpec& sched, const plugin::Plugin& 
 
 /// The device a backend runs on, as records name it.
 report::Device describe_device(runtime::Backend& backend);
+
+/// The criterion a point's outputs passed, as its record stores it.
+report::Tolerance record_tolerance(const ref::Tolerance& t);
 
 /// Runs every point of `spec` (or of the selected schedulers) on `backend`
 /// with plugins from `registry`.
