@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "bindings.h"
 #include "data_dirs.h"
 #include "errors.h"
@@ -85,6 +87,75 @@ std::vector<Tensor> handles(const DefinitionPtr& d, const std::vector<ir::Tensor
   std::vector<Tensor> out;
   for (ir::TensorView* t : tvs) out.push_back({d, t});
   return out;
+}
+
+// ---- print(tv): nvFuser's TensorView::toString --------------------------
+
+/// nvFuser's spelling of a dtype (data_type2string in csrc/type.cpp).
+const char* nvfuser_dtype(ir::DataType t) {
+  switch (t) {
+    case ir::DataType::Bool: return "bool";
+    case ir::DataType::I32: return "int";
+    case ir::DataType::I64: return "int64_t";
+    case ir::DataType::F16: return "__half";
+    case ir::DataType::BF16: return "__bfloat";
+    case ir::DataType::F32: return "float";
+    case ir::DataType::F64: return "double";
+  }
+  return "?";
+}
+
+/// An extent as nvFuser's Val::toInlineString prints it: a derived value
+/// in "( ... )", a size and a constant bare.
+std::string nvfuser_extent(const ir::SizeExpr& e) {
+  switch (e.kind()) {
+    case ir::SizeExpr::Kind::Const: return std::to_string(e.const_value());
+    case ir::SizeExpr::Kind::Symbol: return e.symbol_name();
+    case ir::SizeExpr::Kind::Mul:
+      return fmt::format("( {} * {} )", nvfuser_extent(e.lhs()), nvfuser_extent(e.rhs()));
+    case ir::SizeExpr::Kind::CeilDiv:
+      return fmt::format("( ceilDiv({}, {}) )", nvfuser_extent(e.lhs()), nvfuser_extent(e.rhs()));
+  }
+  return "?";
+}
+
+/// nvFuser's IterDomain::toString: iteration type, parallel type (a
+/// binding's CUDA index, else the loop transform: S V UR US B), number,
+/// {extent}, and "rf" on an rfactor product (a logical axis of a tensor
+/// whose logical domain is derived from its root).
+std::string nvfuser_axis(const ir::TensorView* tv, const ir::IterDomain* id) {
+  static constexpr const char* kTransform[] = {"S", "V", "UR", "US", "B"};
+  const ir::ParallelType p = id->parallel_type();
+  const std::string parallel =
+      p == ir::ParallelType::Serial ? kTransform[static_cast<int>(id->loop_transform())]
+      : p == ir::ParallelType::DIDx ? "deviceIdx.x"
+                                    : std::string(ir::cuda_index_name(p));
+  const auto& logical = tv->logical();
+  const bool rfactor_product = tv->has_root() && id->definition() &&
+                               std::find(logical.begin(), logical.end(), id) != logical.end();
+  const char iter = id->is_reduction() ? 'r' : id->is_broadcast() ? 'b' : 'i';
+  return fmt::format("{}{}{}{{{}}}{}", iter, parallel, id->id(), nvfuser_extent(id->extent()),
+                     rfactor_product ? "rf" : "");
+}
+
+/// nvFuser's TensorView::toString: T<n>_<memory>_<dtype>[loop domain],
+/// then ca_pos( n ) and produce_pos( n ) (the highest ca_pos among its
+/// producers) where nonzero.
+std::string nvfuser_tensor(const ir::TensorView* tv) {
+  static constexpr const char* kMemory[] = {"_l", "_s", "_g"};
+  std::string s = tv->str() + kMemory[static_cast<int>(tv->memory_type())] + "_" +
+                  nvfuser_dtype(tv->dtype()) + "[";
+  for (size_t i = 0; i < tv->loop().size(); ++i)
+    s += (i ? ", " : "") + nvfuser_axis(tv, tv->loop()[i]);
+  s += "]";
+  if (tv->compute_at_pos() > 0) s += fmt::format(" ca_pos( {} )", tv->compute_at_pos());
+  int produce_pos = 0;
+  if (const ir::Expr* def = tv->definition())
+    for (const ir::Val* v : def->inputs())
+      if (const auto* producer = v->as<ir::TensorView>())
+        produce_pos = std::max(produce_pos, producer->compute_at_pos());
+  if (produce_pos > 0) s += fmt::format(" produce_pos( {} )", produce_pos);
+  return s;
 }
 
 DefinitionPtr load_fusion(const std::string& name_or_path) {
@@ -185,8 +256,12 @@ void bind_definition(py::module_& m, DefinitionClass& fd, TensorClass& tv, AxisC
   m.def("load_fusion", &load_fusion, py::arg("name_or_path"),
         "A fusion file (configs/fusions/NAME.yaml, or a path) as a FusionDefinition");
 
-  tv.def("__str__", [](const Tensor& t) { return sched::print_tensor(t.tv); })
-      .def("__repr__", [](const Tensor& t) { return ir::tensor_str(t.tv); })
+  tv.def("__str__", [](const Tensor& t) { return nvfuser_tensor(t.tv); },
+         "nvFuser's TensorView::toString: T2_g_float[iS4{S0}, iS5{S1}] ca_pos( 1 )")
+      .def("__repr__", [](const Tensor& t) { return ir::tensor_str(t.tv); },
+           "schedlab's spelling, as print_math prints it: T2_g_f32[iS4{S0}, iS5{S1}]")
+      .def("print_detail", [](const Tensor& t) { return sched::print_tensor(t.tv); },
+           "Its logical and loop domains, the splits and merges between them, and its memory")
       .def_property_readonly("name", [](const Tensor& t) { return t.tv->describe(); })
       .def_property_readonly("dtype", [](const Tensor& t) { return t.tv->dtype(); })
       .def("ndim", [](const Tensor& t) { return t.tv->logical_no_reductions().size(); })
@@ -194,7 +269,9 @@ void bind_definition(py::module_& m, DefinitionClass& fd, TensorClass& tv, AxisC
            "The number of loop axes (tv.axis(i) for i below it)")
       .def("__eq__", [](const Tensor& a, const Tensor& b) { return a.tv == b.tv; })
       .def("__hash__", [](const Tensor& t) { return std::hash<const void*>()(t.tv); });
-  axis.def("__repr__", [](const Axis& a) { return a.id->str(); })
+  axis.def("__str__", [](const Axis& a) { return nvfuser_axis(a.tensor.tv, a.id); },
+           "nvFuser's IterDomain::toString: iS4{S0}, ithreadIdx.x9{4}, iV7{4}")
+      .def("__repr__", [](const Axis& a) { return a.id->str(); })
       .def("extent", [](const Axis& a) { return a.id->extent().str(); })
       .def("is_reduction", [](const Axis& a) { return a.id->is_reduction(); })
       .def("is_broadcast", [](const Axis& a) { return a.id->is_broadcast(); });

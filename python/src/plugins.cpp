@@ -16,14 +16,6 @@ namespace schedlab::python {
 
 namespace {
 
-/// The registry of the plugin search path (data_dirs.h), made once. Never
-/// destroyed, as the backends (execute.cpp): a plugin's library must not
-/// be unloaded during interpreter exit.
-plugin::Registry& registry() {
-  static auto* r = new plugin::Registry(plugin_dirs());
-  return *r;
-}
-
 /// fd's math, unscheduled, bound to the sizes of `inputs`.
 sweep::BoundFusion bound_copy(Definition& d, const py::sequence& inputs, const char* what) {
   return guarded(ErrorKind::Error, {what}, [&] {
@@ -67,6 +59,16 @@ py::dict params_dict(const plugin::Plugin& p, const plugin::ParamValues& values)
   return out;
 }
 
+}  // namespace
+
+/// The registry of the plugin search path (data_dirs.h), made once. Never
+/// destroyed, as the backends (execute.cpp): a plugin's library must not
+/// be unloaded during interpreter exit.
+plugin::Registry& process_registry() {
+  static auto* r = new plugin::Registry(plugin_dirs());
+  return *r;
+}
+
 /// A dict of parameters as --set's "key=value" settings.
 std::vector<std::string> settings_of(const py::dict& params) {
   std::vector<std::string> settings;
@@ -78,13 +80,11 @@ std::vector<std::string> settings_of(const py::dict& params) {
   return settings;
 }
 
-}  // namespace
-
 const std::vector<std::shared_ptr<const plugin::Plugin>>& segmenter_plugins() {
   static auto* plugins = [] {
     std::vector<std::string> errors;
     auto* p = new std::vector<std::shared_ptr<const plugin::Plugin>>(
-        sweep::segmenter_plugins(registry(), {}, &errors));
+        sweep::segmenter_plugins(process_registry(), {}, &errors));
     for (const std::string& e : errors) PyErr_WarnEx(PyExc_RuntimeWarning, e.c_str(), 1);
     return p;
   }();
@@ -95,7 +95,7 @@ void bind_plugins(py::module_& schedule) {
   schedule.def(
       "can_schedule",
       [](const DefinitionPtr& fd, const std::string& plugin, const py::sequence& inputs) {
-        auto p = guarded(ErrorKind::Error, {"can_schedule"}, [&] { return registry().get(plugin); });
+        auto p = guarded(ErrorKind::Error, {"can_schedule"}, [&] { return process_registry().get(plugin); });
         sweep::BoundFusion bf = bound_copy(*fd, inputs, "can_schedule");
         return accepts(p, bf, "can_schedule");
       },
@@ -117,7 +117,7 @@ void bind_plugins(py::module_& schedule) {
       "compute_heuristics",
       [](const DefinitionPtr& fd, const std::string& plugin, const py::sequence& inputs) {
         auto p = guarded(ErrorKind::Error, {"compute_heuristics"},
-                         [&] { return registry().get(plugin); });
+                         [&] { return process_registry().get(plugin); });
         // The plugin's compute_params, as schedule_with_plugin asks it, on a
         // throwaway copy (it schedules that copy too).
         sweep::BoundFusion bf = bound_copy(*fd, inputs, "compute_heuristics");
@@ -136,7 +136,7 @@ void bind_plugins(py::module_& schedule) {
       "schedule",
       [](const DefinitionPtr& fd, const std::string& plugin, const py::sequence& inputs,
          const std::optional<py::dict>& params) {
-        auto p = guarded(ErrorKind::Error, {"schedule"}, [&] { return registry().get(plugin); });
+        auto p = guarded(ErrorKind::Error, {"schedule"}, [&] { return process_registry().get(plugin); });
         fd->freeze();
         HostInputs in = host_inputs(*fd->plain, inputs, "schedule");
         // The definition's own fusion, scheduled in place (then manual_execute

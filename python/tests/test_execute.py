@@ -72,14 +72,14 @@ def test_print_math_and_kernel():
     assert "T0.size[1]" not in fixed
 
 
-def test_str_of_a_tensor_shows_its_schedule():
+def test_print_detail_of_a_tensor_shows_its_schedule():
     with schedlab.load_fusion("add") as fd:
         out = fd.outputs[0]
         out.merge(0)
         out.split(0, 64)
-    text = str(out)
+    text = out.print_detail()
     assert "Merge:" in text and "Split:" in text and "loop domain" in text
-    assert repr(out).startswith("T")
+    assert repr(out).startswith("T") and str(out).startswith("T")
 
 
 def test_can_schedule_and_find_compatible_schedulers():
