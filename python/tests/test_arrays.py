@@ -115,6 +115,8 @@ def test_dlpack_input_from_a_producer():
     np.testing.assert_allclose(out, np.exp(a) * w, rtol=1e-6)
     (again,) = fd.manual_execute([Producer(a), w])
     np.testing.assert_allclose(again, out, rtol=1e-6)
+    # Reference outputs are read through DLPack too.
+    fd.manual_validate([px, pw], [Producer(out)])
 
 
 def test_dlpack_input_on_a_device_names_the_input():

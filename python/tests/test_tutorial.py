@@ -1,8 +1,9 @@
 """nvFuser's tutorial tests (tests/python/direct/test_tutorial.py in
 NVIDIA/Fuser) with CUDA torch tensors replaced by NumPy arrays and the import
 changed to schedlab: memcpy, scheduled memcpy, reduction, reduction rfactor.
-Written from the tutorial's steps; docs/python.md says where schedlab
-differs."""
+Written from the tutorial's steps; docs/python.md ("nvFuser's tutorial")
+says where schedlab differs and which feature each of the other tutorial
+tests needs."""
 import numpy as np
 import pytest
 
@@ -35,7 +36,10 @@ def test_tutorial_memcpy_scheduled():
         tv1 = fd.ops.set(tv0)
         fd.add_output(tv1)
         tv1.merge(0, 1)
+        # print(tv1): nvFuser's format, [i0 * i1] (size names: S0, S1).
+        assert str(tv1) == "T1_g_float[iS4{( S0 * S1 )}]"
         tv1.split(0, 256)
+        assert str(tv1) == "T1_g_float[iS5{( ceilDiv(( S0 * S1 ), 256) )}, iS6{256}]"
         tv1.axis(1).parallelize(ParallelType.block_x)
         tv1.axis(0).parallelize(ParallelType.grid_x)
     kernel = fd.fusion.print_kernel()
@@ -64,6 +68,18 @@ def test_tutorial_reduction():
         ref_tv = fusion_func(fd1)
         ref_tv.axis(1).parallelize(ParallelType.grid_x)
     fd1.manual_validate([t0], [ref], rtol=1e-4, atol=1e-4)
+
+    with FusionDefinition() as fd2:
+        ref_tv = fusion_func(fd2)
+        ref_tv.axis(0).parallelize(ParallelType.block_y)
+        ref_tv.axis(1).parallelize(ParallelType.block_x)
+    # A block of 1024 x 10 threads is too large: the launch refuses it.
+    with pytest.raises(RuntimeError, match=r"10240 threads per block \(1024 x 10 x 1\); "
+                                           r"expected at most 1024"):
+        fd2.manual_validate([t0], [ref])
+    # With a smaller input, blocks of 32 x 10 threads.
+    t1 = randn(10, 32)
+    fd2.manual_validate([t1], [t1.astype(np.float64).sum(axis=1)], rtol=1e-5, atol=1e-5)
 
     with FusionDefinition() as fd3:
         ref_tv = fusion_func(fd3)
