@@ -5,6 +5,7 @@
 // call, and every run is a point::Point.
 #include <pybind11/stl.h>
 
+#include "bench.h"
 #include "bindings.h"
 #include "enums.h"
 #include "errors.h"
@@ -27,4 +28,5 @@ PYBIND11_MODULE(_schedlab, m) {
   py::module_ schedule = m.attr("schedule");
   sp::bind_plugins(schedule);
   sp::bind_execute(m, fd);
+  sp::bind_bench(m);
 }

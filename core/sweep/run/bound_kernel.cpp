@@ -6,8 +6,7 @@
 namespace schedlab::sweep {
 
 BoundKernel::BoundKernel(runtime::Backend& backend, const SegmentKernel& kernel,
-                         const std::vector<ref::HostTensor>& inputs,
-                         const ir::SizeBindings& sizes)
+                         const std::vector<ref::HostTensor>& inputs, const ir::SizeBindings& sizes)
     : backend_(backend),
       compiled_(kernel.compiled.get()),
       args_(std::make_unique<runtime::BoundArgs>(backend, kernel.prepared, inputs, sizes)) {}
