@@ -1,5 +1,6 @@
-// `schedlab plugins`: every plugin on the search path, with its ABI version
-// and parameter schema. Plugins that fail to load are listed with the reason
+// `schedlab plugins`: every plugin on the search path (and each --plugin
+// file: a .so, or a Python heuristic), with its ABI version and parameter
+// schema. Plugins that fail to load are listed with the reason
 // (exit 1).
 #include <fmt/core.h>
 
@@ -43,13 +44,22 @@ bool print_tuned(const plugin::Plugin& p, const sweep::TunedFile& t) {
   return fits;
 }
 
-int run_plugins(const std::vector<std::string>& plugin_dirs, const std::string& tuned_path) {
+int run_plugins(const std::vector<std::string>& plugin_dirs, const std::vector<std::string>& files,
+                const std::string& tuned_path) {
   std::optional<sweep::TunedFile> tuned;
   if (!tuned_path.empty()) tuned = sweep::load_tuned_file(tuned_path);
   bool fits = true;
   std::vector<std::string> dirs = plugin::plugin_search_path(plugin_dirs);
   plugin::Registry registry(dirs);
-  std::vector<std::string> errors = registry.add_search_path();
+  std::vector<std::string> errors;
+  for (const std::string& f : files) {  // --plugin: before the path, which cannot take its name
+    try {
+      registry.add(f);
+    } catch (const UserError& e) {
+      errors.push_back(e.what());
+    }
+  }
+  for (const std::string& e : registry.add_search_path()) errors.push_back(e);
   // In the order the segmenter offers them segments (ABI 1.6 priorities).
   auto plugins = registry.by_priority();
   if (plugins.empty()) {
@@ -89,14 +99,19 @@ void add_plugin_dir_option(CLI::App* cmd, std::vector<std::string>& dirs) {
 
 Command add_plugins_command(CLI::App& app) {
   auto dirs = std::make_shared<std::vector<std::string>>();
+  auto files = std::make_shared<std::vector<std::string>>();
   auto tuned = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "plugins", "List the scheduler plugins found, with their ABI version and parameters");
   add_plugin_dir_option(cmd, *dirs);
+  cmd->add_option("--plugin", *files,
+                  "A plugin file to list beside those found: a .so, or a Python heuristic "
+                  "(.py, served by the built-in `python` plugin) (repeatable)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--tuned", *tuned,
                   "A tuned file (from `schedlab tune`): list the fusions and size buckets "
                   "each plugin has tuned configurations for");
-  return {cmd, [dirs, tuned] { return run_plugins(*dirs, *tuned); }};
+  return {cmd, [dirs, files, tuned] { return run_plugins(*dirs, *files, *tuned); }};
 }
 
 }  // namespace schedlab::cli

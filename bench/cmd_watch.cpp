@@ -16,6 +16,10 @@
 // default (--no-isolate to opt out), so a crash or a hang costs one point,
 // never the loop.
 //
+// A Python heuristic (`plugin: python, file: F.py`) is watched by its file,
+// which is its binary: a save reloads it without a build, and the A/B twin
+// and rollback run the text the registry snapshotted before the save.
+//
 // Polling (every 20 ms: a few stat calls) rather than inotify: sources live anywhere, builds
 // replace files by rename, and one thread that owns every step keeps a
 // reload from racing a run.
@@ -203,22 +207,32 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
       else if (s.substr(0, eq) == name)
         w.sources.push_back(s.substr(eq + 1));
     }
-    // --source and --build win; else what the plugin's build recorded; else
-    // the CMake target of the build tree that holds the .so.
-    Watched recorded;
-    read_recorded_sources(file, recorded);
-    if (w.sources.empty()) w.sources = recorded.sources;
-    w.build = !o.build.empty() ? o.build : recorded.build;
-    if (w.build.empty()) {
-      std::string dir = cmake_build_dir(file);
-      if (!dir.empty()) w.build = fmt::format("cmake --build '{}' --target {}", dir, name);
+    // A Python heuristic is its own binary: a save reloads it, nothing builds.
+    const bool python = file.ends_with(".py");
+    if (python) {
+      w.sources.clear();
+    } else {
+      // --source and --build win; else what the plugin's build recorded; else
+      // the CMake target of the build tree that holds the .so.
+      Watched recorded;
+      read_recorded_sources(file, recorded);
+      if (w.sources.empty()) w.sources = recorded.sources;
+      w.build = !o.build.empty() ? o.build : recorded.build;
+      if (w.build.empty()) {
+        std::string dir = cmake_build_dir(file);
+        if (!dir.empty()) w.build = fmt::format("cmake --build '{}' --target {}", dir, name);
+      }
     }
     for (const std::string& s : w.sources) w.source_stamp = std::max(w.source_stamp, newest(s));
     w.binary_stamp = newest(w.binary);
-    fmt::print("watching {}: binary {}{}{}\n", name, w.binary,
-               w.sources.empty() ? "" : fmt::format(", sources {}", fmt::join(w.sources, ", ")),
-               w.build.empty() ? "" : fmt::format(", build: {}", w.build));
-    if (w.sources.empty())
+    if (python)
+      fmt::print("watching {}: Python heuristic {} (a save reloads it, no build)\n", name,
+                 w.binary);
+    else
+      fmt::print("watching {}: binary {}{}{}\n", name, w.binary,
+                 w.sources.empty() ? "" : fmt::format(", sources {}", fmt::join(w.sources, ", ")),
+                 w.build.empty() ? "" : fmt::format(", build: {}", w.build));
+    if (w.sources.empty() && !python)
       fmt::print(
           "  no sources known for {} (no {}.sources beside it: not built with "
           "schedlab_add_plugin); only a new binary is reloaded. Pass --source {}=FILE "

@@ -14,6 +14,7 @@
 
 #include "host_api.h"
 #include "library.h"
+#include "python_file.h"
 #include "schedlab/base/error.h"
 #include "schedlab/model/device.h"
 #include "schedlab/plugin.h"
@@ -101,6 +102,7 @@ Plugin::~Plugin() {
   if (remove_loaded_) {
     std::error_code ec;
     std::filesystem::remove(loaded_path_, ec);
+    if (is_python_file(loaded_path_)) remove_python_snapshot_files(loaded_path_);
   }
 }
 

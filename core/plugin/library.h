@@ -6,6 +6,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <string>
 
 #include "schedlab/plugin.h"
@@ -18,6 +19,15 @@ namespace schedlab::plugin {
 struct Plugin::Library {
   boost::dll::shared_library lib;
   SchedlabPluginInfo info{};
+  /// A private file of this mapping alone (a Python heuristic's copy of
+  /// python.so in the temp directory), removed once unmapped.
+  std::string remove_after_unload;
+  ~Library() {
+    lib.unload();
+    if (remove_after_unload.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove(remove_after_unload, ec);
+  }
 };
 
 /// "1.5" for an ABI version.

@@ -1,5 +1,6 @@
 // Loading one plugin (host.h's load_plugin, incomplete_elf): file checks,
-// Boost.DLL, ABI negotiation and schema validation. The calls into a loaded
+// Boost.DLL, ABI negotiation and schema validation; a Python heuristic file
+// through a copy of the built-in python.so (python_file.h). The calls into a loaded
 // plugin are in host.cpp.
 #include <elf.h>
 
@@ -17,6 +18,7 @@
 
 #include "host_api.h"
 #include "library.h"
+#include "python_file.h"
 #include "schedlab/base/error.h"
 #include "schedlab/plugin.h"
 #include "schedlab/plugin/host.h"
@@ -186,33 +188,45 @@ std::vector<ParamDesc> read_schema(const SchedlabPluginInfo& info, const std::st
 
 }  // namespace
 
-std::shared_ptr<const Plugin> load_plugin(const std::string& path, const std::string& shadow_path) {
+std::shared_ptr<const Plugin> load_plugin(const std::string& file, const std::string& shadow_path) {
   std::shared_ptr<Plugin> p(new Plugin());
-  p->path_ = path;
-  p->loaded_path_ = path;
-  user_assert(std::filesystem::is_regular_file(path))
-      << "plugin file '" << path << "' does not exist or is not a regular file";
-  if (!shadow_path.empty()) {
+  p->path_ = file;
+  p->loaded_path_ = file;
+  user_assert(std::filesystem::is_regular_file(file))
+      << "plugin file '" << file << "' does not exist or is not a regular file";
+  // What is mapped: the file, its shadow copy, or for a Python heuristic this
+  // load's own copy of python.so (python_file.h), bound to the file below.
+  std::string mapped = file;
+  std::optional<PythonLoad> python;
+  if (is_python_file(file)) {
+    python = prepare_python_load(file, shadow_path);
+    p->path_ = python->display;
+    p->loaded_path_ = python->snapshot;
+    p->remove_loaded_ = !shadow_path.empty();
+    mapped = python->host;
+  } else if (!shadow_path.empty()) {
     // A private copy: the original can be rewritten while this one is
     // mapped, and a new path defeats dlopen's cache of already-open paths.
     std::error_code ec;
-    std::filesystem::copy_file(path, shadow_path, std::filesystem::copy_options::overwrite_existing,
+    std::filesystem::copy_file(file, shadow_path, std::filesystem::copy_options::overwrite_existing,
                                ec);
-    user_assert(!ec) << "cannot copy plugin '" << path << "' to '" << shadow_path
+    user_assert(!ec) << "cannot copy plugin '" << file << "' to '" << shadow_path
                      << "': " << ec.message();
-    p->loaded_path_ = shadow_path;
+    p->loaded_path_ = mapped = shadow_path;
     p->remove_loaded_ = true;
   }
-  check_elf(p->loaded_path_);
+  const std::string& path = p->path_;  // what messages name: the user's file
+  check_elf(mapped);
 
   p->lib_ = std::make_unique<Plugin::Library>();
+  if (python && python->host_is_temp) p->lib_->remove_after_unload = python->host;
   try {
     // rtld_now: an unresolved symbol fails here, not in the middle of a call.
-    p->lib_->lib.load(p->loaded_path_,
-                      boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    p->lib_->lib.load(mapped, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     user_error << "cannot load plugin '" << path << "': " << e.what();
   }
+  if (python) bind_python(p->lib_->lib, *python);
   user_assert(p->lib_->lib.has(SCHEDLAB_PLUGIN_ENTRY_NAME))
       << "plugin '" << path << "' has no entry point '" << SCHEDLAB_PLUGIN_ENTRY_NAME
       << "' (define it with SCHEDLAB_PLUGIN(Class) and build with schedlab_add_plugin)";

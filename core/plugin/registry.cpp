@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "python_file.h"
 #include "schedlab/base/error.h"
 #include "schedlab/base/install_paths.h"
 
@@ -73,8 +74,11 @@ std::string Registry::next_shadow(const std::string& path) {
         << "cannot create a shadow directory for plugins under " << fs::temp_directory_path();
     shadow_dir_ = tmpl;
   }
+  // A Python heuristic's snapshot keeps its .py name (python_file.h): the
+  // loader tells it from a library by that.
   return (fs::path(shadow_dir_) /
-          (fs::path(path).stem().string() + "." + std::to_string(++next_shadow_) + ".so"))
+          (fs::path(path).stem().string() + "." + std::to_string(++next_shadow_) +
+           (is_python_file(path) ? ".py" : ".so")))
       .string();
 }
 
@@ -149,6 +153,17 @@ std::shared_ptr<const Plugin> Registry::find(const std::string& name) const {
 
 std::shared_ptr<const Plugin> Registry::get(const std::string& name) {
   if (auto p = find(name)) return p;
+  if (is_python_file(name)) {
+    // A Python heuristic (`--plugin my.py`) is named by its file: the one
+    // serving that file, else the file registered now.
+    const std::string id = file_id(name);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [n, e] : entries_)
+        if (e.file_id == id) return e.current;
+    }
+    return add(name);
+  }
   for (const std::string& d : search_path_) {
     fs::path f = fs::path(d) / (name + ".so");
     std::error_code ec;

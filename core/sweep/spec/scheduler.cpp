@@ -95,7 +95,8 @@ std::vector<std::string> SchedulerSpec::settings(const Config& config) const {
 PluginLookup registry_lookup(plugin::Registry& registry) {
   return [&registry](const std::string& name_or_path) {
     std::shared_ptr<const plugin::Plugin> p;
-    bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so");
+    bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so") ||
+                   name_or_path.ends_with(".py");
     try {
       if (!is_path) {
         p = registry.get(name_or_path);

@@ -33,7 +33,7 @@ inline const std::vector<std::string> kTopKeys = {"sweep",      "description", "
 inline const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
 inline const std::vector<std::string> kSchedulerKeys = {"name",        "plugin",  "script",
                                                  "space",       "set",     "constraints",
-                                                 "fusions",     "fast_math"};
+                                                 "fusions",     "fast_math", "file"};
 inline const std::vector<std::string> kStrategyKeys = {"method", "n",         "budget",
                                                 "seed",   "objective", "warm_start"};
 inline const std::vector<std::string> kValidationKeys = {"rtol", "atol", "sanitize"};
@@ -70,6 +70,13 @@ class Loader {
   /// A script path (relative to the sweep file), or a name looked up as
   /// NAME.sched in the schedule directories.
   std::string resolve_script(const std::string& written, const YAML::Node& at) const;
+
+  /// `plugin: python, file: F.py`: the heuristic file (relative to the sweep
+  /// file), which the registry serves as a plugin of its own; "" for any
+  /// other scheduler (`found`: "plugin: NAME" or "script: FILE"). user_error
+  /// at file:line:col for `file:` beside another scheduler, `plugin: python`
+  /// without it, or a file that is missing or not a .py.
+  std::string resolve_python_file(const YAML::Node& entry, const std::string& found) const;
 
   // ---- buckets -----------------------------------------------------------------
 

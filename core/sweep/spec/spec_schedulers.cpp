@@ -7,6 +7,11 @@
 
 namespace schedlab::sweep::detail {
 
+namespace {
+/// The built-in plugin that serves Python heuristic files (`file:`).
+constexpr const char* kPythonPlugin = "python";
+}  // namespace
+
 std::string Loader::resolve_script(const std::string& written, const YAML::Node& at) const {
   bool is_path = written.find('/') != std::string::npos || written.ends_with(".sched");
   if (is_path) {
@@ -31,6 +36,35 @@ std::string Loader::resolve_script(const std::string& written, const YAML::Node&
                             << "'; expected a path or a name from "
                             << join(options_.schedule_dirs)
                             << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+}
+
+std::string Loader::resolve_python_file(const YAML::Node& entry, const std::string& found) const {
+  const YAML::Node& file = entry["file"];
+  if (found != std::string("plugin: ") + kPythonPlugin) {
+    if (file)
+      user_error_at(r_.loc(file)) << "file: names a Python heuristic, which only `plugin: "
+                                  << kPythonPlugin
+                                  << "` serves; expected `plugin: " << kPythonPlugin << "`, found `"
+                                  << found << "`";
+    return "";
+  }
+  if (!file)
+    user_error_at(r_.loc(entry["plugin"]))
+        << "plugin: " << kPythonPlugin << " serves a heuristic file; expected `file: "
+        << "my_heuristic.py` beside it, found no file:";
+  const std::string written = text_of(file, "file", "a Python heuristic file (.py)");
+  if (!written.ends_with(".py"))
+    user_error_at(r_.loc(file)) << "file: expected a Python heuristic file ending in .py, found '"
+                                << written << "'";
+  std::string p = resolve(written);
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    user_error_at(r_.loc(file)) << "file: Python heuristic '" << written << "' "
+                                << (fs::exists(p, ec) ? "is not a regular file" : "does not exist")
+                                << " (looked for '" << p << "')";
+  // A path, never a bare name, wherever the sweep file is: the registry and
+  // the runner tell a plugin file from a plugin name by its '/'.
+  return p.find('/') == std::string::npos ? "./" + p : p;
 }
 
 void Loader::parse_schedulers(const YAML::Node& list) {
@@ -67,20 +101,23 @@ SchedulerSpec Loader::parse_scheduler(const YAML::Node& entry) {
   if (plugin) {
     std::string p = text_of(plugin, "plugin", "a plugin name or a path to a .so");
     bool is_path = p.find('/') != std::string::npos || p.ends_with(".so");
+    // A Python heuristic's file is its plugin (one registry entry each).
+    const std::string python_file = resolve_python_file(entry, "plugin: " + p);
     if (p == kAutoSpelling) {
       // The runner's: the first built-in that takes each fusion
       // (pick_builtin), which brings its own parameters; none to sweep.
       s.kind = SchedulerKind::Auto;
       s.name = plugin_name = kAutoSpelling;
     } else {
-      s.plugin = is_path ? resolve(p) : p;
-      PluginSchema schema = lookup(s.plugin, plugin, "");
+      s.plugin = !python_file.empty() ? python_file : is_path ? resolve(p) : p;
+      PluginSchema schema = lookup(s.plugin, python_file.empty() ? plugin : entry["file"], "");
       s.schema = schema.params;
       s.name = plugin_name = schema.name;
       s.load_failure = schema.load_failure;
       s.load_failure_status = schema.load_failure_status;
     }
   } else {
+    resolve_python_file(entry, "script: " + script.Scalar());
     std::string written = text_of(script, "script", "a schedule script name or path");
     s.script = resolve_script(written, script);
     s.kind = SchedulerKind::Script;

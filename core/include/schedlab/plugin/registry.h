@@ -74,6 +74,8 @@ class Registry {
   /// The plugin serving `name`. When it is not registered yet: the first
   /// <dir>/<name>.so on the search path, else every plugin on the path is
   /// loaded and looked through. user_error listing what is known otherwise.
+  /// A path ending in .py is a Python heuristic, named by its file: the
+  /// plugin serving that file, else the file add()ed.
   std::shared_ptr<const Plugin> get(const std::string& name);
   /// The plugin serving `name`, or null.
   std::shared_ptr<const Plugin> find(const std::string& name) const;
