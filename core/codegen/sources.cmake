@@ -11,3 +11,15 @@ add_custom_command(
   COMMENT "Embedding runtime.cuh"
   VERBATIM)
 target_sources(schedlab PRIVATE ${SCHEDLAB_RUNTIME_HEADER_TEXT})
+# The tensor-core runtime (mma.cuh), embedded the same way; only the units
+# that use it append it (codegen::mma_header()).
+set(SCHEDLAB_MMA_HEADER_TEXT ${CMAKE_CURRENT_BINARY_DIR}/generated/mma_header_text.cpp)
+add_custom_command(
+  OUTPUT ${SCHEDLAB_MMA_HEADER_TEXT}
+  COMMAND ${CMAKE_COMMAND} -DIN=${CMAKE_CURRENT_LIST_DIR}/mma.cuh
+          -DOUT=${SCHEDLAB_MMA_HEADER_TEXT} -DSYMBOL=kMmaHeaderText
+          -P ${CMAKE_CURRENT_LIST_DIR}/../runtime/embed_text.cmake
+  DEPENDS ${CMAKE_CURRENT_LIST_DIR}/mma.cuh ${CMAKE_CURRENT_LIST_DIR}/../runtime/embed_text.cmake
+  COMMENT "Embedding mma.cuh"
+  VERBATIM)
+target_sources(schedlab PRIVATE ${SCHEDLAB_MMA_HEADER_TEXT} ${CMAKE_CURRENT_LIST_DIR}/mma_header.cpp)
