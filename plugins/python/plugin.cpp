@@ -98,7 +98,7 @@ void bind(const std::string& display, const std::string& source) {
     delete bound();
     bound() = b.release();
   } catch (py::error_already_set& e) {
-    throw pa::Error(SCHEDLAB_ERR_INTERNAL, "python: binding '" + display + "': " + e.what());
+    throw pa::Error(SCHEDLAB_ERR_PLUGIN, "python: binding '" + display + "': " + e.what());
   }
 }
 
@@ -128,7 +128,7 @@ void call(const char* where, pa::Segment& seg, const pa::Params& p, Use&& use) {
     if (r[0].cast<int>() != SCHEDLAB_OK) throw pa::Error(r[0].cast<int>(), r[1].cast<std::string>());
     use(r[2]);
   } catch (py::error_already_set& e) {
-    throw pa::Error(SCHEDLAB_ERR_INTERNAL,
+    throw pa::Error(SCHEDLAB_ERR_PLUGIN,
                     std::string("python: ") + where + " of '" + bound()->path + "': " + e.what());
   }
 }

@@ -395,7 +395,9 @@ class Segment:
 
 
 # ---- the IR: one node per kind; operands are nodes too (a Tensor leaf for a value defined
-# outside the segment), so patterns nest: Reduction("sum", out, Unary("exp", _, x)).
+# outside the segment), so patterns nest. Operands are the definition's distinct tensor
+# inputs in order; a scalar operand, or one repeated (x * x), is None:
+# Reduction("sum", out, Unary("exp", _, x)).
 
 
 @dataclass(frozen=True, eq=False)
@@ -491,7 +493,8 @@ def build_ir(seg: Segment) -> list:
 
 
 def _node(kind: int, op: str, out: TensorView, ops: list, info: dict) -> Expr:
-    first = ops[0] if ops else None
+    ops = ops + [None] * 3  # a scalar operand (a constant) is no tensor: None
+    first = ops[0]
     if kind == 1:
         return Unary(op, out, first)
     if kind == 2:

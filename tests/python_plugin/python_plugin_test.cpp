@@ -1,0 +1,292 @@
+// The python plugin serving real heuristic files: what the host sees of
+// them (name, description, priority, schema), the IR and `match`, the
+// primitives reaching the host, and the examples validated on the CPU
+// backend against the reference.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "py_test_util.h"
+
+namespace schedlab::plugin {
+namespace {
+
+using py_testing::Heuristic;
+using py_testing::reason_on;
+using py_testing::schedule_and_run;
+
+const std::string kExamples = PY_EXAMPLE_DIR;
+
+TEST(PythonPlugin, UnboundItIsThePluginPythonAndStartsNoInterpreter) {
+  auto p = load_plugin(std::string(BUILTIN_PLUGIN_DIR) + "/python.so");
+  EXPECT_EQ(p->name(), "python");
+  EXPECT_EQ(p->priority(), SCHEDLAB_PRIORITY_NEVER_OFFERED);
+  ASSERT_EQ(p->schema().size(), 1u);
+  EXPECT_EQ(p->schema()[0].name, "file");
+  EXPECT_EQ(p->schema()[0].kind, ParamKind::String);
+  EXPECT_EQ(reason_on(*p, "softmax"),
+            "the python plugin serves a heuristic file: write `scheduler: {plugin: python, file: "
+            "F.py}` or pass --plugin F.py");
+  auto s = sp_testing::segment_of("softmax", {});
+  EXPECT_NE(sp_testing::user_error_what_of([&] { p->schedule(s.seg, p->defaults()); })
+                .find("python: the python plugin serves a heuristic file"),
+            std::string::npos);
+  // Loading python.so loaded libpython, which must still be uninitialized.
+  void* lib = dlopen("libpython3.11.so.1.0", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  auto initialized = reinterpret_cast<int (*)()>(dlsym(lib, "Py_IsInitialized"));
+  ASSERT_NE(initialized, nullptr);
+  EXPECT_EQ(initialized(), 0);
+}
+
+TEST(PythonPlugin, TheFileDeclaresNameDescriptionPriorityAndSchema) {
+  Heuristic h("declares.py", R"("""Blocks of rows, for the test."""
+NAME = "declared"
+PRIORITY = 7
+PARAMS = {
+    "block": {"default": 128, "min": 32, "max": 1024, "doc": "threads per block"},
+    "vectorize": {"default": True},
+    "order": {"default": "inner", "choices": ["inner", "outer"]},
+    "label": {"default": "plain", "doc": "a label"},
+    "ratio": {"default": 0.5, "min": 0.0, "max": 1.0},
+}
+def schedule(segment, params):
+    pass
+)");
+  const Plugin& p = h.plugin();
+  EXPECT_EQ(p.name(), "declared");
+  EXPECT_EQ(p.description(), "Blocks of rows, for the test.");
+  EXPECT_EQ(p.priority(), 7);
+  ASSERT_EQ(p.schema().size(), 5u);
+  EXPECT_EQ(p.schema()[0].domain_str(), "int in [32, 1024]");
+  EXPECT_EQ(p.schema()[0].doc, "threads per block");
+  EXPECT_EQ(p.schema()[1].kind, ParamKind::Bool);
+  EXPECT_EQ(p.schema()[2].kind, ParamKind::Choice);
+  EXPECT_EQ(p.schema()[3].kind, ParamKind::String);
+  EXPECT_EQ(p.schema()[4].kind, ParamKind::Float);
+  EXPECT_EQ(p.format(p.defaults()),
+            "block=128, vectorize=true, order=inner, label=\"plain\", ratio=0.5");
+}
+
+TEST(PythonPlugin, WithoutNameTheStemWithoutDocstringTheFile) {
+  Heuristic h("my_heuristic.py", "def schedule(segment, params):\n    pass\n");
+  EXPECT_EQ(h.plugin().name(), "my_heuristic");
+  EXPECT_EQ(h.plugin().description(), "a Python heuristic (" + h.path() + ")");
+  EXPECT_EQ(h.plugin().priority(), SCHEDLAB_PRIORITY_NEVER_OFFERED);
+  EXPECT_TRUE(h.plugin().schema().empty());
+}
+
+TEST(PythonPlugin, ComputeParamsAndTheValuesScheduleReads) {
+  Heuristic h("choose.py", R"(
+PARAMS = {
+    "block": {"default": 128, "min": 32, "max": 1024},
+    "vectorize": {"default": True},
+    "order": {"default": "inner", "choices": ["inner", "outer"]},
+    "label": {"default": ""},
+}
+def compute_params(segment):
+    return {"block": 32 * segment.size("K"), "order": "outer", "label": segment.name}
+def can_schedule(segment):
+    return True
+def schedule(segment, params):
+    raise RuntimeError(repr(sorted(params.items())))
+)");
+  const Plugin& p = h.plugin();
+  auto s = sp_testing::segment_of("softmax", {{"N", 3}, {"K", 5}});
+  ParamValues chosen = p.compute_params(s.seg);
+  EXPECT_EQ(p.format(chosen), "block=160, vectorize=true, order=outer, label=\"softmax\"");
+  std::string what;
+  try {
+    p.schedule(s.seg, chosen);
+  } catch (const PluginFault& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("RuntimeError: [('block', 160), ('label', 'softmax'), ('order', 'outer'), "
+                      "('vectorize', True)]"),
+            std::string::npos)
+      << what;
+}
+
+TEST(PythonPlugin, CanScheduleTrueFalseOrFalseWithAReason) {
+  Heuristic h("verdicts.py", R"(
+def can_schedule(segment):
+    n = segment.size("N")
+    return {1: True, 2: False}.get(n, (False, f"N={n} is neither 1 nor 2"))
+def schedule(segment, params):
+    pass
+)");
+  EXPECT_EQ(reason_on(h.plugin(), "softmax", {{"N", 1}, {"K", 4}}), "(accepted)");
+  EXPECT_EQ(reason_on(h.plugin(), "softmax", {{"N", 2}, {"K", 4}}), "");
+  EXPECT_EQ(reason_on(h.plugin(), "softmax", {{"N", 3}, {"K", 4}}), "N=3 is neither 1 nor 2");
+}
+
+TEST(PythonIr, OneNodePerExpressionNestedOperands) {
+  Heuristic h("ir.py", R"(
+def can_schedule(segment):
+    return (False, "; ".join(repr(e) for e in segment.exprs[-2:]))
+def schedule(segment, params):
+    pass
+)");
+  EXPECT_EQ(reason_on(h.plugin(), "row_sum"),
+            "Reduction(op='sum', out=T1, inp=Tensor(out=T0), axes=(1,))");
+  std::string softmax = reason_on(h.plugin(), "softmax");
+  EXPECT_EQ(softmax.substr(0, softmax.find("; ")),
+            "Broadcast(out=T6, inp=Reduction(op='sum', out=T5, inp=Unary(op='exp', out=T4, "
+            "inp=Binary(op='sub', out=T3, lhs=Tensor(out=T0), rhs=Broadcast(out=T2, "
+            "inp=Reduction(op='max', out=T1, inp=Tensor(out=T0), axes=(1,))))), axes=(1,)))");
+}
+
+TEST(PythonIr, MatchRulesOnTheNodes) {
+  Heuristic h("rules.py", R"(
+from schedlab_heuristic import Binary, Broadcast, Reduction, Tensor, Unary
+def can_schedule(segment):
+    found = []
+    for e in segment.exprs:
+        match e:
+            case Reduction("sum", out, Unary("exp", _, x), axes):
+                found.append(f"sum of exp at {out!r} over {axes} reading {x.out!r}")
+            case Binary("div", y, Unary("exp"), Broadcast(_, Reduction(op="sum"))):
+                found.append(f"softmax output {y!r}")
+            case Reduction(op, out, Tensor(x), _):
+                found.append(f"{op} of input {x.name}")
+    return (False, "; ".join(found))
+def schedule(segment, params):
+    pass
+)");
+  EXPECT_EQ(reason_on(h.plugin(), "softmax"),
+            "max of input x; sum of exp at T5 over (1,) reading T3; softmax output T7");
+}
+
+TEST(PythonIr, TensorQueriesAndTheSegment) {
+  Heuristic h("queries.py", R"(
+from schedlab_heuristic import DataType, IterType, MemoryType
+def can_schedule(segment):
+    x, y = segment.inputs[0], segment.outputs[0]
+    r = segment.reduction_tvs()
+    facts = [segment.name, str(segment.size("K")), repr(segment.tensors),
+             x.name, str(x.dtype == DataType.Float), str(x.is_input), str(y.is_output),
+             str(y.memory_type == MemoryType.global_), str(x.axis(1).extent),
+             x.axis(-1).extent_expr, repr(r), str(r[0].axis(1).iter_type == IterType.reduction),
+             repr(y.producers()), repr(x.consumers()), str(segment.is_dependency_of(x, y)),
+             repr(segment.find_reference()), str(segment.device.sm_count > 0),
+             str(len(segment.group_inputs_outputs_by_inner_dim())),
+             repr(segment.vals_between([x], [y]))]
+    return (False, " | ".join(facts))
+def schedule(segment, params):
+    pass
+)");
+  EXPECT_EQ(reason_on(h.plugin(), "softmax", {{"N", 3}, {"K", 5}}),
+            "softmax | 5 | [T0, T1, T2, T3, T4, T5, T6, T7] | x | True | True | True | True | 5 | "
+            "K | [T1, T5] | True | [T4, T6] | [T1, T3] | True | T1 | True | 1 | "
+            "[T0, T1, T2, T3, T4, T5, T6, T7]");
+}
+
+// Every primitive, through the host: the heuristic's prints of the
+// scheduled tensors show each took effect.
+TEST(PythonPrimitives, EachReachesTheHost) {
+  Heuristic h("primitives.py", R"(
+from schedlab_heuristic import CacheOp, LoopTransform, MemoryType, ParallelType, ScheduleError
+def schedule(segment, params):
+    x, y = segment.inputs[0], segment.outputs[0]
+    xc = x.cache_after(CacheOp.streaming)
+    yc = y.cache_before()
+    y.split(1, 4).merge(0, 1).reorder({0: 1, 1: 0}).reorder([(0, 1)])
+    y.split(1, 2, inner_split=False)
+    y.axis(0).parallelize(ParallelType.grid_x)
+    y.parallelize(2, ParallelType.block_x)
+    y.axis(1).parallelize(ParallelType.unroll)
+    segment.transform_like(y)
+    segment.parallelize_like(y)
+    xc.set_memory_type(MemoryType.shared)
+    xc.pad_shared(1)
+    try:
+        xc.swizzle(3)
+    except ScheduleError as e:
+        swizzle_error = str(e)
+    segment.inline_most()
+    segment.inline_selected_at([yc], y, 1)
+    y.inline_at(0)
+    raise RuntimeError(f"loop {[str(a.parallel_type.name) for a in y.loop()]}; "
+                       f"shared {xc.memory_type.name}; swizzle error: {swizzle_error}; "
+                       f"max inline {yc.max_inline_position()}; "
+                       f"print has T: {'T' in str(y) and 'T' in segment.print()}")
+)");
+  auto s = sp_testing::segment_of("add", {{"N", 8}, {"K", 16}});
+  std::string what;
+  try {
+    h.plugin().schedule(s.seg, h.plugin().defaults());
+  } catch (const PluginFault& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("RuntimeError: loop ['grid_x', 'serial', 'block_x']"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find("shared shared; swizzle error: swizzle"), std::string::npos) << what;
+  EXPECT_NE(what.find("print has T: True"), std::string::npos) << what;
+}
+
+TEST(PythonPrimitives, RfactorCacheForkAndRecompute) {
+  Heuristic h("rfactor.py", R"(
+from schedlab_heuristic import ScheduleError
+def schedule(segment, params):
+    r = segment.reduction_tvs()[0]
+    r.split(1, 4)
+    partial = r.rfactor([1])
+    copy = segment.tensors[3].recompute()
+    try:
+        segment.outputs[0].cache_fork()
+    except ScheduleError as e:
+        fork = str(e)
+    raise RuntimeError(f"rfactor {partial!r} of {r!r} {[a.iter_type.name for a in partial.loop()]}; "
+                       f"recompute {copy!r} of {segment.tensors[3]!r}; {fork}")
+)");
+  auto s = sp_testing::segment_of("softmax", {{"N", 4}, {"K", 16}});
+  std::string what;
+  try {
+    h.plugin().schedule(s.seg, h.plugin().defaults());
+  } catch (const UserError& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("RuntimeError: rfactor T"), std::string::npos) << what;
+  EXPECT_NE(what.find("cache_fork: fusion output"), std::string::npos) << what;
+}
+
+TEST(PythonExamples, PointwiseValidatesOnTheCpuBackend) {
+  auto h = Heuristic::of_file(kExamples + "/pointwise.py");
+  ASSERT_EQ(h->bind().status, SCHEDLAB_OK) << h->bind().error;
+  EXPECT_EQ(h->plugin().name(), "py_pointwise");
+  EXPECT_EQ(schedule_and_run(h->plugin(), "add", {{"N", 37}, {"K", 29}}), "");
+  EXPECT_EQ(schedule_and_run(h->plugin(), "pointwise_add_mul", {{"N", 33}, {"K", 65}}), "");
+  EXPECT_EQ(schedule_and_run(h->plugin(), "gelu", {}), "");
+  EXPECT_EQ(reason_on(h->plugin(), "softmax"),
+            "T1 is a max reduction: py_pointwise schedules none");
+}
+
+TEST(PythonExamples, SoftmaxRulesValidateOnTheCpuBackend) {
+  auto h = Heuristic::of_file(kExamples + "/softmax.py");
+  ASSERT_EQ(h->bind().status, SCHEDLAB_OK) << h->bind().error;
+  EXPECT_EQ(h->plugin().name(), "py_softmax");
+  EXPECT_EQ(schedule_and_run(h->plugin(), "softmax", {{"N", 7}, {"K", 100}}), "");
+  EXPECT_EQ(schedule_and_run(h->plugin(), "softmax", {{"N", 3}, {"K", 3000}}), "");
+  EXPECT_EQ(schedule_and_run(h->plugin(), "log_softmax", {{"N", 5}, {"K", 61}}), "");
+  EXPECT_EQ(schedule_and_run(h->plugin(), "rmsnorm", {}), "");
+  auto s = sp_testing::segment_of("softmax", {{"N", 3}, {"K", 3000}});
+  EXPECT_EQ(h->plugin().format(h->plugin().compute_params(s.seg)), "persist=16");
+  EXPECT_EQ(reason_on(h->plugin(), "add"),
+            "no reduction: py_softmax schedules row normalizations");
+}
+
+// Two heuristic files at once, each in its own copy, each serving its own code.
+TEST(PythonPlugin, TwoFilesAtOnceEachServesItsOwn) {
+  Heuristic a("first.py", "def can_schedule(s):\n    return (False, 'first')\n"
+                          "def schedule(s, p):\n    pass\n");
+  Heuristic b("second.py", "def can_schedule(s):\n    return (False, 'second')\n"
+                           "def schedule(s, p):\n    pass\n");
+  EXPECT_EQ(a.plugin().name(), "first");
+  EXPECT_EQ(b.plugin().name(), "second");
+  EXPECT_EQ(reason_on(a.plugin(), "add"), "first");
+  EXPECT_EQ(reason_on(b.plugin(), "add"), "second");
+  EXPECT_EQ(reason_on(a.plugin(), "add"), "first");
+}
+
+}  // namespace
+}  // namespace schedlab::plugin
