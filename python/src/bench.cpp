@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <variant>
 
 #include "errors.h"
@@ -257,6 +258,16 @@ ErrorKind kind_of(report::Status s) {
   }
 }
 
+/// "manual on softmax N=4,K=64: wrong_result: output 0 (T7): ...": the point, its
+/// status and its error (without the prefixes the error repeats).
+std::string failure(const report::Record& r) {
+  const std::string status(report::status_name(r.status));
+  std::string_view error = r.error;
+  for (const std::string& prefix : {status + ": ", std::string("error: ")})
+    if (error.substr(0, prefix.size()) == prefix) error.remove_prefix(prefix.size());
+  return fmt::format("{} on {} {}: {}: {}", r.scheduler, r.fusion, r.size_label(), status, error);
+}
+
 }  // namespace
 
 void bind_bench(py::module_& m) {
@@ -296,11 +307,7 @@ void bind_bench(py::module_& m) {
         a.sanitize = sanitize, a.rtol = rtol, a.atol = atol, a.device = device;
         const report::Record r = bench_point(*fd, a);
         if (results) guarded(ErrorKind::Error, {kWhat}, [&] { results->append(r); });
-        if (r.status != report::Status::Ok)
-          raise(kind_of(r.status),
-                fmt::format("{} on {} {}: {}: {}", r.scheduler, r.fusion, r.size_label(),
-                            report::status_name(r.status), r.error),
-                {kWhat});
+        if (r.status != report::Status::Ok) raise(kind_of(r.status), failure(r), {kWhat});
         return py::module_::import("json").attr("loads")(report::to_json(r));
       },
       py::arg("fusion_definition"), py::arg("inputs") = py::none(), py::arg("scheduler") = "manual",
