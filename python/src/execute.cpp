@@ -16,17 +16,16 @@
 
 #include <fmt/core.h>
 
-#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
 
+#include "arrays.h"
 #include "bindings.h"
 #include "errors.h"
 #include "data_dirs.h"
 #include "execute.h"
 #include "schedlab/codegen/cuda_printer.h"
-#include "schedlab/ir/op_semantics.h"
 #include "schedlab/lower/kir_printer.h"
 #include "schedlab/model/device.h"
 #include "schedlab/model/profile.h"
@@ -36,126 +35,6 @@
 namespace schedlab::python {
 
 namespace {
-
-// ---- NumPy in and out -------------------------------------------------------
-
-/// The NumPy dtype an array of `t` has (bf16, which NumPy lacks: its
-/// values, as float32).
-const char* numpy_name(ir::DataType t) {
-  switch (t) {
-    case ir::DataType::Bool: return "bool";
-    case ir::DataType::I32: return "int32";
-    case ir::DataType::I64: return "int64";
-    case ir::DataType::F16: return "float16";
-    case ir::DataType::BF16: return "float32";
-    case ir::DataType::F32: return "float32";
-    case ir::DataType::F64: return "float64";
-  }
-  return "float64";
-}
-
-/// DLPack's DLDeviceType values (dlpack.h) of memory the host reads:
-/// kDLCPU, kDLCUDAHost (pinned), kDLROCMHost.
-bool dlpack_host_device(int type) { return type == 1 || type == 3 || type == 11; }
-
-std::string dlpack_device_name(int type, int id) {
-  switch (type) {
-    case 2: return fmt::format("cuda:{}", id);
-    case 10: return fmt::format("rocm:{}", id);
-    case 13: return fmt::format("cuda:{} (managed)", id);
-  }
-  return fmt::format("DLPack device type {} (id {})", type, id);
-}
-
-/// `value` as an array: a NumPy array as it is, a DLPack producer (a CPU
-/// torch.Tensor, ...) through np.from_dlpack once its device is host
-/// memory, anything else through np.asarray.
-py::array as_array(const py::handle& value, const ir::TensorView* in, size_t i,
-                   const char* what) {
-  if (py::isinstance<py::array>(value)) return py::reinterpret_borrow<py::array>(value);
-  py::module_ np = py::module_::import("numpy");
-  if (!py::hasattr(value, "__dlpack__")) return np.attr("asarray")(value);
-  if (py::hasattr(value, "__dlpack_device__")) {
-    const auto [type, id] = value.attr("__dlpack_device__")().cast<std::pair<int, int>>();
-    if (!dlpack_host_device(type))
-      raise(ErrorKind::Error,
-            fmt::format("input {} ({}): a DLPack tensor on {}; expected host memory (DLPack "
-                        "kDLCPU): copy it to the CPU first (tensor.cpu())",
-                        i, in->describe(), dlpack_device_name(type, id)),
-            {what, in});
-  }
-  return np.attr("from_dlpack")(value);
-}
-
-/// The values of `a` for a tensor of dtype `want`, as f64: each the value
-/// the dtype holds. A bf16 tensor takes raw bf16 bits (uint16, or the void
-/// dtype V2) or float32/float64 values rounded to bf16 (nearest even, as
-/// the CLI's inputs are); an f16 tensor takes float16, or float32/float64
-/// rounded to f16; every other dtype its own NumPy dtype. Empty when `a`
-/// holds none of these.
-std::optional<std::vector<double>> values_for(const py::array& a, ir::DataType want) {
-  const std::string got = py::str(a.dtype()).cast<std::string>();
-  const bool half = want == ir::DataType::BF16 || want == ir::DataType::F16;
-  std::vector<double> out;
-  if (want == ir::DataType::BF16 && a.itemsize() == 2 && (got == "uint16" || got == "|V2")) {
-    auto bits = py::array_t<uint16_t, py::array::c_style | py::array::forcecast>::ensure(
-        a.attr("view")("uint16"));
-    for (py::ssize_t k = 0; k < bits.size(); ++k) {
-      const uint32_t b32 = static_cast<uint32_t>(bits.data()[k]) << 16;
-      float f;
-      std::memcpy(&f, &b32, sizeof f);
-      out.push_back(f);
-    }
-    return out;
-  }
-  const bool wider = half && (got == "float32" || got == "float64");
-  if (got != numpy_name(want) && !wider) return std::nullopt;
-  auto d = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
-  out.assign(d.data(), d.data() + d.size());
-  if (half)
-    for (double& v : out) v = ir::round_to_dtype(v, want);
-  return out;
-}
-
-/// Input `i` (for fusion input `in`) as a host tensor: a NumPy array, a
-/// DLPack producer, or anything np.asarray takes, of in's dtype and rank.
-/// Reference outputs (exact_dtype false) take any numeric dtype.
-ref::HostTensor to_host(const py::handle& value, const ir::TensorView* in, size_t i,
-                        const char* what, bool exact_dtype = true) {
-  py::array a = as_array(value, in, i, what);
-  const size_t rank = in->logical_no_reductions().size();
-  if (static_cast<size_t>(a.ndim()) != rank)
-    raise(ErrorKind::Error,
-          fmt::format("input {} ({}): expected {} dimensions, found {}", i, in->describe(), rank,
-                      a.ndim()),
-          {what, in});
-  ref::HostTensor t;
-  t.dtype = in->dtype();
-  t.shape.assign(a.shape(), a.shape() + a.ndim());
-  std::optional<std::vector<double>> values = values_for(a, in->dtype());
-  if (!values && exact_dtype) {
-    const ir::DataType d = in->dtype();
-    raise(ErrorKind::Error,
-          fmt::format("input {} ({}): expected a {} array for {}, found {}", i, in->describe(),
-                      d == ir::DataType::BF16   ? "uint16 (raw bf16 bits), float32 or float64"
-                      : d == ir::DataType::F16 ? "float16, float32 or float64"
-                                               : numpy_name(d),
-                      ir::dtype_name(d), py::str(a.dtype()).cast<std::string>()),
-          {what, in});
-  }
-  if (!values) {
-    auto d = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
-    values.emplace(d.data(), d.data() + d.size());
-  }
-  t.data = std::move(*values);
-  return t;
-}
-
-py::array to_numpy(const ref::HostTensor& t) {
-  py::array_t<double> a(t.shape);
-  std::copy(t.data.begin(), t.data.end(), a.mutable_data());
-  return a.attr("astype")(numpy_name(t.dtype));
-}
 
 /// The sizes `inputs` give f's named sizes; a user error where two inputs
 /// disagree or a constant extent does not match.

@@ -1,6 +1,9 @@
-"""Inputs and outputs: bf16 (raw bits, or float32/float64 rounded to nearest
-even), f16 both ways, DLPack in (any producer; a non-CPU device is an error
-naming the input) and out (outputs are NumPy arrays, DLPack producers)."""
+"""Inputs and outputs: bf16 (raw bits, a DLPack bf16 tensor, or
+float32/float64 rounded to nearest even), f16 both ways, DLPack in (any
+producer; a non-CPU device is an error naming the input) and out (outputs
+are NumPy arrays, DLPack producers)."""
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -144,3 +147,73 @@ def test_outputs_are_dlpack_producers():
     # torch.from_dlpack(out) would.
     (_, twice) = fd.execute([Producer(neg)])
     assert np.array_equal(twice, a)
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    pass
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                            ("deleter", DELETER)]
+capsule_new = ctypes.pythonapi.PyCapsule_New
+capsule_new.restype = ctypes.py_object
+capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class Bf16Producer:
+    """A bf16 DLPack producer (as a CPU torch.bfloat16 tensor is; NumPy has
+    no bf16 and cannot make one): DLPack's C structs over uint16 bits, with
+    strides in elements, and a deleter that counts its calls."""
+
+    def __init__(self, bits):
+        self.bits = bits  # kept alive: the tensor's memory
+        self.shape = (ctypes.c_int64 * bits.ndim)(*bits.shape)
+        self.strides = (ctypes.c_int64 * bits.ndim)(*(s // 2 for s in bits.strides))
+        self.deleted = 0
+
+        def deleter(_):
+            self.deleted += 1
+
+        self.deleter = DELETER(deleter)
+        self.managed = DLManagedTensor(
+            DLTensor(bits.__array_interface__["data"][0], DLDevice(1, 0), bits.ndim,
+                     DLDataType(4, 16, 1), self.shape, self.strides, 0),
+            None, self.deleter)
+
+    def __dlpack__(self, stream=None):
+        return capsule_new(ctypes.addressof(self.managed), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_bf16_dlpack_input_is_read_as_bits():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], dtype=DataType.BFloat16)
+        fd.add_output(fd.ops.cast(x, DataType.Float))
+    values = np.array([TIES, [v * 4 for v in TIES], [-v for v in TIES]], dtype=np.float32)
+    bits = bf16_bits(values)
+    want = bits.astype(np.uint32) << 16
+    producer = Bf16Producer(bits)
+    (out,) = fd.execute([producer])
+    assert out.view(np.uint32).tolist() == want.tolist() and producer.deleted == 1
+    # A strided view (the transpose): DLPack's strides are followed.
+    producer = Bf16Producer(bits.T)
+    (out,) = fd.manual_execute([producer])
+    assert out.shape == (5, 3) and out.view(np.uint32).tolist() == want.T.tolist()
+    assert producer.deleted == 1
