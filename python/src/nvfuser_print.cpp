@@ -37,6 +37,29 @@ std::string nvfuser_extent(const ir::SizeExpr& e) {
   return "?";
 }
 
+/// nvFuser's letters for an unbound axis (parallel_type2string): S, or the
+/// loop transform's V UR US B.
+const char* nvfuser_serial(ir::LoopTransform t) {
+  switch (t) {
+    case ir::LoopTransform::Serial: return "S";
+    case ir::LoopTransform::Vectorize: return "V";
+    case ir::LoopTransform::Unroll: return "UR";
+    case ir::LoopTransform::Unswitch: return "US";
+    case ir::LoopTransform::Bulk: return "B";
+  }
+  return "?";
+}
+
+/// nvFuser's memory suffix: _l (Local: registers), _s, _g.
+const char* nvfuser_memory(ir::MemoryType m) {
+  switch (m) {
+    case ir::MemoryType::Local: return "_l";
+    case ir::MemoryType::Shared: return "_s";
+    case ir::MemoryType::Global: return "_g";
+  }
+  return "_?";
+}
+
 }  // namespace
 
 /// nvFuser's IterDomain::toString: iteration type, parallel type (a
@@ -44,10 +67,9 @@ std::string nvfuser_extent(const ir::SizeExpr& e) {
 /// {extent}, and "rf" on an rfactor product (a logical axis of a tensor
 /// whose logical domain is derived from its root).
 std::string nvfuser_axis(const ir::TensorView* tv, const ir::IterDomain* id) {
-  static constexpr const char* kTransform[] = {"S", "V", "UR", "US", "B"};
   const ir::ParallelType p = id->parallel_type();
   const std::string parallel =
-      p == ir::ParallelType::Serial ? kTransform[static_cast<int>(id->loop_transform())]
+      p == ir::ParallelType::Serial ? nvfuser_serial(id->loop_transform())
       : p == ir::ParallelType::DIDx ? "deviceIdx.x"
                                     : std::string(ir::cuda_index_name(p));
   const auto& logical = tv->logical();
@@ -62,8 +84,7 @@ std::string nvfuser_axis(const ir::TensorView* tv, const ir::IterDomain* id) {
 /// then ca_pos( n ) and produce_pos( n ) (the highest ca_pos among its
 /// producers) where nonzero.
 std::string nvfuser_tensor(const ir::TensorView* tv) {
-  static constexpr const char* kMemory[] = {"_l", "_s", "_g"};
-  std::string s = tv->str() + kMemory[static_cast<int>(tv->memory_type())] + "_" +
+  std::string s = tv->str() + nvfuser_memory(tv->memory_type()) + "_" +
                   nvfuser_dtype(tv->dtype()) + "[";
   for (size_t i = 0; i < tv->loop().size(); ++i)
     s += (i ? ", " : "") + nvfuser_axis(tv, tv->loop()[i]);
