@@ -517,13 +517,13 @@ def _node(kind: int, op: str, out: TensorView, ops: list, info: dict) -> Expr:
 
 
 def _where_in(exc: BaseException, path: str) -> tuple:
-    """(line, frames): the innermost frame of `exc` in the file `path` and the traceback's last
-    frames, formatted."""
+    """(line, frames): the innermost frame of `exc` in the file `path`, and the traceback's last
+    frames from the first one in that file on (the plugin's own frames above it say nothing)."""
     frames = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in frames if f.filename == path]
-    line = mine[-1].lineno if mine else 0
-    text = "".join(traceback.format_list(frames[-3:])).rstrip()
-    return line, text
+    mine = [i for i, f in enumerate(frames) if f.filename == path]
+    line = frames[mine[-1]].lineno if mine else 0
+    shown = frames[mine[0]:] if mine else frames
+    return line, "".join(traceback.format_list(shown[-3:])).rstrip()
 
 
 class _Failure(Exception):

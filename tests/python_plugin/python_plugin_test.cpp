@@ -4,9 +4,12 @@
 // backend against the reference.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "py_test_util.h"
+#include "schedlab/plugin/registry.h"
 
 namespace schedlab::plugin {
 namespace {
@@ -14,10 +17,11 @@ namespace {
 using py_testing::Heuristic;
 using py_testing::reason_on;
 using py_testing::schedule_and_run;
+using py_testing::TempFile;
 
 const std::string kExamples = PY_EXAMPLE_DIR;
 
-TEST(PythonPlugin, UnboundItIsThePluginPythonAndStartsNoInterpreter) {
+TEST(PythonPlugin, UnboundItIsThePluginPython) {
   auto p = load_plugin(std::string(BUILTIN_PLUGIN_DIR) + "/python.so");
   EXPECT_EQ(p->name(), "python");
   EXPECT_EQ(p->priority(), SCHEDLAB_PRIORITY_NEVER_OFFERED);
@@ -31,12 +35,25 @@ TEST(PythonPlugin, UnboundItIsThePluginPythonAndStartsNoInterpreter) {
   EXPECT_NE(sp_testing::user_error_what_of([&] { p->schedule(s.seg, p->defaults()); })
                 .find("python: the python plugin serves a heuristic file"),
             std::string::npos);
-  // Loading python.so loaded libpython, which must still be uninitialized.
-  void* lib = dlopen("libpython3.11.so.1.0", RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(lib, nullptr);
-  auto initialized = reinterpret_cast<int (*)()>(dlsym(lib, "Py_IsInitialized"));
-  ASSERT_NE(initialized, nullptr);
-  EXPECT_EQ(initialized(), 0);
+}
+
+// Loading python.so loads libpython, which must stay uninitialized (every
+// `schedlab run` loads the built-ins). In a fresh process (a re-executed
+// death test), since this test binary binds heuristics elsewhere.
+TEST(PythonPlugin, UnboundItStartsNoInterpreter) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto p = load_plugin(std::string(BUILTIN_PLUGIN_DIR) + "/python.so");
+        reason_on(*p, "softmax");
+        void* lib = dlopen("libpython3.11.so.1.0", RTLD_NOW | RTLD_NOLOAD);
+        auto initialized =
+            lib ? reinterpret_cast<int (*)()>(dlsym(lib, "Py_IsInitialized")) : nullptr;
+        std::fprintf(stderr, "loaded %d initialized %d\n", lib != nullptr,
+                     initialized ? initialized() : -1);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "loaded 1 initialized 0");
 }
 
 TEST(PythonPlugin, TheFileDeclaresNameDescriptionPriorityAndSchema) {
@@ -286,6 +303,53 @@ TEST(PythonPlugin, TwoFilesAtOnceEachServesItsOwn) {
   EXPECT_EQ(reason_on(a.plugin(), "add"), "first");
   EXPECT_EQ(reason_on(b.plugin(), "add"), "second");
   EXPECT_EQ(reason_on(a.plugin(), "add"), "first");
+}
+
+// Through the registry, as exec, run and watch load a .py: a snapshot and a
+// copy of python.so in the registry's shadow directory, the file's name in
+// errors; the copy has no schedlab_heuristic.py beside it.
+TEST(PythonRegistry, AddAPyFileAndScheduleThroughIt) {
+  Registry registry({BUILTIN_PLUGIN_DIR});
+  auto p = registry.add(kExamples + "/softmax.py");
+  EXPECT_EQ(p->name(), "py_softmax");
+  EXPECT_EQ(p->path(), kExamples + "/softmax.py");
+  EXPECT_EQ(registry.get("py_softmax"), p);
+  EXPECT_EQ(schedule_and_run(*p, "softmax", {{"N", 5}, {"K", 700}}), "");
+  auto q = registry.add(kExamples + "/pointwise.py");
+  EXPECT_EQ(schedule_and_run(*q, "add", {{"N", 6}, {"K", 50}}), "");
+  EXPECT_EQ(schedule_and_run(*p, "softmax", {{"N", 2}, {"K", 64}}), "");
+}
+
+// python.so bound where it was built imports the module beside it. In a
+// process of its own (a re-executed death test): the first bind of a process
+// decides which schedlab_heuristic every copy shares.
+TEST(PythonPlugin, TheModuleBesidePythonSoIsTheOneImported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  TempFile file("where.py", R"(
+import schedlab_heuristic
+def can_schedule(segment):
+    return (False, schedlab_heuristic.__file__)
+def schedule(segment, params):
+    pass
+)");
+  std::string built = std::string(BUILTIN_PLUGIN_DIR) + "/python.so";
+  auto imported = [&] {
+    void* lib = dlopen(built.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) return std::string(dlerror());
+    using BindFn = int32_t (*)(const char*, const char*, char*, uint32_t);
+    auto bind = reinterpret_cast<BindFn>(dlsym(lib, "schedlab_python_bind"));
+    char error[1024] = {0};
+    if (bind(file.path().c_str(), file.path().c_str(), error, sizeof error) != SCHEDLAB_OK)
+      return std::string(error);
+    return reason_on(*load_plugin(built), "add");
+  };
+  EXPECT_EXIT(
+      {
+        std::string where = imported();
+        std::fprintf(stderr, "imported %s\n", where.c_str());
+        std::exit(where == std::string(BUILTIN_PLUGIN_DIR) + "/schedlab_heuristic.py" ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "imported .*/plugins/schedlab_heuristic.py");
 }
 
 }  // namespace
