@@ -8,6 +8,7 @@
 // edits make new kernels; the later ones bring back kernels the session
 // has validated, whose verdicts stand (only their timing is redone).
 // BM_WatchLoopNewKernels makes a kernel never seen before at every edit.
+// BM_WatchLoopPython edits a Python heuristic instead: a save, no build.
 #include <benchmark/benchmark.h>
 #include <fmt/core.h>
 
@@ -42,12 +43,55 @@ bool wait_for(FILE* f, const std::string& needle) {
   return false;
 }
 
+/// One `schedlab watch` session in `work` over its sweep.yaml (the caller
+/// wrote it and the plugin), with `flags`; after `banner`, each iteration
+/// writes `text(i)` to `edited` and times the write to the "points re-run"
+/// line.
+template <typename Text>
+void time_edits(benchmark::State& state, const fs::path& work, const std::string& flags,
+                const std::string& banner, const fs::path& edited, Text text) {
+  const int64_t reruns = state.max_iterations;
+  const std::string cmd = fmt::format(
+      "'{}' watch '{}/sweep.yaml' -o '{}/r.jsonl' --cache-dir '{}/cache' {} "
+      "--max-reruns {} 2>&1",
+      SCHEDLAB_CLI, work.string(), work.string(), work.string(), flags, reruns);
+  FILE* watch = popen(cmd.c_str(), "r");
+  if (!watch || !wait_for(watch, banner)) {
+    state.SkipWithError("schedlab watch did not start");
+    return;
+  }
+  int edit = 0;
+  for (auto _ : state) {
+    // File systems with one-second mtimes would miss a second edit within
+    // the same second; the poll compares stamps, so wait for a new one.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    const std::string next = text(edit++);
+    auto start = std::chrono::steady_clock::now();
+    write_file(edited, next);
+    if (!wait_for(watch, "points re-run")) {
+      state.SkipWithError("schedlab watch stopped");
+      break;
+    }
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  pclose(watch);
+  fs::remove_all(work);
+}
+
+/// A fresh work directory for one benchmark.
+fs::path work_dir(const char* what) {
+  const fs::path work =
+      fs::temp_directory_path() / fmt::format("schedlab-watch-bench-{}-{}", what, getpid());
+  fs::remove_all(work);
+  fs::create_directories(work / "src");
+  return work;
+}
+
 /// `next(i)`: the block size the i-th edit (from 0) writes.
 template <typename Next>
 void watch_loop(benchmark::State& state, Next next) {
-  const fs::path work = fs::temp_directory_path() / fmt::format("schedlab-watch-bench-{}", getpid());
-  fs::remove_all(work);
-  fs::create_directories(work / "src");
+  const fs::path work = work_dir("cpp");
   const std::string original = read_file(SCHEDLAB_SOURCE_DIR "/tests/watch/watch_plugin.cpp");
   write_file(work / "src/watch_plugin.cpp", original);
   // A quick plugin build (docs/plugins.md): the plugin API precompiled by the
@@ -74,35 +118,13 @@ measure: {{repetitions: 5, warmup: 1}}
 backend: cpu
 )",
                                               work.string()));
-  const int64_t reruns = state.max_iterations;
-  const std::string cmd = fmt::format(
-      "'{}' watch '{}/sweep.yaml' -o '{}/r.jsonl' --cache-dir '{}/cache' --build '{}' "
-      "--source '{}/src' --max-reruns {} 2>&1",
-      SCHEDLAB_CLI, work.string(), work.string(), work.string(), build, work.string(), reruns);
-  FILE* watch = popen(cmd.c_str(), "r");
-  if (!watch || !wait_for(watch, "watching watch_plugin")) {
-    state.SkipWithError("schedlab watch did not start");
-    return;
-  }
-  int edit = 0;
-  for (auto _ : state) {
-    // File systems with one-second mtimes would miss a second edit within
-    // the same second; the poll compares stamps, so wait for a new one.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-    std::string edited = original;
-    edited.replace(edited.find("#define WATCH_BLOCK 64"), 22,
-                   fmt::format("#define WATCH_BLOCK {}", next(edit++)));
-    auto start = std::chrono::steady_clock::now();
-    write_file(work / "src/watch_plugin.cpp", edited);
-    if (!wait_for(watch, "points re-run")) {
-      state.SkipWithError("schedlab watch stopped");
-      break;
-    }
-    state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  pclose(watch);
-  fs::remove_all(work);
+  time_edits(state, work, fmt::format("--build '{}' --source '{}/src'", build, work.string()),
+             "watching watch_plugin", work / "src/watch_plugin.cpp", [&](int i) {
+               std::string edited = original;
+               edited.replace(edited.find("#define WATCH_BLOCK 64"), 22,
+                              fmt::format("#define WATCH_BLOCK {}", next(i)));
+               return edited;
+             });
 }
 void BM_WatchLoop(benchmark::State& state) {
   watch_loop(state, [](int i) { return i % 2 == 0 ? 128 : 96; });
@@ -110,7 +132,25 @@ void BM_WatchLoop(benchmark::State& state) {
 void BM_WatchLoopNewKernels(benchmark::State& state) {
   watch_loop(state, [](int i) { return 96 + 32 * i; });  // 96, 128, 160, ...
 }
+// A Python heuristic (tests/watch/fixtures/softmax_persist.py): the edit
+// saves the .py itself, which watch reloads with no build; PERSIST 8 -> 4 ->
+// 16 -> 4 ...: two new kernels, then kernels the session validated. The
+// sweep is tests/watch/fixtures/watch_python.yaml, watch_python.sh's.
+void BM_WatchLoopPython(benchmark::State& state) {
+  const fs::path work = work_dir("python");
+  const std::string original =
+      read_file(SCHEDLAB_SOURCE_DIR "/tests/watch/fixtures/softmax_persist.py");
+  write_file(work / "mine.py", original);
+  write_file(work / "sweep.yaml",  // file: mine.py
+             read_file(SCHEDLAB_SOURCE_DIR "/tests/watch/fixtures/watch_python.yaml"));
+  time_edits(state, work, "", "watching py_persist", work / "mine.py", [&](int i) {
+    std::string edited = original;
+    edited.replace(edited.find("PERSIST = 8"), 11, fmt::format("PERSIST = {}", i % 2 ? 16 : 4));
+    return edited;
+  });
+}
 BENCHMARK(BM_WatchLoop)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_WatchLoopPython)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_WatchLoopNewKernels)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 
 }  // namespace

@@ -11,29 +11,11 @@ set -eu
 schedlab=$1 heuristic=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 cp "$heuristic" "$work/mine.py"
-cat > "$work/sweep.yaml" <<YAML
-sweep: watch_python
-fusions:
-  - fusion: softmax
-    sizes: {N: [8], K: [1024]}
-schedulers:
-  - plugin: python
-    file: mine.py
-measure: {repetitions: 2, warmup: 0}
-backend: cpu
-YAML
+cp "$(dirname "$0")/fixtures/watch_python.yaml" "$work/sweep.yaml"  # file: mine.py
 "$schedlab" watch "$work/sweep.yaml" -o "$work/results.jsonl" --max-reruns 2 \
   --cache-dir "$work/cache" > "$work/out.txt" 2>&1 &
 pid=$!
-fail() { echo "$1"; cat "$work/out.txt"; kill $pid 2>/dev/null || true; exit 1; }
-# wait_for REGEX: until out.txt has a matching line, or watch ended without
-# one. No time limit of its own: CTest's TIMEOUT is the failsafe.
-wait_for() {
-  until grep -Eq "$1" "$work/out.txt"; do
-    kill -0 $pid 2>/dev/null || grep -Eq "$1" "$work/out.txt" || fail "no line matching /$1/"
-    sleep 0.1
-  done
-}
+. "$(dirname "$0")/watch_lib.sh"  # fail, wait_for
 wait_for "^watching py_persist: Python heuristic $work/mine.py \(a save reloads it, no build\)$"
 grep -Eq ' py_persist +persist=8 ' "$work/out.txt" || fail "the first table lacks py_persist persist=8"
 if grep -q 'no sources known' "$work/out.txt"; then fail "a 'no sources known' hint for a .py"; fi

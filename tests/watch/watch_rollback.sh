@@ -40,16 +40,7 @@ done
 "$schedlab" watch "$work/sweep.yaml" -o "$work/results.jsonl" --max-reruns 3 --timeout 20 \
   --cache-dir "$work/cache" > "$work/out.txt" 2>&1 &
 pid=$!
-fail() { echo "$1"; cat "$work/out.txt"; kill $pid 2>/dev/null || true; exit 1; }
-# wait_for REGEX: until out.txt has a matching line, or watch ended without
-# one. No time limit of its own (a loaded machine is slow, not wrong): CTest's
-# TIMEOUT is the failsafe for a watch that hangs.
-wait_for() {
-  until grep -Eq "$1" "$work/out.txt"; do
-    kill -0 $pid 2>/dev/null || grep -Eq "$1" "$work/out.txt" || fail "no line matching /$1/"
-    sleep 0.1
-  done
-}
+. "$(dirname "$0")/watch_lib.sh"  # fail, wait_for
 wait_for '^watching rollback_plugin'
 grep -Eq '^row_sum +N=2,K=16384 +mine ' "$work/out.txt" || fail "the first table lacks the good build's row"
 generation=2
