@@ -5,7 +5,8 @@
 // mma.sync.m16n8k16 with bf16 and f16 operands, fed fragments built from the
 // tables, returns C + A B at the places the C/D table names (exact: small
 // integers); on the CPU the f32 accumulation follows the documented order bit
-// for bit. Runs on the CPU backend, and as mma_fragment_gpu_test on the CUDA
+// for bit; the cp.async/ldmatrix/mma.sync tile equals the scalar product,
+// with src-size zero fill. Runs on the CPU backend, and as mma_fragment_gpu_test on the CUDA
 // backend (skipped without a device), where the hardware must agree with the
 // layouts; the order test is the emulation's own and runs on the CPU only.
 #include <gtest/gtest.h>
@@ -248,6 +249,26 @@ TEST_P(MmaLayout, RoundedResultsFollowTheDocumentedOrderOnTheCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Bf16AndF16, MmaLayout, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "bf16" : "f16"; });
+
+// The tile of mma_test_util.h: cp.async (.cg 16 bytes for A, .ca 8 for B),
+// wait_group, ldmatrix (.x4 for A, .x2.trans for B), mma.sync: equal to the
+// scalar product, also where src-size zero-fills the tiles past K = kvalid.
+class TileLayout : public lower::testing::BackendTestWithParam<int> {};
+
+TEST_P(TileLayout, TileEqualsTheScalarProductOverTheValidK) {
+  const int kvalid = GetParam();
+  const std::vector<float> a = tile_integers(256, 5), b = tile_integers(128, 6);
+  runtime::Backend& be = lower::testing::test_backend();
+  Buffer<uint16_t> ba(be, bf16_all(a)), bb(be, bf16_all(b));
+  Buffer<float> d(be, 128);
+  auto k = be.compile(tile(kvalid, kWait));
+  be.launch(*k, tile_dims(),
+            {ba.arg1(ir::DataType::BF16), bb.arg1(ir::DataType::BF16), d.arg1(ir::DataType::F32)});
+  EXPECT_EQ(d.read(), tile_product(a, b, kvalid));
+}
+
+INSTANTIATE_TEST_SUITE_P(ValidK, TileLayout, ::testing::Values(16, 12, 5, 0),
+                         [](const auto& info) { return "k" + std::to_string(info.param); });
 
 // The same units are the CUDA a GPU runs: NVRTC (no device needed) compiles
 // each for sm_80 and sm_90, the first architectures of mma.sync.m16n8k16 with

@@ -1,19 +1,17 @@
-// A hand-written tensor-core tile on the CPU backend: a 16x8x16 bf16 product
-// staged by cp.async (16-byte .cg copies of A, 8-byte .ca copies of B, the
-// tail past K zero-filled by src-size), completed by wait_group, read by
-// ldmatrix (.x4 for A, .x2.trans for B) and multiplied by mma.sync. It equals
-// the scalar product; traced under the sanitizer it is clean; with its
-// wait_group removed the sanitizer reports the race between the copies and
-// ldmatrix (and an untraced run stops with the emulation's error); a warp
-// whose lanes meet at different collectives, or skip one, is reported; the
-// group semantics of wait_group N are the PTX ISA's. Every unit here is also
-// compiled by NVRTC for sm_80 and sm_90.
+// The checks of the tensor-core runtime on the CPU backend, with the tile of
+// mma_test_util.h (kTile; its plain runs against the scalar product, on either
+// backend, are in fragment_test.cpp): traced under the sanitizer the tile is
+// clean and equal to the product; with its wait_group removed the sanitizer
+// reports the race between the copies and ldmatrix, and an untraced run stops
+// with the emulation's error; a warp whose lanes meet at different
+// collectives, or skip one, is reported; wait_group N keeps the newest N
+// groups as the PTX ISA says. Every unit here is also compiled by NVRTC for
+// sm_80 and sm_90.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <exception>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -37,47 +35,6 @@ using runtime::TraceSite;
 using runtime::testing::Buffer;
 using runtime::testing::subst;
 using runtime::testing::TempDir;
-
-// T0: A (16x16), T1: B (16x8, k x n), T2: D (16x8), row-major; T3, T4: their
-// shared tiles. Only the first KVALID columns of A and rows of B are copied,
-// the rest of each tile is zero-filled. WAIT: the wait before the barrier.
-constexpr std::string_view kTile = R"CUDA(
-typedef Tensor<sl_bfloat16, 1, int32_t> TH;
-typedef Tensor<float, 1, int32_t> TF;
-extern "C" __global__ void schedlab_kernel(TH T0, TH T1, TF T2) {
-  SL_DYNAMIC_SMEM(sl_smem);
-  sl_bfloat16* T3 = reinterpret_cast<sl_bfloat16*>(sl_smem + 0);
-  sl_bfloat16* T4 = reinterpret_cast<sl_bfloat16*>(sl_smem + 512);
-  const int lane = threadIdx.x;
-  const int ar = lane / 2, ac = 8 * (lane % 2);
-  const int abytes = 2 * sl_min(8, sl_max(0, KVALID - ac));
-  sl_cp_async<16, true>(SL_SITE(0), T3, ar * 16 + ac, SL_VLD(1, T0.data, ar * 16 + ac, 8), abytes);
-  const int bk = lane / 2, bn = 4 * (lane % 2);
-  sl_cp_async<8, false>(SL_SITE(2), T4, bk * 8 + bn, SL_VLD(3, T1.data, bk * 8 + bn, 4),
-                        bk < KVALID ? 8 : 0);
-  sl_cp_async_commit();
-  WAIT
-  SL_SYNC(4);
-  uint32_t a[4], b[2];
-  const int m = lane / 8, j = lane % 8;
-  sl_ldmatrix<false>(a, SL_VLD(5, T3, (j + 8 * (m % 2)) * 16 + 8 * (m / 2), 8));
-  sl_ldmatrix<true>(b, SL_VLD(6, T4, (lane % 16) * 8, 8));
-  float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  sl_mma_m16n8k16<sl_bfloat16>(d, a, b, d);
-  const int g = lane / 4, t = lane % 4;
-  for (int i = 0; i < 4; ++i) SL_ST(7, T2.data, (g + 8 * (i / 2)) * 8 + 2 * t + (i % 2), d[i]);
-}
-#ifdef SCHEDLAB_CPU
-extern "C" void schedlab_kernel_entry(void** p) { schedlab_kernel(*(TH*)p[0], *(TH*)p[1], *(TF*)p[2]); }
-#endif
-)CUDA";
-
-constexpr std::string_view kWait = "sl_cp_async_wait<0>();";
-
-runtime::KernelSource tile(int kvalid, std::string_view wait, bool trace = false) {
-  return mma_kernel(
-      subst(subst(std::string(kTile), "KVALID", std::to_string(kvalid)), "WAIT", wait), trace);
-}
 
 // Where each access site of kTile is, by id: the text that names it.
 constexpr const char* kSiteText[] = {"SL_SITE(0)", "SL_VLD(1,",  "SL_SITE(2)", "SL_VLD(3,",
@@ -123,7 +80,7 @@ class TileTest : public ::testing::Test {
  protected:
   /// Runs `src` on A and B of small integers; returns D. With `san`, traced.
   std::vector<float> run(const runtime::KernelSource& src, runtime::Sanitizer* san = nullptr) {
-    Buffer<uint16_t> a(*be_, bits(a_)), b(*be_, bits(b_));
+    Buffer<uint16_t> a(*be_, bf16_all(a_)), b(*be_, bf16_all(b_));
     Buffer<float> d(*be_, 128);
     auto k = be_->compile(src);
     const std::vector<runtime::TensorArg> args = {a.arg1(ir::DataType::BF16), b.arg1(ir::DataType::BF16),
@@ -134,51 +91,15 @@ class TileTest : public ::testing::Test {
       be_->launch(*k, dims_, args);
     return d.read();
   }
-  /// D = A B over the first `kvalid` k, in f64 (exact here).
-  std::vector<float> want(int kvalid) const {
-    std::vector<float> d(128);
-    for (int m = 0; m < 16; ++m)
-      for (int n = 0; n < 8; ++n) {
-        double s = 0;
-        for (int k = 0; k < kvalid; ++k)
-          s += static_cast<double>(a_[static_cast<size_t>(m * 16 + k)]) * b_[static_cast<size_t>(k * 8 + n)];
-        d[static_cast<size_t>(m * 8 + n)] = static_cast<float>(s);
-      }
-    return d;
-  }
-  static std::vector<uint16_t> bits(const std::vector<float>& v) {
-    std::vector<uint16_t> r;
-    for (float x : v) r.push_back(bf16_bits(x));
-    return r;
-  }
-  static std::vector<float> integers(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> v(-16, 16);
-    std::vector<float> r(n);
-    for (float& x : r) x = static_cast<float>(v(rng));
-    return r;
-  }
+  std::vector<float> want(int kvalid) const { return tile_product(a_, b_, kvalid); }
 
   TempDir dir_;
   std::unique_ptr<runtime::Backend> be_ =
       runtime::make_cpu_backend(model::model_device_properties(), dir_.path());
-  runtime::LaunchDims dims_ = [] {
-    runtime::LaunchDims d;
-    d.block = {32, 1, 1};
-    d.shared_bytes = 768;
-    return d;
-  }();
-  std::vector<float> a_ = integers(256, 5), b_ = integers(128, 6);
+  runtime::LaunchDims dims_ = tile_dims();
+  std::vector<float> a_ = tile_integers(256, 5), b_ = tile_integers(128, 6);
 };
 
-
-TEST_F(TileTest, TileEqualsTheScalarProduct) { EXPECT_EQ(run(tile(16, kWait)), want(16)); }
-
-// src-size below cp-size: the bytes past it are zeros in shared memory, so
-// the product runs over the first 12 (then 5, then no) k only.
-TEST_F(TileTest, ZeroFillCutsTheProductAtTheValidK) {
-  for (int kvalid : {12, 5, 0}) EXPECT_EQ(run(tile(kvalid, kWait)), want(kvalid)) << kvalid;
-}
 
 TEST_F(TileTest, TracedTileIsCleanAndEqual) {
   runtime::Sanitizer san;
