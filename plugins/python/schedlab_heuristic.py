@@ -46,106 +46,40 @@ class ScheduleError(Exception):
         self.status = status
 
 
-# ---- enums (values of schedlab/plugin.h; the first name of each value is nvFuser's)
+# ---- enums (values of schedlab/plugin.h; the first name of each value is nvFuser's, the
+# second schedlab's, an alias of the same member)
 
 
-class DataType(enum.IntEnum):
-    Bool = 0
-    Int32 = 1
-    Int = 2
-    Half = 3
-    BFloat16 = 4
-    Float = 5
-    Double = 6
-    bool = 0
-    i32 = 1
-    i64 = 2
-    f16 = 3
-    bf16 = 4
-    f32 = 5
-    f64 = 6
+def _enum(name: str, doc: str, values) -> type:
+    e = enum.IntEnum(name, [(n, v) for v, names in values for n in names], module=__name__)
+    e.__doc__ = doc
+    return e
 
 
-class IterType(enum.IntEnum):
-    iteration = 0
-    reduction = 1
-    broadcast = 2
-    Iteration = 0
-    Reduction = 1
-    Broadcast = 2
-
-
-class ParallelType(enum.IntEnum):
-    """Hardware bindings and, as in nvFuser, the loop transforms (100 + LoopTransform)."""
-
-    serial = 0
-    mesh_x = 1
-    grid_x = 2
-    grid_y = 3
-    grid_z = 4
-    block_x = 5
-    block_y = 6
-    block_z = 7
-    vectorize = 101
-    unroll = 102
-    unswitch = 103
-    tma = 104
-    Serial = 0
-    DIDx = 1
-    BIDx = 2
-    BIDy = 3
-    BIDz = 4
-    TIDx = 5
-    TIDy = 6
-    TIDz = 7
-    Vectorize = 101
-    Unroll = 102
-    Unswitch = 103
-    Bulk = 104
-
-
-class LoopTransform(enum.IntEnum):
-    serial = 0
-    vectorize = 1
-    unroll = 2
-    unswitch = 3
-    tma = 4
-    Serial = 0
-    Vectorize = 1
-    Unroll = 2
-    Unswitch = 3
-    Bulk = 4
-
-
-class MemoryType(enum.IntEnum):
-    local = 0
-    shared = 1
-    global_ = 2
-    Local = 0
-    Shared = 1
-    Global = 2
-
-
-class LoadStoreOpType(enum.IntEnum):
-    set = 0
-    cp_async = 1
-    load_matrix = 2
-    tma = 3
-    Set = 0
-    CpAsync = 1
-    LdMatrix = 2
-    Tma = 3
-
-
-class CacheOp(enum.IntEnum):
-    unspecified = 0
-    all_levels = 1
-    streaming = 2
-    global_ = 3
-    Unspecified = 0
-    AllLevels = 1
-    Streaming = 2
-    Global = 3
+DataType = _enum("DataType", "Element types.", [
+    (0, ("Bool", "bool")), (1, ("Int32", "i32")), (2, ("Int", "i64")), (3, ("Half", "f16")),
+    (4, ("BFloat16", "bf16")), (5, ("Float", "f32")), (6, ("Double", "f64"))])
+IterType = _enum("IterType", "What an axis does.", [
+    (0, ("iteration", "Iteration")), (1, ("reduction", "Reduction")),
+    (2, ("broadcast", "Broadcast"))])
+ParallelType = _enum(
+    "ParallelType", "Hardware bindings and, as in nvFuser, the loop transforms (100 + "
+    "LoopTransform).", [
+        (0, ("serial", "Serial")), (1, ("mesh_x", "DIDx")), (2, ("grid_x", "BIDx")),
+        (3, ("grid_y", "BIDy")), (4, ("grid_z", "BIDz")), (5, ("block_x", "TIDx")),
+        (6, ("block_y", "TIDy")), (7, ("block_z", "TIDz")), (101, ("vectorize", "Vectorize")),
+        (102, ("unroll", "Unroll")), (103, ("unswitch", "Unswitch")), (104, ("tma", "Bulk"))])
+LoopTransform = _enum("LoopTransform", "How a loop is emitted.", [
+    (0, ("serial", "Serial")), (1, ("vectorize", "Vectorize")), (2, ("unroll", "Unroll")),
+    (3, ("unswitch", "Unswitch")), (4, ("tma", "Bulk"))])
+MemoryType = _enum("MemoryType", "Where a tensor lives.", [
+    (0, ("local", "Local")), (1, ("shared", "Shared")), (2, ("global_", "Global"))])
+LoadStoreOpType = _enum("LoadStoreOpType", "How cache_after's copy moves data.", [
+    (0, ("set", "Set")), (1, ("cp_async", "CpAsync")), (2, ("load_matrix", "LdMatrix")),
+    (3, ("tma", "Tma"))])
+CacheOp = _enum("CacheOp", "The cache policy of cache_after's load.", [
+    (0, ("unspecified", "Unspecified")), (1, ("all_levels", "AllLevels")),
+    (2, ("streaming", "Streaming")), (3, ("global_", "Global"))])
 
 
 # ---- the segment and its tensors

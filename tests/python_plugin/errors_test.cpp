@@ -15,14 +15,7 @@ using py_testing::TempFile;
 /// The what() of the error scheduling softmax with `h` throws, as `E`.
 template <typename E>
 std::string schedule_error(const Heuristic& h) {
-  auto s = sp_testing::segment_of("softmax", {{"N", 3}, {"K", 5}});
-  try {
-    h.plugin().schedule(s.seg, h.plugin().defaults());
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error of the expected type";
-  return "";
+  return py_testing::schedule_error<E>(h.plugin(), "softmax", {{"N", 3}, {"K", 5}});
 }
 
 TEST(PythonErrors, AnExceptionIsAPluginErrorNamingFileAndLine) {

@@ -90,6 +90,21 @@ inline std::string schedule_and_run(const Plugin& p, const std::string& fusion,
   return sp_testing::run_and_compare(s);
 }
 
+/// The what() of the error of type E that scheduling `fusion` with the
+/// plugin's defaults throws ("" and a test failure when none does).
+template <typename E>
+std::string schedule_error(const Plugin& p, const std::string& fusion,
+                           const ir::SizeBindings& sizes) {
+  auto s = sp_testing::segment_of(fusion, sizes);
+  try {
+    p.schedule(s.seg, p.defaults());
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error of the expected type";
+  return "";
+}
+
 /// can_schedule's reason on `fusion` at its default sizes: how the tests read
 /// what a heuristic computed in Python.
 inline std::string reason_on(const Plugin& p, const std::string& fusion,

@@ -17,6 +17,7 @@ namespace {
 using py_testing::Heuristic;
 using py_testing::reason_on;
 using py_testing::schedule_and_run;
+using py_testing::schedule_error;
 using py_testing::TempFile;
 
 const std::string kExamples = PY_EXAMPLE_DIR;
@@ -228,16 +229,11 @@ def schedule(segment, params):
                        f"max inline {yc.max_inline_position()}; "
                        f"print has T: {'T' in str(y) and 'T' in segment.print()}")
 )");
-  auto s = sp_testing::segment_of("add", {{"N", 8}, {"K", 16}});
-  std::string what;
-  try {
-    h.plugin().schedule(s.seg, h.plugin().defaults());
-  } catch (const PluginFault& e) {
-    what = e.what();
-  }
+  std::string what = schedule_error<PluginFault>(h.plugin(), "add", {{"N", 8}, {"K", 16}});
   EXPECT_NE(what.find("RuntimeError: loop ['grid_x', 'serial', 'block_x']"), std::string::npos)
       << what;
   EXPECT_NE(what.find("shared shared; swizzle error: swizzle"), std::string::npos) << what;
+  EXPECT_NE(what.find("max inline "), std::string::npos) << what;
   EXPECT_NE(what.find("print has T: True"), std::string::npos) << what;
 }
 
@@ -256,14 +252,11 @@ def schedule(segment, params):
     raise RuntimeError(f"rfactor {partial!r} of {r!r} {[a.iter_type.name for a in partial.loop()]}; "
                        f"recompute {copy!r} of {segment.tensors[3]!r}; {fork}")
 )");
-  auto s = sp_testing::segment_of("softmax", {{"N", 4}, {"K", 16}});
-  std::string what;
-  try {
-    h.plugin().schedule(s.seg, h.plugin().defaults());
-  } catch (const UserError& e) {
-    what = e.what();
-  }
-  EXPECT_NE(what.find("RuntimeError: rfactor T"), std::string::npos) << what;
+  std::string what = schedule_error<PluginFault>(h.plugin(), "softmax", {{"N", 4}, {"K", 16}});
+  EXPECT_NE(what.find("RuntimeError: rfactor T8 of T1 ['iteration', 'reduction', 'iteration']; "
+                      "recompute T9 of T3; cache_fork: fusion output T7 (y) has no uses"),
+            std::string::npos)
+      << what;
   EXPECT_NE(what.find("cache_fork: fusion output"), std::string::npos) << what;
 }
 
