@@ -26,7 +26,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/pipeline/mutate.cpp
   # run: the runner, measurement, A/B twins, shards
   ${CMAKE_CURRENT_LIST_DIR}/run/measure.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/run/bound_kernel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run/timed_group.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run/runner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run/runner_point.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run/runner_isolate.cpp

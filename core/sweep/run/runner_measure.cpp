@@ -5,16 +5,15 @@
 
 #include <set>
 
-#include "schedlab/sweep/run/bound_kernel.h"
 #include "schedlab/sweep/run/measure.h"
+#include "schedlab/sweep/run/timed_group.h"
 #include "schedlab/sweep/pipeline/pipeline.h"
 #include "sweep_run.h"
 
 namespace schedlab::sweep::detail {
 
-// The points of a (fusion, sizes) group are timed in interleaved rounds;
-// points with the same kernel and launch are timed once, and the others share
-// that measurement (same_kernel_as).
+// The points of a (fusion, sizes) group are timed together (time_group):
+// in interleaved rounds, points with the same kernel and launch once.
 void SweepRun::measure() {
   const MeasureSpec& m = spec_.measure;
   // A group is a (fusion, sizes) and the repetitions its searches ask for
@@ -29,36 +28,19 @@ void SweepRun::measure() {
   for (const auto& [where, members] : by_group) {
     const size_t repetitions = static_cast<size_t>(std::get<2>(where));
     const uint64_t group = groups_++;
-    std::vector<std::unique_ptr<BoundKernel>> bound;
-    std::vector<size_t> timed;                       // representatives, by member
-    std::map<std::pair<std::string, std::string>, size_t> first;  // (kernel, launch) -> timed index
-    std::vector<size_t> timed_of(members.size());
-    for (size_t k = 0; k < members.size(); ++k) {
-      PointState& st = states_[members[k]];
-      auto b = std::make_unique<BoundKernel>(backend_, st.point.kernel(), st.reference->inputs,
-                                             st.point.fusion().sizes);
-      st.rec.launch = b->launch();
-      auto [it, fresh] = first.emplace(std::pair(st.rec.kernel_hash, st.rec.launch), timed.size());
-      timed_of[k] = it->second;
-      if (fresh) {
-        timed.push_back(members[k]);
-        bound.push_back(std::move(b));
-      }
+    std::vector<GroupMember> group_members;
+    for (size_t i : members) {
+      PointState& st = states_[i];
+      group_members.push_back({[this, &st] {
+                                 return std::make_unique<BoundKernel>(
+                                     backend_, st.point.kernel(), st.reference->inputs,
+                                     st.point.fusion().sizes);
+                               },
+                               &st.rec});
     }
-    std::vector<TimedKernel> kernels;
-    for (const std::unique_ptr<BoundKernel>& b : bound) kernels.push_back(b->timed());
-    const std::vector<std::vector<double>> times =
-        time_kernels(kernels, repetitions, m.warmup, m.min_time, seed_, group);
-    for (size_t k = 0; k < members.size(); ++k) {
-      PointState& st = states_[members[k]];
-      const size_t t = timed_of[k];
-      st.rec.times_us.clear();
-      for (double sec : times[t]) st.rec.times_us.push_back(sec * 1e6);
-      st.rec.group = run_nonce_ + "-" + std::to_string(group);
-      st.rec.seed = seed_;
-      if (timed[t] != members[k]) st.rec.same_kernel_as = benchmark_name(states_[timed[t]].rec);
-      st.final = true;
-    }
+    time_group(group_members, repetitions, m.warmup, m.min_time, seed_, group,
+               run_nonce_ + "-" + std::to_string(group));
+    for (size_t i : members) states_[i].final = true;
     for (size_t i : members) record(states_[i]);
   }
 }
