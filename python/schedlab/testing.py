@@ -13,9 +13,10 @@ point::
         schedlab_bench(fd, [x], scheduler="normalization")        # a plugin, its own choice
 
 Each call validates the point against the f64 reference (a wrong kernel fails the test with
-the validation message, as ``schedlab.ValidationError``), times it with the warm-up launches
-and interleaved rounds of ``schedlab run`` (core/sweep/run), and appends its record
-(schema ``schedlab.sweep.v1``, failures included) to the results file, which
+the validation message, as ``schedlab.ValidationError``, and is recorded). A test module is
+a sweep: when it ends, its valid points are timed as ``schedlab run`` times a sweep's, each
+(fusion, sizes) group together, warm-up launches then interleaved rounds (core/sweep/run),
+and their records (schema ``schedlab.sweep.v1``) are appended to the results file, which
 ``schedlab compare`` and ``schedlab report`` read. docs/python.md, "pytest:
 schedlab.testing", is the reference.
 """
@@ -77,6 +78,14 @@ def pytest_addoption(parser):
         help="the seed of the round orders (measure: seed; default a fresh one, recorded)",
     )
     group.addoption(
+        "--schedlab-time-each",
+        action="store_true",
+        default=False,
+        help="time each point at its call, a group of its own (its record then has its "
+        "times), instead of each (fusion, sizes) group of a test module together in "
+        "interleaved rounds when the module ends",
+    )
+    group.addoption(
         "--schedlab-device",
         default="auto",
         choices=["auto", "cpu", "cuda"],
@@ -99,16 +108,32 @@ def _results_path(config):
 
 @pytest.fixture(scope="session")
 def schedlab_results(pytestconfig):
-    """The session's results file, locked for writing (one writer, as `schedlab run`)."""
+    """The session's results file, locked for writing (one writer, as `schedlab run`), with
+    the session's measurement settings."""
+    option = pytestconfig.getoption
     results = _schedlab.ResultsFile(
-        _results_path(pytestconfig), fresh=pytestconfig.getoption("schedlab_fresh")
+        _results_path(pytestconfig),
+        fresh=option("schedlab_fresh"),
+        repetitions=option("schedlab_repetitions"),
+        warmup=option("schedlab_warmup"),
+        min_time=option("schedlab_min_time"),
+        seed=option("schedlab_seed"),
+        interleave=not option("schedlab_time_each"),
     )
     yield results
     results.close()
 
 
+@pytest.fixture(scope="module")
+def _schedlab_module(schedlab_results):
+    """A test module is a sweep: its valid points are timed when it ends, each (fusion,
+    sizes) group together in interleaved rounds, as `schedlab run` times a sweep's."""
+    yield
+    schedlab_results.flush()
+
+
 @pytest.fixture
-def schedlab_bench(request, schedlab_results):
+def schedlab_bench(request, schedlab_results, _schedlab_module):
     """``schedlab_bench(fd, inputs=None, scheduler="manual", params=None, label="",
     fusion="", sizes=None, rtol=None, atol=None, sanitize=True)`` -> the record (a dict).
 
@@ -118,6 +143,8 @@ def schedlab_bench(request, schedlab_results):
     shows (the parameters the test swept). ``label`` names the scheduler in the tables
     (default: ``scheduler``); ``fusion`` the fusion (default: the fusion file's name, else
     the test function's without ``test_``). Without inputs they are generated at ``sizes``.
+    The point is validated now (a failure is recorded and raised); its times come when the
+    test module ends (the returned record has none yet), or now with --schedlab-time-each.
     The sweep is the test module's name.
     """
     config = request.config
@@ -128,10 +155,6 @@ def schedlab_bench(request, schedlab_results):
     return functools.partial(
         _schedlab.bench_point,
         results=schedlab_results,
-        repetitions=config.getoption("schedlab_repetitions"),
-        warmup=config.getoption("schedlab_warmup"),
-        min_time=config.getoption("schedlab_min_time"),
-        seed=config.getoption("schedlab_seed"),
         device=config.getoption("schedlab_device"),
         baseline=config.getoption("schedlab_baseline"),
         sweep=module,

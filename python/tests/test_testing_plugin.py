@@ -62,6 +62,13 @@ def test_the_example_writes_records_that_report_and_compare_read(tmp_path):
     plugin = [r for r in records if r["scheduler"] == "normalization"]
     assert sorted({r["config"]["vector"] for r in plugin}) == ["1", "2"]
     assert all(r["max_abs_error"] is not None and r["measurement"]["launch"] for r in records)
+    # Timed as run times a sweep: each (fusion, sizes) group together, in rounds of one seed.
+    groups = {}
+    for r in records:
+        groups.setdefault((r["fusion"], r["size_label"]), set()).add(r["measurement"]["group"])
+    assert len(groups) == 4 and all(len(g) == 1 for g in groups.values())
+    assert len({r["measurement"]["group"] for r in records}) == 4
+    assert len({r["measurement"]["seed"] for r in records}) == 1
 
     table = subprocess.run([cli(), "report", str(base)], capture_output=True, text=True)
     assert table.returncode == 0, table.stderr
@@ -175,24 +182,33 @@ def hand_softmax():
 
 def test_the_results_file_has_one_writer_and_fresh_keeps_the_previous(tmp_path):
     path = str(tmp_path / "r.jsonl")
-    first = _schedlab.ResultsFile(path)
+    first = _schedlab.ResultsFile(path, repetitions=2)
     with pytest.raises(schedlab.Error, match="is being written by another schedlab process"):
         _schedlab.ResultsFile(path)
     fd = hand_softmax()
     x = np.ones((2, 16), dtype=np.float32)
-    record = _schedlab.bench_point(fd, [x], results=first, repetitions=2, fusion="softmax",
-                                   params={"block": 4})
-    assert record["config"] == {"block": "4"} and len(record["times_us"]) == 2
+    record = _schedlab.bench_point(fd, [x], results=first, fusion="softmax", params={"block": 4})
+    # Held for its group's rounds: validated, not yet timed or written.
+    assert record["status"] == "ok" and record["times_us"] == [] and first.held == 1
+    assert not os.path.exists(path) or read(path) == []
     # The hand schedule is given back: the definition runs again.
     (out,) = fd.manual_execute([x])
     np.testing.assert_allclose(out, np.full((2, 16), 1 / 16), rtol=1e-6)
+    _schedlab.bench_point(fd, [x], results=first, fusion="softmax", label="twin")
+    (a, b) = first.flush()
+    assert first.held == 0 and len(read(path)) == 2
+    assert len(a["times_us"]) == 2 and a["measurement"]["group"] == b["measurement"]["group"]
+    assert b["measurement"]["same_kernel_as"] == "softmax/N=2,K=16/manual/block=4"
+    assert b["times_us"] == a["times_us"]
     first.close()
     with pytest.raises(schedlab.Error, match="is closed"):
-        _schedlab.bench_point(fd, [x], results=first, repetitions=2)
-    again = _schedlab.ResultsFile(path, fresh=True)
-    assert os.path.exists(path + ".prev") and len(read(path + ".prev")) == 1
-    _schedlab.bench_point(fd, [x], results=again, repetitions=2, fusion="softmax")
-    assert len(read(path)) == 1
+        _schedlab.bench_point(fd, [x], results=first)
+    # Timed at each call (--schedlab-time-each); fresh: the earlier records kept as .prev.
+    again = _schedlab.ResultsFile(path, fresh=True, repetitions=3, interleave=False)
+    assert os.path.exists(path + ".prev") and len(read(path + ".prev")) == 2
+    record = _schedlab.bench_point(fd, [x], results=again, fusion="softmax")
+    assert len(record["times_us"]) == 3 and again.held == 0
+    assert read(path) == [record]
     again.close()
 
 
@@ -200,6 +216,8 @@ def test_measurement_settings_are_checked():
     with pytest.raises(schedlab.Error, match="expected repetitions >= 1"):
         _schedlab.bench_point(hand_softmax(), [np.ones((2, 16), dtype=np.float32)],
                               repetitions=0)
+    with pytest.raises(schedlab.Error, match="expected repetitions >= 1, warmup >= 0"):
+        _schedlab.ResultsFile("unused.jsonl", warmup=-1)
     with pytest.raises(schedlab.Error, match="no plugin|not found|unknown"):
         _schedlab.bench_point(hand_softmax(), [np.ones((2, 16), dtype=np.float32)],
                               scheduler="no_such_plugin")
