@@ -28,11 +28,16 @@ namespace {
 using Handle = uintptr_t;
 using Handles = std::vector<Handle>;
 
-pa::Segment seg_of(Handle s) { return pa::Segment(reinterpret_cast<SchedlabSegment*>(s)); }
-pa::TensorView tv_of(Handle s, Handle t) {
-  return pa::TensorView(reinterpret_cast<SchedlabSegment*>(s), reinterpret_cast<SchedlabTensor*>(t));
+pa::Segment seg_of(Handle s) {
+  return pa::Segment(reinterpret_cast<SchedlabSegment*>(s));
 }
-Handle handle_of(const pa::TensorView& tv) { return reinterpret_cast<Handle>(tv.handle()); }
+pa::TensorView tv_of(Handle s, Handle t) {
+  return pa::TensorView(reinterpret_cast<SchedlabSegment*>(s),
+                        reinterpret_cast<SchedlabTensor*>(t));
+}
+Handle handle_of(const pa::TensorView& tv) {
+  return reinterpret_cast<Handle>(tv.handle());
+}
 Handles handles_of(const std::vector<pa::TensorView>& tvs) {
   Handles out;
   for (const pa::TensorView& tv : tvs) out.push_back(handle_of(tv));
@@ -104,7 +109,8 @@ py::dict device(Handle s) {
 
 /// The segment's queries and the multi-tensor primitives.
 void add_segment_calls(py::dict& b) {
-  b["segment_name"] = py::cpp_function([](Handle s) { return host([&] { return seg_of(s).name(); }); });
+  b["segment_name"] =
+      py::cpp_function([](Handle s) { return host([&] { return seg_of(s).name(); }); });
   b["segment_tensors"] = py::cpp_function([](Handle s, int which) {
     return host([&] {
       pa::Segment seg = seg_of(s);
@@ -155,10 +161,9 @@ void add_segment_calls(py::dict& b) {
       });
   b["inline_most"] = py::cpp_function(
       [](Handle s, const Handles& sel) { host([&] { seg_of(s).inline_most(tvs_of(s, sel)); }); });
-  b["inline_selected_at"] =
-      py::cpp_function([](Handle s, const Handles& sel, Handle ref, int pos) {
-        host([&] { seg_of(s).inline_selected_at(tvs_of(s, sel), tv_of(s, ref), pos); });
-      });
+  b["inline_selected_at"] = py::cpp_function([](Handle s, const Handles& sel, Handle ref, int pos) {
+    host([&] { seg_of(s).inline_selected_at(tvs_of(s, sel), tv_of(s, ref), pos); });
+  });
   b["apply_schedule_script"] =
       py::cpp_function([](Handle s, const std::string& path, const std::string& args) {
         return host([&] { return seg_of(s).apply_schedule_script(path, args); });
@@ -172,8 +177,8 @@ void add_segment_calls(py::dict& b) {
 
 /// One tensor's queries and primitives.
 void add_tensor_calls(py::dict& b) {
-  b["tensor_info"] = py::cpp_function(
-      [](Handle s, Handle t) { return host([&] { return tensor_info(s, t); }); });
+  b["tensor_info"] =
+      py::cpp_function([](Handle s, Handle t) { return host([&] { return tensor_info(s, t); }); });
   b["tensor_axis"] = py::cpp_function([](Handle s, Handle t, int domain, int i) {
     return host([&] {
       pa::TensorView tv = tv_of(s, t);
@@ -186,8 +191,8 @@ void add_tensor_calls(py::dict& b) {
       [](Handle s, Handle t) { return host([&] { return handles_of(tv_of(s, t).consumers()); }); });
   b["max_inline_position"] = py::cpp_function(
       [](Handle s, Handle t) { return host([&] { return tv_of(s, t).max_inline_position(); }); });
-  b["print_tensor"] =
-      py::cpp_function([](Handle s, Handle t) { return host([&] { return tv_of(s, t).print(); }); });
+  b["print_tensor"] = py::cpp_function(
+      [](Handle s, Handle t) { return host([&] { return tv_of(s, t).print(); }); });
   b["split"] = py::cpp_function([](Handle s, Handle t, int axis, int64_t factor, bool inner) {
     host([&] { tv_of(s, t).split(axis, factor, inner); });
   });
@@ -215,12 +220,13 @@ void add_tensor_calls(py::dict& b) {
   });
   b["cache_after_path"] = py::cpp_function([](Handle s, Handle t, int path, int op) {
     return host([&] {
-      return handle_of(
-          tv_of(s, t).cache_after(static_cast<pa::LoadStoreOp>(path), static_cast<pa::CacheOp>(op)));
+      return handle_of(tv_of(s, t).cache_after(static_cast<pa::LoadStoreOp>(path),
+                                               static_cast<pa::CacheOp>(op)));
     });
   });
-  b["cache_before"] = py::cpp_function(
-      [](Handle s, Handle t) { return host([&] { return handle_of(tv_of(s, t).cache_before()); }); });
+  b["cache_before"] = py::cpp_function([](Handle s, Handle t) {
+    return host([&] { return handle_of(tv_of(s, t).cache_before()); });
+  });
   b["cache_fork"] = py::cpp_function(
       [](Handle s, Handle t) { return host([&] { return handle_of(tv_of(s, t).cache_fork()); }); });
   b["recompute"] = py::cpp_function([](Handle s, Handle t, const Handles& consumers) {

@@ -50,8 +50,8 @@ void start() {
   // and the stdlib's extension modules (lib-dynload), which do not link
   // libpython, would not load.
   if (dlopen(kLibPython, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) == nullptr)
-    throw pa::Error(SCHEDLAB_ERR_INTERNAL, std::string("python: cannot make ") + kLibPython +
-                                               " global: " + dlerror());
+    throw pa::Error(SCHEDLAB_ERR_INTERNAL,
+                    std::string("python: cannot make ") + kLibPython + " global: " + dlerror());
   if (Py_IsInitialized()) return;  // the `schedlab` module's interpreter: use it
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
@@ -59,8 +59,8 @@ void start() {
   config.parse_argv = 0;
   config.configure_c_stdio = 0;
   // The pinned interpreter's prefix and stdlib, whatever python3 PATH finds.
-  PyStatus status = PyConfig_SetBytesString(&config, &config.program_name,
-                                            SCHEDLAB_PYTHON_EXECUTABLE);
+  PyStatus status =
+      PyConfig_SetBytesString(&config, &config.program_name, SCHEDLAB_PYTHON_EXECUTABLE);
   if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
   PyConfig_Clear(&config);
   if (PyStatus_Exception(status))
@@ -98,9 +98,9 @@ py::module_ heuristic_module() {
   std::string origin = "<schedlab_heuristic.py embedded in python.so>";
   m.attr("__file__") = origin;
   modules[name] = m;
-  py::object code = py::module_::import("builtins")
-                        .attr("compile")(std::string(embedded::schedlab_heuristic_py), origin,
-                                         "exec");
+  py::object code =
+      py::module_::import("builtins")
+          .attr("compile")(std::string(embedded::schedlab_heuristic_py), origin, "exec");
   py::module_::import("builtins").attr("exec")(code, m.attr("__dict__"));
   return m;
 }

@@ -85,7 +85,8 @@ void bind(const std::string& display, const std::string& source) {
   pp::Gil gil;
   try {
     py::tuple r = pp::heuristic_module().attr("_load")(display, source, pp::make_bridge());
-    if (r[0].cast<int>() != SCHEDLAB_OK) throw pa::Error(r[0].cast<int>(), r[1].cast<std::string>());
+    if (r[0].cast<int>() != SCHEDLAB_OK)
+      throw pa::Error(r[0].cast<int>(), r[1].cast<std::string>());
     py::object h = r[2];
     auto b = std::make_unique<Bound>();
     b->path = display;
@@ -108,11 +109,21 @@ py::dict values_of(const pa::Params& p) {
   for (const pa::Param& s : bound()->schema) {
     const char* n = s.name.c_str();
     switch (s.kind) {
-      case SCHEDLAB_PARAM_INT: d[n] = p.integer(s.name); break;
-      case SCHEDLAB_PARAM_FLOAT: d[n] = p.real(s.name); break;
-      case SCHEDLAB_PARAM_BOOL: d[n] = p.boolean(s.name); break;
-      case SCHEDLAB_PARAM_CHOICE: d[n] = p.choice(s.name); break;
-      default: d[n] = p.string(s.name); break;
+      case SCHEDLAB_PARAM_INT:
+        d[n] = p.integer(s.name);
+        break;
+      case SCHEDLAB_PARAM_FLOAT:
+        d[n] = p.real(s.name);
+        break;
+      case SCHEDLAB_PARAM_BOOL:
+        d[n] = p.boolean(s.name);
+        break;
+      case SCHEDLAB_PARAM_CHOICE:
+        d[n] = p.choice(s.name);
+        break;
+      default:
+        d[n] = p.string(s.name);
+        break;
     }
   }
   return d;
@@ -125,7 +136,8 @@ void call(const char* where, pa::Segment& seg, const pa::Params& p, Use&& use) {
   try {
     py::handle h(bound()->heuristic);
     py::tuple r = h.attr("call")(where, reinterpret_cast<uintptr_t>(seg.handle()), values_of(p));
-    if (r[0].cast<int>() != SCHEDLAB_OK) throw pa::Error(r[0].cast<int>(), r[1].cast<std::string>());
+    if (r[0].cast<int>() != SCHEDLAB_OK)
+      throw pa::Error(r[0].cast<int>(), r[1].cast<std::string>());
     use(r[2]);
   } catch (py::error_already_set& e) {
     throw pa::Error(SCHEDLAB_ERR_PLUGIN,
@@ -167,11 +179,21 @@ class Python : public pa::Plugin {
         auto t = item.cast<py::tuple>();
         auto n = t[0].cast<std::string>();
         switch (t[1].cast<int>()) {
-          case SCHEDLAB_PARAM_INT: p.set_integer(n, t[2].cast<int64_t>()); break;
-          case SCHEDLAB_PARAM_FLOAT: p.set_real(n, t[2].cast<double>()); break;
-          case SCHEDLAB_PARAM_BOOL: p.set_boolean(n, t[2].cast<bool>()); break;
-          case SCHEDLAB_PARAM_CHOICE: p.set_choice(n, t[2].cast<std::string>()); break;
-          default: p.set_string(n, t[2].cast<std::string>()); break;
+          case SCHEDLAB_PARAM_INT:
+            p.set_integer(n, t[2].cast<int64_t>());
+            break;
+          case SCHEDLAB_PARAM_FLOAT:
+            p.set_real(n, t[2].cast<double>());
+            break;
+          case SCHEDLAB_PARAM_BOOL:
+            p.set_boolean(n, t[2].cast<bool>());
+            break;
+          case SCHEDLAB_PARAM_CHOICE:
+            p.set_choice(n, t[2].cast<std::string>());
+            break;
+          default:
+            p.set_string(n, t[2].cast<std::string>());
+            break;
         }
       }
     });
@@ -189,8 +211,8 @@ SCHEDLAB_PLUGIN(Python)
 /// `display_path` (the registry's snapshot and the user's file). See
 /// docs/python.md and the contract in core/plugin's loader.
 extern "C" SCHEDLAB_PLUGIN_EXPORT int32_t schedlab_python_bind(const char* display_path,
-                                                               const char* source_path,
-                                                               char* error, uint32_t error_size) {
+                                                               const char* source_path, char* error,
+                                                               uint32_t error_size) {
   std::string message;
   int32_t status = SCHEDLAB_OK;
   try {

@@ -80,8 +80,7 @@ TEST(PythonErrors, ASyntaxErrorFailsTheBindAsAUserError) {
   TempFile file("broken.py", "def schedule(segment, params):\n    y = (\n");
   auto b = py_testing::bind_copy(file.dir(), file.path(), file.path());
   EXPECT_EQ(b.status, SCHEDLAB_ERR_USER);
-  EXPECT_EQ(b.error.rfind(file.path() + ":2: SyntaxError: '(' was never closed", 0), 0u)
-      << b.error;
+  EXPECT_EQ(b.error.rfind(file.path() + ":2: SyntaxError: '(' was never closed", 0), 0u) << b.error;
 }
 
 TEST(PythonErrors, ErrorsNameTheDisplayedFileWhileTheSnapshotIsRead) {

@@ -30,8 +30,8 @@ struct Bind {
 /// The built-in python.so copied to a fresh file in `dir`, dlopened (kept:
 /// python.so pins itself once bound), and bound to `display` read from
 /// `source`.
-inline Bind bind_copy(const std::string& dir, const std::string& display,
-                      const std::string& source, std::string* copy_path = nullptr) {
+inline Bind bind_copy(const std::string& dir, const std::string& display, const std::string& source,
+                      std::string* copy_path = nullptr) {
   static int copies = 0;
   std::string copy = dir + "/python-" + std::to_string(++copies) + ".host.so";
   std::filesystem::copy_file(std::string(BUILTIN_PLUGIN_DIR) + "/python.so", copy);

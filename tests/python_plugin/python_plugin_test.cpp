@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "py_test_util.h"
 #include "schedlab/plugin/registry.h"
@@ -33,8 +35,9 @@ TEST(PythonPlugin, UnboundItIsThePluginPython) {
             "the python plugin serves a heuristic file: write `scheduler: {plugin: python, file: "
             "F.py}` or pass --plugin F.py");
   auto s = sp_testing::segment_of("softmax", {});
-  EXPECT_NE(sp_testing::user_error_what_of([&] { p->schedule(s.seg, p->defaults()); })
-                .find("python: the python plugin serves a heuristic file"),
+  EXPECT_NE(sp_testing::user_error_what_of([&] {
+              p->schedule(s.seg, p->defaults());
+            }).find("python: the python plugin serves a heuristic file"),
             std::string::npos);
 }
 
@@ -281,21 +284,63 @@ TEST(PythonExamples, SoftmaxRulesValidateOnTheCpuBackend) {
   EXPECT_EQ(schedule_and_run(h->plugin(), "rmsnorm", {}), "");
   auto s = sp_testing::segment_of("softmax", {{"N", 3}, {"K", 3000}});
   EXPECT_EQ(h->plugin().format(h->plugin().compute_params(s.seg)), "persist=16");
-  EXPECT_EQ(reason_on(h->plugin(), "add"),
-            "no reduction: py_softmax schedules row normalizations");
+  EXPECT_EQ(reason_on(h->plugin(), "add"), "no reduction: py_softmax schedules row normalizations");
 }
 
 // Two heuristic files at once, each in its own copy, each serving its own code.
 TEST(PythonPlugin, TwoFilesAtOnceEachServesItsOwn) {
-  Heuristic a("first.py", "def can_schedule(s):\n    return (False, 'first')\n"
-                          "def schedule(s, p):\n    pass\n");
-  Heuristic b("second.py", "def can_schedule(s):\n    return (False, 'second')\n"
-                           "def schedule(s, p):\n    pass\n");
+  Heuristic a("first.py",
+              "def can_schedule(s):\n    return (False, 'first')\n"
+              "def schedule(s, p):\n    pass\n");
+  Heuristic b("second.py",
+              "def can_schedule(s):\n    return (False, 'second')\n"
+              "def schedule(s, p):\n    pass\n");
   EXPECT_EQ(a.plugin().name(), "first");
   EXPECT_EQ(b.plugin().name(), "second");
   EXPECT_EQ(reason_on(a.plugin(), "add"), "first");
   EXPECT_EQ(reason_on(b.plugin(), "add"), "second");
   EXPECT_EQ(reason_on(a.plugin(), "add"), "first");
+}
+
+// The host may call a plugin from several threads: each call takes the GIL.
+TEST(PythonPlugin, CallsFromSeveralThreads) {
+  Heuristic h("threads.py", R"(
+def can_schedule(segment):
+    return (False, f"{segment.name} N={segment.size('N')}")
+def schedule(segment, params):
+    pass
+)");
+  std::vector<std::string> got(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i)
+        got[t] = reason_on(h.plugin(), "softmax", {{"N", t + 1}, {"K", 8}});
+    });
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(got[t], "softmax N=" + std::to_string(t + 1));
+}
+
+// An isolated worker is a fork of the process that bound the heuristic: the
+// child takes the GIL its parent released and calls the same heuristic.
+TEST(PythonPlugin, AForkedChildCallsTheHeuristic) {
+  Heuristic h("forked.py", R"(
+import os
+def can_schedule(segment):
+    return (False, f"pid {os.getpid()} K={segment.size('K')}")
+def schedule(segment, params):
+    pass
+)");
+  std::string parent = reason_on(h.plugin(), "softmax", {{"N", 2}, {"K", 9}});
+  EXPECT_EQ(parent, "pid " + std::to_string(getpid()) + " K=9");
+  GTEST_FLAG_SET(death_test_style, "fast");  // fork() alone, as sweep/run's isolate does
+  EXPECT_EXIT(
+      {
+        std::string child = reason_on(h.plugin(), "softmax", {{"N", 2}, {"K", 11}});
+        std::fprintf(stderr, "child: %s\n", child.c_str());
+        std::exit(child == "pid " + std::to_string(getpid()) + " K=11" ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "child: pid [0-9]+ K=11");
 }
 
 // Through the registry, as exec, run and watch load a .py: a snapshot and a
