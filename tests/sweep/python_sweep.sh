@@ -4,7 +4,8 @@
 # PARAMS as a space too; `schedlab plugins` lists the unbound `python` plugin
 # and a --plugin F.py heuristic; exec --plugin F.py validates. A heuristic
 # whose schedule() raises is a plugin_error naming its file and line, isolated
-# (the default) and in process (--no-isolate), and the sweep goes on.
+# (the default) and in process (--no-isolate), and the sweep goes on. Without
+# a built python.so, a file: key is a user error saying to build it.
 # usage: python_sweep.sh SCHEDLAB HEURISTIC WORKDIR
 set -eu
 schedlab=$1 heuristic=$2 work=$3
@@ -65,4 +66,19 @@ for mode in isolated in_process; do
   echo "$bad" | grep -q "heuristics/raises.py:$line: in schedule: KeyError: 'no_such_param'" ||
     fail "$mode: the plugin_error does not name raises.py:$line: $bad"
 done
+# Without python.so: an installed-tree layout (bin/, lib/schedlab/plugins,
+# share/schedlab/configs) whose plugin directory lacks it. In process, the
+# sweep stops at the file: key with the loader's user error.
+prefix="$work/prefix"
+mkdir -p "$prefix/bin" "$prefix/lib/schedlab/plugins" "$prefix/share/schedlab"
+ln "$schedlab" "$prefix/bin/schedlab" 2>/dev/null || cp "$schedlab" "$prefix/bin/schedlab"
+ln -s "$(cd "$(dirname "$0")/../../configs" && pwd)" "$prefix/share/schedlab/configs"
+printf 'fusions: [softmax]\nschedulers:\n  - plugin: python\n    file: heuristics/good.py\n' \
+  > "$work/no_python.yaml"
+status=0
+"$prefix/bin/schedlab" run "$work/no_python.yaml" -o "$work/no_python.jsonl" --no-isolate \
+  > "$work/out.txt" 2>&1 || status=$?
+[ $status -eq 2 ] || fail "without python.so: expected exit 2, got $status"
+grep -q "^$work/no_python.yaml:4:11: error: the python plugin (python.so) is not in $prefix/lib/schedlab/plugins; build the \`python\` target$" \
+  "$work/out.txt" || fail "without python.so: not the loader's error at the file: key"
 echo "python sweep: ok"
