@@ -90,7 +90,6 @@ class ResultsFile {
     if (fresh && std::filesystem::exists(path)) report::keep_previous(path);
     report::drop_truncated_tail(path);  // a session killed mid-write
   }
-  ~ResultsFile() = default;
 
   void append(const report::Record& r) {
     user_assert(lock_ != nullptr) << "results file " << path_ << " is closed";
