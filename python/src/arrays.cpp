@@ -1,6 +1,7 @@
 // Arrays in and out of a run (arrays.h): NumPy, DLPack, bf16 and f16.
 #include "arrays.h"
 
+#include <dlpack/dlpack.h>
 #include <pybind11/eval.h>
 
 #include <fmt/core.h>
@@ -39,42 +40,24 @@ const char* numpy_name(ir::DataType t) {
 
 // ---- DLPack -----------------------------------------------------------------
 
-// What a "dltensor" capsule points to: DLPack's C ABI (dlpack.h, the same
-// layout since v0.2). NumPy reads every dtype it has; bf16, which it lacks,
-// is read here.
-struct DLDevice {
-  int32_t device_type;
-  int32_t device_id;
-};
-struct DLDataType {
-  uint8_t code;
-  uint8_t bits;
-  uint16_t lanes;
-};
-struct DLTensor {
-  void* data;
-  DLDevice device;
-  int32_t ndim;
-  DLDataType dtype;
-  int64_t* shape;
-  int64_t* strides;  ///< in elements; null: compact row-major
-  uint64_t byte_offset;
-};
-struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor*);
-};
-constexpr uint8_t kDLBfloat = 4;  ///< DLDataTypeCode
+// A "dltensor" capsule points to a DLManagedTensor (dlpack.h). NumPy reads
+// every dtype it has; bf16, which it lacks, is read here.
 
-/// Refuses a DLPack tensor outside host memory (kDLCPU 1, kDLCUDAHost 3,
-/// kDLROCMHost 11 are host memory), naming input `i`.
+/// The name of a DLPack device that is not host memory.
+std::string device_name(int type, int id) {
+  switch (type) {
+    case kDLCUDA: return fmt::format("cuda:{}", id);
+    case kDLROCM: return fmt::format("rocm:{}", id);
+    case kDLCUDAManaged: return fmt::format("cuda:{} (managed)", id);
+    default: return fmt::format("DLPack device type {} (id {})", type, id);
+  }
+}
+
+/// Refuses a DLPack tensor outside host memory (kDLCPU, kDLCUDAHost,
+/// kDLROCMHost), naming input `i`.
 void require_host(int type, int id, const ir::TensorView* in, size_t i, const char* what) {
-  if (type == 1 || type == 3 || type == 11) return;
-  const std::string device = type == 2    ? fmt::format("cuda:{}", id)
-                             : type == 10 ? fmt::format("rocm:{}", id)
-                             : type == 13 ? fmt::format("cuda:{} (managed)", id)
-                                          : fmt::format("DLPack device type {} (id {})", type, id);
+  if (type == kDLCPU || type == kDLCUDAHost || type == kDLROCMHost) return;
+  const std::string device = device_name(type, id);
   raise(ErrorKind::Error,
         fmt::format("input {} ({}): a DLPack tensor on {}; expected host memory (DLPack kDLCPU): "
                     "copy it to the CPU first (tensor.cpu())",
@@ -137,7 +120,8 @@ class Lent:
              scope);
     return new py::object(scope["Lent"]);
   }();
-  const py::tuple device = py::make_tuple(t.device.device_type, t.device.device_id);
+  const py::tuple device =
+      py::make_tuple(static_cast<int>(t.device.device_type), t.device.device_id);
   return py::module_::import("numpy").attr("from_dlpack")((*holder)(capsule, device));
 }
 
