@@ -10,6 +10,7 @@
 // Shared shadow is reset at every block (shared memory starts undefined).
 #include "schedlab/runtime/sanitizer.h"
 
+#include <bit>
 #include <algorithm>
 #include <cstring>
 #include <sstream>
@@ -220,14 +221,18 @@ void Sanitizer::check_race(const AccessEvent& e, const TraceBuffer& b, int64_t e
 
 void Sanitizer::on_access(const AccessEvent& e) {
   const TraceBuffer& b = kernel_->buffers[static_cast<size_t>(e.buffer)];
-  const int64_t first = e.offset >= 0 ? e.offset / b.elem_bytes : -((-e.offset + b.elem_bytes - 1) / b.elem_bytes);
+  // Element sizes are powers of two: shifts, not two 64-bit divisions per
+  // access (a third of the sanitized run's time). >> of a negative offset
+  // floors, as the element index of an access below the buffer must.
+  const int shift = std::countr_zero(static_cast<unsigned>(b.elem_bytes));
+  const int64_t first = e.offset >> shift;
   if (!e.in_bounds) {
     if (!repeat(Kind::OutOfBounds, e.buffer, e.site, -1))
       add(finding(Kind::OutOfBounds, e, first), e.buffer, e.site, -1);
     return;
   }
   BufferShadow& sh = shadow_[static_cast<size_t>(e.buffer)];
-  const int64_t n = e.bytes / b.elem_bytes;
+  const int64_t n = e.bytes >> shift;
   if (b.space == MemorySpace::Local) {
     std::vector<bool>& bits = sh.local[static_cast<size_t>(e.thread_linear)];
     if (bits.empty()) return;  // no SL_LOCAL seen (hand-written code): nothing to check
