@@ -2,6 +2,7 @@
 #include "embed.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <filesystem>
 #include <mutex>
@@ -40,6 +41,25 @@ std::string own_path() {
   return info.dli_fname;
 }
 
+// An isolated worker is a fork of the host, which may fork while another
+// thread runs Python: a child that inherited the GIL held would hang on its
+// first call. As os.fork() does, hold the GIL (and Python's fork state)
+// across fork() and reinitialize the child's. Registered by the copy that
+// started the interpreter, which stays mapped.
+PyGILState_STATE fork_gil;
+void before_fork() {
+  fork_gil = PyGILState_Ensure();
+  PyOS_BeforeFork();
+}
+void after_fork_parent() {
+  PyOS_AfterFork_Parent();
+  PyGILState_Release(fork_gil);
+}
+void after_fork_child() {
+  PyOS_AfterFork_Child();
+  PyGILState_Release(fork_gil);
+}
+
 void start() {
   // Python objects (the bridge's functions) will point into this copy's
   // code: it must outlive them, and the interpreter is never finalized.
@@ -69,6 +89,7 @@ void start() {
                         (status.err_msg != nullptr ? status.err_msg : "unknown error"));
   // Released, so that any thread, or a forked isolate worker, can take it.
   PyEval_SaveThread();
+  pthread_atfork(&before_fork, &after_fork_parent, &after_fork_child);
 }
 
 }  // namespace

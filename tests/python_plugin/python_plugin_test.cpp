@@ -3,9 +3,12 @@
 // primitives reaching the host, and the examples validated on the CPU
 // backend against the reference.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -341,6 +344,48 @@ def schedule(segment, params):
         std::exit(child == "pid " + std::to_string(getpid()) + " K=11" ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "child: pid [0-9]+ K=11");
+}
+
+// The host forks while another thread runs Python (holds the GIL): the
+// child, which has no such thread, must still get the GIL for its calls.
+TEST(PythonPlugin, AForkWhileAnotherThreadRunsPython) {
+  int started[2];
+  ASSERT_EQ(pipe(started), 0);
+  TempFile stop("stop", "");
+  std::filesystem::remove(stop.path());
+  Heuristic h("busy.py",
+              "import os\n"
+              "def can_schedule(segment):\n"
+              "    if segment.size('N') == 1:\n"
+              "        os.write(" +
+                  std::to_string(started[1]) +
+                  ", b'x')\n"
+                  "        n = 0\n"  // bytecode, holding the GIL: os.stat releases it
+                  "        while n % 100000 or not os.path.exists('" +
+                  stop.path() +
+                  "'):\n"
+                  "            n += 1\n"
+                  "    return (False, f\"N={segment.size('N')}\")\n"
+                  "def schedule(segment, params):\n"
+                  "    pass\n");
+  std::string busy;
+  std::thread runner([&] { busy = reason_on(h.plugin(), "softmax", {{"N", 1}, {"K", 4}}); });
+  char c = 0;
+  ASSERT_EQ(read(started[0], &c, 1), 1);  // the runner is inside the Python loop
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(
+      {
+        alarm(60);  // a child that inherited a held GIL hangs: let it die instead
+        std::string child = reason_on(h.plugin(), "softmax", {{"N", 2}, {"K", 4}});
+        std::fprintf(stderr, "child: %s\n", child.c_str());
+        std::exit(child == "N=2" ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "child: N=2");
+  std::ofstream(stop.path()) << "stop";
+  runner.join();
+  EXPECT_EQ(busy, "N=1");
+  close(started[0]);
+  close(started[1]);
 }
 
 // Through the registry, as exec, run and watch load a .py: a snapshot and a
