@@ -122,7 +122,12 @@ py::module_ heuristic_module() {
   py::object code =
       py::module_::import("builtins")
           .attr("compile")(std::string(embedded::schedlab_heuristic_py), origin, "exec");
-  py::module_::import("builtins").attr("exec")(code, m.attr("__dict__"));
+  try {
+    py::module_::import("builtins").attr("exec")(code, m.attr("__dict__"));
+  } catch (py::error_already_set&) {
+    modules.attr("pop")(name);  // no half-made module for the next bind
+    throw;
+  }
   return m;
 }
 

@@ -208,8 +208,9 @@ class Python : public pa::Plugin {
 SCHEDLAB_PLUGIN(Python)
 
 /// Binds this copy to the heuristic file at `source_path`, which errors name
-/// `display_path` (the registry's snapshot and the user's file). See
-/// docs/python.md and the contract in core/plugin's loader.
+/// `display_path` (the registry's snapshot and the user's file): the
+/// registry calls it on its copy before the entry point
+/// (core/plugin/python_file.cpp; docs/python.md, "Python heuristics").
 extern "C" SCHEDLAB_PLUGIN_EXPORT int32_t schedlab_python_bind(const char* display_path,
                                                                const char* source_path, char* error,
                                                                uint32_t error_size) {

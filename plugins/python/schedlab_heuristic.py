@@ -157,9 +157,6 @@ class TensorView:
     nloop = property(lambda self: self._info()["nloop"])
     compute_at_pos = property(lambda self: self._info()["compute_at_pos"])
 
-    def ndim(self) -> int:
-        return self.nloop
-
     def _axis(self, domain: int, i: int) -> IterDomain:
         a = self._call("tensor_axis", domain, i)
         n = self.nloop
