@@ -44,12 +44,17 @@ std::unique_ptr<ir::Fusion> copy_math(const ir::Fusion& f) {
   return copy;
 }
 
-/// A SizeExpr for one entry of define_tensor's shape: -1 a fresh symbol,
-/// a positive integer a constant (1: a Broadcast axis), a string a named size.
+/// A SizeExpr for one entry of define_tensor's shape: -1 a fresh symbol
+/// (one with the axes it meets in an operation: extents.h), a positive
+/// integer a constant (1: a Broadcast axis), a string a named size.
 ir::SizeExpr extent(Definition& d, const py::handle& entry, size_t i) {
   if (py::isinstance<py::str>(entry)) return ir::SizeExpr::symbol(entry.cast<std::string>());
   const int64_t v = entry.cast<int64_t>();
-  if (v == -1) return ir::SizeExpr::symbol(fmt::format("S{}", d.next_symbol++));
+  if (v == -1) {
+    const std::string name = fmt::format("S{}", d.next_symbol++);
+    d.symbolic.insert(name);
+    return ir::SizeExpr::symbol(name);
+  }
   if (v < 1)
     raise(ErrorKind::Definition,
           fmt::format("define_tensor: shape entry {} is {}; expected -1 (symbolic), a positive "
@@ -150,18 +155,19 @@ void bind_definition(py::module_& m, DefinitionClass& fd, TensorClass& tv, AxisC
              open_blocks().push_back(d);
              return d;
            })
-      .def("__exit__",
-           [](const DefinitionPtr& d, const py::object& type, const py::object&, const py::object&) {
-             auto& blocks = open_blocks();
-             if (!blocks.empty() && blocks.back() == d) blocks.pop_back();
-             if (type.is_none())
-               guarded(ErrorKind::Definition, {"FusionDefinition"}, [&] { d->freeze(); });
-             return false;
-           })
-      .def("define_tensor", &define_tensor, py::arg("shape"),
-           py::arg("dtype") = ir::DataType::F32,
-           "A new input of the given shape: -1 for a symbolic extent (its own size name), a "
-           "positive extent (1: a Broadcast axis), or a size name ('N') shared with other inputs")
+      .def(
+          "__exit__",
+          [](const DefinitionPtr& d, const py::object& type, const py::object&, const py::object&) {
+            auto& blocks = open_blocks();
+            if (!blocks.empty() && blocks.back() == d) blocks.pop_back();
+            if (type.is_none())
+              guarded(ErrorKind::Definition, {"FusionDefinition"}, [&] { d->freeze(); });
+            return false;
+          })
+      .def("define_tensor", &define_tensor, py::arg("shape"), py::arg("dtype") = ir::DataType::F32,
+           "A new input of the given shape: -1 for a symbolic extent (its own size name until "
+           "an operation makes it meet another axis: then one extent), a positive extent (1: a "
+           "Broadcast axis), or a size name ('N') shared with other inputs")
       .def(
           "add_output",
           [](const DefinitionPtr& d, const Tensor& t) {
@@ -172,17 +178,22 @@ void bind_definition(py::module_& m, DefinitionClass& fd, TensorClass& tv, AxisC
           py::arg("tensor"))
       .def("tensor", &tensor_named, py::arg("name"),
            "The tensor with this name (fusion text's, or T<n>)")
-      .def_property_readonly("inputs", [](const DefinitionPtr& d) { return handles(d, d->fusion().inputs()); })
-      .def_property_readonly("outputs", [](const DefinitionPtr& d) { return handles(d, d->fusion().outputs()); })
-      .def_property_readonly("fusion", [](const DefinitionPtr& d) { return d; },
-                             "The fusion itself: print_math(), print_kernel()")
+      .def_property_readonly(
+          "inputs", [](const DefinitionPtr& d) { return handles(d, d->fusion().inputs()); })
+      .def_property_readonly(
+          "outputs", [](const DefinitionPtr& d) { return handles(d, d->fusion().outputs()); })
+      .def_property_readonly(
+          "fusion", [](const DefinitionPtr& d) { return d; },
+          "The fusion itself: print_math(), print_kernel()")
       .def_property_readonly("default_sizes",
                              [](const DefinitionPtr& d) { return d->def.default_sizes; })
-      .def("print_math", [](const DefinitionPtr& d) { return ir::print_math(d->fusion()); },
-           "The math (and the schedule's caches and rfactor producers) in nvFuser's spelling")
-      .def("print_schedule",
-           [](const DefinitionPtr& d) { return sched::print_scheduled_fusion(d->fusion()); },
-           "Every tensor's domains, transforms, bindings and memory");
+      .def(
+          "print_math", [](const DefinitionPtr& d) { return ir::print_math(d->fusion()); },
+          "The math (and the schedule's caches and rfactor producers) in nvFuser's spelling")
+      .def(
+          "print_schedule",
+          [](const DefinitionPtr& d) { return sched::print_scheduled_fusion(d->fusion()); },
+          "Every tensor's domains, transforms, bindings and memory");
   m.def("load_fusion", &load_fusion, py::arg("name_or_path"),
         "A fusion file (configs/fusions/NAME.yaml, or a path) as a FusionDefinition");
 

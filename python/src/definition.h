@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,14 @@ struct Definition {
   std::unique_ptr<ir::Fusion> plain;
   /// The next name for a symbolic (-1) extent: S0, S1, ...
   int next_symbol = 0;
+  /// The names define_tensor gave -1 extents (extents.h unifies them).
+  std::set<std::string> symbolic;
 
   ir::Fusion& fusion() const { return *def.fusion; }
+  /// Whether `e` is an extent define_tensor made for a -1.
+  bool is_symbolic(const ir::SizeExpr& e) const {
+    return e.is_symbol() && symbolic.count(e.symbol_name()) > 0;
+  }
   /// Raises DefinitionError, naming `what`, once the math is fixed (frozen).
   void require_open(const char* what) const;
   /// Takes `plain` if not yet taken: the first scheduling call, `with`'s

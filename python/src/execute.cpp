@@ -44,6 +44,7 @@ ir::SizeBindings bind_sizes(const ir::Fusion& f, const std::vector<ref::HostTens
     raise(ErrorKind::Error,
           fmt::format("expected {} inputs, found {}", f.inputs().size(), inputs.size()), {what});
   ir::SizeBindings sizes;
+  std::map<std::string, std::string> bound_by;  ///< size -> "input 0 (T0) axis 1"
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::TensorView* in = f.inputs()[i];
     const std::vector<ir::IterDomain*> axes = in->logical_no_reductions();
@@ -52,10 +53,14 @@ ir::SizeBindings bind_sizes(const ir::Fusion& f, const std::vector<ref::HostTens
       const int64_t n = inputs[i].shape[k];
       if (e.is_symbol()) {
         auto [it, fresh] = sizes.emplace(e.symbol_name(), n);
+        if (fresh)
+          bound_by[e.symbol_name()] = fmt::format("input {} ({}) axis {}", i, in->describe(), k);
         if (fresh || it->second == n) continue;
         raise(ErrorKind::Error,
-              fmt::format("input {} ({}) axis {}: size {} is {} here but {} in an earlier input",
-                          i, in->describe(), k, e.symbol_name(), n, it->second),
+              fmt::format("input {} ({}) axis {}: expected extent {}, found {} (the axes share "
+                          "size {}, which {} gives {})",
+                          i, in->describe(), k, it->second, n, e.symbol_name(),
+                          bound_by[e.symbol_name()], it->second),
               {what, in, static_cast<int>(k)});
       }
       if (e.is_const() && e.const_value() != n)

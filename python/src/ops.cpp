@@ -9,6 +9,7 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "extents.h"
 #include "schedlab/ir/arith.h"
 
 namespace schedlab::python {
@@ -60,14 +61,18 @@ py::object result(const DefinitionPtr& d, ir::Val* v) {
 }
 
 /// Runs one builder call for `op` over `args`: the definition still open,
-/// user errors as DefinitionError about the first tensor operand.
+/// the -1 extents the operands' axes meet with unified (extents.h), user
+/// errors as DefinitionError about the first tensor operand.
 template <typename F>
 py::object build(const char* op, std::initializer_list<py::handle> args, F&& f) {
   DefinitionPtr d = definition_of_operands(args, op);
   d->require_open(op);
-  const ir::TensorView* first = nullptr;
+  std::vector<ir::TensorView*> tensors;
   for (const py::handle& a : args)
-    if (!first && py::isinstance<Tensor>(a)) first = a.cast<const Tensor&>().tv;
+    if (py::isinstance<Tensor>(a) && owner_of(a) == d)
+      tensors.push_back(a.cast<const Tensor&>().tv);
+  if (tensors.size() > 1) unify_extents(*d, tensors);
+  const ir::TensorView* first = tensors.empty() ? nullptr : tensors.front();
   return guarded(ErrorKind::Definition, {op, first}, [&] { return result(d, f(*d)); });
 }
 
