@@ -21,12 +21,9 @@ libschedlab in the host's process. It holds
 from __future__ import annotations
 
 import enum
-import linecache
 import os
-import traceback
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Optional
 
 # Statuses of the C ABI (schedlab/plugin.h).
 OK, ERR_USER, ERR_INTERNAL, ERR_PLUGIN = 0, -1, -2, -4
@@ -96,7 +93,7 @@ class IterDomain:
     loop_transform: LoopTransform
     extent: int  # at the segment's sizes; -1 when unknown
     extent_expr: str  # symbolic: "ceilDiv(K, 8)"
-    tv: Optional["TensorView"] = None  # the tensor, for a loop axis
+    tv: TensorView | None = None  # the tensor, for a loop axis
     index: int = 0  # its position in the loop domain
 
     def is_reduction(self) -> bool:
@@ -191,7 +188,7 @@ class TensorView:
         self._call("split", axis, factor, inner_split)
         return self
 
-    def merge(self, axis_o: int, axis_i: Optional[int] = None) -> "TensorView":
+    def merge(self, axis_o: int, axis_i: int | None = None) -> "TensorView":
         self._call("merge", axis_o, axis_o + 1 if axis_i is None else axis_i)
         return self
 
@@ -224,7 +221,7 @@ class TensorView:
         return self
 
     def cache_after(self, cache_op: CacheOp = CacheOp.unspecified,
-                    load_store: Optional[LoadStoreOpType] = None) -> "TensorView":
+                    load_store: LoadStoreOpType | None = None) -> "TensorView":
         if load_store is None:
             return self._wrap(self._call("cache_after", int(cache_op)))
         return self._wrap(self._call("cache_after_path", int(load_store), int(cache_op)))
@@ -278,7 +275,7 @@ class Segment:
     def reduction_tvs(self) -> list:
         return self._wrap(self._host.reduction_tvs(self._h))
 
-    def find_reference(self) -> Optional[TensorView]:
+    def find_reference(self) -> TensorView | None:
         h = self._host.find_reference(self._h)
         return TensorView(self, h) if h else None
 
@@ -400,7 +397,7 @@ class LoadStore(Expr):
 class Permute(Expr):
     out: TensorView
     inp: Expr
-    perm: Optional[tuple] = None  # the ABI does not carry the order: None
+    perm: tuple | None = None  # the ABI does not carry the order: None
 
 
 def build_ir(seg: Segment) -> list:
@@ -447,14 +444,21 @@ def _node(kind: int, op: str, out: TensorView, ops: list, info: dict) -> Expr:
 # ---- the plugin's side: loading a heuristic file, calling it, and its errors
 
 
-def _where_in(exc: BaseException, path: str) -> tuple:
+def _where_in(exc: BaseException, path: str, lines: list) -> tuple:
     """(line, frames): the innermost frame of `exc` in the file `path`, and the traceback's last
-    frames from the first one in that file on (the plugin's own frames above it say nothing)."""
+    frames from the first one in that file on (the plugin's own frames above it say nothing),
+    showing `lines`, the snapshot's text, not what the file holds after a later save. Imports
+    traceback only now: an error is rare, and every import delays the interpreter's start."""
+    import linecache
+    import traceback
+
+    linecache.cache[path] = (sum(map(len, lines)), None, lines, path)
     frames = traceback.extract_tb(exc.__traceback__)
     mine = [i for i, f in enumerate(frames) if f.filename == path]
     line = frames[mine[-1]].lineno if mine else 0
     shown = frames[mine[0]:] if mine else frames
-    return line, "".join(traceback.format_list(shown[-3:])).rstrip()
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return line, text, "".join(traceback.format_list(shown[-3:])).rstrip()
 
 
 class _Failure(Exception):
@@ -494,8 +498,8 @@ def _schema_entry(path: str, name: str, spec) -> tuple:
 class _Heuristic:
     """One loaded heuristic file, bound to one copy of python.so (its `host` bridge)."""
 
-    def __init__(self, path: str, ns: dict, host):
-        self.path, self.ns, self.host = path, ns, host
+    def __init__(self, path: str, lines: list, ns: dict, host):
+        self.path, self.lines, self.ns, self.host = path, lines, ns, host
         stem = os.path.splitext(os.path.basename(path))[0]
         self.name = ns.get("NAME", stem)
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -521,11 +525,10 @@ class _Heuristic:
         except _Failure as f:
             return (f.status, str(f), None)
         except ScheduleError as e:
-            line, _ = _where_in(e, self.path)
+            line, _, _ = _where_in(e, self.path, self.lines)
             return (e.status, f"{self.path}:{line}: {e}", None)
         except Exception as e:  # the heuristic's own fault: a plugin error, with its line
-            line, frames = _where_in(e, self.path)
-            text = "".join(traceback.format_exception_only(type(e), e)).strip()
+            line, text, frames = _where_in(e, self.path, self.lines)
             return (ERR_PLUGIN, f"{self.path}:{line}: in {where}: {text}\n{frames}", None)
 
     def _can_schedule(self, seg: Segment, values: dict):
@@ -575,9 +578,7 @@ def _load(path: str, source_path: str, host) -> tuple:
             text = f.read()
     except OSError as e:
         return (ERR_USER, f"{path}: cannot read '{source_path}': {e.strerror}", None)
-    # Tracebacks show the snapshot's lines, not what the file holds after a later save.
     lines = text.splitlines(True)
-    linecache.cache[path] = (len(text), None, lines, path)
     try:
         code = compile(text, path, "exec")
     except SyntaxError as e:
@@ -586,10 +587,9 @@ def _load(path: str, source_path: str, host) -> tuple:
     ns = {"__name__": "schedlab_heuristic_file", "__file__": path}
     try:
         exec(code, ns)
-        return (OK, "", _Heuristic(path, ns, host))
+        return (OK, "", _Heuristic(path, lines, ns, host))
     except _Failure as f:
         return (f.status, str(f), None)
     except Exception as e:
-        line, _ = _where_in(e, path)
-        text = "".join(traceback.format_exception_only(type(e), e)).strip()
+        line, text, _ = _where_in(e, path, lines)
         return (ERR_USER, f"{path}:{line}: in <module>: {text}", None)
