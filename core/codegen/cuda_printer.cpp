@@ -100,6 +100,15 @@ bool reads_memory(const ExprP& e) {
   return kir::any_expr(e, [](const Expr& x) { return x.kind == Expr::Kind::Load; });
 }
 
+/// Whether the kernel loads global memory with a cache policy (then its
+/// unit appends cache_load_header()).
+bool has_cached_load(const kir::Kernel& k) {
+  return kir::any_expr(*k.body, [](const Expr& x) {
+    const auto* l = x.as<kir::Load>();
+    return l && l->cache != ir::CacheOp::Unspecified;
+  });
+}
+
 bool synchronizes(const Stmt& s) {
   return kir::any_stmt(s, [](const Stmt& x) {
     return x.kind == Stmt::Kind::Sync || x.kind == Stmt::Kind::BlockReduce ||
@@ -152,7 +161,14 @@ class Printer : public kir::IRVisitor {
     expr_ = "(" + expr(e.cond) + " ? " + expr(e.true_value) + " : " + expr(e.false_value) + ")";
   }
   void visit(const kir::Cast& e) override;
-  void visit(const kir::Load& e) override { expr_ = load(*e.buffer, e.index); }
+  void visit(const kir::Load& e) override {
+    // A load with a cache policy takes the address (a one-element SL_VLD, so
+    // the CPU backend's trace still sees the read): sl_ldcg(&T0_in[i]).
+    expr_ = e.cache == ir::CacheOp::Unspecified
+                ? load(*e.buffer, e.index)
+                : "sl_ld" + std::string(kir::cache_qualifier(e.cache)) + "(" +
+                      vector_access(*e.buffer, e.index, 1, false) + ")";
+  }
   void visit(const kir::IndexOp& e) override {
     const std::string a = expr(e.a), b = expr(e.b);
     expr_ = e.op == kir::IndexOpType::CeilDiv
@@ -364,8 +380,9 @@ void Printer::visit(const kir::Store& s) {
     internal_assert(src) << "codegen: a vector store of " << s.buffer->name << " copies no load";
     const std::string dst = vector_access(*s.buffer, s.index, s.vector, true);
     const std::string from = vector_access(*src->buffer, src->index, s.vector, false);
-    *os_ << pad() << "sl_vec_copy<" << c_type(s.buffer->dtype) << ", " << s.vector << ">(" << dst
-         << ", " << from << ");\n";
+    const std::string_view q = kir::cache_qualifier(src->cache);
+    *os_ << pad() << "sl_vec_copy" << (q.empty() ? "" : "_") << q << "<" << c_type(s.buffer->dtype)
+         << ", " << s.vector << ">(" << dst << ", " << from << ");\n";
     return;
   }
   const std::string head = store_head(*s.buffer, s.index);
@@ -509,6 +526,7 @@ std::string print_kernel(const kir::Kernel& k) {
 PrintedUnit print_unit(const kir::Kernel& k) {
   std::ostringstream os;
   os << runtime_header();
+  if (has_cached_load(k)) os << cache_load_header();
   os << "typedef " << (k.index_bits == 64 ? "int64_t" : "int32_t") << " sl_index_t;\n\n";
   const std::string prefix = os.str();
   PrintedUnit u = kernel_unit(k, 1 + static_cast<int>(std::count(prefix.begin(), prefix.end(), '\n')));

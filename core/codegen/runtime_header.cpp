@@ -3,6 +3,7 @@
 namespace schedlab::embedded {
 // core/codegen/runtime.cuh, embedded at build time (runtime/embed_text.cmake).
 extern const std::string_view kRuntimeHeaderText;
+extern const std::string_view kCacheLoadText;  // core/codegen/cache_load.cuh
 }  // namespace schedlab::embedded
 
 namespace schedlab::codegen {
@@ -13,5 +14,6 @@ namespace schedlab::codegen {
 // standard headers; the CPU shim supplies them on the host, and offline nvcc
 // gets <cstdint>.
 std::string_view runtime_header() { return embedded::kRuntimeHeaderText; }
+std::string_view cache_load_header() { return embedded::kCacheLoadText; }
 
 }  // namespace schedlab::codegen

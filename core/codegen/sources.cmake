@@ -23,3 +23,16 @@ add_custom_command(
   COMMENT "Embedding mma.cuh"
   VERBATIM)
 target_sources(schedlab PRIVATE ${SCHEDLAB_MMA_HEADER_TEXT} ${CMAKE_CURRENT_LIST_DIR}/mma_header.cpp)
+# The cache-policy loads (cache_load.cuh: sl_ldcg, sl_vec_copy_cg, ...),
+# embedded the same way; only the units with a cached load append it
+# (codegen::cache_load_header()).
+set(SCHEDLAB_CACHE_LOAD_TEXT ${CMAKE_CURRENT_BINARY_DIR}/generated/cache_load_text.cpp)
+add_custom_command(
+  OUTPUT ${SCHEDLAB_CACHE_LOAD_TEXT}
+  COMMAND ${CMAKE_COMMAND} -DIN=${CMAKE_CURRENT_LIST_DIR}/cache_load.cuh
+          -DOUT=${SCHEDLAB_CACHE_LOAD_TEXT} -DSYMBOL=kCacheLoadText
+          -P ${CMAKE_CURRENT_LIST_DIR}/../runtime/embed_text.cmake
+  DEPENDS ${CMAKE_CURRENT_LIST_DIR}/cache_load.cuh ${CMAKE_CURRENT_LIST_DIR}/../runtime/embed_text.cmake
+  COMMENT "Embedding cache_load.cuh"
+  VERBATIM)
+target_sources(schedlab PRIVATE ${SCHEDLAB_CACHE_LOAD_TEXT})

@@ -195,7 +195,8 @@ class Generator {
     };
     TensorIndex first = at(0), last = at(w - 1);
     const TensorView* p = e->inputs()[0]->as<TensorView>();
-    ExprP src = Expr::load(buffers_.at(p), ix_.offset(p, ix_.operand_index(e, p, first)));
+    ExprP src =
+        Expr::load(buffers_.at(p), ix_.offset(p, ix_.operand_index(e, p, first)), cache_of(e));
     auto s = kir::Store::make(buffers_.at(t), out_offset(t, first), src);
     s->vector = w;
     return guarded(last.predicate, std::move(s));
@@ -209,7 +210,14 @@ class Generator {
       return Expr::integer(static_cast<int64_t>(s->value()));
     }
     auto* p = v->as<TensorView>();
-    return Expr::load(buffers_.at(p), ix_.offset(p, ix_.operand_index(e, p, out_idx)));
+    return Expr::load(buffers_.at(p), ix_.offset(p, ix_.operand_index(e, p, out_idx)), cache_of(e));
+  }
+
+  /// The cache policy of e's load: a LoadStoreOp's (cache_after; lowerable()
+  /// checked that it reads global memory), Unspecified for any other.
+  static ir::CacheOp cache_of(const ir::Expr* e) {
+    const auto* ls = e->as<ir::LoadStoreOp>();
+    return ls ? ls->cache_op() : ir::CacheOp::Unspecified;
   }
 
   /// The dtype a scalar operand of e takes: that of e's tensor operands.

@@ -19,6 +19,16 @@ std::string_view index_op_symbol(IndexOpType op) {
   internal_error << "kir: unknown index operator " << static_cast<int>(op);
 }
 
+std::string_view cache_qualifier(ir::CacheOp c) {
+  switch (c) {
+    case ir::CacheOp::Unspecified: return "";
+    case ir::CacheOp::AllLevels: return "ca";
+    case ir::CacheOp::Global: return "cg";
+    case ir::CacheOp::Streaming: return "cs";
+  }
+  internal_error << "kir: unknown cache policy " << static_cast<int>(c);
+}
+
 bool Expr::is_int(int64_t v) const {
   const auto* i = as<IntImm>();
   return i && i->value == v;
@@ -71,8 +81,8 @@ ExprP Expr::select(ExprP c, ExprP a, ExprP b, ir::DataType t) {
   return std::make_shared<Select>(std::move(c), std::move(a), std::move(b), t);
 }
 ExprP Expr::cast(ExprP a, ir::DataType t) { return std::make_shared<Cast>(std::move(a), t); }
-ExprP Expr::load(const Buffer* b, ExprP index) {
-  return std::make_shared<Load>(b, std::move(index), b->dtype);
+ExprP Expr::load(const Buffer* b, ExprP index, ir::CacheOp cache) {
+  return std::make_shared<Load>(b, std::move(index), b->dtype, cache);
 }
 
 ExprP Expr::index_op(IndexOpType op, ExprP a, ExprP b) {

@@ -149,6 +149,7 @@ int compare_same_kind(const Expr& x, const Expr& y) {
         if (int c = a->buffer->name.compare(b->buffer->name)) return c;
         return three_way(a->buffer, b->buffer);
       }
+      if (a->cache != b->cache) return three_way(a->cache, b->cache);
       return compare_exprs(a->index, b->index);
     }
     case Expr::Kind::Index: {
@@ -245,6 +246,7 @@ size_t hash(const Expr& e) {
       return h;
     case Expr::Kind::Load:
       h = mix(h, std::hash<const Buffer*>()(e.as<Load>()->buffer));
+      h = mix(h, static_cast<size_t>(e.as<Load>()->cache));
       child(e.as<Load>()->index);
       return h;
     case Expr::Kind::Index: {

@@ -62,7 +62,10 @@ class ExprPrinter : public IRVisitor {
   void visit(const Cast& e) override {
     out_ = fmt::format("cast<{}>({})", dtype(e.dtype), print(e.value));
   }
-  void visit(const Load& e) override { out_ = fmt::format("{}[{}]", e.buffer->name, print(e.index)); }
+  void visit(const Load& e) override {
+    out_ = fmt::format("{}[{}]", e.buffer->name, print(e.index));
+    if (e.cache != ir::CacheOp::Unspecified) out_ = fmt::format("ld.{}({})", cache_qualifier(e.cache), out_);
+  }
   void visit(const IndexOp& e) override {
     const std::string a = print(e.a), b = print(e.b);
     out_ = e.op == IndexOpType::CeilDiv

@@ -144,7 +144,7 @@ ExprP IRMutator::visit(const Cast& e, const ExprP& self) {
 }
 ExprP IRMutator::visit(const Load& e, const ExprP& self) {
   ExprP i = mutate(e.index);
-  return i == e.index ? self : Expr::load(e.buffer, i);
+  return i == e.index ? self : Expr::load(e.buffer, i, e.cache);
 }
 ExprP IRMutator::visit(const IndexOp& e, const ExprP& self) {
   ExprP a = mutate(e.a), b = mutate(e.b);

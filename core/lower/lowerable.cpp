@@ -166,11 +166,25 @@ void check_lowerable(const ir::Fusion& f) {
           << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
           << ") is bound to DIDx; multi-device fusions are not supported";
     }
-    if (auto* ls = t->definition() ? t->definition()->as<ir::LoadStoreOp>() : nullptr)
+    if (auto* ls = t->definition() ? t->definition()->as<ir::LoadStoreOp>() : nullptr) {
       user_assert(ls->op() == ir::LoadStoreOpType::Set)
           << "lowering: " << t->describe() << " is defined by a "
           << ir::load_store_op_name(ls->op())
           << " load; only Set is supported yet (use cache_after with LoadStoreOpType::Set)";
+      // A cache operator qualifies a load from global memory (ld.global.ca,
+      // .cg, .cs), as in nvFuser, which gives them to global -> register or
+      // shared loads only.
+      const ir::TensorView* in = ls->in();
+      user_assert(ls->cache_op() == ir::CacheOp::Unspecified ||
+                  (in->memory_type() == ir::MemoryType::Global &&
+                   t->memory_type() != ir::MemoryType::Global))
+          << "lowering: " << t->describe() << " loads " << in->describe() << " with cache_op = "
+          << ir::cache_op_name(ls->cache_op()) << " from " << ir::memory_type_name(in->memory_type())
+          << " into " << ir::memory_type_name(t->memory_type())
+          << " memory; expected a load from Global memory (a fusion input or a Global tensor) "
+             "into Local or Shared memory: a cache policy qualifies only global loads (or use "
+             "cache_op = Unspecified)";
+    }
   }
 }
 

@@ -4,7 +4,8 @@
 // agree with their consumers', every reduction axis is serial or bound to a
 // thread index (a block reduction, of a non-half type), and no
 // construct reserved for later work (Bulk, cp.async, ldmatrix, TMA loads) is
-// used, and every consumer reads only elements of a producer that the same
+// used, a load with a cache policy (CacheOp) reads Global memory into Local or
+// Shared memory, and every consumer reads only elements of a producer that the same
 // thread computed, or (for a Shared producer) the same block: a bound axis of
 // the producer outside its inline position must map exactly to an axis of
 // each consumer bound the same way (for a consumer inlined into broadcast-

@@ -13,4 +13,11 @@ namespace schedlab::codegen {
 /// The header text, embedded in the library.
 std::string_view runtime_header();
 
+/// core/codegen/cache_load.cuh, embedded in the library: the loads with a
+/// cache policy (sl_ldca/cg/cs, sl_vec_copy_ca/cg/cs), on CUDA through
+/// __ldca/__ldcg/__ldcs and on the CPU as plain loads. Only a unit with such
+/// a load appends it after runtime_header(), so no other kernel's CUDA
+/// changes.
+std::string_view cache_load_header();
+
 }  // namespace schedlab::codegen

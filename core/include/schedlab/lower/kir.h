@@ -30,6 +30,9 @@ enum class IndexOpType { Add, Mul, Div, Mod, Lt, And, CeilDiv, Xor };
 /// "+", "*", "/", "%", "<", "&&", "ceilDiv", "^": the one spelling of each,
 /// used by both printers.
 std::string_view index_op_symbol(IndexOpType op);
+/// The PTX load qualifier of a cache policy: "ca" (AllLevels), "cg" (Global),
+/// "cs" (Streaming); "" for Unspecified (a plain load).
+std::string_view cache_qualifier(ir::CacheOp c);
 
 /// A scalar expression: index math, loaded values and elementwise math. One
 /// final node type per kind below; `as<T>()` is the checked downcast (null
@@ -72,7 +75,9 @@ struct Expr {
   static ExprP binary(ir::BinaryOpType op, ExprP a, ExprP b, ir::DataType t);
   static ExprP select(ExprP c, ExprP a, ExprP b, ir::DataType t);
   static ExprP cast(ExprP a, ir::DataType t);
-  static ExprP load(const Buffer* b, ExprP index);
+  /// A load of b[index]; `cache`: the cache policy of a load from global
+  /// memory (ir::CacheOp, from cache_after), Unspecified for every other.
+  static ExprP load(const Buffer* b, ExprP index, ir::CacheOp cache = ir::CacheOp::Unspecified);
   /// Index arithmetic with constant folding of the trivial cases (x*1, x+0,
   /// x/1, x%1, ...) so generated indices stay readable.
   static ExprP index_op(IndexOpType op, ExprP a, ExprP b);
@@ -167,11 +172,15 @@ struct Cast final : Expr {
   Cast(ExprP v, ir::DataType t) : Expr(kKind, t), value(std::move(v)) {}
 };
 /// buffer[index], of the buffer's dtype.
+/// buffer[index]. `cache`: the load qualifier of a load from global memory
+/// (AllLevels .ca, Global .cg, Streaming .cs; Unspecified: a plain load).
 struct Load final : Expr {
   static constexpr Kind kKind = Kind::Load;
   const Buffer* const buffer;
   const ExprP index;
-  Load(const Buffer* buf, ExprP i, ir::DataType t) : Expr(kKind, t), buffer(buf), index(std::move(i)) {}
+  const ir::CacheOp cache;
+  Load(const Buffer* buf, ExprP i, ir::DataType t, ir::CacheOp c = ir::CacheOp::Unspecified)
+      : Expr(kKind, t), buffer(buf), index(std::move(i)), cache(c) {}
 };
 /// Index arithmetic: a op b (I64, or Bool for Lt and And).
 struct IndexOp final : Expr {
