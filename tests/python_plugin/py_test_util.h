@@ -52,29 +52,31 @@ inline Bind bind_copy(const std::string& dir, const std::string& display, const 
 /// A heuristic file with `text`, bound and loaded as a plugin.
 class Heuristic {
  public:
-  Heuristic(const std::string& file_name, const std::string& text) : file_(file_name, text) {
-    std::string copy;
-    bind_ = bind_copy(file_.dir(), file_.path(), file_.path(), &copy);
-    if (bind_.status == SCHEDLAB_OK) plugin_ = load_plugin(copy);
+  /// A file `file_name` holding `text`, in a fresh directory.
+  Heuristic(const std::string& file_name, const std::string& text)
+      : file_(file_name, text), path_(file_.path()) {
+    bind_and_load();
   }
-  /// An existing file (an example), bound from a snapshot in a temp directory.
+  /// An existing file (an example); the copy of python.so goes to a fresh directory.
   static std::unique_ptr<Heuristic> of_file(const std::string& path) {
-    auto h = std::unique_ptr<Heuristic>(new Heuristic("unused.py", ""));
-    h->plugin_.reset();
-    std::string copy;
-    h->bind_ = bind_copy(h->file_.dir(), path, path, &copy);
-    if (h->bind_.status == SCHEDLAB_OK) h->plugin_ = load_plugin(copy);
-    return h;
+    return std::unique_ptr<Heuristic>(new Heuristic(path));
   }
   const Bind& bind() const { return bind_; }
   const Plugin& plugin() const {
     EXPECT_TRUE(plugin_) << "bind failed: " << bind_.error;
     return *plugin_;
   }
-  const std::string& path() const { return file_.path(); }
+  const std::string& path() const { return path_; }
 
  private:
-  TempFile file_;
+  explicit Heuristic(const std::string& path) : file_("none", ""), path_(path) { bind_and_load(); }
+  void bind_and_load() {
+    std::string copy;
+    bind_ = bind_copy(file_.dir(), path_, path_, &copy);
+    if (bind_.status == SCHEDLAB_OK) plugin_ = load_plugin(copy);
+  }
+  TempFile file_;  ///< the file, or a placeholder in the directory the copy goes to
+  std::string path_;
   Bind bind_;
   std::shared_ptr<const Plugin> plugin_;
 };
