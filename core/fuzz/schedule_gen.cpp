@@ -2,8 +2,8 @@
 // (schedlab/fuzz/fuzz.h; the language is docs/schedule-scripts.md).
 //
 // The shape of a hand schedule, each step drawn at random:
-//  1. caches: cache_after of an input and cache_before of an output, each
-//     left in Local or moved to Shared;
+//  1. caches: cache_after of an input (with any of the four CacheOp values)
+//     and cache_before of an output, each left in Local or moved to Shared;
 //  2. a reference tensor (a reduction when there is one, as nvFuser's
 //     reduction schedulers pick, else an output) gets merges, splits (inner
 //     and outer), a reorder, and maybe an rfactor of a split reduction axis;
@@ -45,7 +45,8 @@ class ScheduleGenerator {
         sizes_(sizes),
         rng_(rng),
         pad_rng_(std::mt19937_64(rng)()),
-        swizzle_rng_(std::mt19937_64(rng)() + 1) {}
+        swizzle_rng_(std::mt19937_64(rng)() + 1),
+        cache_rng_(std::mt19937_64(rng)() + 2) {}
 
   GenSchedule run() {
     const ir::TensorView* ref = pick_reference();
@@ -110,7 +111,7 @@ class ScheduleGenerator {
   void caches() {
     if (chance(0.3) && !f_.inputs().empty()) {
       const std::string c = "c" + std::to_string(++caches_);
-      add(c + " = cache_after(" + name(one_of(f_.inputs())) + ")", "cache_after");
+      add(c + " = cache_after(" + name(one_of(f_.inputs())) + cache_op() + ")", "cache_after");
       memory(c, "cache_after");
       after_caches_.push_back(c);
     }
@@ -122,6 +123,17 @@ class ScheduleGenerator {
       add(c + " = cache_before(" + name(one_of(outs)) + ")", "cache_before");
       memory(c, "cache_before");
     }
+  }
+  /// The cache policy of an input's cache, each of the four values alike
+  /// (feature cache_op_<Value>): ", cache_op=Global", or "" for Unspecified.
+  std::string cache_op() {
+    constexpr ir::CacheOp kOps[] = {ir::CacheOp::Unspecified, ir::CacheOp::AllLevels,
+                                    ir::CacheOp::Global, ir::CacheOp::Streaming};
+    const ir::CacheOp c = kOps[std::uniform_int_distribution<int>(0, 3)(cache_rng_)];
+    if (c == ir::CacheOp::Unspecified) return "";
+    const std::string v(ir::cache_op_name(c));
+    s_.features.insert("cache_op_" + v);
+    return ", cache_op=" + v;
   }
   void memory(const std::string& c, const std::string& what) {
     if (chance(0.45)) {
@@ -270,6 +282,8 @@ class ScheduleGenerator {
   std::mt19937_64 pad_rng_;
   /// swizzle's, likewise on their own stream (seeded apart from pad_rng_).
   std::mt19937_64 swizzle_rng_;
+  /// cache_after's cache policies, likewise (seeded apart from both).
+  std::mt19937_64 cache_rng_;
   GenSchedule s_;
   std::string ref_;
   std::vector<Axis> axes_;

@@ -75,7 +75,7 @@ TEST(FuzzGenerator, EveryFeatureAppearsInTheFirstCases) {
         "cache_after_local", "cache_after_shared", "cache_before_local", "cache_before_shared",
         "rfactor", "Vectorize", "Unroll", "Unswitch", "propagate_transformation",
         "parallelize_all_like", "inline_most", "inline_at", "inline_selected_at", "pad_shared",
-        "swizzle"})
+        "swizzle", "cache_op_AllLevels", "cache_op_Global", "cache_op_Streaming"})
     EXPECT_TRUE(schedule.count(f)) << "no schedule feature " << f << " in " << kCoverageCases
                                    << " cases";
 }
