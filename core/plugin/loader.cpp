@@ -216,10 +216,10 @@ std::shared_ptr<const Plugin> load_plugin(const std::string& file, const std::st
     p->remove_loaded_ = true;
   }
   const std::string& path = p->path_;  // what messages name: the user's file
-  check_elf(mapped);
-
   p->lib_ = std::make_unique<Plugin::Library>();
   if (python && python->host_is_temp) p->lib_->remove_after_unload = python->host;
+  check_elf(mapped);
+
   try {
     // rtld_now: an unresolved symbol fails here, not in the middle of a call.
     p->lib_->lib.load(mapped, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
