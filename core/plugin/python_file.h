@@ -1,7 +1,7 @@
 // A Python heuristic file as a plugin: the host's half of the contract with
-// the built-in `python` plugin (plugins/python, docs/plugins.md "Python
-// heuristics"). Internal to core/plugin; load_plugin calls it for a path
-// ending in .py.
+// the built-in `python` plugin (plugins/python; docs/plugins.md "Python
+// heuristic files", docs/python.md "Python heuristics"). Internal to
+// core/plugin; load_plugin calls it for a path ending in .py.
 //
 // One file is one plugin. Its text is snapshotted into the registry's shadow
 // (so a save never changes a loaded generation: watch's A/B twin and rollback
