@@ -25,8 +25,9 @@ void bind_ops(py::module_& m, DefinitionClass& fd, TensorClass& tv, ScalarClass&
 /// The scheduling primitives as TensorView/IterDomain methods, and the
 /// `schedule` submodule (schedule.cpp).
 void bind_schedule(py::module_& m, TensorClass& tv, AxisClass& axis);
-/// schedule.can_schedule and find_compatible_schedulers on `schedule`, the
-/// submodule bind_schedule made (plugins.cpp).
+/// schedule.can_schedule, find_compatible_schedulers, compute_heuristics,
+/// schedule and HeuristicParams on `schedule`, the submodule bind_schedule
+/// made (plugins.cpp, heuristic_params.cpp).
 void bind_plugins(py::module_& schedule);
 /// manual_execute, execute, validate, manual_validate, print_kernel and
 /// print_kernel_ir through core/point (execute.cpp).

@@ -22,9 +22,10 @@
 
 #include "arrays.h"
 #include "bindings.h"
-#include "errors.h"
 #include "data_dirs.h"
+#include "errors.h"
 #include "execute.h"
+#include "heuristic_params.h"
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/lower/kir_printer.h"
 #include "schedlab/model/device.h"
@@ -244,14 +245,33 @@ py::list outputs(const point::Result& r) {
 }  // namespace
 
 void bind_execute(py::module_&, DefinitionClass& fd) {
-  fd.def(
-        "manual_execute",
-        [](const DefinitionPtr& d, const py::sequence& inputs, const std::string& device) {
-          return outputs(run(*d, {"manual_execute", point::ManualRef{"python"}, true, inputs, {},
-                                  point::Stage::Run, {}, {}, device, {}}));
-        },
-        py::arg("inputs"), py::arg("device") = "auto",
-        "Runs the fusion as scheduled by hand (one kernel); NumPy arrays in and out")
+  auto manual_execute = [](const DefinitionPtr& d, const py::sequence& inputs,
+                           const std::string& device) {
+    return outputs(run(*d, {"manual_execute",
+                            point::ManualRef{"python"},
+                            true,
+                            inputs,
+                            {},
+                            point::Stage::Run,
+                            {},
+                            {},
+                            device,
+                            {}}));
+  };
+  fd.def("manual_execute", manual_execute, py::arg("inputs"), py::arg("device") = "auto",
+         "Runs the fusion as scheduled by hand (one kernel); NumPy arrays in and out")
+      .def(
+          "manual_execute",
+          [manual_execute](const DefinitionPtr& d, const py::sequence& inputs,
+                           const HeuristicParams&, const std::string& device) {
+            // nvFuser's manual_execute(inputs, heuristic_params): its
+            // parameters carry the launch configuration; here the schedule
+            // they made (schedule.schedule) is the fusion's and determines it.
+            return manual_execute(d, inputs, device);
+          },
+          py::arg("inputs"), py::arg("params"), py::arg("device") = "auto",
+          "nvFuser's spelling after schedule.schedule: the same run; the schedule the params "
+          "made is the fusion's")
       .def(
           "manual_validate",
           [](const DefinitionPtr& d, const std::optional<py::sequence>& inputs,
@@ -282,13 +302,13 @@ void bind_execute(py::module_&, DefinitionClass& fd) {
       .def(
           "validate",
           [](const DefinitionPtr& d, const std::optional<py::sequence>& inputs,
-             const std::optional<std::map<std::string, int64_t>>& sizes, const std::string& device) {
+             const std::optional<std::map<std::string, int64_t>>& sizes,
+             const std::string& device) {
             return outputs(run(*d, {"validate", point::SegmenterRef{segmenter_plugins(), nullptr},
                                     false, inputs, sizes_arg(sizes), point::Stage::Validate, {},
                                     {}, device, {}}));
           },
-          py::arg("inputs") = py::none(), py::arg("sizes") = py::none(),
-          py::arg("device") = "auto",
+          py::arg("inputs") = py::none(), py::arg("sizes") = py::none(), py::arg("device") = "auto",
           "execute(), checked against the f64 reference with its error bounds; inputs "
           "generated at `sizes` (else the file's default sizes) when none are given")
       .def(

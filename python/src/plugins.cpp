@@ -1,14 +1,18 @@
 // The process's plugins, and the plugin queries of `schedlab.schedule`
-// (nvFuser's schedule.can_schedule and find_compatible_schedulers, with a
-// plugin name for a SchedulerType): each asks the plugin's can_schedule
+// (nvFuser's schedule.can_schedule, find_compatible_schedulers,
+// compute_heuristics and schedule, with a plugin name for a SchedulerType
+// and a HeuristicParams for its parameters): each asks the plugin's can_schedule
 // through the C ABI on an unscheduled copy of the fusion bound to the
 // inputs' sizes (sweep::first_accepting, the question `plugin: auto` asks).
 #include <pybind11/stl.h>
+
+#include <fmt/core.h>
 
 #include "bindings.h"
 #include "data_dirs.h"
 #include "errors.h"
 #include "execute.h"
+#include "heuristic_params.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/sweep/pipeline/pipeline.h"
 
@@ -59,6 +63,45 @@ py::dict params_dict(const plugin::Plugin& p, const plugin::ParamValues& values)
   return out;
 }
 
+/// What schedule.schedule applies: the inputs and the settings of its
+/// arguments (see its docstring).
+struct Applied {
+  py::sequence inputs;
+  std::vector<std::string> settings;
+};
+
+Applied applied(const std::string& plugin, const py::object& inputs_or_params,
+                const py::object& params) {
+  const bool first_params = py::isinstance<HeuristicParams>(inputs_or_params);
+  if (first_params && !params.is_none())
+    raise(ErrorKind::Error,
+          "schedule: expected schedule(fd, plugin, params) or schedule(fd, plugin, inputs, "
+          "params), found parameters in both places",
+          {"schedule"});
+  const py::object& given = first_params ? inputs_or_params : params;
+  Applied a;
+  if (py::isinstance<HeuristicParams>(given)) {
+    const auto& hp = given.cast<const HeuristicParams&>();
+    if (hp.plugin != plugin)
+      raise(ErrorKind::Error,
+            fmt::format("schedule: the parameters are the {} plugin's; expected the {} plugin's",
+                        hp.plugin, plugin),
+            {"schedule"});
+    a.settings = settings_of(hp.values);
+  } else if (!given.is_none()) {
+    if (!py::isinstance<py::dict>(given))
+      raise(
+          ErrorKind::Error,
+          fmt::format("schedule: expected the parameters as a HeuristicParams or a dict, found {}",
+                      py::str(py::type::of(given)).cast<std::string>()),
+          {"schedule"});
+    a.settings = settings_of(given.cast<py::dict>());
+  }
+  a.inputs = first_params ? py::sequence(inputs_or_params.cast<const HeuristicParams&>().inputs)
+                          : py::sequence(inputs_or_params);
+  return a;
+}
+
 }  // namespace
 
 /// The registry of the plugin search path (data_dirs.h), made once. Never
@@ -92,6 +135,7 @@ const std::vector<std::shared_ptr<const plugin::Plugin>>& segmenter_plugins() {
 }
 
 void bind_plugins(py::module_& schedule) {
+  bind_heuristic_params(schedule);
   schedule.def(
       "can_schedule",
       [](const DefinitionPtr& fd, const std::string& plugin, const py::sequence& inputs) {
@@ -127,25 +171,26 @@ void bind_plugins(py::module_& schedule) {
         if (!run.accepted)
           raise(ErrorKind::Schedule, plugin + " cannot schedule the fusion: " + run.reason,
                 {"compute_heuristics"});
-        return params_dict(*p, run.own);
+        return HeuristicParams{plugin, params_dict(*p, run.own), inputs};
       },
       py::arg("fusion"), py::arg("plugin"), py::arg("inputs"),
       "The plugin's own parameters for the fusion at the inputs' sizes, as an editable "
-      "dict {name: value}; schedule.schedule(fd, plugin, inputs, params) applies them");
+      "HeuristicParams (params.vector = '1', params['persist'] = 2); "
+      "schedule.schedule(fd, plugin, params) applies them");
   schedule.def(
       "schedule",
-      [](const DefinitionPtr& fd, const std::string& plugin, const py::sequence& inputs,
-         const std::optional<py::dict>& params) {
+      [](const DefinitionPtr& fd, const std::string& plugin, const py::object& inputs_or_params,
+         const py::object& params) {
+        const Applied a = applied(plugin, inputs_or_params, params);
         auto p = guarded(ErrorKind::Error, {"schedule"}, [&] { return process_registry().get(plugin); });
         fd->freeze();
-        HostInputs in = host_inputs(*fd->plain, inputs, "schedule");
+        HostInputs in = host_inputs(*fd->plain, a.inputs, "schedule");
         // The definition's own fusion, scheduled in place (then manual_execute
         // runs it), lent to the bound fusion for the call.
         sweep::BoundFusion bf{fd->def.path, std::move(fd->def), std::move(in.sizes)};
         sweep::PluginRun run;
         try {
-          run = sweep::schedule_with_plugin(*p, bf, std::nullopt,
-                                            params ? settings_of(*params) : std::vector<std::string>{});
+          run = sweep::schedule_with_plugin(*p, bf, std::nullopt, a.settings);
         } catch (const UserError& e) {
           fd->def = std::move(bf.def);
           raise(ErrorKind::Schedule, e, {"schedule"});
@@ -154,11 +199,14 @@ void bind_plugins(py::module_& schedule) {
         if (!run.accepted)
           raise(ErrorKind::Schedule, plugin + " cannot schedule the fusion: " + run.reason,
                 {"schedule"});
-        return params_dict(*p, run.params);
+        return HeuristicParams{plugin, params_dict(*p, run.params), a.inputs};
       },
-      py::arg("fusion"), py::arg("plugin"), py::arg("inputs"), py::arg("params") = py::none(),
-      "Schedules the fusion in place with the plugin, its own parameters overridden by "
-      "`params` (from compute_heuristics, edited); returns the parameters applied");
+      py::arg("fusion"), py::arg("plugin"), py::arg("inputs_or_params"),
+      py::arg("params") = py::none(),
+      "Schedules the fusion in place with the plugin: schedule(fd, plugin, params) with a "
+      "HeuristicParams from compute_heuristics (edited), or schedule(fd, plugin, inputs, "
+      "params=None) with params a HeuristicParams or a dict overriding the plugin's choice; "
+      "returns the parameters applied (a HeuristicParams)");
 }
 
 }  // namespace schedlab::python

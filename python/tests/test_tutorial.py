@@ -1,6 +1,7 @@
 """nvFuser's tutorial tests (tests/python/direct/test_tutorial.py in
 NVIDIA/Fuser) with CUDA torch tensors replaced by NumPy arrays and the import
-changed to schedlab: memcpy, scheduled memcpy, reduction, reduction rfactor.
+changed to schedlab: memcpy, scheduled memcpy, reduction, reduction rfactor,
+compute_heuristics and schedule, the pointwise and reduction auto-schedulers.
 Written from the tutorial's steps; docs/python.md ("nvFuser's tutorial")
 says where schedlab differs and which feature each of the other tutorial
 tests needs."""
@@ -9,7 +10,7 @@ import pytest
 
 import schedlab
 
-from schedlab import FusionDefinition, ParallelType, TensorView
+from schedlab import FusionDefinition, ParallelType, TensorView, schedule
 
 RNG = np.random.default_rng(35)
 
@@ -127,3 +128,83 @@ def test_tutorial_reduction_rfactor():
     t1 = randn(300000)
     with pytest.raises(schedlab.ScheduleError, match=r"T1 is stored in Global memory.*TIDx"):
         fd1.manual_validate([t1], [np.array(t1.astype(np.float64).sum())])
+
+
+# The auto-scheduler tutorials. schedlab names plugins by string where
+# nvFuser has SchedulerType (SchedulerType.pointwise is "pointwise"), the
+# inputs are NumPy arrays (nvFuser's fd.from_pytorch(t) of a 2D float tensor
+# is fd.define_tensor(shape=[-1, -1]): the two -1 inputs unify where they
+# meet), and autosched, schedlab's catch-all plugin, accepts every fusion
+# besides the one built-in plugin nvFuser's check expects alone.
+SCHEDULERS = ["pointwise", "reduction", "normalization", "transpose"]
+
+
+def check_auto_schedule(schedule_fn):
+    def inner_fn(fusion, selected_heuristic, inputs):
+        available_heuristics = schedule.find_compatible_schedulers(fusion, inputs)
+        assert [h for h in available_heuristics if h != "autosched"] == [selected_heuristic]
+        status, _ = schedule.can_schedule(fusion, selected_heuristic, inputs)
+        assert status
+        assert all(not schedule.can_schedule(fusion, h, inputs)[0]
+                   for h in SCHEDULERS if h != selected_heuristic)
+        return schedule_fn(fusion, selected_heuristic, inputs)
+
+    return inner_fn
+
+
+def test_tutorial_compute_heuristics_and_schedule():
+    inputs = [randn(4, 4), randn(4, 4)]
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1])
+        t1 = fd.define_tensor(shape=[-1, -1])
+        t2 = fd.ops.add(t0, t1)
+        t3 = fd.ops.exp(t2)
+        fd.add_output(t3)
+
+        heuristic_params = schedule.compute_heuristics(fd, "pointwise", inputs)
+        # nvFuser: vectorization_factor = 1, unroll_factor_inner = 2.
+        heuristic_params.vector = "1"
+        heuristic_params.unroll = 2
+        assert "'unroll': 2" in repr(heuristic_params)
+        schedule.schedule(fd, "pointwise", heuristic_params)
+
+    nvf_out = fd.manual_execute(inputs, heuristic_params)
+    np.testing.assert_allclose(nvf_out[0], np.exp(inputs[0] + inputs[1]), rtol=1e-6)
+
+
+def test_tutorial_pointwise_auto_scheduler():
+    inputs = [randn(4, 4), randn(4, 4)]
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1])
+        t1 = fd.define_tensor(shape=[-1, -1])
+        t2 = fd.ops.add(t0, t1)
+        t3 = fd.ops.exp(t2)
+        fd.add_output(t3)
+
+        heuristic_params = check_auto_schedule(schedule.schedule)(fd, "pointwise", inputs)
+
+    nvf_out = fd.manual_execute(inputs, heuristic_params)
+    np.testing.assert_allclose(nvf_out[0], np.exp(inputs[0] + inputs[1]), rtol=1e-6)
+
+
+def test_tutorial_reduction_auto_scheduler():
+    inputs = [randn(4, 4)]
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1])
+        t1 = fd.ops.sum(t0, dims=[1])
+        t2 = fd.ops.exp(t1)
+        fd.add_output(t2)
+
+        # nvFuser's message: "Scheduler _pointwise_ ***rejected*** because :
+        # cannot find reference tensor"; schedlab's is the plugin's own.
+        pointwise_status, error_msg = schedule.can_schedule(fd, "pointwise", inputs)
+        assert not pointwise_status
+        assert error_msg.strip() == ("pointwise schedules fusions without reductions; T1 is a "
+                                     "sum reduction (a single expression it takes serially, as "
+                                     "the last resort)")
+
+        heuristic_params = check_auto_schedule(schedule.schedule)(fd, "reduction", inputs)
+
+    nvf_out = fd.manual_execute(inputs, heuristic_params)
+    np.testing.assert_allclose(nvf_out[0], np.exp(inputs[0].astype(np.float64).sum(1)),
+                               rtol=1e-5)
