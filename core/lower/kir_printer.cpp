@@ -64,7 +64,8 @@ class ExprPrinter : public IRVisitor {
   }
   void visit(const Load& e) override {
     out_ = fmt::format("{}[{}]", e.buffer->name, print(e.index));
-    if (e.cache != ir::CacheOp::Unspecified) out_ = fmt::format("ld.{}({})", cache_qualifier(e.cache), out_);
+    if (e.cache != ir::CacheOp::Unspecified)
+      out_ = fmt::format("ld.{}({})", cache_qualifier(e.cache), out_);
   }
   void visit(const IndexOp& e) override {
     const std::string a = print(e.a), b = print(e.b);

@@ -178,9 +178,10 @@ void check_lowerable(const ir::Fusion& f) {
       user_assert(ls->cache_op() == ir::CacheOp::Unspecified ||
                   (in->memory_type() == ir::MemoryType::Global &&
                    t->memory_type() != ir::MemoryType::Global))
-          << "lowering: " << t->describe() << " loads " << in->describe() << " with cache_op = "
-          << ir::cache_op_name(ls->cache_op()) << " from " << ir::memory_type_name(in->memory_type())
-          << " into " << ir::memory_type_name(t->memory_type())
+          << "lowering: " << t->describe() << " loads " << in->describe()
+          << " with cache_op = " << ir::cache_op_name(ls->cache_op()) << " from "
+          << ir::memory_type_name(in->memory_type()) << " into "
+          << ir::memory_type_name(t->memory_type())
           << " memory; expected a load from Global memory (a fusion input or a Global tensor) "
              "into Local or Shared memory: a cache policy qualifies only global loads (or use "
              "cache_op = Unspecified)";

@@ -80,6 +80,10 @@ std::vector<ExprP> distinct(const Buffer* a, const Buffer* b) {
       Expr::load(a, v("i")),
       Expr::load(b, v("i")),
       Expr::load(a, v("j")),
+      // the same element under each cache policy (ld.global.ca, .cg, .cs)
+      Expr::load(a, v("i"), ir::CacheOp::AllLevels),
+      Expr::load(a, v("i"), ir::CacheOp::Global),
+      Expr::load(a, v("i"), ir::CacheOp::Streaming),
   };
 }
 
