@@ -96,9 +96,10 @@ TEST(Abi16, TheBuiltinsDeclareTheSegmentersOrder) {
     all.push_back(p->name() + "=" + std::to_string(p->priority()));
     if (p->volunteers()) offered.push_back(p->name());
   }
-  // The most specific first; script needs a schedule text and never volunteers.
+  // The most specific first; script needs a schedule text and python a heuristic file, so
+  // neither volunteers (equal priorities by name).
   EXPECT_THAT(all, ElementsAre("normalization=40", "reduction=30", "transpose=20", "pointwise=10",
-                               "autosched=0", "script=-1"));
+                               "autosched=0", "python=-1", "script=-1"));
   EXPECT_THAT(offered,
               ElementsAre("normalization", "reduction", "transpose", "pointwise", "autosched"));
   // The priority travels with a description (what an isolated worker sends).
