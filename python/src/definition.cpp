@@ -7,6 +7,7 @@
 #include "data_dirs.h"
 #include "errors.h"
 #include "nvfuser_print.h"
+#include "schedlab/ir/arith.h"
 #include "schedlab/ir/extract.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
@@ -71,6 +72,54 @@ Tensor define_tensor(const DefinitionPtr& d, const py::sequence& shape, ir::Data
   ir::TensorView* t = d->fusion().make_tensor(dtype, extents);
   d->fusion().add_input(t);
   return {d, t};
+}
+
+/// The DataType of an array's dtype (NumPy's name, or torch's without its
+/// "torch." prefix).
+ir::DataType dtype_of(const py::handle& array) {
+  std::string name = py::str(array.attr("dtype")).cast<std::string>();
+  if (name.rfind("torch.", 0) == 0) name.erase(0, 6);
+  static const std::pair<const char*, ir::DataType> kNames[] = {
+      {"float32", ir::DataType::F32},   {"float", ir::DataType::F32},
+      {"float64", ir::DataType::F64},   {"double", ir::DataType::F64},
+      {"float16", ir::DataType::F16},   {"half", ir::DataType::F16},
+      {"bfloat16", ir::DataType::BF16}, {"int32", ir::DataType::I32},
+      {"int", ir::DataType::I32},       {"int64", ir::DataType::I64},
+      {"long", ir::DataType::I64},      {"bool", ir::DataType::Bool},
+  };
+  for (const auto& [n, t] : kNames)
+    if (name == n) return t;
+  raise(ErrorKind::Definition,
+        fmt::format("from_pytorch: an array of dtype {}; expected float32, float64, float16, "
+                    "bfloat16, int32, int64 or bool",
+                    name),
+        {"from_pytorch"});
+}
+
+/// nvFuser's fd.from_pytorch(t): an input of t's rank and dtype, each axis
+/// -1 (symbolic) except those of size 1 (Broadcast).
+Tensor from_pytorch(const DefinitionPtr& d, const py::handle& array) {
+  d->require_open("from_pytorch");
+  if (!py::hasattr(array, "shape") || !py::hasattr(array, "dtype"))
+    raise(ErrorKind::Definition,
+          fmt::format("from_pytorch: expected an array (shape and dtype), found {}",
+                      py::str(py::type::of(array)).cast<std::string>()),
+          {"from_pytorch"});
+  py::list shape;
+  for (const py::handle& n : array.attr("shape")) shape.append(n.cast<int64_t>() == 1 ? 1 : -1);
+  return define_tensor(d, shape, dtype_of(array));
+}
+
+/// nvFuser's fd.define_scalar(value, dtype): a constant of the fusion.
+ScalarHandle define_scalar(const DefinitionPtr& d, const py::object& value, ir::DataType dtype) {
+  d->require_open("define_scalar");
+  if (!py::isinstance<py::int_>(value) && !py::isinstance<py::float_>(value))
+    raise(ErrorKind::Definition,
+          fmt::format("define_scalar: expected a number (a constant; schedlab has no scalar "
+                      "inputs), found {}",
+                      py::str(py::type::of(value)).cast<std::string>()),
+          {"define_scalar"});
+  return {d, ir::constant(d->fusion(), value.cast<double>(), dtype)};
 }
 
 /// The tensor named `name` in d's fusion: a user name or T<n>.
@@ -168,6 +217,11 @@ void bind_definition(py::module_& m, DefinitionClass& fd, TensorClass& tv, AxisC
            "A new input of the given shape: -1 for a symbolic extent (its own size name until "
            "an operation makes it meet another axis: then one extent), a positive extent (1: a "
            "Broadcast axis), or a size name ('N') shared with other inputs")
+      .def("from_pytorch", &from_pytorch, py::arg("tensor"),
+           "nvFuser's from_pytorch: an input of the array's rank and dtype (a NumPy array or a "
+           "CPU torch.Tensor), each axis -1 except those of size 1 (Broadcast)")
+      .def("define_scalar", &define_scalar, py::arg("value"), py::arg("dtype") = ir::DataType::F64,
+           "A constant of the given dtype (nvFuser's define_scalar with a value)")
       .def(
           "add_output",
           [](const DefinitionPtr& d, const Tensor& t) {

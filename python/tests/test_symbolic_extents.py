@@ -127,3 +127,35 @@ def test_two_named_sizes_stay_distinct():
         with pytest.raises(schedlab.DefinitionError, match=r"axis 0 has extent N on one side and "
                                                            r"M on the other"):
             fd.ops.add(x, y)
+
+
+def test_from_pytorch_takes_the_arrays_rank_and_dtype():
+    # nvFuser's fd.from_pytorch(t): -1 per axis, size-1 axes Broadcast.
+    a, b = randn(3, 1).astype(np.float64), randn(3, 5).astype(np.float64)
+    with FusionDefinition() as fd:
+        x = fd.from_pytorch(a)
+        y = fd.from_pytorch(b)
+        two = fd.define_scalar(2, dtype=schedlab.DataType.Int)
+        fd.add_output(x * y * two)
+    assert x.dtype == schedlab.DataType.Double and axis_extents(x) == ["S0", "1"]
+    assert x.axis(1).is_broadcast() and axis_extents(y) == ["S0", "S2"]
+    (out,) = fd.execute([a, b])
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, a * b * 2)
+
+
+def test_from_pytorch_and_define_scalar_refuse_what_they_cannot_take():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1])
+        fd.add_output(fd.ops.neg(x))
+        with pytest.raises(schedlab.DefinitionError, match=r"from_pytorch: an array of dtype "
+                                                           r"complex64; expected float32"):
+            fd.from_pytorch(np.zeros(2, dtype=np.complex64))
+        with pytest.raises(schedlab.DefinitionError, match=r"from_pytorch: expected an array "
+                                                           r"\(shape and dtype\), found <class "
+                                                           r"'list'>"):
+            fd.from_pytorch([1.0, 2.0])
+        with pytest.raises(schedlab.DefinitionError, match=r"define_scalar: expected a number "
+                                                           r"\(a constant; schedlab has no "
+                                                           r"scalar inputs\), found <class 'str'>"):
+            fd.define_scalar("eps")

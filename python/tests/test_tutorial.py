@@ -1,7 +1,8 @@
 """nvFuser's tutorial tests (tests/python/direct/test_tutorial.py in
 NVIDIA/Fuser) with CUDA torch tensors replaced by NumPy arrays and the import
 changed to schedlab: memcpy, scheduled memcpy, reduction, reduction rfactor,
-compute_heuristics and schedule, the pointwise and reduction auto-schedulers.
+compute_heuristics and schedule, the pointwise, reduction and inner persistent
+auto-schedulers.
 Written from the tutorial's steps; docs/python.md ("nvFuser's tutorial")
 says where schedlab differs and which feature each of the other tutorial
 tests needs."""
@@ -10,7 +11,7 @@ import pytest
 
 import schedlab
 
-from schedlab import FusionDefinition, ParallelType, TensorView, schedule
+from schedlab import DataType, FusionDefinition, ParallelType, TensorView, schedule
 
 RNG = np.random.default_rng(35)
 
@@ -131,11 +132,11 @@ def test_tutorial_reduction_rfactor():
 
 
 # The auto-scheduler tutorials. schedlab names plugins by string where
-# nvFuser has SchedulerType (SchedulerType.pointwise is "pointwise"), the
-# inputs are NumPy arrays (nvFuser's fd.from_pytorch(t) of a 2D float tensor
-# is fd.define_tensor(shape=[-1, -1]): the two -1 inputs unify where they
-# meet), and autosched, schedlab's catch-all plugin, accepts every fusion
-# besides the one built-in plugin nvFuser's check expects alone.
+# nvFuser has SchedulerType (SchedulerType.pointwise is "pointwise",
+# inner_persistent "normalization"), the inputs are NumPy arrays
+# (fd.from_pytorch reads their rank and dtype; two such inputs added unify
+# their -1 extents), and autosched, schedlab's catch-all plugin, accepts
+# every fusion besides the one built-in plugin nvFuser's check expects alone.
 SCHEDULERS = ["pointwise", "reduction", "normalization", "transpose"]
 
 
@@ -155,18 +156,18 @@ def check_auto_schedule(schedule_fn):
 def test_tutorial_compute_heuristics_and_schedule():
     inputs = [randn(4, 4), randn(4, 4)]
     with FusionDefinition() as fd:
-        t0 = fd.define_tensor(shape=[-1, -1])
-        t1 = fd.define_tensor(shape=[-1, -1])
+        t0 = fd.from_pytorch(inputs[0])
+        t1 = fd.from_pytorch(inputs[1])
         t2 = fd.ops.add(t0, t1)
         t3 = fd.ops.exp(t2)
         fd.add_output(t3)
 
-        heuristic_params = schedule.compute_heuristics(fd, "pointwise", inputs)
+        heuristic_params = schedule.compute_heuristics(fd.fusion, "pointwise", inputs)
         # nvFuser: vectorization_factor = 1, unroll_factor_inner = 2.
         heuristic_params.vector = "1"
         heuristic_params.unroll = 2
         assert "'unroll': 2" in repr(heuristic_params)
-        schedule.schedule(fd, "pointwise", heuristic_params)
+        schedule.schedule(fd.fusion, "pointwise", heuristic_params)
 
     nvf_out = fd.manual_execute(inputs, heuristic_params)
     np.testing.assert_allclose(nvf_out[0], np.exp(inputs[0] + inputs[1]), rtol=1e-6)
@@ -175,13 +176,14 @@ def test_tutorial_compute_heuristics_and_schedule():
 def test_tutorial_pointwise_auto_scheduler():
     inputs = [randn(4, 4), randn(4, 4)]
     with FusionDefinition() as fd:
-        t0 = fd.define_tensor(shape=[-1, -1])
-        t1 = fd.define_tensor(shape=[-1, -1])
+        t0 = fd.from_pytorch(inputs[0])
+        t1 = fd.from_pytorch(inputs[1])
         t2 = fd.ops.add(t0, t1)
         t3 = fd.ops.exp(t2)
         fd.add_output(t3)
 
-        heuristic_params = check_auto_schedule(schedule.schedule)(fd, "pointwise", inputs)
+        heuristic_params = check_auto_schedule(schedule.schedule)(fd.fusion, "pointwise",
+                                                                  inputs)
 
     nvf_out = fd.manual_execute(inputs, heuristic_params)
     np.testing.assert_allclose(nvf_out[0], np.exp(inputs[0] + inputs[1]), rtol=1e-6)
@@ -190,21 +192,53 @@ def test_tutorial_pointwise_auto_scheduler():
 def test_tutorial_reduction_auto_scheduler():
     inputs = [randn(4, 4)]
     with FusionDefinition() as fd:
-        t0 = fd.define_tensor(shape=[-1, -1])
+        t0 = fd.from_pytorch(inputs[0])
         t1 = fd.ops.sum(t0, dims=[1])
         t2 = fd.ops.exp(t1)
         fd.add_output(t2)
 
         # nvFuser's message: "Scheduler _pointwise_ ***rejected*** because :
         # cannot find reference tensor"; schedlab's is the plugin's own.
-        pointwise_status, error_msg = schedule.can_schedule(fd, "pointwise", inputs)
+        pointwise_status, error_msg = schedule.can_schedule(fd.fusion, "pointwise", inputs)
         assert not pointwise_status
         assert error_msg.strip() == ("pointwise schedules fusions without reductions; T1 is a "
                                      "sum reduction (a single expression it takes serially, as "
                                      "the last resort)")
 
-        heuristic_params = check_auto_schedule(schedule.schedule)(fd, "reduction", inputs)
+        heuristic_params = check_auto_schedule(schedule.schedule)(fd.fusion, "reduction",
+                                                                  inputs)
 
     nvf_out = fd.manual_execute(inputs, heuristic_params)
     np.testing.assert_allclose(nvf_out[0], np.exp(inputs[0].astype(np.float64).sum(1)),
                                rtol=1e-5)
+
+
+def test_tutorial_inner_persistent_auto_scheduler():
+    tensor_size = 4
+    inputs = [randn(tensor_size, tensor_size)]
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(inputs[0])
+        s0 = fd.define_scalar(1e-6, dtype=DataType.Double)
+        norm_const = fd.define_scalar(tensor_size, dtype=DataType.Int)
+
+        bcast_sum0 = fd.ops.sum(t0, dims=[-1], keepdim=True)
+        mean = fd.ops.div(bcast_sum0, norm_const)
+
+        diff = fd.ops.sub(t0, mean)
+        diff_sq = fd.ops.mul(diff, diff)
+        bcast_sum1 = fd.ops.sum(diff_sq, dims=[-1], keepdim=True)
+        var = fd.ops.div(bcast_sum1, norm_const)
+
+        t0_diff = fd.ops.sub(t0, mean)
+        var_eps = fd.ops.sqrt(fd.ops.add(var, s0))
+        t0_norm = fd.ops.div(t0_diff, var_eps)
+        fd.add_output(t0_norm)
+
+        heuristic_params = check_auto_schedule(schedule.schedule)(fd.fusion, "normalization",
+                                                                  inputs)
+
+    nvf_out = fd.manual_execute(inputs, heuristic_params)
+    x = inputs[0].astype(np.float64)
+    mean, var = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)
+    np.testing.assert_allclose(nvf_out[0], (x - mean) / np.sqrt(var + 1e-6), rtol=1e-4,
+                               atol=1e-5)
