@@ -21,7 +21,10 @@ namespace schedlab::python {
 /// together (aligned from the right, Broadcast axes skipped): a -1 extent
 /// becomes the other side's (a constant or a size name first, else the
 /// first operand's -1 extent), throughout d's fusion. Extents neither side
-/// made with -1 are left as they are, for the operation to check.
+/// made with -1 are left as they are, for the operation to check (then it
+/// refuses the operands, naming that axis; the renames stay, as the -1
+/// extents did meet). An IterDomain handle (tv.axis(i)) taken before a
+/// rename still names the old axis.
 void unify_extents(Definition& d, const std::vector<ir::TensorView*>& operands);
 
 }  // namespace schedlab::python

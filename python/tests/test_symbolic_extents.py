@@ -159,3 +159,17 @@ def test_from_pytorch_and_define_scalar_refuse_what_they_cannot_take():
                                                            r"\(a constant; schedlab has no "
                                                            r"scalar inputs\), found <class 'str'>"):
             fd.define_scalar("eps")
+
+
+def test_a_refusal_names_the_axis_whose_named_sizes_differ():
+    # Axis 1 meets N against M: add refuses, naming axis 1 (axis 0's -1
+    # extents, which did meet, are one).
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, "N"])
+        y = fd.define_tensor(shape=[-1, "M"])
+        fd.add_output(fd.ops.neg(x))
+        fd.add_output(fd.ops.neg(y))
+        with pytest.raises(schedlab.DefinitionError, match=r"axis 1 has extent N on one side "
+                                                           r"and M on the other"):
+            x + y
+    assert axis_extents(x) == ["S0", "N"] and axis_extents(y) == ["S0", "M"]
