@@ -3,6 +3,7 @@ float32/float64 rounded to nearest even), f16 both ways, DLPack in (any
 producer; a non-CPU device is an error naming the input) and out (outputs
 are NumPy arrays, DLPack producers)."""
 import ctypes
+import re
 
 import numpy as np
 import pytest
@@ -133,6 +134,28 @@ def test_dlpack_input_on_a_device_names_the_input():
     assert e.tensor == "T0" and cuda.exports == 0
     assert e.message == ("input 0 (T0): a DLPack tensor on cuda:1; expected host memory (DLPack "
                          "kDLCPU): copy it to the CPU first (tensor.cpu())")
+
+
+@pytest.mark.parametrize("device, name", [((10, 0), "rocm:0"), ((13, 2), "cuda:2 (managed)"),
+                                          ((7, 1), "DLPack device type 7 (id 1)")])
+def test_dlpack_devices_are_named_by_dlpack_h(device, name):
+    # DLDeviceType's values (dlpack.h): kDLROCM 10, kDLCUDAManaged 13, kDLVulkan 7.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1])
+        fd.add_output(fd.ops.neg(x))
+    with pytest.raises(schedlab.Error, match=re.escape(f"a DLPack tensor on {name}; expected")):
+        fd.execute([Producer(np.ones(4, dtype=np.float32), device=device)])
+
+
+@pytest.mark.parametrize("device", [(3, 0), (11, 0)])
+def test_dlpack_pinned_host_memory_is_read(device):
+    # kDLCUDAHost 3 and kDLROCMHost 11 are host memory.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1])
+        fd.add_output(fd.ops.neg(x))
+    a = np.arange(4, dtype=np.float32)
+    (out,) = fd.execute([Producer(a, device=device)])
+    np.testing.assert_array_equal(out, -a)
 
 
 def test_outputs_are_dlpack_producers():
