@@ -173,3 +173,15 @@ def test_a_refusal_names_the_axis_whose_named_sizes_differ():
                                                            r"and M on the other"):
             x + y
     assert axis_extents(x) == ["S0", "N"] and axis_extents(y) == ["S0", "M"]
+
+
+def test_a_lower_rank_operand_meets_the_inner_axes():
+    # NumPy's rule, as the operation's: [S2] against [S0, S1] is S1.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1])
+        y = fd.define_tensor(shape=[-1])
+        fd.add_output(x - y)
+    assert axis_extents(y) == ["S1"]
+    a, b = randn(2, 3), randn(3)
+    (out,) = fd.execute([a, b])
+    np.testing.assert_array_equal(out, a - b)
