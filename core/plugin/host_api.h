@@ -2,10 +2,12 @@
 // SchedlabSegment handle. Internal to core/plugin.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "schedlab/isolate/isolate.h"
 #include "schedlab/plugin.h"
@@ -20,6 +22,7 @@ struct SchedlabSegment {
   schedlab::plugin::HostSegment* segment = nullptr;
   std::string plugin;                       ///< who is calling, for log lines
   std::deque<std::string> strings;          ///< strings returned during this call
+  std::deque<std::vector<int32_t>> arrays;  ///< arrays returned during this call
   /// Known tensor handles, each with its index in Fusion::tensors() (the
   /// transform log's name for it; stable, tensors are only ever added).
   /// Refreshed on a miss.

@@ -1,10 +1,12 @@
 // The host API table's queries (host_api.h): the segment (name, tensors,
-// sizes, device), a tensor (info, axes, producers and consumers), the
-// relations between tensors, and the debug prints. Each entry checks its
-// arguments (host_api_args.h) and reads the ir/sched function it names.
+// sizes, device), a tensor (info, axes, producers and consumers, its
+// definition's operands), the relations between tensors, and the debug
+// prints. Each entry checks its arguments (host_api_args.h) and reads the
+// ir/sched function it names.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -182,6 +184,66 @@ int32_t api_tensor_consumers(SchedlabSegment* s, SchedlabTensor* t, SchedlabTens
   });
 }
 
+// ---- a tensor's definition (ABI 1.7)
+
+/// t's definition, or null for an input (checked: t belongs to s).
+const ir::Expr* definition_of(SchedlabSegment* s, SchedlabTensor* t, const char* fn) {
+  return tensor(s, t, fn)->definition();
+}
+
+int32_t api_tensor_definition(SchedlabSegment* s, SchedlabTensor* t, SchedlabDefinition* out) {
+  return guard([&] {
+    const ir::Expr* e = definition_of(s, t, "tensor_definition");
+    SchedlabDefinition d{};
+    d.op_kind = e == nullptr ? SCHEDLAB_OP_NONE : static_cast<int32_t>(e->kind()) + 1;
+    std::vector<int32_t> axes;
+    if (e != nullptr) {
+      d.noperands = static_cast<int32_t>(e->inputs().size());
+      if (const auto* ls = e->as<ir::LoadStoreOp>()) {
+        d.load_store_op = static_cast<int32_t>(ls->op());
+        d.cache_op = static_cast<int32_t>(ls->cache_op());
+      } else if (const auto* p = e->as<ir::PermuteOp>()) {
+        axes.assign(p->new2old().begin(), p->new2old().end());
+      } else if (const auto* b = e->as<ir::BroadcastOp>()) {
+        for (bool is_new : b->is_broadcast_dim()) axes.push_back(is_new ? 1 : 0);
+      }
+    }
+    d.naxes = static_cast<int32_t>(axes.size());
+    if (!axes.empty()) {
+      s->arrays.push_back(std::move(axes));
+      d.axes = s->arrays.back().data();
+    }
+    write_out(out, d, "tensor_definition");
+  });
+}
+
+int32_t api_tensor_operand(SchedlabSegment* s, SchedlabTensor* t, int32_t index,
+                           SchedlabOperand* out) {
+  return guard([&] {
+    const ir::Expr* e = definition_of(s, t, "tensor_operand");
+    const int32_t n = e == nullptr ? 0 : static_cast<int32_t>(e->inputs().size());
+    user_assert(index >= 0 && index < n)
+        << "tensor_operand: operand " << index << " is out of range for "
+        << reinterpret_cast<TensorView*>(t)->describe() << ", whose definition has " << n
+        << " operands";
+    ir::Val* v = e->inputs()[static_cast<size_t>(index)];
+    SchedlabOperand o{};
+    o.dtype = static_cast<int32_t>(v->dtype());
+    o.text = keep(s, v->str());
+    if (auto* tv = v->as<TensorView>()) {
+      o.kind = SCHEDLAB_OPERAND_TENSOR;
+      o.tensor = handle(tv);
+    } else if (const auto* c = v->as<ir::Scalar>(); c != nullptr && c->is_size()) {
+      o.kind = SCHEDLAB_OPERAND_SIZE;
+      o.value = c->evaluate(s->segment->sizes).value_or(std::numeric_limits<double>::quiet_NaN());
+    } else {
+      o.kind = SCHEDLAB_OPERAND_CONSTANT;
+      o.value = v->as<ir::Scalar>()->value();
+    }
+    write_out(out, o, "tensor_operand");
+  });
+}
+
 // ---- queries
 
 int32_t api_max_inline_position(SchedlabSegment* s, SchedlabTensor* t, int32_t* pos) {
@@ -303,6 +365,8 @@ void add_query_entries(SchedlabHostApi& t) {
   t.print_scheduled_fusion = &api_print_scheduled_fusion;
   t._axes_mapped = &api_axes_mapped;
   t.offered_by_segmenter = &api_offered_by_segmenter;
+  t.tensor_definition = &api_tensor_definition;
+  t.tensor_operand = &api_tensor_operand;
 }
 
 }  // namespace schedlab::plugin

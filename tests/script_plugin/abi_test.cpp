@@ -1,4 +1,4 @@
-// Plugin ABI 1.1 to 1.6 on real .so files: string parameters end to end, a
+// Plugin ABI 1.1 to 1.7 on real .so files: string parameters end to end, a
 // plugin built against 1.0 still loading and scheduling under the 1.3 host, a
 // newer minor refused naming both versions, and the schedule-script,
 // pad_shared and swizzle host entries called through the C table as a plugin
@@ -38,10 +38,10 @@ std::string sp_plugin(const std::string& name) {
 
 // ---- versions
 
-TEST(Abi11, HeaderAndHostSayOnePointSix) {
+TEST(Abi11, HeaderAndHostSayOnePointSeven) {
   EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
-  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 6);
-  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 6));
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 7);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 7));
   // 1.4 appended to SchedlabParamSet after its 1.0 fields, which stay put.
   EXPECT_EQ(offsetof(SchedlabParamSet, values), 8u);
   EXPECT_EQ(offsetof(SchedlabParamSet, tuned), 16u);
@@ -67,8 +67,15 @@ TEST(Abi11, HeaderAndHostSayOnePointSix) {
   EXPECT_NE(host_api()->offered_by_segmenter, nullptr);
   EXPECT_EQ(offsetof(SchedlabHostApi, recompute),
             offsetof(SchedlabHostApi, offered_by_segmenter) + sizeof(void*));
-  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, recompute) + sizeof(void*));
   EXPECT_NE(host_api()->recompute, nullptr);
+  // 1.7 appended tensor_definition and tensor_operand after recompute.
+  EXPECT_EQ(offsetof(SchedlabHostApi, tensor_definition),
+            offsetof(SchedlabHostApi, recompute) + sizeof(void*));
+  EXPECT_EQ(offsetof(SchedlabHostApi, tensor_operand),
+            offsetof(SchedlabHostApi, tensor_definition) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, tensor_operand) + sizeof(void*));
+  EXPECT_NE(host_api()->tensor_definition, nullptr);
+  EXPECT_NE(host_api()->tensor_operand, nullptr);
   // 1.6 appended the priority (and a reserved word) after schedule.
   EXPECT_EQ(offsetof(SchedlabPluginInfo, priority),
             offsetof(SchedlabPluginInfo, schedule) + sizeof(void*));
@@ -84,7 +91,7 @@ TEST(Abi16, APluginOfAnOlderMinorHasTheDefaultPriority) {
   EXPECT_TRUE(p->volunteers());
   // A 1.6 plugin that declares none has the default too.
   auto s = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(s->abi_str(), "1.6");
+  EXPECT_EQ(s->abi_str(), "1.7");
   EXPECT_EQ(s->priority(), SCHEDLAB_PRIORITY_DEFAULT);
 }
 
@@ -111,7 +118,7 @@ TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
   EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.7, newer than this host's ABI 1.6: upgrade "
+                "' was built against plugin ABI 1.8, newer than this host's ABI 1.7: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 
@@ -243,7 +250,7 @@ TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
 
 TEST(StringParams, SchemaDefaultsAndFormatting) {
   auto p = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(p->abi_str(), "1.6");
+  EXPECT_EQ(p->abi_str(), "1.7");
   ASSERT_EQ(p->schema().size(), 3u);
   EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
   EXPECT_EQ(p->schema()[1].domain_str(), "string");

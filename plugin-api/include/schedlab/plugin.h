@@ -22,27 +22,14 @@
  *   whose major differs from its own, or whose minor is newer than its own,
  *   with a message naming both versions.
  *
- * Experimental entries: a struct field or table entry whose name starts with
- * an underscore (e.g. `_cache_after_op`) is still in flux. It is OUTSIDE the
- * compatibility promise: it may change or disappear in any minor version, and
- * a plugin that uses it must check it for NULL and expect to be rebuilt.
+ * Experimental entries: a field or entry named with a leading underscore
+ * (`_cache_after_op`) is OUTSIDE the compatibility promise: it may change or
+ * vanish in any minor; a plugin using it checks it for NULL.
  *
- * History (what each minor appended; a plugin built against an older minor
- * never sees what came later):
- *   1.0  the first table.
- *   1.1  SCHEDLAB_PARAM_STRING (SchedlabParamValue.string_value,
- *        SchedlabParamDesc.string_default); the host entries
- *        apply_schedule_script and _schedule_placeholders. The host refuses a
- *        STRING parameter from a plugin that reports ABI 1.0.
- *   1.2  the host entry pad_shared (row padding of a Shared buffer).
- *   1.3  the host entry swizzle (XOR swizzle of a Shared buffer's rows).
- *   1.4  SchedlabParamSet.tuned and .tuned_source: the tuned configuration
- *        (`schedlab tune`) the host offers compute_params for the segment.
- *   1.5  the host entries offered_by_segmenter (whether a refusal cuts the
- *        segment apart or fails it) and recompute (nvFuser's recomputeTv).
- *   1.6  SchedlabPluginInfo.priority: the order in which the segmenter
- *        offers segments to plugins. A plugin of an older minor has the
- *        default, SCHEDLAB_PRIORITY_DEFAULT.
+ * History (what each minor appended; docs/plugins.md has a section on each):
+ *   1.1 STRING parameters, apply_schedule_script; 1.2 pad_shared; 1.3 swizzle;
+ *   1.4 SchedlabParamSet.tuned; 1.5 offered_by_segmenter and recompute;
+ *   1.6 SchedlabPluginInfo.priority; 1.7 tensor_definition and tensor_operand.
  *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
  * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
@@ -87,7 +74,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 6
+#define SCHEDLAB_PLUGIN_ABI_MINOR 7
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -243,6 +230,13 @@ enum SchedlabParamKind {
   SCHEDLAB_PARAM_STRING = 4  /**< ABI 1.1: free text, in string_value (never NULL) */
 };
 
+/** What an operand of a definition is (SchedlabOperand.kind, ABI 1.7). */
+enum SchedlabOperandKind {
+  SCHEDLAB_OPERAND_TENSOR = 0,   /**< a tensor of the segment */
+  SCHEDLAB_OPERAND_CONSTANT = 1, /**< a compile-time constant (x * 0.5) */
+  SCHEDLAB_OPERAND_SIZE = 2      /**< a named size ("K"), known at launch */
+};
+
 /* ---- handles --------------------------------------------------------------- */
 
 /** A segment being scheduled: a part of a fusion (today the whole fusion),
@@ -283,13 +277,35 @@ typedef struct SchedlabAxisInfo {
   const char* extent_expr; /**< the symbolic extent: "N", "ceilDiv((N * K), 128)" */
 } SchedlabAxisInfo;
 
+/** A tensor's definition (out-struct of tensor_definition, ABI 1.7). */
+typedef struct SchedlabDefinition {
+  uint32_t struct_size;
+  int32_t op_kind;       /**< SchedlabOpKind, as tensor_info's */
+  int32_t noperands;     /**< tensor_operand's indices: 0 .. noperands-1; 0 for an input */
+  int32_t load_store_op; /**< LOAD_STORE: SchedlabLoadStoreOp; else 0 */
+  int32_t cache_op;      /**< LOAD_STORE: SchedlabCacheOp; else 0 */
+  int32_t naxes;         /**< entries in axes */
+  /** PERMUTE: output axis k reads input axis axes[k] (new2old, non-reduction
+   * axes); BROADCAST: 1 where output axis k is new, else 0; others: NULL. */
+  const int32_t* axes;
+} SchedlabDefinition;
+
+/** One operand of a tensor's definition (out-struct of tensor_operand, ABI 1.7). */
+typedef struct SchedlabOperand {
+  uint32_t struct_size;
+  int32_t kind;           /**< SchedlabOperandKind */
+  SchedlabTensor* tensor; /**< TENSOR: the operand (x * x: the same handle twice); else NULL */
+  double value;           /**< CONSTANT: its value; SIZE: at the segment's sizes (NaN if unknown) */
+  const char* text;       /**< as the fusion prints it: "T2", "0.5", "K" */
+  int32_t dtype;          /**< SchedlabDType */
+  int32_t reserved0;      /**< zero */
+} SchedlabOperand;
+
 /** The device a segment is scheduled for (out-struct of device_properties).
  * is_model == 1: a device model's figures (configs/devices), not a driver's:
  * `show --stage profile --device NAME`'s, or on the CPU backend
- * "schedlab-model-sm90", an H100 SXM: sm_90, 132 SMs, warp 32, 1024 threads
- * per block, 2048 per SM, 64 Ki registers per block and per SM, 48 KiB shared
- * per block (227 KiB opt-in, 228 KiB per SM), 50 MiB L2, 80 GiB, 3.35e12
- * bytes/s: a heuristic makes the CPU run's choices as for that GPU. */
+ * "schedlab-model-sm90", an H100 SXM's (configs/devices/h100.yaml), so a
+ * heuristic makes the CPU run's choices as for that GPU. */
 typedef struct SchedlabDeviceProperties {
   uint32_t struct_size;
   int32_t is_model;              /**< 1: a device model (above), not a real GPU */
@@ -317,9 +333,8 @@ typedef struct SchedlabParamValue {
   int32_t kind;        /**< SchedlabParamKind, equal to the schema's */
   int64_t int_value;   /**< INT; BOOL (0 or 1); CHOICE (the index) */
   double float_value;  /**< FLOAT */
-  /** STRING (ABI 1.1): NUL-terminated, never NULL. From the host: valid
-   * during the call. Written by compute_params: must stay valid until the
-   * plugin's next call on this thread (the host copies it on return). */
+  /** STRING (ABI 1.1): never NULL. From the host: valid during the call; from
+   * compute_params: until the plugin's next call on this thread. */
   const char* string_value;
 } SchedlabParamValue;
 
@@ -331,13 +346,11 @@ typedef struct SchedlabParamSet {
   SchedlabParamValue* values;  /**< stride values[0].struct_size; written only by compute_params */
   /* ---- ABI 1.4: tuned configurations (docs/tuning.md). A plugin reads these
    * only when struct_size covers them (an older host has no such fields). */
-  /** compute_params only: the configuration a tuning run (`schedlab tune`)
-   * found best for this plugin at the segment's fusion and size bucket, one
-   * value per schema entry in schema order (stride tuned[0].struct_size),
-   * valid during the call; NULL when the host holds no tuned configuration
-   * for the segment (no tuned file, another bucket, another plugin). The
-   * heuristic decides: copying it into `values` serves the tuned choice,
-   * ignoring it keeps the heuristic's. NULL in can_schedule and schedule. */
+  /** compute_params only: the configuration `schedlab tune` found best for
+   * this plugin at the segment's fusion and size bucket, one value per schema
+   * entry (stride tuned[0].struct_size), valid during the call; NULL when
+   * there is none, and in can_schedule and schedule. Copying it into
+   * `values` serves the tuned choice, ignoring it keeps the heuristic's. */
   const SchedlabParamValue* tuned;
   /** Where `tuned` comes from, for log lines: "tuned.yaml:12: softmax
    * N=any K=[4096, 8191]"; "" when tuned is NULL. Never NULL from a 1.4 host. */
@@ -389,7 +402,7 @@ typedef struct SchedlabHostApi {
   /** Axis `index` of a SchedlabDomain of t. */
   int32_t (*tensor_axis)(SchedlabSegment* seg, SchedlabTensor* t, int32_t domain, int32_t index,
                          SchedlabAxisInfo* out);
-  /** Tensor operands of t's definition, in operand order (none for inputs). */
+  /** The distinct tensor operands of t's definition, in operand order. */
   int32_t (*tensor_producers)(SchedlabSegment* seg, SchedlabTensor* t, SchedlabTensor** items,
                               int32_t capacity, int32_t* count);
   /** Tensors whose definition reads t, each once, in use order. */
@@ -471,35 +484,26 @@ typedef struct SchedlabHostApi {
                           SchedlabTensor* b, int32_t b_axis, int32_t exact, int32_t* result);
 
   /* ---- ABI 1.1: schedule scripts (docs/schedule-scripts.md) */
-  /** Parses the schedule script at `path` (opened as given: relative to the
-   * host's working directory) with the host's parser and applies it to seg,
-   * exactly as `schedlab show --schedule` does. `args` ("k=v,k=v", integers;
-   * NULL or "" for none) give the {placeholders} their values, overriding the
-   * script's params(...); a name the script neither uses as {name} nor
-   * declares in params(...) is an error. The whole file is parsed before
-   * anything is applied; then statements apply in order, and a failing one
-   * leaves the ones before it applied. Every error of the script (its syntax,
-   * an unknown name, a refused primitive) returns SCHEDLAB_ERR_USER with
-   * last_error "file:line:col: message", the message unchanged. `log`: NULL,
-   * or receives the applied calls, one line per statement
-   * ("3: split(y, 0, 128)"), '\n'-separated. */
+  /** Applies the schedule script at `path` (relative to the host's working
+   * directory) to seg, as `schedlab show --schedule` does. `args` ("k=v,k=v",
+   * integers; NULL or "" for none) give its {placeholders} values over its
+   * params(...); an unknown name is an error. The file is parsed whole, then
+   * applied in order; a failing statement leaves those before it applied.
+   * Any error: SCHEDLAB_ERR_USER, last_error "file:line:col: message". `log`:
+   * NULL, or the applied calls, a line each ("3: split(y, 0, 128)"). */
   int32_t (*apply_schedule_script)(SchedlabSegment* seg, const char* path, const char* args,
                                    const char** log);
-  /** Experimental. The names a caller may give in apply_schedule_script's
-   * `args` for the script at `path`: every {name} it uses and every name
-   * its params(...) declares, in order of first appearance, ','-separated,
-   * each "name" or, with a params(...) default, "name=default". Parses the
-   * script and applies nothing; errors as apply_schedule_script. seg only
-   * owns the returned string. */
+  /** Experimental. The names apply_schedule_script's `args` may give for the
+   * script at `path`, in order of first appearance, ','-separated, "name" or
+   * "name=default"; applies nothing. seg only owns the returned string. */
   int32_t (*_schedule_placeholders)(SchedlabSegment* seg, const char* path, const char** names);
 
+  /* A host older than an entry's minor below lacks it: check struct_size. */
   /* ---- ABI 1.2: shared-memory layout */
   /** Pads each row of t's Shared buffer by `elements` (0 to
    * SCHEDLAB_MAX_SHARED_PAD): the innermost allocation axis's row pitch
-   * becomes its extent plus `elements`, so that a tile read column-wise
-   * meets no bank conflict (1 element for a 32-wide tile of 4-byte values).
-   * t must already be Shared (set_memory_type); 0 removes the padding. A
-   * host older than 1.2 has no such entry: check struct_size first. */
+   * becomes its extent plus `elements` (no bank conflict reading a tile
+   * column-wise). t must already be Shared; 0 removes the padding. */
   int32_t (*pad_shared)(SchedlabSegment* seg, SchedlabTensor* t, int64_t elements);
 
   /* ---- ABI 1.3 */
@@ -509,32 +513,31 @@ typedef struct SchedlabHostApi {
    * of row r is stored at r * E + ((c / u) ^ (r % width)) * u + c % u, so a
    * tile read column-wise meets no bank conflict without padding. width is a
    * power of two from 1 (no swizzle) to SCHEDLAB_MAX_SWIZZLE_WIDTH; t must
-   * already be Shared and not padded. Lowering refuses, naming the tensor, a
-   * row that is not a constant multiple of width * u, a buffer of one axis,
-   * and vectorized copies into or out of it. A host older than 1.3 has no
-   * such entry: check struct_size first. */
+   * already be Shared and not padded. Lowering refuses a row that is not a
+   * constant multiple of width * u, a one-axis buffer, vectorized copies. */
   int32_t (*swizzle)(SchedlabSegment* seg, SchedlabTensor* t, int64_t width);
 
   /* ---- ABI 1.5 */
-  /** *out = 1 when the segmenter makes this offer: it cuts a segment every
-   * plugin refuses into parts and offers those (docs/segments.md), so a
-   * refusal costs one kernel more, not the fusion. *out = 0 when the host
-   * needs seg scheduled whole by this plugin (a sweep point, exec or show
-   * with --plugin): a refusal there fails it. A heuristic refuses a segment
-   * it would run badly but correctly (few long rows that starve the device)
-   * only when 1. A host older than 1.5 has no such entry: check struct_size
-   * first (plugin.hpp's Segment::offered_by_segmenter answers false). */
+  /** *out = 1 when the segmenter makes this offer (a refusal cuts the
+   * segment into parts, docs/segments.md: one kernel more), 0 when the host
+   * needs seg whole from this plugin (a sweep point, exec or show with
+   * --plugin: a refusal fails it). Refuse what runs badly but correctly
+   * (few long rows) only when 1. */
   int32_t (*offered_by_segmenter)(SchedlabSegment* seg, int32_t* out);
   /** nvFuser's recomputeTv: *out = a new tensor computed by a copy of t's
-   * definition (the same operation on the same operands), which the n
-   * consumers read instead of t (n = 0: every expression that reads t), so
-   * that t need not be kept for them (a multi-pass kernel recomputes what it
-   * would otherwise write to a Global workspace between passes). t must be
-   * computed by an expression that is not a reduction, not yet transformed,
-   * bound or inlined, nor any of its producers; each consumer must read t.
-   * A host older than 1.5 has no such entry. */
+   * definition, which the n consumers read instead of t (n = 0: every
+   * reader). t must not be a reduction, nor it or its producers transformed,
+   * bound or inlined; each consumer must read t. */
   int32_t (*recompute)(SchedlabSegment* seg, SchedlabTensor* t, SchedlabTensor* const* consumers,
                        int32_t n, SchedlabTensor** out);
+
+  /* ---- ABI 1.7: a definition, all of it (tensor_producers: distinct tensors only) */
+  /** t's definition: its kind, operand count and what no operand says. */
+  int32_t (*tensor_definition)(SchedlabSegment* seg, SchedlabTensor* t, SchedlabDefinition* out);
+  /** Operand `index` (0 .. noperands-1) of t's definition, in operand order,
+   * repeats and scalars kept: x * x is T1, T1; x * 0.5 is T1, 0.5. */
+  int32_t (*tensor_operand)(SchedlabSegment* seg, SchedlabTensor* t, int32_t index,
+                            SchedlabOperand* out);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */
@@ -552,9 +555,8 @@ typedef struct SchedlabPluginInfo {
   /** The plugin's message for its last failed call on this thread. Valid
    * until the next call into the plugin on this thread; never NULL. */
   const char* (*last_error)(void);
-  /** Whether the plugin can schedule seg with these params. Sets *accepted
-   * to 1 or 0; on 0 it writes a NUL-terminated reason of at most
-   * reason_size bytes (truncated) into reason. */
+  /** Whether the plugin can schedule seg with these params: *accepted 1 or
+   * 0; on 0 a NUL-terminated reason of at most reason_size bytes in reason. */
   int32_t (*can_schedule)(SchedlabSegment* seg, const SchedlabParamSet* params, int32_t* accepted,
                           char* reason, uint32_t reason_size);
   /** The heuristic's own choice for seg: params arrives holding the
@@ -565,11 +567,9 @@ typedef struct SchedlabPluginInfo {
 
   /* ---- ABI 1.6. The host reads these only when struct_size covers them: a
    * plugin built against an older minor gets the defaults. */
-  /** The order in which the segmenter offers a segment to the plugins (and
-   * the registry lists them): higher first, equal priorities by name. The
-   * most specific heuristic goes first (a persistent normalization kernel
-   * beats a reduction plus a pointwise one). Negative: never offered
-   * (SCHEDLAB_PRIORITY_NEVER_OFFERED). Default SCHEDLAB_PRIORITY_DEFAULT. */
+  /** The order in which the segmenter offers a segment to the plugins:
+   * higher first (the most specific heuristic), equal ones by name. Negative:
+   * never offered. Default SCHEDLAB_PRIORITY_DEFAULT. */
   int32_t priority;
   uint32_t reserved1; /**< zero */
 } SchedlabPluginInfo;

@@ -27,6 +27,18 @@ struct AxisInfo {
   bool is_broadcast() const { return iter_type == IterType::Broadcast; }
 };
 
+struct Operand;
+
+/// ABI 1.7: what a tensor's definition carries besides its operands.
+struct Definition {
+  OpKind op_kind = OpKind::None;                 ///< None for an input
+  LoadStoreOp load_store_op = LoadStoreOp::Set;  ///< LoadStore's data path
+  CacheOp cache_op = CacheOp::Unspecified;       ///< LoadStore's cache policy
+  /// Permute: output axis k reads input axis axes[k]; Broadcast: 1 where
+  /// output axis k is new, else 0; otherwise empty.
+  std::vector<int> axes;
+};
+
 /// A tensor of the segment being scheduled. Transforms return *this so that
 /// calls chain; primitives that create a tensor return it.
 class TensorView {
@@ -61,6 +73,15 @@ class TensorView {
   std::vector<AxisInfo> logical() const { return domain(SCHEDLAB_DOMAIN_LOGICAL, nlogical()); }
   std::vector<TensorView> producers() const;
   std::vector<TensorView> consumers() const;
+  /// ABI 1.7: the operands of this tensor's definition in order, repeats and
+  /// scalars kept (x * x: x twice; x * 0.5: x and 0.5); none for an input.
+  /// On an older host: producers() as tensor operands (distinct, no scalar).
+  std::vector<Operand> operands() const;
+  /// ABI 1.7: see Definition. On an older host: op_kind only.
+  Definition definition() const;
+  /// A Permute's order (definition().axes); empty for any other tensor and
+  /// on an older host.
+  std::vector<int> permutation() const;
   int max_inline_position() const;
   /// The host's debug print of this tensor (domains, transforms, memory).
   std::string print() const;
@@ -106,6 +127,21 @@ class TensorView {
 
   SchedlabSegment* seg_ = nullptr;
   SchedlabTensor* t_ = nullptr;
+};
+
+/// ABI 1.7: one operand of a tensor's definition.
+struct Operand {
+  enum class Kind : int32_t {
+    Tensor = SCHEDLAB_OPERAND_TENSOR,
+    Constant = SCHEDLAB_OPERAND_CONSTANT,  ///< x * 0.5
+    Size = SCHEDLAB_OPERAND_SIZE,          ///< a named size ("K"), known at launch
+  };
+  Kind kind = Kind::Tensor;
+  TensorView tensor;              ///< Tensor: the operand
+  double value = 0;               ///< Constant; Size at the segment's sizes (NaN if unknown)
+  std::string text;               ///< as the fusion prints it: "T2", "0.5", "K"
+  DataType dtype = DataType::F32;
+  bool is_tensor() const { return kind == Kind::Tensor; }
 };
 
 /// The C handles of `tvs`, in order.

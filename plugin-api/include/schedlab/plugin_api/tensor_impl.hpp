@@ -23,6 +23,57 @@ SCHEDLAB_PLUGIN_API_INLINE std::vector<TensorView> TensorView::consumers() const
   return wrap(detail::list(&SchedlabHostApi::tensor_consumers, "tensor_consumers", seg_, t_));
 }
 
+SCHEDLAB_PLUGIN_API_INLINE std::vector<Operand> TensorView::operands() const {
+  std::vector<Operand> r;
+  if (detail::host_table().tensor_operand == nullptr) {
+    for (const TensorView& p : producers()) {
+      Operand o;
+      o.tensor = p;
+      o.text = p.str();
+      o.dtype = p.dtype();
+      r.push_back(std::move(o));
+    }
+    return r;
+  }
+  SchedlabDefinition d{};
+  d.struct_size = sizeof d;
+  detail::call(&SchedlabHostApi::tensor_definition, "tensor_definition", seg_, t_, &d);
+  for (int32_t i = 0; i < d.noperands; ++i) {
+    SchedlabOperand c{};
+    c.struct_size = sizeof c;
+    detail::call(&SchedlabHostApi::tensor_operand, "tensor_operand", seg_, t_, i, &c);
+    Operand o;
+    o.kind = static_cast<Operand::Kind>(c.kind);
+    o.tensor = TensorView(seg_, c.tensor);
+    o.value = c.value;
+    o.text = c.text != nullptr ? c.text : "";
+    o.dtype = static_cast<DataType>(c.dtype);
+    r.push_back(std::move(o));
+  }
+  return r;
+}
+
+SCHEDLAB_PLUGIN_API_INLINE Definition TensorView::definition() const {
+  Definition r;
+  if (detail::host_table().tensor_definition == nullptr) {
+    r.op_kind = op_kind();
+    return r;
+  }
+  SchedlabDefinition d{};
+  d.struct_size = sizeof d;
+  detail::call(&SchedlabHostApi::tensor_definition, "tensor_definition", seg_, t_, &d);
+  r.op_kind = static_cast<OpKind>(d.op_kind);
+  r.load_store_op = static_cast<LoadStoreOp>(d.load_store_op);
+  r.cache_op = static_cast<CacheOp>(d.cache_op);
+  if (d.axes != nullptr) r.axes.assign(d.axes, d.axes + d.naxes);
+  return r;
+}
+
+SCHEDLAB_PLUGIN_API_INLINE std::vector<int> TensorView::permutation() const {
+  Definition d = definition();
+  return d.op_kind == OpKind::Permute ? d.axes : std::vector<int>{};
+}
+
 SCHEDLAB_PLUGIN_API_INLINE int TensorView::max_inline_position() const {
   int32_t pos = 0;
   detail::call(&SchedlabHostApi::max_inline_position, "max_inline_position", seg_, t_, &pos);
