@@ -139,7 +139,8 @@ def schedlab_bench(request, schedlab_results, _schedlab_module):
 
     ``scheduler``: "manual" runs the definition's hand schedule; a plugin's name
     (`schedlab plugins`) schedules an unscheduled copy, ``params`` overriding its own
-    choice (as ``exec --set``). For "manual", ``params`` are what the record's config
+    choice (as ``exec --set``): a dict, or the HeuristicParams that
+    ``schedule.compute_heuristics`` returned (edited). For "manual", ``params`` are what the record's config
     shows (the parameters the test swept). ``label`` names the scheduler in the tables
     (default: ``scheduler``); ``fusion`` the fusion (default: the fusion file's name, else
     the test function's without ``test_``). Without inputs they are generated at ``sizes``.

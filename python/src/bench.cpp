@@ -38,6 +38,7 @@
 
 #include "errors.h"
 #include "execute.h"
+#include "heuristic_params.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/point/point.h"
 #include "schedlab/report/results_lock.h"
@@ -380,6 +381,28 @@ py::object record_dict(const report::Record& r) {
   return py::module_::import("json").attr("loads")(report::to_json(r));
 }
 
+/// The fixture's `params`: None, a dict, or what schedule.compute_heuristics
+/// returned (a HeuristicParams, whose plugin must be the scheduler asked for).
+std::optional<py::dict> params_dict(const py::object& params, const std::string& scheduler) {
+  if (params.is_none()) return std::nullopt;
+  if (py::isinstance<HeuristicParams>(params)) {
+    const auto& hp = params.cast<const HeuristicParams&>();
+    if (hp.plugin != scheduler)
+      raise(ErrorKind::Error,
+            fmt::format("params: these are plugin '{}''s parameters (from compute_heuristics), "
+                        "but the point's scheduler is '{}'",
+                        hp.plugin, scheduler),
+            {kWhat});
+    return hp.values;
+  }
+  if (!py::isinstance<py::dict>(params))
+    raise(ErrorKind::Error,
+          fmt::format("params: expected a dict or a HeuristicParams, found {}",
+                      py::str(py::type::of(params).attr("__name__")).cast<std::string>()),
+          {kWhat});
+  return params.cast<py::dict>();
+}
+
 }  // namespace
 
 void bind_bench(py::module_& m) {
@@ -419,7 +442,7 @@ void bind_bench(py::module_& m) {
   m.def(
       "bench_point",
       [](const DefinitionPtr& fd, const std::optional<py::sequence>& inputs,
-         const std::string& scheduler, const std::optional<py::dict>& params,
+         const std::string& scheduler, const py::object& params,
          const std::string& label, const std::string& fusion, ResultsFile* results,
          const std::optional<std::map<std::string, int64_t>>& sizes, int64_t repetitions,
          int64_t warmup, double min_time, std::optional<uint64_t> seed, bool sanitize,
@@ -429,7 +452,8 @@ void bind_bench(py::module_& m) {
         BenchArgs a;
         a.inputs = inputs;
         if (sizes) a.sizes = ir::SizeBindings(sizes->begin(), sizes->end());
-        a.scheduler = scheduler, a.params = params, a.label = label, a.fusion = fusion;
+        a.scheduler = scheduler, a.params = params_dict(params, scheduler), a.label = label;
+        a.fusion = fusion;
         a.default_fusion = default_fusion, a.sweep = sweep, a.host = host, a.baseline = baseline;
         a.measure = measure_spec(repetitions, warmup, min_time, seed);
         a.sanitize = sanitize, a.rtol = rtol, a.atol = atol, a.device = device;

@@ -221,3 +221,22 @@ def test_measurement_settings_are_checked():
     with pytest.raises(schedlab.Error, match="no plugin|not found|unknown"):
         _schedlab.bench_point(hand_softmax(), [np.ones((2, 16), dtype=np.float32)],
                               scheduler="no_such_plugin")
+
+
+def test_compute_heuristics_params_go_to_the_fixture_as_they_are():
+    """What schedule.compute_heuristics returns (edited) is a point's params, as a dict is;
+    another plugin's params are refused, naming both plugins."""
+    a = np.random.default_rng(3).random((4, 64), dtype=np.float32)
+    params = schedlab.schedule.compute_heuristics(schedlab.load_fusion("softmax"),
+                                                  "normalization", [a])
+    params.vector = "1"
+    record = _schedlab.bench_point(schedlab.load_fusion("softmax"), [a],
+                                   scheduler="normalization", params=params, repetitions=2)
+    assert record["status"] == "ok"
+    assert record["config"]["vector"] == "1"
+    with pytest.raises(schedlab.Error, match="plugin 'normalization''s parameters.*'pointwise'"):
+        _schedlab.bench_point(schedlab.load_fusion("softmax"), [a], scheduler="pointwise",
+                              params=params, repetitions=2)
+    with pytest.raises(schedlab.Error, match="expected a dict or a HeuristicParams, found list"):
+        _schedlab.bench_point(schedlab.load_fusion("softmax"), [a], scheduler="normalization",
+                              params=[1], repetitions=2)
