@@ -122,7 +122,7 @@ std::shared_ptr<const Plugin> load_plugin_isolated(const std::string& path,
     using Kind = LoadFault::Kind;
     using Status = isolate::Outcome::Status;
     if (o.error == isolate::Outcome::Error::User)  // the loader's own diagnostic, unchanged
-      throw LoadFault(Kind::Failed, UserError(o.loc, o.message).what());
+      throw LoadFault(Kind::Failed, o.message, o.loc);
     isolate::rethrow_error(o);  // an internal error stays ours
     const std::string what = isolate::describe(o);
     throw LoadFault(o.status == Status::Timeout ? Kind::Timeout : Kind::Crashed,

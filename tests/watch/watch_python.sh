@@ -1,6 +1,7 @@
 #!/bin/sh
 # `schedlab watch` on a Python heuristic (issue 35): the .py file is the
-# plugin's binary. A saved edit of its constant (PERSIST 8 -> 4) is reloaded
+# plugin's binary. A save that does not parse fails to reload (the first text
+# keeps serving). A saved edit of its constant (PERSIST 8 -> 4) is reloaded
 # with no build (no "building" line: nothing is compiled but the kernels),
 # re-run as an A/B of the new text against the snapshot of the old, and
 # printed as a new table. A saved edit that raises in schedule() is a
@@ -19,8 +20,14 @@ pid=$!
 wait_for "^watching py_persist: Python heuristic $work/mine.py \(a save reloads it, no build\)$"
 grep -Eq ' py_persist +persist=8 ' "$work/out.txt" || fail "the first table lacks py_persist persist=8"
 if grep -q 'no sources known' "$work/out.txt"; then fail "a 'no sources known' hint for a .py"; fi
-# The one-constant edit: a new table, the A/B verdict, no build.
+# A save that does not parse: the reload fails, naming the file and line,
+# and generation 1 keeps serving (no re-run).
 sleep 1.1  # a new mtime second for file systems with coarse stamps
+sed 's/^def compute_params(segment):$/def compute_params(segment:/' "$heuristic" > "$work/next.py" &&
+  mv "$work/next.py" "$work/mine.py"
+wait_for "^reload of py_persist failed; still serving generation 1: .*mine\.py:[0-9]+: SyntaxError"
+# The one-constant edit: a new table, the A/B verdict, no build.
+sleep 1.1
 sed 's/^PERSIST = 8$/PERSIST = 4/' "$heuristic" > "$work/next.py" && mv "$work/next.py" "$work/mine.py"
 grep -q '^PERSIST = 4$' "$work/mine.py" || fail "the fixture has no 'PERSIST = 8' line to edit"
 wait_for '^reloaded py_persist \(generation 2\); re-running py_persist against generation 1$'

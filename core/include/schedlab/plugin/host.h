@@ -244,7 +244,8 @@ std::string incomplete_elf(const std::string& path);
 class LoadFault : public UserError {
  public:
   enum class Kind { Crashed, Timeout, Failed };
-  LoadFault(Kind kind, const std::string& message) : UserError(SourceLoc{}, message), kind_(kind) {}
+  LoadFault(Kind kind, const std::string& message, SourceLoc loc = {})
+      : UserError(std::move(loc), message), kind_(kind) {}
   Kind kind() const { return kind_; }
 
  private:
