@@ -107,6 +107,23 @@ py::dict device(Handle s) {
   return d;
 }
 
+/// ABI 1.7: the operands of t's definition in order, each (kind, tensor
+/// handle or 0, value, text, dtype), kind a SchedlabOperandKind.
+py::list operands(Handle s, Handle t) {
+  py::list r;
+  for (const pa::Operand& o : tv_of(s, t).operands())
+    r.append(py::make_tuple(static_cast<int>(o.kind), handle_of(o.tensor), o.value, o.text,
+                            static_cast<int>(o.dtype)));
+  return r;
+}
+
+/// ABI 1.7: (load_store_op, cache_op, axes) of t's definition (pa::Definition).
+py::tuple definition(Handle s, Handle t) {
+  pa::Definition d = tv_of(s, t).definition();
+  return py::make_tuple(static_cast<int>(d.load_store_op), static_cast<int>(d.cache_op),
+                        py::tuple(py::cast(d.axes)));
+}
+
 /// The segment's queries and the multi-tensor primitives.
 void add_segment_calls(py::dict& b) {
   b["segment_name"] =
@@ -187,6 +204,10 @@ void add_tensor_calls(py::dict& b) {
   });
   b["producers"] = py::cpp_function(
       [](Handle s, Handle t) { return host([&] { return handles_of(tv_of(s, t).producers()); }); });
+  b["operands"] =
+      py::cpp_function([](Handle s, Handle t) { return host([&] { return operands(s, t); }); });
+  b["definition"] =
+      py::cpp_function([](Handle s, Handle t) { return host([&] { return definition(s, t); }); });
   b["consumers"] = py::cpp_function(
       [](Handle s, Handle t) { return host([&] { return handles_of(tv_of(s, t).consumers()); }); });
   b["max_inline_position"] = py::cpp_function(

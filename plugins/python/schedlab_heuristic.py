@@ -10,10 +10,10 @@ libschedlab in the host's process. It holds
     ParallelType.TIDx);
   - ScheduleError, what a primitive the host refuses raises (the host's message, unchanged);
   - Segment, TensorView and IterDomain: the heuristic's view of the segment, with nvFuser's
-    spelling of the primitives, calling the host through the plugin's bridge (a table of
-    functions over opaque handles, one table per copy of python.so);
+    spelling of the primitives, calling the host through the plugin's bridge (functions over
+    opaque handles, one table per copy of python.so);
   - the IR: one frozen dataclass per node kind (their __match_args__ make `match` work), built
-    from the tensors' definitions in `segment.exprs`;
+    from the tensors' definitions (all their operands, plugin ABI 1.7) in `segment.exprs`;
   - the plugin's side of the boundary (_load and _Heuristic.call): reading a heuristic file and
     turning what it returns or raises into the host's statuses and messages.
 """
@@ -22,21 +22,17 @@ from __future__ import annotations
 
 import enum
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-# Statuses of the C ABI (schedlab/plugin.h).
-OK, ERR_USER, ERR_INTERNAL, ERR_PLUGIN = 0, -1, -2, -4
+OK, ERR_USER, ERR_INTERNAL, ERR_PLUGIN = 0, -1, -2, -4  # statuses of the C ABI (schedlab/plugin.h)
 PRIORITY_NEVER_OFFERED = -1
-# SchedlabParamKind.
-_INT, _FLOAT, _BOOL, _CHOICE, _STRING = 0, 1, 2, 3, 4
+_INT, _FLOAT, _BOOL, _CHOICE, _STRING = 0, 1, 2, 3, 4  # SchedlabParamKind
 
 
 class ScheduleError(Exception):
     """A scheduling primitive or query the host refused: its message names the tensor and axis.
-
-    Not caught, it fails the call with the host's status (a user error), the heuristic file's
-    line prefixed."""
+    Not caught, it fails the call with the host's status (a user error), the file's line first."""
 
     def __init__(self, message: str, status: int = ERR_USER):
         super().__init__(message)
@@ -323,14 +319,14 @@ class Segment:
 
 
 # ---- the IR: one node per kind; operands are nodes too (a Tensor leaf for a value defined
-# outside the segment), so patterns nest. Operands are the definition's distinct tensor
-# inputs in order; a scalar operand, or one repeated (x * x), is None:
-# Reduction("sum", out, Unary("exp", _, x)).
+# outside the segment, a Scalar for a constant or a size), so patterns nest. Operands are the
+# definition's, in order (plugin ABI 1.7): x * x is Binary("mul", out, x, x), the same node
+# twice; x * 0.5 is Binary("mul", out, x, Scalar(0.5, DataType.f64)).
 
 
 @dataclass(frozen=True, eq=False)
 class Expr:
-    """Base of the nodes; `out` is the tensor the node defines."""
+    """Base of the nodes; `out` is the tensor the node defines (a Scalar has none)."""
 
     @property
     def inputs(self) -> list:
@@ -341,6 +337,14 @@ class Expr:
 class Tensor(Expr):
     """A value the segment reads but does not define (an input of the segment)."""
     out: TensorView
+
+
+@dataclass(frozen=True)
+class Scalar(Expr):
+    """A constant (x * 0.5) or a named size (w / K: "K" at the segment's sizes); equal by value."""
+    value: float
+    dtype: DataType
+    text: str = field(default="", compare=False)  # as the fusion prints it: "0.5", "K"
 
 
 @dataclass(frozen=True, eq=False)
@@ -385,19 +389,22 @@ class Reduction(Expr):
 class Broadcast(Expr):
     out: TensorView
     inp: Expr
+    axes: tuple  # the output's axes that are new
 
 
 @dataclass(frozen=True, eq=False)
 class LoadStore(Expr):
     out: TensorView
     inp: Expr
+    path: LoadStoreOpType  # the copy's data path
+    cache_op: CacheOp  # its load's cache policy
 
 
 @dataclass(frozen=True, eq=False)
 class Permute(Expr):
     out: TensorView
     inp: Expr
-    perm: tuple | None = None  # the ABI does not carry the order: None
+    perm: tuple  # new2old: output axis k is input axis perm[k]
 
 
 def build_ir(seg: Segment) -> list:
@@ -413,42 +420,39 @@ def build_ir(seg: Segment) -> list:
         if tv._h in nodes:
             continue
         info = tv._info()
-        ops = [nodes.get(p._h) or Tensor(p) for p in tv.producers()]
-        node = _node(info["op_kind"], info["op_name"], tv, ops, info)
+        ops = [(nodes.get(h) or Tensor(tv._wrap(h))) if h else Scalar(v, DataType(dt), text)
+               for _, h, v, text, dt in tv._call("operands")]
+        node = _node(info["op_kind"], info["op_name"], tv, ops, tv._call("definition"))
         nodes[tv._h] = node
         exprs.append(node)
     return exprs
 
 
-def _node(kind: int, op: str, out: TensorView, ops: list, info: dict) -> Expr:
-    ops = ops + [None] * 3  # a scalar operand (a constant) is no tensor: None
-    first = ops[0]
-    if kind == 1:
-        return Unary(op, out, first)
-    if kind == 2:
-        return Binary(op, out, ops[0], ops[1])
+def _node(kind: int, op: str, out: TensorView, ops: list, definition: tuple) -> Expr:
+    first, (path, cache_op, axes) = ops[0], definition
+    if kind in (1, 2):
+        return (Unary, Binary)[kind - 1](op, out, *ops)
     if kind == 3:
-        return Where(out, ops[0], ops[1], ops[2])
+        return Where(out, *ops)
     if kind == 4:
-        return Cast(out, first, DataType(info["dtype"]))
+        return Cast(out, first, out.dtype)
     if kind == 5:
         axes = tuple(i for i, a in enumerate(out.logical()) if a.is_reduction())
         return Reduction(op, out, first, axes)
     if kind == 6:
-        return Broadcast(out, first)
+        return Broadcast(out, first, tuple(i for i, new in enumerate(axes) if new))
     if kind == 8:
-        return Permute(out, first)
-    return LoadStore(out, first)
+        return Permute(out, first, tuple(axes))
+    return LoadStore(out, first, LoadStoreOpType(path), CacheOp(cache_op))
 
 
 # ---- the plugin's side: loading a heuristic file, calling it, and its errors
 
 
 def _where_in(exc: BaseException, path: str, lines: list) -> tuple:
-    """(line, frames): the innermost frame of `exc` in the file `path`, and the traceback's last
-    frames from the first one in that file on (the plugin's own frames above it say nothing),
-    showing `lines`, the snapshot's text, not what the file holds after a later save. Imports
-    traceback only now: an error is rare, and every import delays the interpreter's start."""
+    """(line, text, frames): the innermost frame of `exc` in the file `path`, and the last
+    frames from the first one in that file on, showing `lines` (the snapshot's text, not a later
+    save). Imports traceback only now: every import delays the interpreter's start."""
     import linecache
     import traceback
 

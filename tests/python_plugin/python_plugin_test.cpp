@@ -157,7 +157,8 @@ def schedule(segment, params):
   EXPECT_EQ(softmax.substr(0, softmax.find("; ")),
             "Broadcast(out=T6, inp=Reduction(op='sum', out=T5, inp=Unary(op='exp', out=T4, "
             "inp=Binary(op='sub', out=T3, lhs=Tensor(out=T0), rhs=Broadcast(out=T2, "
-            "inp=Reduction(op='max', out=T1, inp=Tensor(out=T0), axes=(1,))))), axes=(1,)))");
+            "inp=Reduction(op='max', out=T1, inp=Tensor(out=T0), axes=(1,)), axes=(1,)))), "
+            "axes=(1,)), axes=(1,))");
 }
 
 TEST(PythonIr, MatchRulesOnTheNodes) {

@@ -10,7 +10,7 @@
 #
 # It takes segments whose reductions all reduce the innermost axis of a 2-D
 # output, and names the pattern it found in `schedlab show`'s log.
-from schedlab_heuristic import Binary, Broadcast, ParallelType, Reduction, Unary
+from schedlab_heuristic import Binary, Broadcast, ParallelType, Reduction, Tensor, Unary
 
 NAME = "py_softmax"
 PRIORITY = -1
@@ -28,8 +28,8 @@ def pattern(exprs):
                 return "softmax"
             case Binary("sub", _, _, Unary("log", _, Broadcast(_, Reduction("sum", _, Unary("exp"), _)))):
                 return "log_softmax"
-            case Binary("mul", _, _, Unary("rsqrt", _, Binary("add", _, Binary("div"), _))):
-                return "rms_norm"
+            case Reduction("sum", _, Binary("mul", _, Tensor() as x, y), _) if x == y:
+                return "rms_norm"  # a sum of an input's squares (x * x: the same node twice)
     return None
 
 
