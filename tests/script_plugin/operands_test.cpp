@@ -75,7 +75,8 @@ TEST(Abi17, OperandsKeepRepeatsAndScalarsInOrder) {
   // x + x: x twice (tensor_producers says it once).
   EXPECT_THAT(f.operands("a"), ElementsAre("T0(x)", "T0(x)"));
   // x * 0.5: the constant, its f64 dtype and value.
-  const std::string f64 = std::to_string(SCHEDLAB_DTYPE_F64), i64 = std::to_string(SCHEDLAB_DTYPE_I64);
+  const std::string f64 = std::to_string(SCHEDLAB_DTYPE_F64),
+                    i64 = std::to_string(SCHEDLAB_DTYPE_I64);
   EXPECT_THAT(f.operands("h"), ElementsAre("T0(x)", "const 0.5=0.500000 dtype " + f64));
   // where(m, h, 0): the condition first, the constant last.
   EXPECT_THAT(f.operands("w"), ElementsAre("T1", "T3", "const 0=0.000000 dtype " + i64));

@@ -137,9 +137,9 @@ struct Operand {
     Size = SCHEDLAB_OPERAND_SIZE,          ///< a named size ("K"), known at launch
   };
   Kind kind = Kind::Tensor;
-  TensorView tensor;              ///< Tensor: the operand
-  double value = 0;               ///< Constant; Size at the segment's sizes (NaN if unknown)
-  std::string text;               ///< as the fusion prints it: "T2", "0.5", "K"
+  TensorView tensor;  ///< Tensor: the operand
+  double value = 0;   ///< Constant; Size at the segment's sizes (NaN if unknown)
+  std::string text;   ///< as the fusion prints it: "T2", "0.5", "K"
   DataType dtype = DataType::F32;
   bool is_tensor() const { return kind == Kind::Tensor; }
 };
