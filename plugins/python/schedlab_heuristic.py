@@ -408,23 +408,24 @@ class Permute(Expr):
 
 
 def build_ir(seg: Segment) -> list:
-    """The nodes of the tensors defined in `seg`, in the host's creation order (topological)."""
-    nodes: dict = {}
-    tensors = seg.tensors
-    for tv in tensors:
-        info = tv._info()
-        if info["op_kind"] == 0 or info["is_input"]:
-            nodes[tv._h] = Tensor(tv)
-    exprs = []
-    for tv in tensors:
-        if tv._h in nodes:
-            continue
-        info = tv._info()
-        ops = [(nodes.get(h) or Tensor(tv._wrap(h))) if h else Scalar(v, DataType(dt), text)
-               for _, h, v, text, dt in tv._call("operands")]
-        node = _node(info["op_kind"], info["op_name"], tv, ops, tv._call("definition"))
-        nodes[tv._h] = node
-        exprs.append(node)
+    """The nodes of the tensors defined in `seg`, each after its operands' (topological, also
+    when a schedule has added caches), otherwise in the host's creation order."""
+    nodes, exprs = {}, []
+
+    def node(tv: TensorView) -> Expr:
+        if tv._h not in nodes:
+            info = tv._info()
+            if info["op_kind"] == 0 or info["is_input"]:
+                nodes[tv._h] = Tensor(tv)
+                return nodes[tv._h]
+            ops = [node(tv._wrap(h)) if h else Scalar(v, DataType(dt), text)
+                   for _, h, v, text, dt in tv._call("operands")]
+            nodes[tv._h] = _node(info["op_kind"], info["op_name"], tv, ops, tv._call("definition"))
+            exprs.append(nodes[tv._h])
+        return nodes[tv._h]
+
+    for tv in seg.tensors:
+        node(tv)
     return exprs
 
 

@@ -78,7 +78,8 @@ TEST(PythonIrOperands, APermuteCarriesItsOrder) {
 
 TEST(PythonIrOperands, BroadcastAxesAndACopysDataPath) {
   // softmax's max is broadcast along its new axis 1; a cache copy of x says
-  // how it loads (the IR is built when segment.exprs is read).
+  // how it loads, and comes first: the max reads it (the IR is built, in
+  // topological order, when segment.exprs is read).
   EXPECT_EQ(found_on("softmax", R"py(
             case Broadcast(out, Reduction("max"), axes):
                 found.append(f"{out!r} broadcasts the max along {axes}")
@@ -86,7 +87,7 @@ TEST(PythonIrOperands, BroadcastAxesAndACopysDataPath) {
                 found.append(f"{out!r} loads {x.name} streaming")
 )py",
                      "    segment.inputs[0].cache_after(CacheOp.streaming)\n"),
-            "T2 broadcasts the max along (1,); T8 loads x streaming");
+            "T8 loads x streaming; T2 broadcasts the max along (1,)");
 }
 
 }  // namespace
