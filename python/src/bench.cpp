@@ -381,28 +381,6 @@ py::object record_dict(const report::Record& r) {
   return py::module_::import("json").attr("loads")(report::to_json(r));
 }
 
-/// The fixture's `params`: None, a dict, or what schedule.compute_heuristics
-/// returned (a HeuristicParams, whose plugin must be the scheduler asked for).
-std::optional<py::dict> params_dict(const py::object& params, const std::string& scheduler) {
-  if (params.is_none()) return std::nullopt;
-  if (py::isinstance<HeuristicParams>(params)) {
-    const auto& hp = params.cast<const HeuristicParams&>();
-    if (hp.plugin != scheduler)
-      raise(ErrorKind::Error,
-            fmt::format("params: these are plugin '{}''s parameters (from compute_heuristics), "
-                        "but the point's scheduler is '{}'",
-                        hp.plugin, scheduler),
-            {kWhat});
-    return hp.values;
-  }
-  if (!py::isinstance<py::dict>(params))
-    raise(ErrorKind::Error,
-          fmt::format("params: expected a dict or a HeuristicParams, found {}",
-                      py::str(py::type::of(params).attr("__name__")).cast<std::string>()),
-          {kWhat});
-  return params.cast<py::dict>();
-}
-
 }  // namespace
 
 void bind_bench(py::module_& m) {
@@ -452,7 +430,7 @@ void bind_bench(py::module_& m) {
         BenchArgs a;
         a.inputs = inputs;
         if (sizes) a.sizes = ir::SizeBindings(sizes->begin(), sizes->end());
-        a.scheduler = scheduler, a.params = params_dict(params, scheduler), a.label = label;
+        a.scheduler = scheduler, a.params = params_values(params, scheduler, kWhat), a.label = label;
         a.fusion = fusion;
         a.default_fusion = default_fusion, a.sweep = sweep, a.host = host, a.baseline = baseline;
         a.measure = measure_spec(repetitions, warmup, min_time, seed);

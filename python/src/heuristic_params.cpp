@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "errors.h"
+
 namespace schedlab::python {
 
 namespace py = pybind11;
@@ -29,6 +31,26 @@ void require_known(const HeuristicParams& p, const std::string& name, PyObject* 
 }
 
 }  // namespace
+
+std::optional<py::dict> params_values(const py::object& given, const std::string& plugin,
+                                      const char* call) {
+  if (given.is_none()) return std::nullopt;
+  if (py::isinstance<HeuristicParams>(given)) {
+    const auto& hp = given.cast<const HeuristicParams&>();
+    if (hp.plugin != plugin)
+      raise(ErrorKind::Error,
+            fmt::format("{}: the parameters are the {} plugin's; expected the {} plugin's", call,
+                        hp.plugin, plugin),
+            {call});
+    return hp.values;
+  }
+  if (!py::isinstance<py::dict>(given))
+    raise(ErrorKind::Error,
+          fmt::format("{}: expected the parameters as a HeuristicParams or a dict, found {}", call,
+                      py::str(py::type::of(given).attr("__name__")).cast<std::string>()),
+          {call});
+  return given.cast<py::dict>();
+}
 
 void bind_heuristic_params(py::module_& schedule) {
   py::class_<HeuristicParams>(schedule, "HeuristicParams",

@@ -9,6 +9,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <optional>
 #include <string>
 
 namespace schedlab::python {
@@ -18,6 +19,13 @@ struct HeuristicParams {
   pybind11::dict values;    ///< {name: value}, in the plugin's schema order
   pybind11::object inputs;  ///< the inputs they were computed for
 };
+
+/// The parameters a call was given for `plugin`: None (nullopt), a dict, or
+/// a HeuristicParams of that plugin (what compute_heuristics returned, maybe
+/// edited). Anything else, or another plugin's HeuristicParams, raises
+/// schedlab.Error naming `call`, what was expected and what was found.
+std::optional<pybind11::dict> params_values(const pybind11::object& given,
+                                            const std::string& plugin, const char* call);
 
 /// Binds schedlab.schedule.HeuristicParams in `schedule`.
 void bind_heuristic_params(pybind11::module_& schedule);

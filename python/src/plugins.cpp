@@ -80,23 +80,8 @@ Applied applied(const std::string& plugin, const py::object& inputs_or_params,
           {"schedule"});
   const py::object& given = first_params ? inputs_or_params : params;
   Applied a;
-  if (py::isinstance<HeuristicParams>(given)) {
-    const auto& hp = given.cast<const HeuristicParams&>();
-    if (hp.plugin != plugin)
-      raise(ErrorKind::Error,
-            fmt::format("schedule: the parameters are the {} plugin's; expected the {} plugin's",
-                        hp.plugin, plugin),
-            {"schedule"});
-    a.settings = settings_of(hp.values);
-  } else if (!given.is_none()) {
-    if (!py::isinstance<py::dict>(given))
-      raise(
-          ErrorKind::Error,
-          fmt::format("schedule: expected the parameters as a HeuristicParams or a dict, found {}",
-                      py::str(py::type::of(given)).cast<std::string>()),
-          {"schedule"});
-    a.settings = settings_of(given.cast<py::dict>());
-  }
+  if (std::optional<py::dict> values = params_values(given, plugin, "schedule"))
+    a.settings = settings_of(*values);
   a.inputs = first_params ? py::sequence(inputs_or_params.cast<const HeuristicParams&>().inputs)
                           : py::sequence(inputs_or_params);
   return a;

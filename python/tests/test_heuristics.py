@@ -76,7 +76,7 @@ def test_schedule_checks_whose_params_it_is_given():
     with pytest.raises(schedlab.Error, match="found parameters in both places"):
         schedule.schedule(fd, "normalization", params, params)
     with pytest.raises(schedlab.Error, match="expected the parameters as a HeuristicParams or a "
-                                             "dict, found <class 'list'>"):
+                                             "dict, found list"):
         schedule.schedule(fd, "normalization", [a], [1])
     # Nothing was applied; the inputs-first spelling with a dict still works.
     assert "blockIdx" not in fd.fusion.print_kernel()

@@ -234,9 +234,11 @@ def test_compute_heuristics_params_go_to_the_fixture_as_they_are():
                                    scheduler="normalization", params=params, repetitions=2)
     assert record["status"] == "ok"
     assert record["config"]["vector"] == "1"
-    with pytest.raises(schedlab.Error, match="plugin 'normalization''s parameters.*'pointwise'"):
+    with pytest.raises(schedlab.Error, match="the parameters are the normalization plugin's; "
+                                             "expected the pointwise plugin's"):
         _schedlab.bench_point(schedlab.load_fusion("softmax"), [a], scheduler="pointwise",
                               params=params, repetitions=2)
-    with pytest.raises(schedlab.Error, match="expected a dict or a HeuristicParams, found list"):
+    with pytest.raises(schedlab.Error,
+                       match="expected the parameters as a HeuristicParams or a dict, found list"):
         _schedlab.bench_point(schedlab.load_fusion("softmax"), [a], scheduler="normalization",
                               params=[1], repetitions=2)
