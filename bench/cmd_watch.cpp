@@ -42,6 +42,7 @@
 #include "cli_checks.h"
 #include "command.h"
 #include "run_common.h"
+#include "schedlab/plugin/host.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/report/ab.h"
 #include "schedlab/report/results_lock.h"
@@ -208,7 +209,7 @@ int run_watch(const WatchOptions& o, const std::vector<std::string>& extras) {
         w.sources.push_back(s.substr(eq + 1));
     }
     // A Python heuristic is its own binary: a save reloads it, nothing builds.
-    const bool python = file.ends_with(".py");
+    const bool python = plugin::is_python_file(file);
     if (python) {
       w.sources.clear();
     } else {

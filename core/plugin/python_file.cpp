@@ -18,6 +18,7 @@
 #include "schedlab/base/error.h"
 #include "schedlab/base/install_paths.h"
 #include "schedlab/plugin.h"
+#include "schedlab/plugin/host.h"
 
 namespace schedlab::plugin {
 

@@ -18,9 +18,6 @@
 
 namespace schedlab::plugin {
 
-/// Whether `path` names a Python heuristic (ends in ".py").
-bool is_python_file(const std::string& path);
-
 /// The files of one load of a Python heuristic.
 struct PythonLoad {
   std::string display;        ///< the user's file: what errors and Plugin::path() name

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "schedlab/plugin/host.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/sweep/spec/spec.h"
 
@@ -96,7 +97,7 @@ PluginLookup registry_lookup(plugin::Registry& registry) {
   return [&registry](const std::string& name_or_path) {
     std::shared_ptr<const plugin::Plugin> p;
     bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so") ||
-                   name_or_path.ends_with(".py");
+                   plugin::is_python_file(name_or_path);
     try {
       if (!is_path) {
         p = registry.get(name_or_path);

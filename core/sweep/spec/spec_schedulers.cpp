@@ -2,6 +2,7 @@
 // with its fixed settings, space and constraints checked against the
 // plugin's schema or the script's placeholders, and every space checked to
 // leave a point at every size.
+#include "schedlab/plugin/host.h"
 #include "schedlab/sweep/spec/draw.h"
 #include "spec_loader.h"
 
@@ -53,7 +54,7 @@ std::string Loader::resolve_python_file(const YAML::Node& entry, const std::stri
         << "plugin: " << kPythonPlugin << " serves a heuristic file; expected `file: "
         << "my_heuristic.py` beside it, found no file:";
   const std::string written = text_of(file, "file", "a Python heuristic file (.py)");
-  if (!written.ends_with(".py"))
+  if (!plugin::is_python_file(written))
     user_error_at(r_.loc(file)) << "file: expected a Python heuristic file ending in .py, found '"
                                 << written << "'";
   std::string p = resolve(written);

@@ -229,6 +229,11 @@ class Plugin {
 std::shared_ptr<const Plugin> load_plugin(const std::string& path,
                                           const std::string& shadow_path = "");
 
+/// Whether `path` names a Python heuristic file (it ends in ".py"), which
+/// load_plugin serves through a copy of the built-in python.so: the one place
+/// that says so, for the loader, the registry, the sweep spec and watch.
+bool is_python_file(const std::string& path);
+
 /// Why the file at `path` is not yet a complete ELF image (an empty file, the
 /// start of a header, tables or loadable segments past its end), or "" when
 /// it is complete, is missing, or is no ELF image at all (load_plugin names
