@@ -95,10 +95,19 @@ const report::Record* first_regression(const std::vector<report::Record>& rerun)
 }
 
 /// "crashed (SIGSEGV)" from a record: its status and the first line of its
-/// error, shortened.
+/// error. A line too long for one message loses its middle, never its end:
+/// a plugin's error ends with what went wrong ("mine.py:27: in schedule:
+/// KeyError: 'no_such_param'") after a prefix and a path of any length.
 std::string failure_text(const report::Record& r) {
   std::string e = r.error.substr(0, r.error.find('\n'));
-  if (e.size() > 160) e = e.substr(0, 157) + "...";
+  if (e.size() > 400) {
+    // Cut between UTF-8 characters (a path may hold any).
+    auto boundary = [&e](size_t i) {
+      while (i < e.size() && (static_cast<unsigned char>(e[i]) & 0xC0) == 0x80) ++i;
+      return i;
+    };
+    e = e.substr(0, boundary(120)) + " ... " + e.substr(boundary(e.size() - 275));
+  }
   const std::string status(report::status_name(r.status));
   if (e.starts_with(status)) return e;  // "crashed (SIGSEGV)", "timeout after 2 s"
   return status + (e.empty() ? "" : ": " + e);
