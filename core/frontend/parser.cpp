@@ -62,8 +62,9 @@ const std::vector<std::pair<std::string, ReductionOpType>> kReduce = {
     {"min", ReductionOpType::Min},
     {"prod", ReductionOpType::Prod}};
 
-const std::vector<std::string> kOtherFunctions = {"mean", "where",   "cast", "broadcast",
-                                                  "set",     "permute", "transpose"};
+const std::vector<std::string> kOtherFunctions = {"mean",      "where",   "cast",
+                                                  "broadcast", "set",     "permute",
+                                                  "transpose", "matmul",  "linear"};
 const std::vector<std::string> kReserved = {"true", "false", "inf", "nan", "pi"};
 
 template <typename T>
@@ -528,6 +529,21 @@ class Parser {
       int a = axis(pos[1]);
       int b = axis(pos[2]);
       return build(c.name, [&] { return ir::transpose(x, a, b); });
+    }
+    if (n == "matmul") {
+      check_keywords(c, {});
+      check_arity(c, 2, 2);
+      TensorView* a = tensor(c, pos[0], "the first operand");
+      TensorView* b = tensor(c, pos[1], "the second operand");
+      return build(c.name, [&] { return ir::matmul(a, b); });
+    }
+    if (n == "linear") {
+      check_keywords(c, {});
+      check_arity(c, 2, 3);
+      TensorView* x = tensor(c, pos[0], "the input");
+      TensorView* w = tensor(c, pos[1], "the weight");
+      TensorView* bias = pos.size() == 3 ? tensor(c, pos[2], "the bias") : nullptr;
+      return build(c.name, [&] { return ir::linear(x, w, bias); });
     }
     std::string hint = closest_name(n, all_function_names());
     user_error_at(at(c.name)) << "unknown function '" << n << "'"

@@ -345,4 +345,86 @@ TensorView* transpose(TensorView* in, int a, int b) {
   return permute(in, p);
 }
 
+namespace {
+
+/// The dtype shared by a contraction's operands (f32, f16 or bf16).
+DataType contraction_dtype(std::string_view op, TensorView* a, TensorView* b) {
+  for (TensorView* t : {a, b})
+    user_assert(is_float(t->dtype()) && t->dtype() != DataType::F64)
+        << op << ": expected a bf16, f16 or f32 operand, found " << t->describe() << " of dtype "
+        << dtype_name(t->dtype());
+  user_assert(a->dtype() == b->dtype())
+      << op << ": expected operands of one dtype, found " << a->describe() << " of dtype "
+      << dtype_name(a->dtype()) << " and " << b->describe() << " of dtype "
+      << dtype_name(b->dtype());
+  return a->dtype();
+}
+
+/// Checks that axis `ia` of a and `ib` of b (both normalised) are one K.
+void check_contracted(std::string_view op, TensorView* a, int ia, TensorView* b, int ib) {
+  IterDomain* ka = a->logical_no_reductions()[static_cast<size_t>(ia)];
+  IterDomain* kb = b->logical_no_reductions()[static_cast<size_t>(ib)];
+  user_assert(ka->extent().same_as(kb->extent()))
+      << op << ": the contracted axes differ: axis " << ia << " of " << a->describe() << " (shape "
+      << shape_str(a) << ") has extent " << ka->extent().str() << ", axis " << ib << " of "
+      << b->describe() << " (shape " << shape_str(b) << ") has extent " << kb->extent().str()
+      << "; expected equal extents";
+}
+
+/// The sum over axis `k` (counted from the end) of a * b, both already
+/// broadcast to one rank; f32.
+TensorView* contract(TensorView* a, TensorView* b, int k) { return sum(tv(mul(a, b)), {k}); }
+
+/// t with a Broadcast axis at position `at` of the result, counted from its
+/// end (-1: a new last axis).
+TensorView* insert_broadcast(TensorView* t, int at) {
+  std::vector<bool> flags(t->logical_no_reductions().size() + 1, false);
+  flags[flags.size() - static_cast<size_t>(-at)] = true;
+  return broadcast(t, flags);
+}
+
+/// The rank of an operand, which must be at least `least`.
+size_t rank_at_least(std::string_view op, TensorView* t, size_t least, const char* shape) {
+  size_t r = t->logical_no_reductions().size();
+  user_assert(r >= least) << op << ": expected " << t->describe() << " to have shape " << shape
+                          << " (rank >= " << least << "), found shape " << shape_str(t);
+  return r;
+}
+
+}  // namespace
+
+TensorView* matmul(TensorView* a, TensorView* b) {
+  DataType t = contraction_dtype("matmul", a, b);
+  rank_at_least("matmul", a, 2, "[..., M, K]");
+  rank_at_least("matmul", b, 2, "[..., K, N]");
+  check_contracted("matmul", a, norm_axis("matmul", a, -1), b, norm_axis("matmul", b, -2));
+  // a [..., M, K, 1] * b [..., 1, K, N], summed over K: no operand is
+  // permuted, so each keeps the layout it has in memory.
+  TensorView* s = contract(insert_broadcast(a, -1), insert_broadcast(b, -3), -2);
+  return s->dtype() == t ? s : tv(cast(s, t));
+}
+
+TensorView* linear(TensorView* x, TensorView* w, TensorView* bias) {
+  DataType t = contraction_dtype("linear", x, w);
+  rank_at_least("linear", x, 1, "[..., K]");
+  user_assert(w->logical_no_reductions().size() == 2)
+      << "linear: expected the weight " << w->describe() << " to have shape [N, K], found shape "
+      << shape_str(w);
+  check_contracted("linear", x, norm_axis("linear", x, -1), w, 1);
+  // x [..., 1, K] * w [N, K] (w gains x's leading axes, NumPy-style), summed over K.
+  TensorView* s = contract(insert_broadcast(x, -2), w, -1);
+  if (bias) {
+    user_assert(bias->dtype() == t)
+        << "linear: expected the bias " << bias->describe() << " in " << dtype_name(t)
+        << ", the input's dtype, found " << dtype_name(bias->dtype());
+    auto bd = bias->logical_no_reductions();
+    user_assert(bd.size() == 1 && bd[0]->extent().same_as(w->logical_no_reductions()[0]->extent()))
+        << "linear: expected the bias " << bias->describe() << " to have shape ["
+        << w->logical_no_reductions()[0]->extent().str() << "] (N of the weight), found shape "
+        << shape_str(bias);
+    s = tv(add(s, bias));
+  }
+  return s->dtype() == t ? s : tv(cast(s, t));
+}
+
 }  // namespace schedlab::ir

@@ -40,6 +40,17 @@ TensorView* set(TensorView* in);
 TensorView* permute(TensorView* in, std::vector<int> new2old);
 /// Swaps two axes.
 TensorView* transpose(TensorView* in, int a, int b);
+/// PyTorch's matmul for operands of rank >= 2: a [..., M, K] times
+/// b [..., K, N] is [..., M, N], batch axes broadcast NumPy-style. A composite,
+/// as nvFuser defined contractions before MatmulOp: the operands broadcast to
+/// [..., M, N, K], multiply (bf16/f16 in f32, exactly, as the tensor cores
+/// do), sum over K in f32, and the sum is cast back to the operands' dtype.
+/// The matmul scheduler finds that pattern and turns the multiply and the sum
+/// into one MmaOp; any other scheduler runs it on CUDA cores.
+TensorView* matmul(TensorView* a, TensorView* b);
+/// PyTorch's linear: x [..., K] times w [N, K] transposed, plus bias [N]
+/// (nullptr: none) in f32, cast back to x's dtype.
+TensorView* linear(TensorView* x, TensorView* w, TensorView* bias = nullptr);
 
 // Named shorthands.
 inline Val* neg(Val* x) { return unary(UnaryOpType::Neg, x); }
