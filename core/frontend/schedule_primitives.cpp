@@ -108,6 +108,13 @@ const std::vector<Primitive> kPrimitives = {
      }},
     {"propagate_transformation",
      {{"reference"}, {"selected", "[]"}},
+    {"fuse_mma",
+     {{"tv"}},
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
+       sched::fuse_mma(a.tensor(0));
+       return {};
+     }},
      Returns::Nothing,
      [](Args& a, ir::Fusion&) -> Object {
        TensorView* ref = a.tensor(0);

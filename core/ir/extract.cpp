@@ -94,6 +94,9 @@ class Copier {
       case Expr::Kind::Permute:
         dst_.create<PermuteOp>(out, tv_in(0), e->as<PermuteOp>()->new2old());
         break;
+      case Expr::Kind::Mma:
+        dst_.create<MmaOp>(out, tv_in(0), tv_in(1));
+        break;
     }
   }
 

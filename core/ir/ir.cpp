@@ -185,6 +185,12 @@ bool is_comparison(BinaryOpType t) {
 }
 bool is_logical(BinaryOpType t) { return t == BinaryOpType::And || t == BinaryOpType::Or; }
 
+std::optional<ReductionOpType> accumulation(const Expr* e) {
+  if (const auto* r = e->as<ReductionOp>()) return r->op();
+  if (e->is<MmaOp>()) return ReductionOpType::Sum;
+  return std::nullopt;
+}
+
 double reduction_init(ReductionOpType t) {
   switch (t) {
     case ReductionOpType::Sum: return 0.0;

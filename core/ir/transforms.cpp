@@ -85,7 +85,7 @@ namespace {
 void check_vectorizable(const TensorView* t, int a, int64_t w) {
   const IterDomain* id = t->loop()[static_cast<size_t>(a)];
   if (const Expr* d = t->definition()) {
-    const bool reduction = d->is<ReductionOp>();
+    const bool reduction = accumulation(d).has_value();
     user_assert(d->is<LoadStoreOp>())
         << "parallelize: cannot vectorize " << axis_desc(t, a) << ": " << t->describe()
         << " is defined by " << d->op_name()

@@ -175,6 +175,31 @@ void check_expr(const Fusion& f, const Expr* e) {
           << " to " << dtype_name(out->dtype());
       break;
     }
+    case Expr::Kind::Mma: {
+      auto* m = e->as<MmaOp>();
+      internal_assert(out->has_reduction()) << where_str(e) << ": mma output has no Reduction axis";
+      const auto& od = out->root();
+      for (const TensorView* t : {m->a(), m->b()}) {
+        auto id = t->logical_no_reductions();
+        internal_assert(id.size() == od.size())
+            << where_str(e) << ": operand " << t->str() << " has rank " << id.size()
+            << ", expected " << od.size();
+        for (size_t i = 0; i < od.size(); ++i)
+          internal_assert(od[i]->is_reduction() ? !id[i]->is_broadcast() &&
+                                                      od[i]->extent().same_as(id[i]->extent())
+                                                : id[i]->is_broadcast() ||
+                                                      od[i]->extent().same_as(id[i]->extent()))
+              << where_str(e) << ": axis " << i << " of " << t->str() << " is " << id[i]->str()
+              << " but the output's is " << od[i]->str()
+              << "; expected the same extent, or Broadcast off the reduced axes";
+      }
+      internal_assert(m->a()->dtype() == m->b()->dtype() && out->dtype() == DataType::F32 &&
+                      (is_half(m->a()->dtype()) || m->a()->dtype() == DataType::F32))
+          << where_str(e) << ": mma of " << dtype_name(m->a()->dtype()) << " and "
+          << dtype_name(m->b()->dtype()) << " into " << dtype_name(out->dtype())
+          << "; expected two bf16, f16 or f32 operands of one dtype and an f32 result";
+      break;
+    }
     case Expr::Kind::Broadcast: {
       auto* b = e->as<BroadcastOp>();
       const auto& flags = b->is_broadcast_dim();

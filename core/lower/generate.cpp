@@ -45,7 +45,7 @@ std::map<const TensorView*, BlockReduction> plan_block_reductions(
       plan = plan_block_reductions(*it.loop, buffers, kernel, std::move(plan));
       continue;
     }
-    if (it.kind != LoopItem::Kind::Expr || !it.expr->is<ir::ReductionOp>()) continue;
+    if (it.kind != LoopItem::Kind::Expr || !ir::accumulation(it.expr)) continue;
     const TensorView* t = it.expr->out();
     BlockReduction br;
     bool block = false;
@@ -147,10 +147,10 @@ class Generator {
           // A block reduction combines the partials once its loops are done.
           if (auto b = block_.find(it.loop->key.owner);
               b != block_.end() && b->second.first == it.loop->key.pos)
-            out.push_back(finish(b->first->definition()->as<ir::ReductionOp>()));
+            out.push_back(finish(b->first->definition()));
           break;
         case LoopItem::Kind::Expr: out.push_back(store(it.expr)); break;
-        case LoopItem::Kind::Init: out.push_back(init(it.expr->as<ir::ReductionOp>())); break;
+        case LoopItem::Kind::Init: out.push_back(init(it.expr)); break;
       }
     }
   }
@@ -241,6 +241,9 @@ class Generator {
       case ir::Expr::Kind::Broadcast:
       case ir::Expr::Kind::LoadStore:
       case ir::Expr::Kind::Permute: return arg(0);
+      case ir::Expr::Kind::Mma:  // on CUDA cores: one product of the sum, in f32
+        return Expr::binary(ir::BinaryOpType::Mul, Expr::cast(arg(0), out), Expr::cast(arg(1), out),
+                            out);
     }
     internal_error << "lowering: no value for " << e->op_name();
   }
@@ -266,10 +269,10 @@ class Generator {
     ExprP v = value(e, idx);
     const kir::Buffer* b = buffers_.at(t);
     ExprP off = out_offset(t, idx);
-    if (auto* r = e->as<ir::ReductionOp>()) {
+    if (std::optional<ir::ReductionOpType> op = ir::accumulation(e)) {
       std::tie(b, off) = accumulator(
           t, idx, [](const TensorView* tv, int k) { return Indexer::loop_var(loop_owner(tv, k)); });
-      v = Expr::binary(combine_op(r->op()), Expr::load(b, off), v, t->dtype());
+      v = Expr::binary(combine_op(*op), Expr::load(b, off), v, t->dtype());
     }
     return guarded(idx.predicate, kir::Store::make(b, off, v));
   }
@@ -289,6 +292,9 @@ class Generator {
     }
     return {b->second.acc, off};
   }
+
+  /// The identity an accumulating expression starts from.
+  static double init_of(const ir::Expr* r) { return ir::reduction_init(*ir::accumulation(r)); }
 
   static int first_reduction(const TensorView* t) {
     int first = 0;
@@ -319,8 +325,9 @@ class Generator {
     };
   }
 
-  /// acc = init, over t's non-reduction axes after its first reduction axis.
-  StmtP init(const ir::ReductionOp* r) {
+  /// acc = init, over t's non-reduction axes after its first reduction axis
+  /// (r accumulates: a ReductionOp or an MmaOp).
+  StmtP init(const ir::Expr* r) {
     const TensorView* t = r->out();
     int first = first_reduction(t);
     auto block = kir::Block::make();
@@ -329,7 +336,7 @@ class Generator {
     TensorIndex idx = ix_.write_index(t, index, /*root_predicates=*/false);
     auto [b, off] = accumulator(t, idx, index);
     at->push_back(
-        guarded(idx.predicate, kir::Store::make(b, off, Expr::floating(r->init(), t->dtype()))));
+        guarded(idx.predicate, kir::Store::make(b, off, Expr::floating(init_of(r), t->dtype()))));
     return block;
   }
 
@@ -338,7 +345,7 @@ class Generator {
   /// thread outside the tensor contributes the identity), and a tensor not in
   /// registers is then stored by every thread of the row, so that each reads
   /// back its own write.
-  StmtP finish(const ir::ReductionOp* r) {
+  StmtP finish(const ir::Expr* r) {
     const TensorView* t = r->out();
     const BlockReduction& br = block_.at(t);
     auto block = kir::Block::make();
@@ -347,8 +354,8 @@ class Generator {
     TensorIndex idx = ix_.write_index(t, index, /*root_predicates=*/false);
     auto [b, off] = accumulator(t, idx, index);
     if (br.block())
-      at->push_back(kir::BlockReduce::make(b, off, r->op(),
-                                           Expr::floating(r->init(), t->dtype()), idx.predicate,
+      at->push_back(kir::BlockReduce::make(b, off, *ir::accumulation(r),
+                                           Expr::floating(init_of(r), t->dtype()), idx.predicate,
                                            br.dims, kernel_.reduce_workspace_offset));
     if (br.grid()) {
       at->push_back(grid_reduce(r, br, idx, b, off));
@@ -365,7 +372,7 @@ class Generator {
   /// axes' extents hands its partial to sl_grid_reduce, indexed by the output
   /// element's linear logical index and the block's index along the reduced
   /// blockIdx dimensions (x fastest).
-  StmtP grid_reduce(const ir::ReductionOp* r, const BlockReduction& br, const TensorIndex& idx,
+  StmtP grid_reduce(const ir::Expr* r, const BlockReduction& br, const TensorIndex& idx,
                     const kir::Buffer* acc, const ExprP& acc_off) {
     const TensorView* t = r->out();
     ExprP participate = idx.predicate;
@@ -387,8 +394,9 @@ class Generator {
     ExprP elem = Expr::integer(0);
     for (const ir::IterDomain* id : t->logical_no_reductions())
       elem = elem * ix_.size(id->extent()) + idx.index.at(id);
-    return kir::GridReduce::make(acc, acc_off, buffers_.at(t), out_offset(t, idx), r->op(),
-                                 Expr::floating(r->init(), t->dtype()), participate, br.partials,
+    return kir::GridReduce::make(acc, acc_off, buffers_.at(t), out_offset(t, idx),
+                                 *ir::accumulation(r), Expr::floating(init_of(r), t->dtype()),
+                                 participate, br.partials,
                                  br.semaphores, {elem, block, nblocks});
   }
 

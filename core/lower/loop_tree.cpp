@@ -47,7 +47,7 @@ void collect(const LoopItem& item, Effects& fx) {
   for (const ir::Val* in : item.expr->inputs())
     if (auto* t = in->as<TensorView>()) fx.reads.insert(t);
   // Accumulating reads the accumulator its Init wrote.
-  if (item.expr->is<ir::ReductionOp>()) fx.reads.insert(item.expr->out());
+  if (ir::accumulation(item.expr)) fx.reads.insert(item.expr->out());
 }
 
 /// Stable topological order of a node's items (Kahn, earliest first).
@@ -106,7 +106,7 @@ std::unique_ptr<LoopNode> build_loop_tree(const ir::Fusion& f) {
     // ones its accumulator is not shared across. Inlining stops at the first
     // reduction axis (sched/inline.cpp), so those loops are never a consumer's.
     int first = -1;
-    if (e->is<ir::ReductionOp>())
+    if (ir::accumulation(e))
       for (int k = 0; k < t->nloop() && first < 0; ++k)
         if (t->loop()[static_cast<size_t>(k)]->is_reduction()) first = k;
     internal_assert(first < 0 || t->compute_at_pos() <= first)

@@ -74,7 +74,7 @@ void check_unique_writers(const ir::Fusion& f) {
         launched.emplace(id->parallel_type(), e->out());
     }
   for (const ir::Expr* e : exprs) {
-    if (!e->is<ir::ReductionOp>()) continue;
+    if (!ir::accumulation(e)) continue;
     const ir::TensorView* t = e->out();
     bool global = stored_in_global(t);
     if (!global && t->memory_type() != ir::MemoryType::Shared) continue;

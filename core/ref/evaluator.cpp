@@ -139,14 +139,15 @@ HostTensor elementwise(const ir::Expr& e, const Env& env, const ir::SizeBindings
   return out;
 }
 
-HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindings& sizes) {
-  const HostTensor& in = lookup(env, r.in());
-  HostTensor out = alloc(r.out(), sizes);
-  std::fill(out.data.begin(), out.data.end(), r.init());
+/// `op` of `in` over the Reduction axes of `t`, the tensor it defines.
+HostTensor reduce(ir::ReductionOpType op, const ir::TensorView* t, const HostTensor& in,
+                  const ir::SizeBindings& sizes) {
+  HostTensor out = alloc(t, sizes);
+  std::fill(out.data.begin(), out.data.end(), ir::reduction_init(op));
   // Input axis i lands on output stride out_strides[i]; reduced axes on 0.
-  const auto& logical = r.out()->logical();
+  const auto& logical = t->logical();
   internal_assert(logical.size() == in.shape.size())
-      << "evaluate: reduction " << r.out()->describe() << " has " << logical.size()
+      << "evaluate: reduction " << t->describe() << " has " << logical.size()
       << " logical axes for an input of shape " << shape_str(in.shape);
   Index kept_strides = out.strides(), out_strides;
   size_t k = 0;
@@ -157,8 +158,8 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
   // in index order (the order this loop visits each output's elements in)
   // and their expectation over the other orders
   // (detail::sum_partials_expected), A the terms absorbed in index order.
-  const double u = detail::compute_roundoff(r.out()->dtype());
-  const bool sum = r.op() == ir::ReductionOpType::Sum;
+  const double u = detail::compute_roundoff(t->dtype());
+  const bool sum = op == ir::ReductionOpType::Sum;
   std::vector<double> squares(sum ? out.data.size() : 0, 0.0);
   std::vector<double> x_squares(sum ? out.data.size() : 0, 0.0);
   std::vector<double> absorbed(sum ? out.data.size() : 0, 0.0);
@@ -168,7 +169,7 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
     const double x = in.data[static_cast<size_t>(lin)], ex = error_of(in, static_cast<size_t>(lin));
     double& acc = out.data[o];
     double& err = out.error[o];
-    switch (r.op()) {
+    switch (op) {
       case ir::ReductionOpType::Sum: {
         err += ex;
         const double before = acc;
@@ -197,13 +198,13 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
       case ir::ReductionOpType::Max:
       case ir::ReductionOpType::Min: err = std::max(err, ex); break;
     }
-    acc = ir::apply_reduction(r.op(), acc, x);
+    acc = ir::apply_reduction(op, acc, x);
   });
   // A result stored in a half type rounds to it (arith reduces half inputs
   // in f32, so this guards a fusion built otherwise).
-  if (detail::storage_roundoff(r.out()->dtype()) > u)
+  if (detail::storage_roundoff(t->dtype()) > u)
     for (size_t o = 0; o < out.data.size(); ++o)
-      out.error[o] += detail::storage_rounding(r.out()->dtype(), out.data[o]);
+      out.error[o] += detail::storage_rounding(t->dtype(), out.data[o]);
   if (sum) {
     // Below the smallest normal a rounding is absolute: at most u * tiny per addition.
     const double tiny = u == 0x1p-53 ? 0x1p-1022 : 0x1p-126;
@@ -217,6 +218,28 @@ HostTensor reduce(const ir::ReductionOp& r, const Env& env, const ir::SizeBindin
   for (size_t o = 0; o < out.data.size(); ++o)
     if (!std::isfinite(out.data[o])) out.error[o] = 0.0;
   return out;
+}
+
+/// An MmaOp: the products of its operands over its output's whole logical
+/// shape (exact for half operands, one f32 rounding for f32 ones), then
+/// their sum, as a reduction of them.
+HostTensor mma(const ir::MmaOp& m, const Env& env, const ir::SizeBindings& sizes) {
+  const HostTensor& a = lookup(env, m.a());
+  const HostTensor& b = lookup(env, m.b());
+  Index shape;
+  for (size_t i = 0; i < a.shape.size(); ++i) shape.push_back(std::max(a.shape[i], b.shape.at(i)));
+  HostTensor products{ir::DataType::F32, shape, {}, {}};
+  products.data.resize(static_cast<size_t>(products.numel()));
+  products.error.resize(products.data.size());
+  const Operand oa(m.a(), shape, env, sizes), ob(m.b(), shape, env, sizes);
+  const double u = ir::is_half(m.a()->dtype()) ? 0.0 : detail::compute_roundoff(ir::DataType::F32);
+  for_each_index(shape, [&](const Index& idx, int64_t lin) {
+    const double x = oa.at(idx), y = ob.at(idx), ex = oa.error_at(idx), ey = ob.error_at(idx);
+    products.data[static_cast<size_t>(lin)] = x * y;
+    products.error[static_cast<size_t>(lin)] =
+        std::fabs(x) * ey + std::fabs(y) * ex + ex * ey + u * std::fabs(x * y);
+  });
+  return reduce(ir::ReductionOpType::Sum, m.out(), products, sizes);
 }
 
 HostTensor permute(const ir::PermuteOp& p, const Env& env, const ir::SizeBindings& sizes) {
@@ -297,8 +320,12 @@ HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
       if (!in.error.empty()) out.error = in.error;
       return out;
     }
-    case ir::Expr::Kind::Reduction:
-      return reduce(*e.as<ir::ReductionOp>(), env, sizes);
+    case ir::Expr::Kind::Reduction: {
+      const auto* r = e.as<ir::ReductionOp>();
+      return reduce(r->op(), r->out(), lookup(env, r->in()), sizes);
+    }
+    case ir::Expr::Kind::Mma:
+      return mma(*e.as<ir::MmaOp>(), env, sizes);
     case ir::Expr::Kind::Permute:
       return permute(*e.as<ir::PermuteOp>(), env, sizes);
   }

@@ -126,7 +126,7 @@ TensorView* cache_fork(TensorView* tv) {
 
 TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers) {
   ir::Expr* def = unscheduled_definition("recompute", tv);
-  user_assert(!def->is<ir::ReductionOp>())
+  user_assert(!ir::accumulation(def))
       << "recompute: " << tv->describe()
       << " is a reduction; expected a tensor computed elementwise (a reduction's result is "
          "kept, not recomputed)";
@@ -175,6 +175,7 @@ TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers)
       break;
     }
     case ir::Expr::Kind::Reduction:
+    case ir::Expr::Kind::Mma:
       break;  // refused above
   }
   for (ir::Expr* e : uses) f.replace_input(e, tv, c);

@@ -48,8 +48,10 @@ std::unordered_set<const ir::Val*> reach(const std::vector<TensorView*>& seeds, 
 
 std::vector<TensorView*> get_reduction_tvs(const ir::Fusion& f) {
   std::vector<TensorView*> r;
-  for (const ir::Expr* e : f.exprs())
-    if (e->is<ir::ReductionOp>()) r.push_back(e->out());
+  // What the outputs need, as nvFuser's allTvs: fuse_mma leaves the sum it
+  // replaced dead.
+  for (const ir::Expr* e : f.exprs_for_outputs())
+    if (ir::accumulation(e)) r.push_back(e->out());
   return r;
 }
 

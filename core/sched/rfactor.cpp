@@ -43,9 +43,11 @@ void copy_bindings(const IterDomain* from, IterDomain* to) {
 }  // namespace
 
 TensorView* rfactor(TensorView* tv, std::vector<int> axes) {
-  auto* red = tv->definition() ? tv->definition()->as<ir::ReductionOp>() : nullptr;
+  const std::optional<ir::ReductionOpType> red =
+      tv->definition() ? ir::accumulation(tv->definition()) : std::nullopt;
   user_assert(red) << "rfactor: " << tv->describe()
-                   << " is not defined by a reduction; expected the output of sum/max/min/prod";
+                   << " is not defined by a reduction; expected the output of sum/max/min/prod "
+                      "or of an mma";
   user_assert(!tv->has_root()) << "rfactor: " << tv->describe()
                                << " is itself an rfactor producer; rfactor its consumer instead";
   user_assert(tv->compute_at_pos() == 0)
@@ -118,7 +120,9 @@ TensorView* rfactor(TensorView* tv, std::vector<int> axes) {
   // Reduction leaves not rfactored become per-thread partials in P.
   // A kept leaf that is itself a logical axis reducing a Broadcast operand
   // axis stays Broadcast in P: P copies that axis, it does not iterate one.
-  const auto operand = red->in()->logical_no_reductions();
+  // (An mma's operands have the same rank and axes, Broadcast or not.)
+  const auto operand =
+      tv->definition()->inputs()[0]->as<ir::TensorView>()->logical_no_reductions();
   for (IterDomain* leaf : tv->loop()) {
     if (!leaf->is_reduction() || selected.count(leaf)) continue;
     auto at = std::find(tv->logical().begin(), tv->logical().end(), leaf);
@@ -175,7 +179,7 @@ TensorView* rfactor(TensorView* tv, std::vector<int> axes) {
     c_loop.push_back(c);
   }
   tv->set_loop(c_loop);
-  f.create<ir::ReductionOp>(red->op(), tv, p);
+  f.create<ir::ReductionOp>(*red, tv, p);
   return p;
 }
 

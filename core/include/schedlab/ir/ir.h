@@ -353,7 +353,7 @@ double reduction_init(ReductionOpType t);
 
 class Expr {
  public:
-  enum class Kind { Unary, Binary, Where, Cast, Reduction, Broadcast, LoadStore, Permute };
+  enum class Kind { Unary, Binary, Where, Cast, Reduction, Broadcast, LoadStore, Permute, Mma };
   virtual ~Expr() = default;
   Expr(const Expr&) = delete;
   Expr& operator=(const Expr&) = delete;
@@ -501,3 +501,23 @@ class PermuteOp final : public Expr {
 };
 
 }  // namespace schedlab::ir
+/// out = the sum over out's Reduction axes of f32(a) * f32(b): a fused
+/// multiply-sum, nvFuser's MmaOp. a and b have out's rank (Broadcast where
+/// they do not vary: a [M, K, 1] and b [1, K, N] for out [M, rK, N]), and
+/// the same dtype, bf16, f16 or f32; out is f32. sched::fuse_mma makes it
+/// from a matmul's multiply and sum (ir::matmul); it lowers to CUDA cores as
+/// a sum of products, and to mma.sync where the schedule maps its innermost
+/// axes to an instruction tile.
+class MmaOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::Mma;
+  MmaOp(TensorView* out, TensorView* a, TensorView* b) : Expr(kKind, {a, b}, {out}) {}
+  TensorView* a() const { return inputs()[0]->as<TensorView>(); }
+  TensorView* b() const { return inputs()[1]->as<TensorView>(); }
+  std::string op_name() const override { return "mma"; }
+};
+
+/// The combiner of an expression that accumulates over its output's
+/// Reduction axes: a ReductionOp's op, Sum for an MmaOp; nullopt otherwise.
+std::optional<ReductionOpType> accumulation(const Expr* e);
+

@@ -18,5 +18,6 @@
 #include "schedlab/sched/index_replay.h"
 #include "schedlab/sched/inline.h"
 #include "schedlab/sched/propagate.h"
+#include "schedlab/sched/mma.h"
 #include "schedlab/sched/queries.h"
 #include "schedlab/sched/rfactor.h"
