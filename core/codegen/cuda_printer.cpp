@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "schedlab/base/error.h"
+#include "schedlab/codegen/mma_header.h"
 #include "schedlab/codegen/runtime_header.h"
 #include "schedlab/ir/scalar_format.h"
 #include "schedlab/lower/kir_visitor.h"
@@ -103,9 +104,21 @@ bool reads_memory(const ExprP& e) {
 /// Whether the kernel loads global memory with a cache policy (then its
 /// unit appends cache_load_header()).
 bool has_cached_load(const kir::Kernel& k) {
-  return kir::any_expr(*k.body, [](const Expr& x) {
-    const auto* l = x.as<kir::Load>();
-    return l && l->cache != ir::CacheOp::Unspecified;
+  return kir::any_stmt(*k.body, [](const Stmt& s) {
+    const auto* st = s.as<kir::Store>();
+    return st && !st->async && kir::any_expr(st->value, [](const Expr& x) {
+      const auto* l = x.as<kir::Load>();
+      return l && l->cache != ir::CacheOp::Unspecified;
+    });
+  });
+}
+
+/// Whether the kernel copies with cp.async (then its unit appends
+/// mma_header(), which has sl_cp_async and its groups).
+bool has_async_copy(const kir::Kernel& k) {
+  return kir::any_stmt(*k.body, [](const Stmt& s) {
+    const auto* st = s.as<kir::Store>();
+    return st && st->async;
   });
 }
 
@@ -185,6 +198,10 @@ class Printer : public kir::IRVisitor {
     *os_ << pad() << "SL_SYNC(" << site(AccessSite::Kind::Barrier, nullptr) << ");\n";
   }
   void visit(const kir::Comment& s) override { *os_ << pad() << "// " << s.text << "\n"; }
+  void visit(const kir::AsyncGroup& s) override {
+    if (s.commit) *os_ << pad() << "sl_cp_async_commit();\n";
+    if (s.wait >= 0) *os_ << pad() << "sl_cp_async_wait<" << s.wait << ">();\n";
+  }
   void visit(const kir::BlockReduce& s) override;
   void visit(const kir::GridReduce& s) override;
 
@@ -375,6 +392,23 @@ void Printer::visit(const kir::If& s) {
 }
 
 void Printer::visit(const kir::Store& s) {
+  if (s.async) {
+    // sl_cp_async<BYTES, CG>(site of the shared write, base, index, source,
+    // src_bytes): src_bytes 0 zero-fills (lowering clamped the source).
+    const auto* src = s.value->as<kir::Load>();
+    internal_assert(src) << "codegen: the cp.async into " << s.buffer->name << " copies no load";
+    const int64_t bytes = s.vector * ir::dtype_size(s.buffer->dtype);
+    const int dst = site(AccessSite::Kind::Write, s.buffer, s.vector);
+    const std::string index = expr(s.index);
+    const std::string from = vector_access(*src->buffer, src->index, s.vector, false);
+    *os_ << pad() << "sl_cp_async<" << bytes << ", "
+         << (src->cache == ir::CacheOp::Global ? "true" : "false") << ">(SL_SITE(" << dst << "), "
+         << base(*s.buffer) << ", " << index << ", " << from << ", "
+         << (s.src_valid ? "(" + expr(s.src_valid) + ") ? " + std::to_string(bytes) + " : 0"
+                         : std::to_string(bytes))
+         << ");\n";
+    return;
+  }
   if (s.vector > 1) {
     const auto* src = s.value->as<kir::Load>();
     internal_assert(src) << "codegen: a vector store of " << s.buffer->name << " copies no load";
@@ -527,6 +561,7 @@ PrintedUnit print_unit(const kir::Kernel& k) {
   std::ostringstream os;
   os << runtime_header();
   if (has_cached_load(k)) os << cache_load_header();
+  if (has_async_copy(k)) os << mma_header();
   os << "typedef " << (k.index_bits == 64 ? "int64_t" : "int32_t") << " sl_index_t;\n\n";
   const std::string prefix = os.str();
   PrintedUnit u = kernel_unit(k, 1 + static_cast<int>(std::count(prefix.begin(), prefix.end(), '\n')));

@@ -75,6 +75,15 @@ const std::vector<Primitive> kPrimitives = {
        sched::swizzle(tv, a.given(1) ? a.integer(1) : sched::kMaxSwizzleWidth);
        return {};
      }},
+    {"circular_buffer",
+     {{"tv"}, {"stages"}, {"prefetch", "stages - 1"}},
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
+       TensorView* tv = a.tensor(0);
+       const int64_t stages = a.integer(1);
+       sched::circular_buffer(tv, stages, a.given(2) ? a.integer(2) : stages - 1);
+       return {};
+     }},
     {"cache_after",
      {{"tv"}, {"op", "Set"}, {"cache_op", "Unspecified"}},
      Returns::NewTensor,
@@ -99,6 +108,13 @@ const std::vector<Primitive> kPrimitives = {
        TensorView* tv = a.tensor(0);
        return sched::recompute(tv, a.tensors(1));
      }},
+    {"fuse_mma",
+     {{"tv"}},
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
+       sched::fuse_mma(a.tensor(0));
+       return {};
+     }},
     {"rfactor",
      {{"tv"}, {"axes"}},
      Returns::NewTensor,
@@ -108,13 +124,6 @@ const std::vector<Primitive> kPrimitives = {
      }},
     {"propagate_transformation",
      {{"reference"}, {"selected", "[]"}},
-    {"fuse_mma",
-     {{"tv"}},
-     Returns::Nothing,
-     [](Args& a, ir::Fusion&) -> Object {
-       sched::fuse_mma(a.tensor(0));
-       return {};
-     }},
      Returns::Nothing,
      [](Args& a, ir::Fusion&) -> Object {
        TensorView* ref = a.tensor(0);

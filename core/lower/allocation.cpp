@@ -102,6 +102,9 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
     }
     int64_t n = 1;
     for (size_t a = 0; a < axes.size(); ++a) n *= axes[a].second + (a + 1 == axes.size() ? pad : 0);
+    // A circular buffer (sched::circular_buffer) holds a tile per stage, one
+    // after another (lower/circular_buffer.cpp indexes stage i % stages).
+    n *= std::max<int64_t>(1, t->circular_stages());
     b->size = n;
     if (shared) {
       int64_t align = 16;

@@ -16,6 +16,7 @@ using Buffers = std::set<const kir::Buffer*>;
 class Effects : public kir::IRVisitor {
  public:
   Buffers reads, writes;
+  Buffers async_writes;  ///< by cp.async copies (lower/async_copy.h)
 
  protected:
   using kir::IRVisitor::visit;
@@ -25,6 +26,7 @@ class Effects : public kir::IRVisitor {
   }
   void visit(const kir::Store& s) override {
     if (s.buffer->memory == ir::MemoryType::Shared) writes.insert(s.buffer);
+    if (s.async) async_writes.insert(s.buffer);
     kir::IRVisitor::visit(s);
   }
 };
@@ -67,15 +69,21 @@ class PlaceBarriers : public kir::IRMutator {
   void mutate_body(std::vector<kir::StmtP>& body) override {
     std::vector<kir::StmtP> out;
     Buffers pending;  // written since the last barrier
+    Buffers copying;  // written by cp.async copies since the last wait
     for (auto& c : body) {
       mutate(*c);
       Effects e = effects_of(*c);
       if (intersects(e.reads, pending)) {
+        // The copies land at a wait of their own thread; the barrier then
+        // shows them to the others (PTX: cp.async.wait_group, then bar.sync).
+        if (intersects(e.reads, copying)) out.push_back(kir::AsyncGroup::make(true, 0));
         out.push_back(kir::Sync::make());
         pending.clear();
+        copying.clear();
         any = true;
       }
       pending.insert(e.writes.begin(), e.writes.end());
+      copying.insert(e.async_writes.begin(), e.async_writes.end());
       out.push_back(std::move(c));
     }
     body = std::move(out);
@@ -87,8 +95,11 @@ class PlaceBarriers : public kir::IRMutator {
 void insert_barriers(kir::Kernel& kernel) {
   PlaceBarriers place;
   place.mutate(*kernel.body);
+  // cp.async kernels run on fibers on the CPU too (core/codegen/mma.cuh's
+  // per-block state).
   kernel.has_barrier = place.any || kir::any_stmt(*kernel.body, [](const kir::Stmt& s) {
-                         return s.kind == kir::Stmt::Kind::BlockReduce;
+                         const auto* st = s.as<kir::Store>();
+                         return s.kind == kir::Stmt::Kind::BlockReduce || (st && st->async);
                        });
 }
 

@@ -187,6 +187,8 @@ std::unique_ptr<Store> Store::make(const Buffer* b, ExprP index, ExprP value) {
 StmtP Store::clone() const {
   auto s = make(buffer, index, value);
   s->vector = vector;
+  s->async = async;
+  s->src_valid = src_valid;
   return s;
 }
 
@@ -198,6 +200,14 @@ std::unique_ptr<Allocate> Allocate::make(const Buffer* b) {
 StmtP Allocate::clone() const { return make(buffer); }
 
 StmtP Sync::clone() const { return make(); }
+
+std::unique_ptr<AsyncGroup> AsyncGroup::make(bool commit, int64_t wait) {
+  auto s = std::make_unique<AsyncGroup>();
+  s->commit = commit;
+  s->wait = wait;
+  return s;
+}
+StmtP AsyncGroup::clone() const { return make(commit, wait); }
 
 std::unique_ptr<Comment> Comment::make(std::string text) {
   auto s = std::make_unique<Comment>();

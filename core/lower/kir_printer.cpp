@@ -113,14 +113,22 @@ class Printer : public IRVisitor {
     line("}");
   }
   void visit(const Store& s) override {
-    line(fmt::format("{}[{}] = {}{}", s.buffer->name, print_expr(s.index), print_expr(s.value),
-                     s.vector > 1 ? fmt::format("  (vector of {})", s.vector) : ""));
+    line(fmt::format("{}[{}] = {}{}{}", s.buffer->name, print_expr(s.index),
+                     print_expr(s.value),
+                     s.vector > 1 ? fmt::format("  (vector of {})", s.vector) : "",
+                     !s.async         ? ""
+                     : s.src_valid    ? "  (cp.async, zero fill unless " + print_expr(s.src_valid) + ")"
+                                      : "  (cp.async)"));
   }
   void visit(const Allocate& s) override {
     line(fmt::format("allocate {}: {}[{}] {}", s.buffer->name, dtype(s.buffer->dtype),
                      s.buffer->size, memory(*s.buffer)));
   }
   void visit(const Sync&) override { line("sync"); }
+  void visit(const AsyncGroup& s) override {
+    if (s.commit) line("cp.async.commit_group");
+    if (s.wait >= 0) line(fmt::format("cp.async.wait_group {}", s.wait));
+  }
   void visit(const Comment& s) override { line("// " + s.text); }
   void visit(const BlockReduce& s) override {
     line(fmt::format("{0}[{1}] = block_reduce<{2}, {3}>({0}[{1}], identity={4}, "

@@ -36,6 +36,7 @@ void IRVisitor::include(const Stmt& s) {
     case Stmt::Kind::Comment: return visit(static_cast<const Comment&>(s));
     case Stmt::Kind::BlockReduce: return visit(static_cast<const BlockReduce&>(s));
     case Stmt::Kind::GridReduce: return visit(static_cast<const GridReduce&>(s));
+    case Stmt::Kind::AsyncGroup: return visit(static_cast<const AsyncGroup&>(s));
   }
   internal_error << "kir: unknown statement kind " << static_cast<int>(s.kind);
 }
@@ -73,6 +74,7 @@ void IRVisitor::visit(const If& s) {
 void IRVisitor::visit(const Store& s) {
   include(s.index);
   include(s.value);
+  include(s.src_valid);
 }
 void IRVisitor::visit(const BlockReduce& s) {
   include(s.index);
@@ -117,6 +119,7 @@ void IRMutator::mutate(Stmt& s) {
     case Stmt::Kind::Comment: return visit(static_cast<Comment&>(s));
     case Stmt::Kind::BlockReduce: return visit(static_cast<BlockReduce&>(s));
     case Stmt::Kind::GridReduce: return visit(static_cast<GridReduce&>(s));
+    case Stmt::Kind::AsyncGroup: return visit(static_cast<AsyncGroup&>(s));
   }
   internal_error << "kir: unknown statement kind " << static_cast<int>(s.kind);
 }
@@ -164,6 +167,7 @@ void IRMutator::visit(If& s) {
 void IRMutator::visit(Store& s) {
   s.index = mutate(s.index);
   s.value = mutate(s.value);
+  s.src_valid = mutate(s.src_valid);
 }
 void IRMutator::visit(BlockReduce& s) {
   s.index = mutate(s.index);
@@ -249,6 +253,7 @@ class AnyStmt : public IRVisitor {
   void visit(const Store& s) override { hit(s); }
   void visit(const Allocate& s) override { hit(s); }
   void visit(const Sync& s) override { hit(s); }
+  void visit(const AsyncGroup& s) override { hit(s); }
   void visit(const Comment& s) override { hit(s); }
   void visit(const BlockReduce& s) override { hit(s); }
   void visit(const GridReduce& s) override { hit(s); }

@@ -5,7 +5,9 @@
 #include <array>
 
 #include "allocation.h"
+#include "async_copy.h"
 #include "barriers.h"
+#include "circular_buffer.h"
 #include "generate.h"
 #include "indexing.h"
 #include "loop_tree.h"
@@ -45,7 +47,8 @@ std::array<int64_t, 3> static_launch(const kir::Kernel& k, const ir::SizeBinding
 const std::vector<std::string_view>& lowering_passes() {
   static const std::vector<std::string_view> kPasses = {
       "allocate_buffers", "plan_vectorization", "generate",  "place_dynamic_shared",
-      "simplify",         "unroll_register_loops", "unswitch_loops", "insert_barriers"};
+      "simplify",         "lower_async_copies",    "unroll_register_loops", "unswitch_loops",
+      "insert_barriers",  "circular_buffer"};
   return kPasses;
 }
 
@@ -102,6 +105,10 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after
   kernel.static_block = static_launch(kernel, specialize, {P::TIDx, P::TIDy, P::TIDz});
   simplify(kernel, static_launch(kernel, specialize, {P::BIDx, P::BIDy, P::BIDz}));
   after("simplify", kernel);
+  // 4c'. cp.async caches: their copies asynchronous, edge predicates as zero
+  //      fill (after simplify, which has dropped the predicates that always hold).
+  lower_async_copies(kernel);
+  after("lower_async_copies", kernel);
   // 4d. Loops indexing registers unrolled, so the registers stay registers.
   unroll_register_loops(kernel);
   after("unroll_register_loops", kernel);
@@ -113,6 +120,10 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after
   // 6. Barriers last: they depend on the final statement order.
   insert_barriers(kernel);
   after("insert_barriers", kernel);
+  // 7. Circular buffers: the loads of later iterations moved ahead, around the
+  //    barriers (and cp.async waits) just placed.
+  circular_buffer(kernel);
+  after("circular_buffer", kernel);
   return kernel;
 }
 

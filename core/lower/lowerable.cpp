@@ -5,6 +5,8 @@
 #include <set>
 
 #include "allocation.h"
+#include "async_copy.h"
+#include "circular_buffer.h"
 #include "loop_tree.h"
 
 #include "schedlab/base/error.h"
@@ -166,11 +168,14 @@ void check_lowerable(const ir::Fusion& f) {
           << "lowering: " << t->describe() << " axis " << k << " (" << id->str()
           << ") is bound to DIDx; multi-device fusions are not supported";
     }
+    if (t->circular_stages() > 1) check_circular_buffer(t);
     if (auto* ls = t->definition() ? t->definition()->as<ir::LoadStoreOp>() : nullptr) {
-      user_assert(ls->op() == ir::LoadStoreOpType::Set)
+      user_assert(ls->op() == ir::LoadStoreOpType::Set || ls->op() == ir::LoadStoreOpType::CpAsync)
           << "lowering: " << t->describe() << " is defined by a "
           << ir::load_store_op_name(ls->op())
-          << " load; only Set is supported yet (use cache_after with LoadStoreOpType::Set)";
+          << " load; only Set and CpAsync are supported yet (use cache_after with "
+             "LoadStoreOpType::Set or CpAsync)";
+      if (ls->op() == ir::LoadStoreOpType::CpAsync) check_async_copy(t, ls);
       // A cache operator qualifies a load from global memory (ld.global.ca,
       // .cg, .cs), as in nvFuser, which gives them to global -> register or
       // shared loads only.

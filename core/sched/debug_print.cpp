@@ -55,6 +55,9 @@ void print_domains(std::ostream& os, const ir::TensorView* tv, const std::string
   if (tv->shared_pad() > 0) os << ", rows padded by " << tv->shared_pad() << " (pad_shared)";
   if (tv->shared_swizzle() > 1)
     os << ", rows swizzled with width " << tv->shared_swizzle() << " (swizzle)";
+  if (tv->circular_stages() > 1)
+    os << ", " << tv->circular_stages() << " stages, prefetch " << tv->circular_prefetch()
+       << " (circular_buffer)";
   os << "\n";
 }
 

@@ -607,12 +607,13 @@ TEST(Lowerable, VectorizedAxisReorderedAwayFromInnermostIsAnError) {
                         c->axis(2)->str() + " there; expected the vectorized axis innermost"));
 }
 
-TEST(Lowerable, NonSetLoadIsNotSupportedYet) {
+TEST(Lowerable, LdMatrixLoadIsNotSupportedYet) {
   auto def = load("gelu");
   Fusion& f = *def.fusion;
   PrintOnFailure guard(f);
-  sched::cache_after(named(f, "x"), ir::LoadStoreOpType::CpAsync);
-  EXPECT_THAT(user_error_of([&] { lower::lower(f); }), HasSubstr("only Set is supported yet"));
+  sched::cache_after(named(f, "x"), ir::LoadStoreOpType::LdMatrix);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              HasSubstr("LdMatrix load; only Set and CpAsync are supported yet"));
 }
 
 TEST(Lowerable, NotInlinedBroadcastInRegistersIsAnError) {

@@ -301,6 +301,15 @@ class TensorView final : public Val {
   /// of two; 1: none). Set with no checks; sched::swizzle is the checked form.
   int64_t shared_swizzle() const { return shared_swizzle_; }
   void set_shared_swizzle(int64_t width) { shared_swizzle_ = width; }
+  /// Circular buffering (sched::circular_buffer): the buffer holds `stages`
+  /// copies of its tile, each loaded `prefetch` iterations of its loop ahead
+  /// (1 and 0: none). Set with no checks; sched::circular_buffer checks.
+  int64_t circular_stages() const { return circular_stages_; }
+  int64_t circular_prefetch() const { return circular_prefetch_; }
+  void set_circular_buffer(int64_t stages, int64_t prefetch) {
+    circular_stages_ = stages;
+    circular_prefetch_ = prefetch;
+  }
   /// Compute-at (inline) position into its consumers' loop nests; 0 = not inlined.
   int compute_at_pos() const { return compute_at_pos_; }
   void set_compute_at_pos(int p) { compute_at_pos_ = p; }
@@ -318,6 +327,8 @@ class TensorView final : public Val {
   MemoryType memory_type_ = MemoryType::Local;
   int64_t shared_pad_ = 0;  ///< row padding of a Shared buffer, in elements
   int64_t shared_swizzle_ = 1;  ///< XOR width of a Shared buffer's rows; 1: none
+  int64_t circular_stages_ = 1;    ///< circular-buffer stages; 1: none
+  int64_t circular_prefetch_ = 0;  ///< iterations loaded ahead
   int compute_at_pos_ = 0;
 };
 
@@ -500,7 +511,6 @@ class PermuteOp final : public Expr {
   std::vector<int> new2old_;
 };
 
-}  // namespace schedlab::ir
 /// out = the sum over out's Reduction axes of f32(a) * f32(b): a fused
 /// multiply-sum, nvFuser's MmaOp. a and b have out's rank (Broadcast where
 /// they do not vary: a [M, K, 1] and b [1, K, N] for out [M, rK, N]), and
@@ -521,3 +531,4 @@ class MmaOp final : public Expr {
 /// Reduction axes: a ReductionOp's op, Sum for an MmaOp; nullopt otherwise.
 std::optional<ReductionOpType> accumulation(const Expr* e);
 
+}  // namespace schedlab::ir

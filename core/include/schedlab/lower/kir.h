@@ -225,7 +225,9 @@ struct Stmt;
 using StmtP = std::unique_ptr<Stmt>;
 
 struct Stmt {
-  enum class Kind { Block, For, If, Store, Allocate, Sync, Comment, BlockReduce, GridReduce };
+  enum class Kind {
+    Block, For, If, Store, Allocate, Sync, Comment, BlockReduce, GridReduce, AsyncGroup
+  };
   const Kind kind;
 
   virtual ~Stmt() = default;
@@ -282,12 +284,19 @@ struct If final : Stmt {
 
 /// buffer[index] = value; or, with vector > 1, a copy of that many adjacent
 /// elements (value is then a Load at the first one).
+/// async: a cp.async (LoadStoreOpType::CpAsync) of `vector` elements from
+/// the Global Load `value` into a Shared buffer; it lands at a later
+/// AsyncGroup's wait. src_valid (null: always): when it does not hold, the
+/// copy reads no byte and zero-fills (src_bytes 0), the source index already
+/// clamped in bounds by lowering (lower/async_copy.cpp).
 struct Store final : Stmt {
   static constexpr Kind kKind = Kind::Store;
   const Buffer* buffer = nullptr;
   ExprP index;
   ExprP value;
   int64_t vector = 1;
+  bool async = false;
+  ExprP src_valid;
   Store() : Stmt(kKind) {}
   static std::unique_ptr<Store> make(const Buffer* b, ExprP index, ExprP value);
   StmtP clone() const override;
@@ -307,6 +316,20 @@ struct Sync final : Stmt {
   static constexpr Kind kKind = Kind::Sync;
   Sync() : Stmt(kKind) {}
   static std::unique_ptr<Sync> make() { return std::make_unique<Sync>(); }
+  StmtP clone() const override;
+};
+
+/// cp.async group bookkeeping of this thread (PTX cp.async.commit_group /
+/// cp.async.wait_group): with commit, closes its copies not yet in a group
+/// into a new group; then, with wait >= 0, waits until at most `wait` of its
+/// newest committed groups are pending. No barrier: other threads see the
+/// landed copies after a Sync.
+struct AsyncGroup final : Stmt {
+  static constexpr Kind kKind = Kind::AsyncGroup;
+  bool commit = true;
+  int64_t wait = -1;
+  AsyncGroup() : Stmt(kKind) {}
+  static std::unique_ptr<AsyncGroup> make(bool commit, int64_t wait);
   StmtP clone() const override;
 };
 

@@ -42,6 +42,7 @@ class IRVisitor {
   virtual void visit(const Store& s);
   virtual void visit(const Allocate&) {}
   virtual void visit(const Sync&) {}
+  virtual void visit(const AsyncGroup&) {}
   virtual void visit(const Comment&) {}
   virtual void visit(const BlockReduce& s);
   virtual void visit(const GridReduce& s);
@@ -83,6 +84,7 @@ class IRMutator {
   virtual void visit(Store& s);
   virtual void visit(Allocate&) {}
   virtual void visit(Sync&) {}
+  virtual void visit(AsyncGroup&) {}
   virtual void visit(Comment&) {}
   virtual void visit(BlockReduce& s);
   virtual void visit(GridReduce& s);

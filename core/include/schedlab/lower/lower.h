@@ -20,8 +20,8 @@ using PassObserver = std::function<void(std::string_view pass, const kir::Kernel
 
 /// The passes a PassObserver sees, in order, named as the functions in
 /// lower.cpp: allocate_buffers, plan_vectorization, generate,
-/// place_dynamic_shared, simplify, unroll_register_loops, unswitch_loops,
-/// insert_barriers.
+/// place_dynamic_shared, simplify, lower_async_copies, unroll_register_loops,
+/// unswitch_loops, insert_barriers, circular_buffer.
 const std::vector<std::string_view>& lowering_passes();
 
 /// Lowers f. index_bits (32 or 64) is the index type of the kernel; the

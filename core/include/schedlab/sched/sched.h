@@ -13,11 +13,12 @@
 #pragma once
 
 #include "schedlab/sched/cache.h"
+#include "schedlab/sched/circular_buffer.h"
 #include "schedlab/sched/debug_print.h"
 #include "schedlab/sched/id_map.h"
 #include "schedlab/sched/index_replay.h"
 #include "schedlab/sched/inline.h"
-#include "schedlab/sched/propagate.h"
 #include "schedlab/sched/mma.h"
+#include "schedlab/sched/propagate.h"
 #include "schedlab/sched/queries.h"
 #include "schedlab/sched/rfactor.h"
