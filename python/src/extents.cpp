@@ -67,25 +67,58 @@ ir::SizeExpr target(const Definition& d, const std::vector<ir::SizeExpr>& extent
   return extents.front();
 }
 
+/// One axis of an operand, counted from its end (1: the last).
+struct AxisFromEnd {
+  const ir::TensorView* tensor;
+  size_t back;
+};
+
+/// Unifies the extents of `axes`, which an operation makes meet; Broadcast
+/// axes, and positions past a tensor's rank, take no part.
+void unify_axes(Definition& d, const std::vector<AxisFromEnd>& axes) {
+  // Copies: renaming replaces the axes these extents come from.
+  std::vector<ir::SizeExpr> extents;
+  for (const AxisFromEnd& a : axes) {
+    const std::vector<ir::IterDomain*> ids = a.tensor->logical_no_reductions();
+    if (ids.size() < a.back) continue;
+    const ir::IterDomain* id = ids[ids.size() - a.back];
+    if (!id->is_broadcast()) extents.push_back(id->extent());
+  }
+  if (extents.size() < 2) return;
+  const ir::SizeExpr to = target(d, extents);
+  for (const ir::SizeExpr& e : extents)
+    if (d.is_symbolic(e) && !e.same_as(to)) rename(d.fusion(), e.symbol_name(), to);
+}
+
+/// Unifies the operands' axes at each position from the end, from `first_back` on.
+void unify_aligned(Definition& d, const std::vector<ir::TensorView*>& operands, size_t first_back) {
+  size_t rank = 0;
+  for (const ir::TensorView* t : operands) rank = std::max(rank, t->logical_no_reductions().size());
+  for (size_t back = first_back; back <= rank; ++back) {
+    std::vector<AxisFromEnd> axes;
+    for (const ir::TensorView* t : operands) axes.push_back({t, back});
+    unify_axes(d, axes);
+  }
+}
+
 }  // namespace
 
 void unify_extents(Definition& d, const std::vector<ir::TensorView*>& operands) {
-  size_t rank = 0;
-  for (const ir::TensorView* t : operands) rank = std::max(rank, t->logical_no_reductions().size());
-  for (size_t back = 1; back <= rank; ++back) {
-    // Copies: renaming replaces the axes these extents come from.
-    std::vector<ir::SizeExpr> extents;
-    for (const ir::TensorView* t : operands) {
-      const std::vector<ir::IterDomain*> axes = t->logical_no_reductions();
-      if (axes.size() < back) continue;
-      const ir::IterDomain* id = axes[axes.size() - back];
-      if (!id->is_broadcast()) extents.push_back(id->extent());
-    }
-    if (extents.size() < 2) continue;
-    const ir::SizeExpr to = target(d, extents);
-    for (const ir::SizeExpr& e : extents)
-      if (d.is_symbolic(e) && !e.same_as(to)) rename(d.fusion(), e.symbol_name(), to);
-  }
+  unify_aligned(d, operands, 1);
+}
+
+void unify_matmul_extents(Definition& d, const std::vector<ir::TensorView*>& operands) {
+  const ir::TensorView* a = operands.at(0);
+  const ir::TensorView* b = operands.at(1);
+  unify_axes(d, {{a, 1}, {b, 2}});  // K: a [..., M, K], b [..., K, N]
+  unify_aligned(d, operands, 3);    // the batch axes
+}
+
+void unify_linear_extents(Definition& d, const std::vector<ir::TensorView*>& operands) {
+  const ir::TensorView* x = operands.at(0);
+  const ir::TensorView* w = operands.at(1);
+  unify_axes(d, {{x, 1}, {w, 1}});                                     // K: x [..., K], w [N, K]
+  if (operands.size() > 2) unify_axes(d, {{operands[2], 1}, {w, 2}});  // N: bias [N]
 }
 
 }  // namespace schedlab::python

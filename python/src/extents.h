@@ -27,4 +27,15 @@ namespace schedlab::python {
 /// rename still names the old axis.
 void unify_extents(Definition& d, const std::vector<ir::TensorView*>& operands);
 
+/// The same for matmul(a, b) (operands {a, b}): the axes a contraction
+/// pairs, not the ones aligned from the right: a's last against b's
+/// second-to-last (K), and the batch axes before the last two, aligned from
+/// the right.
+void unify_matmul_extents(Definition& d, const std::vector<ir::TensorView*>& operands);
+
+/// The same for linear(x, w, bias?) (operands {x, w} or {x, w, bias}): x's
+/// last axis against w's last (K), and the bias's only axis against w's
+/// first (N). x's leading axes meet nothing.
+void unify_linear_extents(Definition& d, const std::vector<ir::TensorView*>& operands);
+
 }  // namespace schedlab::python

@@ -60,26 +60,51 @@ py::object result(const DefinitionPtr& d, ir::Val* v) {
   return py::cast(ScalarHandle{d, v});
 }
 
+/// Which axes of an operation's tensor operands meet (extents.h).
+using Meet = void (*)(Definition&, const std::vector<ir::TensorView*>&);
+
 /// Runs one builder call for `op` over `args`: the definition still open,
-/// the -1 extents the operands' axes meet with unified (extents.h), user
-/// errors as DefinitionError about the first tensor operand.
+/// the -1 extents the operands' axes meet with unified (`meet`: aligned
+/// from the right unless told otherwise), user errors as DefinitionError
+/// about the first tensor operand.
 template <typename F>
-py::object build(const char* op, std::initializer_list<py::handle> args, F&& f) {
+py::object build(const char* op, std::initializer_list<py::handle> args, F&& f,
+                 Meet meet = unify_extents) {
   DefinitionPtr d = definition_of_operands(args, op);
   d->require_open(op);
   std::vector<ir::TensorView*> tensors;
   for (const py::handle& a : args)
     if (py::isinstance<Tensor>(a) && owner_of(a) == d)
       tensors.push_back(a.cast<const Tensor&>().tv);
-  if (tensors.size() > 1) unify_extents(*d, tensors);
+  if (tensors.size() > 1) meet(*d, tensors);
   const ir::TensorView* first = tensors.empty() ? nullptr : tensors.front();
   return guarded(ErrorKind::Definition, {op, first}, [&] { return result(d, f(*d)); });
 }
 
-ir::TensorView* tensor_arg(const py::handle& v, const char* op) {
+/// `v` as a TensorView; `role` ("the bias") names it in the error.
+ir::TensorView* tensor_arg(const py::handle& v, const char* op, const char* role = nullptr) {
   if (!py::isinstance<Tensor>(v))
-    raise(ErrorKind::Definition, fmt::format("{}: expected a TensorView", op), {op});
+    raise(ErrorKind::Definition,
+          role ? fmt::format("{}: expected a TensorView as {}, found {}", op, role,
+                             py::str(py::type::of(v)).cast<std::string>())
+               : fmt::format("{}: expected a TensorView", op),
+          {op});
   return v.cast<const Tensor&>().tv;
+}
+
+/// A contraction (matmul, linear) over `args`, each a TensorView (named by
+/// its entry in `roles`) of one definition: `meet` pairs their axes as the
+/// contraction does, so every operand must be there, in its place.
+template <typename F>
+py::object contraction(const char* op, std::initializer_list<py::handle> args,
+                       std::initializer_list<const char*> roles, Meet meet, F&& f) {
+  const char* const* role = roles.begin();
+  for (const py::handle& a : args) tensor_arg(a, op, *role++);
+  DefinitionPtr d = definition_of_operands(args, op);
+  for (const py::handle& a : args)
+    if (owner_of(a) != d)
+      raise(ErrorKind::Definition, fmt::format("{}: operands of two FusionDefinitions", op), {op});
+  return build(op, args, std::forward<F>(f), meet);
 }
 
 struct Unary {
@@ -203,6 +228,29 @@ void bind_ops(py::module_& m, DefinitionClass& fd, TensorClass& tv, ScalarClass&
       return ir::transpose(tensor_arg(x, "transpose"), dim0, dim1);
     });
   }, py::arg("x"), py::arg("dim0"), py::arg("dim1"));
+
+  // nvFuser's spelling: matmul(arg1, arg2), linear(arg1, arg2, bias=None).
+  ops.def("matmul", [](const Ops&, const py::object& a, const py::object& b) {
+    return contraction("matmul", {a, b}, {"the first operand", "the second operand"},
+                       unify_matmul_extents, [&](Definition&) {
+                         return ir::matmul(a.cast<const Tensor&>().tv, b.cast<const Tensor&>().tv);
+                       });
+  }, py::arg("arg1"), py::arg("arg2"),
+     "PyTorch's matmul: arg1 [..., M, K] @ arg2 [..., K, N] is [..., M, N], batch axes "
+     "broadcast; operands of one dtype (bf16, f16 or f32), products and sum in f32, the "
+     "result in the operands' dtype");
+  ops.def("linear", [](const Ops&, const py::object& x, const py::object& w, const py::object& bias) {
+    auto f = [&](Definition&) {
+      return ir::linear(x.cast<const Tensor&>().tv, w.cast<const Tensor&>().tv,
+                        bias.is_none() ? nullptr : bias.cast<const Tensor&>().tv);
+    };
+    if (bias.is_none())
+      return contraction("linear", {x, w}, {"the input", "the weight"}, unify_linear_extents, f);
+    return contraction("linear", {x, w, bias}, {"the input", "the weight", "the bias"},
+                       unify_linear_extents, f);
+  }, py::arg("arg1"), py::arg("arg2"), py::arg("bias") = py::none(),
+     "PyTorch's linear: arg1 [..., K] @ arg2 [N, K] transposed, plus bias [N] (None: no "
+     "bias), in f32; the result in arg1's dtype");
 
   // Python's arithmetic on handles, as fusion text's operators.
   constexpr std::pair<const char*, ir::BinaryOpType> kOperators[] = {
