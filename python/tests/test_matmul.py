@@ -90,6 +90,17 @@ def test_symbolic_contracted_axes_unify_and_a_run_checks_them():
     assert c.shape == (4, 9)
     with pytest.raises(schedlab.Error, match=r"input 1 \(T1\) axis 0: expected extent 12, found 11"):
         fd.execute([a, rand((11, 9))])
+    # Batch axes meet batch axes (from the right, before the last two).
+    fd = matmul_fusion([-1, -1, -1], [-1, -1, -1])
+    assert fd.execute([rand((2, 4, 12)), rand((2, 12, 9))])[0].shape == (2, 4, 9)
+    with pytest.raises(schedlab.Error, match=r"input 1 \(T1\) axis 0: expected extent 2, found 3"):
+        fd.execute([rand((2, 4, 12)), rand((3, 12, 9))])
+    # linear: x's K meets w's K, the bias meets w's N.
+    fd = linear_fusion(2, bias=True)
+    x, w = rand((4, 12)), rand((9, 12))
+    assert fd.execute([x, w, rand((9,))])[0].shape == (4, 9)
+    with pytest.raises(schedlab.Error, match=r"input 2 \(T2\) axis 0: expected extent 9, found 4"):
+        fd.execute([x, w, rand((4,))])
 
 
 def linear_fusion(x_rank, bias, dtype=DataType.Float):
