@@ -61,11 +61,27 @@ def check_rows(test, out, fusion, count):
         test.assertEqual(row[-1], "ok", out)
 
 
+def read_fusion(fusion):
+    import yaml
+    with open(os.path.join(FUSION_DIR, fusion + ".yaml")) as fh:
+        return yaml.safe_load(fh)
+
+
+# Odd sizes (no vector-width luck), then one with a single row (N=1; a matmul's
+# single column, its M=2 rows, a batch of one). The first point is the torch
+# case's --size below (N=9,K=67,B=3,M=5).
+POINTS = [{"B": 3, "M": 5, "N": 9, "K": 67}, {"B": 1, "M": 2, "N": 1, "K": 130}]
+
+
 def sizes_for(fusion):
-    # Odd sizes (no vector-width luck) and one with a single row.
+    """The two --size labels of `fusion`: its size names in the order of their first use in
+    its input shapes (the order of torch-baseline's size_label)."""
     if fusion == "batched_transpose":
         return ["B=3,M=5,N=7", "B=1,M=17,N=2"]
-    return ["N=9,K=67", "N=1,K=130"]
+    names = []
+    for spec in read_fusion(fusion)["inputs"].values():
+        names += [e for e in spec["shape"] if isinstance(e, str) and e not in names]
+    return [",".join(f"{k}={point[k]}" for k in names) for point in POINTS]
 
 
 class Reference(unittest.TestCase):
@@ -90,9 +106,7 @@ class Reference(unittest.TestCase):
 
     def test_npy_inputs(self):
         """--inputs: the same .npy files given to schedlab exec and to torch-baseline."""
-        import yaml
-        with open(os.path.join(FUSION_DIR, self.fusion + ".yaml")) as fh:
-            doc = yaml.safe_load(fh)
+        doc = read_fusion(self.fusion)
         size_arg = sizes_for(self.fusion)[0]
         sizes = dict(kv.split("=") for kv in size_arg.split(","))
         rng = np.random.default_rng(len(self.fusion))
@@ -138,7 +152,7 @@ class Script(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             names = sorted(f[:-5] for f in os.listdir(FUSION_DIR) if f.endswith(".yaml"))
             for n in names:
-                save_reference(tmp, n, "B=3,M=5,N=7" if n == "batched_transpose" else "N=9,K=67")
+                save_reference(tmp, n, sizes_for(n)[0])
             out = baseline("--backend", "torch", "--device", "cpu", "--size", "N=9,K=67,B=3,M=5",
                            "--check", os.path.join(tmp, "ref"), "--warmup", "0", "--reps", "1",
                            expect=1)  # batched_transpose runs at N=9 there, not 7: one mismatch
