@@ -138,6 +138,16 @@ void bind_tensor_methods(TensorClass& tv) {
           },
           py::arg("width") = sched::kMaxSwizzleWidth)
       .def(
+          "circular_buffer",
+          [](Tensor& t, int64_t stages, std::optional<int64_t> prefetch) {
+            apply(*t.owner, {"circular_buffer", t.tv}, [&] {
+              sched::circular_buffer(t.tv, stages, prefetch.value_or(stages - 1));
+            });
+          },
+          "The script's circular_buffer(tv, stages, prefetch): this cache holds `stages` "
+          "tiles of its loop, each loaded `prefetch` (default stages - 1) iterations ahead",
+          py::arg("stages"), py::arg("prefetch") = py::none())
+      .def(
           "cache_after",
           [](Tensor& t, ir::LoadStoreOpType op, ir::CacheOp cache_op) {
             return Tensor{t.owner, apply(*t.owner, {"cache_after", t.tv},

@@ -139,3 +139,27 @@ def test_cache_before_and_the_loop_transform_enum():
     assert cached.name == "T3" and "add(" in fd.fusion.print_math()
     x, y = inputs(3, 16)
     np.testing.assert_array_equal(fd.manual_execute([x, y])[0], x + y)
+
+
+def test_circular_buffer():
+    # The caches of a pointwise add, Shared tiles of 32 in a serial loop over
+    # each row's tiles, double-buffered: the next tile is stored while this
+    # one is read (the script's circular_buffer(tv, 2)).
+    fd, a, b, c = pointwise_add()
+    with fd:
+        caches = [a.cache_after(), b.cache_after()]
+        for t in caches:
+            t.set_memory_type(MemoryType.shared)
+        for t in caches + [c]:
+            t.split(axis=1, factor=32)
+            t.axis(0).parallelize(ParallelType.grid_x)
+            t.axis(2).parallelize(ParallelType.block_x)
+        schedule.inline_most()
+        for t in caches:
+            t.circular_buffer(2)
+        with pytest.raises(schedlab.ScheduleError, match="prefetch"):
+            caches[0].circular_buffer(2, 2)
+    x, y = inputs(5, 100)
+    (out,) = fd.manual_execute([x, y])
+    np.testing.assert_array_equal(out, x + y)
+    assert "% 2)" in fd.fusion.print_kernel()
