@@ -176,6 +176,15 @@ void bind_tensor_methods(TensorClass& tv) {
           },
           py::arg("consumers") = std::vector<Tensor>{})
       .def(
+          "fuse_mma",
+          [](Tensor& t) {
+            apply(*t.owner, {"fuse_mma", t.tv}, [&] { sched::fuse_mma(t.tv); });
+            return t;
+          },
+          "The script's fuse_mma(tv): this matmul sum (sum over K of a product of two "
+          "tensors, bf16/f16 through f32 casts) becomes one MmaOp reading the operands as "
+          "they are; returns the tensor")
+      .def(
           "rfactor",
           [](Tensor& t, const std::vector<int>& axes) {
             return Tensor{t.owner, apply(*t.owner, {"rfactor", t.tv},

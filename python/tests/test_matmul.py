@@ -308,3 +308,39 @@ def test_a_hand_scheduled_matmul_validates_on_the_cpu():
         (out,) = fd.manual_execute([a, b], device="cpu")
         np.testing.assert_allclose(out, f32_matmul(a, b), rtol=1e-5, atol=1e-5)
         fd.manual_validate([a, b], device="cpu")
+
+
+def test_fuse_mma_then_split_k_validates_on_the_cpu():
+    # The script primitive fuse_mma(tv) as a method: matmul_bf16's sum T7 [M, rK, N] of the
+    # f32 product of the bf16 operands' casts becomes one MmaOp reading a and b as they are.
+    # Then split-K: K split by 8, the 8 partial sums (rfactor) reduced across block_x.
+    with schedlab.load_fusion("matmul_bf16") as fd:
+        (mm,) = schedule.get_reduction_tvs()
+        assert mm.fuse_mma() == mm                   # the same tensor, for chaining
+        math = fd.fusion.print_math()
+        assert "= mma(" in math and "= mul(" not in math
+        mm.reorder({1: 2})                           # [M, N, rK]
+        mm.split(2, 8)                               # [M, N, ceilDiv(K, 8), r8]
+        schedule.transform_like(mm)
+        mm.rfactor([2])
+        mm.axis(0).parallelize(ParallelType.grid_y)
+        mm.axis(1).parallelize(ParallelType.grid_x)
+        mm.axis(2).parallelize(ParallelType.block_x)
+        schedule.parallelize_like(mm)
+        schedule.inline_most()
+    for m, n, k in [(130, 70, 48), (1, 1, 16), (2, 3, 5)]:
+        a, b = bf16_bits(rand((m, k))), bf16_bits(rand((k, n)))
+        (c,) = fd.manual_execute([a, b], device="cpu")
+        want = f32_matmul(bf16_values(a), bf16_values(b))
+        np.testing.assert_allclose(c, want, rtol=2**-8, atol=1e-6)
+        fd.manual_validate([a, b], device="cpu")
+
+
+def test_fuse_mma_refuses_what_is_not_a_matmul_naming_the_tensor():
+    with schedlab.load_fusion("row_sum") as fd:
+        (s,) = schedule.get_reduction_tvs()
+        line = inspect.currentframe().f_lineno + 2
+        with pytest.raises(schedlab.ScheduleError, match="which is not a product; expected sum") as info:
+            s.fuse_mma()
+    e = info.value
+    assert e.primitive == "fuse_mma" and e.tensor == "T1 (y)" and e.lineno == line
