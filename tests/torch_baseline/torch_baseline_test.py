@@ -204,6 +204,34 @@ class Script(unittest.TestCase):
             self.assertRegex(out, r"^torch-baseline: error: .*odd\.yaml: body line 2:5: unsupported "
                                   r"function 'cumsum'; torch-baseline translates: abs, add, broadcast")
 
+    def test_contraction_variants(self):
+        """matmul and linear beyond the standard fusions' forms, against the reference: a
+        batch on either side only (broadcast), f32 and f16, a rank-3 linear without bias;
+        then a contracted-axis mismatch, which names the shapes."""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "contractions.yaml")
+            with open(path, "w") as fh:
+                fh.write("fusion: contractions\ninputs:\n"
+                         "  a: {dtype: f16, shape: [B, M, K]}\n  b: {dtype: f16, shape: [K, N]}\n"
+                         "  w: {dtype: f16, shape: [N, K]}\n  x: {dtype: f32, shape: [M, K]}\n"
+                         "  y: {dtype: f32, shape: [B, K, N]}\n"
+                         "body: |\n  p = matmul(a, b)\n  q = linear(a, w)\n  r = matmul(x, y)\n"
+                         "outputs: [p, q, r]\n")
+            sizes = "B=3,M=5,K=67,N=9"
+            run(SCHEDLAB, "exec", path, "--backend", "cpu", "--unscheduled", "--size", sizes,
+                "--save-outputs", os.path.join(tmp, "ref", "contractions"))
+            out = baseline("--backend", "numpy", "--device", "cpu", "--fusion", path, "--size", sizes,
+                           "--check", os.path.join(tmp, "ref"), "--warmup", "0", "--reps", "1")
+            check_rows(self, out, "contractions", 1)
+            with open(path) as fh:
+                text = fh.read().replace("q = linear(a, w)", "q = matmul(a, w)")
+            with open(path, "w") as fh:
+                fh.write(text)
+            out = baseline("--backend", "numpy", "--device", "cpu", "--fusion", path, "--size", sizes,
+                           expect=2)
+            self.assertIn("body line 2:5: matmul: shapes [3, 5, 67] and [9, 67]; expected "
+                          "[..., M, K] and [..., K, N]", out)
+
     def test_usage_errors(self):
         out = baseline("--backend", "numpy", "--device", "cpu", "--fusion", "softmax",
                        "--size", "N=4,K=x", expect=2)
