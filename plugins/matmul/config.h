@@ -1,0 +1,39 @@
+// matmul plugin: the resolved configuration of one schedule (the plugin's
+// parameters), the heuristic that chooses it, and the checks of a forced one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "contraction.h"
+#include "schedlab/plugin_api/device.hpp"
+
+namespace matmul {
+
+/// One schedule's settings; see the parameter schema in matmul.cpp.
+struct Config {
+  int64_t tile_m = 64, tile_n = 64, tile_k = 16;  ///< CTA tile of the output, K step
+  int64_t thread_m = 4, thread_n = 4;             ///< outputs per thread (registers)
+  int64_t split_k = 1;                            ///< threads (TIDz) splitting K in a block
+  int64_t stages = 1;                             ///< shared tiles in flight (1: none)
+  bool async = false;                             ///< cp.async operand loads
+  int64_t grid_swizzle = 1;                       ///< M tiles per block group (1: none)
+  std::string epilogue = "registers";             ///< where the output tile is written from
+  std::string instruction = "fma";                ///< fma (CUDA cores) or mma (tensor cores)
+
+  int64_t threads_m() const { return tile_m / thread_m; }  ///< TIDy
+  int64_t threads_n() const { return tile_n / thread_n; }  ///< TIDx
+  int64_t threads() const { return threads_m() * threads_n() * split_k; }
+  /// Bytes of shared memory for the operand tiles of one K step.
+  int64_t shared_bytes(const Contraction& c) const;
+};
+
+/// The heuristic (see the top of matmul.cpp) for the contraction's sizes,
+/// dtype and the device.
+Config heuristic(const Contraction& c, const pa::DeviceProperties& d);
+
+/// Why `cfg` cannot be honoured for `c` on `d` (the refusal text), or "".
+/// Settings the plugin does not implement yet are refused here too.
+std::string unsupported(const Config& cfg, const Contraction& c, const pa::DeviceProperties& d);
+
+}  // namespace matmul
