@@ -1,8 +1,13 @@
 // The fusion generator: random valid fusion text (schedlab/fuzz/fuzz.h).
 //
-// A fusion lives over a "full" shape of one to three named sizes (N, K, M).
-// Inputs take the full shape, the full shape with size-1 (Broadcast) axes,
-// a lower rank, or no axes. Statements are drawn one at a time from a menu of
+// A fusion is of one of two kinds, drawn first. The general kind lives over a
+// "full" shape of one to three named sizes (N, K, M); its inputs
+// (inputs_gen.cpp) take the full shape, the full shape with size-1
+// (Broadcast) axes, a lower rank, or no axes. The matmul kind (one case in
+// eight or so, matmul_gen.cpp) starts with a contraction, matmul or linear,
+// whose result shape is the full shape, then an epilogue: mostly pointwise
+// steps reading a bias row, a column or a residual input, a GELU, and now and
+// then any statement below. Statements are drawn one at a time from a menu of
 // pointwise operations (unary, binary, where, cast), reductions (sum, max,
 // min, prod, mean over one axis, several or all, with and without keepdim),
 // explicit broadcasts that lift a lower-rank value back to the full rank, and
@@ -23,8 +28,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "fusion_gen.h"
 #include "schedlab/base/error.h"
-#include "schedlab/fuzz/fuzz.h"
 
 namespace schedlab::fuzz {
 
@@ -59,22 +64,8 @@ std::string GenFusion::text() const {
   return os.str();
 }
 
-namespace {
+namespace gen {
 
-using Shape = std::vector<std::string>;
-
-/// A value the body can read: an input or a statement's result.
-struct Value {
-  std::string name;
-  Shape shape;
-  std::vector<int> pos;  ///< the full-shape position of each axis (increasing)
-  double bound = 1.0;    ///< |value| <= bound
-  bool is_input = false;
-  bool usable = true;    ///< false for dead statements: nothing may read them
-  bool is_int = false;   ///< an i32 input: read through cast(x, f32) first
-};
-
-/// NumPy broadcasting on names: right-aligned, equal or "1" on one side.
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
   const Shape& lo = a.size() < b.size() ? a : b;
   Shape r = a.size() < b.size() ? b : a;
@@ -88,125 +79,42 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
   return r;
 }
 
-class Generator {
+}  // namespace gen
+
+namespace {
+
+using gen::broadcast_shapes;
+using gen::Shape;
+using gen::Value;
+
+class Generator : gen::Draws {
  public:
-  Generator(std::mt19937_64& rng, const std::string& name) : rng_(rng) { f_.name = name; }
+  Generator(std::mt19937_64& rng, const std::string& name) : Draws(rng) { f_.name = name; }
 
   GenFusion run() {
-    draw_sizes();
-    draw_inputs();
-    const int ops = 2 + pick(7);
-    for (int i = 0; i < ops; ++i) step();
+    // The kind is drawn on a stream of its own (seeded from a copy of rng_,
+    // which it leaves untouched): a case that is not a matmul is the one it was.
+    std::mt19937_64 kind_rng(std::mt19937_64(rng_)() ^ 0x6d61746d756cull);
+    if (std::uniform_real_distribution<double>(0, 1)(kind_rng) < kMatmulChance) {
+      contraction();
+    } else {
+      adopt(gen::draw_start(rng_));
+      const int ops = 2 + pick(7);
+      for (int i = 0; i < ops; ++i) step();
+    }
     if (chance(0.25)) dead_statement();
     choose_outputs();
     return std::move(f_);
   }
 
  private:
-  // ---- random helpers ----
-  int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
-  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  template <typename T>
-  const T& one_of(const std::vector<T>& v) {
-    return v[static_cast<size_t>(pick(static_cast<int>(v.size())))];
-  }
-
-  // ---- sizes and inputs ----
-  void draw_sizes() {
-    const int r = std::vector<int>{1, 2, 2, 2, 3, 3}[static_cast<size_t>(pick(6))];
-    static const char* kNames[] = {"N", "K", "M"};
-    for (int i = 0; i < r; ++i) full_.push_back(kNames[i]);
-    for (const std::string& n : full_) f_.sizes[n] = draw_extent();
-    // Keep the emulated kernels small: at most 2^14 elements.
-    for (;;) {
-      int64_t total = 1;
-      for (const auto& [k, v] : f_.sizes) total *= v;
-      if (total <= (1 << 14)) break;
-      auto big = std::max_element(f_.sizes.begin(), f_.sizes.end(),
-                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-      big->second = std::max<int64_t>(1, big->second / (2 + pick(7)));
-    }
-    for (const auto& [k, v] : f_.sizes) {
-      if (v == 1) f_.features.insert("extent_1");
-      if (is_prime(v)) f_.features.insert("extent_prime");
-      if (v > 4 && v % 4 != 0) f_.features.insert("extent_not_multiple_of_4");
-    }
-  }
-  static bool is_prime(int64_t v) {
-    if (v < 3) return false;
-    for (int64_t d = 2; d * d <= v; ++d)
-      if (v % d == 0) return false;
-    return true;
-  }
-  int64_t draw_extent() {
-    static const std::vector<int64_t> small = {2, 3, 4, 5, 7, 8, 13, 16, 17};
-    static const std::vector<int64_t> mid = {31, 32, 33, 64, 100, 127, 128};
-    static const std::vector<int64_t> large = {255, 256, 1000, 1023};
-    const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
-    if (u < 0.15) return 1;
-    if (u < 0.65) return one_of(small);
-    if (u < 0.9) return one_of(mid);
-    return one_of(large);
-  }
-
-  void draw_inputs() {
-    const int n = 1 + pick(3);
-    for (int i = 0; i < n; ++i) {
-      Value v;
-      v.name = "x" + std::to_string(i);
-      v.is_input = true;
-      std::string dtype = "f32";
-      for (size_t p = 0; p < full_.size(); ++p) {
-        v.shape.push_back(full_[p]);
-        v.pos.push_back(static_cast<int>(p));
-      }
-      if (i > 0) reshape_input(v);
-      const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
-      if (u < 0.06) {
-        dtype = "f16";
-      } else if (u < 0.1) {
-        dtype = "bf16";
-      } else if (u < 0.16 && i > 0) {
-        dtype = "i32";
-        v.is_int = true;
-        v.bound = 8;
-      }
-      if (dtype != "f32") f_.features.insert("input_" + dtype);
-      f_.inputs.push_back({v.name, dtype, v.shape});
-      values_.push_back(v);
-    }
-  }
-
-  /// A secondary input: the full shape, with size-1 axes, of lower rank, or 0-d.
-  void reshape_input(Value& v) {
-    const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
-    const size_t r = full_.size();
-    if (u < 0.3) return;
-    if (u < 0.6 && r >= 1) {  // some axes of extent 1 (Broadcast), never all
-      for (size_t p = 0; p < r; ++p)
-        if (chance(0.5)) v.shape[p] = "1";
-      if (std::all_of(v.shape.begin(), v.shape.end(), [](auto& s) { return s == "1"; }))
-        v.shape[r - 1] = full_[r - 1];
-      f_.features.insert("input_size1_axis");
-      return;
-    }
-    if (u < 0.85 && r >= 2) {  // a suffix: broadcasts implicitly
-      const size_t keep = 1 + static_cast<size_t>(pick(static_cast<int>(r) - 1));
-      v.shape.erase(v.shape.begin(), v.shape.end() - static_cast<long>(keep));
-      v.pos.erase(v.pos.begin(), v.pos.end() - static_cast<long>(keep));
-      f_.features.insert("input_lower_rank");
-      return;
-    }
-    if (u < 0.95 && r >= 2) {  // one axis only, anywhere: needs an explicit broadcast
-      const size_t p = static_cast<size_t>(pick(static_cast<int>(r)));
-      v.shape = {full_[p]};
-      v.pos = {static_cast<int>(p)};
-      f_.features.insert("input_lower_rank");
-      return;
-    }
-    v.shape.clear();
-    v.pos.clear();
-    f_.features.insert("input_0d");
+  /// Takes the sizes and inputs a kind's start drew.
+  void adopt(gen::Start s) {
+    full_ = std::move(s.full);
+    f_.sizes = std::move(s.sizes);
+    f_.inputs = std::move(s.inputs);
+    values_ = std::move(s.values);
+    f_.features.insert(s.features.begin(), s.features.end());
   }
 
   // ---- statements ----
@@ -265,7 +173,7 @@ class Generator {
   }
 
   void step() {
-    const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
+    const double u = uniform();
     if (u < 0.2) return unary();
     if (u < 0.45) return binary();
     if (u < 0.52) return where();
@@ -355,7 +263,7 @@ class Generator {
   std::optional<std::pair<std::string, Value>> comparison() {
     std::vector<const Value*> ins;
     for (const Value& v : values_)
-      if (v.is_input && !v.is_int) ins.push_back(&v);
+      if (v.is_input && v.usable && !v.is_int) ins.push_back(&v);
     if (ins.empty()) return std::nullopt;
     const Value& x = *one_of(ins);
     const std::string op = one_of<std::string>({"<", ">", "<=", ">=", "!="});
@@ -397,7 +305,7 @@ class Generator {
     const int r = static_cast<int>(v.shape.size());
     std::vector<int> axes;
     std::string axis_text;
-    const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
+    const double u = uniform();
     if (u < 0.75 || r == 1) {
       const int a = pick(r);
       axes = {a};
@@ -513,6 +421,64 @@ class Generator {
     emit("broadcast(" + x.text + ", [" + flags + "])", {x.name}, shape, pos, x.bound);
   }
 
+  // ---- the matmul kind (matmul_gen.cpp) ----
+  static constexpr double kMatmulChance = 0.12;
+
+  /// A contraction over the sizes and inputs draw_matmul chose, then a
+  /// pointwise epilogue of zero to four steps.
+  void contraction() {
+    gen::MatmulStart m = gen::draw_matmul(rng_);
+    adopt(m);
+    std::vector<int> pos;
+    for (size_t p = 0; p < full_.size(); ++p) pos.push_back(static_cast<int>(p));
+    emit(m.expr, m.uses, full_, pos, m.bound);
+    for (int i = pick(5); i > 0; --i) epilogue_step();
+  }
+
+  void epilogue_step() {
+    const double u = uniform();
+    if (u < 0.3) return epilogue_input();
+    if (u < 0.45) return gelu();
+    if (u < 0.65) return unary();
+    if (u < 0.75) return binary();
+    if (u < 0.8) return where();
+    if (u < 0.85) return widen();
+    return step();  // anything: a reduction or a softmax after the matmul too
+  }
+
+  /// A computed value, the latest likelier.
+  Value computed() { return pick_value([](const Value& w) { return !w.is_input; }); }
+
+  /// A computed value plus, minus or times an epilogue input that
+  /// broadcasts with it: a bias row, a column, a residual.
+  void epilogue_input() {
+    const Value h = computed();
+    const std::optional<Value> in = try_pick(
+        [&](const Value& w) { return w.is_input && broadcast_shapes(h.shape, w.shape).has_value(); });
+    if (!in) return binary();
+    const Operand a = read(h, 64), b = read(*in);
+    const std::string op = one_of<std::string>({" + ", " - ", " * "});
+    const double bound = op == " * " ? a.bound * b.bound : a.bound + b.bound;
+    f_.features.insert("epilogue_" + in->name);
+    note_broadcast(h.shape, in->shape);
+    emit(paren(a.text) + op + b.text, {a.name, b.name}, *broadcast_shapes(h.shape, in->shape),
+         in->shape.size() > h.shape.size() ? in->pos : h.pos, bound);
+  }
+
+  void gelu() {
+    const Value v = computed();
+    const Operand x = read(v, 256);  // x ** 3 of the tanh form stays far from overflow
+    f_.features.insert("epilogue_gelu");
+    emit(gen::gelu(paren(x.text), pick(3)), {x.name}, v.shape, v.pos, x.bound);
+  }
+
+  /// cast(v, f32): exact from bf16 or f16, a no-op from f32.
+  void widen() {
+    const Value v = computed();
+    f_.features.insert("cast");
+    emit("cast(" + v.name + ", f32)", {v.name}, v.shape, v.pos, v.bound);
+  }
+
   /// A statement nothing reads (issue #11's reproducers 1 and 2).
   void dead_statement() {
     const std::optional<Value> v = try_pick([](const Value& w) { return !w.is_input; });
@@ -562,7 +528,6 @@ class Generator {
     f_.outputs = outs;
   }
 
-  std::mt19937_64& rng_;
   GenFusion f_;
   Shape full_;
   std::vector<Value> values_;

@@ -109,9 +109,13 @@ class ScheduleGenerator {
   }
 
   void caches() {
-    if (chance(0.3) && !f_.inputs().empty()) {
+    // An input nothing reads (a matmul case's unused epilogue input) has no cache.
+    std::vector<const ir::TensorView*> ins;
+    for (const ir::TensorView* i : f_.inputs())
+      if (!i->uses().empty()) ins.push_back(i);
+    if (chance(0.3) && !ins.empty()) {
       const std::string c = "c" + std::to_string(++caches_);
-      add(c + " = cache_after(" + name(one_of(f_.inputs())) + cache_op() + ")", "cache_after");
+      add(c + " = cache_after(" + name(one_of(ins)) + cache_op() + ")", "cache_after");
       memory(c, "cache_after");
       after_caches_.push_back(c);
     }
@@ -120,8 +124,13 @@ class ScheduleGenerator {
       if (!f_.is_input(o)) outs.push_back(o);
     if (chance(0.2) && !outs.empty()) {
       const std::string c = "c" + std::to_string(++caches_);
-      add(c + " = cache_before(" + name(one_of(outs)) + ")", "cache_before");
+      const std::string o = name(one_of(outs));
+      add(c + " = cache_before(" + o + ")", "cache_before");
       memory(c, "cache_before");
+      // The cache computes a reduction output; the output keeps only its
+      // iteration axes. The cache, with the loop domain tracked, is the reference.
+      if (o == ref_ && std::any_of(axes_.begin(), axes_.end(), [](const Axis& a) { return a.reduction; }))
+        ref_ = c;
     }
   }
   /// The cache policy of an input's cache, each of the four values alike
@@ -217,6 +226,8 @@ class ScheduleGenerator {
     const int i = one_of(red);
     add("r" + std::to_string(++caches_) + " = rfactor(" + ref_ + ", [" + std::to_string(i) + "])",
         "rfactor");
+    // The producer reduces axis i; the reference keeps its other axes.
+    axes_.erase(axes_.begin() + i);
   }
 
   void bind() {
@@ -254,9 +265,31 @@ class ScheduleGenerator {
         "Vectorize");
   }
 
+  /// Whether v comes from a broadcast through one-operand ops (casts, copies).
+  static bool from_broadcast(const ir::Val* v) {
+    for (const ir::Expr* d = v->definition(); d; d = d->inputs()[0]->definition()) {
+      if (d->is<ir::BroadcastOp>()) return true;
+      if (d->inputs().size() != 1) return false;
+    }
+    return false;
+  }
+  /// A contraction (matmul, linear): a sum of a product of broadcast operands.
+  bool has_contraction() const {
+    for (const ir::Expr* e : f_.exprs_for_outputs()) {
+      const ir::Expr* m = e->is<ir::ReductionOp>() ? e->inputs()[0]->definition() : nullptr;
+      if (m && m->is<ir::BinaryOp>() && m->as<ir::BinaryOp>()->op() == ir::BinaryOpType::Mul &&
+          from_broadcast(m->inputs()[0]) && from_broadcast(m->inputs()[1]))
+        return true;
+    }
+    return false;
+  }
+
   void inline_step() {
     const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
-    if (u < 0.6) return add("inline_most()", "inline_most");
+    // A contraction's broadcast operands left in their own loop nest hold a
+    // broadcast axis bound to a thread or block dimension, which lowering
+    // refuses (rule 2): for one, inline_most is likelier.
+    if (u < (has_contraction() ? 0.85 : 0.6)) return add("inline_most()", "inline_most");
     std::vector<std::string> tvs;
     for (const ir::TensorView* t : f_.tensors())
       if (!f_.is_input(t)) tvs.push_back(name(t));
