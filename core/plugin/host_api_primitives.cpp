@@ -110,6 +110,14 @@ int32_t api_swizzle(SchedlabSegment* s, SchedlabTensor* t, int64_t width) {
   return guard([&] { step(s, {Op::Swizzle, index1(s, t, "swizzle"), {width}}, "swizzle"); });
 }
 
+int32_t api_circular_buffer(SchedlabSegment* s, SchedlabTensor* t, int64_t stages,
+                            int64_t prefetch) {
+  return guard([&] {
+    step(s, {Op::CircularBuffer, index1(s, t, "circular_buffer"), {stages, prefetch}},
+         "circular_buffer");
+  });
+}
+
 int32_t cache_after_impl(SchedlabSegment* s, SchedlabTensor* t, int32_t op, int32_t cache_op,
                          SchedlabTensor** out, const char* fn) {
   return guard([&] {
@@ -304,6 +312,7 @@ void add_primitive_entries(SchedlabHostApi& t) {
   t.pad_shared = &api_pad_shared;
   t.swizzle = &api_swizzle;
   t.recompute = &api_recompute;
+  t.circular_buffer = &api_circular_buffer;
 }
 
 }  // namespace schedlab::plugin

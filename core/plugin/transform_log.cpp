@@ -36,6 +36,7 @@ constexpr std::pair<Op, std::string_view> kOps[] = {
     {Op::InlineSelectedAt, "inline_selected_at"},
     {Op::InlineMost, "inline_most"},
     {Op::ApplyScript, "apply_schedule_script"},
+    {Op::CircularBuffer, "circular_buffer"},
 };
 
 /// Reads a step's arguments, each checked: a log is data from another
@@ -146,6 +147,9 @@ TensorView* apply(ir::Fusion& f, const Transform& t, std::vector<std::string>* s
       return nullptr;
     case Op::Swizzle:
       sched::swizzle(a.tensor(0), a.num(0));
+      return nullptr;
+    case Op::CircularBuffer:
+      sched::circular_buffer(a.tensor(0), a.num(0), a.num(1));
       return nullptr;
     case Op::CacheAfter:
       return sched::cache_after(a.tensor(0),

@@ -1,4 +1,4 @@
-// Plugin ABI 1.1 to 1.7 on real .so files: string parameters end to end, a
+// Plugin ABI 1.1 to 1.8 on real .so files: string parameters end to end, a
 // plugin built against 1.0 still loading and scheduling under the 1.3 host, a
 // newer minor refused naming both versions, and the schedule-script,
 // pad_shared and swizzle host entries called through the C table as a plugin
@@ -38,10 +38,10 @@ std::string sp_plugin(const std::string& name) {
 
 // ---- versions
 
-TEST(Abi11, HeaderAndHostSayOnePointSeven) {
+TEST(Abi11, HeaderAndHostSayOnePointEight) {
   EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
-  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 7);
-  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 7));
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 8);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 8));
   // 1.4 appended to SchedlabParamSet after its 1.0 fields, which stay put.
   EXPECT_EQ(offsetof(SchedlabParamSet, values), 8u);
   EXPECT_EQ(offsetof(SchedlabParamSet, tuned), 16u);
@@ -73,9 +73,13 @@ TEST(Abi11, HeaderAndHostSayOnePointSeven) {
             offsetof(SchedlabHostApi, recompute) + sizeof(void*));
   EXPECT_EQ(offsetof(SchedlabHostApi, tensor_operand),
             offsetof(SchedlabHostApi, tensor_definition) + sizeof(void*));
-  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, tensor_operand) + sizeof(void*));
   EXPECT_NE(host_api()->tensor_definition, nullptr);
   EXPECT_NE(host_api()->tensor_operand, nullptr);
+  // 1.8 appended circular_buffer after tensor_operand.
+  EXPECT_EQ(offsetof(SchedlabHostApi, circular_buffer),
+            offsetof(SchedlabHostApi, tensor_operand) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, circular_buffer) + sizeof(void*));
+  EXPECT_NE(host_api()->circular_buffer, nullptr);
   // 1.6 appended the priority (and a reserved word) after schedule.
   EXPECT_EQ(offsetof(SchedlabPluginInfo, priority),
             offsetof(SchedlabPluginInfo, schedule) + sizeof(void*));
@@ -91,7 +95,7 @@ TEST(Abi16, APluginOfAnOlderMinorHasTheDefaultPriority) {
   EXPECT_TRUE(p->volunteers());
   // A 1.6 plugin that declares none has the default too.
   auto s = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(s->abi_str(), "1.7");
+  EXPECT_EQ(s->abi_str(), "1.8");
   EXPECT_EQ(s->priority(), SCHEDLAB_PRIORITY_DEFAULT);
 }
 
@@ -118,7 +122,7 @@ TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
   EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.8, newer than this host's ABI 1.7: upgrade "
+                "' was built against plugin ABI 1.9, newer than this host's ABI 1.8: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 
@@ -250,7 +254,7 @@ TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
 
 TEST(StringParams, SchemaDefaultsAndFormatting) {
   auto p = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(p->abi_str(), "1.7");
+  EXPECT_EQ(p->abi_str(), "1.8");
   ASSERT_EQ(p->schema().size(), 3u);
   EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
   EXPECT_EQ(p->schema()[1].domain_str(), "string");

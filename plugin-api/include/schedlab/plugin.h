@@ -26,10 +26,7 @@
  * (`_cache_after_op`) is OUTSIDE the compatibility promise: it may change or
  * vanish in any minor; a plugin using it checks it for NULL.
  *
- * History (what each minor appended; docs/plugins.md has a section on each):
- *   1.1 STRING parameters, apply_schedule_script; 1.2 pad_shared; 1.3 swizzle;
- *   1.4 SchedlabParamSet.tuned; 1.5 offered_by_segmenter and recompute;
- *   1.6 SchedlabPluginInfo.priority; 1.7 tensor_definition and tensor_operand.
+ * History: what each minor appended is listed, a section each, in docs/plugins.md.
  *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
  * or a negative SCHEDLAB_ERR_* code. The message is read with last_error: the
@@ -74,7 +71,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 7
+#define SCHEDLAB_PLUGIN_ABI_MINOR 8
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -538,6 +535,9 @@ typedef struct SchedlabHostApi {
    * repeats and scalars kept: x * x is T1, T1; x * 0.5 is T1, 0.5. */
   int32_t (*tensor_operand)(SchedlabSegment* seg, SchedlabTensor* t, int32_t index,
                             SchedlabOperand* out);
+  /* ---- ABI 1.8: circular_buffer(t, stages, prefetch), the script's (schedule-scripts.md) */
+  int32_t (*circular_buffer)(SchedlabSegment* seg, SchedlabTensor* t, int64_t stages,
+                             int64_t prefetch);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */

@@ -52,6 +52,7 @@ struct Transform {
     InlineMost,        ///< tensors {selected...}
     /// text: the script; text2: its args ("name=value,..."); path: for messages
     ApplyScript,
+    CircularBuffer,  ///< tensors {t}; ints {stages, prefetch}
   };
   Transform() = default;
   Transform(Op o, std::vector<int64_t> t, std::vector<int64_t> i = {})
