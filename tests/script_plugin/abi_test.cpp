@@ -3,7 +3,7 @@
 // newer minor refused naming both versions, and the schedule-script,
 // pad_shared and swizzle host entries called through the C table as a plugin
 // calls them (the transpose plugin, transpose_test.cpp, calls pad_shared and
-// swizzle from a real .so).
+// swizzle from a real .so), and 1.8's circular_buffer.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -248,6 +248,29 @@ TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
   EXPECT_STREQ(api.last_error(), "swizzle: segment handle is null");
   ASSERT_EQ(api.swizzle(&ctx, c, 1), SCHEDLAB_OK);
   EXPECT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_LOCAL), SCHEDLAB_OK);
+}
+
+// ---- ABI 1.8: circular_buffer through the C table, as a plugin calls it
+
+TEST(Abi18, CircularBufferSetsTheStagesAndRefusesTheRest) {
+  CachedInput in({{"N", 6}, {"K", 8}});
+  SchedlabSegment& ctx = in.ctx;
+  SchedlabTensor* c = in.c;
+  ir::TensorView* cache = in.cache;
+  const SchedlabHostApi& api = *host_api();
+  EXPECT_EQ(api.circular_buffer(&ctx, c, 1, 0), SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api.last_error()),
+            "circular_buffer: stages of " + cache->describe() + " must be in [2, 8], got 1");
+  EXPECT_EQ(api.circular_buffer(&ctx, c, 2, 2), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api.last_error()), HasSubstr("must be in [1, 1] (fewer than its 2"));
+  // A plain (Set) cache: a third stage could not be in flight.
+  EXPECT_EQ(api.circular_buffer(&ctx, c, 3, 2), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api.last_error()), HasSubstr("more than 2 stages need asynchronous"));
+  EXPECT_EQ(api.circular_buffer(nullptr, c, 2, 1), SCHEDLAB_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(api.last_error(), "circular_buffer: segment handle is null");
+  ASSERT_EQ(api.circular_buffer(&ctx, c, 2, 1), SCHEDLAB_OK) << api.last_error();
+  EXPECT_EQ(cache->circular_stages(), 2);
+  EXPECT_EQ(cache->circular_prefetch(), 1);
 }
 
 // ---- string parameters, end to end
