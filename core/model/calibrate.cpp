@@ -17,16 +17,27 @@ namespace {
 
 /// The fitted unknowns, each a device constant or its inverse, in seconds
 /// (the time is linear in these): what the key's value is made from.
-enum Unknown { kLaunch, kLatency, kBarrier, kShuffle, kGridSync, kSecondsPerByte, kIssue, kCount };
+enum Unknown {
+  kLaunch,
+  kLatency,
+  kBarrier,
+  kShuffle,
+  kGridSync,
+  kSecondsPerByte,
+  kIssue,
+  kSecondsPerMmaFlop,
+  kCount
+};
 
 const char* const kKeys[kCount] = {"launch_overhead_us", "dram_latency_ns", "barrier_ns",
                                    "shuffle_ns",         "grid_sync_ns",    "copy_bandwidth_gbs",
-                                   "issue_efficiency"};
+                                   "issue_efficiency",   "mma_sync_tflops"};
 
 std::vector<double> unknowns_of(const DeviceModel& d) {
-  return {d.launch_overhead_us * 1e-6, d.dram_latency_ns * 1e-9, d.barrier_ns * 1e-9,
-          d.shuffle_ns * 1e-9,         d.grid_sync_ns * 1e-9,    1 / (d.copy_bandwidth_gbs * 1e9),
-          1 / d.issue_efficiency};
+  return {d.launch_overhead_us * 1e-6, d.dram_latency_ns * 1e-9,
+          d.barrier_ns * 1e-9,         d.shuffle_ns * 1e-9,
+          d.grid_sync_ns * 1e-9,       1 / (d.copy_bandwidth_gbs * 1e9),
+          1 / d.issue_efficiency,      1 / (d.mma_sync_tflops * 1e12)};
 }
 
 double key_value(int u, double x) {
@@ -37,6 +48,8 @@ double key_value(int u, double x) {
       return 1 / x / 1e9;
     case kIssue:
       return 1 / x;
+    case kSecondsPerMmaFlop:
+      return 1 / x / 1e12;
     default:
       return x * 1e9;
   }
@@ -45,7 +58,7 @@ double key_value(int u, double x) {
 void set_key(DeviceModel& d, int u, double v) {
   double* fields[kCount] = {&d.launch_overhead_us, &d.dram_latency_ns, &d.barrier_ns,
                             &d.shuffle_ns,         &d.grid_sync_ns,    &d.copy_bandwidth_gbs,
-                            &d.issue_efficiency};
+                            &d.issue_efficiency,   &d.mma_sync_tflops};
   *fields[u] = v;
 }
 
@@ -62,12 +75,17 @@ Terms terms_of(const nlohmann::json& j) {
   t.shuffle_levels = j.at("shuffle_levels").get<double>();
   t.grid_reductions = j.at("grid_reductions").get<double>();
   t.conflicts = j.at("conflicts").get<bool>();
+  // Absent from profiles written before the compute terms (issue 36).
+  t.tensor_flops = j.value("tensor_flops", 0.0);
+  t.fp32_flops = j.value("fp32_flops", 0.0);
+  t.flops = j.value("flops", 0.0);
   return t;
 }
 
-/// The largest term of predict_terms: 0 dram, 1 shared, 2 issue, 3 latency, 4 sync.
+/// The largest term of predict_terms: 0 dram, 1 shared, 2 issue, 3 latency,
+/// 4 sync, 5 tensor, 6 fp32.
 int top_term(const Prediction& p) {
-  const double t[] = {p.dram_s, p.smem_s, p.issue_s, p.latency_s, p.sync_s};
+  const double t[] = {p.dram_s, p.smem_s, p.issue_s, p.latency_s, p.sync_s, p.tensor_s, p.fp32_s};
   return int(std::max_element(std::begin(t), std::end(t)) - std::begin(t));
 }
 
@@ -254,7 +272,9 @@ Calibration calibrate(const DeviceModel& device, const CalibrationData& data) {
         row[kGridSync] += m * t.grid_reductions;
         if (top == 0) row[kSecondsPerByte] += t.dram_bytes_tail;
         if (top == 2) row[kIssue] += t.issue_cycles / clock_hz;
+        if (top == 5) row[kSecondsPerMmaFlop] += t.tensor_flops;
         if (top == 1) constant += t.smem_cycles / clock_hz;  // the clock is published
+        if (top == 6) constant += t.fp32_flops / (c.device.fp32_tflops * 1e12);  // published
       }
       const double measured = pt.record.summary().median * 1e-6;
       for (double& v : row) v /= measured;
@@ -288,6 +308,7 @@ Calibration calibrate(const DeviceModel& device, const CalibrationData& data) {
       set_key(next, int(cols[i]), key_value(int(cols[i]), x));
     }
     next.copy_bandwidth_gbs = std::min(next.copy_bandwidth_gbs, next.dram_bandwidth_gbs);
+    next.mma_sync_tflops = std::min(next.mma_sync_tflops, next.tensor_tflops);
     c.device = next;
   }
   const std::vector<double> before = unknowns_of(device), after = unknowns_of(c.device);

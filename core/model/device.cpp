@@ -59,6 +59,8 @@ const std::vector<NumericKey>& numeric_keys() {
       {"shuffle_ns", &DeviceModel::shuffle_ns},
       {"grid_sync_ns", &DeviceModel::grid_sync_ns},
       {"tensor_tflops", &DeviceModel::tensor_tflops},
+      {"mma_sync_tflops", &DeviceModel::mma_sync_tflops},
+      {"fp32_tflops", &DeviceModel::fp32_tflops},
       {"memory_bytes", &DeviceModel::memory_bytes},
   };
   return keys;
@@ -149,6 +151,10 @@ class Loader {
     require(d.max_threads_per_block <= d.max_threads_per_sm, "max_threads_per_block",
             "at most max_threads_per_sm = " + std::to_string(d.max_threads_per_sm),
             d.max_threads_per_block);
+    if (d.mma_sync_tflops > d.tensor_tflops)
+      user_error_at(r_.loc(root["mma_sync_tflops"]))
+          << "mma_sync_tflops: expected at most tensor_tflops = " << d.tensor_tflops << ", found "
+          << d.mma_sync_tflops;
     if (d.copy_bandwidth_gbs > d.dram_bandwidth_gbs)
       user_error_at(r_.loc(root["copy_bandwidth_gbs"]))
           << "copy_bandwidth_gbs: expected at most dram_bandwidth_gbs = " << d.dram_bandwidth_gbs

@@ -28,7 +28,10 @@ Json terms_object(const Terms& t) {
           {"barriers", t.barriers},
           {"shuffle_levels", t.shuffle_levels},
           {"grid_reductions", t.grid_reductions},
-          {"conflicts", t.conflicts}};
+          {"conflicts", t.conflicts},
+          {"tensor_flops", t.tensor_flops},
+          {"fp32_flops", t.fp32_flops},
+          {"flops", t.flops}};
 }
 
 /// Runs the traced kernel over `dims` (possibly a sample of the grid).
@@ -84,7 +87,7 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
   p.scale = double(p.occupancy.grid_blocks) / double(p.sampled_blocks);
   p.requested_bytes = double(p.traffic.requested_bytes()) * p.scale;
   p.sector_bytes = double(p.traffic.sector_bytes()) * p.scale;
-  p.dram_bytes = double(p.traffic.dram_read_bytes + p.traffic.dram_write_bytes) * p.scale;
+  p.dram_bytes = p.traffic.scaled_dram_bytes(p.scale);
   p.smem_wavefronts = double(p.traffic.smem_wavefronts()) * p.scale;
   p.bank_conflict_ways = p.traffic.bank_conflict_ways();
 
@@ -101,6 +104,14 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
           : double(ptx.instructions);
   p.warp_instructions = p.instructions_per_thread * double(p.occupancy.warps_per_block) *
                         double(p.occupancy.grid_blocks);
+  // The arithmetic repeats as the instructions do (the header's estimate).
+  const double repeats =
+      ptx.instructions > 0 ? p.instructions_per_thread / double(ptx.instructions) : 0;
+  const double threads = double(p.occupancy.threads_per_block) * double(p.occupancy.grid_blocks);
+  const double warps = double(p.occupancy.warps_per_block) * double(p.occupancy.grid_blocks);
+  p.fp_lane_ops = double(ptx.fp_arithmetic_ops) * repeats * threads;
+  p.mma_instructions = double(ptx.mma_flops) / kMmaFlops * repeats * warps;
+  p.flops = double(ptx.flops) * repeats * threads + p.mma_instructions * kMmaFlops;
 
   Work w;
   w.dram_bytes = p.dram_bytes;
@@ -108,6 +119,9 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
   w.smem_ideal_wavefronts = double(p.traffic.smem_ideal_wavefronts()) * p.scale;
   w.warp_instructions = p.warp_instructions;
   w.ideal_bytes = double(ideal_bytes);
+  w.flops = p.flops;
+  w.fp_lane_ops = p.fp_lane_ops;
+  w.mma_instructions = p.mma_instructions;
   int64_t global_accesses = 0;
   for (const GlobalTraffic& g : p.traffic.global) global_accesses += g.thread_accesses;
   if (global_accesses > 0)
@@ -167,16 +181,21 @@ std::string profiles_json(const std::vector<KernelProfile>& profiles, int indent
         {"bank_conflict_ways", p.bank_conflict_ways},
         {"instructions", p.instructions_per_thread},
         {"ptx_instructions", r.ptx.instructions},
+        {"flops", p.flops},
+        {"mma_instructions", p.mma_instructions},
         {"predicted_us", p.prediction.predicted_s * 1e6},
         {"dram_us", p.prediction.dram_s * 1e6},
         {"smem_us", p.prediction.smem_s * 1e6},
         {"issue_us", p.prediction.issue_s * 1e6},
         {"latency_us", p.prediction.latency_s * 1e6},
         {"sync_us", p.prediction.sync_s * 1e6},
+        {"tensor_us", p.prediction.tensor_s * 1e6},
+        {"fp32_us", p.prediction.fp32_s * 1e6},
         {"launch_us", p.prediction.launch_s * 1e6},
         {"chain_us", p.prediction.chain_s * 1e6},
         {"tail", p.prediction.tail},
         {"bandwidth_fraction", p.prediction.bandwidth_fraction},
+        {"compute_fraction", p.prediction.compute_fraction},
         {"limiter", p.prediction.limiter},
         {"tensors", tensors},
         {"shared_sites", sites},
@@ -186,11 +205,19 @@ std::string profiles_json(const std::vector<KernelProfile>& profiles, int indent
   return all.dump(indent);
 }
 
-std::string terms_json(const Terms& terms) { return terms_object(terms).dump(); }
+std::string terms_json(const Terms& terms) {
+  return terms_object(terms).dump();
+}
 
 report::Prediction record_prediction(const KernelProfile& p) {
-  return {p.device, p.prediction.predicted_s * 1e6, p.prediction.limiter,
-          p.prediction.bandwidth_fraction, profiles_json({p}, -1)};
+  return {p.device,
+          p.prediction.predicted_s * 1e6,
+          p.prediction.limiter,
+          p.prediction.bandwidth_fraction,
+          profiles_json({p}, -1),
+          p.flops,
+          p.prediction.tensor_s * 1e6,
+          p.prediction.compute_fraction};
 }
 
 std::string format_profiles(const std::vector<KernelProfile>& profiles) {
@@ -237,6 +264,12 @@ std::string format_profiles(const std::vector<KernelProfile>& profiles) {
     }
     out += fmt::format("  instructions  {:.1f} per thread (PTX, {} static)\n",
                        p.instructions_per_thread, r.ptx.instructions);
+    out += fmt::format(
+        "  compute       {:.4g} FLOPs ({:.4g} CUDA-core FP lanes, {:.4g} mma.sync m16n8k16); "
+        "tensor {:.2f} us, fp32 {:.2f} us; {:.0f} % of peak {}\n",
+        p.flops, p.fp_lane_ops, p.mma_instructions, p.prediction.tensor_s * 1e6,
+        p.prediction.fp32_s * 1e6, 100 * p.prediction.compute_fraction,
+        p.mma_instructions > 0 ? "mma.sync" : "FP32");
     const Prediction& pr = p.prediction;
     const Terms& t = p.terms;
     out += fmt::format(
@@ -246,11 +279,11 @@ std::string format_profiles(const std::vector<KernelProfile>& profiles) {
         t.barriers, t.shuffle_levels, t.grid_reductions);
     out += fmt::format(
         "  predicted     {:.2f} us, limited by {} (floor {:.2f} + the largest of dram {:.2f}, "
-        "shared {:.2f}, issue {:.2f}, latency {:.2f}, sync {:.2f} us; tail x{:.2f}); {:.0f} % "
-        "of peak bandwidth\n",
+        "shared {:.2f}, issue {:.2f}, latency {:.2f}, sync {:.2f}, tensor {:.2f}, fp32 {:.2f} us; "
+        "tail x{:.2f}); {:.0f} % of peak bandwidth\n",
         pr.predicted_s * 1e6, pr.limiter, (pr.launch_s + pr.chain_s) * 1e6, pr.dram_s * 1e6,
-        pr.smem_s * 1e6, pr.issue_s * 1e6, pr.latency_s * 1e6, pr.sync_s * 1e6, pr.tail,
-        100 * pr.bandwidth_fraction);
+        pr.smem_s * 1e6, pr.issue_s * 1e6, pr.latency_s * 1e6, pr.sync_s * 1e6, pr.tensor_s * 1e6,
+        pr.fp32_s * 1e6, pr.tail, 100 * pr.bandwidth_fraction);
   }
   return out;
 }

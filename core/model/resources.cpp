@@ -7,7 +7,9 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "schedlab/base/error.h"
 #include "schedlab/runtime/cuda_backend.h"
@@ -38,6 +40,36 @@ std::string opcode_of(const std::string& stmt) {
 }
 
 }  // namespace
+
+PtxArithmetic ptx_arithmetic(const std::string& op) {
+  PtxArithmetic a;
+  std::vector<std::string> parts;
+  std::istringstream is(op);
+  for (std::string part; std::getline(is, part, '.');) parts.push_back(part);
+  if (parts.empty()) return a;
+  if (parts[0] == "mma") {
+    // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32: the shape part.
+    static const std::regex kShape("m([0-9]+)n([0-9]+)k([0-9]+)");
+    std::smatch m;
+    for (const std::string& part : parts)
+      if (std::regex_match(part, m, kShape))
+        a.mma_flops = 2 * std::stoll(m[1]) * std::stoll(m[2]) * std::stoll(m[3]);
+    return a;
+  }
+  static const std::set<std::string> kArithmetic = {"add", "sub",  "mul",   "fma", "mad", "div",
+                                                    "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin",
+                                                    "cos", "tanh", "min",   "max"};
+  if (!kArithmetic.count(parts[0])) return a;
+  // The type is the last part: .f32, .f64, .f16, .bf16 (one lane), .f16x2,
+  // .bf16x2 (two). Integer types (.s32, .u64, .lo.s32's) are not FLOPs.
+  const std::string& type = parts.back();
+  int lanes = 0;
+  if (type == "f32" || type == "f64" || type == "f16" || type == "bf16") lanes = 1;
+  if (type == "f16x2" || type == "bf16x2") lanes = 2;
+  a.fp_ops = lanes;
+  a.flops = (parts[0] == "fma" || parts[0] == "mad" ? 2 : 1) * lanes;
+  return a;
+}
 
 KernelResources parse_ptxas_report(const std::string& log, const std::string& kernel) {
   const std::string entry = "Compiling entry function '" + kernel + "'";
@@ -104,6 +136,10 @@ PtxCounts count_ptx(const std::string& ptx, const std::string& kernel) {
         if (stmt.empty() || stmt.front() == '.') continue;
         ++c.instructions;
         const std::string op = opcode_of(stmt);
+        const PtxArithmetic arith = ptx_arithmetic(op);
+        c.flops += arith.flops;
+        c.fp_arithmetic_ops += arith.fp_ops;
+        c.mma_flops += arith.mma_flops;
         bool access = op.starts_with("ld.") || op.starts_with("st.") || op.starts_with("atom.") ||
                       op.starts_with("red.");
         if (!access || op.find(".param") != std::string::npos ||
@@ -138,7 +174,7 @@ std::optional<KernelResources> read_cached(const std::filesystem::path& path,
   r.arch = arch;
   if (in >> r.registers >> r.stack_bytes >> r.spill_store_bytes >> r.spill_load_bytes >>
       r.static_shared_bytes >> r.barriers >> r.ptx.instructions >> r.ptx.memory_instructions >>
-      r.ptx.local_instructions)
+      r.ptx.local_instructions >> r.ptx.flops >> r.ptx.fp_arithmetic_ops >> r.ptx.mma_flops)
     return r;
   return std::nullopt;
 }
@@ -153,7 +189,7 @@ void write_cached(const std::filesystem::path& path, const KernelResources& r) {
     out << r.registers << ' ' << r.stack_bytes << ' ' << r.spill_store_bytes << ' '
         << r.spill_load_bytes << ' ' << r.static_shared_bytes << ' ' << r.barriers << ' '
         << r.ptx.instructions << ' ' << r.ptx.memory_instructions << ' ' << r.ptx.local_instructions
-        << '\n';
+        << ' ' << r.ptx.flops << ' ' << r.ptx.fp_arithmetic_ops << ' ' << r.ptx.mma_flops << '\n';
   }
   // Only saves time: an unwritable cache must not stop a profile.
   std::filesystem::rename(tmp, path, ec);

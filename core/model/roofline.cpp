@@ -35,6 +35,12 @@ Terms model_terms(const DeviceModel& d, const Occupancy& o, const Work& w) {
   t.shuffle_levels = w.shuffle_levels;
   t.grid_reductions = w.grid_reductions;
   t.conflicts = w.smem_wavefronts > w.smem_ideal_wavefronts;
+  // Compute on the busiest SM, at sm_count times its rate: the fraction of
+  // SMs with work (blocks < SMs) or the tail stretches it as for shared memory.
+  const double busiest_at_device_rate = busiest_share * sms;
+  t.tensor_flops = w.mma_instructions * kMmaFlops * busiest_at_device_rate;
+  t.fp32_flops = 2 * w.fp_lane_ops * busiest_at_device_rate;
+  t.flops = w.flops;
   return t;
 }
 
@@ -55,16 +61,18 @@ Prediction predict_terms(const DeviceModel& d, const Terms& t, double ideal_byte
   p.chain_s = t.read_phases * latency_s + t.barriers * d.barrier_ns * 1e-9 +
               t.shuffle_levels * d.shuffle_ns * 1e-9 + t.grid_reductions * d.grid_sync_ns * 1e-9;
   p.sync_s = (t.rounds - 1) * p.chain_s;
+  p.tensor_s = t.tensor_flops / (d.mma_sync_tflops * 1e12);
+  p.fp32_s = t.fp32_flops / (d.fp32_tflops * 1e12);
 
   struct Term {
     double seconds;
     const char* name;
   };
-  const Term terms[] = {{p.dram_s, "dram"},
-                        {p.smem_s, t.conflicts ? "bank conflicts" : "shared memory"},
-                        {p.issue_s, "issue"},
-                        {p.latency_s, "latency"},
-                        {p.sync_s, "sync"}};
+  const Term terms[] = {
+      {p.dram_s, "dram"},   {p.smem_s, t.conflicts ? "bank conflicts" : "shared memory"},
+      {p.issue_s, "issue"}, {p.latency_s, "latency"},
+      {p.sync_s, "sync"},   {p.tensor_s, "tensor"},
+      {p.fp32_s, "fp32"}};
   const Term* top =
       std::max_element(std::begin(terms), std::end(terms),
                        [](const Term& a, const Term& b) { return a.seconds < b.seconds; });
@@ -73,6 +81,8 @@ Prediction predict_terms(const DeviceModel& d, const Terms& t, double ideal_byte
   p.limiter = fixed > top->seconds ? "floor" : top->name;
   if (p.predicted_s > 0)
     p.bandwidth_fraction = ideal_bytes / p.predicted_s / (d.dram_bandwidth_gbs * 1e9);
+  const double peak_tflops = t.tensor_flops > 0 ? d.mma_sync_tflops : d.fp32_tflops;
+  if (p.predicted_s > 0) p.compute_fraction = t.flops / p.predicted_s / (peak_tflops * 1e12);
   return p;
 }
 

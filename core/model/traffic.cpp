@@ -32,6 +32,14 @@ int64_t TrafficCounts::smem_wavefronts() const {
 int64_t TrafficCounts::smem_ideal_wavefronts() const {
   return total(shared, &SharedSiteTraffic::ideal_wavefronts);
 }
+double TrafficCounts::scaled_dram_bytes(double scale) const {
+  double first = 0;
+  for (const GlobalTraffic& g : global)
+    first += std::min(double(g.first_read_bytes) * scale, double(g.footprint_bytes));
+  const int64_t again = dram_read_bytes - total(global, &GlobalTraffic::first_read_bytes);
+  return first + double(again + dram_write_bytes) * scale;
+}
+
 double TrafficCounts::bank_conflict_ways() const {
   double worst = 1.0;
   for (const SharedSiteTraffic& s : shared) worst = std::max(worst, s.conflict_ways());
@@ -70,17 +78,26 @@ std::pair<int64_t, int64_t> shared_wavefronts(const std::vector<std::pair<int64_
   return {wavefronts, ideal};
 }
 
+std::pair<int64_t, int64_t> ldmatrix_wavefronts(const std::vector<int64_t>& rows, int banks) {
+  internal_assert(!rows.empty() && rows.size() <= 32 && rows.size() % 8 == 0)
+      << "ldmatrix: expected 8, 16 or 32 row addresses, found " << rows.size();
+  std::vector<std::pair<int64_t, int>> lanes(32, {0, 0});
+  for (size_t l = 0; l < rows.size(); ++l) lanes[l] = {rows[l], 16};
+  return shared_wavefronts(lanes, banks);
+}
+
 L2Model::L2Model(int64_t capacity_bytes)
     : capacity_(size_t(std::max<int64_t>(1, capacity_bytes / 32))) {}
 
-void L2Model::touch(uint64_t sector, bool write) {
+bool L2Model::touch(uint64_t sector, bool write) {
   if (auto it = where_.find(sector); it != where_.end()) {
     it->second->dirty = it->second->dirty || write;
     lru_.splice(lru_.begin(), lru_, it->second);
-    return;
+    return false;
   }
   // A load miss fetches the sector; a store allocates it without a fetch
   // (the L2 keeps byte masks for partial writes).
+  const bool first = seen_.insert(sector).second;
   if (!write) ++read_sectors_;
   if (lru_.size() == capacity_) {
     const Line& victim = lru_.back();
@@ -90,6 +107,7 @@ void L2Model::touch(uint64_t sector, bool write) {
   }
   lru_.push_front({sector, write});
   where_[sector] = lru_.begin();
+  return first && !write;
 }
 
 void L2Model::flush() {
@@ -107,7 +125,9 @@ void TrafficObserver::on_launch_begin(const runtime::TraceKernel& kernel) {
   for (size_t b = 0; b < kernel.buffers.size(); ++b) {
     if (kernel.buffers[b].space != runtime::MemorySpace::Global) continue;
     global_index_[b] = int(counts_.global.size());
-    counts_.global.push_back({kernel.buffers[b].label, 0, 0, 0, 0, 0, 0});
+    const runtime::TraceBuffer& buf = kernel.buffers[b];
+    counts_.global.push_back(
+        {buf.label, 0, 0, 0, 0, 0, 0, 0, (buf.elements * buf.elem_bytes + 31) / 32 * 32});
   }
 }
 
@@ -165,7 +185,8 @@ void TrafficObserver::flush_request(const Key& key, const std::vector<Lane>& lan
   g.sector_bytes += 32 * int64_t(sectors.size());
   // Buffers start 256-byte aligned on the GPU, so a sector index in the
   // buffer is a sector of memory; the buffer id keeps buffers apart.
-  for (int64_t s : sectors) l2_.touch((uint64_t(site.buffer) << 48) | uint64_t(s), write);
+  for (int64_t s : sectors)
+    if (l2_.touch((uint64_t(site.buffer) << 48) | uint64_t(s), write)) g.first_read_bytes += 32;
 }
 
 void TrafficObserver::on_block_end(const runtime::BlockEvent& block) {

@@ -186,6 +186,9 @@ std::string to_json(const Record& r) {
                        {"predicted_us", p.predicted_us},
                        {"limiter", p.limiter},
                        {"bandwidth_fraction", p.bandwidth_fraction},
+                       {"flops", p.flops},
+                       {"tensor_us", p.tensor_us},
+                       {"compute_fraction", p.compute_fraction},
                        {"profile", p.profile.empty() ? Json() : Json::parse(p.profile)}};
   }
   j["key"] = r.key;
@@ -289,6 +292,10 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
     p.predicted_us = field<double>(*it, "predicted_us", where, "prediction");
     p.limiter = field<std::string>(*it, "limiter", where, "prediction");
     p.bandwidth_fraction = field<double>(*it, "bandwidth_fraction", where, "prediction");
+    // Absent from records written before the compute terms (issue 36).
+    for (auto [key, value] : {std::pair{"flops", &p.flops}, std::pair{"tensor_us", &p.tensor_us},
+                              std::pair{"compute_fraction", &p.compute_fraction}})
+      if (it->contains(key)) *value = field<double>(*it, key, where, "prediction");
     if (auto prof = it->find("profile"); prof != it->end() && !prof->is_null())
       p.profile = prof->dump();
     r.prediction = std::move(p);

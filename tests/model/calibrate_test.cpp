@@ -33,6 +33,7 @@ model::DeviceModel synthetic_device() {
   d.shuffle_ns = 9;
   d.grid_sync_ns = 800;
   d.issue_efficiency = 0.7;
+  d.mma_sync_tflops = 600;
   return d;
 }
 
@@ -45,14 +46,14 @@ struct Lcg {
   }
 };
 
-/// Kernels of every kind: dram-, latency-, issue- and sync-bound and tiny
-/// ones under the floor, with chains of every part.
+/// Kernels of every kind: dram-, latency-, issue-, sync- and tensor-bound
+/// and tiny ones under the floor, with chains of every part.
 std::vector<Terms> synthetic_terms(int n) {
   Lcg u;
   std::vector<Terms> out;
   for (int i = 0; i < n; ++i) {
     Terms t;
-    const int kind = i % 5;
+    const int kind = i % 6;
     t.dram_bytes_tail = kind == 0 ? u(1e7, 1e9) : kind == 1 ? u(1e6, 1e8) : u(1e4, 1e6);
     t.latency_ratio = t.dram_bytes_tail / (kind == 1 ? u(2e5, 6e5) : u(8e6, 2e7));
     t.issue_cycles = kind == 2 ? u(1e5, 1e7) : t.dram_bytes_tail / 16384;
@@ -62,6 +63,9 @@ std::vector<Terms> synthetic_terms(int n) {
     t.barriers = kind == 4 ? double(int(u(200, 1000))) : double(int(u(0, 9)));
     t.shuffle_levels = double(5 * int(u(0, 5)));
     t.grid_reductions = i % 3 == 0 ? 1 : 0;
+    // mma.sync FLOPs: bound in kind 5 (1 to 100 ms at 600 TFLOPS).
+    t.tensor_flops = kind == 5 ? u(6e11, 6e13) : 0;
+    t.flops = t.tensor_flops;
     out.push_back(t);
   }
   return out;
@@ -113,6 +117,7 @@ TEST(Calibrate, RecoversTheSyntheticDevicesConstants) {
   EXPECT_NEAR(c.device.shuffle_ns, truth.shuffle_ns, tol * 9);
   EXPECT_NEAR(c.device.grid_sync_ns, truth.grid_sync_ns, tol * 800);
   EXPECT_NEAR(c.device.issue_efficiency, truth.issue_efficiency, tol * 0.7);
+  EXPECT_NEAR(c.device.mma_sync_tflops, truth.mma_sync_tflops, tol * 600);
   for (const model::FittedConstant& k : c.constants) EXPECT_TRUE(k.fitted) << k.key;
   EXPECT_GT(c.before.median_abs_error, 0.05);
   EXPECT_LT(c.after.median_abs_error, 1e-4);

@@ -56,8 +56,14 @@ struct DeviceModel {
   double barrier_ns = 0;          ///< one __syncthreads on the critical path
   double shuffle_ns = 0;          ///< one dependent warp shuffle (a reduction tree level)
   double grid_sync_ns = 0;        ///< a grid reduction's fence, semaphore and partials' read
-  double tensor_tflops = 0;       ///< dense bf16 tensor-core ceiling (no kernel uses it yet)
-  int64_t memory_bytes = 0;       ///< device memory (the datasheet's GB, counted as GiB)
+  double tensor_tflops = 0;  ///< dense bf16 tensor-core ceiling (f32 accumulate), any instruction
+  /// What mma.sync.aligned.m16n8k16 (bf16 in, f32 accumulate) reaches over
+  /// the whole device: the tensor term's rate (docs/model.md, "5. The
+  /// roofline"). tensor_tflops on Ampere and Ada, where mma.sync is the peak
+  /// path; on Hopper below it (wgmma is the peak path), an assumption.
+  double mma_sync_tflops = 0;
+  double fp32_tflops = 0;    ///< CUDA-core FP32 peak, 2 FLOPs per FMA lane (the fp32 term's rate)
+  int64_t memory_bytes = 0;  ///< device memory (the datasheet's GB, counted as GiB)
 
   /// The compute capability's major number, from `arch` ("sm_90" -> 9).
   int cc_major() const;

@@ -23,7 +23,9 @@
 // static memory instructions): loops repeat their memory accesses as often
 // as the rest of their body, and the trace counts the former exactly; every
 // instruction runs at least once (straight-line code, and the block
-// reduction, whose shared accesses the trace does not see).
+// reduction, whose shared accesses the trace does not see). The same
+// factor scales the PTX's arithmetic (PtxCounts: FLOPs, FP lanes, mma.sync)
+// into the grid's flops, fp_lane_ops and mma_instructions (roofline.h's Work).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +67,9 @@ struct KernelProfile {
   double bank_conflict_ways = 1;       ///< the worst shared-memory site's
   double instructions_per_thread = 0;  ///< dynamic PTX instructions, estimated
   double warp_instructions = 0;        ///< over the grid
+  double flops = 0;                    ///< over the grid: CUDA-core and tensor-core (Work::flops)
+  double fp_lane_ops = 0;              ///< CUDA-core FP lanes over the grid
+  double mma_instructions = 0;         ///< warp-wide m16n8k16 over the grid
   Terms terms;                         ///< the work in the time model's terms
   Prediction prediction;
 };

@@ -32,7 +32,27 @@ struct PtxCounts {
   int64_t instructions = 0;         ///< every instruction of the body (labels, directives excluded)
   int64_t memory_instructions = 0;  ///< ld/st/atom/red on .global or .shared
   int64_t local_instructions = 0;   ///< ld/st on .local (stack traffic)
+  /// Floating-point operations of one pass through the body (the arithmetic
+  /// of fp_arithmetic_ops below): 2 per fma/mad lane, 1 per other lane.
+  int64_t flops = 0;
+  /// CUDA-core floating-point arithmetic, in lanes of one thread: add, sub,
+  /// mul, fma, mad, div, rcp, sqrt, rsqrt, ex2, lg2, sin, cos, tanh, min,
+  /// max on .f16/.bf16/.f32/.f64 (a packed .f16x2/.bf16x2 one counts 2).
+  /// Each takes a lane of the FP pipes for one issue, an FMA as much as an add.
+  int64_t fp_arithmetic_ops = 0;
+  /// Tensor-core FLOPs of one warp's pass: 2 M N K per mma.sync .mMnNkK
+  /// (4096 for m16n8k16, the shape the matmul lowering uses).
+  int64_t mma_flops = 0;
 };
+
+/// What one PTX statement (its opcode, e.g. "fma.rn.f32") adds to the
+/// arithmetic counts of PtxCounts: flops, fp_arithmetic_ops, mma_flops.
+struct PtxArithmetic {
+  int64_t flops = 0;
+  int64_t fp_ops = 0;
+  int64_t mma_flops = 0;
+};
+PtxArithmetic ptx_arithmetic(const std::string& opcode);
 
 /// The compiler's report on one kernel for one architecture.
 struct KernelResources {

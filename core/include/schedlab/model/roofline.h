@@ -1,8 +1,9 @@
 // schedlab/model: the prediction of one kernel's time (docs/model.md derives
 // each term and says where its constants come from).
 //
-// Owns: predict(), a floor plus the largest of five times:
-//   predicted = launch + chain + max(dram, shared, issue, latency, sync)
+// Owns: predict(), a floor plus the largest of seven times:
+//   predicted = launch + chain + max(dram, shared, issue, latency, sync,
+//                                    tensor, fp32)
 // where, for the busiest SM,
 //   dram:     DRAM bytes / copy bandwidth, stretched by the tail (an SM with
 //             ceil(G/S) of the G blocks where the average one has G/S);
@@ -15,6 +16,10 @@
 //   sync:     (rounds - 1) * chain: the busiest SM runs its blocks in rounds
 //             of the resident ones, and no round is shorter than one block's
 //             chain (the first round's is the floor's);
+//   tensor:   its mma.sync FLOPs (4096 per m16n8k16) / its share of the
+//             device's mma_sync_tflops (1 / sm_count of it);
+//   fp32:     its CUDA-core FP lanes * 2 / its share of fp32_tflops (an add
+//             takes an FMA's lane: the peak counts 2 FLOPs per lane);
 // and the floor: the launch overhead, and `chain`, one block's dependent
 // latencies that no other work overlaps at the start and the end of a
 // kernel: a DRAM round trip for each barrier interval in which it loads from
@@ -55,7 +60,19 @@ struct Work {
   double barriers = 0;         ///< __syncthreads one block passes (block reductions' included)
   double shuffle_levels = 0;   ///< dependent shuffle levels of one thread's block reductions
   double grid_reductions = 0;  ///< grid reductions on one thread's path
+  /// Every floating-point operation of the grid: CUDA-core ones (2 per
+  /// FMA lane, 1 per other lane) and the tensor cores' (4096 per m16n8k16).
+  double flops = 0;
+  /// CUDA-core floating-point lanes of the grid (an FMA, an add, a packed
+  /// f16x2 counts 2): the fp32 term's work.
+  double fp_lane_ops = 0;
+  /// Warp-wide mma.sync.aligned.m16n8k16 instructions of the grid (another
+  /// shape in units of its 4096 FLOPs): the tensor term's work.
+  double mma_instructions = 0;
 };
+
+/// FLOPs of one mma.sync.aligned.m16n8k16: 16 x 8 x 16 multiply-adds.
+inline constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;
 
 /// The work as the time model consumes it: each figure multiplies one
 /// device constant (or its inverse), so the time is linear in them once the
@@ -72,6 +89,12 @@ struct Terms {
   double shuffle_levels = 0;   ///< of one thread; * shuffle_ns
   double grid_reductions = 0;  ///< of one thread; * grid_sync_ns
   bool conflicts = false;      ///< shared wavefronts exceed the conflict-free ones
+  /// mma FLOPs of the busiest SM * sm_count (the device's rate with every SM
+  /// as busy); / (mma_sync_tflops * 1e12).
+  double tensor_flops = 0;
+  /// FP lanes * 2 of the busiest SM * sm_count; / (fp32_tflops * 1e12).
+  double fp32_flops = 0;
+  double flops = 0;  ///< of the whole grid (Work::flops), for compute_fraction
 };
 
 /// The times and the verdict.
@@ -81,16 +104,22 @@ struct Prediction {
   double issue_s = 0;
   double latency_s = 0;
   double sync_s = 0;       ///< (rounds - 1) * chain_s
+  double tensor_s = 0;     ///< mma.sync FLOPs at the device's mma.sync rate
+  double fp32_s = 0;       ///< CUDA-core FP lanes at the device's FP32 rate
   double launch_s = 0;     ///< the device's launch overhead
   double chain_s = 0;      ///< one block's dependent latencies
   double tail = 1;         ///< ceil(G/S) * S / G for G >= S blocks; 1 otherwise
   double predicted_s = 0;  ///< launch_s + chain_s + the largest term
   /// The largest term: "dram", "shared memory", "bank conflicts" (shared
-  /// memory with conflicts), "issue", "latency", "sync"; "floor" when
-  /// launch_s + chain_s exceed it; "launch" when the kernel cannot run.
+  /// memory with conflicts), "issue", "latency", "sync", "tensor", "fp32";
+  /// "floor" when launch_s + chain_s exceed it; "launch" when the kernel
+  /// cannot run.
   std::string limiter;
   /// ideal_bytes / predicted_s / peak DRAM bandwidth.
   double bandwidth_fraction = 0;
+  /// flops / predicted_s / the relevant peak: mma_sync_tflops for a kernel
+  /// with mma.sync, fp32_tflops otherwise.
+  double compute_fraction = 0;
 };
 
 /// An empty kernel's time on `device`: its launch overhead. Every kernel

@@ -25,6 +25,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "schedlab/runtime/access_trace.h"
@@ -40,6 +41,10 @@ struct GlobalTraffic {
   int64_t sector_bytes = 0;     ///< 32 * sectors the requests touched
   int64_t read_bytes = 0;       ///< requested bytes of loads
   int64_t write_bytes = 0;      ///< requested bytes of stores
+  /// DRAM bytes of the L2 model's compulsory read misses (a sector's first
+  /// touch), of the DRAM reads in TrafficCounts::dram_read_bytes.
+  int64_t first_read_bytes = 0;
+  int64_t footprint_bytes = 0;  ///< the buffer's size in whole sectors
   /// requested / sector bytes: 1 when every byte of every sector is used.
   double efficiency() const {
     return sector_bytes > 0 ? double(requested_bytes) / double(sector_bytes) : 1.0;
@@ -66,7 +71,7 @@ struct TrafficCounts {
   int64_t blocks = 0;                     ///< blocks observed
   std::vector<GlobalTraffic> global;      ///< by buffer, Global buffers only
   std::vector<SharedSiteTraffic> shared;  ///< by site, Shared sites that were executed
-  int64_t dram_read_bytes = 0;            ///< L2 misses of loads, 32 B each
+  int64_t dram_read_bytes = 0;            ///< L2 misses of loads, 32 B each (first reads included)
   int64_t dram_write_bytes = 0;           ///< dirty sectors written back, 32 B each
   int64_t thread_accesses = 0;            ///< global and shared accesses of single threads
   int64_t threads = 0;                    ///< threads of the observed blocks
@@ -83,6 +88,13 @@ struct TrafficCounts {
   int64_t smem_ideal_wavefronts() const;
   /// The worst site's conflict degree (1 with no shared memory).
   double bank_conflict_ways() const;
+  /// DRAM bytes of the whole grid when these counts are of 1 / `scale` of
+  /// its blocks (profile.h's sampling): writes and re-reads of evicted
+  /// sectors scale with the blocks, first reads scale too but stop at each
+  /// buffer's footprint (no grid reads a sector for the first time twice;
+  /// a matmul's B, read by the sampled blocks in full, is not read again by
+  /// every other row of blocks while it fits in L2). Exact at scale 1.
+  double scaled_dram_bytes(double scale) const;
 };
 
 /// Wavefronts of one shared-memory request: per lane (0..31) its byte
@@ -91,12 +103,27 @@ struct TrafficCounts {
 std::pair<int64_t, int64_t> shared_wavefronts(const std::vector<std::pair<int64_t, int>>& lanes,
                                               int banks);
 
+/// Wavefronts of one ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.b16:
+/// `rows` holds the byte addresses (in the block's shared memory) that lanes
+/// 0 .. 8N-1 pass, row j of matrix i from lane 8i + j, N = rows.size() / 8.
+/// Each row is 16 bytes, so the request is shared_wavefronts' with 16-byte
+/// lanes: phases of 8 lanes, one 8x8 matrix (128 bytes) each, so at least N
+/// wavefronts, and one more for every further distinct 4-byte word a bank
+/// holds in a phase (a row-major tile with a 128-byte pitch puts all eight
+/// rows of a matrix in banks 0-3: 8 wavefronts per matrix; an XOR swizzle
+/// of the 16-byte chunks, 1). The CUDA equivalent of Nsight Compute's
+/// l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld for the instruction.
+/// A traced unit that reports each lane's row as a 16-byte Shared read at
+/// the ldmatrix's site gets the same count from TrafficObserver.
+std::pair<int64_t, int64_t> ldmatrix_wavefronts(const std::vector<int64_t>& rows, int banks);
+
 /// An LRU cache of 32-byte sectors that counts DRAM traffic.
 class L2Model {
  public:
   explicit L2Model(int64_t capacity_bytes);
   /// One request's touch of `sector` (a global key: buffer and sector index).
-  void touch(uint64_t sector, bool write);
+  /// Returns true for a compulsory miss: a load of a sector never touched.
+  bool touch(uint64_t sector, bool write);
   /// Writes back what is still dirty; call once at the end.
   void flush();
   int64_t read_bytes() const { return read_sectors_ * 32; }
@@ -110,6 +137,7 @@ class L2Model {
   size_t capacity_;
   std::list<Line> lru_;  ///< most recent first
   std::unordered_map<uint64_t, std::list<Line>::iterator> where_;
+  std::unordered_set<uint64_t> seen_;  ///< every sector touched
   int64_t read_sectors_ = 0;
   int64_t write_sectors_ = 0;
 };

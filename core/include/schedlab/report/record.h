@@ -90,6 +90,10 @@ struct Prediction {
   std::string limiter;         ///< "dram", "bank conflicts", "issue", ...
   double bandwidth_fraction = 0;  ///< ideal bytes / predicted time / peak bandwidth
   std::string profile;         ///< the whole profile, a JSON array (model::profiles_json)
+  // Compute (issue 36), as predicted_us is; 0 in records written before them.
+  double flops = 0;             ///< floating-point operations
+  double tensor_us = 0;         ///< mma.sync FLOPs at the device's mma.sync rate
+  double compute_fraction = 0;  ///< flops / predicted time / the relevant peak
 };
 
 /// One sweep point and its outcome.
