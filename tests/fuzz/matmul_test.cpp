@@ -1,6 +1,8 @@
 // The fuzzer's matmul kind (core/fuzz/matmul_gen.cpp, docs/fuzz.md
 // "Matmuls"): a fixed seed draws matmuls and linears among its cases, each a
-// contraction followed by its epilogue, with every feature the kind has.
+// contraction followed by its epilogue, with every feature the kind has; and
+// those cases, run as the campaign runs them (both paths, the sanitizer on),
+// validate on the CPU backend.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -8,6 +10,8 @@
 #include <vector>
 
 #include "schedlab/fuzz/fuzz.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace schedlab::fuzz {
 namespace {
@@ -61,6 +65,40 @@ TEST(FuzzMatmul, MatmulCasesCoverTheKindsFeatures) {
         "matmul_aligned_16", "matmul_unaligned", "matmul_extent_1", "epilogue_row", "epilogue_col",
         "epilogue_res", "epilogue_gelu", "reduce_sum", "output_bf16"})
     EXPECT_TRUE(seen.count(f)) << "no matmul case with feature " << f << " in 1000 cases";
+}
+
+TEST(FuzzMatmul, TheMatmulCasesOfAFixedSeedValidateOnBothPaths) {
+  // The first matmul cases of fuzz_slice's seed, as `schedlab fuzz --seed
+  // 2026 --cases 200 --only ... --sanitize` runs them (dynamic sizes and
+  // fast math by case number): every segmenter run validates; a schedule
+  // run validates or is refused (a schedule lowering refuses is a test too),
+  // and some validate.
+  std::vector<uint64_t> only = matmul_cases(2026, 200);
+  ASSERT_GE(only.size(), 8u);
+  only.resize(8);
+  CampaignOptions o;
+  o.seed = 2026;
+  o.cases = 200;
+  o.only = only;
+  o.run.sanitize = true;
+  o.run.cache_dir = std::string(SCHEDLAB_BINARY_DIR) + "/tests/fuzz/kernel_cache";
+  o.run.timeout = std::chrono::milliseconds(120000);
+  plugin::Registry registry(
+      plugin::plugin_search_path({std::string(SCHEDLAB_BINARY_DIR) + "/plugins"}));
+  o.run.plugins = sweep::segmenter_plugins(registry);
+  ASSERT_FALSE(o.run.plugins.empty());
+  int scheduled = 0;
+  o.on_case = [&](const CaseResult& r) {
+    EXPECT_TRUE(r.scheduled.cls == RunClass::Validated || r.scheduled.cls == RunClass::Refused)
+        << failure_line(r.index, Path::Schedule, r.scheduled);
+    EXPECT_EQ(r.segmented.cls, RunClass::Validated)
+        << failure_line(r.index, Path::Segmenter, r.segmented);
+    scheduled += r.scheduled.cls == RunClass::Validated;
+  };
+  const Summary s = run_campaign(o);
+  EXPECT_EQ(s.cases, 8u);
+  EXPECT_EQ(s.failures(), 0u) << s.line();
+  EXPECT_GE(scheduled, 2) << s.line();
 }
 
 }  // namespace

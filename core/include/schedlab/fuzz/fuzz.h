@@ -5,7 +5,8 @@
 // segmenter and the built-in plugins, as `schedlab exec` does), classifies
 // each run, and shrinks every failure to a small fusion + schedule pair.
 //
-// Owns: the generators (fusion_gen.cpp, schedule_gen.cpp), running and
+// Owns: the generators (fusion_gen.cpp with inputs_gen.cpp and matmul_gen.cpp,
+// the starts of its two kinds; schedule_gen.cpp), running and
 // classifying one run (runner.cpp), delta debugging (minimize.cpp), and the
 // campaign over many cases with its summary and kept files (campaign.cpp).
 // May depend on: frontend, ir, ref, runtime, segment, plugin, sweep
