@@ -10,15 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "../report/report_test_util.h"
+#include "profile_test_util.h"
 #include "schedlab/model/device.h"
 #include "schedlab/model/profile.h"
 #include "schedlab/model/resources.h"
 #include "schedlab/model/roofline.h"
 #include "schedlab/model/traffic.h"
-#include "schedlab/plugin/registry.h"
 #include "schedlab/report/record.h"
-#include "schedlab/runtime/cpu_backend.h"
-#include "schedlab/sweep/pipeline/pipeline.h"
 
 namespace {
 
@@ -31,10 +29,8 @@ using model::Work;
 
 const std::vector<std::string> kDirs = {SCHEDLAB_SOURCE_DIR "/configs/devices"};
 
-const DeviceModel& h200() {
-  static const DeviceModel d = model::load_device("h200", kDirs);
-  return d;
-}
+using model::testing_util::h200;
+using model::testing_util::profile;
 
 /// `blocks` blocks of 128 threads (4 warps), 64 registers: 8 resident per SM.
 Occupancy launch(int64_t blocks, const DeviceModel& d = h200()) {
@@ -189,32 +185,6 @@ TEST(Compute, LdmatrixWavefrontsShowABadSwizzle) {
   EXPECT_EQ(model::ldmatrix_wavefronts(x2, 32).first, 2);
   x2.resize(8);
   EXPECT_EQ(model::ldmatrix_wavefronts(x2, 32).first, 1);
-}
-
-std::string cache_dir() { return SCHEDLAB_BINARY_DIR "/tests/model/kernel-cache"; }
-
-schedlab::runtime::Backend& cpu() {
-  static std::unique_ptr<schedlab::runtime::Backend> b =
-      schedlab::runtime::make_cpu_backend(model::model_device_properties(), cache_dir());
-  return *b;
-}
-
-/// `fusion` at `sizes` scheduled by the built-in `plugin`, profiled on h200
-/// over the first `max_blocks` blocks.
-model::KernelProfile profile(const std::string& fusion, const schedlab::ir::SizeBindings& sizes,
-                             const std::string& plugin, int64_t max_blocks) {
-  sweep::BoundFusion bf =
-      sweep::bind_fusion(fusion, {SCHEDLAB_SOURCE_DIR "/configs/fusions"}, sizes);
-  schedlab::plugin::Registry registry({SCHEDLAB_BINARY_DIR "/plugins"});
-  sweep::PluginRun run = sweep::schedule_with_plugin(*registry.get(plugin), bf,
-                                                     model::device_properties(h200()), {});
-  EXPECT_TRUE(run.accepted) << run.reason;
-  const schedlab::ir::Fusion& f = *bf.def.fusion;
-  model::ProfileOptions o;
-  o.cache_dir = cache_dir();
-  o.max_blocks = max_blocks;
-  return model::profile_kernel(cpu(), schedlab::runtime::prepare(f, bf.sizes), f, bf.sizes,
-                               sweep::io_bytes(f, bf.sizes), h200(), o, fusion);
 }
 
 // The matmul composite on CUDA cores (the reduction plugin: one output per

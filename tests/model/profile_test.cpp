@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "profile_test_util.h"
 #include "schedlab/frontend/schedule_script.h"
 #include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
@@ -21,39 +22,11 @@ namespace model = schedlab::model;
 namespace sweep = schedlab::sweep;
 using schedlab::runtime::LaunchDims;
 
-std::string cache_dir() {
-  return SCHEDLAB_BINARY_DIR "/tests/model/kernel-cache";
-}
+using model::testing_util::cache_dir;
+using model::testing_util::cpu;
+using model::testing_util::h200;
+using model::testing_util::profile;
 const std::vector<std::string> kFusionDirs = {SCHEDLAB_SOURCE_DIR "/configs/fusions"};
-
-schedlab::runtime::Backend& cpu() {
-  static std::unique_ptr<schedlab::runtime::Backend> b =
-      schedlab::runtime::make_cpu_backend(model::model_device_properties(), cache_dir());
-  return *b;
-}
-
-const model::DeviceModel& h200() {
-  static const model::DeviceModel d =
-      model::load_device("h200", {SCHEDLAB_SOURCE_DIR "/configs/devices"});
-  return d;
-}
-
-/// `fusion` at `sizes` scheduled by the built-in `plugin`, profiled on h200.
-model::KernelProfile profile(const std::string& fusion, const schedlab::ir::SizeBindings& sizes,
-                             const std::string& plugin, int64_t max_blocks = 512,
-                             const std::vector<std::string>& settings = {}) {
-  sweep::BoundFusion bf = sweep::bind_fusion(fusion, kFusionDirs, sizes);
-  schedlab::plugin::Registry registry({SCHEDLAB_BINARY_DIR "/plugins"});
-  sweep::PluginRun run = sweep::schedule_with_plugin(*registry.get(plugin), bf,
-                                                     model::device_properties(h200()), settings);
-  EXPECT_TRUE(run.accepted) << run.reason;
-  const schedlab::ir::Fusion& f = *bf.def.fusion;
-  model::ProfileOptions o;
-  o.cache_dir = cache_dir();
-  o.max_blocks = max_blocks;
-  return model::profile_kernel(cpu(), schedlab::runtime::prepare(f, bf.sizes), f, bf.sizes,
-                               sweep::io_bytes(f, bf.sizes), h200(), o, fusion);
-}
 
 TEST(Profile, IsDeterministic) {
   auto a = profile("softmax", {{"N", 256}, {"K", 1024}}, "normalization");
