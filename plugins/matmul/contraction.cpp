@@ -66,8 +66,17 @@ Trace trace(pa::TensorView t, const pa::TensorView& product) {
     tr.reject = "cannot map the axes of " + describe(t) + " onto " + describe(product);
     return tr;
   }
-  for (size_t i = 0; i < dom.size(); ++i)
-    if (!dom[i].is_broadcast()) tr.iterates[static_cast<size_t>(to_product[i])] = true;
+  for (size_t i = 0; i < dom.size(); ++i) {
+    // A segment cut after the broadcast: its Shared tile would carry the
+    // broadcast axes the tile layout does not expect.
+    if (dom[i].is_broadcast()) {
+      tr.reject = "operand input " + describe(t) + " has a broadcast axis (" + std::to_string(i) +
+                  "): the segment starts after the operand's broadcast; expected a segment input "
+                  "without broadcast axes, broadcast inside the segment";
+      return tr;
+    }
+    tr.iterates[static_cast<size_t>(to_product[i])] = true;
+  }
   if (!dom.empty()) tr.inner = to_product.back();
   return tr;
 }
