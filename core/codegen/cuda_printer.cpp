@@ -122,6 +122,11 @@ bool has_async_copy(const kir::Kernel& k) {
   });
 }
 
+/// Whether the kernel has an mma tile (then its unit appends mma_header()).
+bool has_mma(const kir::Kernel& k) {
+  return kir::any_stmt(*k.body, [](const Stmt& s) { return s.kind == Stmt::Kind::MmaTile; });
+}
+
 bool synchronizes(const Stmt& s) {
   return kir::any_stmt(s, [](const Stmt& x) {
     return x.kind == Stmt::Kind::Sync || x.kind == Stmt::Kind::BlockReduce ||
@@ -203,6 +208,7 @@ class Printer : public kir::IRVisitor {
     if (s.wait >= 0) *os_ << pad() << "sl_cp_async_wait<" << s.wait << ">();\n";
   }
   void visit(const kir::BlockReduce& s) override;
+  void visit(const kir::MmaTile& s) override;
   void visit(const kir::GridReduce& s) override;
 
  private:
@@ -459,6 +465,34 @@ void Printer::visit(const kir::BlockReduce& s) {
   *os_ << pad() << "}\n";
 }
 
+void Printer::visit(const kir::MmaTile& s) {
+  // A warp collective: every lane packs its fragments, reads the accumulator
+  // elements it owns (0 for one past the output's end), and writes them back.
+  const std::string t = c_type(s.dtype);
+  auto elem = [&](const kir::ExprP& v, const kir::ExprP& valid) {
+    return valid->is_true() ? expr(v) : "(" + expr(valid) + ") ? " + expr(v) + " : " + t + "{0}";
+  };
+  auto pack = [&](const auto& v, const auto& valid, size_t j) {
+    return "sl_pack_b16<" + t + ">(" + elem(v[j], valid[j]) + ", " + elem(v[j + 1], valid[j + 1]) +
+           ")";
+  };
+  *os_ << pad() << "{\n";
+  *os_ << pad() << "  const uint32_t sl_ma[4] = {" << pack(s.a, s.a_valid, 0) << ", "
+       << pack(s.a, s.a_valid, 2) << ", " << pack(s.a, s.a_valid, 4) << ", "
+       << pack(s.a, s.a_valid, 6) << "};\n";
+  *os_ << pad() << "  const uint32_t sl_mb[2] = {" << pack(s.b, s.b_valid, 0) << ", "
+       << pack(s.b, s.b_valid, 2) << "};\n";
+  *os_ << pad() << "  float sl_mc[4];\n";
+  for (size_t i = 0; i < 4; ++i)
+    *os_ << pad() << "  sl_mc[" << i << "] = (" << expr(s.acc_valid[i]) << ") ? "
+         << load(*s.acc, s.acc_index[i]) << " : 0.0f;\n";
+  *os_ << pad() << "  sl_mma_m16n8k16<" << t << ">(sl_mc, sl_ma, sl_mb, sl_mc);\n";
+  for (size_t i = 0; i < 4; ++i)
+    *os_ << pad() << "  if (" << expr(s.acc_valid[i]) << ") " << store_head(*s.acc, s.acc_index[i])
+         << "sl_mc[" << i << "]);\n";
+  *os_ << pad() << "}\n";
+}
+
 void Printer::visit(const kir::GridReduce& s) {
   // The result's store and the workspaces follow sl_grid_reduce's own
   // protocol: they are not access sites (see runtime/access_trace.h).
@@ -561,7 +595,7 @@ PrintedUnit print_unit(const kir::Kernel& k) {
   std::ostringstream os;
   os << runtime_header();
   if (has_cached_load(k)) os << cache_load_header();
-  if (has_async_copy(k)) os << mma_header();
+  if (has_async_copy(k) || has_mma(k)) os << mma_header();
   os << "typedef " << (k.index_bits == 64 ? "int64_t" : "int32_t") << " sl_index_t;\n\n";
   const std::string prefix = os.str();
   PrintedUnit u = kernel_unit(k, 1 + static_cast<int>(std::count(prefix.begin(), prefix.end(), '\n')));

@@ -27,6 +27,10 @@ template <typename T> struct SlMmaOperand {
                 "mma.sync m16n8k16 takes sl_bfloat16 or sl_half operands");
   static constexpr bool bf16 = SlSame<T, sl_bfloat16>::value;
 };
+// Two b16 elements in one register, `lo` in the low 16 bits (an mma operand
+// register holds its fragment's elements 2i and 2i + 1 so).
+template <typename T>
+SL_FN uint32_t sl_pack_b16(T lo, T hi) { return uint32_t(lo.bits) | (uint32_t(hi.bits) << 16); }
 #ifndef SCHEDLAB_CPU
 SL_FN uint32_t sl_smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
 template <bool TRANS, int N>

@@ -115,6 +115,13 @@ const std::vector<Primitive> kPrimitives = {
        sched::fuse_mma(a.tensor(0));
        return {};
      }},
+    {"mma_tile",
+     {{"tv"}},
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
+       sched::mma_tile(a.tensor(0));
+       return {};
+     }},
     {"rfactor",
      {{"tv"}, {"axes"}},
      Returns::NewTensor,

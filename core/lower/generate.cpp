@@ -5,6 +5,8 @@
 #include <array>
 #include <tuple>
 
+#include "mma_tile.h"
+
 #include "schedlab/base/error.h"
 
 namespace schedlab::lower {
@@ -178,6 +180,15 @@ class Generator {
       internal_assert(node.items.size() == 1 && node.items[0].kind == LoopItem::Kind::Expr)
           << "a vectorized loop holds exactly its own copy";
       out.push_back(vector_copy(node.items[0].expr, node.key));
+      return;
+    }
+    if (is_mma_fragment_loop(node.key)) {
+      const ir::Expr* e = node.key.owner->definition();
+      internal_assert(e->is<ir::MmaOp>() && node.items.size() == 1 &&
+                      node.items[0].kind == LoopItem::Kind::Loop)
+          << "an mma tile's fragment loop holds exactly its k loop";
+      out.push_back(mma_tile(e->as<ir::MmaOp>(), ix_, buffers_,
+                             [](const TensorView* tv, int k) { return Indexer::loop_var(loop_owner(tv, k)); }));
       return;
     }
     emit(node, *open(id, Indexer::loop_var_name(node.key), out));

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "mma_tile.h"
+
 #include "schedlab/base/error.h"
 #include "schedlab/lower/kir_visitor.h"
 #include "schedlab/sched/cache.h"
@@ -30,6 +32,19 @@ ExprP drop_conjuncts_naming(const ExprP& p, const std::string& var) {
 
 bool divides(const ir::SizeExpr& ext, int64_t f) {
   return ext.is_const() && ext.const_value() % f == 0;
+}
+
+/// Whether a thread-bound loop axis of t merges a Broadcast piece with an
+/// iterated one (an mma tile's lane, sched::mma_tile): the thread index then
+/// holds a broadcast position that a guard on it would leave unwritten for
+/// threads that read t.
+bool merges_broadcast_into_threads(const TensorView* t) {
+  for (const ir::IterDomainExpr* e : t->loop_history())
+    if (const auto* m = e->as<ir::Merge>())
+      if (m->outer()->is_broadcast() != m->inner()->is_broadcast() &&
+          ir::is_thread_dim(m->out()->parallel_type()))
+        return true;
+  return false;
 }
 
 }  // namespace
@@ -111,7 +126,13 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
   TensorIndex r{{}, Expr::boolean(true)};
   for (int k = 0; k < t->nloop(); ++k) {
     const IterDomain* id = t->loop()[static_cast<size_t>(k)];
-    ExprP v = loop_index(t, k);
+    // A Broadcast axis of an mma tile's operand bound to a block index that
+    // also iterates the tile's wider axis (inlined_into_widened_loops lets
+    // it): every block computes the operand's one element there, at index 0.
+    const bool every_block = id->is_broadcast() && ir::is_block_dim(id->parallel_type()) &&
+                             k < t->compute_at_pos() && is_mma_tile_operand(t) &&
+                             !loop_owner(t, k).id()->extent().same_as(id->extent());
+    ExprP v = every_block ? Expr::integer(0) : loop_index(t, k);
     r.index[id] = v;
     // A bound loop runs over the launch extent, which may exceed this one.
     if (id->parallel_type() != ir::ParallelType::Serial &&
@@ -128,7 +149,16 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
       r.index[s->in()] = in;
       bool predicated =
           root_predicates || std::find(loop_part.begin(), loop_part.end(), s) != loop_part.end();
-      if (predicated && !divides(s->in()->extent(), s->factor()))
+      // A Local tensor whose thread index holds part of a split Broadcast
+      // axis (an mma tile's lane) is not guarded on that axis: its value is
+      // the same at every position, and each thread reads its own registers.
+      // (Not an accumulator: a sum over a Broadcast axis split by f must add
+      // its one element once, not f times.)
+      const bool own_broadcast = s->in()->is_broadcast() &&
+                                 t->memory_type() == ir::MemoryType::Local &&
+                                 !(t->definition() && ir::accumulation(t->definition())) &&
+                                 merges_broadcast_into_threads(t);
+      if (predicated && !own_broadcast && !divides(s->in()->extent(), s->factor()))
         r.predicate = r.predicate && (in < size(s->in()->extent()));
     } else if (auto* m = (*it)->as<ir::Merge>()) {
       ExprP out = r.index.at(m->out());

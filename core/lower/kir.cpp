@@ -209,6 +209,19 @@ std::unique_ptr<AsyncGroup> AsyncGroup::make(bool commit, int64_t wait) {
 }
 StmtP AsyncGroup::clone() const { return make(commit, wait); }
 
+StmtP MmaTile::clone() const {
+  auto s = std::make_unique<MmaTile>();
+  s->acc = acc;
+  s->acc_index = acc_index;
+  s->acc_valid = acc_valid;
+  s->a = a;
+  s->a_valid = a_valid;
+  s->b = b;
+  s->b_valid = b_valid;
+  s->dtype = dtype;
+  return s;
+}
+
 std::unique_ptr<Comment> Comment::make(std::string text) {
   auto s = std::make_unique<Comment>();
   s->text = std::move(text);

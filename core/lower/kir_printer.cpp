@@ -136,6 +136,16 @@ class Printer : public IRVisitor {
                      s.buffer->name, print_expr(s.index), reduce_op(s.op), dims(s.dims),
                      print_expr(s.identity), print_expr(s.participate), s.workspace));
   }
+  void visit(const MmaTile& s) override {
+    auto list = [](const auto& xs) {
+      std::string r;
+      for (const ExprP& x : xs) r += (r.empty() ? "" : ", ") + print_expr(x);
+      return r;
+    };
+    line(fmt::format("{}[{}] += mma.m16n8k16.{}(a=[{}] if [{}], b=[{}] if [{}]) if [{}]",
+                     s.acc->name, list(s.acc_index), dtype(s.dtype), list(s.a), list(s.a_valid),
+                     list(s.b), list(s.b_valid), list(s.acc_valid)));
+  }
   void visit(const GridReduce& s) override {
     line(fmt::format("{}[{}] = grid_reduce<{}>({}[{}], identity={}, participate={}, "
                      "partials={}, semaphores={}, element={}, block={}, blocks={})",

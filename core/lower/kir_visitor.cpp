@@ -37,6 +37,7 @@ void IRVisitor::include(const Stmt& s) {
     case Stmt::Kind::BlockReduce: return visit(static_cast<const BlockReduce&>(s));
     case Stmt::Kind::GridReduce: return visit(static_cast<const GridReduce&>(s));
     case Stmt::Kind::AsyncGroup: return visit(static_cast<const AsyncGroup&>(s));
+    case Stmt::Kind::MmaTile: return visit(static_cast<const MmaTile&>(s));
   }
   internal_error << "kir: unknown statement kind " << static_cast<int>(s.kind);
 }
@@ -81,6 +82,14 @@ void IRVisitor::visit(const BlockReduce& s) {
   include(s.identity);
   include(s.participate);
 }
+void IRVisitor::visit(const MmaTile& s) {
+  for (const ExprP& e : s.acc_index) include(e);
+  for (const ExprP& e : s.acc_valid) include(e);
+  for (const auto* xs : {&s.a, &s.a_valid})
+    for (const ExprP& e : *xs) include(e);
+  for (const auto* xs : {&s.b, &s.b_valid})
+    for (const ExprP& e : *xs) include(e);
+}
 void IRVisitor::visit(const GridReduce& s) {
   for (const ExprP* e : {&s.index, &s.out_index, &s.identity, &s.participate, &s.element,
                          &s.block, &s.blocks})
@@ -120,6 +129,7 @@ void IRMutator::mutate(Stmt& s) {
     case Stmt::Kind::BlockReduce: return visit(static_cast<BlockReduce&>(s));
     case Stmt::Kind::GridReduce: return visit(static_cast<GridReduce&>(s));
     case Stmt::Kind::AsyncGroup: return visit(static_cast<AsyncGroup&>(s));
+    case Stmt::Kind::MmaTile: return visit(static_cast<MmaTile&>(s));
   }
   internal_error << "kir: unknown statement kind " << static_cast<int>(s.kind);
 }
@@ -173,6 +183,14 @@ void IRMutator::visit(BlockReduce& s) {
   s.index = mutate(s.index);
   s.identity = mutate(s.identity);
   s.participate = mutate(s.participate);
+}
+void IRMutator::visit(MmaTile& s) {
+  for (ExprP& e : s.acc_index) e = mutate(e);
+  for (ExprP& e : s.acc_valid) e = mutate(e);
+  for (auto* xs : {&s.a, &s.a_valid})
+    for (ExprP& e : *xs) e = mutate(e);
+  for (auto* xs : {&s.b, &s.b_valid})
+    for (ExprP& e : *xs) e = mutate(e);
 }
 void IRMutator::visit(GridReduce& s) {
   for (ExprP* e : {&s.index, &s.out_index, &s.identity, &s.participate, &s.element, &s.block,
@@ -254,6 +272,7 @@ class AnyStmt : public IRVisitor {
   void visit(const Allocate& s) override { hit(s); }
   void visit(const Sync& s) override { hit(s); }
   void visit(const AsyncGroup& s) override { hit(s); }
+  void visit(const MmaTile& s) override { hit(s); }
   void visit(const Comment& s) override { hit(s); }
   void visit(const BlockReduce& s) override { hit(s); }
   void visit(const GridReduce& s) override { hit(s); }

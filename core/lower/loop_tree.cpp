@@ -6,6 +6,8 @@
 #include <functional>
 #include <set>
 
+#include "mma_tile.h"
+
 #include "schedlab/base/error.h"
 
 namespace schedlab::lower {
@@ -24,9 +26,17 @@ LoopKey loop_owner(const TensorView* t, int k) {
 }
 
 bool inlined_into_widened_loops(const TensorView* t) {
-  for (int k = 0; k < t->compute_at_pos(); ++k)
-    if (!loop_owner(t, k).id()->extent().same_as(t->loop()[static_cast<size_t>(k)]->extent()))
-      return true;
+  for (int k = 0; k < t->compute_at_pos(); ++k) {
+    const ir::IterDomain* own = t->loop()[static_cast<size_t>(k)];
+    const ir::IterDomain* loop = loop_owner(t, k).id();
+    // A block index over a Broadcast axis of an mma tile's operand bound to
+    // the same index only makes every block compute it (the operand tile,
+    // once per block of the other operand's axis), in the block's memory.
+    if (own->is_broadcast() && ir::is_block_dim(own->parallel_type()) &&
+        own->parallel_type() == loop->parallel_type() && is_mma_tile_operand(t))
+      continue;
+    if (!loop->extent().same_as(own->extent())) return true;
+  }
   return false;
 }
 

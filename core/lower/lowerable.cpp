@@ -7,6 +7,7 @@
 #include "allocation.h"
 #include "async_copy.h"
 #include "circular_buffer.h"
+#include "mma_tile.h"
 #include "loop_tree.h"
 
 #include "schedlab/base/error.h"
@@ -169,6 +170,7 @@ void check_lowerable(const ir::Fusion& f) {
           << ") is bound to DIDx; multi-device fusions are not supported";
     }
     if (t->circular_stages() > 1) check_circular_buffer(t);
+    if (t->mma_k() != nullptr) check_mma_tile(f, t);
     if (auto* ls = t->definition() ? t->definition()->as<ir::LoadStoreOp>() : nullptr) {
       user_assert(ls->op() == ir::LoadStoreOpType::Set || ls->op() == ir::LoadStoreOpType::CpAsync)
           << "lowering: " << t->describe() << " is defined by a "

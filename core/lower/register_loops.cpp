@@ -17,6 +17,8 @@ bool indexes_registers(const kir::Stmt& s, const std::string& var) {
     if (const auto* st = x.as<kir::Store>()) return local(st->buffer) && reads_var(st->index);
     if (const auto* br = x.as<kir::BlockReduce>()) return local(br->buffer) && reads_var(br->index);
     if (const auto* gr = x.as<kir::GridReduce>()) return local(gr->buffer) && reads_var(gr->index);
+    if (const auto* mt = x.as<kir::MmaTile>())
+      return local(mt->acc) && std::any_of(mt->acc_index.begin(), mt->acc_index.end(), reads_var);
     return false;
   });
   return hit || kir::any_expr(s, [&](const kir::Expr& x) {

@@ -61,6 +61,7 @@ class Scan : public kir::IRVisitor {
   // per group arrives once.
   void visit(const kir::BlockReduce&) override { blocked = true; }
   void visit(const kir::GridReduce&) override { blocked = true; }
+  void visit(const kir::MmaTile&) override { blocked = true; }  // a warp collective
   void visit(const kir::Store& s) override {
     blocked |= s.buffer->memory == ir::MemoryType::Shared;
     kir::IRVisitor::visit(s);

@@ -25,8 +25,9 @@ TensorView* half_source(const TensorView* t) {
 /// same broadcast of the half tensor, new), or the f32 factor itself.
 TensorView* mma_operand(const TensorView* tv, ir::Val* factor) {
   auto* t = factor->as<TensorView>();
-  user_assert(t != nullptr) << "fuse_mma: " << tv->describe() << " sums a product with the constant "
-                            << factor->str() << "; expected a product of two tensors";
+  user_assert(t != nullptr) << "fuse_mma: " << tv->describe()
+                            << " sums a product with the constant " << factor->str()
+                            << "; expected a product of two tensors";
   if (TensorView* src = half_source(t)) return src;
   if (const auto* b = t->definition() ? t->definition()->as<ir::BroadcastOp>() : nullptr)
     if (TensorView* src = half_source(b->in())) return ir::broadcast(src, b->is_broadcast_dim());
@@ -85,6 +86,41 @@ TensorView* fuse_mma(TensorView* tv) {
   f.create<ir::MmaOp>(tv, a, b);
   ir::verify(f);
   return tv;
+}
+
+void mma_tile(TensorView* tv) {
+  const auto* mma = tv->definition() ? tv->definition()->as<ir::MmaOp>() : nullptr;
+  user_assert(mma) << "mma_tile: " << tv->describe()
+                   << " is not defined by an mma; expected the tensor fuse_mma returned";
+  user_assert(ir::is_half(mma->a()->dtype()))
+      << "mma_tile: " << tv->describe() << " multiplies " << ir::dtype_name(mma->a()->dtype())
+      << " operands; mma.sync m16n8k16 takes bf16 or f16 (an f32 matmul runs on CUDA cores)";
+  user_assert(tv->compute_at_pos() == 0 && tv->mma_k() == nullptr)
+      << "mma_tile: " << tv->describe() << " is "
+      << (tv->mma_k() ? "already an mma tile" : "inlined")
+      << "; expected mma_tile once, before propagation and inlining";
+  const int n = tv->nloop();
+  user_assert(n >= 3) << "mma_tile: " << tv->describe() << " has " << n
+                      << " loop axes; expected its innermost three to be [m 16, n 8, k 16]";
+  auto expect = [&](int pos, int64_t extent, bool reduction, const char* name) {
+    const ir::IterDomain* id = tv->loop()[static_cast<size_t>(pos)];
+    user_assert(id->extent().is_const() && id->extent().const_value() == extent &&
+                id->is_reduction() == reduction && id->parallel_type() == ir::ParallelType::Serial)
+        << "mma_tile: loop axis " << pos << " of " << tv->describe() << " is " << id->str()
+        << "; expected the instruction tile's " << name << " axis: a serial "
+        << (reduction ? "Reduction" : "Iteration") << " axis of extent " << extent
+        << " (split the output to [..., m 16, n 8, k 16] first)";
+  };
+  expect(n - 3, 16, false, "m");
+  expect(n - 2, 8, false, "n");
+  expect(n - 1, 16, true, "k");
+  tv->split(n - 3, 8);            // [.., mh 2, ml 8, n 8, k]
+  tv->split(n - 1, 2);            // [.., mh 2, ml 8, nh 4, nl 2, k]
+  tv->reorder({{n - 3, n - 1}});  // [.., ml 8, nh 4, mh 2, nl 2, k]
+  tv->merge(n - 3);               // [.., lane 32, mh 2, nl 2, k]
+  tv->merge(n - 2);               // [.., lane 32, fragment 4, k]
+  tv->parallelize(n - 3, ir::ParallelType::TIDx);
+  tv->set_mma_k(tv->loop().back());
 }
 
 }  // namespace schedlab::sched

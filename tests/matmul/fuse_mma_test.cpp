@@ -79,7 +79,8 @@ void check(const std::string& fusion, int m, int n, int k,
   ASSERT_TRUE(mm->definition()->is<ir::MmaOp>());
   schedule(*def.fusion, mm, m, n, k);
   std::vector<ir::SizeBindings> sizes = matmul_sizes();
-  if (fusion.starts_with("batched")) for (auto& s : sizes) s["B"] = 2;
+  if (fusion.starts_with("batched"))
+    for (auto& s : sizes) s["B"] = 2;
   expect_matches_at(def, plain, prepare_or_report(def, sizes.front()), sizes,
                     [](const auto& pl, const auto& p, auto& c, const auto& sz) {
                       return run_and_compare(pl, p, c, sz);
@@ -88,11 +89,21 @@ void check(const std::string& fusion, int m, int n, int k,
 
 // matmul's sum is [M, rK, N]; linear's [M, N, rK]; the batched one [B, M, rK, N]
 // (B is left outermost and serial).
-TEST_F(FuseMma, MatmulBf16OnOutputTiles) { check("matmul_bf16", 0, 2, 1, tiles); }
-TEST_F(FuseMma, MatmulF16OnOutputTiles) { check("matmul_f16", 0, 2, 1, tiles); }
-TEST_F(FuseMma, MatmulBf16SplitK) { check("matmul_bf16", 0, 2, 1, split_k); }
-TEST_F(FuseMma, LinearBiasGeluOnOutputTiles) { check("linear_bias_gelu_bf16", 0, 1, 2, tiles); }
-TEST_F(FuseMma, LinearBiasGeluSplitK) { check("linear_bias_gelu_bf16", 0, 1, 2, split_k); }
+TEST_F(FuseMma, MatmulBf16OnOutputTiles) {
+  check("matmul_bf16", 0, 2, 1, tiles);
+}
+TEST_F(FuseMma, MatmulF16OnOutputTiles) {
+  check("matmul_f16", 0, 2, 1, tiles);
+}
+TEST_F(FuseMma, MatmulBf16SplitK) {
+  check("matmul_bf16", 0, 2, 1, split_k);
+}
+TEST_F(FuseMma, LinearBiasGeluOnOutputTiles) {
+  check("linear_bias_gelu_bf16", 0, 1, 2, tiles);
+}
+TEST_F(FuseMma, LinearBiasGeluSplitK) {
+  check("linear_bias_gelu_bf16", 0, 1, 2, split_k);
+}
 
 TEST(FuseMmaIr, TheMmaReadsTheHalfTensorsAndPrintsAsMma) {
   auto def = load("matmul_bf16");
@@ -143,7 +154,8 @@ TEST(FuseMmaIr, RefusesWhatIsNotAContraction) {
 
 TEST(FuseMmaIr, RefusesAProductReadElsewhereAndABroadcastReducedAxis) {
   Fusion f("twice");
-  TensorView* a = f.make_tensor(ir::DataType::F32, {ir::SizeExpr::symbol("M"), ir::SizeExpr::symbol("K")});
+  TensorView* a =
+      f.make_tensor(ir::DataType::F32, {ir::SizeExpr::symbol("M"), ir::SizeExpr::symbol("K")});
   f.add_input(a);
   TensorView* p = ir::tv(ir::mul(a, a));
   TensorView* s = ir::sum(p, {1});
@@ -152,15 +164,15 @@ TEST(FuseMmaIr, RefusesAProductReadElsewhereAndABroadcastReducedAxis) {
   EXPECT_THAT(user_error_of([&] { sched::fuse_mma(s); }), HasSubstr("is also read elsewhere"));
 
   Fusion g("broadcast_k");
-  TensorView* x = g.make_tensor(ir::DataType::F32, {ir::SizeExpr::symbol("M"), ir::SizeExpr::symbol("K")});
+  TensorView* x =
+      g.make_tensor(ir::DataType::F32, {ir::SizeExpr::symbol("M"), ir::SizeExpr::symbol("K")});
   TensorView* v = g.make_tensor(ir::DataType::F32, {ir::SizeExpr::symbol("M")});
   g.add_input(x);
   g.add_input(v);
   TensorView* vb = ir::broadcast(v, {false, true});  // [M, 1]: constant along K
   TensorView* t = ir::sum(ir::tv(ir::mul(x, vb)), {1});
   g.add_output(t);
-  EXPECT_THAT(user_error_of([&] { sched::fuse_mma(t); }),
-              HasSubstr("along which T"));
+  EXPECT_THAT(user_error_of([&] { sched::fuse_mma(t); }), HasSubstr("along which T"));
 }
 
 TEST(MatmulComposite, ErrorsNameTheOperandAndAxis) {
@@ -180,9 +192,9 @@ TEST(MatmulComposite, ErrorsNameTheOperandAndAxis) {
               HasSubstr("to have shape [..., K, N] (rank >= 2), found shape [K]"));
   EXPECT_THAT(user_error_of([&] { ir::matmul(i, i); }),
               HasSubstr("expected a bf16, f16 or f32 operand"));
-  EXPECT_THAT(user_error_of([&] { ir::linear(a, c); }), HasSubstr("linear: expected operands of one dtype"));
-  EXPECT_THAT(user_error_of([&] { ir::linear(a, a, c); }),
-              HasSubstr("linear: expected the bias"));
+  EXPECT_THAT(user_error_of([&] { ir::linear(a, c); }),
+              HasSubstr("linear: expected operands of one dtype"));
+  EXPECT_THAT(user_error_of([&] { ir::linear(a, a, c); }), HasSubstr("linear: expected the bias"));
 }
 
 }  // namespace

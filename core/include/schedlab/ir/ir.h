@@ -304,6 +304,11 @@ class TensorView final : public Val {
   /// Circular buffering (sched::circular_buffer): the buffer holds `stages`
   /// copies of its tile, each loaded `prefetch` iterations of its loop ahead
   /// (1 and 0: none). Set with no checks; sched::circular_buffer checks.
+  /// sched::mma_tile: this MmaOp output's innermost loop axes [lane 32
+  /// (TIDx), fragment 4, k 16] are one warp's mma.sync m16n8k16; mma_k() is
+  /// the k axis (nullptr: no tile). Set with no checks; lowering checks.
+  const IterDomain* mma_k() const { return mma_k_; }
+  void set_mma_k(const IterDomain* k) { mma_k_ = k; }
   int64_t circular_stages() const { return circular_stages_; }
   int64_t circular_prefetch() const { return circular_prefetch_; }
   void set_circular_buffer(int64_t stages, int64_t prefetch) {
@@ -327,6 +332,7 @@ class TensorView final : public Val {
   MemoryType memory_type_ = MemoryType::Local;
   int64_t shared_pad_ = 0;  ///< row padding of a Shared buffer, in elements
   int64_t shared_swizzle_ = 1;  ///< XOR width of a Shared buffer's rows; 1: none
+  const IterDomain* mma_k_ = nullptr;  ///< the k axis of an mma tile (mma_k())
   int64_t circular_stages_ = 1;    ///< circular-buffer stages; 1: none
   int64_t circular_prefetch_ = 0;  ///< iterations loaded ahead
   int compute_at_pos_ = 0;

@@ -226,7 +226,7 @@ using StmtP = std::unique_ptr<Stmt>;
 
 struct Stmt {
   enum class Kind {
-    Block, For, If, Store, Allocate, Sync, Comment, BlockReduce, GridReduce, AsyncGroup
+    Block, For, If, Store, Allocate, Sync, Comment, BlockReduce, GridReduce, AsyncGroup, MmaTile
   };
   const Kind kind;
 
@@ -330,6 +330,26 @@ struct AsyncGroup final : Stmt {
   int64_t wait = -1;
   AsyncGroup() : Stmt(kKind) {}
   static std::unique_ptr<AsyncGroup> make(bool commit, int64_t wait);
+  StmtP clone() const override;
+};
+
+/// One warp's mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32 (T = dtype,
+/// bf16 or f16): acc[acc_index[i]] += the C fragment element i of this lane,
+/// from the A fragment elements a[0..7] and the B ones b[0..3] of this lane,
+/// in the PTX ISA's fragment orders (docs/tensor-cores.md); an a/b element
+/// whose a_valid/b_valid is false (past its operand's end) is 0. A warp collective:
+/// every lane of the warp reaches it, never under a branch.
+struct MmaTile final : Stmt {
+  static constexpr Kind kKind = Kind::MmaTile;
+  const Buffer* acc = nullptr;  ///< the f32 accumulator, a Local buffer
+  std::array<ExprP, 4> acc_index;
+  std::array<ExprP, 4> acc_valid;  ///< whether C element i exists (else not read nor written)
+  std::array<ExprP, 8> a;        ///< loads of the A fragment's elements
+  std::array<ExprP, 8> a_valid;  ///< whether each exists (else it is 0)
+  std::array<ExprP, 4> b;
+  std::array<ExprP, 4> b_valid;
+  ir::DataType dtype = ir::DataType::BF16;
+  MmaTile() : Stmt(kKind) {}
   StmtP clone() const override;
 };
 

@@ -45,6 +45,7 @@ class IRVisitor {
   virtual void visit(const AsyncGroup&) {}
   virtual void visit(const Comment&) {}
   virtual void visit(const BlockReduce& s);
+  virtual void visit(const MmaTile& s);
   virtual void visit(const GridReduce& s);
 };
 
@@ -87,6 +88,7 @@ class IRMutator {
   virtual void visit(AsyncGroup&) {}
   virtual void visit(Comment&) {}
   virtual void visit(BlockReduce& s);
+  virtual void visit(MmaTile& s);
   virtual void visit(GridReduce& s);
 };
 

@@ -1,0 +1,43 @@
+// Pass helper: the warp's mma.sync of an MmaOp whose innermost loop axes are
+// an instruction tile (sched::mma_tile): [lane 32 (TIDx), fragment 4, k 16].
+// generate calls it in place of the fragment and k loops. Every fragment
+// element is found through the ordinary index math, with the three tile
+// loops' indices replaced by the lane's fragment coordinates of the PTX ISA
+// (m16n8k16, .row.col): A element j of lane l is (row l/4 + 8 ((j/2)%2), k
+// 2 (l%4) + j%2 + 8 (j/4)); B element j is (k 2 (l%4) + j%2 + 8 (j/2), col
+// l/4); C element i is (row l/4 + 8 (i/2), col 2 (l%4) + i%2). An element
+// past an operand's end is 0; one past the output's end is neither read nor
+// written. So the operands may live in any memory, and M, N and K need not
+// be multiples of the tile.
+#pragma once
+
+#include <map>
+
+#include "indexing.h"
+#include "schedlab/lower/kir.h"
+
+namespace schedlab::lower {
+
+/// The statement of the mma tile of `e` (e->out()->mma_k() is set), at the
+/// loops that enclose its fragment loop (`index` gives their indices).
+kir::StmtP mma_tile(const ir::MmaOp* e, const Indexer& ix,
+                    const std::map<const ir::TensorView*, const kir::Buffer*>& buffers,
+                    const LoopIndexFn& index);
+
+/// Lowering rule 16 (docs/lowering-rules.md): the mma tile of t (t->mma_k()
+/// set) is still [lane 32 bound to TIDx, fragment 4 serial, k 16] innermost,
+/// t is a register accumulator, its operands are in Shared or Global memory
+/// (the lanes read each other's elements) computed outside the tile, and
+/// every TIDx axis of the kernel spans 32 (the lane is threadIdx.x).
+void check_mma_tile(const ir::Fusion& f, const ir::TensorView* t);
+
+/// Whether t is an operand of an mma tile: staged once per block for the
+/// warps of every block along its Broadcast axes (indexing.cpp and
+/// loop_tree.cpp let its block-bound Broadcast axes sit in the wider block
+/// loops of the tile, at index 0).
+bool is_mma_tile_operand(const ir::TensorView* t);
+
+/// Whether loop `key` is the fragment loop of an mma tile.
+bool is_mma_fragment_loop(const LoopKey& key);
+
+}  // namespace schedlab::lower
