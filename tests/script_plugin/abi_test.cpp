@@ -109,10 +109,10 @@ TEST(Abi16, TheBuiltinsDeclareTheSegmentersOrder) {
   }
   // The most specific first; script needs a schedule text and python a heuristic file, so
   // neither volunteers (equal priorities by name).
-  EXPECT_THAT(all, ElementsAre("normalization=40", "reduction=30", "transpose=20", "pointwise=10",
-                               "autosched=0", "python=-1", "script=-1"));
-  EXPECT_THAT(offered,
-              ElementsAre("normalization", "reduction", "transpose", "pointwise", "autosched"));
+  EXPECT_THAT(all, ElementsAre("matmul=50", "normalization=40", "reduction=30", "transpose=20",
+                               "pointwise=10", "autosched=0", "python=-1", "script=-1"));
+  EXPECT_THAT(offered, ElementsAre("matmul", "normalization", "reduction", "transpose", "pointwise",
+                                   "autosched"));
   // The priority travels with a description (what an isolated worker sends).
   const PluginDescription d = r.get("script")->info();
   EXPECT_EQ(description_from_json(to_json(d), "test").priority, -1);
