@@ -69,7 +69,7 @@ void check_mma_tile(const ir::Fusion& f, const ir::TensorView* t) {
     for (const ir::IterDomain* id : e->out()->loop())
       user_assert(id->parallel_type() != ir::ParallelType::TIDx ||
                   (id->extent().is_const() && id->extent().const_value() == 32))
-          << what << " needs threadIdx.x to be the lane, but " << e->out()->describe() << " binds "
+          << what << " needs the x thread index to be the lane, but " << e->out()->describe() << " binds "
           << id->str()
           << " to TIDx; expected every TIDx axis of the kernel to span "
              "32 (warps on TIDy/TIDz)";

@@ -103,9 +103,9 @@ std::string unsupported(const Config& cfg, const Contraction& c, const pa::Devic
            str(static_cast<int64_t>(d.shared_bytes_per_block)) + " per block";
   if (ceil_div(c.M, cfg.tile_m) > kMaxGridYZ)
     return "M=" + str(c.M) + " makes " + str(ceil_div(c.M, cfg.tile_m)) +
-           " row tiles, more than gridDim.y's " + str(kMaxGridYZ);
+           " row tiles, more than the grid's y extent allows (" + str(kMaxGridYZ) + ")";
   if (c.batch > kMaxGridYZ)
-    return "a batch of " + str(c.batch) + " is more than gridDim.z's " + str(kMaxGridYZ);
+    return "a batch of " + str(c.batch) + " is more than the grid's z extent allows (" + str(kMaxGridYZ) + ")";
   if (cfg.async)
     return "async=true: cp.async copies of 4 to 16 bytes need vectorized operand tiles, not "
            "there yet on CUDA cores";

@@ -196,8 +196,8 @@ TEST(AutoCandidates, TheBuiltinsInTheOrderTheyDeclare) {
   const auto candidates = sweep::builtin_candidates(registry, &reasons);
   std::vector<std::string> names;
   for (const auto& p : candidates) names.push_back(p->name() + " " + std::to_string(p->priority()));
-  EXPECT_EQ(names, (std::vector<std::string>{"normalization 40", "reduction 30", "transpose 20",
-                                             "pointwise 10"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"matmul 50", "normalization 40", "reduction 30",
+                                             "transpose 20", "pointwise 10"}));
   EXPECT_EQ(sweep::builtin_candidates(registry, &reasons), candidates);  // the same instances
   EXPECT_TRUE(reasons.empty()) << reasons.front();
 }
