@@ -131,7 +131,8 @@ TEST_F(CudaDeviceTest, CompileIsCachedInMemoryAndOnDisk) {
   EXPECT_EQ(backend_->compile(src), a);
   auto props = cuda_device_properties();
   ASSERT_TRUE(props.has_value());
-  fs::path file = fs::path(cache_dir_) / (src.hash() + "." + props->arch + ".cubin");
+  // The name the backend gives it (the NVRTC version and options in its key).
+  fs::path file = fs::path(cache_dir_) / nvrtc_cache_name(src, props->arch);
   EXPECT_TRUE(fs::exists(file)) << file;
   // A second backend finds the image on disk and never writes it again.
   auto before = fs::last_write_time(file);
@@ -148,6 +149,17 @@ TEST_F(CudaDeviceTest, TimeUsesCudaEvents) {
   EXPECT_EQ(t.clock, "cuda-events");
   ASSERT_EQ(t.seconds.size(), 5u);
   for (double s : t.seconds) EXPECT_GT(s, 0.0);
+  EXPECT_EQ(download(out)[0], 3.0f);
+}
+
+TEST_F(CudaDeviceTest, TimeWithNoRepetitionsOnlyWarmsUp) {
+  // The sweep's timer warms a kernel up with time(k, dims, args, n, 0): the
+  // contract of Backend::time (and the CPU backend) allows no timed launch.
+  std::vector<float> x(1 << 10, 1.0f);
+  TensorArg in = upload(x), out = upload(x);
+  auto k = backend_->compile(with_header(kScale));
+  Timing t = backend_->time(*k, LaunchDims{{4, 1, 1}, {256, 1, 1}, 0}, {out, in}, 3, 0);
+  EXPECT_TRUE(t.seconds.empty());
   EXPECT_EQ(download(out)[0], 3.0f);
 }
 

@@ -126,7 +126,8 @@ class Backend {
   /// Runs one launch and waits for it.
   virtual void launch(CompiledKernel& k, const LaunchDims& dims,
                       const std::vector<TensorArg>& args) = 0;
-  /// Warm-up, then `reps` timed launches.
+  /// `warmup` launches, then `reps` timed launches (both >= 0; reps = 0 only
+  /// warms up, as the sweep's timer does before its measured batches).
   virtual Timing time(CompiledKernel& k, const LaunchDims& dims,
                       const std::vector<TensorArg>& args, int warmup, int reps) = 0;
   /// One launch of a kernel compiled with KernelSource::trace, its blocks one
