@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -179,6 +180,13 @@ std::optional<KernelResources> read_cached(const std::filesystem::path& path,
   return std::nullopt;
 }
 
+/// NVRTC 12.9 and later cache compiles in the process (--no-cache turns it off).
+bool nvrtc_caches_compiles() {
+  int major = 0, minor = 0;
+  if (std::sscanf(runtime::nvrtc_version().c_str(), "%d.%d", &major, &minor) != 2) return false;
+  return major > 12 || (major == 12 && minor >= 9);
+}
+
 void write_cached(const std::filesystem::path& path, const KernelResources& r) {
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
@@ -203,8 +211,18 @@ KernelResources kernel_resources(const runtime::KernelSource& src, const std::st
   const std::filesystem::path cached = cache_path(src, arch, cache_dir_flag);
   if (std::optional<KernelResources> r = read_cached(cached, arch)) return *r;
   std::string log;
-  runtime::NvrtcOutput out =
-      runtime::nvrtc_compile_all(src, arch, {"--ptxas-options=-v"}, &log, cache_dir_flag);
+  // NVRTC 12.9 and later may serve a unit compiled before in this process
+  // from their own cache without running ptxas, whose report is then missing
+  // (nvFuser turns the cache off for its verbose compiles too): a sweep on a
+  // GPU compiles every kernel for its launches before the model asks.
+  std::vector<std::string> options = {"--ptxas-options=-v"};
+  if (nvrtc_caches_compiles()) options.push_back("--no-cache");
+  runtime::NvrtcOutput out = runtime::nvrtc_compile_all(src, arch, options, &log, cache_dir_flag);
+  user_assert(log.find("Compiling entry function '") != std::string::npos)
+      << "nvrtc " << runtime::nvrtc_version() << " gave no ptxas report for kernel '" << src.name
+      << "' on " << arch << " (options --ptxas-options=-v"
+      << (options.size() > 1 ? " --no-cache" : "") << "): the model cannot read its registers"
+      << (log.empty() ? "; the log was empty" : "; the log was:\n" + log);
   KernelResources r = parse_ptxas_report(log, src.name);
   if (r.arch.empty()) r.arch = arch;
   r.ptx = count_ptx(out.ptx, src.name);

@@ -7,7 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "schedlab/base/error.h"
+#include "schedlab/runtime/cuda_backend.h"
 
 namespace {
 
@@ -130,6 +133,26 @@ extern "C" __global__ void schedlab_kernel(float* out, const float* in, int n) {
     EXPECT_EQ(r.barriers, 1) << arch;
     EXPECT_EQ(r.ptx.memory_instructions, 4) << arch;  // ld/st global, st/ld shared
   }
+}
+
+TEST(KernelResources, AReportAfterAPlainCompileOfTheSameUnit) {
+  // A sweep on a GPU compiles each kernel for its launches first, then the
+  // model asks for its resources. NVRTC 12.9 and later keep a compile cache
+  // that serves the second compile without running ptxas, so its log has no
+  // report (nvFuser PR 4694): the H200 check of 2026-12-04 lost its first
+  // speed-of-light point so (this machine's NVRTC 13.0 does not show it).
+  // The resources' compile opts out of that cache (--no-cache).
+  KernelSource s = source(R"(
+extern "C" __global__ void schedlab_kernel(float* out, const float* in) {
+  out[threadIdx.x] = 3.0f * in[threadIdx.x] + 0.5f;
+}
+)");
+  const std::string fresh = cache_dir() + "/after-plain-compile";
+  std::filesystem::remove_all(fresh);  // no resources cached by an earlier run
+  (void)schedlab::runtime::nvrtc_compile_all(s, "sm_90", {}, nullptr, fresh);
+  KernelResources r = kernel_resources(s, "sm_90", fresh);
+  EXPECT_EQ(r.arch, "sm_90");
+  EXPECT_GT(r.registers, 0);
 }
 
 TEST(KernelResources, ACompileErrorIsAUserError) {
