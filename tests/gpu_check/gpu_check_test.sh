@@ -124,16 +124,16 @@ EOF
   unpack() { rm -rf "$dir/state"; mkdir -p "$dir/state"; tar -C "$dir/state" -xzf "$dir/res/logs.tar.gz"; }
   unpack
   [[ $(st device) == ok && $(st fake_gpu_test) == "skip(no device)" ]] || fail "stages 1-2: $(st device), $(st fake_gpu_test)"
-  [[ $(st sol-acceptance) == cut ]] || fail "the hanging sweep is '$(st sol-acceptance)', not cut at its budget"
-  [[ $(st quickstart) == skipped && $(st torch-all) == skipped && $(st model-error-all) == skipped ]] ||
+  [[ $(st quickstart) == cut ]] || fail "the hanging sweep is '$(st quickstart)', not cut at its budget"
+  [[ $(st sol-acceptance) == skipped && $(st torch-all) == skipped && $(st model-error-all) == skipped ]] ||
     fail "what the budget left out is not marked skipped"
-  grep -Eq '^skipped or cut at their budget \([0-9]+\): sol-acceptance quickstart ' "$dir/res/summary.txt" || fail "summary does not say what it skipped"
+  grep -Eq '^skipped or cut at their budget \([0-9]+\): quickstart sol-acceptance ' "$dir/res/summary.txt" || fail "summary does not say what it skipped"
   (($(find "$dir/res" -mindepth 1 | wc -l) == 4)) || fail "not 4 files in the results"
   # The resume runs the start again and what was skipped or cut, nothing else.
   expect 0 'totals: [0-9]+ ok, 0 failed, 0 skipped or cut' -- env FAKE_SLOW=0 "$fb/gpu-check" --resume "$dir/res"
   echo "$out"
   line=$(grep '^gpu-check: resuming' <<<"$out")
-  grep -q ' sol-acceptance ' <<<"$line" && grep -q ' version ' <<<"$line" || fail "resume does not run the cut sweep and the start: $line"
+  grep -q ' quickstart ' <<<"$line" && grep -q ' version ' <<<"$line" || fail "resume does not run the cut sweep and the start: $line"
   grep -q 'fake_gpu_test' <<<"$line" && fail "resume runs the gpu tests again: $line"
   unpack
   [[ $(st sol-acceptance) == ok && $(st fake_gpu_test) == "skip(no device)" && $(st torch-all) == "skip(no torch)" ]] ||
