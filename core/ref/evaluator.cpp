@@ -12,6 +12,8 @@
 #include <memory>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/op_semantics.h"
@@ -114,41 +116,65 @@ class Operand {
   Index strides_;
 };
 
-/// out[i] = fn(operands at i), for every input of e in order, and its error
-/// bound: fn's largest change over the operands' bounds, plus the absolute
-/// rounding(operands, result) of computing it (error_bound.h).
-HostTensor elementwise(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
-                       const std::function<double(const double*)>& fn,
-                       const std::function<double(const double*, double)>& rounding) {
-  HostTensor out = alloc(e.out(), sizes);
-  std::vector<Operand> ops;
-  for (const ir::Val* v : e.inputs()) ops.emplace_back(v, out.shape, env, sizes);
-  std::vector<double> vals(ops.size()), errs(ops.size());
-  std::unique_ptr<bool[]> bools(new bool[ops.size()]);
-  for (size_t k = 0; k < ops.size(); ++k) bools[k] = ops[k].is_bool();
-  for_each_index(out.shape, [&](const Index& idx, int64_t lin) {
-    for (size_t k = 0; k < ops.size(); ++k) {
-      vals[k] = ops[k].at(idx);
-      errs[k] = ops[k].error_at(idx);
+/// fn(operands at i) for the elements of an elementwise expression's output,
+/// and each one's error bound: fn's largest change over the operands' bounds,
+/// plus the absolute rounding(operands, result) of computing it
+/// (error_bound.h).
+class Elementwise {
+ public:
+  using Fn = std::function<double(const double*)>;
+  using Rounding = std::function<double(const double*, double)>;
+  Elementwise(const ir::Expr& e, const Index& shape, const Env& env, const ir::SizeBindings& sizes,
+              Fn fn, Rounding rounding)
+      : fn_(std::move(fn)), rounding_(std::move(rounding)) {
+    for (const ir::Val* v : e.inputs()) ops_.emplace_back(v, shape, env, sizes);
+    vals_.resize(ops_.size());
+    errs_.resize(ops_.size());
+    bools_.reset(new bool[ops_.size()]);
+    for (size_t k = 0; k < ops_.size(); ++k) bools_[k] = ops_[k].is_bool();
+  }
+  /// The element at idx: its value, and its error bound in `error`.
+  double at(const Index& idx, double& error) {
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      vals_[k] = ops_[k].at(idx);
+      errs_[k] = ops_[k].error_at(idx);
     }
-    const double r = fn(vals.data());
-    out.data[static_cast<size_t>(lin)] = r;
-    out.error[static_cast<size_t>(lin)] = detail::elementwise_bound(
-        fn, vals.data(), errs.data(), bools.get(), ops.size(), rounding(vals.data(), r));
-  });
-  return out;
+    const double r = fn_(vals_.data());
+    error = detail::elementwise_bound(fn_, vals_.data(), errs_.data(), bools_.get(), ops_.size(),
+                                      rounding_(vals_.data(), r));
+    return r;
+  }
+
+ private:
+  Fn fn_;
+  Rounding rounding_;
+  std::vector<Operand> ops_;
+  std::vector<double> vals_, errs_;
+  std::unique_ptr<bool[]> bools_;
+};
+
+/// Where a reduction reads its input's elements: a computed tensor, or one
+/// computed element by element as the reduction visits it (a product read
+/// only by its sum, never held: a matmul's [M, K, N] would not fit).
+using Source = std::function<double(const Index& idx, int64_t lin, double& error)>;
+
+Source tensor_source(const HostTensor& in) {
+  return [&in](const Index&, int64_t lin, double& error) {
+    error = error_of(in, static_cast<size_t>(lin));
+    return in.data[static_cast<size_t>(lin)];
+  };
 }
 
 /// `op` of `in` over the Reduction axes of `t`, the tensor it defines.
-HostTensor reduce(ir::ReductionOpType op, const ir::TensorView* t, const HostTensor& in,
-                  const ir::SizeBindings& sizes) {
+HostTensor reduce(ir::ReductionOpType op, const ir::TensorView* t, const Index& in_shape,
+                  const Source& in, const ir::SizeBindings& sizes) {
   HostTensor out = alloc(t, sizes);
   std::fill(out.data.begin(), out.data.end(), ir::reduction_init(op));
   // Input axis i lands on output stride out_strides[i]; reduced axes on 0.
   const auto& logical = t->logical();
-  internal_assert(logical.size() == in.shape.size())
+  internal_assert(logical.size() == in_shape.size())
       << "evaluate: reduction " << t->describe() << " has " << logical.size()
-      << " logical axes for an input of shape " << shape_str(in.shape);
+      << " logical axes for an input of shape " << shape_str(in_shape);
   Index kept_strides = out.strides(), out_strides;
   size_t k = 0;
   for (const ir::IterDomain* id : logical)
@@ -164,9 +190,10 @@ HostTensor reduce(ir::ReductionOpType op, const ir::TensorView* t, const HostTen
   std::vector<double> x_squares(sum ? out.data.size() : 0, 0.0);
   std::vector<double> absorbed(sum ? out.data.size() : 0, 0.0);
   std::vector<int64_t> count(sum ? out.data.size() : 0, 0);
-  for_each_index(in.shape, [&](const Index& idx, int64_t lin) {
+  for_each_index(in_shape, [&](const Index& idx, int64_t lin) {
     const size_t o = static_cast<size_t>(offset(idx, out_strides));
-    const double x = in.data[static_cast<size_t>(lin)], ex = error_of(in, static_cast<size_t>(lin));
+    double ex = 0.0;
+    const double x = in(idx, lin, ex);
     double& acc = out.data[o];
     double& err = out.error[o];
     switch (op) {
@@ -222,24 +249,21 @@ HostTensor reduce(ir::ReductionOpType op, const ir::TensorView* t, const HostTen
 
 /// An MmaOp: the products of its operands over its output's whole logical
 /// shape (exact for half operands, one f32 rounding for f32 ones), then
-/// their sum, as a reduction of them.
+/// their sum, as a reduction of them; each product computed as the sum
+/// visits it.
 HostTensor mma(const ir::MmaOp& m, const Env& env, const ir::SizeBindings& sizes) {
   const HostTensor& a = lookup(env, m.a());
   const HostTensor& b = lookup(env, m.b());
   Index shape;
   for (size_t i = 0; i < a.shape.size(); ++i) shape.push_back(std::max(a.shape[i], b.shape.at(i)));
-  HostTensor products{ir::DataType::F32, shape, {}, {}};
-  products.data.resize(static_cast<size_t>(products.numel()));
-  products.error.resize(products.data.size());
   const Operand oa(m.a(), shape, env, sizes), ob(m.b(), shape, env, sizes);
   const double u = ir::is_half(m.a()->dtype()) ? 0.0 : detail::compute_roundoff(ir::DataType::F32);
-  for_each_index(shape, [&](const Index& idx, int64_t lin) {
+  const Source products = [&](const Index& idx, int64_t, double& error) {
     const double x = oa.at(idx), y = ob.at(idx), ex = oa.error_at(idx), ey = ob.error_at(idx);
-    products.data[static_cast<size_t>(lin)] = x * y;
-    products.error[static_cast<size_t>(lin)] =
-        std::fabs(x) * ey + std::fabs(y) * ex + ex * ey + u * std::fabs(x * y);
-  });
-  return reduce(ir::ReductionOpType::Sum, m.out(), products, sizes);
+    error = std::fabs(x) * ey + std::fabs(y) * ex + ex * ey + u * std::fabs(x * y);
+    return x * y;
+  };
+  return reduce(ir::ReductionOpType::Sum, m.out(), shape, products, sizes);
 }
 
 HostTensor permute(const ir::PermuteOp& p, const Env& env, const ir::SizeBindings& sizes) {
@@ -262,8 +286,11 @@ HostTensor permute(const ir::PermuteOp& p, const Env& env, const ir::SizeBinding
   return out;
 }
 
-HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
-               const EvalOptions& options) {
+/// The per-element evaluator of an elementwise expression (unary, binary,
+/// where, cast, copy) over `shape`, its output's; null for other kinds.
+std::unique_ptr<Elementwise> elementwise_of(const ir::Expr& e, const Index& shape, const Env& env,
+                                            const ir::SizeBindings& sizes,
+                                            const EvalOptions& options) {
   // The arithmetic's unit roundoff: that of the operands' type (a comparison
   // of floats is exact, its bool result has none).
   double u = detail::compute_roundoff(e.out()->dtype());
@@ -282,33 +309,49 @@ HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
   const auto exact = [out_t, half_store](const double*, double r) {
     return half_store ? detail::storage_rounding(out_t, r) : 0.0;
   };
+  const auto make = [&](Elementwise::Fn fn, Elementwise::Rounding rounding) {
+    return std::make_unique<Elementwise>(e, shape, env, sizes, std::move(fn), std::move(rounding));
+  };
   switch (e.kind()) {
     case ir::Expr::Kind::Unary: {
       ir::UnaryOpType op = e.as<ir::UnaryOp>()->op();
-      return elementwise(
-          e, env, sizes, [op](const double* v) { return ir::apply_unary(op, v[0]); }, op_rounding);
+      return make([op](const double* v) { return ir::apply_unary(op, v[0]); }, op_rounding);
     }
     case ir::Expr::Kind::Binary: {
       ir::BinaryOpType op = e.as<ir::BinaryOp>()->op();
-      return elementwise(
-          e, env, sizes, [op](const double* v) { return ir::apply_binary(op, v[0], v[1]); },
-          op_rounding);
+      return make([op](const double* v) { return ir::apply_binary(op, v[0], v[1]); },
+                  op_rounding);
     }
     case ir::Expr::Kind::Where:
-      return elementwise(
-          e, env, sizes, [](const double* v) { return v[0] != 0.0 ? v[1] : v[2]; }, exact);
+      return make([](const double* v) { return v[0] != 0.0 ? v[1] : v[2]; }, exact);
     case ir::Expr::Kind::Cast: {
       // The reference rounds as the kernel does: the interval's corners
       // see where it may round otherwise (or cross an integer).
       ir::DataType t = e.out()->dtype();
-      return elementwise(
-          e, env, sizes, [t](const double* v) { return ir::round_to_dtype(v[0], t); },
-          [](const double*, double) { return 0.0; });
+      return make([t](const double* v) { return ir::round_to_dtype(v[0], t); },
+                  [](const double*, double) { return 0.0; });
     }
     case ir::Expr::Kind::LoadStore:  // a copy: same dtype, exact
-      return elementwise(
-          e, env, sizes, [](const double* v) { return v[0]; },
-          [](const double*, double) { return 0.0; });
+      return make([](const double* v) { return v[0]; },
+                  [](const double*, double) { return 0.0; });
+    default:
+      return nullptr;
+  }
+}
+
+HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
+               const EvalOptions& options) {
+  if (e.kind() != ir::Expr::Kind::Broadcast && e.kind() != ir::Expr::Kind::Reduction &&
+      e.kind() != ir::Expr::Kind::Mma && e.kind() != ir::Expr::Kind::Permute) {
+    HostTensor out = alloc(e.out(), sizes);
+    std::unique_ptr<Elementwise> ew = elementwise_of(e, out.shape, env, sizes, options);
+    internal_assert(ew != nullptr) << "evaluate: unknown expression " << e.op_name();
+    for_each_index(out.shape, [&](const Index& idx, int64_t lin) {
+      out.data[static_cast<size_t>(lin)] = ew->at(idx, out.error[static_cast<size_t>(lin)]);
+    });
+    return out;
+  }
+  switch (e.kind()) {
     case ir::Expr::Kind::Broadcast: {
       // New extent-1 axes do not move any element in row-major order.
       HostTensor out = alloc(e.out(), sizes);
@@ -322,14 +365,53 @@ HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
     }
     case ir::Expr::Kind::Reduction: {
       const auto* r = e.as<ir::ReductionOp>();
-      return reduce(r->op(), r->out(), lookup(env, r->in()), sizes);
+      const ir::TensorView* in = r->in();
+      if (env.count(in)) {
+        const HostTensor& t = lookup(env, in);
+        return reduce(r->op(), r->out(), t.shape, tensor_source(t), sizes);
+      }
+      // Streamed (see streamed()): its elements computed as the reduction
+      // visits them, in the same order and with the same bounds.
+      const Index shape = concrete_shape(in, sizes);
+      std::unique_ptr<Elementwise> ew = elementwise_of(*in->definition(), shape, env, sizes, options);
+      internal_assert(ew != nullptr) << "evaluate: " << in->describe() << " is not computed";
+      const Source source = [&ew](const Index& idx, int64_t, double& error) {
+        return ew->at(idx, error);
+      };
+      return reduce(r->op(), r->out(), shape, source, sizes);
     }
     case ir::Expr::Kind::Mma:
       return mma(*e.as<ir::MmaOp>(), env, sizes);
     case ir::Expr::Kind::Permute:
       return permute(*e.as<ir::PermuteOp>(), env, sizes);
+    default:
+      break;
   }
   internal_error << "evaluate: unknown expression " << e.op_name();
+}
+
+/// The tensors a reduction reads element by element instead of from a
+/// computed tensor: computed elementwise, read by that one reduction alone,
+/// not a fusion output (a matmul's product: [M, K, N] values, read once).
+std::unordered_set<const ir::TensorView*> streamed(const ir::Fusion& f,
+                                                   const std::vector<ir::Expr*>& exprs) {
+  std::unordered_map<const ir::TensorView*, int> reads;
+  for (const ir::Expr* e : exprs)
+    for (const ir::Val* v : e->inputs())
+      if (const auto* t = v->as<ir::TensorView>()) ++reads[t];
+  std::unordered_set<const ir::TensorView*> outputs(f.outputs().begin(), f.outputs().end());
+  std::unordered_set<const ir::TensorView*> out;
+  for (const ir::Expr* e : exprs) {
+    if (e->kind() != ir::Expr::Kind::Reduction) continue;
+    const ir::TensorView* in = e->as<ir::ReductionOp>()->in();
+    const ir::Expr* def = in->definition();
+    if (def == nullptr || reads[in] != 1 || outputs.count(in)) continue;
+    const ir::Expr::Kind k = def->kind();
+    if (k == ir::Expr::Kind::Unary || k == ir::Expr::Kind::Binary || k == ir::Expr::Kind::Where ||
+        k == ir::Expr::Kind::Cast || k == ir::Expr::Kind::LoadStore)
+      out.insert(in);
+  }
+  return out;
 }
 
 }  // namespace
@@ -355,7 +437,10 @@ std::vector<HostTensor> evaluate(const ir::Fusion& f, const std::vector<HostTens
         << " values, expected " << in.numel() << " for shape " << shape_str(in.shape);
     env[tv] = in;
   }
-  for (const ir::Expr* e : f.exprs_for_outputs()) env[e->out()] = run(*e, env, sizes, options);
+  const std::vector<ir::Expr*> exprs = f.exprs_for_outputs();
+  const std::unordered_set<const ir::TensorView*> skip = streamed(f, exprs);
+  for (const ir::Expr* e : exprs)
+    if (!skip.count(e->out())) env[e->out()] = run(*e, env, sizes, options);
   std::vector<HostTensor> outs;
   for (const ir::TensorView* o : f.outputs()) outs.push_back(lookup(env, o));
   return outs;

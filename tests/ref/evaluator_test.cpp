@@ -257,6 +257,35 @@ TEST(RefEvaluator, SymbolicSizesAreBound) {
   }
 }
 
+/// sum_k f(a[m, k] * b[k, n]) (f: exp or none), with the product also a
+/// fusion output when `keep`.
+std::vector<HostTensor> contraction(bool keep, bool with_exp) {
+  ir::Fusion f;
+  auto* a = input(f, DataType::F32, {sym("M"), sym("K")}, "a");
+  auto* b = input(f, DataType::F32, {sym("K"), sym("N")}, "b");
+  ir::Val* p = ir::mul(ir::broadcast(a, {false, false, true}), ir::broadcast(b, {true, false, false}));
+  if (with_exp) p = ir::exp(p);
+  f.add_output(ir::sum(ir::tv(p), {1}));
+  if (keep) f.add_output(ir::tv(p));
+  const ir::SizeBindings sizes = {{"M", 5}, {"K", 37}, {"N", 3}};
+  return evaluate(f, make_inputs(f, sizes, 11), sizes);
+}
+
+TEST(RefEvaluator, AProductReadOnlyByItsSumIsStreamedWithTheSameValuesAndBounds) {
+  // A reduction's elementwise input read by nothing else is computed element
+  // by element as the reduction visits it (a matmul's [M, K, N] product is
+  // never held); values and error bounds equal those of the held tensor.
+  for (bool with_exp : {false, true}) {
+    std::vector<HostTensor> streamed = contraction(false, with_exp);
+    std::vector<HostTensor> held = contraction(true, with_exp);
+    ASSERT_EQ(held.size(), 2u);
+    EXPECT_THAT(streamed[0].shape, ElementsAre(5, 3));
+    EXPECT_EQ(streamed[0].data, held[0].data) << "exp " << with_exp;
+    EXPECT_EQ(streamed[0].error, held[0].error) << "exp " << with_exp;
+    EXPECT_THAT(held[1].shape, ElementsAre(5, 37, 3));
+  }
+}
+
 // --- Input generation ------------------------------------------------------
 
 TEST(RefInputs, PinnedSplitMix64Draws) {
