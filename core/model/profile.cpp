@@ -5,12 +5,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <future>
 #include <nlohmann/json.hpp>
 
 #include "schedlab/base/error.h"
 #include "schedlab/model/reduction_depth.h"
 #include "schedlab/ref/evaluator.h"
+#include "schedlab/runtime/work_estimate.h"
 
 namespace schedlab::model {
 namespace {
@@ -40,15 +42,24 @@ TrafficCounts trace_traffic(runtime::Backend& cpu, const runtime::PreparedKernel
                             const DeviceModel& device, const runtime::LaunchDims& dims,
                             uint64_t seed, const std::string& name) {
   auto compiled = cpu.compile(runtime::traced_source(prepared));
-  runtime::BoundArgs bound(cpu, prepared, ref::make_inputs(fusion, sizes, seed), sizes);
-  runtime::TraceKernel trace = runtime::trace_kernel(prepared, bound, sizes, name);
-  trace.dims = dims;
+  // Sized for the whole grid, launched (and held to the traced work budget)
+  // for the sampled blocks only.
+  runtime::BoundArgs bound(cpu, prepared, ref::make_inputs(fusion, sizes, seed), sizes, dims);
+  const runtime::TraceKernel trace = runtime::trace_kernel(prepared, bound, sizes, name);
   TrafficObserver observer(device.l2_bytes, device.shared_banks);
-  cpu.launch_traced(*compiled, dims, bound.args(), trace, observer);
+  bound.launch_traced(*compiled, trace, observer);
   return observer.counts();
 }
 
 }  // namespace
+
+int64_t sample_blocks_within(int64_t max_blocks, const runtime::EmulatedWork& work,
+                             double traced_limit) {
+  if (max_blocks <= 0 || traced_limit <= 0) return max_blocks;
+  const double per_block = std::max(work.per_thread() * work.threads, 1.0);
+  const double fit = std::floor(traced_limit / per_block);
+  return fit >= double(max_blocks) ? max_blocks : std::max<int64_t>(1, int64_t(fit));
+}
 
 runtime::LaunchDims sampled_dims(const runtime::LaunchDims& dims, int64_t max_blocks) {
   const auto& g = dims.grid;
@@ -78,7 +89,10 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
     return kernel_resources(prepared.source, device.arch, options.cache_dir);
   });
   p.dims = runtime::launch_dims(prepared.kernel, sizes);
-  const runtime::LaunchDims sample = sampled_dims(p.dims, options.max_blocks);
+  const runtime::EmulatedWork work = runtime::emulated_work(
+      prepared.kernel, p.dims, runtime::param_shapes(prepared.kernel, p.dims, sizes));
+  const runtime::LaunchDims sample = sampled_dims(
+      p.dims, sample_blocks_within(options.max_blocks, work, cpu.max_emulated_work(/*traced=*/true)));
   p.traffic = trace_traffic(cpu, prepared, fusion, sizes, device, sample, options.seed, name);
   p.resources = resources.get();
   p.occupancy = occupancy(device, p.resources.registers, p.resources.static_shared_bytes, p.dims);
@@ -110,7 +124,9 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
   const double threads = double(p.occupancy.threads_per_block) * double(p.occupancy.grid_blocks);
   const double warps = double(p.occupancy.warps_per_block) * double(p.occupancy.grid_blocks);
   p.fp_lane_ops = double(ptx.fp_arithmetic_ops) * repeats * threads;
-  p.mma_instructions = double(ptx.mma_flops) / kMmaFlops * repeats * warps;
+  // mma.sync: exact, from the kernel IR (every kir::MmaTile a warp executes,
+  // edge tiles whole, as the hardware runs them), not the PTX estimate.
+  p.mma_instructions = work.mma_tiles_per_thread * warps;
   p.flops = double(ptx.flops) * repeats * threads + p.mma_instructions * kMmaFlops;
 
   Work w;

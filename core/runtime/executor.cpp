@@ -302,9 +302,21 @@ bool traced_run_fits(const PreparedKernel& prepared, const ir::SizeBindings& siz
 }
 
 BoundArgs::BoundArgs(Backend& backend, const PreparedKernel& prepared,
-                     const std::vector<ref::HostTensor>& inputs, const ir::SizeBindings& sizes)
-    : backend_(backend), kernel_(&prepared.kernel), dims_(launch_dims(prepared.kernel, sizes)) {
+                     const std::vector<ref::HostTensor>& inputs, const ir::SizeBindings& sizes,
+                     const std::optional<LaunchDims>& launched)
+    : backend_(backend),
+      kernel_(&prepared.kernel),
+      dims_(launch_dims(prepared.kernel, sizes)),
+      launched_(launched.value_or(dims_)) {
   const kir::Kernel& k = prepared.kernel;
+  // Part of the grid: the same block shape and shared memory, no more blocks
+  // in any dimension (the arguments are the whole grid's).
+  internal_assert(launched_.block == dims_.block && launched_.shared_bytes == dims_.shared_bytes &&
+                  launched_.grid[0] <= dims_.grid[0] && launched_.grid[1] <= dims_.grid[1] &&
+                  launched_.grid[2] <= dims_.grid[2])
+      << "BoundArgs: the blocks launched are not a part of the grid (" << launched_.grid[0]
+      << ", " << launched_.grid[1] << ", " << launched_.grid[2] << ") of (" << dims_.grid[0]
+      << ", " << dims_.grid[1] << ", " << dims_.grid[2] << ")";
   try {
     std::vector<TensorArg> shapes = param_shapes(k, dims_, sizes);
     for (size_t pi = 0; pi < k.params.size(); ++pi) {
@@ -335,7 +347,7 @@ BoundArgs::BoundArgs(Backend& backend, const PreparedKernel& prepared,
     }
     check_vector_accesses(k, args_);
     check_shared_memory(k, dims_, sizes, backend.max_shared_bytes(), backend.name() + " backend");
-    check_emulated_work(k, dims_, args_, backend.max_emulated_work(/*traced=*/false));
+    check_emulated_work(k, launched_, args_, backend.max_emulated_work(/*traced=*/false));
   } catch (...) {
     release();
     throw;
@@ -349,13 +361,13 @@ void BoundArgs::release() {
   owned_.clear();
 }
 
-void BoundArgs::launch(CompiledKernel& compiled) { backend_.launch(compiled, dims_, args_); }
+void BoundArgs::launch(CompiledKernel& compiled) { backend_.launch(compiled, launched_, args_); }
 
 void BoundArgs::launch_traced(CompiledKernel& compiled, const TraceKernel& trace,
                               AccessObserver& observer) {
-  check_emulated_work(*kernel_, dims_, args_, backend_.max_emulated_work(/*traced=*/true),
+  check_emulated_work(*kernel_, launched_, args_, backend_.max_emulated_work(/*traced=*/true),
                       /*traced=*/true);
-  backend_.launch_traced(compiled, dims_, args_, trace, observer);
+  backend_.launch_traced(compiled, launched_, args_, trace, observer);
 }
 
 std::vector<ref::HostTensor> BoundArgs::read_outputs() const {
@@ -399,7 +411,7 @@ TraceKernel trace_kernel(const PreparedKernel& prepared, const BoundArgs& args,
   TraceKernel t;
   t.name = name.empty() ? prepared.source.name : name;
   t.source = prepared.source.source;
-  t.dims = args.dims();
+  t.dims = args.launched();
   std::map<const kir::Buffer*, int> id;
   for (const auto& b : k.buffers) {
     id[b.get()] = static_cast<int>(t.buffers.size());

@@ -28,6 +28,7 @@ class Walker : public kir::IRVisitor {
   explicit Walker(const Values& values) : values_(values) {}
   std::map<const kir::Buffer*, double> work;
   double barriers = 0;
+  double mma_tiles = 0;
 
  protected:
   using kir::IRVisitor::visit;
@@ -44,6 +45,11 @@ class Walker : public kir::IRVisitor {
   void visit(const kir::Sync&) override { barriers += times_; }
   void visit(const kir::Store& s) override { work[s.buffer] += times_; }
   void visit(const kir::GridReduce& s) override { work[s.buffer] += times_; }
+  void visit(const kir::MmaTile& s) override {
+    mma_tiles += times_;
+    work[s.acc] += times_ * kMmaTileStatements;
+    barriers += times_ * kMmaTileBarriers;
+  }
   void visit(const kir::BlockReduce& s) override {
     work[s.buffer] += times_;
     barriers += times_ * kBlockReduceBarriers;
@@ -92,6 +98,7 @@ EmulatedWork emulated_work(const kir::Kernel& k, const LaunchDims& dims,
   std::stable_sort(out.buffers.begin(), out.buffers.end(),
                    [](const BufferWork& a, const BufferWork& b) { return a.per_thread > b.per_thread; });
   out.barriers_per_thread = w.barriers;
+  out.mma_tiles_per_thread = w.mma_tiles;
   out.threads = static_cast<double>(dims.block[0] * dims.block[1] * dims.block[2]);
   out.blocks = static_cast<double>(dims.grid[0] * dims.grid[1] * dims.grid[2]);
   return out;

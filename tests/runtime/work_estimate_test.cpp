@@ -9,8 +9,12 @@
 
 #include "schedlab/frontend/fusion_file.h"
 #include "schedlab/frontend/schedule_script.h"
+#include "schedlab/model/device.h"
+#include "schedlab/ref/inputs.h"
+#include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/executor.h"
 #include "schedlab/runtime/work_estimate.h"
+#include "cpu_test_util.h"
 #include "test_support.h"
 
 namespace schedlab::runtime::testing {
@@ -134,6 +138,65 @@ TEST(WorkEstimate, BarriersAreCountedAndNamedWhenTheyDominate) {
       [&] { check_emulated_work(p.kernel, dims, args, cpu_work_limit()); });
   EXPECT_THAT(err, ::testing::HasSubstr("barriers (__syncthreads, 32 statements each) alone take"));
   EXPECT_THAT(err, ::testing::HasSubstr("keep those tensors Local"));
+}
+
+// tests/model/mma_tile.sched: one warp per block, one mma.sync m16n8k16 tile
+// per K step of 16. Each lane takes part in each tile: two warp exchanges
+// (fiber switches) and 64 multiply-adds of the emulation.
+TEST(WorkEstimate, AnMmaTileCountsInEveryLaneOfItsWarp) {
+  auto def = test_support::load_config_fusion("matmul_bf16");
+  frontend::apply_schedule_file(SCHEDLAB_SOURCE_DIR "/tests/model/mma_tile.sched", def, {});
+  const ir::SizeBindings sizes{{"M", 32}, {"N", 16}, {"K", 64}};
+  PreparedKernel p = prepare(*def.fusion, sizes);
+  LaunchDims dims = launch_dims(p.kernel, sizes);
+  EmulatedWork work = emulated_work(p.kernel, dims, param_shapes(p.kernel, dims, sizes));
+  EXPECT_EQ(work.mma_tiles_per_thread, 64 / 16);
+  EXPECT_EQ(work.threads, 32);
+  EXPECT_EQ(work.blocks, 2 * 2);
+  // The accumulator's statements: its 4 zeroed elements and the tiles'.
+  double acc = -1;
+  for (const BufferWork& b : work.buffers)
+    if (b.buffer->tv != nullptr && b.buffer->tv->describe().starts_with("T7")) acc = b.per_thread;
+  EXPECT_EQ(acc, 4 + 4 * kMmaTileStatements);
+  // Two barriers around each K step's operand tiles, and the tiles' exchanges.
+  EXPECT_EQ(work.barriers_per_thread, 4 * 2 + 4 * kMmaTileBarriers);
+}
+
+// A launch of some blocks of the grid (model/profile.h's sample): the
+// arguments are the whole grid's, the budget is checked for the blocks
+// launched, so the whole launch stays refused while a sample of it runs.
+TEST(WorkEstimate, BoundArgsChecksTheBlocksItLaunches) {
+  auto def = test_support::load_config_fusion("pointwise_add_mul");
+  frontend::apply_schedule_text(kRedundant, "test.sched", def, {});
+  PreparedKernel p = prepare(*def.fusion, kSizes);
+  const LaunchDims dims = launch_dims(p.kernel, kSizes);
+  ASSERT_EQ(dims.grid[0], 7);
+  const EmulatedWork work = emulated_work(p.kernel, dims, param_shapes(p.kernel, dims, kSizes));
+  const double per_block = work.per_thread() * work.threads;
+  // Two blocks fit untraced; a traced launch, kTraceSlowdown times smaller
+  // a budget, none.
+  ::setenv("SCHEDLAB_CPU_MAX_WORK", std::to_string(2.5 * per_block).c_str(), 1);
+  TempDir cache;
+  auto backend = make_cpu_backend(model::model_device_properties(), cache.path());
+  const auto inputs = ref::make_inputs(*def.fusion, kSizes, 1);
+  EXPECT_THAT(test_support::user_error_of([&] { BoundArgs whole(*backend, p, inputs, kSizes); }),
+              ::testing::HasSubstr("x 32 threads x 7 blocks), more than its limit"));
+  LaunchDims two = dims;
+  two.grid = {2, 1, 1};
+  BoundArgs sample(*backend, p, inputs, kSizes, two);
+  EXPECT_EQ(sample.dims().grid, dims.grid);  // sized for the whole grid
+  EXPECT_EQ(sample.launched().grid, two.grid);
+  auto compiled = backend->compile(p.source);
+  EXPECT_NO_THROW(sample.launch(*compiled));
+  auto traced = backend->compile(traced_source(p));
+  const TraceKernel trace = trace_kernel(p, sample, kSizes);
+  EXPECT_EQ(trace.dims.grid, two.grid);
+  Sanitizer observer;
+  EXPECT_THAT(test_support::user_error_of([&] { sample.launch_traced(*traced, trace, observer); }),
+              ::testing::HasSubstr("traced (sanitized) CPU emulation would execute about"));
+  ::setenv("SCHEDLAB_CPU_MAX_WORK", std::to_string(2.5 * per_block * kTraceSlowdown).c_str(), 1);
+  EXPECT_NO_THROW(sample.launch_traced(*traced, trace, observer));
+  ::unsetenv("SCHEDLAB_CPU_MAX_WORK");
 }
 
 TEST(WorkEstimate, LimitComesFromTheEnvironment) {

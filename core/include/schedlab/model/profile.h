@@ -14,8 +14,9 @@
 //
 // Sampling: a grid of more than ProfileOptions::max_blocks blocks is traced
 // for its first blocks only: whole rows of the grid in x (whole x-y planes
-// in z) up to max_blocks, and the counts are scaled by grid / sampled
-// blocks. This assumes blocks are alike (true of the generated kernels: the
+// in z) up to max_blocks (fewer when the traced CPU emulation's budget,
+// runtime/work_estimate.h, allows fewer: sample_blocks_within), and the
+// counts are scaled by grid / sampled blocks. This assumes blocks are alike (true of the generated kernels: the
 // same code on another tile); tests/model compare sampled and full counts.
 //
 // Instructions: PTX gives a static count. The dynamic count per thread is
@@ -24,8 +25,11 @@
 // as the rest of their body, and the trace counts the former exactly; every
 // instruction runs at least once (straight-line code, and the block
 // reduction, whose shared accesses the trace does not see). The same
-// factor scales the PTX's arithmetic (PtxCounts: FLOPs, FP lanes, mma.sync)
-// into the grid's flops, fp_lane_ops and mma_instructions (roofline.h's Work).
+// factor scales the PTX's CUDA-core arithmetic (PtxCounts: FLOPs, FP lanes)
+// into the grid's flops and fp_lane_ops (roofline.h's Work). mma.sync is
+// counted exactly from the kernel IR instead (runtime::emulated_work's
+// kir::MmaTile instances x warps x blocks; a tile at an operand's edge counts
+// whole, as the warp executes it): mma_instructions, and 4096 FLOPs each.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +44,7 @@
 #include "schedlab/report/record.h"
 #include "schedlab/runtime/device.h"
 #include "schedlab/runtime/executor.h"
+#include "schedlab/runtime/work_estimate.h"
 
 namespace schedlab::model {
 
@@ -84,6 +89,14 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
 
 /// The launch actually traced for `dims` under `max_blocks` (see Sampling).
 runtime::LaunchDims sampled_dims(const runtime::LaunchDims& dims, int64_t max_blocks);
+
+/// `max_blocks` lowered to the blocks whose emulation fits the traced CPU
+/// budget `traced_limit` (runtime::cpu_work_limit(true); 0: none), at least
+/// one: a large grid's profile traces the blocks the budget allows instead
+/// of being refused. 0 (the whole grid) stays 0: a whole traced launch
+/// beyond the budget is refused, as the sanitizer's is.
+int64_t sample_blocks_within(int64_t max_blocks, const runtime::EmulatedWork& work,
+                             double traced_limit);
 
 /// Profiles as one JSON document (an array of kernel objects with the fields
 /// docs/model.md lists), pretty-printed when `indent` >= 0.

@@ -2,6 +2,7 @@
 // source, compile on a backend, launch on host-provided inputs, read back.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,15 +89,26 @@ bool traced_run_fits(const PreparedKernel& prepared, const ir::SizeBindings& siz
 /// as often as needed (a benchmark launches it many times; grid-reduction
 /// semaphores reset themselves), then read the outputs back. Frees every
 /// buffer on destruction.
+///
+/// `launched`, when given, is what launch() and launch_traced() run instead
+/// of the whole grid: its first blocks (model/profile.h's sampling). The
+/// arguments are sized for the whole grid, which the blocks index; the CPU
+/// emulation's work budget (work_estimate.h) is checked for the blocks
+/// launched, so a profile of a grid too large to emulate whole still runs
+/// its sample, and a whole launch stays refused.
 class BoundArgs {
  public:
   BoundArgs(Backend& backend, const PreparedKernel& prepared,
-            const std::vector<ref::HostTensor>& inputs, const ir::SizeBindings& sizes);
+            const std::vector<ref::HostTensor>& inputs, const ir::SizeBindings& sizes,
+            const std::optional<LaunchDims>& launched = std::nullopt);
   ~BoundArgs();
   BoundArgs(const BoundArgs&) = delete;
   BoundArgs& operator=(const BoundArgs&) = delete;
 
+  /// The whole grid's launch.
   const LaunchDims& dims() const { return dims_; }
+  /// The launch run: dims(), or the `launched` blocks of it.
+  const LaunchDims& launched() const { return launched_; }
   const std::vector<TensorArg>& args() const { return args_; }
   /// One launch; waits for it.
   void launch(CompiledKernel& compiled);
@@ -111,6 +123,7 @@ class BoundArgs {
   Backend& backend_;
   const kir::Kernel* kernel_;  ///< the prepared kernel's (it outlives this)
   LaunchDims dims_;
+  LaunchDims launched_;
   std::vector<TensorArg> args_;
   std::vector<void*> owned_;
   std::vector<std::pair<size_t, size_t>> outputs_;  ///< (arg index, output index)

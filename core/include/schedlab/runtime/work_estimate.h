@@ -30,16 +30,29 @@ struct BufferWork {
 /// it counts as this many statement instances.
 inline constexpr double kBarrierCost = 32;
 
+/// A kir::MmaTile (one warp's mma.sync m16n8k16) in each of its lanes: the
+/// CPU emulation's two warp exchanges (fiber switches, counted as barriers)
+/// and the lane's 4 x 16 fused multiply-adds (counted as statements of the
+/// accumulator).
+inline constexpr double kMmaTileBarriers = 2;
+inline constexpr double kMmaTileStatements = 64;
+
 /// What one launch would execute, before executing it: the innermost
 /// statement instances each thread executes, by buffer written, largest
 /// first (the product of the enclosing loops' trip counts, summed), and the
-/// barriers each thread arrives at. Predicates are ignored (an upper bound); a
-/// trip count that is not known at launch (it depends on a loop variable)
-/// counts as 1. Loop extents may read the parameters' sizes ("T0.size[1]"),
+/// barriers each thread arrives at, and the mma.sync tiles (kir::MmaTile) it
+/// takes part in. Predicates are ignored (an upper bound; an MmaTile is never
+/// under one: the warp executes every tile, its edges zero-filled); a trip
+/// count that is not known at launch (it depends on a loop variable) counts
+/// as 1. Loop extents may read the parameters' sizes ("T0.size[1]"),
 /// bound from `args` (param_shapes in executor.h gives them).
 struct EmulatedWork {
   std::vector<BufferWork> buffers;
   double barriers_per_thread = 0;
+  /// kir::MmaTile instances of one thread (a warp executes each once for its
+  /// 32 lanes: the launch's mma.sync instructions are this x threads / 32 x
+  /// blocks when blocks are whole warps).
+  double mma_tiles_per_thread = 0;
   double threads = 1, blocks = 1;
 
   /// Statement instances of one thread, barriers weighted by kBarrierCost.
