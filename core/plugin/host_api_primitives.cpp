@@ -118,6 +118,14 @@ int32_t api_circular_buffer(SchedlabSegment* s, SchedlabTensor* t, int64_t stage
   });
 }
 
+int32_t api_fuse_mma(SchedlabSegment* s, SchedlabTensor* t) {
+  return guard([&] { step(s, {Op::FuseMma, index1(s, t, "fuse_mma")}, "fuse_mma"); });
+}
+
+int32_t api_mma_tile(SchedlabSegment* s, SchedlabTensor* t) {
+  return guard([&] { step(s, {Op::MmaTile, index1(s, t, "mma_tile")}, "mma_tile"); });
+}
+
 int32_t cache_after_impl(SchedlabSegment* s, SchedlabTensor* t, int32_t op, int32_t cache_op,
                          SchedlabTensor** out, const char* fn) {
   return guard([&] {
@@ -313,6 +321,8 @@ void add_primitive_entries(SchedlabHostApi& t) {
   t.swizzle = &api_swizzle;
   t.recompute = &api_recompute;
   t.circular_buffer = &api_circular_buffer;
+  t.fuse_mma = &api_fuse_mma;
+  t.mma_tile = &api_mma_tile;
 }
 
 }  // namespace schedlab::plugin

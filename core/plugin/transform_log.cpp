@@ -37,6 +37,8 @@ constexpr std::pair<Op, std::string_view> kOps[] = {
     {Op::InlineMost, "inline_most"},
     {Op::ApplyScript, "apply_schedule_script"},
     {Op::CircularBuffer, "circular_buffer"},
+    {Op::FuseMma, "fuse_mma"},
+    {Op::MmaTile, "mma_tile"},
 };
 
 /// Reads a step's arguments, each checked: a log is data from another
@@ -150,6 +152,12 @@ TensorView* apply(ir::Fusion& f, const Transform& t, std::vector<std::string>* s
       return nullptr;
     case Op::CircularBuffer:
       sched::circular_buffer(a.tensor(0), a.num(0), a.num(1));
+      return nullptr;
+    case Op::FuseMma:
+      sched::fuse_mma(a.tensor(0));
+      return nullptr;
+    case Op::MmaTile:
+      sched::mma_tile(a.tensor(0));
       return nullptr;
     case Op::CacheAfter:
       return sched::cache_after(a.tensor(0),

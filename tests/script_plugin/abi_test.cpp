@@ -1,9 +1,10 @@
-// Plugin ABI 1.1 to 1.8 on real .so files: string parameters end to end, a
+// Plugin ABI 1.1 to 1.9 on real .so files: string parameters end to end, a
 // plugin built against 1.0 still loading and scheduling under the 1.3 host, a
 // newer minor refused naming both versions, and the schedule-script,
 // pad_shared and swizzle host entries called through the C table as a plugin
 // calls them (the transpose plugin, transpose_test.cpp, calls pad_shared and
-// swizzle from a real .so), and 1.8's circular_buffer.
+// swizzle from a real .so), 1.8's circular_buffer and 1.9's fuse_mma and
+// mma_tile.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -38,10 +39,10 @@ std::string sp_plugin(const std::string& name) {
 
 // ---- versions
 
-TEST(Abi11, HeaderAndHostSayOnePointEight) {
+TEST(Abi11, HeaderAndHostSayOnePointNine) {
   EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
-  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 8);
-  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 8));
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 9);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 9));
   // 1.4 appended to SchedlabParamSet after its 1.0 fields, which stay put.
   EXPECT_EQ(offsetof(SchedlabParamSet, values), 8u);
   EXPECT_EQ(offsetof(SchedlabParamSet, tuned), 16u);
@@ -78,8 +79,15 @@ TEST(Abi11, HeaderAndHostSayOnePointEight) {
   // 1.8 appended circular_buffer after tensor_operand.
   EXPECT_EQ(offsetof(SchedlabHostApi, circular_buffer),
             offsetof(SchedlabHostApi, tensor_operand) + sizeof(void*));
-  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, circular_buffer) + sizeof(void*));
   EXPECT_NE(host_api()->circular_buffer, nullptr);
+  // 1.9 appended fuse_mma and mma_tile after circular_buffer.
+  EXPECT_EQ(offsetof(SchedlabHostApi, fuse_mma),
+            offsetof(SchedlabHostApi, circular_buffer) + sizeof(void*));
+  EXPECT_EQ(offsetof(SchedlabHostApi, mma_tile),
+            offsetof(SchedlabHostApi, fuse_mma) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, mma_tile) + sizeof(void*));
+  EXPECT_NE(host_api()->fuse_mma, nullptr);
+  EXPECT_NE(host_api()->mma_tile, nullptr);
   // 1.6 appended the priority (and a reserved word) after schedule.
   EXPECT_EQ(offsetof(SchedlabPluginInfo, priority),
             offsetof(SchedlabPluginInfo, schedule) + sizeof(void*));
@@ -95,7 +103,7 @@ TEST(Abi16, APluginOfAnOlderMinorHasTheDefaultPriority) {
   EXPECT_TRUE(p->volunteers());
   // A 1.6 plugin that declares none has the default too.
   auto s = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(s->abi_str(), "1.8");
+  EXPECT_EQ(s->abi_str(), "1.9");
   EXPECT_EQ(s->priority(), SCHEDLAB_PRIORITY_DEFAULT);
 }
 
@@ -122,7 +130,7 @@ TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
   EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.9, newer than this host's ABI 1.8: upgrade "
+                "' was built against plugin ABI 1.10, newer than this host's ABI 1.9: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 
@@ -273,11 +281,55 @@ TEST(Abi18, CircularBufferSetsTheStagesAndRefusesTheRest) {
   EXPECT_EQ(cache->circular_prefetch(), 1);
 }
 
+// ---- ABI 1.9: fuse_mma and mma_tile through the C table, as a plugin calls them
+
+TEST(Abi19, FuseMmaAndMmaTileMakeAWarpTileAndRefuseTheRest) {
+  Scheduled s = segment_of("matmul_bf16", {{"M", 16}, {"N", 8}, {"K", 16}});
+  SchedlabSegment ctx{};
+  ctx.segment = &s.seg;
+  const SchedlabHostApi& api = *host_api();
+  ir::TensorView* sum = nullptr;
+  for (ir::TensorView* tv : s.def.fusion->tensors())
+    if (tv->definition() != nullptr && tv->definition()->kind() == ir::Expr::Kind::Reduction)
+      sum = tv;
+  ASSERT_NE(sum, nullptr);
+  auto* t = reinterpret_cast<SchedlabTensor*>(sum);
+  // Not an MmaOp yet: mma_tile names the tensor.
+  EXPECT_EQ(api.mma_tile(&ctx, t), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api.last_error()), HasSubstr("is not defined by an mma"));
+  // An input is not a sum.
+  auto* x = reinterpret_cast<SchedlabTensor*>(s.def.fusion->inputs()[0]);
+  EXPECT_EQ(api.fuse_mma(&ctx, x), SCHEDLAB_ERR_USER);
+  EXPECT_EQ(api.fuse_mma(nullptr, t), SCHEDLAB_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(api.last_error(), "fuse_mma: segment handle is null");
+  ASSERT_EQ(api.fuse_mma(&ctx, t), SCHEDLAB_OK) << api.last_error();
+  // The host reports it as SCHEDLAB_OP_MMA (ir::Expr::Kind::Mma + 1,
+  // static_assert in host_api_args.h).
+  EXPECT_EQ(sum->definition()->kind(), ir::Expr::Kind::Mma);
+  // matmul's sum is [M, rK, N]: the tile wants [m 16, n 8, k 16] innermost.
+  EXPECT_EQ(api.mma_tile(&ctx, t), SCHEDLAB_ERR_USER);
+  EXPECT_THAT(std::string(api.last_error()), HasSubstr("expected the instruction tile's"));
+  // [M, N, rK] -> [Mo, No, rKo, m16, n8, k16], as tests/matmul/mma_tile_test does.
+  const int32_t old_axes[] = {1, 2};
+  const int32_t new_axes[] = {2, 1};
+  ASSERT_EQ(api.reorder(&ctx, t, old_axes, new_axes, 2), SCHEDLAB_OK) << api.last_error();
+  ASSERT_EQ(api.split(&ctx, t, 0, 16, 1), SCHEDLAB_OK);
+  ASSERT_EQ(api.split(&ctx, t, 2, 8, 1), SCHEDLAB_OK);
+  ASSERT_EQ(api.split(&ctx, t, 4, 16, 1), SCHEDLAB_OK);
+  const int32_t from[] = {1, 2, 3, 4};
+  const int32_t to[] = {3, 1, 4, 2};
+  ASSERT_EQ(api.reorder(&ctx, t, from, to, 4), SCHEDLAB_OK) << api.last_error();
+  ASSERT_EQ(api.mma_tile(&ctx, t), SCHEDLAB_OK) << api.last_error();
+  ASSERT_EQ(sum->nloop(), 6);
+  EXPECT_EQ(sum->axis(3)->parallel_type(), ir::ParallelType::TIDx);  // the lane
+  EXPECT_EQ(sum->axis(3)->extent().str(), "32");
+}
+
 // ---- string parameters, end to end
 
 TEST(StringParams, SchemaDefaultsAndFormatting) {
   auto p = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(p->abi_str(), "1.8");
+  EXPECT_EQ(p->abi_str(), "1.9");
   ASSERT_EQ(p->schema().size(), 3u);
   EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
   EXPECT_EQ(p->schema()[1].domain_str(), "string");

@@ -71,7 +71,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 8
+#define SCHEDLAB_PLUGIN_ABI_MINOR 9
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -193,7 +193,8 @@ enum SchedlabOpKind {
   SCHEDLAB_OP_REDUCTION = 5,
   SCHEDLAB_OP_BROADCAST = 6,
   SCHEDLAB_OP_LOAD_STORE = 7,
-  SCHEDLAB_OP_PERMUTE = 8
+  SCHEDLAB_OP_PERMUTE = 8,
+  SCHEDLAB_OP_MMA = 9 /**< ABI 1.9: fuse_mma's MmaOp */
 };
 
 /** Which tensors segment_tensors lists. */
@@ -538,6 +539,9 @@ typedef struct SchedlabHostApi {
   /* ---- ABI 1.8: circular_buffer(t, stages, prefetch), the script's (schedule-scripts.md) */
   int32_t (*circular_buffer)(SchedlabSegment* seg, SchedlabTensor* t, int64_t stages,
                              int64_t prefetch);
+  /* ---- ABI 1.9: fuse_mma(t) and mma_tile(t), the script's (schedule-scripts.md) */
+  int32_t (*fuse_mma)(SchedlabSegment* seg, SchedlabTensor* t);
+  int32_t (*mma_tile)(SchedlabSegment* seg, SchedlabTensor* t);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */

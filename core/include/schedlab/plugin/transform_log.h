@@ -53,6 +53,8 @@ struct Transform {
     /// text: the script; text2: its args ("name=value,..."); path: for messages
     ApplyScript,
     CircularBuffer,  ///< tensors {t}; ints {stages, prefetch}
+    FuseMma,         ///< tensors {t} (ABI 1.9)
+    MmaTile,         ///< tensors {t} (ABI 1.9)
   };
   Transform() = default;
   Transform(Op o, std::vector<int64_t> t, std::vector<int64_t> i = {})

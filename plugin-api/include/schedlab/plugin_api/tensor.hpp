@@ -105,6 +105,15 @@ class TensorView {
   /// a power of two from 1 (none) to SCHEDLAB_MAX_SWIZZLE_WIDTH (see
   /// SchedlabHostApi::swizzle). Call after set_memory_type(Shared).
   TensorView& swizzle(int64_t width);
+  /// ABI 1.8: this cache holds `stages` tiles of its loop, each loaded
+  /// `prefetch` iterations ahead (see SchedlabHostApi::circular_buffer).
+  TensorView& circular_buffer(int64_t stages, int64_t prefetch);
+  /// ABI 1.9: this sum of a product of two bf16/f16 (or f32) tensors becomes
+  /// one MmaOp (sched::fuse_mma; op_kind() Mma afterwards).
+  TensorView& fuse_mma();
+  /// ABI 1.9: this MmaOp output's innermost [m 16, n 8, k 16] become one
+  /// warp's mma.sync m16n8k16: [lane 32 (TIDx), fragment 4, k 16] (sched::mma_tile).
+  TensorView& mma_tile();
   TensorView cache_after(CacheOp op = CacheOp::Unspecified);
   /// Experimental (outside the ABI promise): a cache copy through another data path.
   TensorView cache_after(LoadStoreOp path, CacheOp op);

@@ -138,6 +138,22 @@ SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::swizzle(int64_t width) {
   return *this;
 }
 
+SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::circular_buffer(int64_t stages,
+                                                                int64_t prefetch) {
+  detail::call(&SchedlabHostApi::circular_buffer, "circular_buffer", seg_, t_, stages, prefetch);
+  return *this;
+}
+
+SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::fuse_mma() {
+  detail::call(&SchedlabHostApi::fuse_mma, "fuse_mma", seg_, t_);
+  return *this;
+}
+
+SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::mma_tile() {
+  detail::call(&SchedlabHostApi::mma_tile, "mma_tile", seg_, t_);
+  return *this;
+}
+
 SCHEDLAB_PLUGIN_API_INLINE TensorView TensorView::cache_after(CacheOp op) {
   SchedlabTensor* out = nullptr;
   detail::call(&SchedlabHostApi::cache_after, "cache_after", seg_, t_, static_cast<int32_t>(op),

@@ -95,6 +95,7 @@ enum class OpKind : int32_t {
   Broadcast = SCHEDLAB_OP_BROADCAST,
   LoadStore = SCHEDLAB_OP_LOAD_STORE,
   Permute = SCHEDLAB_OP_PERMUTE,
+  Mma = SCHEDLAB_OP_MMA,
 };
 enum class LogLevel : int32_t {
   Debug = SCHEDLAB_LOG_DEBUG,
