@@ -40,7 +40,7 @@ std::map<const TensorView*, int64_t> plan_vectorization(
                        "cache_before, not the math)";
     // The rule parallelize applies (TensorView::why_not_adjacent), and a
     // split: the copy's lanes are the inner part's w iterations.
-    const std::string why = v->definition() ? t->why_not_adjacent(v) : "it is not split";
+    const std::string why = v->definition() ? t->why_not_adjacent(v, w) : "it is not split";
     user_assert(why.empty())
         << what << " but that axis is not the inner part of a split by " << w
         << " of its innermost logical axis (" << why << "); expected split(innermost, " << w

@@ -365,6 +365,35 @@ TEST(TransformsErrorTest, VectorizeASplitOfAnOuterLogicalAxis) {
                         c->logical()[1]->str() + ", so that the 4 elements are adjacent in memory"));
 }
 
+TEST(TransformsTest, VectorizeTheInnerPartOfNestedInnerSplits) {
+  // nvFuser's var_mean user schedule: K split by 1024, then by 4; each
+  // 4-wide vector lies inside one 1024-element chunk, adjacent and aligned.
+  Fusion f;
+  TensorView* c = set(input(f, {sym("N"), sym("K")}));
+  c->split(1, 1024)->split(2, 4);  // [N, ceilDiv(K, 1024), 256, 4]
+  c->parallelize(3, LoopTransform::Vectorize);
+  EXPECT_EQ(c->axis(3)->loop_transform(), LoopTransform::Vectorize);
+}
+
+TEST(TransformsErrorTest, VectorizeNestedSplitsWhoseChunkIsNotAMultiple) {
+  // A chunk of 1022 elements: its 4-wide vectors would straddle chunks.
+  Fusion f;
+  TensorView* c = set(input(f, {sym("N"), sym("K")}));
+  c->split(1, 1022)->split(2, 4);
+  EXPECT_THAT(user_error_of([&] { c->parallelize(3, LoopTransform::Vectorize); }),
+              AllOf(HasSubstr("parallelize: cannot vectorize " + c->describe() + " axis 3 (" +
+                              c->axis(3)->str() + "): it splits " + c->axis(2)->definition()->as<Split>()->in()->str() +
+                              ", the inner part of Split: "),
+                    HasSubstr("whose extent 1022 is not a multiple of the vector width 4 "
+                              "(vectors would straddle its chunks)")));
+  // An outer split's inner part (extent ceilDiv(K, 64)) is no chunk at all.
+  Fusion g;
+  TensorView* d = set(input(g, {sym("N"), sym("K")}));
+  d->split(1, 64, /*inner_split=*/false)->split(2, 4);
+  EXPECT_THAT(user_error_of([&] { d->parallelize(3, LoopTransform::Vectorize); }),
+              HasSubstr("which is not the innermost logical axis"));
+}
+
 TEST(TransformsErrorTest, VectorizeTheOuterPartOfASplit) {
   // [N, 8] -> [N, 4, 2] -> reordered [N, 2, 4]: the vector axis is the outer part.
   Fusion f;

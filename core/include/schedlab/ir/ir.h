@@ -278,7 +278,9 @@ class TensorView final : public Val {
   /// inner part of an inner split of it (possibly merged with outer axes, as
   /// the inner side). The one home of the Vectorize rule: parallelize and
   /// lowering both ask it.
-  std::string why_not_adjacent(const IterDomain* id) const;
+  /// Chains of inner splits are adjacent when each enclosing chunk's extent is
+  /// a multiple of the vector width w.
+  std::string why_not_adjacent(const IterDomain* id, int64_t w) const;
   /// The splits and merges from logical to loop, in the order applied.
   std::vector<IterDomainExpr*> loop_history() const;
   /// The splits and merges from root to loop (for an rfactor producer, its
