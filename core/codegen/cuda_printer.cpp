@@ -476,12 +476,38 @@ void Printer::visit(const kir::MmaTile& s) {
     return "sl_pack_b16<" + t + ">(" + elem(v[j], valid[j]) + ", " + elem(v[j + 1], valid[j + 1]) +
            ")";
   };
+  // An operand with ldmatrix rows (lower/mma_tile.h): the warp's ldmatrix
+  // when its whole tile is in range (the same branch for every lane), else
+  // the element reads. Each lane's row is a traced 16-byte read (SL_VLD), so
+  // the sanitizer and the model's shared-memory wavefronts see it.
+  auto operand = [&](const char* name, size_t regs, const kir::ExprP& row, const kir::ExprP& full,
+                     bool trans, const auto& v, const auto& valid) {
+    std::string packs;
+    for (size_t r = 0; r < regs; ++r) packs += (r ? ", " : "") + pack(v, valid, 2 * r);
+    if (!row) {
+      *os_ << pad() << "  const uint32_t " << name << "[" << regs << "] = {" << packs << "};\n";
+      return;
+    }
+    const auto* ld = row->as<kir::Load>();
+    internal_assert(ld != nullptr) << "codegen: an ldmatrix row that is not a load";
+    std::string addr = vector_access(*ld->buffer, ld->index, 8, false);
+    if (regs == 2)  // .x2: lanes 16-31 pass an address that is not read (not traced)
+      addr = "(" +
+             expr(kir::Expr::launch_index(ir::ParallelType::TIDx) % kir::Expr::integer(32) <
+                  kir::Expr::integer(16)) +
+             ") ? " + addr + " : " + base(*ld->buffer);
+    *os_ << pad() << "  uint32_t " << name << "[" << regs << "];\n";
+    *os_ << pad() << "  if (" << expr(full) << ") {\n";
+    *os_ << pad() << "    sl_ldmatrix<" << (trans ? "true" : "false") << ">(" << name << ", " << addr
+         << ");\n";
+    *os_ << pad() << "  } else {\n";
+    for (size_t r = 0; r < regs; ++r)
+      *os_ << pad() << "    " << name << "[" << r << "] = " << pack(v, valid, 2 * r) << ";\n";
+    *os_ << pad() << "  }\n";
+  };
   *os_ << pad() << "{\n";
-  *os_ << pad() << "  const uint32_t sl_ma[4] = {" << pack(s.a, s.a_valid, 0) << ", "
-       << pack(s.a, s.a_valid, 2) << ", " << pack(s.a, s.a_valid, 4) << ", "
-       << pack(s.a, s.a_valid, 6) << "};\n";
-  *os_ << pad() << "  const uint32_t sl_mb[2] = {" << pack(s.b, s.b_valid, 0) << ", "
-       << pack(s.b, s.b_valid, 2) << "};\n";
+  operand("sl_ma", 4, s.a_row, s.a_full, false, s.a, s.a_valid);
+  operand("sl_mb", 2, s.b_row, s.b_full, s.b_trans, s.b, s.b_valid);
   *os_ << pad() << "  float sl_mc[4];\n";
   for (size_t i = 0; i < 4; ++i)
     *os_ << pad() << "  sl_mc[" << i << "] = (" << expr(s.acc_valid[i]) << ") ? "

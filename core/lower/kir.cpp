@@ -219,6 +219,13 @@ StmtP MmaTile::clone() const {
   s->b = b;
   s->b_valid = b_valid;
   s->dtype = dtype;
+  s->a_row = a_row;
+  s->a_full = a_full;
+  s->b_row = b_row;
+  s->b_full = b_full;
+  s->b_trans = b_trans;
+  s->a_why = a_why;
+  s->b_why = b_why;
   return s;
 }
 

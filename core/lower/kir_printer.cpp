@@ -145,6 +145,17 @@ class Printer : public IRVisitor {
     line(fmt::format("{}[{}] += mma.m16n8k16.{}(a=[{}] if [{}], b=[{}] if [{}]) if [{}]",
                      s.acc->name, list(s.acc_index), dtype(s.dtype), list(s.a), list(s.a_valid),
                      list(s.b), list(s.b_valid), list(s.acc_valid)));
+    // How the operands reach the registers (lower/mma_tile.h).
+    if (s.a_row)
+      line(fmt::format("  a: ldmatrix.x4 row {} if {} else the elements", print_expr(s.a_row),
+                       print_expr(s.a_full)));
+    else
+      line("  a: element reads (" + s.a_why + ")");
+    if (s.b_row)
+      line(fmt::format("  b: ldmatrix.x2{} row {} if {} else the elements", s.b_trans ? ".trans" : "",
+                       print_expr(s.b_row), print_expr(s.b_full)));
+    else
+      line("  b: element reads (" + s.b_why + ")");
   }
   void visit(const GridReduce& s) override {
     line(fmt::format("{}[{}] = grid_reduce<{}>({}[{}], identity={}, participate={}, "

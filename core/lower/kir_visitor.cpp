@@ -89,6 +89,8 @@ void IRVisitor::visit(const MmaTile& s) {
     for (const ExprP& e : *xs) include(e);
   for (const auto* xs : {&s.b, &s.b_valid})
     for (const ExprP& e : *xs) include(e);
+  for (const ExprP* e : {&s.a_row, &s.a_full, &s.b_row, &s.b_full})
+    if (*e) include(*e);
 }
 void IRVisitor::visit(const GridReduce& s) {
   for (const ExprP* e : {&s.index, &s.out_index, &s.identity, &s.participate, &s.element,
@@ -191,6 +193,8 @@ void IRMutator::visit(MmaTile& s) {
     for (ExprP& e : *xs) e = mutate(e);
   for (auto* xs : {&s.b, &s.b_valid})
     for (ExprP& e : *xs) e = mutate(e);
+  for (ExprP* e : {&s.a_row, &s.a_full, &s.b_row, &s.b_full})
+    if (*e) *e = mutate(*e);
 }
 void IRMutator::visit(GridReduce& s) {
   for (ExprP* e : {&s.index, &s.out_index, &s.identity, &s.participate, &s.element, &s.block,

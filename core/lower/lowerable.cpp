@@ -176,7 +176,8 @@ void check_lowerable(const ir::Fusion& f) {
           << "lowering: " << t->describe() << " is defined by a "
           << ir::load_store_op_name(ls->op())
           << " load; only Set and CpAsync are supported yet (use cache_after with "
-             "LoadStoreOpType::Set or CpAsync)";
+             "LoadStoreOpType::Set or CpAsync; an mma tile reads its Shared operands with "
+             "ldmatrix itself, lowering rule 16)";
       if (ls->op() == ir::LoadStoreOpType::CpAsync) check_async_copy(t, ls);
       // A cache operator qualifies a load from global memory (ld.global.ca,
       // .cg, .cs), as in nvFuser, which gives them to global -> register or

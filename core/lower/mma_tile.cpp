@@ -1,7 +1,12 @@
 #include "mma_tile.h"
 
+#include <functional>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "schedlab/base/error.h"
 
@@ -31,6 +36,48 @@ ExprP in_range(const Indexer& ix, const ir::TensorView* p, const std::vector<Exp
   for (size_t i = 0; i < dom.size(); ++i)
     if (!dom[i]->is_broadcast()) ok = ok && (index.at(i) < ix.size(dom[i]->extent()));
   return ok;
+}
+
+/// The value of index math `e` with every variable, thread or block index
+/// and tensor size given a value by `leaf` (nullopt: e reads memory or is
+/// not index math). The ldmatrix layout check below evaluates row offsets
+/// with these values.
+std::optional<int64_t> evaluate(const ExprP& e, const std::function<int64_t(const Expr&)>& leaf) {
+  if (const auto* c = e->as<kir::IntImm>()) return c->value;
+  if (e->as<kir::Var>() || e->as<kir::Builtin>() || e->as<kir::TensorDim>()) return leaf(*e);
+  const auto* x = e->as<kir::IndexOp>();
+  if (x == nullptr) return std::nullopt;
+  const auto a = evaluate(x->a, leaf), b = evaluate(x->b, leaf);
+  if (!a || !b) return std::nullopt;
+  switch (x->op) {
+    case kir::IndexOpType::Add: return *a + *b;
+    case kir::IndexOpType::Mul: return *a * *b;
+    case kir::IndexOpType::Div: return *b > 0 ? std::optional<int64_t>(*a / *b) : std::nullopt;
+    case kir::IndexOpType::Mod: return *b > 0 ? std::optional<int64_t>(*a % *b) : std::nullopt;
+    case kir::IndexOpType::CeilDiv:
+      return *b > 0 ? std::optional<int64_t>((*a + *b - 1) / *b) : std::nullopt;
+    case kir::IndexOpType::Xor: return *a ^ *b;
+    case kir::IndexOpType::Lt: return *a < *b ? 1 : 0;
+    case kir::IndexOpType::And: return (*a != 0 && *b != 0) ? 1 : 0;
+  }
+  return std::nullopt;
+}
+
+/// Values for the leaves of index math: all 0 (seed 0), or a pseudo-random
+/// value in [1, 64] per leaf, the same for every occurrence of it.
+int64_t leaf_value(const Expr& e, uint64_t seed) {
+  if (seed == 0) return 0;
+  uint64_t h = seed * 0x9e3779b97f4a7c15ULL;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 0x100000001b3ULL; };
+  if (const auto* v = e.as<kir::Var>()) {
+    for (char ch : v->name) mix(static_cast<unsigned char>(ch));
+  } else if (const auto* b = e.as<kir::Builtin>()) {
+    mix(static_cast<uint64_t>(b->parallel) * 2 + (b->of == kir::Builtin::Of::Index ? 0 : 1) + 1000);
+  } else if (const auto* d = e.as<kir::TensorDim>()) {
+    mix(reinterpret_cast<uintptr_t>(d->buffer));
+    mix(static_cast<uint64_t>(d->axis) * 2 + (d->field == kir::TensorDim::Field::Size ? 0 : 1));
+  }
+  return static_cast<int64_t>(h % 64) + 1;
 }
 
 }  // namespace
@@ -118,6 +165,79 @@ kir::StmtP mma_tile(const ir::MmaOp* e, const Indexer& ix,
     ExprP k = quad * i(2) + i(j % 2 + 8 * (j / 2));
     std::tie(tile->b[static_cast<size_t>(j)], tile->b_valid[static_cast<size_t>(j)]) =
         value(e->b(), at(lane / i(8), (lane / i(4)) % i(2), k, false));
+  }
+  // ldmatrix where the Shared layout allows it (the header's rule).
+  // A (m, k) is at the tile coordinates (lane 4 (m % 8), fragment 2 (m / 8), k);
+  // B (k, n) at (lane n / 2, fragment n % 2, k).
+  auto a_at = [&](ExprP m, ExprP k) { return at(m % i(8) * i(4), m / i(8) * i(2), k, false); };
+  auto b_at = [&](ExprP k, ExprP n) { return at(n / i(2), n % i(2), k, false); };
+  auto offset_of = [&](const ir::TensorView* p, const TensorIndex& idx) {
+    return ix.offset(p, ix.operand_index(e, p, idx));
+  };
+  // Whether rows r < 16 (A: m; B: k or n) of 8 elements starting at column
+  // 8 c (c < chunks) are 16 contiguous, 16-byte-aligned bytes; `elem(r, col)`
+  // is the element's offset. "" if so, else why not.
+  auto rows_ok = [&](const ir::TensorView* p, int rows, int chunks,
+                     const std::function<ExprP(int64_t, int64_t)>& elem) -> std::string {
+    for (uint64_t seed = 0; seed < 4; ++seed)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < chunks; ++c) {
+          auto leaf = [&](const Expr& x) { return leaf_value(x, seed); };
+          const auto first = evaluate(elem(r, 8 * c), leaf);
+          if (!first) return "its offset is not index math";
+          if (*first % 8 != 0)
+            return fmt::format("row {} chunk {} starts at element {}, not a multiple of 8 (16 bytes)",
+                               r, c, *first);
+          for (int64_t x = 1; x < 8; ++x) {
+            const auto o = evaluate(elem(r, 8 * c + x), leaf);
+            if (!o || *o != *first + x)
+              return fmt::format("row {} chunk {}: element {} is not next to element {} in {}", r, c,
+                                 x, x - 1, p->describe());
+          }
+        }
+    return "";
+  };
+  const bool two_bytes = ir::dtype_size(e->a()->dtype()) == 2 && ir::dtype_size(e->b()->dtype()) == 2;
+  auto shared = [&](const ir::TensorView* p) -> std::string {
+    if (p->memory_type() != ir::MemoryType::Shared || t->fusion()->is_input(p))
+      return fmt::format("{} is in {} memory, ldmatrix reads Shared memory", p->describe(),
+                         ir::memory_type_name(p->memory_type()));
+    return two_bytes ? "" : "the operands are not 16-bit";
+  };
+  const ir::TensorView* pa = e->a();
+  const ir::TensorView* pb = e->b();
+  tile->a_why = shared(pa);
+  if (tile->a_why.empty())
+    tile->a_why = rows_ok(pa, 16, 2, [&](int64_t m, int64_t k) { return offset_of(pa, a_at(i(m), i(k))); });
+  if (tile->a_why.empty()) {
+    // Lane l passes row l % 8 of matrix l / 8: matrices (m 0-7, k 0-7),
+    // (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15): a0..a7 in order.
+    const ExprP m = lane % i(8) + (lane / i(8)) % i(2) * i(8), k = lane / i(16) * i(8);
+    tile->a_row = Expr::load(buffers.at(pa), offset_of(pa, a_at(m, k)));
+    tile->a_full = in_range(ix, pa, ix.operand_index(e, pa, a_at(i(15), i(15)))) &&
+                   in_range(ix, pa, ix.operand_index(e, pa, a_at(i(0), i(0))));
+  }
+  tile->b_why = shared(pb);
+  if (tile->b_why.empty()) {
+    // k contiguous (an [N, K] B, linear's w): rows n of matrices k 0-7 and
+    // k 8-15, plain; n contiguous (a [K, N] B, matmul's b): rows k, .trans.
+    const std::string by_k =
+        rows_ok(pb, 8, 2, [&](int64_t n, int64_t k) { return offset_of(pb, b_at(i(k), i(n))); });
+    const std::string by_n =
+        by_k.empty() ? ""
+                     : rows_ok(pb, 16, 1, [&](int64_t k, int64_t n) { return offset_of(pb, b_at(i(k), i(n))); });
+    if (by_k.empty() || by_n.empty()) {
+      tile->b_trans = !by_k.empty();
+      // Lane l < 16 passes row l % 8 of matrix l / 8 (lanes 16-31 repeat
+      // lanes 0-15: their addresses are not read).
+      const ExprP r = lane % i(8), mat = (lane / i(8)) % i(2);
+      tile->b_row = Expr::load(buffers.at(pb), tile->b_trans ? offset_of(pb, b_at(r + mat * i(8), i(0)))
+                                                             : offset_of(pb, b_at(mat * i(8), r)));
+      tile->b_full = in_range(ix, pb, ix.operand_index(e, pb, b_at(i(15), i(7)))) &&
+                     in_range(ix, pb, ix.operand_index(e, pb, b_at(i(0), i(0))));
+    } else {
+      tile->b_why = "along k: " + by_k + "; along n: " + by_n;
+    }
   }
   for (int64_t c = 0; c < 4; ++c) {
     TensorIndex idx = at(lane, i(c), i(0), true);

@@ -9,6 +9,21 @@
 // past an operand's end is 0; one past the output's end is neither read nor
 // written. So the operands may live in any memory, and M, N and K need not
 // be multiples of the tile.
+//
+// ldmatrix: an operand in Shared memory whose layout makes every 8-element
+// row of its fragment (A: m, k 8c..8c+7; B: n, k 8c..8c+7, or k, n 0..7) 16
+// contiguous bytes starting at a multiple of 16 is read with ldmatrix (A
+// .x4; B .x2, .trans when B's n is the contiguous axis). The layout is
+// checked on the offsets themselves: every row's 8 offsets are evaluated
+// (all sizes, loop and thread indices 0, then three pseudo-random
+// assignments) and must be consecutive from a multiple of 8; else the
+// operand keeps the element reads and the kernel IR says why. A tile that
+// reaches past M, N or K (the tile's first and last element of the operand,
+// the same for every lane of the warp) takes the element reads, which are 0
+// past the end, so the ldmatrix never reads rows no copy wrote. That is
+// what nvFuser's LoadStoreOpType::LdMatrix does with a register fragment
+// tensor; here the fragment is no TensorView, so the tile does it itself,
+// and lowering refuses an LdMatrix cache_after.
 #pragma once
 
 #include <map>

@@ -349,6 +349,18 @@ struct MmaTile final : Stmt {
   std::array<ExprP, 4> b;
   std::array<ExprP, 4> b_valid;
   ir::DataType dtype = ir::DataType::BF16;
+  /// ldmatrix reads of an operand in Shared memory (lower/mma_tile.h): the
+  /// load of the first element of the 16-byte row this lane passes (null:
+  /// the element reads above only), A by ldmatrix.x4, B by ldmatrix.x2
+  /// (.trans when B's n, not its k, is the row); the *_full predicate (the
+  /// same for every lane) says that the whole operand tile is in range, else
+  /// the lanes take the element reads, which zero what is past the end.
+  ExprP a_row, a_full;
+  ExprP b_row, b_full;
+  bool b_trans = false;
+  /// Why an operand keeps element reads (empty when it uses ldmatrix), for
+  /// the kernel-IR text.
+  std::string a_why, b_why;
   MmaTile() : Stmt(kKind) {}
   StmtP clone() const override;
 };
