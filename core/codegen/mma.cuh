@@ -219,6 +219,18 @@ inline const void* const* sl_tc_meet(int kind, int line, const void* mine) {
   __syncwarp(0xffffffffu);
   for (unsigned l = w; l < w + 32u; ++l) {
     if (s.slot_kind[l] == kind && s.slot_line[l] == line) continue;
+#ifdef SCHEDLAB_TRACE
+    // Traced: a sanitizer finding (lane 0 reports the warp's lines and
+    // instructions: cpu_trace.h's kTraceWarpDivergence), and every lane,
+    // which sees the same slots, goes on without the exchange (its result
+    // registers are left as they were).
+    if (t == w) {
+      const char* names[32];
+      for (unsigned u = 0; u < 32u; ++u) names[u] = sl_tc_kind_name(s.slot_kind[w + u]);
+      (void)sl_cpu_access(-1, s.slot_line + w, (long long)w, 32, 3, names);
+    }
+    return nullptr;
+#endif
     char what[240];
     __builtin_snprintf(what, sizeof what,
                        "divergent warp: lane %u executes %s at line %d while lane %u executes "
@@ -242,6 +254,7 @@ inline void sl_ldmatrix(uint32_t (&r)[N], const void* row, int line = __builtin_
   const unsigned lane = sl_tc_thread() % 32u;
   if (lane < 8u * N) sl_tc_check_pending(sl_tc_block(), row, 16, kind);
   const void* const* rows = sl_tc_meet(kind, line, row);
+  if (rows == nullptr) return sl_tc_leave();  // a divergent warp, reported (traced only)
   uint32_t out[N];
   for (int i = 0; i < N; ++i) {
     const void* const* m = rows + 8 * i;  // the row addresses of matrix i
@@ -274,6 +287,7 @@ inline void sl_mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_
   struct Regs { uint32_t a[4], b[2]; } mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
   const unsigned lane = sl_tc_thread() % 32u, g = lane / 4u, tig = lane % 4u;
   const void* const* regs = sl_tc_meet(kSlMma * 16, line, &mine);
+  if (regs == nullptr) return sl_tc_leave();  // a divergent warp, reported (traced only)
   float out[4];
   for (unsigned i = 0; i < 4u; ++i) {
     const unsigned m = g + 8u * (i / 2u), n = 2u * tig + (i & 1u);
@@ -315,6 +329,11 @@ inline void sl_cp_async(int site, T* base, I i, const void* src, int src_bytes) 
   __builtin_memset(c.data, 0, sizeof c.data);
   __builtin_memcpy(c.data, src, (unsigned)src_bytes);
   ++s.pending;
+#ifdef SCHEDLAB_TRACE
+  // The destination is traced at issue (the sanitizer's pending bytes: a
+  // read before the landing, a copy into bytes other threads still read).
+  (void)sl_cpu_access(site, base, c.offset, BYTES, 2, nullptr);
+#endif
 }
 inline void sl_cp_async_commit() {
   SlTensorCoreBlock& s = sl_tc_block();

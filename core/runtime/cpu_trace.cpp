@@ -79,8 +79,23 @@ AccessEvent TraceContext::event(int site, const void* base, long long offset, in
 
 void* TraceContext::access(int site, const void* base, long long offset, int bytes, int write,
                            const void* value) {
-  const AccessEvent e = event(site, base, offset, bytes, write != 0, value);
-  observer_.on_access(e);
+  if (write == kTraceWarpDivergence) {
+    WarpDivergenceEvent d;
+    d.block = st_->block_idx;
+    d.block_linear = block_linear_;
+    d.epoch = epoch_;
+    d.first_thread = static_cast<int32_t>(offset);
+    const auto* lines = static_cast<const int*>(base);
+    const auto* names = static_cast<const char* const*>(value);
+    for (int l = 0; l < bytes && l < 32; ++l) d.lanes.push_back({lines[l], names[l]});
+    observer_.on_warp_divergence(d);
+    return nullptr;
+  }
+  const AccessEvent e = event(site, base, offset, bytes, write != kTraceRead, value);
+  if (write == kTraceAsyncIssue)
+    observer_.on_async_issue(e);
+  else
+    observer_.on_access(e);
   if (e.in_bounds) return const_cast<void*>(e.address);
   internal_assert(bytes <= static_cast<int>(sizeof scratch_))
       << "an access of " << bytes << " bytes in kernel " << kernel_.name;

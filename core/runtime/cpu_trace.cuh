@@ -4,7 +4,9 @@
 // every access site instead of touching memory directly. The host returns
 // the address to use (a scratch area for an access out of its buffer), so a
 // kernel that the sanitizer flags runs on without corrupting memory.
-// `value`: the bytes a store writes (null: a read).
+// `value`: the bytes a store writes (null: a read). `write`: 0 a read, 1 a
+// write, 2 the issue of a cp.async (mma.cuh: its bytes land at a wait_group,
+// reported then as a write; cpu_trace.h's kTraceAsyncIssue).
 template <typename T, typename I>
 inline T* sl_cpu_at(int site, T* base, I i, int n, int write, const void* value) {
   const long long offset = (long long)i * (long long)sizeof(T);
@@ -42,3 +44,7 @@ inline void sl_vec_copy(SlTracedVectorStore<T, I> dst, const T* src) {
 #define SL_LOCAL(site, name) sl_cpu_declare((site), (name), (int)sizeof(name))
 #define SL_SYNC(site) (sl_cpu_barrier_site(site), __syncthreads())
 // ---- end of schedlab CPU trace ----
+// The generated unit follows: its lines are numbered from 1 again, so that
+// __builtin_LINE() in it (mma.cuh's collectives) is a line of the unit, as
+// TraceSite::line and the sanitizer's reports count them.
+#line 1

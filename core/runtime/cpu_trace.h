@@ -14,6 +14,17 @@
 
 namespace schedlab::runtime::cpu {
 
+/// The `write` argument of the access hook: 0 a read, 1 a write, 2 the issue
+/// of a cp.async into Shared memory (mma.cuh; its landing is a write), 3 a
+/// warp whose lanes met at different warp-collective instructions (mma.cuh's
+/// sl_tc_meet, from the warp's lane 0: site -1, `base` the 32 lanes' source
+/// lines (int), `offset` the warp's first thread, `value` the 32 lanes'
+/// instruction names (const char*)).
+inline constexpr int kTraceRead = 0;
+inline constexpr int kTraceWrite = 1;
+inline constexpr int kTraceAsyncIssue = 2;
+inline constexpr int kTraceWarpDivergence = 3;
+
 class TraceContext {
  public:
   TraceContext(const TraceKernel& kernel, AccessObserver& observer, CpuThreadState* state);

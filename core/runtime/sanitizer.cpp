@@ -46,6 +46,9 @@ const char* finding_kind_name(Kind k) {
     case Kind::OutOfBounds: return "out-of-bounds";
     case Kind::Uninitialized: return "uninitialized";
     case Kind::DivergentBarrier: return "divergent-barrier";
+    case Kind::PendingCopyRead: return "pending-copy-read";
+    case Kind::StageOverwrite: return "stage-overwrite";
+    case Kind::DivergentWarp: return "divergent-warp";
   }
   return "?";
 }
@@ -88,6 +91,28 @@ std::string SanitizerFinding::message() const {
          << ", thread " << str(first.thread) << " waits " << where(first) << " while thread "
          << str(second.thread)
          << (second.site == BarrierEvent::kExited ? " has exited" : " waits " + where(second));
+      break;
+    case Kind::PendingCopyRead:
+      os << "read of a pending cp.async in kernel " << kernel << ": " << elem << " read by thread "
+         << str(second.thread) << " of block " << str(second.block) << " " << where(second)
+         << " before the cp.async of thread " << str(first.thread) << " " << where(first)
+         << " into it has landed: a cp.async.wait_group of the issuing thread (then a "
+            "__syncthreads) is missing between the copy and the read, or the wait leaves the "
+            "copy's group pending";
+      break;
+    case Kind::StageOverwrite:
+      os << "write to a stage still being read in kernel " << kernel << ": " << elem
+         << " read by thread " << str(first.thread) << " of block " << str(first.block) << " "
+         << where(first) << " and overwritten by the cp.async of thread " << str(second.thread)
+         << " " << where(second)
+         << " issued in the same barrier interval: the copy into the stage needs a __syncthreads "
+            "after the reads (a circular buffer's end-of-iteration barrier), or a prefetch "
+            "distance that does not reach the stage being read";
+      break;
+    case Kind::DivergentWarp:
+      os << "divergent warp in kernel " << kernel << ": in block " << str(first.block)
+         << ", warp of thread " << str(first.thread) << ": " << lanes
+         << "; every lane of a warp must execute the same warp-collective instruction";
       break;
   }
   if (count > 1) os << " (" << count - 1 << " more like it)";
@@ -248,6 +273,23 @@ void Sanitizer::on_access(const AccessEvent& e) {
   }
   for (int64_t i = first; i < first + n; ++i) {
     Cell& c = sh.cells[static_cast<size_t>(i)];
+    if (c.pending.block >= 0) {
+      if (!e.is_write) {
+        // The bytes a cp.async has yet to write: whatever the read finds is
+        // not the copy's (the copy explains an uninitialized read too).
+        if (!repeat(Kind::PendingCopyRead, e.buffer, c.pending.site, e.site)) {
+          SanitizerFinding f = finding(Kind::PendingCopyRead, e, i);
+          f.second = f.first;
+          f.first = access_of(c.pending, true);
+          f.has_second = true;
+          add(std::move(f), e.buffer, c.pending.site, e.site);
+        }
+        check_race(e, b, i, c, false);
+        continue;
+      }
+      // The landing of the copy: its issuing thread writes at its site.
+      if (e.site == c.pending.site && e.thread_linear == c.pending.thread) c.pending = Toucher{};
+    }
     if (!e.is_write && !c.initialized && !repeat(Kind::Uninitialized, e.buffer, e.site, -1))
       add(finding(Kind::Uninitialized, e, i), e.buffer, e.site, -1);
     // A store of the value the element already holds changes nothing another
@@ -260,6 +302,76 @@ void Sanitizer::on_access(const AccessEvent& e) {
                                      static_cast<size_t>(b.elem_bytes)) == 0;
     check_race(e, b, i, c, rewrite);
   }
+}
+
+void Sanitizer::on_async_issue(const AccessEvent& e) {
+  const TraceBuffer& b = kernel_->buffers[static_cast<size_t>(e.buffer)];
+  // An out-of-bounds destination is reported when the copy lands (on_access).
+  if (!e.in_bounds || b.space != MemorySpace::Shared) return;
+  const int shift = std::countr_zero(static_cast<unsigned>(b.elem_bytes));
+  const int64_t first = e.offset >> shift, n = e.bytes >> shift;
+  BufferShadow& sh = shadow_[static_cast<size_t>(e.buffer)];
+  const Toucher me{static_cast<int32_t>(e.block_linear), static_cast<int16_t>(e.thread_linear),
+                   static_cast<int16_t>(e.site), static_cast<uint32_t>(e.epoch)};
+  for (int64_t i = first; i < first + n; ++i) {
+    Cell& c = sh.cells[static_cast<size_t>(i)];
+    // The copy may land any time until its wait: a read of another thread in
+    // this barrier interval may see it or not.
+    for (const Toucher* r : {&c.reader, &c.other_reader}) {
+      if (r->block != me.block || r->epoch != me.epoch || r->thread == me.thread) continue;
+      if (!repeat(Kind::StageOverwrite, e.buffer, r->site, e.site)) {
+        SanitizerFinding f = finding(Kind::StageOverwrite, e, i);
+        f.second = f.first;
+        f.first = access_of(*r, false);
+        f.has_second = true;
+        add(std::move(f), e.buffer, r->site, e.site);
+      }
+      break;
+    }
+    c.pending = me;
+  }
+}
+
+void Sanitizer::on_warp_divergence(const WarpDivergenceEvent& w) {
+  // Runs of consecutive lanes at one (instruction, line).
+  struct Run {
+    int from, to, line;
+    std::string instruction;
+  };
+  std::vector<Run> runs;
+  for (int l = 0; l < static_cast<int>(w.lanes.size()); ++l) {
+    const auto& lane = w.lanes[static_cast<size_t>(l)];
+    if (!runs.empty() && runs.back().line == lane.line &&
+        runs.back().instruction == lane.instruction)
+      runs.back().to = l;
+    else
+      runs.push_back({l, l, lane.line, lane.instruction});
+  }
+  if (runs.size() < 2) return;
+  // One finding per pair of lines (the first two runs'), however often.
+  const int a = runs[0].line, b = runs[1].line;
+  if (repeat(Kind::DivergentWarp, -1, a, b)) return;
+  auto access = [&](const Run& r) {
+    SanitizerFinding::Access x;
+    x.block = w.block;
+    x.thread = unflatten(w.first_thread + r.from, kernel_->dims.block);
+    x.line = r.line;
+    x.text = kernel_->line_text(r.line);
+    return x;
+  };
+  SanitizerFinding f;
+  f.kind = Kind::DivergentWarp;
+  f.kernel = kernel_->name;
+  f.first = access(runs[0]);
+  f.second = access(runs[1]);
+  f.has_second = true;
+  for (const Run& r : runs) {
+    if (!f.lanes.empty()) f.lanes += ", ";
+    f.lanes += (r.from == r.to ? "lane " + std::to_string(r.from)
+                               : "lanes " + std::to_string(r.from) + "-" + std::to_string(r.to)) +
+               " at " + r.instruction + " (line " + std::to_string(r.line) + ")";
+  }
+  add(std::move(f), -1, a, b);
 }
 
 void Sanitizer::on_declare(const AccessEvent& d) {

@@ -121,6 +121,20 @@ struct BarrierEvent {
   static constexpr int kNoSite = -2;
 };
 
+/// The lanes of one warp met at different warp-collective instructions
+/// (ldmatrix, mma.sync: every lane must execute the same one), reported by
+/// the CPU emulation of a traced unit (core/codegen/mma.cuh).
+struct WarpDivergenceEvent {
+  CpuDim3 block;
+  int64_t block_linear;
+  uint64_t epoch;
+  int32_t first_thread;  ///< thread_linear of the warp's lane 0
+  struct Lane {
+    int line;                ///< the line of the generated unit it executes
+    std::string instruction;  ///< "mma.sync.m16n8k16", "ldmatrix.x4.trans", ...
+  };
+  std::vector<Lane> lanes;  ///< by lane
+};
 /// Receives a traced launch's events. Default: ignore.
 class AccessObserver {
  public:
@@ -130,6 +144,12 @@ class AccessObserver {
   virtual void on_access(const AccessEvent& /*access*/) {}
   /// A Local array declared (`is_write` false, `bytes` its whole size).
   virtual void on_declare(const AccessEvent& /*decl*/) {}
+  /// A cp.async issued its copy into Shared memory (`is_write`, no value):
+  /// the bytes land later, reported then as an on_access write at the same
+  /// site by the same thread (when a wait_group of that thread completes its
+  /// group). Observers that count traffic ignore the issue.
+  virtual void on_async_issue(const AccessEvent& /*copy*/) {}
+  virtual void on_warp_divergence(const WarpDivergenceEvent& /*warp*/) {}
   virtual void on_barrier(const BarrierEvent& /*barrier*/) {}
   virtual void on_block_end(const BlockEvent& /*block*/) {}
   virtual void on_launch_end() {}

@@ -30,6 +30,12 @@ struct SanitizerFinding {
     OutOfBounds,       ///< an access outside its buffer (or the dynamic shared memory)
     Uninitialized,     ///< a read of an element nobody (Local: this thread) wrote
     DivergentBarrier,  ///< threads of a block at different barriers, or some exited
+    PendingCopyRead,   ///< a read of Shared bytes whose cp.async has not landed (no
+                       ///< wait_group of the issuing thread completed it)
+    StageOverwrite,    ///< a cp.async issued into Shared bytes another thread read in
+                       ///< the same barrier interval (a stage still being read)
+    DivergentWarp,     ///< lanes of a warp at different warp-collective instructions
+                       ///< (ldmatrix, mma.sync), or some of them exited
   };
   /// One of the accesses (or barrier waits) involved.
   struct Access {
@@ -48,6 +54,9 @@ struct SanitizerFinding {
   Access first;             ///< the earlier access, or the one at fault
   Access second;            ///< the other one (races, barriers)
   bool has_second = false;
+  /// DivergentWarp: the warp's lanes by what they execute, "lanes 0-15 at
+  /// mma.sync.m16n8k16 (line 12 `...`), lanes 16-31 at ldmatrix.x1 (line 9 `...`)".
+  std::string lanes;
   uint64_t count = 1;       ///< occurrences folded into this finding
   /// The whole report, e.g. "shared-memory race in kernel softmax: T4
   /// (x_smem) element 3 written by thread (3,0,0) of block (0,0,0) at line
@@ -55,7 +64,8 @@ struct SanitizerFinding {
   /// in the same barrier interval (no __syncthreads between them)".
   std::string message() const;
 };
-/// "thread-race", "block-race", "out-of-bounds", "uninitialized", "divergent-barrier".
+/// "thread-race", "block-race", "out-of-bounds", "uninitialized", "divergent-barrier",
+/// "pending-copy-read", "stage-overwrite", "divergent-warp".
 const char* finding_kind_name(SanitizerFinding::Kind k);
 
 /// The sanitizer: attach it to a traced launch (Backend::launch_traced, or
@@ -78,6 +88,8 @@ class Sanitizer final : public AccessObserver {
   void on_access(const AccessEvent& access) override;
   void on_declare(const AccessEvent& decl) override;
   void on_barrier(const BarrierEvent& barrier) override;
+  void on_async_issue(const AccessEvent& copy) override;
+  void on_warp_divergence(const WarpDivergenceEvent& warp) override;
 
  private:
   /// Who last touched an element (block -1: nobody).
@@ -93,6 +105,7 @@ class Sanitizer final : public AccessObserver {
     Toucher reader;        ///< the last read
     Toucher other_reader;  ///< a read by a block other than reader's, or in reader's interval
                            ///< by another thread (block -1: none)
+    Toucher pending;       ///< the cp.async issued into it and not landed (block -1: none)
     bool initialized = false;
   };
   struct BufferShadow {
