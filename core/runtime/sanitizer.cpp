@@ -105,9 +105,10 @@ std::string SanitizerFinding::message() const {
          << " read by thread " << str(first.thread) << " of block " << str(first.block) << " "
          << where(first) << " and overwritten by the cp.async of thread " << str(second.thread)
          << " " << where(second)
-         << " issued in the same barrier interval: the copy into the stage needs a __syncthreads "
-            "after the reads (a circular buffer's end-of-iteration barrier), or a prefetch "
-            "distance that does not reach the stage being read";
+         << " issued in the same barrier interval (the copy may land before or after the "
+            "read): the copy into the stage needs a __syncthreads after the reads (a circular "
+            "buffer's end-of-iteration barrier), or a prefetch distance that does not reach the "
+            "stage being read";
       break;
     case Kind::DivergentWarp:
       os << "divergent warp in kernel " << kernel << ": in block " << str(first.block)
@@ -276,8 +277,18 @@ void Sanitizer::on_access(const AccessEvent& e) {
     if (c.pending.block >= 0) {
       if (!e.is_write) {
         // The bytes a cp.async has yet to write: whatever the read finds is
-        // not the copy's (the copy explains an uninitialized read too).
-        if (!repeat(Kind::PendingCopyRead, e.buffer, c.pending.site, e.site)) {
+        // not the copy's (the copy explains an uninitialized read too). A
+        // copy another thread issued in this barrier interval overwrites what
+        // the read expects (no wait orders another thread's read): a stage
+        // still being read. Otherwise the wait before the read is missing.
+        const bool overwrite =
+            c.pending.thread != e.thread_linear && c.pending.epoch == static_cast<uint32_t>(e.epoch);
+        if (overwrite && !repeat(Kind::StageOverwrite, e.buffer, e.site, c.pending.site)) {
+          SanitizerFinding f = finding(Kind::StageOverwrite, e, i);
+          f.second = access_of(c.pending, true);
+          f.has_second = true;
+          add(std::move(f), e.buffer, e.site, c.pending.site);
+        } else if (!overwrite && !repeat(Kind::PendingCopyRead, e.buffer, c.pending.site, e.site)) {
           SanitizerFinding f = finding(Kind::PendingCopyRead, e, i);
           f.second = f.first;
           f.first = access_of(c.pending, true);

@@ -234,5 +234,31 @@ TEST(AsyncCopy, PlantedMissingEndOfIterationBarrierIsReported) {
   EXPECT_TRUE(race) << r.sanitized.report << "\n" << r.kernel.source.source;
 }
 
+// The same with cp.async copies: iteration i + 1 issues the copy of tile
+// i + 2 into the stage other threads still read in iteration i. The copy lands
+// only at a later wait on the CPU, so the sanitizer traces its destination at
+// issue: a stage-overwrite finding (not a race of the landed bytes).
+TEST(AsyncCopy, PlantedMissingEndOfIterationBarrierWithCpAsyncIsAStageOverwrite) {
+  Lowered r = run(schedule("CpAsync", 2, "Unspecified"), 2, 256, [](kir::Kernel& k) {
+    Drop d([](kir::Stmt& s) {
+      auto* f = s.as<kir::For>();
+      if (f && !f->body.empty() && f->body.back()->as<kir::Sync>()) f->body.pop_back();
+      return false;
+    });
+    d.mutate(*k.body);
+  });
+  bool overwrite = false;
+  for (const auto& f : r.sanitized.findings) {
+    if (f.kind != runtime::SanitizerFinding::Kind::StageOverwrite) continue;
+    overwrite = true;
+    EXPECT_THAT(f.tensor, ::testing::AnyOf(HasSubstr("(a_cache)"), HasSubstr("(b_cache)")));
+    EXPECT_THAT(f.second.text, HasSubstr("sl_cp_async<16, true>("));
+    EXPECT_THAT(f.message(), HasSubstr("write to a stage still being read"));
+    EXPECT_THAT(f.message(), HasSubstr("end-of-iteration barrier"));
+  }
+  EXPECT_TRUE(overwrite) << r.sanitized.report << "\n" << r.kernel.source.source;
+  // With the barrier, the same kernel is clean (ValidatesCleanAtTileMultiplesAndNot).
+}
+
 }  // namespace
 }  // namespace schedlab::lower::testing
