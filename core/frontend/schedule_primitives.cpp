@@ -68,11 +68,13 @@ const std::vector<Primitive> kPrimitives = {
        return {};
      }},
     {"swizzle",
-     {{"tv"}, {"width", "32"}},
+     {{"tv"}, {"width", "32"}, {"bytes", "4"}},
      Returns::Nothing,
      [](Args& a, ir::Fusion&) -> Object {
        TensorView* tv = a.tensor(0);
-       sched::swizzle(tv, a.given(1) ? a.integer(1) : sched::kMaxSwizzleWidth);
+       const int64_t bytes = a.given(2) ? a.integer(2) : 4;
+       sched::swizzle(tv, a.given(1) ? a.integer(1) : (bytes == 16 ? 8 : sched::kMaxSwizzleWidth),
+                      bytes);
        return {};
      }},
     {"circular_buffer",

@@ -215,7 +215,7 @@ Indexer::RowSwizzle Indexer::row_swizzle(const TensorView* t) {
   internal_assert(t->memory_type() == ir::MemoryType::Shared && t->shared_pad() == 0)
       << t->str() << " is swizzled but in " << ir::memory_type_name(t->memory_type())
       << " memory or padded; sched::swizzle and sched::set_memory_type should have refused that";
-  const int64_t unit = sched::swizzle_unit(t->dtype());
+  const int64_t unit = sched::swizzle_unit(t->dtype(), t->shared_swizzle_bytes());
   const auto axes = allocation_axes(t);
   const std::string what = "lowering: " + t->describe() + " is swizzled with width " +
                            std::to_string(width) + " (swizzle)";
@@ -231,7 +231,7 @@ Indexer::RowSwizzle Indexer::row_swizzle(const TensorView* t) {
       << ", hold " << (e >= 0 ? std::to_string(e) : row->extent().str())
       << " elements; expected a constant multiple of " << width * unit << " (width " << width
       << " x " << unit << (unit == 1 ? " element" : " elements")
-      << " per bank word), so that the XOR permutes each row within itself";
+      << (t->shared_swizzle_bytes() == 4 ? " per bank word" : " per 16-byte chunk") << "), so that the XOR permutes each row within itself";
   return {width, unit};
 }
 

@@ -213,22 +213,26 @@ void pad_shared(TensorView* tv, int64_t elements) {
   tv->set_shared_pad(elements);
 }
 
-int64_t swizzle_unit(ir::DataType dtype) {
-  return std::max<int64_t>(1, 4 / ir::dtype_size(dtype));
+int64_t swizzle_unit(ir::DataType dtype, int64_t bytes) {
+  return std::max<int64_t>(1, bytes / ir::dtype_size(dtype));
 }
 
-void swizzle(TensorView* tv, int64_t width) {
+void swizzle(TensorView* tv, int64_t width, int64_t bytes) {
   user_assert(tv->memory_type() == ir::MemoryType::Shared)
       << "swizzle: " << tv->describe() << " is in " << ir::memory_type_name(tv->memory_type())
       << " memory; expected a Shared tensor (set_memory_type to Shared first)";
-  user_assert(width >= 1 && width <= kMaxSwizzleWidth && (width & (width - 1)) == 0)
-      << "swizzle: width of " << tv->describe() << " must be a power of two in [1, "
-      << kMaxSwizzleWidth << "], got " << width;
+  user_assert(bytes == 4 || bytes == 16)
+      << "swizzle: the unit of " << tv->describe()
+      << " must be 4 bytes (a bank word) or 16 bytes (an ldmatrix row chunk), got " << bytes;
+  const int64_t widest = bytes == 4 ? kMaxSwizzleWidth : 128 / bytes;
+  user_assert(width >= 1 && width <= widest && (width & (width - 1)) == 0)
+      << "swizzle: width of " << tv->describe() << " must be a power of two in [1, " << widest
+      << "] for " << bytes << "-byte units, got " << width;
   user_assert(width == 1 || tv->shared_pad() == 0)
       << "swizzle: " << tv->describe() << " is padded by " << tv->shared_pad()
       << " elements per row (pad_shared); expected one layout, padding or a swizzle, not both "
          "(pad_shared to 0 first)";
-  tv->set_shared_swizzle(width);
+  tv->set_shared_swizzle(width, bytes);
 }
 
 }  // namespace schedlab::sched

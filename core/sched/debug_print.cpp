@@ -54,7 +54,8 @@ void print_domains(std::ostream& os, const ir::TensorView* tv, const std::string
   os << indent << "memory : " << ir::memory_type_name(tv->memory_type());
   if (tv->shared_pad() > 0) os << ", rows padded by " << tv->shared_pad() << " (pad_shared)";
   if (tv->shared_swizzle() > 1)
-    os << ", rows swizzled with width " << tv->shared_swizzle() << " (swizzle)";
+    os << ", rows swizzled with width " << tv->shared_swizzle()
+       << (tv->shared_swizzle_bytes() == 4 ? "" : " in 16-byte chunks") << " (swizzle)";
   if (tv->circular_stages() > 1)
     os << ", " << tv->circular_stages() << " stages, prefetch " << tv->circular_prefetch()
        << " (circular_buffer)";

@@ -9,12 +9,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "lower_test_util.h"
 #include "schedlab/ir/arith.h"
 #include "schedlab/lower/kir_printer.h"
+#include "schedlab/model/device.h"
+#include "schedlab/model/profile.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/ref/inputs.h"
@@ -34,6 +37,11 @@ enum class Layout {
   Tile,     ///< by the tile's loops [lane, fragment, k16] (k contiguous for A and B)
   BByN,     ///< B as [m16, k16, n8]: n contiguous, 16-byte rows of k (ldmatrix .trans)
   BPadded,  ///< B as [m16, k16, n8 + 1 pad]: rows not 16-byte aligned (element reads)
+  /// A as [32 TIDx, 64]: rows of 64 halves (m % 4, k16), four m rows each,
+  /// so an ldmatrix matrix (m 0-7) meets each 16-byte chunk twice: 2-way
+  /// bank conflicts.
+  AChunks,
+  AChunksSwizzled,  ///< the same, swizzle(A, 4, 16 bytes): no conflicts
 };
 
 /// mma_tile_test's schedule_tile ([.., Mo BIDy, No BIDx, rKo, lane TIDx,
@@ -50,7 +58,13 @@ TensorView* schedule(Fusion& f, int m, int n, int k, Layout layout) {
   const auto* op = mm->definition()->as<ir::MmaOp>();
   TensorView* bt = op->b();
   std::vector<TensorView*> others;
-  if (layout != Layout::Tile) {
+  const bool a_chunks = layout == Layout::AChunks || layout == Layout::AChunksSwizzled;
+  TensorView* at = op->a();
+  if (a_chunks) {
+    sched::propagate_transformation(mm);
+    for (TensorView* tv : f.tensors())
+      if (tv != at) others.push_back(tv);
+  } else if (layout != Layout::Tile) {
     // B keeps [.., Mo, No, Ko, m16, n8, k16] and becomes [.., m16, 4, 32 TIDx]
     // over k16 x n8 (n innermost).
     sched::propagate_transformation(mm);
@@ -61,7 +75,16 @@ TensorView* schedule(Fusion& f, int m, int n, int k, Layout layout) {
   mm->parallelize(b, ParallelType::BIDy);
   mm->parallelize(b + 1, ParallelType::BIDx);
   sched::propagate_transformation(mm, others);
-  if (layout != Layout::Tile) {
+  if (a_chunks) {
+    // A: [.., m16, n8, k16] -> [.., n8, m4o, m4i * k16] -> [.., n8 * m4o (32 TIDx), 64].
+    at->reorder({{b + 3, b + 4}, {b + 4, b + 3}});
+    at->split(b + 4, 4);
+    at->merge(b + 5, b + 6);
+    at->merge(b + 3, b + 4);
+    at->parallelize(b + 3, ParallelType::TIDx);
+    sched::parallelize_all_like(mm, b + 2);
+    sched::parallelize_all_like(mm, -1, others);
+  } else if (layout != Layout::Tile) {
     bt->reorder({{b + 4, b + 5}, {b + 5, b + 4}});  // [.., m16, k16, n8]
     bt->merge(b + 4, b + 5);
     bt->split(b + 4, 32);  // [.., m16, 4, 32]
@@ -73,6 +96,7 @@ TensorView* schedule(Fusion& f, int m, int n, int k, Layout layout) {
   }
   for (TensorView* operand : {op->a(), op->b()}) operand->set_memory_type(ir::MemoryType::Shared);
   if (layout == Layout::BPadded) sched::pad_shared(bt, 1);
+  if (layout == Layout::AChunksSwizzled) sched::swizzle(at, 4, 16);
   sched::inline_most(f);
   for (TensorView* operand : {op->a(), op->b()}) sched::inline_at(operand, b + 3);
   return mm;
@@ -170,8 +194,79 @@ TEST_F(Ldmatrix, F16) {
   check({"matmul_f16", 0, 2, 1}, Layout::BByN);
 }
 
+TEST_F(Ldmatrix, ChunkSwizzledA) {
+  for (Layout layout : {Layout::AChunks, Layout::AChunksSwizzled}) {
+    auto def = load("matmul_bf16");
+    const std::string cuda = prepared(kMatmul, layout, def).source.source;
+    EXPECT_THAT(cuda, HasSubstr("sl_ldmatrix<false>(sl_ma, SL_VLD("));
+    if (layout == Layout::AChunksSwizzled) {
+      EXPECT_THAT(cuda, HasSubstr(" ^ "));
+    }
+    check(kMatmul, layout);
+    check(kLinear, layout);
+  }
+}
+
+TEST(LdmatrixSwizzle, ChunkSwizzleRefusals) {
+  auto def = load("matmul_bf16");
+  schedule(*def.fusion, 0, 2, 1, Layout::AChunks);
+  TensorView* at = nullptr;
+  for (TensorView* tv : def.fusion->tensors())
+    if (tv->memory_type() == ir::MemoryType::Shared && at == nullptr) at = tv;
+  ASSERT_NE(at, nullptr);
+  EXPECT_THAT(test_support::user_error_of([&] { sched::swizzle(at, 4, 8); }),
+              HasSubstr("must be 4 bytes (a bank word) or 16 bytes (an ldmatrix row chunk), got 8"));
+  EXPECT_THAT(test_support::user_error_of([&] { sched::swizzle(at, 16, 16); }),
+              HasSubstr("must be a power of two in [1, 8] for 16-byte units, got 16"));
+  // The tile layout's rows hold 16 halves: two chunks, so width 4 cannot
+  // stay within a row.
+  auto tile = load("matmul_bf16");
+  TensorView* mm = schedule(*tile.fusion, 0, 2, 1, Layout::Tile);
+  sched::swizzle(mm->definition()->as<ir::MmaOp>()->a(), 4, 16);
+  EXPECT_THAT(test_support::user_error_of(
+                  [&] { runtime::prepare(*tile.fusion, {{"M", 16}, {"N", 8}, {"K", 16}}); }),
+              HasSubstr("expected a constant multiple of 32 (width 4 x 8 elements per 16-byte chunk)"));
+}
+
+/// The ldmatrix.x4 site of A in the profile of `layout` at 64x8x16 (four
+/// blocks): its conflict degree as the model counts it.
+double a_ldmatrix_conflict_ways(Layout layout, int64_t* wavefronts) {
+  auto def = load("matmul_bf16");
+  const ir::SizeBindings sz = {{"M", 64}, {"N", 8}, {"K", 16}};
+  schedule(*def.fusion, 0, 2, 1, layout);
+  runtime::PreparedKernel p = prepare_or_report(def, sz);
+  static const model::DeviceModel h200 =
+      model::load_device("h200", {SCHEDLAB_SOURCE_DIR "/configs/devices"});
+  model::ProfileOptions o;
+  o.cache_dir = kernel_cache_dir();
+  model::KernelProfile prof =
+      model::profile_kernel(cpu_backend(), p, *def.fusion, sz, 0, h200, o, "matmul_bf16");
+  // The site of the ldmatrix's SL_VLD: the one whose line holds sl_ma's ldmatrix.
+  std::vector<std::string> lines;
+  std::string line;
+  for (std::istringstream in(p.source.source); std::getline(in, line);) lines.push_back(line);
+  for (const model::SharedSiteTraffic& s : prof.traffic.shared)
+    if (!s.is_write && s.line >= 1 && static_cast<size_t>(s.line) <= lines.size() &&
+        lines[static_cast<size_t>(s.line - 1)].find("sl_ldmatrix<false>(sl_ma") != std::string::npos) {
+      *wavefronts = s.wavefronts;
+      EXPECT_EQ(s.requests, 4);  // one per block
+      return s.conflict_ways();
+    }
+  ADD_FAILURE() << "no traced ldmatrix site of A in the profile";
+  return 0;
+}
+
+TEST(LdmatrixModel, ASwizzleRemovesTheBankConflictsOfLdmatrix) {
+  int64_t plain = 0, swizzled = 0;
+  // Four matrices per ldmatrix.x4, 4 blocks: 16 wavefronts without conflicts.
+  EXPECT_DOUBLE_EQ(a_ldmatrix_conflict_ways(Layout::AChunks, &plain), 2.0);
+  EXPECT_EQ(plain, 32);
+  EXPECT_DOUBLE_EQ(a_ldmatrix_conflict_ways(Layout::AChunksSwizzled, &swizzled), 1.0);
+  EXPECT_EQ(swizzled, 16);
+}
+
 TEST(LdmatrixSources, CompileForSm80AndSm90) {
-  for (Layout layout : {Layout::Tile, Layout::BByN}) {
+  for (Layout layout : {Layout::Tile, Layout::BByN, Layout::AChunksSwizzled}) {
     auto def = load("matmul_bf16");
     runtime::PreparedKernel p = prepared(kMatmul, layout, def);
     for (const char* arch : {"sm_80", "sm_90"}) {

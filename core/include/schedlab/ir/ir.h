@@ -302,7 +302,13 @@ class TensorView final : public Val {
   /// unit of each row is XORed with the row index modulo this width (a power
   /// of two; 1: none). Set with no checks; sched::swizzle is the checked form.
   int64_t shared_swizzle() const { return shared_swizzle_; }
-  void set_shared_swizzle(int64_t width) { shared_swizzle_ = width; }
+  /// The bytes of the unit the swizzle moves whole: 4 (a bank word) or 16
+  /// (an ldmatrix row chunk).
+  int64_t shared_swizzle_bytes() const { return shared_swizzle_bytes_; }
+  void set_shared_swizzle(int64_t width, int64_t bytes = 4) {
+    shared_swizzle_ = width;
+    shared_swizzle_bytes_ = bytes;
+  }
   /// Circular buffering (sched::circular_buffer): the buffer holds `stages`
   /// copies of its tile, each loaded `prefetch` iterations of its loop ahead
   /// (1 and 0: none). Set with no checks; sched::circular_buffer checks.
@@ -334,6 +340,7 @@ class TensorView final : public Val {
   MemoryType memory_type_ = MemoryType::Local;
   int64_t shared_pad_ = 0;  ///< row padding of a Shared buffer, in elements
   int64_t shared_swizzle_ = 1;  ///< XOR width of a Shared buffer's rows; 1: none
+  int64_t shared_swizzle_bytes_ = 4;  ///< bytes of the XORed unit
   const IterDomain* mma_k_ = nullptr;  ///< the k axis of an mma tile (mma_k())
   int64_t circular_stages_ = 1;    ///< circular-buffer stages; 1: none
   int64_t circular_prefetch_ = 0;  ///< iterations loaded ahead

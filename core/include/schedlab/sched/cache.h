@@ -57,8 +57,9 @@ void pad_shared(ir::TensorView* tv, int64_t elements);
 /// so a wider XOR reaches no bank a narrower one does not.
 constexpr int64_t kMaxSwizzleWidth = 32;
 /// The elements of one swizzle unit of a `dtype` buffer: one 4-byte bank word
+/// (or, with bytes = 16, one 16-byte chunk: 8 f16/bf16)
 /// (2 f16/bf16, 4 bytes), or one element of 4 bytes or more.
-int64_t swizzle_unit(ir::DataType dtype);
+int64_t swizzle_unit(ir::DataType dtype, int64_t bytes = 4);
 /// XOR-swizzles the rows of tv's Shared buffer (nvFuser's
 /// swizzle(Swizzle2DType::XOR), CUTLASS's Swizzle): the buffer is row-major
 /// over its allocation axes, a row being the innermost one (E elements, as
@@ -73,6 +74,14 @@ int64_t swizzle_unit(ir::DataType dtype);
 /// XOR stays within the row), at least two allocation axes, and no vectorized
 /// copy into or out of the buffer (its vector axis is the row itself, which
 /// the XOR would split).
-void swizzle(ir::TensorView* tv, int64_t width);
+///
+/// bytes = 16 XORs whole 16-byte chunks instead of bank words (nvFuser's
+/// ldmatrix swizzle, CUTLASS's Swizzle<3, 3, 3> for 128-byte rows of
+/// halves): chunk c of row r goes to c ^ (r % width), so the 8 rows one
+/// ldmatrix matrix reads (16 bytes each, the same chunk of 8 consecutive
+/// rows) meet 8 different chunks, each 16-byte row staying whole and
+/// aligned; width is then a power of two in [1, 8] (8 chunks of a 128-byte
+/// row cover the 32 banks). bytes is 4 or 16.
+void swizzle(ir::TensorView* tv, int64_t width, int64_t bytes = 4);
 
 }  // namespace schedlab::sched
