@@ -40,7 +40,47 @@ int64_t Config::shared_bytes(const Contraction& c) const {
   return (tile_m + tile_n) * tile_k * split_k * pa::dtype_bytes(c.dtype);
 }
 
+namespace {
+
+/// The tensor-core choice for bf16/f16 operands: warp tiles of up to
+/// 64 x 32 (4 x 4 instruction tiles) and up to 2 x 4 warps when the output
+/// is large; smaller outputs shrink the warp count, then the warp tile,
+/// until the tiles give every SM a block or reach one instruction tile.
+Config heuristic_mma(const Contraction& c, const pa::DeviceProperties& d) {
+  Config cfg;
+  cfg.instruction = "mma";
+  cfg.tile_k = kMmaK;
+  const int64_t sms = std::max(1, d.sm_count);
+  cfg.warp_m = std::clamp<int64_t>(next_pow2(c.M), kMmaM, 64);
+  cfg.warp_n = std::clamp<int64_t>(next_pow2(c.N), kMmaN, 32);
+  int64_t warps_m = largest_pow2_at_most(std::clamp<int64_t>(ceil_div(c.M, cfg.warp_m), 1, 2));
+  int64_t warps_n = largest_pow2_at_most(std::clamp<int64_t>(ceil_div(c.N, cfg.warp_n), 1, 4));
+  auto blocks = [&] {
+    return ceil_div(c.M, warps_m * cfg.warp_m) * ceil_div(c.N, warps_n * cfg.warp_n) * c.batch;
+  };
+  while (blocks() < sms && (warps_m > 1 || warps_n > 1))
+    (warps_n >= warps_m ? warps_n : warps_m) /= 2;
+  while (blocks() < sms && (cfg.warp_m > kMmaM || cfg.warp_n > kMmaN)) {
+    if (cfg.warp_m / kMmaM >= cfg.warp_n / kMmaN && cfg.warp_m > kMmaM)
+      cfg.warp_m /= 2;
+    else
+      cfg.warp_n /= 2;
+  }
+  cfg.tile_m = warps_m * cfg.warp_m;
+  cfg.tile_n = warps_n * cfg.warp_n;
+  return cfg;
+}
+
+}  // namespace
+
 Config heuristic(const Contraction& c, const pa::DeviceProperties& d) {
+  const bool half = c.dtype == pa::DataType::BF16 || c.dtype == pa::DataType::F16;
+  return heuristic_for(c, d, half ? "mma" : "fma");
+}
+
+Config heuristic_for(const Contraction& c, const pa::DeviceProperties& d,
+                     const std::string& instruction) {
+  if (instruction == "mma") return heuristic_mma(c, d);
   Config cfg;
   const int64_t sms = std::max(1, d.sm_count);
   const int64_t max_threads = pa::rules::max_threads_per_block(d);
@@ -73,28 +113,61 @@ Config heuristic(const Contraction& c, const pa::DeviceProperties& d) {
   return cfg;
 }
 
+namespace {
+
+/// Why the tensor-core settings of `cfg` cannot be honoured for `c`, or "".
+std::string unsupported_mma(const Config& cfg, const Contraction& c) {
+  if (c.dtype != pa::DataType::BF16 && c.dtype != pa::DataType::F16)
+    return "instruction=mma: mma.sync m16n8k16 multiplies bf16 or f16 operands, these are " +
+           dtype_name(c.dtype) + "; instruction=fma schedules them on CUDA cores";
+  if (cfg.split_k > 1)
+    return "instruction=mma with split_k=" + str(cfg.split_k) +
+           ": a split K would rfactor the MmaOp, which lowering does not tile; use split_k=1";
+  if (cfg.tile_k != kMmaK)
+    return "instruction=mma with tile_k=" + str(cfg.tile_k) +
+           ": the K step of the shared tiles "
+           "is one instruction's k (" +
+           str(kMmaK) + "); use tile_k=" + str(kMmaK);
+  if (cfg.warp_m % kMmaM != 0)
+    return "warp_m=" + str(cfg.warp_m) + " is not a multiple of the instruction's m (" +
+           str(kMmaM) + ")";
+  if (cfg.warp_n % kMmaN != 0)
+    return "warp_n=" + str(cfg.warp_n) + " is not a multiple of the instruction's n (" +
+           str(kMmaN) + ")";
+  if (cfg.tile_m % cfg.warp_m != 0)
+    return "warp_m=" + str(cfg.warp_m) + " does not divide tile_m=" + str(cfg.tile_m);
+  if (cfg.tile_n % cfg.warp_n != 0)
+    return "warp_n=" + str(cfg.warp_n) + " does not divide tile_n=" + str(cfg.tile_n);
+  return {};
+}
+
+}  // namespace
+
 std::string unsupported(const Config& cfg, const Contraction& c, const pa::DeviceProperties& d) {
-  if (cfg.instruction != "fma")
-    return "instruction=" + cfg.instruction +
-           ": tensor cores need the MmaOp lowering to mma.sync (LoopTransform::Mma), not there "
-           "yet; instruction=fma schedules on CUDA cores";
+  if (cfg.instruction != "fma" && cfg.instruction != "mma")
+    return "instruction=" + cfg.instruction + ": expected fma or mma";
+  if (cfg.mma())
+    if (std::string why = unsupported_mma(cfg, c); !why.empty()) return why;
   if (cfg.stages > 1)
     return "stages=" + str(cfg.stages) +
-           ": circular buffering needs circular_buffer in the plugin ABI (1.8), not there yet";
+           ": circular buffering of the operand tiles (circular_buffer, plugin ABI 1.8) is not "
+           "implemented in the matmul plugin yet";
   if (cfg.grid_swizzle > 1)
     return "grid_swizzle=" + str(cfg.grid_swizzle) +
            ": a block order over M and N tiles merges them into one block axis, which the shared "
            "operand tiles (each over M or N only) cannot follow";
   if (cfg.epilogue != "registers")
     return "epilogue=" + cfg.epilogue + ": a shared-memory epilogue is not implemented yet";
-  if (cfg.tile_m % cfg.thread_m != 0)
+  if (!cfg.mma() && cfg.tile_m % cfg.thread_m != 0)
     return "thread_m=" + str(cfg.thread_m) + " does not divide tile_m=" + str(cfg.tile_m);
-  if (cfg.tile_n % cfg.thread_n != 0)
+  if (!cfg.mma() && cfg.tile_n % cfg.thread_n != 0)
     return "thread_n=" + str(cfg.thread_n) + " does not divide tile_n=" + str(cfg.tile_n);
   const int64_t max_threads = pa::rules::max_threads_per_block(d);
   if (cfg.threads() > max_threads)
-    return "(tile_m / thread_m) * (tile_n / thread_n) * split_k = " + str(cfg.threads()) +
-           " threads, more than the device's " + str(max_threads) + " per block";
+    return (cfg.mma() ? "(tile_m / warp_m) * (tile_n / warp_n) * 32 = "
+                      : "(tile_m / thread_m) * (tile_n / thread_n) * split_k = ") +
+           str(cfg.threads()) + " threads, more than the device's " + str(max_threads) +
+           " per block";
   if (d.shared_bytes_per_block > 0 &&
       static_cast<uint64_t>(cfg.shared_bytes(c)) > d.shared_bytes_per_block)
     return "the operand tiles take " + str(cfg.shared_bytes(c)) +
@@ -105,7 +178,8 @@ std::string unsupported(const Config& cfg, const Contraction& c, const pa::Devic
     return "M=" + str(c.M) + " makes " + str(ceil_div(c.M, cfg.tile_m)) +
            " row tiles, more than the grid's y extent allows (" + str(kMaxGridYZ) + ")";
   if (c.batch > kMaxGridYZ)
-    return "a batch of " + str(c.batch) + " is more than the grid's z extent allows (" + str(kMaxGridYZ) + ")";
+    return "a batch of " + str(c.batch) + " is more than the grid's z extent allows (" +
+           str(kMaxGridYZ) + ")";
   if (cfg.async)
     return "async=true: cp.async copies of 4 to 16 bytes need vectorized operand tiles, not "
            "there yet on CUDA cores";

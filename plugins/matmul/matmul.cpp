@@ -15,7 +15,20 @@
 // Priority 50: offered before normalization and reduction, which would take
 // a contraction as a plain reduction.
 //
-// The schedule (on the sum, the reference; propagated to every tensor):
+// The tensor-core schedule (instruction=mma; schedule_mma): the sum becomes
+// an MmaOp (host entry fuse_mma, ABI 1.9), reordered to [batch, M, N, K],
+// split into [B (BIDz), Mo (BIDy), No (BIDx), Ko, wm (TIDz), wn (TIDy), mi,
+// ni, m16, n8, k16] (M by tile_m, warp_m, 16; N by tile_n, warp_n, 8; K by
+// 16) and the instruction tile made one warp's mma.sync (mma_tile: [lane
+// (TIDx), frag, k16]). Each of the (tile_m / warp_m) x (tile_n / warp_n)
+// warps accumulates warp_m / 16 x warp_n / 8 instruction tiles in registers
+// (mi, ni serial inside the K loop). The MmaOp's operands are Shared (an
+// input operand through a Shared cache_after copy), inlined at the K loop,
+// so each K step stages the CTA tile's operands; the epilogue is inlined
+// into the output tile, each lane storing its own fragment. M, N and K need
+// not be multiples: the tile reads zeros past an operand's end.
+//
+// The CUDA-core schedule (on the sum, the reference; propagated to every tensor):
 //   tiles    the sum [batch..., M, N, K] (reordered) becomes
 //            [Ko, B (BIDz), Mo (BIDy), No (BIDx), ks (TIDz), ty (TIDy),
 //             tx (TIDx), thm, thn, tk]: M split by tile_m then by thread_m
@@ -43,13 +56,14 @@
 //   epilogue inlined into the output tile (registers): each thread casts and
 //            stores its own thread_m x thread_n outputs.
 //
-// TODO(issue 36, plugin ABI 1.8): call the host-api entry fuse_mma on the sum
-// (SCHEDLAB_OP_MMA) before scheduling, once the lead adds it after ASYNC's
-// circular_buffer bump; until then the composite's sum of the product is
-// scheduled directly, which lowers the same way on CUDA cores.
-//
 // The heuristic (compute_params, heuristic.cpp), from M, N, K, the batch,
 // the dtype and the device (the model device on the CPU backend):
+//   mma      bf16/f16 operands: warp tiles next_pow2 of M and N clamped to
+//            [16, 64] x [8, 32], 2 x 4 warps at most (no more than the
+//            output needs); while the tiles give fewer blocks than SMs the
+//            warp count halves, then the warp tile, down to one instruction
+//            tile. tile_k 16, split_k 1.
+//   fma      f32 operands (below):
 //   tiles    128 x 128 with 8 x 8 outputs per thread (256 threads) when
 //            128 x 128 tiles alone give every SM a block; else 64 x 64 with
 //            4 x 4 (256 threads). Each edge shrinks to next_pow2(M) / (N).
@@ -61,9 +75,10 @@
 //            the largest power of two <= min(K / 8, threads left in the
 //            block, 16).
 //   tile_k   min(16, next_pow2(ceil(K / split_k))).
-//   stages 1, async false, grid_swizzle 1, epilogue registers,
-//   instruction fma: the only values honoured today; the others are refused
-//   with the reason (docs/matmul.md).
+//   stages 1, async false, grid_swizzle 1, epilogue registers: the only
+//   values honoured today; the others are refused with the reason
+//   (docs/matmul.md), as are instruction=mma on f32 operands, with split_k
+//   > 1 or a tile_k other than 16.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -96,6 +111,8 @@ Config config_of(const pa::Params& p) {
   c.tile_k = p.integer("tile_k");
   c.thread_m = p.integer("thread_m");
   c.thread_n = p.integer("thread_n");
+  c.warp_m = p.integer("warp_m");
+  c.warp_n = p.integer("warp_n");
   c.split_k = p.integer("split_k");
   c.stages = p.integer("stages");
   c.async = p.boolean("async");
@@ -223,6 +240,74 @@ void factor_split_k(const pa::TensorView& sum) {
   pa::TensorView(sum).rfactor(serial);
 }
 
+/// The tensor-core schedule (instruction=mma): the sum becomes an MmaOp
+/// (fuse_mma), tiled as [B (BIDz), Mo (BIDy), No (BIDx), Ko, wm (TIDz),
+/// wn (TIDy), mi, ni, lane (TIDx), frag, k16]: each of the wm x wn warps
+/// computes warp_m / 16 x warp_n / 8 instruction tiles (mi, ni serial) per
+/// K step of 16; the operands are staged in Shared at the K step.
+void schedule_mma(pa::Segment& seg, const Contraction& c, const Config& cfg) {
+  pa::TensorView ref = c.sum;
+  ref.fuse_mma();
+  // The operands of the MmaOp in Shared memory, one K step of the CTA tile
+  // each, computed at the K loop (outside the tile: rule 16); an input
+  // operand (linear's weight) is read through a Shared copy.
+  std::vector<pa::TensorView> tiles;
+  for (const pa::Operand& o : ref.operands()) {
+    if (!o.is_tensor()) continue;
+    pa::TensorView t = o.tensor;
+    if (t.is_input()) t = t.cache_after();
+    t.set_memory_type(pa::MemoryType::Shared);
+    tiles.push_back(t);
+  }
+  std::vector<std::pair<int, int>> order;
+  int next = 0, m = -1, n = -1, k = -1, nbatch = 0;
+  for (int i = 0; i < static_cast<int>(c.roles.size()); ++i) {
+    switch (c.roles[static_cast<size_t>(i)]) {
+      case Role::Batch:
+        order.push_back({i, next++});
+        ++nbatch;
+        break;
+      case Role::M:
+        m = i;
+        break;
+      case Role::N:
+        n = i;
+        break;
+      case Role::K:
+        k = i;
+        break;
+    }
+  }
+  order.push_back({m, next++});
+  order.push_back({n, next++});
+  order.push_back({k, next++});
+  ref.reorder(order);
+  for (int i = 1; i < nbatch; ++i) ref.merge(0);
+  std::vector<std::string> roles = {"M", "N", "K"};
+  if (nbatch > 0) roles.insert(roles.begin(), "B");
+  pa::Loop l(ref, roles, "matmul");
+  l.split("K", matmul::kMmaK, "Ko", "k16");
+  l.split("N", cfg.tile_n, "No", "tn");
+  l.split("tn", cfg.warp_n, "wn", "wtn");
+  l.split("wtn", matmul::kMmaN, "ni", "n8");
+  l.split("M", cfg.tile_m, "Mo", "tm");
+  l.split("tm", cfg.warp_m, "wm", "wtm");
+  l.split("wtm", matmul::kMmaM, "mi", "m16");
+  for (const char* r : {"B", "Mo", "No", "Ko", "wm", "wn", "mi", "ni", "m16", "n8", "k16"})
+    if (l.has(r)) l.move_to_end(r);
+  const int k_step = l.at("Ko") + 1;
+  l.bind("B", pa::ParallelType::BIDz);
+  l.bind("Mo", pa::ParallelType::BIDy);
+  l.bind("No", pa::ParallelType::BIDx);
+  l.bind("wm", pa::ParallelType::TIDz);
+  l.bind("wn", pa::ParallelType::TIDy);
+  ref.mma_tile();  // [.., m16, n8, k16] -> [.., lane (TIDx), frag, k16]
+  seg.propagate_transformation(ref);
+  seg.parallelize_all_like(ref);
+  seg.inline_most();
+  for (pa::TensorView& t : tiles) t.inline_at(k_step);
+}
+
 }  // namespace
 
 class Matmul : public pa::Plugin {
@@ -233,8 +318,9 @@ class Matmul : public pa::Plugin {
   int priority() const override { return 50; }
   std::string version() const override { return "0.1"; }
   std::string description() const override {
-    return "matmul and linear (+ pointwise epilogue) on CUDA cores: CTA tiles over BIDy/BIDx, "
-           "thread tiles in registers, shared operand tiles per K step, split-K in the block";
+    return "matmul and linear (+ pointwise epilogue) on tensor cores (mma.sync, bf16/f16: warp "
+           "tiles on TIDz/TIDy) or CUDA cores (thread tiles, split-K in the block): CTA tiles "
+           "over BIDy/BIDx, shared operand tiles per K step";
   }
   std::vector<pa::Param> params() const override {
     return {
@@ -245,6 +331,12 @@ class Matmul : public pa::Plugin {
                            "thread tile: output rows per thread (TIDy = tile_m / thread_m)"),
         pa::Param::integer("thread_n", 4, 1, 16,
                            "thread tile: output columns per thread (TIDx = tile_n / thread_n)"),
+        pa::Param::integer("warp_m", 16, 16, 128,
+                           "warp tile (mma): output rows per warp, a multiple of 16 "
+                           "(TIDz = tile_m / warp_m warps)"),
+        pa::Param::integer("warp_n", 8, 8, 128,
+                           "warp tile (mma): output columns per warp, a multiple of 8 "
+                           "(TIDy = tile_n / warp_n warps)"),
         pa::Param::integer("split_k", 1, 1, 64,
                            "threads of a block (TIDz) that split K and combine their partial sums"),
         pa::Param::integer("stages", 1, 1, 8,
@@ -256,7 +348,7 @@ class Matmul : public pa::Plugin {
         pa::Param::choice("epilogue", {"registers", "shared"}, "registers",
                           "where the output tile is written from (shared: not yet)"),
         pa::Param::choice("instruction", {"fma", "mma"}, "fma",
-                          "fma: CUDA cores; mma: tensor cores (mma.sync, not yet)"),
+                          "fma: CUDA cores; mma: tensor cores (mma.sync m16n8k16, bf16/f16)"),
     };
   }
 
@@ -267,7 +359,7 @@ class Matmul : public pa::Plugin {
     // Settings the plugin cannot honour yet are refused whatever the sizes;
     // the sizes themselves are checked against the heuristic's choice.
     Config forced = config_of(p);
-    Config mine = matmul::heuristic(c, seg.device());
+    Config mine = matmul::heuristic_for(c, seg.device(), forced.instruction);
     mine.stages = forced.stages;
     mine.async = forced.async;
     mine.grid_swizzle = forced.grid_swizzle;
@@ -288,6 +380,8 @@ class Matmul : public pa::Plugin {
     p.set_integer("tile_k", cfg.tile_k);
     p.set_integer("thread_m", cfg.thread_m);
     p.set_integer("thread_n", cfg.thread_n);
+    p.set_integer("warp_m", cfg.warp_m);
+    p.set_integer("warp_n", cfg.warp_n);
     p.set_integer("split_k", cfg.split_k);
     p.set_integer("stages", cfg.stages);
     p.set_boolean("async", cfg.async);
@@ -301,9 +395,10 @@ class Matmul : public pa::Plugin {
     if (!c.reject.empty()) user_fail(c.reject);
     const Config cfg = config_of(p);
     if (std::string why = matmul::unsupported(cfg, c, seg.device()); !why.empty()) user_fail(why);
-    // TODO(issue 36): seg.fuse_mma(c.sum) through the host-api entry fuse_mma
-    // (plugin ABI 1.8, SCHEDLAB_OP_MMA) once it exists; the sum of the
-    // product lowers the same way on CUDA cores meanwhile.
+    if (cfg.mma()) {
+      schedule_mma(seg, c, cfg);
+      return;
+    }
     pa::TensorView a_tile = c.a.input.cache_after();
     pa::TensorView b_tile = c.b.input.cache_after();
     a_tile.set_memory_type(pa::MemoryType::Shared);

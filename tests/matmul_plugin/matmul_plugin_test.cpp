@@ -162,16 +162,35 @@ std::vector<Case> cases() {
   // Forced settings: big tiles with 8 x 8 per thread over uneven edges, a
   // 1 x 1 thread tile, split-K with a short K step, tiles of unequal edges.
   const std::vector<std::vector<std::string>> forced = {
-      {"tile_m=128", "tile_n=128", "thread_m=8", "thread_n=8", "split_k=1"},
-      {"tile_m=8", "tile_n=8", "thread_m=1", "thread_n=1", "split_k=1", "tile_k=4"},
-      {"tile_m=32", "tile_n=16", "thread_m=4", "thread_n=2", "split_k=2", "tile_k=8"},
-      {"tile_m=16", "tile_n=64", "thread_m=2", "thread_n=8", "split_k=8", "tile_k=2"},
+      {"instruction=fma", "tile_m=128", "tile_n=128", "thread_m=8", "thread_n=8", "split_k=1"},
+      {"instruction=fma", "tile_m=8", "tile_n=8", "thread_m=1", "thread_n=1", "split_k=1",
+       "tile_k=4"},
+      {"instruction=fma", "tile_m=32", "tile_n=16", "thread_m=4", "thread_n=2", "split_k=2",
+       "tile_k=8"},
+      {"instruction=fma", "tile_m=16", "tile_n=64", "thread_m=2", "thread_n=8", "split_k=8",
+       "tile_k=2"},
   };
   for (const auto& f : forced) {
     out.push_back({"matmul_bf16", mnk(130, 70, 48), f});
     out.push_back({"linear_bias_gelu_bf16", mnk(37, 70, 20), f});
   }
   out.push_back({"batched_matmul_bf16", bmnk(20, 9, 33), forced[2]});
+  // Tensor cores, forced: one warp of one instruction tile (the reference
+  // schedule of tests/matmul/mma_tile_test), 2 x 2 warps of 2 x 2 tiles
+  // each, 4 x 1 warps of one tile, 1 x 4 warps of 4 x 1 tiles.
+  const std::vector<std::vector<std::string>> mma = {
+      {"instruction=mma", "tile_m=16", "tile_n=8", "warp_m=16", "warp_n=8"},
+      {"instruction=mma", "tile_m=64", "tile_n=32", "warp_m=32", "warp_n=16"},
+      {"instruction=mma", "tile_m=64", "tile_n=8", "warp_m=16", "warp_n=8"},
+      {"instruction=mma", "tile_m=64", "tile_n=32", "warp_m=64", "warp_n=8"},
+  };
+  for (const auto& f : mma) {
+    for (const auto& s : {mnk(130, 70, 48), mnk(1, 1, 16), mnk(2, 3, 5), mnk(33, 16, 64)})
+      out.push_back({"matmul_bf16", s, f});
+    out.push_back({"linear_bias_gelu_bf16", mnk(37, 70, 20), f});
+    out.push_back({"batched_matmul_bf16", bmnk(20, 9, 33), f});
+  }
+  out.push_back({"matmul_f16", mnk(130, 70, 48), mma[1]});
   return out;
 }
 
@@ -187,6 +206,62 @@ TEST_P(MatmulPluginRuns, MatchesTheReferenceOnTheCpuBackend) {
 
 INSTANTIATE_TEST_SUITE_P(All, MatmulPluginRuns, ::testing::ValuesIn(cases()), case_name);
 
+/// The plugin's tensor-core schedule of `fusion` at `sizes` (its own choice,
+/// then `settings`), prepared for launch.
+runtime::PreparedKernel tensor_core_kernel(const std::string& fusion, const ir::SizeBindings& sizes,
+                                           const std::vector<std::string>& settings,
+                                           frontend::FusionDefinition& def) {
+  auto p = matmul_plugin();
+  def = load_def(fusion);
+  HostSegment seg;
+  seg.fusion = def.fusion.get();
+  seg.sizes = frontend::bind_sizes(def, sizes);
+  plugin::ParamValues params = p->with_settings(p->compute_params(seg), settings);
+  EXPECT_THAT(p->format(params), HasSubstr("instruction=mma"));
+  p->schedule(seg, params);
+  return runtime::prepare(*def.fusion, seg.sizes);
+}
+
+// On tensor cores (the choice for bf16/f16): the CUDA has mma.sync, NVRTC
+// takes it for sm_80 and sm_90, and the race sanitizer of the CPU backend
+// finds nothing (the Shared operand tiles written by every warp, read by the
+// lanes of others) while the result matches the reference.
+TEST(MatmulPluginTensorCores, MmaSyncCompilesAndRunsSanitizedClean) {
+  struct Run {
+    std::string fusion;
+    ir::SizeBindings sizes;
+    std::vector<std::string> settings;
+  };
+  const std::vector<std::string> warps = {"tile_m=64", "tile_n=32", "warp_m=32", "warp_n=16"};
+  const std::vector<Run> runs = {
+      {"matmul_bf16", mnk(130, 70, 48), {}},
+      {"matmul_bf16", mnk(130, 70, 48), warps},
+      {"matmul_bf16", mnk(2, 3, 5), warps},
+      {"matmul_f16", mnk(33, 16, 64), warps},
+      {"linear_bias_gelu_bf16", mnk(33, 70, 48), {}},
+      {"linear_bias_gelu_bf16", mnk(33, 70, 48), warps},
+      {"batched_matmul_bf16", bmnk(20, 9, 33), warps},
+  };
+  for (const Run& r : runs) {
+    SCOPED_TRACE(r.fusion + " at " + sweep::sizes_str(r.sizes));
+    frontend::FusionDefinition def;
+    runtime::PreparedKernel k = tensor_core_kernel(r.fusion, r.sizes, r.settings, def);
+    EXPECT_THAT(k.source.source, HasSubstr("sl_mma_m16n8k16<"));
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      std::string log;
+      EXPECT_FALSE(runtime::nvrtc_compile(k.source, arch, &log, KERNEL_CACHE_DIR).empty())
+          << arch << ": " << log;
+    }
+    frontend::FusionDefinition plain = load_def(r.fusion);
+    auto inputs = ref::make_inputs(*plain.fusion, r.sizes, 5, plain.input_ranges);
+    auto want = ref::evaluate(*plain.fusion, inputs, r.sizes);
+    runtime::SanitizedRun run = runtime::execute_sanitized(cpu(), k, inputs, r.sizes, r.fusion);
+    EXPECT_EQ(run.report, "");
+    sweep::Validation check = sweep::validate(*plain.fusion, r.sizes, run.outputs, want);
+    EXPECT_TRUE(check.ok) << check.summary();
+  }
+}
+
 TEST(MatmulPlugin, LoadsFromItsSoWithItsSchemaAndPriority) {
   auto p = matmul_plugin();
   EXPECT_EQ(p->name(), "matmul");
@@ -195,8 +270,8 @@ TEST(MatmulPlugin, LoadsFromItsSoWithItsSchemaAndPriority) {
   std::vector<std::string> names;
   for (const ParamDesc& d : p->schema()) names.push_back(d.name);
   EXPECT_EQ(names, (std::vector<std::string>{"tile_m", "tile_n", "tile_k", "thread_m", "thread_n",
-                                             "split_k", "stages", "async", "grid_swizzle",
-                                             "epilogue", "instruction"}));
+                                             "warp_m", "warp_n", "split_k", "stages", "async",
+                                             "grid_swizzle", "epilogue", "instruction"}));
 }
 
 std::string choice(const std::string& fusion, const ir::SizeBindings& sizes) {
@@ -209,29 +284,65 @@ constexpr const char* kRest =
     ", stages=1, async=false, grid_swizzle=1, epilogue=registers, "
     "instruction=fma";
 
-TEST(MatmulPlugin, HeuristicChoices) {
+TEST(MatmulPlugin, HeuristicChoicesOnCudaCores) {
+  // f32 operands: CUDA cores.
   const std::string rest = kRest;
   // Big: 128 x 128 tiles alone fill the 132 SMs of the model device.
-  EXPECT_EQ(choice("matmul_bf16", mnk(4096, 4096, 4096)),
-            "tile_m=128, tile_n=128, tile_k=16, thread_m=8, thread_n=8, split_k=1" + rest);
+  EXPECT_EQ(
+      choice("matmul_f32", mnk(4096, 4096, 4096)),
+      "tile_m=128, tile_n=128, tile_k=16, thread_m=8, thread_n=8, warp_m=16, warp_n=8, split_k=1" +
+          rest);
   // Medium: 128 x 128 tiles would give 64 blocks; 64 x 64 give 256 blocks
   // of 256 threads.
-  EXPECT_EQ(choice("matmul_bf16", mnk(1024, 1024, 256)),
-            "tile_m=64, tile_n=64, tile_k=16, thread_m=4, thread_n=4, split_k=1" + rest);
+  EXPECT_EQ(
+      choice("matmul_f32", mnk(1024, 1024, 256)),
+      "tile_m=64, tile_n=64, tile_k=16, thread_m=4, thread_n=4, warp_m=16, warp_n=8, split_k=1" +
+          rest);
   // Few blocks: the tile shrinks to 16 x 16 (81 blocks), the thread tile to
   // 2 x 2 (64 threads), and 4 threads split K = 48.
-  EXPECT_EQ(choice("matmul_bf16", mnk(130, 70, 48)),
-            "tile_m=16, tile_n=16, tile_k=16, thread_m=2, thread_n=2, split_k=4" + rest);
+  EXPECT_EQ(
+      choice("matmul_f32", mnk(130, 70, 48)),
+      "tile_m=16, tile_n=16, tile_k=16, thread_m=2, thread_n=2, warp_m=16, warp_n=8, split_k=4" +
+          rest);
   // A tall one: 16 x 16 tiles give 256 blocks, no split-K.
-  EXPECT_EQ(choice("matmul_bf16", mnk(4096, 16, 64)),
-            "tile_m=16, tile_n=16, tile_k=16, thread_m=2, thread_n=2, split_k=1" + rest);
+  EXPECT_EQ(
+      choice("matmul_f32", mnk(4096, 16, 64)),
+      "tile_m=16, tile_n=16, tile_k=16, thread_m=2, thread_n=2, warp_m=16, warp_n=8, split_k=1" +
+          rest);
   // A dot product: one thread per split, K split in two.
-  EXPECT_EQ(choice("matmul_f16", mnk(1, 1, 16)),
-            "tile_m=1, tile_n=1, tile_k=8, thread_m=1, thread_n=1, split_k=2" + rest);
+  EXPECT_EQ(choice("matmul_f32", mnk(1, 1, 16)),
+            "tile_m=1, tile_n=1, tile_k=8, thread_m=1, thread_n=1, warp_m=16, warp_n=8, split_k=2" +
+                rest);
   // A small M x N with a long K: one output per thread (64 threads), split-K
   // of 16 (the most): 1024 threads.
-  EXPECT_EQ(choice("linear_bias_gelu_bf16", mnk(8, 8, 4096)),
-            "tile_m=8, tile_n=8, tile_k=16, thread_m=1, thread_n=1, split_k=16" + rest);
+  EXPECT_EQ(
+      choice("matmul_f32", mnk(8, 8, 4096)),
+      "tile_m=8, tile_n=8, tile_k=16, thread_m=1, thread_n=1, warp_m=16, warp_n=8, split_k=16" +
+          rest);
+}
+
+TEST(MatmulPlugin, HeuristicChoicesOnTensorCores) {
+  // bf16/f16 operands: mma.sync, K steps of 16, no split-K.
+  const std::string rest =
+      ", split_k=1, stages=1, async=false, grid_swizzle=1, epilogue=registers, instruction=mma";
+  // Big: 2 x 4 warps of 64 x 32 (4 x 4 instruction tiles each): 1024 blocks.
+  EXPECT_EQ(
+      choice("matmul_bf16", mnk(4096, 4096, 4096)),
+      "tile_m=128, tile_n=128, tile_k=16, thread_m=4, thread_n=4, warp_m=64, warp_n=32" + rest);
+  // Medium: 128 x 128 and 128 x 64 tiles give 64 and 128 blocks, fewer than
+  // the 132 SMs: 2 x 1 warps (256 blocks).
+  EXPECT_EQ(
+      choice("matmul_f16", mnk(1024, 1024, 256)),
+      "tile_m=128, tile_n=32, tile_k=16, thread_m=4, thread_n=4, warp_m=64, warp_n=32" + rest);
+  // Small: one warp, and its tile shrinks to one instruction tile (81 blocks).
+  EXPECT_EQ(choice("matmul_bf16", mnk(130, 70, 48)),
+            "tile_m=16, tile_n=8, tile_k=16, thread_m=4, thread_n=4, warp_m=16, warp_n=8" + rest);
+  // Tall: one warp of 16 x 16 (two instruction tiles): 256 blocks.
+  EXPECT_EQ(choice("linear_bias_gelu_bf16", mnk(4096, 16, 64)),
+            "tile_m=16, tile_n=16, tile_k=16, thread_m=4, thread_n=4, warp_m=16, warp_n=16" + rest);
+  // A dot product: one instruction tile, mostly zero-filled.
+  EXPECT_EQ(choice("matmul_bf16", mnk(1, 1, 16)),
+            "tile_m=16, tile_n=8, tile_k=16, thread_m=4, thread_n=4, warp_m=16, warp_n=8" + rest);
 }
 
 TEST(MatmulPlugin, RefusesWhatIsNotAContractionWithTheReason) {
@@ -283,11 +394,37 @@ TEST(MatmulPlugin, RefusesSettingsItCannotHonourYet) {
     EXPECT_FALSE(v.accepted) << setting;
     return v.reason;
   };
-  EXPECT_THAT(reason("stages=2"), HasSubstr("needs circular_buffer in the plugin ABI (1.8)"));
+  EXPECT_THAT(reason("stages=2"), HasSubstr("circular buffering of the operand tiles"));
   EXPECT_THAT(reason("async=true"), HasSubstr("cp.async copies of 4 to 16 bytes"));
   EXPECT_THAT(reason("grid_swizzle=4"), HasSubstr("merges them into one block axis"));
   EXPECT_THAT(reason("epilogue=shared"), HasSubstr("not implemented yet"));
-  EXPECT_THAT(reason("instruction=mma"), HasSubstr("tensor cores need the MmaOp lowering"));
+  // Tensor cores: f32 operands, split-K, another K step, warp tiles that
+  // are not whole instruction tiles or do not divide the CTA tile.
+  auto mma_reason = [&](const std::string& fusion, std::vector<std::string> settings) {
+    auto s = segment_of(fusion, mnk(130, 70, 48));
+    settings.insert(settings.begin(), "instruction=mma");
+    Verdict v = p->can_schedule(s.seg, p->with_settings(p->defaults(), settings));
+    EXPECT_FALSE(v.accepted) << fusion;
+    return v.reason;
+  };
+  EXPECT_THAT(mma_reason("matmul_f32", {}),
+              HasSubstr("instruction=mma: mma.sync m16n8k16 multiplies bf16 or f16 operands, "
+                        "these are f32"));
+  auto s16 = segment_of("matmul_bf16", mnk(130, 70, 48));
+  auto forced = [&](const std::vector<std::string>& settings) {
+    auto params = p->with_settings(p->compute_params(s16.seg), settings);
+    return user_error_of([&] { p->schedule(s16.seg, params); });
+  };
+  EXPECT_THAT(forced({"split_k=2"}), HasSubstr("instruction=mma with split_k=2: a split K"));
+  EXPECT_THAT(forced({"tile_k=32"}), HasSubstr("instruction=mma with tile_k=32"));
+  EXPECT_THAT(forced({"tile_m=48", "warp_m=24"}),
+              HasSubstr("warp_m=24 is not a multiple of the instruction's m (16)"));
+  EXPECT_THAT(forced({"tile_n=24", "warp_n=12"}),
+              HasSubstr("warp_n=12 is not a multiple of the instruction's n (8)"));
+  EXPECT_THAT(forced({"tile_m=48", "warp_m=32"}), HasSubstr("warp_m=32 does not divide tile_m=48"));
+  EXPECT_THAT(forced({"tile_n=24", "warp_n=16"}), HasSubstr("warp_n=16 does not divide tile_n=24"));
+  EXPECT_THAT(forced({"tile_m=256", "tile_n=256", "warp_m=16", "warp_n=8"}),
+              HasSubstr("(tile_m / warp_m) * (tile_n / warp_n) * 32 = 16384 threads"));
   // The defaults are honoured.
   auto s = segment_of("matmul_bf16", {});
   EXPECT_TRUE(p->can_schedule(s.seg, p->defaults()).accepted);
@@ -297,7 +434,9 @@ TEST(MatmulPlugin, SettingsTheSizesOrDeviceCannotTakeAreUserErrors) {
   auto p = matmul_plugin();
   auto error = [&](const std::vector<std::string>& settings) {
     auto s = segment_of("matmul_bf16", mnk(130, 70, 48));
-    auto params = p->with_settings(p->compute_params(s.seg), settings);
+    std::vector<std::string> fma = {"instruction=fma"};
+    fma.insert(fma.end(), settings.begin(), settings.end());
+    auto params = p->with_settings(p->compute_params(s.seg), fma);
     return user_error_of([&] { p->schedule(s.seg, params); });
   };
   EXPECT_THAT(error({"tile_m=64", "thread_m=3"}),
