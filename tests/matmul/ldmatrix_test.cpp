@@ -263,6 +263,11 @@ TEST(LdmatrixModel, ASwizzleRemovesTheBankConflictsOfLdmatrix) {
   EXPECT_EQ(plain, 32);
   EXPECT_DOUBLE_EQ(a_ldmatrix_conflict_ways(Layout::AChunksSwizzled, &swizzled), 1.0);
   EXPECT_EQ(swizzled, 16);
+  // The tile's own layout puts A's rows m 512 bytes apart (the lane axis
+  // holds 64 halves): the eight rows of a matrix share four banks, 8-way.
+  int64_t tile = 0;
+  EXPECT_DOUBLE_EQ(a_ldmatrix_conflict_ways(Layout::Tile, &tile), 8.0);
+  EXPECT_EQ(tile, 128);
 }
 
 TEST(LdmatrixSources, CompileForSm80AndSm90) {
