@@ -227,7 +227,7 @@ void swizzle(TensorView* tv, int64_t width, int64_t bytes) {
   const int64_t widest = bytes == 4 ? kMaxSwizzleWidth : 128 / bytes;
   user_assert(width >= 1 && width <= widest && (width & (width - 1)) == 0)
       << "swizzle: width of " << tv->describe() << " must be a power of two in [1, " << widest
-      << "] for " << bytes << "-byte units, got " << width;
+      << "], got " << width << (bytes == 4 ? "" : " (16-byte units: 8 cover a 128-byte row)");
   user_assert(width == 1 || tv->shared_pad() == 0)
       << "swizzle: " << tv->describe() << " is padded by " << tv->shared_pad()
       << " elements per row (pad_shared); expected one layout, padding or a swizzle, not both "

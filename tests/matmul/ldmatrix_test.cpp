@@ -217,7 +217,7 @@ TEST(LdmatrixSwizzle, ChunkSwizzleRefusals) {
   EXPECT_THAT(test_support::user_error_of([&] { sched::swizzle(at, 4, 8); }),
               HasSubstr("must be 4 bytes (a bank word) or 16 bytes (an ldmatrix row chunk), got 8"));
   EXPECT_THAT(test_support::user_error_of([&] { sched::swizzle(at, 16, 16); }),
-              HasSubstr("must be a power of two in [1, 8] for 16-byte units, got 16"));
+              HasSubstr("must be a power of two in [1, 8], got 16 (16-byte units"));
   // The tile layout's rows hold 16 halves: two chunks, so width 4 cannot
   // stay within a row.
   auto tile = load("matmul_bf16");
