@@ -177,6 +177,7 @@ inline const char* sl_tc_kind_name(int kind) {
     case kSlLdmatrix * 16 + 1 + 8: return "ldmatrix.x1.trans";
     case kSlLdmatrix * 16 + 2 + 8: return "ldmatrix.x2.trans";
     case kSlLdmatrix * 16 + 4 + 8: return "ldmatrix.x4.trans";
+    case 0: return "no collective (exited, or elsewhere)";
     default: return "mma.sync.m16n8k16";
   }
 }
@@ -241,7 +242,12 @@ inline const void* const* sl_tc_meet(int kind, int line, const void* mine) {
   }
   return s.slot + w;
 }
-inline void sl_tc_leave() { __syncwarp(0xffffffffu); }
+inline void sl_tc_leave() {
+  __syncwarp(0xffffffffu);
+  // Every lane has read the slots: this lane is at no collective until its
+  // next one (a lane that exits is then told apart from one at this one).
+  sl_tc.slot_kind[sl_tc_thread()] = 0;
+}
 inline uint32_t sl_tc_b16(const void* row, unsigned element) {
   uint16_t v;
   __builtin_memcpy(&v, static_cast<const char*>(row) + 2 * element, 2);

@@ -171,7 +171,11 @@ class BlockScheduler {
         shuffling += s == FiberState::AtShuffle;
       }
       if (running > 0) continue;  // released by an exchange completed late in the round
-      if (shuffling > 0) warp_deadlock();
+      if (shuffling > 0) {
+        if (tl_trace == nullptr) warp_deadlock();
+        release_partial_warps();
+        continue;
+      }
       if (waiting == 0) {
         g_barriers.fetch_add(barriers_, std::memory_order_relaxed);
         g_thread_barriers.fetch_add(barriers_ * n, std::memory_order_relaxed);
@@ -280,6 +284,26 @@ class BlockScheduler {
     ++warp.generation;
     ++exchanges_;
     thread_exchanges_ += static_cast<uint64_t>(std::popcount(g));
+  }
+
+  // Traced, no fiber runs and some wait at a warp exchange that cannot
+  // complete (lanes of their group exited or wait at __syncthreads): the
+  // observer gets a divergent warp, and the exchange completes with the lanes
+  // that arrived (a lane outside it reads its own value), so the run goes on.
+  void release_partial_warps() {
+    for (size_t w = 0; w * kWarpSize < state_.size(); ++w) {
+      Warp& warp = warps_[w];
+      if (warp.arrived == 0) continue;
+      std::vector<WarpDivergenceEvent::Lane> lanes;
+      for (size_t t = w * kWarpSize; t < (w + 1) * kWarpSize; ++t)
+        lanes.push_back({0, t >= state_.size()                     ? "no thread (past the block)"
+                            : state_[t] == FiberState::Done        ? "exit"
+                            : state_[t] == FiberState::AtBarrier   ? "__syncthreads"
+                            : state_[t] == FiberState::AtShuffle   ? warp_op_name(lanes_[t].op)
+                                                                   : "running"});
+      tl_trace->warp_divergence(static_cast<int32_t>(w * kWarpSize), std::move(lanes));
+      complete(w, warp.arrived);
+    }
   }
 
   // No fiber runs and some wait at a warp exchange that cannot complete.

@@ -80,15 +80,11 @@ AccessEvent TraceContext::event(int site, const void* base, long long offset, in
 void* TraceContext::access(int site, const void* base, long long offset, int bytes, int write,
                            const void* value) {
   if (write == kTraceWarpDivergence) {
-    WarpDivergenceEvent d;
-    d.block = st_->block_idx;
-    d.block_linear = block_linear_;
-    d.epoch = epoch_;
-    d.first_thread = static_cast<int32_t>(offset);
     const auto* lines = static_cast<const int*>(base);
     const auto* names = static_cast<const char* const*>(value);
-    for (int l = 0; l < bytes && l < 32; ++l) d.lanes.push_back({lines[l], names[l]});
-    observer_.on_warp_divergence(d);
+    std::vector<WarpDivergenceEvent::Lane> lanes;
+    for (int l = 0; l < bytes && l < 32; ++l) lanes.push_back({lines[l], names[l]});
+    warp_divergence(static_cast<int32_t>(offset), std::move(lanes));
     return nullptr;
   }
   const AccessEvent e = event(site, base, offset, bytes, write != kTraceRead, value);
@@ -101,6 +97,17 @@ void* TraceContext::access(int site, const void* base, long long offset, int byt
       << "an access of " << bytes << " bytes in kernel " << kernel_.name;
   std::memset(scratch_, 0, sizeof scratch_);
   return scratch_;
+}
+
+void TraceContext::warp_divergence(int32_t first_thread,
+                                   std::vector<WarpDivergenceEvent::Lane> lanes) {
+  WarpDivergenceEvent d;
+  d.block = st_->block_idx;
+  d.block_linear = block_linear_;
+  d.epoch = epoch_;
+  d.first_thread = first_thread;
+  d.lanes = std::move(lanes);
+  observer_.on_warp_divergence(d);
 }
 
 void TraceContext::declare(int site, const void* base, int bytes) {

@@ -45,6 +45,9 @@ class TraceContext {
                const void* value);
   void declare(int site, const void* base, int bytes);
   void announce_barrier(int site) { announced_[thread_linear()] = site; }
+  /// Lanes of the warp from `first_thread` at different warp-collective
+  /// instructions or exchanges, or some exited (the fiber scheduler, mma.cuh).
+  void warp_divergence(int32_t first_thread, std::vector<WarpDivergenceEvent::Lane> lanes);
 
  private:
   int32_t thread_linear() const;

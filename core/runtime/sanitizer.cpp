@@ -13,6 +13,7 @@
 #include <bit>
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 namespace schedlab::runtime {
@@ -359,8 +360,12 @@ void Sanitizer::on_warp_divergence(const WarpDivergenceEvent& w) {
       runs.push_back({l, l, lane.line, lane.instruction});
   }
   if (runs.size() < 2) return;
-  // One finding per pair of lines (the first two runs'), however often.
-  const int a = runs[0].line, b = runs[1].line;
+  // One finding per pair of lines (the first two runs'), however often; the
+  // scheduler's reports (no lines) per pair of instructions.
+  const auto key = [](const Run& r) {
+    return r.line > 0 ? r.line : -1 - static_cast<int>(std::hash<std::string>{}(r.instruction) % 100000);
+  };
+  const int a = key(runs[0]), b = key(runs[1]);
   if (repeat(Kind::DivergentWarp, -1, a, b)) return;
   auto access = [&](const Run& r) {
     SanitizerFinding::Access x;
@@ -380,7 +385,8 @@ void Sanitizer::on_warp_divergence(const WarpDivergenceEvent& w) {
     if (!f.lanes.empty()) f.lanes += ", ";
     f.lanes += (r.from == r.to ? "lane " + std::to_string(r.from)
                                : "lanes " + std::to_string(r.from) + "-" + std::to_string(r.to)) +
-               " at " + r.instruction + " (line " + std::to_string(r.line) + ")";
+               " at " + r.instruction +
+               (r.line > 0 ? " (line " + std::to_string(r.line) + ")" : std::string());
   }
   add(std::move(f), -1, a, b);
 }

@@ -108,6 +108,28 @@ TEST_F(MmaSanitizer, AnMmaBesideAnLdmatrixIsADivergentWarpFinding) {
                         "), lane 1 at ldmatrix.x1 (line " + std::to_string(odd) + "), lane 2"));
 }
 
+// Lanes 16-31 skip the mma and exit: the fiber scheduler reports the warp
+// (lanes 0-15 wait at the collective's warp exchange), the emulation the
+// collective's line, and the launch completes (untraced it stops with
+// "kernel deadlock: ...": tests/mma/tile_test.cpp).
+TEST_F(MmaSanitizer, LanesThatExitAtACollectiveAreADivergentWarpFinding) {
+  runtime::KernelSource src;
+  auto findings = run(R"(float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const uint32_t a[4] = {0u, 0u, 0u, 0u}, b[2] = {0u, 0u};
+  if (lane >= 16) return;
+  sl_mma_m16n8k16<sl_half>(d, a, b, d);  // half)", &src);
+  ASSERT_FALSE(findings.empty());
+  std::string all;
+  for (const SanitizerFinding& f : findings) {
+    EXPECT_EQ(f.kind, SanitizerFinding::Kind::DivergentWarp) << f.message();
+    all += f.lanes + "\n";
+  }
+  EXPECT_THAT(all, HasSubstr("lanes 0-15 at __syncwarp, lanes 16-31 at exit"));
+  EXPECT_THAT(all, HasSubstr("lanes 0-15 at mma.sync.m16n8k16 (line " +
+                             std::to_string(line_of(src.source, "// half")) +
+                             "), lanes 16-31 at no collective (exited, or elsewhere)"));
+}
+
 TEST_F(MmaSanitizer, AWarpAtOneCollectiveIsClean) {
   EXPECT_TRUE(run("sl_ldmatrix<false>(r, sl_smem + 16 * (lane % 8));", nullptr).empty());
 }

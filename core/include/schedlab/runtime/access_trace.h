@@ -123,15 +123,19 @@ struct BarrierEvent {
 
 /// The lanes of one warp met at different warp-collective instructions
 /// (ldmatrix, mma.sync: every lane must execute the same one), reported by
-/// the CPU emulation of a traced unit (core/codegen/mma.cuh).
+/// the CPU emulation of a traced unit (core/codegen/mma.cuh); or some lanes
+/// wait at a warp exchange that others never reach (they exited, or wait at
+/// __syncthreads), reported by the fiber scheduler, which then lets the
+/// waiting lanes go on.
 struct WarpDivergenceEvent {
   CpuDim3 block;
   int64_t block_linear;
   uint64_t epoch;
   int32_t first_thread;  ///< thread_linear of the warp's lane 0
   struct Lane {
-    int line;                ///< the line of the generated unit it executes
-    std::string instruction;  ///< "mma.sync.m16n8k16", "ldmatrix.x4.trans", ...
+    int line;                ///< the line of the generated unit it executes (0: unknown)
+    std::string instruction;  ///< "mma.sync.m16n8k16", "ldmatrix.x4.trans", "__syncwarp",
+                              ///< "exit", "__syncthreads", ...
   };
   std::vector<Lane> lanes;  ///< by lane
 };
