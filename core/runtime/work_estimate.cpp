@@ -48,7 +48,6 @@ class Walker : public kir::IRVisitor {
   void visit(const kir::MmaTile& s) override {
     mma_tiles += times_;
     work[s.acc] += times_ * kMmaTileStatements;
-    barriers += times_ * kMmaTileBarriers;
   }
   void visit(const kir::BlockReduce& s) override {
     work[s.buffer] += times_;
