@@ -129,10 +129,9 @@ const std::vector<std::string>& reference_order() {
   return order;
 }
 
-/// The roles of the sum's loop after tiling, and the tiling itself.
-std::vector<std::string> tile_reference(const Contraction& c, const Config& cfg) {
-  pa::TensorView ref = c.sum;
-  // [batch..., M, N, K], the batch axes merged into one.
+/// The sum's loop as [batch..., M, N, K] (the batch axes merged into one,
+/// named B), the names the two schedules split.
+pa::Loop canonical_loop(const Contraction& c, pa::TensorView ref) {
   std::vector<std::pair<int, int>> order;
   int next = 0, m = -1, n = -1, k = -1, nbatch = 0;
   for (int i = 0; i < static_cast<int>(c.roles.size()); ++i) {
@@ -159,7 +158,14 @@ std::vector<std::string> tile_reference(const Contraction& c, const Config& cfg)
   for (int i = 1; i < nbatch; ++i) ref.merge(0);
   std::vector<std::string> roles = {"M", "N", "K"};
   if (nbatch > 0) roles.insert(roles.begin(), "B");
-  pa::Loop l(ref, roles, "matmul");
+  return pa::Loop(ref, roles, "matmul");
+}
+
+/// The roles of the sum's loop after tiling, and the tiling itself.
+std::vector<std::string> tile_reference(const Contraction& c, const Config& cfg) {
+  pa::TensorView ref = c.sum;
+  // [batch..., M, N, K], the batch axes merged into one.
+  pa::Loop l = canonical_loop(c, ref);
   if (cfg.split_k > 1) l.split("K", cfg.split_k, "ks", "K", /*inner_split=*/false);
   l.split("K", cfg.tile_k, "Ko", "tk");
   l.split("N", cfg.tile_n, "No", "tn");
@@ -259,33 +265,7 @@ void schedule_mma(pa::Segment& seg, const Contraction& c, const Config& cfg) {
     t.set_memory_type(pa::MemoryType::Shared);
     tiles.push_back(t);
   }
-  std::vector<std::pair<int, int>> order;
-  int next = 0, m = -1, n = -1, k = -1, nbatch = 0;
-  for (int i = 0; i < static_cast<int>(c.roles.size()); ++i) {
-    switch (c.roles[static_cast<size_t>(i)]) {
-      case Role::Batch:
-        order.push_back({i, next++});
-        ++nbatch;
-        break;
-      case Role::M:
-        m = i;
-        break;
-      case Role::N:
-        n = i;
-        break;
-      case Role::K:
-        k = i;
-        break;
-    }
-  }
-  order.push_back({m, next++});
-  order.push_back({n, next++});
-  order.push_back({k, next++});
-  ref.reorder(order);
-  for (int i = 1; i < nbatch; ++i) ref.merge(0);
-  std::vector<std::string> roles = {"M", "N", "K"};
-  if (nbatch > 0) roles.insert(roles.begin(), "B");
-  pa::Loop l(ref, roles, "matmul");
+  pa::Loop l = canonical_loop(c, ref);
   l.split("K", matmul::kMmaK, "Ko", "k16");
   l.split("N", cfg.tile_n, "No", "tn");
   l.split("tn", cfg.warp_n, "wn", "wtn");

@@ -22,10 +22,8 @@
  *   whose major differs from its own, or whose minor is newer than its own,
  *   with a message naming both versions.
  *
- * Experimental entries: a field or entry named with a leading underscore
- * (`_cache_after_op`) is OUTSIDE the compatibility promise: it may change or
- * vanish in any minor; a plugin using it checks it for NULL.
- *
+ * Experimental entries (a leading underscore, `_cache_after_op`) are OUTSIDE
+ * the promise: they may change or vanish in any minor; check them for NULL.
  * History: what each minor appended is listed, a section each, in docs/plugins.md.
  *
  * Errors: every call that can fail returns an int32 status, SCHEDLAB_OK (0)
@@ -496,8 +494,7 @@ typedef struct SchedlabHostApi {
    * "name=default"; applies nothing. seg only owns the returned string. */
   int32_t (*_schedule_placeholders)(SchedlabSegment* seg, const char* path, const char** names);
 
-  /* A host older than an entry's minor below lacks it: check struct_size. */
-  /* ---- ABI 1.2: shared-memory layout */
+  /* ---- ABI 1.2: shared-memory layout (an older host lacks an entry below: check struct_size) */
   /** Pads each row of t's Shared buffer by `elements` (0 to
    * SCHEDLAB_MAX_SHARED_PAD): the innermost allocation axis's row pitch
    * becomes its extent plus `elements` (no bank conflict reading a tile
@@ -516,11 +513,10 @@ typedef struct SchedlabHostApi {
   int32_t (*swizzle)(SchedlabSegment* seg, SchedlabTensor* t, int64_t width);
 
   /* ---- ABI 1.5 */
-  /** *out = 1 when the segmenter makes this offer (a refusal cuts the
-   * segment into parts, docs/segments.md: one kernel more), 0 when the host
-   * needs seg whole from this plugin (a sweep point, exec or show with
-   * --plugin: a refusal fails it). Refuse what runs badly but correctly
-   * (few long rows) only when 1. */
+  /** *out = 1 when the segmenter makes this offer (a refusal cuts the segment:
+   * one kernel more, docs/segments.md), 0 when the host needs seg whole (a
+   * sweep point, exec or show with --plugin: a refusal fails it). Refuse what
+   * runs badly but correctly (few long rows) only when 1. */
   int32_t (*offered_by_segmenter)(SchedlabSegment* seg, int32_t* out);
   /** nvFuser's recomputeTv: *out = a new tensor computed by a copy of t's
    * definition, which the n consumers read instead of t (n = 0: every
