@@ -37,6 +37,13 @@ struct Config {
   int64_t shared_bytes(const Contraction& c) const;
 };
 
+/// The widest cp.async copy along a contiguous axis of `extent` elements
+/// (2-byte bf16/f16): 8 (16 bytes), 4, 2, or 1 when the extent is odd (a
+/// 2-byte copy is no cp.async: a plain load).
+int64_t copy_width(int64_t extent);
+/// The extent of role `r` (M, N or K) in `c`.
+int64_t extent_of(const Contraction& c, Role r);
+
 /// The heuristic (see the top of matmul.cpp) for the contraction's sizes,
 /// dtype and the device.
 Config heuristic(const Contraction& c, const pa::DeviceProperties& d);

@@ -26,6 +26,7 @@ struct Trace {
   pa::TensorView input;
   std::vector<bool> iterates;  ///< per product axis
   int inner = -1;              ///< product axis of the input's last logical axis
+  std::vector<int> axes;       ///< product axis of each of the input's logical axes
 };
 
 /// Follows `t` (an operand of the product, of the product's rank) back
@@ -78,6 +79,7 @@ Trace trace(pa::TensorView t, const pa::TensorView& product) {
     tr.iterates[static_cast<size_t>(to_product[i])] = true;
   }
   if (!dom.empty()) tr.inner = to_product.back();
+  tr.axes = to_product;
   return tr;
 }
 
@@ -171,8 +173,10 @@ void assign_roles(Contraction& c, const std::vector<Trace>& t) {
   }
   const Trace& ta = t[static_cast<size_t>(first)];
   const Trace& tb = t[static_cast<size_t>(1 - first)];
-  c.a = {ta.input, c.roles[static_cast<size_t>(ta.inner)]};
-  c.b = {tb.input, c.roles[static_cast<size_t>(tb.inner)]};
+  c.a = {ta.input, c.roles[static_cast<size_t>(ta.inner)], {}};
+  c.b = {tb.input, c.roles[static_cast<size_t>(tb.inner)], {}};
+  for (int x : ta.axes) c.a.axes.push_back(c.roles[static_cast<size_t>(x)]);
+  for (int x : tb.axes) c.b.axes.push_back(c.roles[static_cast<size_t>(x)]);
 }
 
 /// The epilogue: pointwise, every output after the sum, nothing broadcast back.

@@ -24,6 +24,8 @@ struct Operand {
   /// Role of the input's innermost logical axis (its contiguous one): K, or
   /// M / N. Decides the thread layout of its shared-memory tile.
   Role inner = Role::K;
+  /// Role of each of the input's logical axes, in order (its cp.async cache's layout).
+  std::vector<Role> axes;
 };
 
 /// A segment the plugin can schedule: one sum over one axis K of a product

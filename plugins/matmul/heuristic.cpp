@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config.h"
+#include "schedlab/plugin_api/alignment.hpp"
 #include "schedlab/plugin_api/arith.hpp"
 #include "schedlab/plugin_api/rules.hpp"
 #include "schedlab/plugin_api/types.hpp"
@@ -38,6 +39,16 @@ std::string str(int64_t v) {
 
 int64_t Config::shared_bytes(const Contraction& c) const {
   return (tile_m + tile_n) * tile_k * split_k * pa::dtype_bytes(c.dtype);
+}
+
+int64_t copy_width(int64_t extent) {
+  for (int64_t w : {8, 4, 2})
+    if (extent % w == 0) return w;
+  return 1;
+}
+
+int64_t extent_of(const Contraction& c, Role r) {
+  return r == Role::M ? c.M : r == Role::N ? c.N : r == Role::K ? c.K : c.batch;
 }
 
 namespace {
@@ -138,6 +149,26 @@ std::string unsupported_mma(const Config& cfg, const Contraction& c) {
     return "warp_m=" + str(cfg.warp_m) + " does not divide tile_m=" + str(cfg.tile_m);
   if (cfg.tile_n % cfg.warp_n != 0)
     return "warp_n=" + str(cfg.warp_n) + " does not divide tile_n=" + str(cfg.tile_n);
+  if (cfg.stages > 1) {
+    const int64_t k_tiles = ceil_div(c.K, kMmaK);
+    if (k_tiles < cfg.stages)
+      return "stages=" + str(cfg.stages) + " with K=" + str(c.K) + ": the K loop has " +
+             str(k_tiles) + " step(s) of " + str(kMmaK) +
+             ", fewer than the stages of its circular buffer (rule 15); use stages<=" +
+             str(std::max<int64_t>(1, k_tiles)) + (k_tiles <= 1 ? " (1: none)" : "");
+    if (cfg.stages > 2) {
+      if (!cfg.async)
+        return "stages=" + str(cfg.stages) +
+               " with async=false: more than 2 stages need cp.async loads (a plain load "
+               "completes before the next K step, rule 15); use async=true or stages=2";
+      for (const Operand* o : {&c.a, &c.b})
+        if (copy_width(extent_of(c, o->inner)) == 1)
+          return "stages=" + str(cfg.stages) + ": operand " + pa::describe(o->input) +
+                 " is contiguous along an odd extent (" + str(extent_of(c, o->inner)) +
+                 "), so its tile is a plain load, not a cp.async (4, 8 or 16 bytes), and more "
+                 "than 2 stages need cp.async loads (rule 15); use stages=2";
+    }
+  }
   return {};
 }
 
@@ -148,10 +179,10 @@ std::string unsupported(const Config& cfg, const Contraction& c, const pa::Devic
     return "instruction=" + cfg.instruction + ": expected fma or mma";
   if (cfg.mma())
     if (std::string why = unsupported_mma(cfg, c); !why.empty()) return why;
-  if (cfg.stages > 1)
+  if (!cfg.mma() && cfg.stages > 1)
     return "stages=" + str(cfg.stages) +
-           ": circular buffering of the operand tiles (circular_buffer, plugin ABI 1.8) is not "
-           "implemented in the matmul plugin yet";
+           " with instruction=fma: circular buffering of the operand tiles is implemented on "
+           "tensor cores only (instruction=mma)";
   if (cfg.grid_swizzle > 1)
     return "grid_swizzle=" + str(cfg.grid_swizzle) +
            ": a block order over M and N tiles merges them into one block axis, which the shared "
@@ -180,9 +211,9 @@ std::string unsupported(const Config& cfg, const Contraction& c, const pa::Devic
   if (c.batch > kMaxGridYZ)
     return "a batch of " + str(c.batch) + " is more than the grid's z extent allows (" +
            str(kMaxGridYZ) + ")";
-  if (cfg.async)
-    return "async=true: cp.async copies of 4 to 16 bytes need vectorized operand tiles, not "
-           "there yet on CUDA cores";
+  if (!cfg.mma() && cfg.async)
+    return "async=true with instruction=fma: cp.async copies of 4 to 16 bytes need vectorized "
+           "operand tiles, not there yet on CUDA cores (instruction=mma has them)";
   return {};
 }
 

@@ -75,10 +75,15 @@
 //            the largest power of two <= min(K / 8, threads left in the
 //            block, 16).
 //   tile_k   min(16, next_pow2(ceil(K / split_k))).
-//   stages 1, async false, grid_swizzle 1, epilogue registers: the only
-//   values honoured today; the others are refused with the reason
-//   (docs/matmul.md), as are instruction=mma on f32 operands, with split_k
-//   > 1 or a tile_k other than 16.
+//   stages 1, async false, grid_swizzle 1, epilogue registers. Forced
+//   async=true / stages > 1 are honoured on tensor cores (stage_operand:
+//   cp.async copies of the inputs into Shared stages, circular-buffered over
+//   the K loop, which then goes first) and refused on CUDA cores; stages are
+//   refused beyond the K steps (rule 15) and above 2 without cp.async for
+//   both operands. grid_swizzle > 1, epilogue=shared, instruction=mma on f32
+//   operands, with split_k > 1 or a tile_k other than 16 are refused with
+//   the reason (docs/matmul.md).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -246,14 +251,131 @@ void factor_split_k(const pa::TensorView& sum) {
   pa::TensorView(sum).rfactor(serial);
 }
 
+/// The widths of the cp.async copies: per role (M, N, K), the copy width of
+/// an operand contiguous along it (copy_width), 1 when none is.
+struct Widths {
+  int64_t m = 1, n = 1, k = 1;
+  int64_t of(Role r) const { return r == Role::M ? m : r == Role::N ? n : r == Role::K ? k : 1; }
+};
+
+Widths copy_widths(const Contraction& c, const Config& cfg) {
+  Widths w;
+  if (!cfg.async) return w;
+  for (const matmul::Operand* o : {&c.a, &c.b}) {
+    const int64_t v = matmul::copy_width(matmul::extent_of(c, o->inner));
+    (o->inner == Role::M ? w.m : o->inner == Role::N ? w.n : w.k) = v;
+  }
+  return w;
+}
+
+/// Splits axis `at` of `tv` into [outer, inner] with an inner extent of
+/// `tile`, split first by the copy width `v` (then by tile / v, the two
+/// inner pieces merged) so that the outer extent is the same expression in
+/// the reference and in the caches (the loop map ties them by expression).
+void split_tile(pa::TensorView& tv, int at, int64_t tile, int64_t v, bool merge_inner) {
+  if (v <= 1) {
+    tv.split(at, tile);
+    return;
+  }
+  tv.split(at, v);
+  tv.split(at, tile / v);
+  if (merge_inner) tv.merge(at + 1);
+}
+
+/// The cp.async (or, at an odd contiguous extent, plain) copy of an input
+/// operand global -> Shared, one K step of the CTA tile per stage: laid out
+/// [Ko, B (BIDz), Mo (BIDy) | No (BIDx), rest, wm (TIDz), wn (TIDy), lane
+/// (TIDx), vector], the vector (copy width) along the input's contiguous axis.
+pa::TensorView stage_operand(const matmul::Operand& o, const Config& cfg, const Widths& w) {
+  const int64_t v = w.of(o.inner);
+  pa::TensorView input = o.input;
+  pa::TensorView t = v > 1 ? input.cache_after(pa::LoadStoreOp::CpAsync, pa::CacheOp::Unspecified)
+                           : input.cache_after();
+  t.set_memory_type(pa::MemoryType::Shared);
+  // Roles per loop axis while splitting: outer (block / K loop), tile, vector.
+  std::vector<std::string> roles;
+  int nbatch = 0;
+  for (Role r : o.axes) {
+    const int at = static_cast<int>(roles.size());
+    if (r == Role::Batch) {
+      roles.push_back("B");
+      ++nbatch;
+      continue;
+    }
+    const char* name = r == Role::M ? "M" : r == Role::N ? "N" : "K";
+    const int64_t tile = r == Role::M ? cfg.tile_m : r == Role::N ? cfg.tile_n : matmul::kMmaK;
+    const int64_t rv = w.of(r);
+    split_tile(t, at, tile, rv, false);
+    roles.push_back(std::string(name) + "o");
+    if (rv > 1) roles.push_back("q");
+    roles.push_back(r == o.inner && rv > 1 ? "vec" : "q");
+  }
+  // The batch axes merged into one, as the reference's.
+  for (int i = 1; i < nbatch; ++i) {
+    const int b = static_cast<int>(std::find(roles.begin(), roles.end(), "B") - roles.begin());
+    t.merge(b);
+    roles.erase(roles.begin() + b + 1);
+  }
+  // Order [Ko, B, Mo|No, q..., vec]: reorder by a stable rank.
+  auto rank = [](const std::string& r) {
+    return r == "Ko" ? 0 : r == "B" ? 1 : (r == "Mo" || r == "No") ? 2 : r == "vec" ? 4 : 3;
+  };
+  std::vector<int> order(roles.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    return rank(roles[static_cast<size_t>(x)]) < rank(roles[static_cast<size_t>(y)]);
+  });
+  std::vector<std::pair<int, int>> old2new;
+  std::vector<std::string> sorted;
+  for (size_t i = 0; i < order.size(); ++i) {
+    old2new.push_back({order[i], static_cast<int>(i)});
+    sorted.push_back(roles[static_cast<size_t>(order[i])]);
+  }
+  t.reorder(old2new);
+  roles = sorted;
+  int first = 0;
+  while (first < static_cast<int>(roles.size()) && rank(roles[static_cast<size_t>(first)]) < 3)
+    ++first;
+  const bool vec = roles.back() == "vec";
+  const int last = static_cast<int>(roles.size()) - (vec ? 1 : 0);  // one past the tile axes
+  for (int i = first; i + 1 < last; ++i) t.merge(first);
+  // [.., tile, vec?] -> [.., rest, wm, wn, lane, vec?]
+  t.split(first, matmul::kWarpSize);
+  int lane = first + 1;
+  if (cfg.threads_n() > 1) {
+    t.split(first, cfg.threads_n());
+    ++lane;
+  }
+  if (cfg.threads_m() > 1) {
+    t.split(first, cfg.threads_m());
+    ++lane;
+  }
+  for (int i = 0; i < first; ++i) {
+    const std::string& r = roles[static_cast<size_t>(i)];
+    if (r == "B") t.parallelize(i, pa::ParallelType::BIDz);
+    if (r == "Mo") t.parallelize(i, pa::ParallelType::BIDy);
+    if (r == "No") t.parallelize(i, pa::ParallelType::BIDx);
+  }
+  int at = lane - 1;
+  if (cfg.threads_n() > 1) t.parallelize(at--, pa::ParallelType::TIDy);
+  if (cfg.threads_m() > 1) t.parallelize(at--, pa::ParallelType::TIDz);
+  t.parallelize(lane, pa::ParallelType::TIDx);
+  if (vec) t.parallelize(lane + 1, pa::LoopTransform::Vectorize);
+  return t;
+}
+
 /// The tensor-core schedule (instruction=mma): the sum becomes an MmaOp
 /// (fuse_mma), tiled as [B (BIDz), Mo (BIDy), No (BIDx), Ko, wm (TIDz),
 /// wn (TIDy), mi, ni, lane (TIDx), frag, k16]: each of the wm x wn warps
 /// computes warp_m / 16 x warp_n / 8 instruction tiles (mi, ni serial) per
-/// K step of 16; the operands are staged in Shared at the K step.
+/// K step of 16; the operands are staged in Shared at the K step. With
+/// async or stages > 1 the inputs are copied into Shared stages first
+/// (stage_operand) and the K loop goes first: [Ko, B, Mo, No, ...].
 void schedule_mma(pa::Segment& seg, const Contraction& c, const Config& cfg) {
   pa::TensorView ref = c.sum;
   ref.fuse_mma();
+  const bool staged = cfg.async || cfg.stages > 1;
+  const Widths w = copy_widths(c, cfg);
   // The operands of the MmaOp in Shared memory, one K step of the CTA tile
   // each, computed at the K loop (outside the tile: rule 16); an input
   // operand (linear's weight) is read through a Shared copy.
@@ -266,16 +388,28 @@ void schedule_mma(pa::Segment& seg, const Contraction& c, const Config& cfg) {
     tiles.push_back(t);
   }
   pa::Loop l = canonical_loop(c, ref);
-  l.split("K", matmul::kMmaK, "Ko", "k16");
-  l.split("N", cfg.tile_n, "No", "tn");
+  if (staged) {
+    // K, M, N split as the staged copies split them (split_tile).
+    const int k = l.at("K"), n = l.at("N"), m = l.at("M");
+    split_tile(ref, k, matmul::kMmaK, w.k, true);
+    split_tile(ref, n, cfg.tile_n, w.n, true);
+    split_tile(ref, m, cfg.tile_m, w.m, true);
+    std::vector<std::string> split_roles = {"Mo", "tm", "No", "tn", "Ko", "k16"};
+    if (l.has("B")) split_roles.insert(split_roles.begin(), "B");
+    l = pa::Loop(ref, split_roles, "matmul");
+  } else {
+    l.split("K", matmul::kMmaK, "Ko", "k16");
+    l.split("N", cfg.tile_n, "No", "tn");
+    l.split("M", cfg.tile_m, "Mo", "tm");
+  }
   l.split("tn", cfg.warp_n, "wn", "wtn");
   l.split("wtn", matmul::kMmaN, "ni", "n8");
-  l.split("M", cfg.tile_m, "Mo", "tm");
   l.split("tm", cfg.warp_m, "wm", "wtm");
   l.split("wtm", matmul::kMmaM, "mi", "m16");
+  if (staged) l.move_to_end("Ko");
   for (const char* r : {"B", "Mo", "No", "Ko", "wm", "wn", "mi", "ni", "m16", "n8", "k16"})
-    if (l.has(r)) l.move_to_end(r);
-  const int k_step = l.at("Ko") + 1;
+    if (l.has(r) && !(staged && std::string(r) == "Ko")) l.move_to_end(r);
+  const int k_step = (staged ? l.at("No") : l.at("Ko")) + 1;
   l.bind("B", pa::ParallelType::BIDz);
   l.bind("Mo", pa::ParallelType::BIDy);
   l.bind("No", pa::ParallelType::BIDx);
@@ -286,6 +420,12 @@ void schedule_mma(pa::Segment& seg, const Contraction& c, const Config& cfg) {
   seg.parallelize_all_like(ref);
   seg.inline_most();
   for (pa::TensorView& t : tiles) t.inline_at(k_step);
+  if (!staged) return;
+  for (const matmul::Operand* o : {&c.a, &c.b}) {
+    pa::TensorView copy = stage_operand(*o, cfg, w);
+    copy.inline_at(1);  // at the K step, the outermost loop
+    if (cfg.stages > 1) copy.circular_buffer(cfg.stages, cfg.stages - 1);
+  }
 }
 
 }  // namespace
@@ -320,8 +460,9 @@ class Matmul : public pa::Plugin {
         pa::Param::integer("split_k", 1, 1, 64,
                            "threads of a block (TIDz) that split K and combine their partial sums"),
         pa::Param::integer("stages", 1, 1, 8,
-                           "shared tiles in flight (1: no circular buffering; >1 needs ABI 1.8)"),
-        pa::Param::boolean("async", false, "cp.async operand loads (not yet on CUDA cores)"),
+                           "mma: Shared stages of the operand copies over the K loop (1: no "
+                           "circular buffering)"),
+        pa::Param::boolean("async", false, "mma: cp.async operand copies (not on CUDA cores)"),
         pa::Param::integer("grid_swizzle", 1, 1, 64,
                            "M tiles per group of blocks (Triton's GROUP_SIZE_M; 1: none, the only "
                            "value honoured yet)"),
@@ -339,6 +480,12 @@ class Matmul : public pa::Plugin {
     // Settings the plugin cannot honour yet are refused whatever the sizes;
     // the sizes themselves are checked against the heuristic's choice.
     Config forced = config_of(p);
+    // The parameters here are the defaults (instruction=fma) with the user's
+    // overrides; compute_params picks mma for bf16/f16, so async or stages
+    // on bf16/f16 are checked against the tensor-core schedule. (An explicit
+    // instruction=fma with them is refused by schedule().)
+    const bool half = c.dtype == pa::DataType::BF16 || c.dtype == pa::DataType::F16;
+    if (half && (forced.async || forced.stages > 1)) forced.instruction = "mma";
     Config mine = matmul::heuristic_for(c, seg.device(), forced.instruction);
     mine.stages = forced.stages;
     mine.async = forced.async;

@@ -25,6 +25,7 @@ namespace {
 
 using test_support::user_error_of;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::shared_ptr<const Plugin> matmul_plugin() {
   static std::shared_ptr<const Plugin> p =
@@ -262,6 +263,98 @@ TEST(MatmulPluginTensorCores, MmaSyncCompilesAndRunsSanitizedClean) {
   }
 }
 
+// Tensor cores with the operand tiles copied global -> Shared by cp.async
+// (async=true; 16-byte copies along K at K % 8 == 0, 4-byte along N=70, a
+// plain load at an odd contiguous extent) and circular-buffered over the K
+// loop (stages 2, 3): the CUDA has the copies, one commit per prologue tile
+// and per K step and a wait for all but the stages - 1 newest; NVRTC takes it
+// for sm_80 and sm_90; the sanitized CPU run finds nothing and matches.
+TEST(MatmulPluginTensorCores, AsyncCopiesAndStagesCompileAndRunSanitizedClean) {
+  struct Run {
+    std::string fusion;
+    ir::SizeBindings sizes;
+    std::vector<std::string> settings;
+    const char* copy;  ///< a cp.async the kernel must have, or "" for plain loads only
+  };
+  const std::vector<std::string> warps = {"tile_m=64", "tile_n=32", "warp_m=32", "warp_n=16"};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const std::vector<Run> runs = {
+      {"matmul_bf16", mnk(130, 70, 48), {"async=true", "stages=1"}, "sl_cp_async<16, true>("},
+      {"matmul_bf16", mnk(130, 70, 48), {"async=true", "stages=2"}, "sl_cp_async<4, false>("},
+      {"matmul_bf16", mnk(130, 70, 48), {"async=true", "stages=3"}, "sl_cp_async<16, true>("},
+      {"matmul_bf16", mnk(130, 70, 48), with(warps, {"async=true", "stages=3"}),
+       "sl_cp_async<16, true>("},
+      {"matmul_bf16", mnk(130, 70, 48), {"async=false", "stages=2"}, ""},
+      {"matmul_bf16", mnk(33, 16, 64), {"async=true", "stages=3"}, "sl_cp_async<16, true>("},
+      {"matmul_bf16", mnk(2, 3, 5), {"async=true", "stages=1"}, ""},
+      {"matmul_bf16", mnk(1, 1, 16), {"async=true", "stages=1"}, "sl_cp_async<16, true>("},
+      {"matmul_bf16", mnk(130, 71, 48), {"async=true", "stages=2"}, "sl_cp_async<16, true>("},
+      {"linear_bias_gelu_bf16",
+       mnk(33, 70, 48),
+       {"async=true", "stages=3"},
+       "sl_cp_async<16, true>("},
+      {"linear_bias_gelu_bf16", mnk(33, 70, 48), with(warps, {"async=true", "stages=2"}),
+       "sl_cp_async<16, true>("},
+      {"batched_matmul_bf16",
+       bmnk(20, 8, 40),
+       {"async=true", "stages=3"},
+       "sl_cp_async<16, true>("},
+      {"batched_matmul_bf16", bmnk(20, 9, 33), with(warps, {"async=true", "stages=2"}), ""},
+  };
+  for (const Run& r : runs) {
+    std::string label = r.fusion + " at " + sweep::sizes_str(r.sizes);
+    for (const std::string& x : r.settings) label += " " + x;
+    SCOPED_TRACE(label);
+    frontend::FusionDefinition def;
+    runtime::PreparedKernel k = tensor_core_kernel(r.fusion, r.sizes, r.settings, def);
+    const std::string& cuda = k.source.source;
+    const std::string kernel = cuda.substr(cuda.find("__global__"));
+    EXPECT_THAT(kernel, HasSubstr("sl_mma_m16n8k16<"));
+    int64_t stages = 1;
+    for (const std::string& x : r.settings)
+      if (x.rfind("stages=", 0) == 0) stages = std::stoll(x.substr(7));
+    if (*r.copy != 0) {
+      EXPECT_THAT(kernel, HasSubstr(r.copy));
+      EXPECT_THAT(kernel, HasSubstr("sl_cp_async_wait<" + std::to_string(stages - 1) + ">()"));
+    } else {
+      EXPECT_THAT(kernel, Not(HasSubstr("sl_cp_async<")));
+    }
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      std::string log;
+      EXPECT_FALSE(runtime::nvrtc_compile(k.source, arch, &log, KERNEL_CACHE_DIR).empty())
+          << arch << ": " << log;
+    }
+    frontend::FusionDefinition plain = load_def(r.fusion);
+    auto inputs = ref::make_inputs(*plain.fusion, r.sizes, 5, plain.input_ranges);
+    auto want = ref::evaluate(*plain.fusion, inputs, r.sizes);
+    runtime::SanitizedRun run = runtime::execute_sanitized(cpu(), k, inputs, r.sizes, r.fusion);
+    EXPECT_EQ(run.report, "");
+    sweep::Validation check = sweep::validate(*plain.fusion, r.sizes, run.outputs, want);
+    EXPECT_TRUE(check.ok) << check.summary();
+  }
+}
+
+// The planted bug of the issue: the plugin's 3-stage cp.async kernel with
+// its wait_group blanked out (same line, so the sanitizer's sites still
+// match) reads stages whose copies are pending: a pending-copy-read finding.
+TEST(MatmulPluginTensorCores, AMissingWaitGroupIsASanitizerFinding) {
+  const ir::SizeBindings sizes = mnk(130, 70, 48);
+  frontend::FusionDefinition def;
+  runtime::PreparedKernel k =
+      tensor_core_kernel("matmul_bf16", sizes, {"async=true", "stages=3"}, def);
+  const std::string wait = "sl_cp_async_wait<2>();";
+  const size_t at = k.source.source.find(wait, k.source.source.find("__global__"));
+  ASSERT_NE(at, std::string::npos);
+  k.source.source.replace(at, wait.size(), std::string(wait.size(), ' '));
+  frontend::FusionDefinition plain = load_def("matmul_bf16");
+  auto inputs = ref::make_inputs(*plain.fusion, sizes, 5, plain.input_ranges);
+  runtime::SanitizedRun run = runtime::execute_sanitized(cpu(), k, inputs, sizes, "matmul_bf16");
+  EXPECT_THAT(run.report, HasSubstr("read of a pending cp.async in kernel matmul_bf16: T10"));
+}
+
 TEST(MatmulPlugin, LoadsFromItsSoWithItsSchemaAndPriority) {
   auto p = matmul_plugin();
   EXPECT_EQ(p->name(), "matmul");
@@ -394,8 +487,40 @@ TEST(MatmulPlugin, RefusesSettingsItCannotHonourYet) {
     EXPECT_FALSE(v.accepted) << setting;
     return v.reason;
   };
-  EXPECT_THAT(reason("stages=2"), HasSubstr("circular buffering of the operand tiles"));
-  EXPECT_THAT(reason("async=true"), HasSubstr("cp.async copies of 4 to 16 bytes"));
+  // On CUDA cores (f32 operands, or instruction=fma): no stages, no cp.async.
+  auto fma_reason = [&](const std::string& fusion, const std::vector<std::string>& settings) {
+    auto s = segment_of(fusion, mnk(130, 70, 48));
+    Verdict v = p->can_schedule(s.seg, p->with_settings(p->defaults(), settings));
+    EXPECT_FALSE(v.accepted) << fusion;
+    return v.reason;
+  };
+  EXPECT_THAT(fma_reason("matmul_f32", {"stages=2"}),
+              HasSubstr("stages=2 with instruction=fma: circular buffering of the operand tiles "
+                        "is implemented on tensor cores only"));
+  EXPECT_THAT(fma_reason("matmul_f32", {"async=true"}),
+              HasSubstr("async=true with instruction=fma: cp.async copies of 4 to 16 bytes"));
+  // bf16 with async / stages is checked as the tensor-core schedule it gets.
+  auto bf16 = segment_of("matmul_bf16", mnk(130, 70, 48));
+  EXPECT_TRUE(p->can_schedule(bf16.seg, p->with_settings(p->defaults(), {"async=true", "stages=3"}))
+                  .accepted);
+  // Tensor-core stages the sizes cannot take (rule 15): more stages than K
+  // steps, more than 2 without cp.async, or with a plain load (odd extent).
+  auto staged = [&](const ir::SizeBindings& sizes, const std::vector<std::string>& settings) {
+    auto s = segment_of("matmul_bf16", sizes);
+    Verdict v = p->can_schedule(s.seg, p->with_settings(p->defaults(), settings));
+    EXPECT_FALSE(v.accepted);
+    return v.reason;
+  };
+  EXPECT_THAT(staged(mnk(130, 70, 16), {"async=true", "stages=2"}),
+              HasSubstr("stages=2 with K=16: the K loop has 1 step(s) of 16, fewer than the "
+                        "stages of its circular buffer (rule 15); use stages<=1"));
+  EXPECT_THAT(staged(mnk(130, 70, 40), {"async=true", "stages=4"}),
+              HasSubstr("stages=4 with K=40: the K loop has 3 step(s)"));
+  EXPECT_THAT(staged(mnk(130, 70, 48), {"async=false", "stages=3"}),
+              HasSubstr("stages=3 with async=false: more than 2 stages need cp.async loads"));
+  EXPECT_THAT(staged(mnk(130, 71, 48), {"async=true", "stages=3"}),
+              HasSubstr("stages=3: operand T1 (b) is contiguous along an odd extent (71), so its "
+                        "tile is a plain load"));
   EXPECT_THAT(reason("grid_swizzle=4"), HasSubstr("merges them into one block axis"));
   EXPECT_THAT(reason("epilogue=shared"), HasSubstr("not implemented yet"));
   // Tensor cores: f32 operands, split-K, another K step, warp tiles that
