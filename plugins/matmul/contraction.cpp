@@ -192,6 +192,21 @@ void check_epilogue(pa::Segment& seg, Contraction& c) {
                  describe(c.sum) + "; the matmul plugin schedules the contraction and its epilogue";
       return;
     }
+  // A batched tile's loops start with the batch axis, and a tensor is inlined
+  // into its consumer's loops by position: an epilogue tensor computed
+  // without the batch axes (a cast of an [M, 1] input, broadcast to the batch
+  // later) cannot be (fuzz seed 44, case 41: lowering refused it).
+  const bool batched = std::count(c.roles.begin(), c.roles.end(), Role::Batch) > 0;
+  const int out_rank = c.sum.nlogical() - 1;
+  if (batched)
+    for (const pa::TensorView& t : seg.vals_between(seg.inputs(), seg.outputs()))
+      if (!t.is_input() && t.nlogical() < out_rank && !seg.is_dependency_of(t, c.product)) {
+        c.reject = "epilogue tensor " + describe(t) + " has " + std::to_string(t.nlogical()) +
+                   " axes, fewer than the batched result's " + std::to_string(out_rank) +
+                   ": computed without the batch axes, it cannot be inlined into the batched "
+                   "output tile (broadcast its input to the batch axes first)";
+        return;
+      }
   for (const pa::TensorView& t : seg.vals_between({c.sum}, seg.outputs()))
     if (iteration_rank(t) > kept) {
       c.reject = "the result of " + describe(c.sum) + " is broadcast back over the reduced axis (" +
