@@ -223,6 +223,24 @@ runtime::PreparedKernel tensor_core_kernel(const std::string& fusion, const ir::
   return runtime::prepare(*def.fusion, seg.sizes);
 }
 
+/// NVRTC takes `k` for sm_80 and sm_90; its sanitized CPU run finds nothing
+/// and matches the reference of the unscheduled fusion.
+void expect_compiles_and_runs_clean(const runtime::PreparedKernel& k, const std::string& fusion,
+                                    const ir::SizeBindings& sizes) {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    std::string log;
+    EXPECT_FALSE(runtime::nvrtc_compile(k.source, arch, &log, KERNEL_CACHE_DIR).empty())
+        << arch << ": " << log;
+  }
+  frontend::FusionDefinition plain = load_def(fusion);
+  auto inputs = ref::make_inputs(*plain.fusion, sizes, 5, plain.input_ranges);
+  auto want = ref::evaluate(*plain.fusion, inputs, sizes);
+  runtime::SanitizedRun run = runtime::execute_sanitized(cpu(), k, inputs, sizes, fusion);
+  EXPECT_EQ(run.report, "");
+  sweep::Validation check = sweep::validate(*plain.fusion, sizes, run.outputs, want);
+  EXPECT_TRUE(check.ok) << check.summary();
+}
+
 // On tensor cores (the choice for bf16/f16): the CUDA has mma.sync, NVRTC
 // takes it for sm_80 and sm_90, and the race sanitizer of the CPU backend
 // finds nothing (the Shared operand tiles written by every warp, read by the
@@ -248,18 +266,7 @@ TEST(MatmulPluginTensorCores, MmaSyncCompilesAndRunsSanitizedClean) {
     frontend::FusionDefinition def;
     runtime::PreparedKernel k = tensor_core_kernel(r.fusion, r.sizes, r.settings, def);
     EXPECT_THAT(k.source.source, HasSubstr("sl_mma_m16n8k16<"));
-    for (const char* arch : {"sm_80", "sm_90"}) {
-      std::string log;
-      EXPECT_FALSE(runtime::nvrtc_compile(k.source, arch, &log, KERNEL_CACHE_DIR).empty())
-          << arch << ": " << log;
-    }
-    frontend::FusionDefinition plain = load_def(r.fusion);
-    auto inputs = ref::make_inputs(*plain.fusion, r.sizes, 5, plain.input_ranges);
-    auto want = ref::evaluate(*plain.fusion, inputs, r.sizes);
-    runtime::SanitizedRun run = runtime::execute_sanitized(cpu(), k, inputs, r.sizes, r.fusion);
-    EXPECT_EQ(run.report, "");
-    sweep::Validation check = sweep::validate(*plain.fusion, r.sizes, run.outputs, want);
-    EXPECT_TRUE(check.ok) << check.summary();
+    expect_compiles_and_runs_clean(k, r.fusion, r.sizes);
   }
 }
 
@@ -322,18 +329,7 @@ TEST(MatmulPluginTensorCores, AsyncCopiesAndStagesCompileAndRunSanitizedClean) {
     } else {
       EXPECT_THAT(kernel, Not(HasSubstr("sl_cp_async<")));
     }
-    for (const char* arch : {"sm_80", "sm_90"}) {
-      std::string log;
-      EXPECT_FALSE(runtime::nvrtc_compile(k.source, arch, &log, KERNEL_CACHE_DIR).empty())
-          << arch << ": " << log;
-    }
-    frontend::FusionDefinition plain = load_def(r.fusion);
-    auto inputs = ref::make_inputs(*plain.fusion, r.sizes, 5, plain.input_ranges);
-    auto want = ref::evaluate(*plain.fusion, inputs, r.sizes);
-    runtime::SanitizedRun run = runtime::execute_sanitized(cpu(), k, inputs, r.sizes, r.fusion);
-    EXPECT_EQ(run.report, "");
-    sweep::Validation check = sweep::validate(*plain.fusion, r.sizes, run.outputs, want);
-    EXPECT_TRUE(check.ok) << check.summary();
+    expect_compiles_and_runs_clean(k, r.fusion, r.sizes);
   }
 }
 
