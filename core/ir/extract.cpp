@@ -2,6 +2,7 @@
 #include "schedlab/ir/extract.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -65,6 +66,10 @@ class Copier {
   void copy_expr(const Expr* e) {
     std::vector<Val*> in;
     for (const Val* v : e->inputs()) in.push_back(operand(v));
+    if (const auto* v = e->as<ViewOp>()) {
+      copy_view(v, in[0]->as<TensorView>());
+      return;
+    }
     TensorView* out = make_tensor(e->out(), /*keep_reductions=*/true);
     auto tv_in = [&](size_t i) { return in[i]->as<TensorView>(); };
     switch (e->kind()) {
@@ -97,7 +102,40 @@ class Copier {
       case Expr::Kind::Mma:
         dst_.create<MmaOp>(out, tv_in(0), tv_in(1));
         break;
+      case Expr::Kind::View:
+        break;  // copy_view
     }
+  }
+
+  /// Copies a view: its root axes, then its root -> logical splits and
+  /// merges replayed on the copies (the loop domain is not copied).
+  void copy_view(const ViewOp* v, TensorView* in) {
+    const TensorView* t = v->out();
+    internal_assert(t->loop() == t->logical())
+        << "extract: " << t->describe() << " is scheduled; extract an unscheduled fusion";
+    std::map<const IterDomain*, IterDomain*> to;
+    std::vector<IterDomain*> root;
+    for (const IterDomain* id : t->root()) {
+      root.push_back(dst_.make_iter_domain(id->extent(), id->iter_type()));
+      to[id] = root.back();
+    }
+    for (const IterDomainExpr* e : t->root_history()) {
+      if (const auto* s = e->as<Split>()) {
+        auto [o, i] = dst_.split(to.at(s->in()), s->factor(), s->inner_split());
+        to[s->outer()] = o;
+        to[s->inner()] = i;
+      } else if (const auto* m = e->as<Merge>()) {
+        to[m->out()] = dst_.merge(to.at(m->outer()), to.at(m->inner()));
+      }
+    }
+    std::vector<IterDomain*> logical;
+    for (const IterDomain* id : t->logical()) logical.push_back(to.at(id));
+    TensorView* c = dst_.make_tensor_numbered(t->dtype(), logical, t->number());
+    c->set_domains(root, logical);
+    c->set_user_name(t->user_name());
+    x_.copy[t] = c;
+    x_.original[c] = t;
+    dst_.create<ViewOp>(c, in, v->fn(), v->is_expand());
   }
 
  private:

@@ -57,6 +57,15 @@ std::string expr_str(const Expr* e) {
     os << ", flags = " << bools_str(b->is_broadcast_dim());
   else if (auto* p = e->as<PermuteOp>())
     os << ", new2old = " << ints_str(p->new2old());
+  else if (auto* v = e->as<ViewOp>()) {
+    if (v->fn() != v->op_name()) os << ", fn = " << v->fn();
+    os << ", root = [";
+    for (size_t i = 0; i < out->root().size(); ++i) os << (i ? ", " : "") << out->root()[i]->str();
+    os << "], logical = [";
+    for (size_t i = 0; i < out->logical().size(); ++i)
+      os << (i ? ", " : "") << out->logical()[i]->str();
+    os << "]";
+  }
   else if (auto* c = e->as<LoadStoreOp>()) {
     if (c->op() != LoadStoreOpType::Set) os << ", op = " << load_store_op_name(c->op());
     if (c->cache_op() != CacheOp::Unspecified) os << ", cache_op = " << cache_op_name(c->cache_op());

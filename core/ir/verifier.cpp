@@ -99,7 +99,8 @@ void check_dtypes(const Expr* e) {
         << where_str(e) << ": condition " << w->cond()->str() << " is "
         << dtype_name(w->cond()->dtype()) << ", expected bool";
     check_operand_dtypes(e, {w->lhs(), w->rhs()}, t, "branches are cast to the result type");
-  } else if (e->is<LoadStoreOp>() || e->is<BroadcastOp>() || e->is<PermuteOp>()) {
+  } else if (e->is<LoadStoreOp>() || e->is<BroadcastOp>() || e->is<PermuteOp>() ||
+             e->is<ViewOp>()) {
     DataType in = e->inputs()[0]->dtype();
     internal_assert(t == in) << where_str(e) << ": " << e->op_name() << " changes dtype, "
                              << dtype_name(in) << " to " << dtype_name(t) << "; a copy keeps it";
@@ -235,6 +236,21 @@ void check_expr(const Fusion& f, const Expr* e) {
       break;
     }
   }
+    case Expr::Kind::View: {
+      auto* v = e->as<ViewOp>();
+      auto in = v->in()->logical_no_reductions();
+      const auto& root = out->root();
+      internal_assert(out->has_root() && root.size() >= in.size())
+          << where_str(e) << ": the output's root has " << root.size() << " axes for an operand of rank "
+          << in.size() << "; expected one root axis per operand axis, then the new ones";
+      for (size_t i = 0; i < in.size(); ++i)
+        internal_assert(root[i]->iter_type() == in[i]->iter_type() &&
+                        root[i]->extent().same_as(in[i]->extent()))
+            << where_str(e) << ": root axis " << root[i]->str() << " does not copy operand axis "
+            << in[i]->str();
+      internal_assert(!out->has_reduction()) << where_str(e) << ": a view output has a Reduction axis";
+      break;
+    }
   check_dtypes(e);
   if (e->is<UnaryOp>() || e->is<BinaryOp>() || e->is<ReductionOp>())
     internal_assert(!is_half(out->dtype()))

@@ -251,7 +251,8 @@ class Generator {
       case ir::Expr::Kind::Reduction:
       case ir::Expr::Kind::Broadcast:
       case ir::Expr::Kind::LoadStore:
-      case ir::Expr::Kind::Permute: return arg(0);
+      case ir::Expr::Kind::Permute:
+      case ir::Expr::Kind::View: return arg(0);
       case ir::Expr::Kind::Mma:  // on CUDA cores: one product of the sum, in f32
         return Expr::binary(ir::BinaryOpType::Mul, Expr::cast(arg(0), out), Expr::cast(arg(1), out),
                             out);

@@ -185,6 +185,11 @@ std::vector<ExprP> Indexer::operand_index(const ir::Expr* e, const TensorView* p
 }
 
 std::vector<std::pair<int, int64_t>> Indexer::allocation_axes(const TensorView* t) {
+    // A Broadcast axis reads index 0; a view's dropped one has no index.
+    if (pid->is_broadcast()) {
+      pidx[pid] = Expr::integer(0);
+      continue;
+    }
   std::vector<std::pair<int, int64_t>> axes;
   bool shared = t->memory_type() == ir::MemoryType::Shared;
   for (int k = 0; k < t->nloop(); ++k) {

@@ -20,6 +20,8 @@
 #include "schedlab/ref/evaluator.h"
 
 #include "error_bound.h"
+#include "schedlab/ir/reshape.h"
+
 
 namespace schedlab::ref {
 
@@ -287,6 +289,34 @@ HostTensor permute(const ir::PermuteOp& p, const Env& env, const ir::SizeBinding
 }
 
 /// The per-element evaluator of an elementwise expression (unary, binary,
+/// A reshape keeps the row-major order of the elements (its Broadcast axes,
+/// old or new, have extent 1); an expand reads index 0 of each widened axis.
+HostTensor view(const ir::ViewOp& v, const Env& env, const ir::SizeBindings& sizes) {
+  const HostTensor& in = lookup(env, v.in());
+  HostTensor out = alloc(v.out(), sizes);
+  if (!v.is_expand()) {
+    user_assert(in.data.size() == out.data.size())
+        << "evaluate: " << v.fn() << " of " << v.in()->describe() << " of shape "
+        << shape_str(in.shape) << " into " << v.out()->describe() << " of shape "
+        << shape_str(out.shape) << " changes the element count; expected sizes that keep it";
+    out.data = in.data;
+    out.error.assign(out.data.size(), 0.0);
+    if (!in.error.empty()) out.error = in.error;
+    return out;
+  }
+  internal_assert(in.shape.size() == out.shape.size())
+      << "evaluate: expand " << v.out()->describe() << " changes the rank";
+  Index strides = in.strides();
+  for (size_t k = 0; k < strides.size(); ++k)
+    if (in.shape[k] != out.shape[k]) strides[k] = 0;
+  for_each_index(out.shape, [&](const Index& idx, int64_t lin) {
+    const auto from = static_cast<size_t>(offset(idx, strides));
+    out.data[static_cast<size_t>(lin)] = in.data[from];
+    out.error[static_cast<size_t>(lin)] = error_of(in, from);
+  });
+  return out;
+}
+
 /// where, cast, copy) over `shape`, its output's; null for other kinds.
 std::unique_ptr<Elementwise> elementwise_of(const ir::Expr& e, const Index& shape, const Env& env,
                                             const ir::SizeBindings& sizes,
@@ -342,7 +372,8 @@ std::unique_ptr<Elementwise> elementwise_of(const ir::Expr& e, const Index& shap
 HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
                const EvalOptions& options) {
   if (e.kind() != ir::Expr::Kind::Broadcast && e.kind() != ir::Expr::Kind::Reduction &&
-      e.kind() != ir::Expr::Kind::Mma && e.kind() != ir::Expr::Kind::Permute) {
+      e.kind() != ir::Expr::Kind::Mma && e.kind() != ir::Expr::Kind::Permute &&
+      e.kind() != ir::Expr::Kind::View) {
     HostTensor out = alloc(e.out(), sizes);
     std::unique_ptr<Elementwise> ew = elementwise_of(e, out.shape, env, sizes, options);
     internal_assert(ew != nullptr) << "evaluate: unknown expression " << e.op_name();
@@ -398,6 +429,8 @@ std::unordered_set<const ir::TensorView*> streamed(const ir::Fusion& f,
   std::unordered_map<const ir::TensorView*, int> reads;
   for (const ir::Expr* e : exprs)
     for (const ir::Val* v : e->inputs())
+    case ir::Expr::Kind::View:
+      return view(*e.as<ir::ViewOp>(), env, sizes);
       if (const auto* t = v->as<ir::TensorView>()) ++reads[t];
   std::unordered_set<const ir::TensorView*> outputs(f.outputs().begin(), f.outputs().end());
   std::unordered_set<const ir::TensorView*> out;

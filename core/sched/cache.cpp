@@ -46,6 +46,10 @@ ir::Expr* unscheduled_definition(std::string_view op, TensorView* tv) {
   user_assert(def != nullptr) << op << ": " << tv->describe()
                               << " has no definition (a fusion input); expected a tensor "
                                  "computed by an expression";
+  user_assert(!def->is<ir::ViewOp>())
+      << op << ": " << tv->describe() << " is made by " << def->as<ir::ViewOp>()->fn()
+      << "; expected a tensor computed by math or a copy (" << op
+      << " the view's input or its consumers instead)";
   user_assert(!tv->has_root() && tv->loop() == tv->logical())
       << op << ": " << tv->describe()
       << " is already transformed (its loop domain differs from its logical domain); expected "
@@ -176,6 +180,7 @@ TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers)
     }
     case ir::Expr::Kind::Reduction:
     case ir::Expr::Kind::Mma:
+    case ir::Expr::Kind::View:
       break;  // refused above
   }
   for (ir::Expr* e : uses) f.replace_input(e, tv, c);

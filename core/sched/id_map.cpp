@@ -28,6 +28,13 @@ std::vector<std::pair<IterDomain*, IterDomain*>> producer_consumer_pairs(
       pairs.emplace_back(pd.at(static_cast<size_t>(p->new2old()[k])), cd[k]);
     return pairs;
   }
+  if (e->is<ir::ViewOp>()) {
+    // The view's root starts with one axis per producer axis; the axes after
+    // them (unsqueezed, expanded) are new.
+    internal_assert(cd.size() >= pd.size()) << e->op_name() << ": root of " << e->out()->str();
+    for (size_t i = 0; i < pd.size(); ++i) pairs.emplace_back(pd[i], cd[i]);
+    return pairs;
+  }
   internal_assert(pd.size() == cd.size())
       << e->op_name() << ": producer " << producer->str() << " has rank " << pd.size()
       << ", consumer root has " << cd.size();

@@ -379,7 +379,7 @@ double reduction_init(ReductionOpType t);
 
 class Expr {
  public:
-  enum class Kind { Unary, Binary, Where, Cast, Reduction, Broadcast, LoadStore, Permute, Mma };
+  enum class Kind { Unary, Binary, Where, Cast, Reduction, Broadcast, LoadStore, Permute, Mma, View };
   virtual ~Expr() = default;
   Expr(const Expr&) = delete;
   Expr& operator=(const Expr&) = delete;
@@ -547,3 +547,31 @@ class MmaOp final : public Expr {
 std::optional<ReductionOpType> accumulation(const Expr* e);
 
 }  // namespace schedlab::ir
+/// reshape, view, flatten, squeeze, unsqueeze and expand (core/ir/reshape.cpp),
+/// nvFuser's ViewOp. out's root domain starts with one axis per
+/// non-reduction logical axis of `in` (1:1, by position; then the axes out
+/// adds: unsqueezed Broadcast axes and the Iteration axes an expand widens a
+/// Broadcast axis to), and its logical domain derives from that root by
+/// splits and merges of the Iteration axes. in's Broadcast axes are not in
+/// out's logical domain unless kept (squeeze drops them; a reshape drops
+/// them and makes new ones where the shape says 1). A reshape is a
+/// row-major reinterpretation of the data; an expand reads its Broadcast
+/// axis's one element at every index of the widened axis.
+class ViewOp final : public Expr {
+ public:
+  static constexpr Kind kKind = Kind::View;
+  /// `fn` is the user's function ("reshape", "flatten", ...), for messages;
+  /// `expand` selects the expand semantics.
+  ViewOp(TensorView* out, TensorView* in, std::string fn, bool expand)
+      : Expr(kKind, {in}, {out}), fn_(std::move(fn)), expand_(expand) {}
+  TensorView* in() const { return inputs()[0]->as<TensorView>(); }
+  const std::string& fn() const { return fn_; }
+  bool is_expand() const { return expand_; }
+  /// "expand" or "reshape" (view, flatten, squeeze and unsqueeze are reshapes).
+  std::string op_name() const override { return expand_ ? "expand" : "reshape"; }
+
+ private:
+  std::string fn_;  ///< the function the user called
+  bool expand_;     ///< expand semantics instead of a row-major reshape
+};
+

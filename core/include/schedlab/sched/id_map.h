@@ -17,8 +17,9 @@ namespace schedlab::sched {
 
 /// For expression `e` reading `producer`: pairs (producer axis, consumer root
 /// axis) over producer's non-reduction logical axes. A BroadcastOp's new axes
-/// have no pair; a PermuteOp pairs by its permutation; every other node pairs
-/// by position.
+/// have no pair; a PermuteOp pairs by its permutation; a ViewOp pairs the
+/// producer's axes with the first root axes of its output (its new axes have
+/// no pair); every other node pairs by position.
 std::vector<std::pair<ir::IterDomain*, ir::IterDomain*>> producer_consumer_pairs(
     const ir::Expr* e, const ir::TensorView* producer);
 
