@@ -9,6 +9,7 @@
 
 #include "schedlab/base/nesting.h"
 #include "schedlab/ir/arith.h"
+#include "schedlab/ir/reshape.h"
 
 namespace schedlab::frontend {
 
@@ -64,7 +65,9 @@ const std::vector<std::pair<std::string, ReductionOpType>> kReduce = {
 
 const std::vector<std::string> kOtherFunctions = {"mean",      "where",   "cast",
                                                   "broadcast", "set",     "permute",
-                                                  "transpose", "matmul",  "linear"};
+                                                  "transpose", "matmul",  "linear",
+                                                  "reshape",   "view",    "flatten",
+                                                  "squeeze",   "unsqueeze", "expand"};
 const std::vector<std::string> kReserved = {"true", "false", "inf", "nan", "pi"};
 
 template <typename T>
@@ -283,7 +286,8 @@ class Parser {
           item = take();
           item.text = "-" + item.text;
         } else if (item.kind == Token::Kind::Number ||
-                   (item.kind == Token::Kind::Ident && (item.text == "true" || item.text == "false"))) {
+                   (item.kind == Token::Kind::Ident && (item.text == "true" || item.text == "false")) ||
+                   (item.kind == Token::Kind::Ident && takes_shape(callee.text))) {
           take();
         } else {
           user_error_at(at(item)) << "expected an integer or true/false in the list, found "
@@ -429,6 +433,50 @@ class Parser {
     return s->value() != 0.0;
   }
 
+  /// Functions whose list argument is a shape: named sizes may appear in it.
+  static bool takes_shape(const std::string& fn) {
+    return fn == "reshape" || fn == "view" || fn == "expand";
+  }
+
+  /// A shape list: named sizes, integers >= 0, and -1 (inferred / kept).
+  std::vector<ir::ShapeEntry> shape_list(const Call& c, const Arg* a) const {
+    if (!a->is_list)
+      user_error_at(at(a->at)) << c.name.text << ": expected a shape such as [N, -1], found "
+                               << a->at.describe();
+    std::vector<ir::ShapeEntry> r;
+    for (const Token& t : a->list) {
+      if (t.kind == Token::Kind::Ident) {
+        auto sizes = f_.size_symbols();
+        if (std::find(sizes.begin(), sizes.end(), t.text) == sizes.end()) {
+          std::string hint = closest_name(t.text, sizes);
+          user_error_at(at(t)) << c.name.text << ": '" << t.text
+                               << "' is not a named size of the inputs' shapes; expected a named "
+                                  "size, an integer or -1"
+                               << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+        }
+        r.emplace_back(ir::SizeExpr::symbol(t.text));
+        continue;
+      }
+      int64_t v = int_item(c, t, "extent");
+      if (v == -1) {
+        r.emplace_back(std::nullopt);
+        continue;
+      }
+      if (v < 0)
+        user_error_at(at(t)) << c.name.text << ": extent " << v
+                             << " in the shape; expected -1, 0 or a positive integer";
+      r.emplace_back(ir::SizeExpr::constant(v));
+    }
+    return r;
+  }
+
+  /// One integer argument (not a list).
+  int single_int(const Call& c, const Arg* a, const char* what) const {
+    if (a->is_list)
+      user_error_at(at(a->at)) << c.name.text << ": expected an integer " << what << ", found a list";
+    return int_list(c, a, what).at(0);
+  }
+
   // ---- functions ----------------------------------------------------------
 
   Val* dispatch(const Call& c) {
@@ -529,6 +577,50 @@ class Parser {
       int a = axis(pos[1]);
       int b = axis(pos[2]);
       return build(c.name, [&] { return ir::transpose(x, a, b); });
+    }
+    if (n == "reshape" || n == "view") {
+      check_keywords(c, {});
+      check_arity(c, 2, 2);
+      TensorView* x = tensor(c, pos[0], "the operand");
+      auto shape = shape_list(c, pos[1]);
+      return build(c.name, [&] { return ir::reshape(x, shape, n); });
+    }
+    if (n == "expand") {
+      check_keywords(c, {});
+      check_arity(c, 2, 2);
+      TensorView* x = tensor(c, pos[0], "the operand");
+      auto shape = shape_list(c, pos[1]);
+      return build(c.name, [&] { return ir::expand(x, shape); });
+    }
+    if (n == "flatten") {
+      check_keywords(c, {"start", "end"});
+      check_arity(c, 1, 3);
+      TensorView* x = tensor(c, pos[0], "the operand");
+      int start = 0, end = -1;
+      if (pos.size() > 1) start = single_int(c, pos[1], "start dim");
+      if (pos.size() > 2) end = single_int(c, pos[2], "end dim");
+      if (const Arg* a = keyword(c, "start")) start = single_int(c, a, "start dim");
+      if (const Arg* a = keyword(c, "end")) end = single_int(c, a, "end dim");
+      return build(c.name, [&] { return ir::flatten(x, start, end); });
+    }
+    if (n == "squeeze") {
+      check_keywords(c, {"dim"});
+      check_arity(c, 1, 2);
+      TensorView* x = tensor(c, pos[0], "the operand");
+      std::vector<int> dims;
+      const Arg* d = pos.size() > 1 ? pos[1] : keyword(c, "dim");
+      if (d) dims = int_list(c, d, "dim");
+      if (d && dims.empty())
+        user_error_at(at(d->at)) << "squeeze: expected at least one dim, found an empty list";
+      return build(c.name, [&] { return ir::squeeze(x, dims); });
+    }
+    if (n == "unsqueeze") {
+      check_keywords(c, {"dim"});
+      const Arg* d = keyword(c, "dim");
+      check_arity(c, d ? 1 : 2, d ? 1 : 2);
+      TensorView* x = tensor(c, pos[0], "the operand");
+      int dim = single_int(c, d ? d : pos[1], "dim");
+      return build(c.name, [&] { return ir::unsqueeze(x, dim); });
     }
     if (n == "matmul") {
       check_keywords(c, {});

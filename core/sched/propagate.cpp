@@ -21,32 +21,88 @@ namespace {
 /// iterates the same data.
 using AxisMap = std::map<const IterDomain*, IterDomain*>;
 
+/// A view between a tensor and the reference (propagation crossed it from
+/// the view's output to its producer): replaying the view's root -> logical
+/// splits and merges on the tensor makes the axes the reference's map
+/// names. `root_to` maps the view output's root axes to axes of the
+/// tensor's world: its logical axes, or axes an earlier stage made.
+struct Stage {
+  const TensorView* view;
+  std::map<const IterDomain*, const IterDomain*> root_to;
+};
+
+/// A tensor's map may name axes the tensor lacks ("virtual": a view
+/// output's logical axes, downstream of it); its stages, replayed in order
+/// on its logical domain, make them.
 struct Reached {
   TensorView* tv;
   AxisMap map;
+  std::vector<Stage> pre;
 };
 
 bool contains(const std::vector<IterDomain*>& v, const IterDomain* id) {
   return std::find(v.begin(), v.end(), id) != v.end();
 }
 
-/// Carries `m` (over `from`'s logical axes) across one expression to `to`.
-/// Axes that do not cross (a reduced axis going downstream, a root axis an
-/// rfactor transformed) are dropped: that is the information a path loses.
-AxisMap cross(const AxisMap& m, const ir::Expr* e, const TensorView* from, const TensorView* to) {
+/// The splits and merges from a view output's root to its logical domain.
+std::vector<ir::IterDomainExpr*> view_transforms(const TensorView* v) {
+  std::vector<ir::IterDomainExpr*> r;
+  const auto loops = v->loop_history();
+  for (ir::IterDomainExpr* e : v->root_history())
+    if (std::find(loops.begin(), loops.end(), e) == loops.end()) r.push_back(e);
+  return r;
+}
+
+/// Carries `from`'s map and stages across one expression to `to`. Axes that
+/// do not cross (a reduced axis going downstream, a root axis an rfactor
+/// transformed) are dropped: that is the information a path loses. Going
+/// from a view's output to its producer, the output's logical axes the view
+/// made stay in the map as virtual axes, and the view becomes a stage.
+Reached cross(const Reached& from, const ir::Expr* e, TensorView* to) {
   std::map<const IterDomain*, IterDomain*> step;
-  if (e->out() == to) {  // from is a producer of to
-    for (auto [p, c] : producer_consumer_pairs(e, from))
+  const bool upstream = e->out() != to;
+  if (!upstream) {  // from is a producer of to
+    for (auto [p, c] : producer_consumer_pairs(e, from.tv))
       if (contains(to->logical(), c)) step[p] = c;
   } else {  // from is the consumer, to a producer
     // Only the reference's map holds root axes that are not logical (an
     // rfactor producer used as the reference), and those cross.
     for (auto [p, c] : producer_consumer_pairs(e, to))
-      if (contains(from->root(), c)) step[c] = p;
+      if (contains(from.tv->root(), c)) step[c] = p;
   }
-  AxisMap out;
-  for (auto [r, x] : m)
-    if (auto it = step.find(x); it != step.end()) out[r] = it->second;
+  // from's own axes (logical, root) and its virtual ones.
+  auto own = [&](const IterDomain* x) {
+    return contains(from.tv->logical(), x) || contains(from.tv->root(), x);
+  };
+  Reached out{to, {}, {}};
+  bool virtual_axes = false;
+  for (auto [r, x] : from.map) {
+    if (auto it = step.find(x); it != step.end()) {
+      out.map[r] = it->second;
+    } else if (upstream && (!own(x) || e->is<ir::ViewOp>())) {
+      // Virtual in `to`: a view of from's (from's logical axes made by its
+      // view), or one already virtual in from.
+      if (own(x) && !contains(from.tv->logical(), x)) continue;
+      out.map[r] = x;
+      virtual_axes = true;
+    }
+  }
+  if (!virtual_axes) return out;
+  auto translate = [&](const IterDomain* w) -> const IterDomain* {
+    if (auto it = step.find(w); it != step.end()) return it->second;
+    return own(w) ? nullptr : w;  // an axis of from that does not cross is lost
+  };
+  if (e->is<ir::ViewOp>()) {
+    Stage st{from.tv, {}};
+    for (auto [p, c] : producer_consumer_pairs(e, to)) st.root_to[c] = p;
+    out.pre.push_back(std::move(st));
+  }
+  for (const Stage& st : from.pre) {
+    Stage t{st.view, {}};
+    for (auto [r, w] : st.root_to)
+      if (const IterDomain* v = translate(w)) t.root_to[r] = v;
+    out.pre.push_back(std::move(t));
+  }
   return out;
 }
 
@@ -61,8 +117,10 @@ void complete(std::vector<Reached>& reached) {
   for (size_t i = 0; i < reached.size(); ++i) at[reached[i].tv] = i;
   auto absorb = [&](Reached& to, const Reached& from, const ir::Expr* e) {
     bool changed = false;
-    for (auto [r, x] : cross(from.map, e, from.tv, to.tv)) {
+    for (auto [r, x] : cross(from, e, to.tv).map) {
       if (to.map.count(r)) continue;
+      // Only to's own axes: a virtual axis needs the stages of its path.
+      if (!contains(to.tv->logical(), x)) continue;
       bool taken =
           std::any_of(to.map.begin(), to.map.end(), [&](const auto& kv) { return kv.second == x; });
       if (taken) continue;
@@ -99,23 +157,24 @@ std::vector<Reached> spanning_tree(TensorView* ref, const std::set<TensorView*>&
     int order;
     TensorView* tv;
     AxisMap map;
+    std::vector<Stage> pre;
     bool operator<(const Item& o) const { return info != o.info ? info < o.info : order > o.order; }
   };
   std::priority_queue<Item> pq;
   int order = 0;
-  pq.push({identity.size(), order++, ref, identity});
+  pq.push({identity.size(), order++, ref, identity, {}});
   std::set<TensorView*> done;
   std::vector<Reached> result;
   auto offer = [&](const Item& from, const ir::Expr* e, TensorView* to) {
     if (done.count(to) || !allowed.count(to)) return;
-    AxisMap m = cross(from.map, e, from.tv, to);
-    pq.push({m.size(), order++, to, std::move(m)});
+    Reached m = cross({from.tv, from.map, from.pre}, e, to);
+    pq.push({m.map.size(), order++, to, std::move(m.map), std::move(m.pre)});
   };
   while (!pq.empty()) {
     Item it = pq.top();
     pq.pop();
     if (!done.insert(it.tv).second) continue;
-    result.push_back({it.tv, it.map});
+    result.push_back({it.tv, it.map, it.pre});
     for (ir::Expr* e : it.tv->uses()) offer(it, e, e->out());
     if (ir::Expr* d = it.tv->definition())
       for (ir::Val* in : d->inputs())
@@ -137,11 +196,59 @@ void check_not_inlined(const TensorView* tv) {
             << tv->describe() << "; expected no inlining yet (propagate, then inline)";
 }
 
-/// Replays ref's loop transforms on tv, starting from tv's logical domain.
-void replay(const TensorView* ref, TensorView* tv, const AxisMap& logical_map) {
+/// Replays the views between tv and the reference (r.pre) on `loop`, tv's
+/// logical domain: returns the axis of the new loop each virtual axis is.
+std::map<const IterDomain*, IterDomain*> replay_stages(const Reached& r,
+                                                       std::vector<IterDomain*>& loop) {
+  ir::Fusion& f = *r.tv->fusion();
+  std::map<const IterDomain*, IterDomain*> local;
+  for (IterDomain* id : loop) local[id] = id;
+  auto position = [&](const IterDomain* x) -> long {
+    auto it = local.find(x);
+    if (it == local.end()) return -1;
+    auto p = std::find(loop.begin(), loop.end(), it->second);
+    return p == loop.end() ? -1 : p - loop.begin();
+  };
+  for (const Stage& st : r.pre) {
+    for (auto [root, w] : st.root_to)
+      if (auto it = local.find(w); it != local.end()) local[root] = it->second;
+    for (ir::IterDomainExpr* e : view_transforms(st.view)) {
+      if (auto* s = e->as<ir::Split>()) {
+        long p = position(s->in());
+        if (p < 0) continue;
+        auto [o, i] = f.split(loop[static_cast<size_t>(p)], s->factor(), s->inner_split());
+        loop[static_cast<size_t>(p)] = o;
+        loop.insert(loop.begin() + p + 1, i);
+        local[s->outer()] = o;
+        local[s->inner()] = i;
+      } else if (auto* m = e->as<ir::Merge>()) {
+        long po = position(m->outer()), pi = position(m->inner());
+        if (po < 0 || pi < 0) continue;
+        IterDomain* a = loop[static_cast<size_t>(po)];
+        IterDomain* b = loop[static_cast<size_t>(pi)];
+        loop[static_cast<size_t>(po)] = f.merge(a, b);
+        loop.erase(loop.begin() + pi);
+        local[m->out()] = loop[static_cast<size_t>(pi < po ? po - 1 : po)];
+      }
+    }
+  }
+  return local;
+}
+
+/// Replays ref's loop transforms on tv, starting from tv's logical domain
+/// (and the views between them, r.pre).
+void replay(const TensorView* ref, const Reached& r) {
+  TensorView* tv = r.tv;
   ir::Fusion& f = *tv->fusion();
   std::vector<IterDomain*> loop = tv->logical();
-  std::map<const IterDomain*, IterDomain*> to_tv(logical_map.begin(), logical_map.end());
+  std::map<const IterDomain*, IterDomain*> to_tv;
+  if (r.pre.empty()) {
+    to_tv.insert(r.map.begin(), r.map.end());
+  } else {
+    const auto local = replay_stages(r, loop);
+    for (auto [ref_id, x] : r.map)
+      if (auto it = local.find(x); it != local.end()) to_tv[ref_id] = it->second;
+  }
   auto position = [&](const IterDomain* r) -> long {
     auto it = to_tv.find(r);
     if (it == to_tv.end()) return -1;
@@ -202,7 +309,7 @@ void propagate_transformation(TensorView* reference, const std::vector<TensorVie
   for (const Reached& r : spanning_tree(reference, allowed)) {
     if (r.tv == reference) continue;
     check_not_inlined(r.tv);
-    replay(reference, r.tv, r.map);
+    replay(reference, r);
   }
 }
 
