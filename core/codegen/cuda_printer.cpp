@@ -620,6 +620,29 @@ std::string print_kernel(const kir::Kernel& k) {
 PrintedUnit print_unit(const kir::Kernel& k) {
   std::ostringstream os;
   os << runtime_header();
+  if (s.persistent()) {
+    // An allreduce over the grid (kir::GridReduce, grid-persistent): this
+    // block's partial into its slot, the grid barrier, then every thread of
+    // an existing element combines the slots in block order. The slots are
+    // access sites (traced: a read before the barrier is a race).
+    const std::string t = c_type(s.buffer->dtype);
+    const int barrier = site(AccessSite::Kind::Barrier, nullptr);
+    const ExprP slot = s.element * s.blocks;
+    *os_ << pad() << "{  // grid allreduce: partial, grid barrier, combine\n";
+    *os_ << pad() << "  if (" << expr(s.participate) << ") "
+         << store_head(*s.partials, slot + s.block) << load(*s.buffer, s.index) << ");\n";
+    *os_ << pad() << "  sl_grid_sync(SL_SITE(" << barrier << "), " << s.barrier->name
+         << ".data);\n";
+    *os_ << pad() << "  if (" << expr(s.valid) << ") {\n";
+    *os_ << pad() << "    " << t << " sl_r = " << expr(s.identity) << ";\n";
+    *os_ << pad() << "    for (int64_t sl_b = 0; sl_b < " << expr(s.blocks) << "; ++sl_b)\n";
+    *os_ << pad() << "      sl_r = " << reduce_op(s.op) << "(sl_r, sl_grid_load("
+         << vector_access(*s.partials, slot + kir::Expr::var("sl_b"), 1, false) << "));\n";
+    *os_ << pad() << "    " << store_head(*s.buffer, s.index) << "sl_r);\n";
+    *os_ << pad() << "  }\n";
+    *os_ << pad() << "}\n";
+    return;
+  }
   if (has_cached_load(k)) os << cache_load_header();
   if (has_async_copy(k) || has_mma(k)) os << mma_header();
   os << "typedef " << (k.index_bits == 64 ? "int64_t" : "int32_t") << " sl_index_t;\n\n";

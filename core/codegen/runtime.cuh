@@ -302,4 +302,48 @@ SL_FN void sl_grid_reduce(T* out, T val, Op op, T init, T* partials, int32_t* se
   *out = r;
   sem[elem] = 0;
 }
+// A grid-wide barrier (grid-persistent reductions, sched::grid_persistent):
+// every thread of every block calls it, and none returns before all have
+// arrived; what any block wrote before it is visible to every block after it.
+// It needs every block resident at once (the launch checks the occupancy; a
+// cooperative launch on CUDA). `bar`: two int32 counters in global memory,
+// zero at launch (arrivals, generation); a generation barrier, so it resets
+// itself and serves any number of barriers in one kernel. The block's first
+// thread arrives for its block, between two __syncthreads; the last block to
+// arrive resets the arrivals and starts the next generation, which the others
+// spin on (a volatile read: no stale cached value). On the CPU, the host's
+// fiber scheduler runs every block of the grid as resident fibers and is the
+// barrier itself (CpuHooks::grid_sync): the counters are not used.
+#ifndef SCHEDLAB_CPU
+SL_FN void sl_grid_sync(int site, int32_t* bar) {
+  SL_SYNC(site);
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    const int32_t blocks = int32_t(gridDim.x * gridDim.y * gridDim.z);
+    volatile int32_t* generation = bar + 1;
+    const int32_t g = *generation;
+    __threadfence();  // this block's writes, and the read of g, before the arrival
+    if (atomicAdd(bar, 1) == blocks - 1) {
+      atomicExch(bar, 0);
+      __threadfence();
+      atomicAdd(bar + 1, 1);
+    } else {
+      while (*generation == g) {
+      }
+    }
+    __threadfence();  // every block's writes are visible from here
+  }
+  SL_SYNC(site);
+}
+// A value another block wrote before a grid barrier: from L2 (ld.global.cg),
+// never from a stale L1 line.
+template <typename T> SL_FN T sl_grid_load(const T* p) { return __ldcg(p); }
+#else
+SL_FN void sl_grid_sync(int site, int32_t* bar) {
+  (void)bar;
+  __asm__ __volatile__("" ::: "memory");
+  sl_cpu_grid_sync(site);
+  __asm__ __volatile__("" ::: "memory");
+}
+template <typename T> SL_FN T sl_grid_load(const T* p) { return *p; }
+#endif
 // ---- end of schedlab runtime header ----

@@ -97,7 +97,9 @@ void insert_barriers(kir::Kernel& kernel) {
   place.mutate(*kernel.body);
   // cp.async kernels run on fibers on the CPU too (core/codegen/mma.cuh's
   // per-block state).
-  kernel.has_barrier = place.any || kir::any_stmt(*kernel.body, [](const kir::Stmt& s) {
+  // A grid barrier waits for the whole block too (fibers on the CPU).
+  kernel.has_barrier = place.any || kernel.grid_sync ||
+                       kir::any_stmt(*kernel.body, [](const kir::Stmt& s) {
                          const auto* st = s.as<kir::Store>();
                          return s.kind == kir::Stmt::Kind::BlockReduce || (st && st->async);
                        });

@@ -95,7 +95,8 @@ std::map<const TensorView*, BlockReduction> plan_block_reductions(
       br.acc = own;
     }
     if (br.grid_axis != std::array<int, 3>{-1, -1, -1}) {
-      internal_assert(own->is_param && br.acc != own) << "a grid reduction into " << own->name;
+      internal_assert(t->grid_persistent() || (own->is_param && br.acc != own))
+          << "a grid reduction into " << own->name;
       std::array<bool, 3> gdims{};
       for (size_t d = 0; d < 3; ++d) gdims[d] = br.grid_axis[d] >= 0;
       auto workspace = [&](const std::string& suffix, ir::DataType dt, bool semaphore) {
@@ -112,7 +113,15 @@ std::map<const TensorView*, BlockReduction> plan_block_reductions(
         return raw;
       };
       br.partials = workspace("_grid_partials", t->dtype(), false);
-      br.semaphores = workspace("_grid_semaphores", ir::DataType::I32, true);
+      if (!t->grid_persistent()) {
+        br.semaphores = workspace("_grid_semaphores", ir::DataType::I32, true);
+      } else if (!kernel.grid_sync) {
+        // One grid barrier for the kernel: every persistent reduction's
+        // allreduce waits at it (a generation barrier: it resets itself).
+        kernel.grid_sync = true;
+        workspace("_grid_barrier", ir::DataType::I32, true);
+        kernel.params.back().barrier = true;
+      }
     }
     if (br.block()) {
       if (kernel.reduce_workspace_bytes == 0)
@@ -371,7 +380,9 @@ class Generator {
                                            br.dims, kernel_.reduce_workspace_offset));
     if (br.grid()) {
       at->push_back(grid_reduce(r, br, idx, b, off));
-      return block;
+      // Grid-persistent: every thread now holds the result; a parameter is
+      // stored by every thread of the row below, as for a block reduction.
+      if (!t->grid_persistent()) return block;
     }
     if (b != buffers_.at(t))
       at->push_back(guarded(idx.predicate,
@@ -406,10 +417,24 @@ class Generator {
     ExprP elem = Expr::integer(0);
     for (const ir::IterDomain* id : t->logical_no_reductions())
       elem = elem * ix_.size(id->extent()) + idx.index.at(id);
+    if (t->grid_persistent()) {
+      auto g = kir::GridReduce::make_persistent(
+          acc, acc_off, *ir::accumulation(r), Expr::floating(init_of(r), t->dtype()), participate,
+          idx.predicate, br.partials, grid_barrier(), {elem, block, nblocks});
+      g->barrier_index = kernel_.grid_barriers++;
+      return g;
+    }
     return kir::GridReduce::make(acc, acc_off, buffers_.at(t), out_offset(t, idx),
                                  *ir::accumulation(r), Expr::floating(init_of(r), t->dtype()),
                                  participate, br.partials,
                                  br.semaphores, {elem, block, nblocks});
+  }
+
+  /// The kernel's grid barrier workspace (plan_block_reductions made it).
+  const kir::Buffer* grid_barrier() const {
+    for (const kir::Param& p : kernel_.params)
+      if (p.barrier) return p.buffer;
+    internal_error << "lowering: a grid-persistent reduction but no grid barrier workspace";
   }
 
   const Indexer& ix_;

@@ -279,7 +279,35 @@ std::unique_ptr<GridReduce> GridReduce::make(const Buffer* b, ExprP index, const
   s->blocks = std::move(grid.blocks);
   return s;
 }
+std::unique_ptr<GridReduce> GridReduce::make_persistent(const Buffer* b, ExprP index,
+                                                        ir::ReductionOpType op, ExprP identity,
+                                                        ExprP participate, ExprP valid,
+                                                        const Buffer* partials,
+                                                        const Buffer* barrier, Grid grid) {
+  internal_assert(b->memory == ir::MemoryType::Local && !b->is_param && barrier && partials &&
+                  valid && grid.element && grid.block && grid.blocks)
+      << "a grid-persistent reduction combines a register partial in place, not " << b->name;
+  auto s = std::make_unique<GridReduce>();
+  s->buffer = b;
+  s->index = std::move(index);
+  s->op = op;
+  s->identity = std::move(identity);
+  s->participate = std::move(participate);
+  s->valid = std::move(valid);
+  s->partials = partials;
+  s->barrier = barrier;
+  s->element = std::move(grid.element);
+  s->block = std::move(grid.block);
+  s->blocks = std::move(grid.blocks);
+  return s;
+}
 StmtP GridReduce::clone() const {
+  if (persistent()) {
+    auto s = make_persistent(buffer, index, op, identity, participate, valid, partials, barrier,
+                             {element, block, blocks});
+    s->barrier_index = barrier_index;
+    return s;
+  }
   return make(buffer, index, out, out_index, op, identity, participate, partials, semaphores,
               {element, block, blocks});
 }

@@ -158,6 +158,15 @@ class Printer : public IRVisitor {
       line("  b: element reads (" + s.b_why + ")");
   }
   void visit(const GridReduce& s) override {
+    if (s.persistent()) {
+      line(fmt::format("{}[{}] = grid_allreduce<{}>({}[{}], identity={}, participate={}, "
+                       "valid={}, partials={}, barrier={} #{}, element={}, block={}, blocks={})",
+                       s.buffer->name, print_expr(s.index), reduce_op(s.op), s.buffer->name,
+                       print_expr(s.index), print_expr(s.identity), print_expr(s.participate),
+                       print_expr(s.valid), s.partials->name, s.barrier->name, s.barrier_index,
+                       print_expr(s.element), print_expr(s.block), print_expr(s.blocks)));
+      return;
+    }
     line(fmt::format("{}[{}] = grid_reduce<{}>({}[{}], identity={}, participate={}, "
                      "partials={}, semaphores={}, element={}, block={}, blocks={})",
                      s.out->name, print_expr(s.out_index), reduce_op(s.op), s.buffer->name,
@@ -176,7 +185,7 @@ std::string source_name(const Param& p) {
     case Param::Source::Output: return fmt::format("output {}", p.index);
     case Param::Source::Workspace: return "workspace";
     case Param::Source::GridWorkspace:
-      return p.semaphore ? "grid semaphores" : "grid partials";
+      return p.barrier ? "grid barrier" : p.semaphore ? "grid semaphores" : "grid partials";
   }
   internal_error << "kir: unknown parameter source " << static_cast<int>(p.source);
 }
@@ -187,8 +196,10 @@ std::string print_expr(const ExprP& e) { return ExprPrinter().print(e); }
 
 std::string print_kir(const Kernel& k) {
   Printer p;
-  p.line(fmt::format("kernel (int{} indices{})", k.index_bits,
-                        k.has_barrier ? ", barriers" : ""));
+  const char* barriers = !k.has_barrier ? ""
+                         : k.grid_sync  ? ", barriers, grid barriers (every block resident)"
+                                        : ", barriers";
+  p.line(fmt::format("kernel (int{} indices{})", k.index_bits, barriers));
   for (const Param& param : k.params)
     p.line(fmt::format("  param {}: {} rank {} ({})", param.buffer->name,
                           dtype(param.buffer->dtype), param.buffer->rank, source_name(param)));

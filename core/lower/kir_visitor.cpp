@@ -94,7 +94,7 @@ void IRVisitor::visit(const MmaTile& s) {
 }
 void IRVisitor::visit(const GridReduce& s) {
   for (const ExprP* e : {&s.index, &s.out_index, &s.identity, &s.participate, &s.element,
-                         &s.block, &s.blocks})
+                         &s.block, &s.blocks, &s.valid})
     include(*e);
 }
 
@@ -198,7 +198,7 @@ void IRMutator::visit(MmaTile& s) {
 }
 void IRMutator::visit(GridReduce& s) {
   for (ExprP* e : {&s.index, &s.out_index, &s.identity, &s.participate, &s.element, &s.block,
-                   &s.blocks})
+                   &s.blocks, &s.valid})
     *e = mutate(*e);
 }
 

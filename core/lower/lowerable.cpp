@@ -32,6 +32,16 @@ void check_thread_consistency(const ir::Fusion& f) {
         ir::ParallelType pt = id->parallel_type();
         if (pt == ir::ParallelType::Serial || id->is_reduction()) continue;
         if (ir::is_thread_dim(pt) && p->memory_type() == ir::MemoryType::Shared) continue;  // barrier
+        // A Local Broadcast axis bound to a thread dimension (nvFuser's block
+        // broadcast, mb = broadcast(m) of a block reduction m): the element's
+        // index does not depend on it, so each thread along pt below its
+        // extent computes the whole broadcast element in its own registers,
+        // from operands it holds (its own edges pass this check; a block
+        // reduction is an allreduce: sl_block_reduce returns the result to
+        // every thread). A consumer thread that ran that loop, one bound to pt
+        // with the same extent, reads its own copy: no shared slot, no barrier.
+        bool own_copy = p->memory_type() == ir::MemoryType::Local && id->is_broadcast() &&
+                        ir::is_thread_dim(pt);
         // A consumer inlined into broadcast-widened loops has no thread of
         // its own per element: the loops it runs in (its consumers') decide
         // which thread reads which element.
@@ -40,7 +50,7 @@ void check_thread_consistency(const ir::Fusion& f) {
         for (int j = 0; j < c->nloop(); ++j) {
           const ir::IterDomain* cid =
               widened ? loop_owner(c, j).id() : c->loop()[static_cast<size_t>(j)];
-          same |= cid->parallel_type() == pt && exact.mapped(id, cid) &&
+          same |= cid->parallel_type() == pt && (own_copy || exact.mapped(id, cid)) &&
                   cid->extent().same_as(id->extent());
         }
         user_assert(same)
@@ -109,7 +119,9 @@ bool is_grid(ir::ParallelType p) {
 }
 
 /// A grid reduction (t's axis k is a Reduction bound to BIDx/BIDy): only the
-/// last block to finish holds the result, so nothing in the kernel may read it.
+/// last block to finish holds the result, so nothing in the kernel may read
+/// it, unless t is grid_persistent (sched::grid_persistent): then every block
+/// combines the partials after a grid-wide barrier and may read the result.
 void check_grid_reduction(const ir::Fusion& f, const ir::TensorView* t, int k) {
   const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
   std::string what = "lowering: " + t->describe() + " axis " + std::to_string(k) + " (" +
@@ -121,12 +133,37 @@ void check_grid_reduction(const ir::Fusion& f, const ir::TensorView* t, int k) {
       << what << " of " << ir::dtype_name(dt)
       << " values; grid reductions support f32, f64, i32 and i64, expected the reduction in one "
          "of them (cast before reducing)";
+  if (t->grid_persistent()) {
+    // Its accumulator: registers, or a parameter (stored by every thread
+    // of a row after the allreduce). Not Shared or Global memory.
+    user_assert(f.is_output(t) || t->memory_type() == ir::MemoryType::Local)
+        << what << " and grid_persistent, in " << ir::memory_type_name(t->memory_type())
+        << " memory; expected it in registers (Local) or a fusion output: every thread "
+           "receives the grid's result in its own registers";
+    return;
+  }
   for (const ir::Expr* e : f.exprs_for_outputs())
     for (const ir::Val* v : e->inputs())
       user_assert(v != t) << what << ", and " << e->out()->describe()
                           << " reads it; a grid reduction's result is read inside the same "
-                             "kernel; expected it to be a fusion output (segmentation comes later)";
+                             "kernel; expected it to be a fusion output (segmentation comes "
+                             "later), or the reduction grid_persistent (sched::grid_persistent, "
+                             "the script's grid_persistent(t): a grid-wide barrier, with every "
+                             "block resident at once)";
   user_assert(f.is_output(t)) << what << "; expected the grid-reduced tensor to be a fusion output";
+}
+
+/// A grid_persistent tensor must have a grid reduction to make persistent.
+void check_grid_persistent(const ir::TensorView* t) {
+  if (!t->grid_persistent()) return;
+  bool grid = false;
+  for (const ir::IterDomain* id : t->loop())
+    grid |= id->is_reduction() && is_grid(id->parallel_type());
+  user_assert(grid) << "lowering: " << t->describe()
+                    << " is grid_persistent but none of its Reduction axes is bound to BIDx or "
+                       "BIDy; expected a grid reduction (a reduction axis parallelized on "
+                       "BIDx/BIDy), or no grid_persistent (a block reduction's result is "
+                       "every thread's already)";
 }
 
 }  // namespace
@@ -140,6 +177,7 @@ void check_lowerable(const ir::Fusion& f) {
       const ir::IterDomain* id = t->loop()[static_cast<size_t>(k)];
       if (id->is_reduction() && is_grid(id->parallel_type())) check_grid_reduction(f, t, k);
     }
+  for (const ir::TensorView* t : f.tensors()) check_grid_persistent(t);
   check_thread_consistency(f);
   check_unique_writers(f);
   for (const ir::TensorView* t : f.tensors()) {

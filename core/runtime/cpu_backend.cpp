@@ -60,6 +60,9 @@ constexpr std::string_view kShim = R"SHIM(// ---- schedlab CPU shim ----
 //    memory barrier, so shared values are re-read after it.
 //  * threadIdx, blockIdx, blockDim, gridDim read this worker thread's state,
 //    which the host sets before running each CUDA thread.
+//  * sl_cpu_grid_sync(site) (the runtime header's sl_grid_sync) is the grid
+//    barrier: every block of the launch runs as resident fibers on one worker
+//    thread, and the host switches blocks there (a kernel with grid barriers).
 //  * __shfl*_sync and __syncwarp are warp barriers in the host's fiber
 //    scheduler (warp = 32 consecutive linear thread ids); like __syncthreads
 //    they need has_barrier. Values cross as up to 8 bytes of bits.
@@ -115,6 +118,7 @@ struct SlCpuHooks {
   void* (*access)(int, const void*, long long, int, int, const void*);
   void (*declare)(int, const void*, int);
   void (*barrier_site)(int);
+  void (*grid_sync)(int);
 };
 static thread_local SlCpuThreadState sl_cpu_state;
 static void (*sl_cpu_syncthreads)();
@@ -123,6 +127,7 @@ static unsigned long long (*sl_cpu_warp_exchange)(int, unsigned, unsigned long l
 static void* (*sl_cpu_access)(int, const void*, long long, int, int, const void*);
 static void (*sl_cpu_declare)(int, const void*, int);
 static void (*sl_cpu_barrier_site)(int);
+static void (*sl_cpu_grid_sync)(int);
 extern "C" SlCpuThreadState* schedlab_cpu_thread_state() { return &sl_cpu_state; }
 extern "C" int schedlab_cpu_bind(const SlCpuHooks* h) {
   sl_cpu_syncthreads = h->syncthreads;
@@ -130,7 +135,8 @@ extern "C" int schedlab_cpu_bind(const SlCpuHooks* h) {
   sl_cpu_access = h->access;
   sl_cpu_declare = h->declare;
   sl_cpu_barrier_site = h->barrier_site;
-  return 3;  // kCpuAbiVersion
+  sl_cpu_grid_sync = h->grid_sync;
+  return 4;  // kCpuAbiVersion
 }
 #define threadIdx (sl_cpu_state.thread_idx)
 #define blockIdx (sl_cpu_state.block_idx)
@@ -281,6 +287,7 @@ class CpuKernel final : public CompiledKernel {
     entry_.name = source().name;
     entry_.has_barrier = source().has_barrier;
     entry_.local_bytes = source().local_bytes;
+    entry_.grid_sync = source().grid_sync;
   }
   const cpu::Entry& entry() const { return entry_; }
 
@@ -419,8 +426,9 @@ class CpuBackend final : public Backend {
         << (dir / (key + ".cu.cpp")).string() << ")";
     unit->entry.entry = &unit->lib.get<void(void**)>("schedlab_kernel_entry");
     unit->entry.thread_state = &unit->lib.get<CpuThreadState*()>("schedlab_cpu_thread_state");
-    static const CpuHooks hooks{kCpuAbiVersion,     &cpu::syncthreads,  &cpu::warp_exchange,
-                                &cpu::trace_access, &cpu::trace_declare, &cpu::trace_barrier_site};
+    static const CpuHooks hooks{kCpuAbiVersion,       &cpu::syncthreads,   &cpu::warp_exchange,
+                                &cpu::trace_access,   &cpu::trace_declare, &cpu::trace_barrier_site,
+                                &cpu::grid_sync};
     const int version = unit->lib.get<int(const CpuHooks*)>("schedlab_cpu_bind")(&hooks);
     internal_assert(version == kCpuAbiVersion)
         << "shim ABI " << version << " but host ABI " << kCpuAbiVersion;
@@ -482,6 +490,18 @@ class CpuBackend final : public Backend {
     user_assert(dims.grid[0] <= 2147483647 && dims.grid[1] <= 65535 && dims.grid[2] <= 65535)
         << "launch of '" << k.source().name << "': grid " << dims_str(dims.grid)
         << " exceeds CUDA's limits (2^31-1, 65535, 65535)";
+    if (k.source().grid_sync) {
+      // As a cooperative launch on the emulated device: every block resident.
+      const int64_t blocks = dims.grid[0] * dims.grid[1] * dims.grid[2];
+      const Residency r = resident_blocks(device_, threads, dims.shared_bytes);
+      user_assert(blocks <= r.total)
+          << "launch of '" << k.source().name << "': a kernel with grid barriers (grid-persistent "
+          << "reductions) needs all " << blocks << " blocks of grid " << dims_str(dims.grid)
+          << " resident at once, but " << device_.name << " holds at most " << r.total << " ("
+          << device_.sm_count << " SMs x " << r.per_sm << " blocks of " << threads
+          << " threads and " << dims.shared_bytes << " bytes of shared memory, limited by "
+          << r.limit << "); expected fewer blocks (a larger split per block)";
+    }
     return ck->entry();
   }
 

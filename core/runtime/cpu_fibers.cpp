@@ -20,6 +20,12 @@
 // wait at an exchange is a deadlock: a lane of the group exited, waits at
 // __syncthreads, or lies past the block's last thread.
 //
+// Grid barriers (sl_grid_sync, a kernel with KernelSource::grid_sync): one
+// worker runs the whole grid, every block's threads as resident fibers (a
+// BlockScheduler and a shared memory buffer per block); run_block returns when
+// the block's live threads all wait at the grid barrier, and the grid
+// scheduler (Worker::run_grid) resumes the blocks once all of them have come.
+//
 // Fibers are created once per launch and worker and reused for every block the
 // worker runs: a fiber that finishes its thread parks until the next block.
 // Exceptions never cross a fiber boundary: one thrown by the kernel is caught
@@ -27,6 +33,7 @@
 #include "cpu_fibers.h"
 #include "cpu_trace.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <boost/context/fiber.hpp>
@@ -67,7 +74,12 @@ std::string str(const CpuDim3& d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
 
-enum class FiberState : uint8_t { Running, AtBarrier, AtShuffle, Done };
+enum class FiberState : uint8_t { Running, AtBarrier, AtShuffle, AtGridBarrier, Done };
+
+// Where run_block left its block: finished, or every live thread waiting at a
+// grid barrier (sl_grid_sync: the grid scheduler resumes it once every block
+// of the grid is there).
+enum class BlockStop : uint8_t { Done, AtGridBarrier };
 
 constexpr unsigned kWarpSize = 32;
 
@@ -152,9 +164,17 @@ class BlockScheduler {
   BlockScheduler(const BlockScheduler&) = delete;
   BlockScheduler& operator=(const BlockScheduler&) = delete;
 
-  void run_block() {
-    std::fill(state_.begin(), state_.end(), FiberState::Running);
-    std::fill(warps_.begin(), warps_.end(), Warp{});
+  // Runs the block until every thread has exited or, in a kernel with grid
+  // barriers, waits at one; `resume`: past the grid barrier it waits at.
+  BlockStop run_block(bool resume = false) {
+    if (resume) {
+      for (FiberState& s : state_)
+        if (s == FiberState::AtGridBarrier) s = FiberState::Running;
+    } else {
+      std::fill(state_.begin(), state_.end(), FiberState::Running);
+      std::fill(warps_.begin(), warps_.end(), Warp{});
+    }
+    tl_scheduler = this;
     const size_t n = fibers_.size();
     for (;;) {
       for (size_t t = 0; t < n; ++t) {
@@ -164,11 +184,12 @@ class BlockScheduler {
         fibers_[t] = std::move(fibers_[t]).resume();
         if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
       }
-      size_t running = 0, waiting = 0, shuffling = 0;
+      size_t running = 0, waiting = 0, shuffling = 0, at_grid = 0;
       for (FiberState s : state_) {
         running += s == FiberState::Running;
         waiting += s == FiberState::AtBarrier;
         shuffling += s == FiberState::AtShuffle;
+        at_grid += s == FiberState::AtGridBarrier;
       }
       if (running > 0) continue;  // released by an exchange completed late in the round
       if (shuffling > 0) {
@@ -176,13 +197,34 @@ class BlockScheduler {
         release_partial_warps();
         continue;
       }
-      if (waiting == 0) {
+      if (waiting == 0 && at_grid == 0) {
         g_barriers.fetch_add(barriers_, std::memory_order_relaxed);
         g_thread_barriers.fetch_add(barriers_ * n, std::memory_order_relaxed);
         g_exchanges.fetch_add(exchanges_, std::memory_order_relaxed);
         g_thread_exchanges.fetch_add(thread_exchanges_, std::memory_order_relaxed);
         barriers_ = exchanges_ = thread_exchanges_ = 0;
-        return;
+        return BlockStop::Done;
+      }
+      if (waiting == 0) {
+        // Every live thread waits at the grid barrier: the block's part of it
+        // (its __syncthreads) completes here, the grid's in the grid scheduler.
+        if (tl_trace != nullptr) {
+          sites_.resize(n);
+          for (size_t t = 0; t < n; ++t)
+            sites_[t] = state_[t] == FiberState::AtGridBarrier ? tl_trace->announced(t)
+                                                               : BarrierEvent::kExited;
+          grid_site_ = *std::max_element(sites_.begin(), sites_.end());
+          tl_trace->barrier(sites_);
+        } else if (at_grid != n) {
+          size_t exited = 0;
+          while (state_[exited] != FiberState::Done) ++exited;
+          user_error << "kernel deadlock: thread " << str(idx_[exited]) << " of block "
+                     << str(st_->block_idx) << " exited while " << at_grid
+                     << " threads wait at the grid barrier (sl_grid_sync; kernel " << k_.name
+                     << ")";
+        }
+        ++barriers_;
+        return BlockStop::AtGridBarrier;
       }
       if (tl_trace != nullptr) {
         // Traced: the observer judges divergence (different sites, or threads
@@ -194,11 +236,14 @@ class BlockScheduler {
                                                          : BarrierEvent::kExited;
         tl_trace->barrier(sites_);
       } else if (waiting != n) {
-        size_t exited = 0;
-        while (state_[exited] != FiberState::Done) ++exited;
-        user_error << "kernel deadlock: thread " << str(idx_[exited]) << " of block "
-                   << str(st_->block_idx) << " exited while " << waiting
-                   << " threads wait at __syncthreads (kernel " << k_.name << ")";
+        size_t other = 0;
+        while (state_[other] == FiberState::AtBarrier) ++other;
+        user_error << "kernel deadlock: thread " << str(idx_[other]) << " of block "
+                   << str(st_->block_idx)
+                   << (state_[other] == FiberState::AtGridBarrier ? " waits at the grid barrier"
+                                                                  : " exited")
+                   << " while " << waiting << " threads wait at __syncthreads (kernel "
+                   << k_.name << ")";
       }
       for (FiberState& s : state_)
         if (s == FiberState::AtBarrier) s = FiberState::Running;
@@ -210,6 +255,20 @@ class BlockScheduler {
   void arrive() {
     const size_t t = current_;
     state_[t] = FiberState::AtBarrier;
+    sinks_[t] = std::move(sinks_[t]).resume();
+  }
+
+  // Traced: the grid barrier site the block waits at (after run_block
+  // returned AtGridBarrier).
+  int grid_site() const { return grid_site_; }
+
+  // Called on fiber `current_`: park it at the grid barrier, back to run_block.
+  void arrive_grid() {
+    user_assert(k_.grid_sync) << "a kernel called sl_grid_sync but its KernelSource has "
+                                 "grid_sync = false; the CPU backend runs its blocks one "
+                                 "after another (kernel " << k_.name << ")";
+    const size_t t = current_;
+    state_[t] = FiberState::AtGridBarrier;
     sinks_[t] = std::move(sinks_[t]).resume();
   }
 
@@ -357,6 +416,7 @@ class BlockScheduler {
   std::vector<ctx::fiber> sinks_;   // the scheduler, seen from each fiber
   std::vector<int> sites_;          // traced: each fiber's barrier site, per barrier
   size_t current_ = 0;
+  int grid_site_ = BarrierEvent::kNoSite;
   bool quit_ = false;
   std::exception_ptr error_;
 };
@@ -406,6 +466,11 @@ class Worker {
         explicit Scope(TraceContext* t) { tl_trace = t; }
         ~Scope() { tl_trace = nullptr; }
       } scope(trace ? &*trace : nullptr);
+      if (l.k->grid_sync) {
+        // Every block at once, on the worker that claims the grid.
+        if (l.next_block.exchange(l.num_blocks) == 0) run_grid(l, st, trace ? &*trace : nullptr);
+        return;
+      }
       for (;;) {
         if (l.failed.load(std::memory_order_relaxed)) break;
         const int64_t b = l.next_block.fetch_add(1, std::memory_order_relaxed);
@@ -432,6 +497,75 @@ class Worker {
   }
 
  private:
+  // A kernel with grid barriers: every block of the grid resident at once, as
+  // fibers on this thread (the backend checked that the emulated device holds
+  // them all). Each block runs until its threads exit or wait at the grid
+  // barrier; once every block has come so far, the waiting ones go on, in
+  // block order, up to the next barrier. Blocks that exited while others
+  // wait are a deadlock on the GPU: an error, or in a traced run a finding
+  // (the observer's on_grid_barrier), after which the waiting blocks go on.
+  void run_grid(Launch& l, CpuThreadState* st, TraceContext* trace) {
+    const LaunchDims& d = *l.dims;
+    const int64_t n = l.num_blocks, gx = d.grid[0], gy = d.grid[1];
+    enum class At : uint8_t { Start, GridBarrier, Done };
+    std::vector<At> at(static_cast<size_t>(n), At::Start);
+    std::vector<std::unique_ptr<BlockScheduler>> blocks(static_cast<size_t>(n));
+    std::vector<std::unique_ptr<char, FreeDeleter>> smem(static_cast<size_t>(n));
+    auto dim = [&](int64_t b) {
+      return CpuDim3{static_cast<unsigned>(b % gx), static_cast<unsigned>(b / gx % gy),
+                     static_cast<unsigned>(b / (gx * gy))};
+    };
+    for (;;) {
+      for (int64_t b = 0; b < n; ++b) {
+        const auto i = static_cast<size_t>(b);
+        if (at[i] == At::Done) continue;
+        st->block_idx = dim(b);
+        const bool resume = at[i] == At::GridBarrier;
+        if (!resume) {
+          if (d.shared_bytes > 0) {
+            smem[i].reset(static_cast<char*>(std::aligned_alloc(64, (d.shared_bytes + 63) / 64 * 64)));
+            user_assert(smem[i] != nullptr) << "cpu backend: cannot allocate " << d.shared_bytes
+                                            << " bytes of shared memory for block " << b;
+            std::memset(smem[i].get(), 0, d.shared_bytes);
+          }
+          st->smem = smem[i].get();
+          if (trace) trace->begin_block(b);
+          blocks[i] = std::make_unique<BlockScheduler>(*l.k, l.params, st, st->block_dim,
+                                                       stacks_for(*l.k));
+        } else {
+          st->smem = smem[i].get();
+          if (trace) trace->resume_block(b);
+        }
+        if (blocks[i]->run_block(resume) == BlockStop::Done) {
+          at[i] = At::Done;
+          if (trace) trace->end_block();
+          blocks[i].reset();
+          smem[i].reset();
+        } else {
+          at[i] = At::GridBarrier;
+          if (trace) trace->suspend_block();
+        }
+      }
+      GridBarrierEvent e;
+      for (int64_t b = 0; b < n; ++b) {
+        if (at[static_cast<size_t>(b)] == At::GridBarrier && e.waiting++ == 0) {
+          e.waiting_block = dim(b);
+          e.site = blocks[static_cast<size_t>(b)]->grid_site();
+        }
+        if (at[static_cast<size_t>(b)] == At::Done && e.exited++ == 0) e.exited_block = dim(b);
+      }
+      if (e.waiting == 0) return;
+      if (trace == nullptr) {
+        user_assert(e.exited == 0)
+            << "kernel deadlock: block " << str(e.exited_block) << " exited while " << e.waiting
+            << " blocks (block " << str(e.waiting_block)
+            << " the first) wait at the grid barrier (sl_grid_sync; kernel " << l.k->name << ")";
+        continue;
+      }
+      trace->grid_barrier(e);
+    }
+  }
+
   static void run_loop(const Entry& k, void** params, CpuThreadState* st) {
     const CpuDim3 b = st->block_dim;
     for (unsigned z = 0; z < b.z; ++z)
@@ -484,6 +618,15 @@ void syncthreads() {
     user_error << "a kernel called __syncthreads but its KernelSource has has_barrier = false; "
                   "the CPU backend runs such kernels without fibers";
   s->arrive();
+}
+
+void grid_sync(int site) {
+  if (tl_trace != nullptr) tl_trace->announce_barrier(site);
+  BlockScheduler* s = tl_scheduler;
+  if (s == nullptr)
+    user_error << "a kernel called sl_grid_sync but its KernelSource has has_barrier = false; "
+                  "the CPU backend runs such kernels without fibers";
+  s->arrive_grid();
 }
 
 unsigned long long warp_exchange(int op, unsigned mask, unsigned long long value, int arg,

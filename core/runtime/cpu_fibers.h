@@ -24,6 +24,7 @@ struct Entry {
   std::string name;                             ///< for diagnostics
   bool has_barrier = false;                     ///< run threads as fibers
   size_t local_bytes = 0;                       ///< Local arrays per thread (fiber stacks)
+  bool grid_sync = false;                       ///< grid barriers: every block resident at once
 };
 
 /// A pool of worker threads that runs launches, one at a time.
@@ -54,6 +55,8 @@ class Executor {
 /// The block barrier handed to every unit as CpuHooks::syncthreads.
 void syncthreads();
 
+/// The grid barrier handed to every unit as CpuHooks::grid_sync (sl_grid_sync).
+void grid_sync(int site);
 /// The warp exchange handed to every unit as CpuHooks::warp_exchange
 /// (__shfl*_sync and __syncwarp).
 unsigned long long warp_exchange(int op, unsigned mask, unsigned long long value, int arg,

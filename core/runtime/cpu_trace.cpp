@@ -36,6 +36,23 @@ void TraceContext::end_block() {
   observer_.on_block_end({st_->block_idx, block_linear_, st_->smem, epoch_});
 }
 
+void TraceContext::suspend_block() {
+  observer_.on_block_suspend({st_->block_idx, block_linear_, st_->smem, epoch_});
+  suspended_[block_linear_] = {epoch_, occurrences_, announced_};
+}
+
+void TraceContext::resume_block(int64_t block_linear) {
+  auto it = suspended_.find(block_linear);
+  internal_assert(it != suspended_.end()) << "resuming block " << block_linear
+                                          << " that no grid barrier stopped";
+  block_linear_ = block_linear;
+  epoch_ = it->second.epoch;
+  occurrences_ = std::move(it->second.occurrences);
+  announced_ = std::move(it->second.announced);
+  suspended_.erase(it);
+  observer_.on_block_resume({st_->block_idx, block_linear_, st_->smem, epoch_});
+}
+
 void TraceContext::barrier(const std::vector<int>& sites) {
   observer_.on_barrier({st_->block_idx, block_linear_, epoch_, &sites});
   ++epoch_;

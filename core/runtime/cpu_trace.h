@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "schedlab/runtime/access_trace.h"
@@ -34,6 +35,13 @@ class TraceContext {
   /// st->block_idx is set and the shared memory is in place.
   void begin_block(int64_t block_linear);
   void end_block();
+  /// Grid barriers: the block running now stops at one (its state is kept),
+  /// and a block stopped earlier goes on (st->block_idx and smem are its).
+  void suspend_block();
+  void resume_block(int64_t block_linear);
+  /// Every block came to a grid barrier (or some exited): the observer's
+  /// on_grid_barrier.
+  void grid_barrier(const GridBarrierEvent& e) { observer_.on_grid_barrier(e); }
   /// A barrier completed; `sites[t]`: the barrier site thread t waits at, or
   /// -1 when it has exited. Starts the next epoch.
   void barrier(const std::vector<int>& sites);
@@ -61,6 +69,12 @@ class TraceContext {
   uint64_t epoch_ = 0;
   std::vector<uint32_t> occurrences_;  // per (thread, site) in this block
   std::vector<int> announced_;         // per thread: its last barrier site
+  struct Suspended {
+    uint64_t epoch;
+    std::vector<uint32_t> occurrences;
+    std::vector<int> announced;
+  };
+  std::map<int64_t, Suspended> suspended_;  // blocks stopped at a grid barrier
   alignas(64) char scratch_[256];      // where out-of-bounds accesses go
 };
 

@@ -150,6 +150,7 @@ std::vector<int64_t> param_shape(const kir::Param& p, const LaunchDims& dims,
                                  const ir::SizeBindings& sizes) {
   std::vector<int64_t> shape = ref::allocatable_shape(p.tv, sizes, ir::dtype_size(p.tv->dtype()));
   if (p.source != kir::Param::Source::GridWorkspace) return shape;
+  if (p.barrier) return {2};  // the grid barrier: arrivals, generation
   // A grid reduction's workspace: a slot (partials: one per block along the
   // reduced blockIdx dimensions) per element of the reduced tensor.
   int64_t n = 1;
@@ -203,6 +204,7 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
   p.source.index_bits = bits;
   p.source.has_barrier = p.kernel.has_barrier;
   p.source.local_bytes = local_bytes(p.kernel);
+  p.source.grid_sync = p.kernel.grid_sync;
   return p;
 }
 

@@ -8,8 +8,30 @@
 #include <limits>
 
 #include "schedlab/base/error.h"
+#include "schedlab/runtime/device.h"
 
 namespace schedlab::runtime {
+
+Residency resident_blocks(const DeviceProperties& d, int64_t threads, size_t shared_bytes,
+                          int registers) {
+  Residency r;
+  r.per_sm = d.max_blocks_per_sm;
+  r.limit = "blocks";
+  const int64_t whole = (threads + d.warp_size - 1) / d.warp_size * d.warp_size;
+  auto limit = [&](int64_t n, const char* what) {
+    if (n < r.per_sm) {
+      r.per_sm = n;
+      r.limit = what;
+    }
+  };
+  if (whole > 0 && d.max_threads_per_sm > 0) limit(d.max_threads_per_sm / whole, "threads");
+  if (shared_bytes > 0 && d.shared_bytes_per_sm > 0)
+    limit(static_cast<int64_t>(d.shared_bytes_per_sm / shared_bytes), "shared memory");
+  if (registers > 0 && d.registers_per_sm > 0)
+    limit(d.registers_per_sm / (int64_t{registers} * whole), "registers");
+  r.total = r.per_sm * d.sm_count;
+  return r;
+}
 
 std::string KernelSource::hash() const {
   // FNV-1a, 64 bits: stable across runs and machines, which std::hash is not.

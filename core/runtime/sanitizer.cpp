@@ -50,6 +50,7 @@ const char* finding_kind_name(Kind k) {
     case Kind::PendingCopyRead: return "pending-copy-read";
     case Kind::StageOverwrite: return "stage-overwrite";
     case Kind::DivergentWarp: return "divergent-warp";
+    case Kind::GridBarrierExit: return "grid-barrier-exit";
   }
   return "?";
 }
@@ -116,6 +117,14 @@ std::string SanitizerFinding::message() const {
          << ", warp of thread " << str(first.thread) << ": " << lanes
          << "; every lane of a warp must execute the same warp-collective instruction";
       break;
+    case Kind::GridBarrierExit:
+      os << "grid barrier deadlock in kernel " << kernel << ": block " << str(first.block)
+         << " (thread " << str(first.thread) << ") waits at the grid barrier"
+         << (first.line > 0 ? " " + where(first) : std::string()) << " while block "
+         << str(second.block) << " has exited" << lanes
+         << "; every block of the grid must reach each grid barrier (sl_grid_sync), or the "
+            "waiting blocks are never released";
+      break;
   }
   if (count > 1) os << " (" << count - 1 << " more like it)";
   return os.str();
@@ -130,6 +139,7 @@ std::string Sanitizer::report() const {
 
 void Sanitizer::on_launch_begin(const TraceKernel& kernel) {
   kernel_ = &kernel;
+  suspended_.clear();
   // The keys of earlier launches' findings name their sites, not these.
   seen_.clear();
   line_text_.clear();
@@ -396,6 +406,47 @@ void Sanitizer::on_declare(const AccessEvent& d) {
   if (b.space != MemorySpace::Local) return;
   shadow_[static_cast<size_t>(d.buffer)].local[static_cast<size_t>(d.thread_linear)].assign(
       static_cast<size_t>(b.elements), false);
+}
+
+void Sanitizer::on_block_suspend(const BlockEvent& b) {
+  std::vector<BufferShadow>& kept = suspended_[b.block_linear];
+  kept.assign(shadow_.size(), {});
+  for (size_t i = 0; i < kernel_->buffers.size(); ++i)
+    if (kernel_->buffers[i].space != MemorySpace::Global) kept[i] = std::move(shadow_[i]);
+}
+
+void Sanitizer::on_block_resume(const BlockEvent& b) {
+  auto it = suspended_.find(b.block_linear);
+  if (it == suspended_.end()) return;
+  for (size_t i = 0; i < kernel_->buffers.size(); ++i)
+    if (kernel_->buffers[i].space != MemorySpace::Global) shadow_[i] = std::move(it->second[i]);
+  suspended_.erase(it);
+}
+
+void Sanitizer::on_grid_barrier(const GridBarrierEvent& e) {
+  // Every block's accesses before the barrier happen before any after it.
+  for (size_t i = 0; i < kernel_->buffers.size(); ++i) {
+    if (kernel_->buffers[i].space != MemorySpace::Global) continue;
+    for (Cell& c : shadow_[i].cells) {
+      c.writer = c.reader = c.other_reader = Toucher{};
+    }
+  }
+  if (e.exited == 0 || repeat(Kind::GridBarrierExit, -1, e.site, -1)) return;
+  SanitizerFinding f;
+  f.kind = Kind::GridBarrierExit;
+  f.kernel = kernel_->name;
+  f.first.block = e.waiting_block;
+  f.first.site = e.site;
+  if (e.site >= 0) {
+    f.first.line = kernel_->sites[static_cast<size_t>(e.site)].line;
+    f.first.text = line_text_[static_cast<size_t>(e.site)];
+  }
+  f.second.block = e.exited_block;
+  f.second.site = BarrierEvent::kExited;
+  f.has_second = true;
+  f.lanes = " (" + std::to_string(e.waiting) + " blocks wait, " + std::to_string(e.exited) +
+            " exited)";
+  add(std::move(f), -1, e.site, -1);
 }
 
 void Sanitizer::on_barrier(const BarrierEvent& e) {

@@ -323,6 +323,12 @@ class TensorView final : public Val {
     circular_stages_ = stages;
     circular_prefetch_ = prefetch;
   }
+  /// Grid persistence (sched::grid_persistent): this tensor's grid reduction
+  /// (a Reduction bound to BIDx/BIDy) is an allreduce through a grid-wide
+  /// barrier, so the kernel may read its result; the launch needs every block
+  /// resident at once (lowering rule 8). Set with no checks.
+  bool grid_persistent() const { return grid_persistent_; }
+  void set_grid_persistent(bool on) { grid_persistent_ = on; }
   /// Compute-at (inline) position into its consumers' loop nests; 0 = not inlined.
   int compute_at_pos() const { return compute_at_pos_; }
   void set_compute_at_pos(int p) { compute_at_pos_ = p; }
@@ -344,6 +350,7 @@ class TensorView final : public Val {
   const IterDomain* mma_k_ = nullptr;  ///< the k axis of an mma tile (mma_k())
   int64_t circular_stages_ = 1;    ///< circular-buffer stages; 1: none
   int64_t circular_prefetch_ = 0;  ///< iterations loaded ahead
+  bool grid_persistent_ = false;   ///< grid reduction read in the kernel (grid_persistent())
   int compute_at_pos_ = 0;
 };
 

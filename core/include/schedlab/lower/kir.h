@@ -404,6 +404,15 @@ struct BlockReduce final : Stmt {
 /// semaphores[element]; the last block to arrive combines the partials in
 /// block order from identity, stores the result at out[out_index] and resets
 /// the counter to 0. No block waits on another; no barrier.
+///
+/// Grid-persistent (barrier set; sched::grid_persistent): an allreduce
+/// (sl_grid_allreduce). Every thread of every block reaches it (it is never
+/// under a branch: it contains a grid-wide barrier); if participate, the
+/// thread stores its block's partial in its slot, then the grid waits at the
+/// barrier (barrier: the kernel's two grid-sync counters), and every thread
+/// whose element exists (valid) combines the element's partials in block
+/// order into buffer[index] (the same bits in every block). out and
+/// semaphores are null: a parameter is stored after it, by every thread.
 struct GridReduce final : Stmt {
   static constexpr Kind kKind = Kind::GridReduce;
   const Buffer* buffer = nullptr;  ///< the Local partial
@@ -416,6 +425,9 @@ struct GridReduce final : Stmt {
   const Buffer* partials = nullptr;
   const Buffer* semaphores = nullptr;
   ExprP element, block, blocks;
+  const Buffer* barrier = nullptr;  ///< grid-persistent: the grid-sync counters
+  ExprP valid;                      ///< grid-persistent: the element exists
+  int barrier_index = 0;            ///< grid-persistent: the kernel's n-th grid barrier site
   GridReduce() : Stmt(kKind) {}
   struct Grid {
     ExprP element, block, blocks;
@@ -424,6 +436,13 @@ struct GridReduce final : Stmt {
                                           ExprP out_index, ir::ReductionOpType op, ExprP identity,
                                           ExprP participate, const Buffer* partials,
                                           const Buffer* semaphores, Grid grid);
+  /// The grid-persistent form (see above).
+  static std::unique_ptr<GridReduce> make_persistent(const Buffer* b, ExprP index,
+                                                     ir::ReductionOpType op, ExprP identity,
+                                                     ExprP participate, ExprP valid,
+                                                     const Buffer* partials,
+                                                     const Buffer* barrier, Grid grid);
+  bool persistent() const { return barrier != nullptr; }
   StmtP clone() const override;
 };
 
@@ -443,6 +462,9 @@ struct Param {
   const Buffer* buffer = nullptr;     ///< the kernel-side buffer
   std::array<bool, 3> grid_dims{};    ///< GridWorkspace: the reduced blockIdx dimensions
   bool semaphore = false;             ///< GridWorkspace: the counters, not the partials
+  /// GridWorkspace: the grid barrier's two int32 counters (arrivals and
+  /// generation; sched::grid_persistent), not a reduction's workspace.
+  bool barrier = false;
 };
 
 /// A lowered kernel: parameters, launch extents and body.
@@ -496,6 +518,11 @@ struct Kernel {
   struct VectorAccess {
     const Buffer* buffer;
     int64_t width;
+  /// Grid-wide barriers (grid-persistent grid reductions): the launch needs
+  /// every block resident at once (a cooperative launch on CUDA; the CPU
+  /// backend runs every block's threads as resident fibers).
+  bool grid_sync = false;
+  int grid_barriers = 0;  ///< grid barrier sites in the body
   };
   std::vector<VectorAccess> vector_accesses;
   std::unique_ptr<Block> body;  ///< the kernel body

@@ -139,7 +139,27 @@ struct WarpDivergenceEvent {
   };
   std::vector<Lane> lanes;  ///< by lane
 };
+/// The blocks of a kernel with grid barriers (KernelSource::grid_sync) came
+/// to a grid barrier: every block that has not exited waits at it, and the
+/// barrier completes (on_grid_barrier); or some blocks exited while others
+/// wait (a deadlock on the GPU: the waiting blocks would never be released),
+/// reported with the first of each, and the waiting blocks then go on.
+struct GridBarrierEvent {
+  int64_t waiting = 0;          ///< blocks waiting at the grid barrier
+  int64_t exited = 0;           ///< blocks that exited before it
+  CpuDim3 waiting_block{};      ///< the first waiting block
+  CpuDim3 exited_block{};       ///< the first block that exited (when exited > 0)
+  int site = BarrierEvent::kNoSite;  ///< the barrier site the first waiting block waits at
+};
 /// Receives a traced launch's events. Default: ignore.
+///
+/// Order: on_launch_begin, then per block on_block_begin, its events and
+/// on_block_end; blocks one after another. A kernel with grid barriers runs
+/// its blocks interleaved: each runs until it waits at the grid barrier
+/// (on_block_suspend), the next block begins or resumes (on_block_resume),
+/// and once every block waits, on_grid_barrier, and the blocks resume in
+/// order; every access before a grid barrier happens before every access
+/// after it.
 class AccessObserver {
  public:
   virtual ~AccessObserver() = default;
@@ -156,6 +176,9 @@ class AccessObserver {
   virtual void on_warp_divergence(const WarpDivergenceEvent& /*warp*/) {}
   virtual void on_barrier(const BarrierEvent& /*barrier*/) {}
   virtual void on_block_end(const BlockEvent& /*block*/) {}
+  virtual void on_block_suspend(const BlockEvent& /*block*/) {}
+  virtual void on_block_resume(const BlockEvent& /*block*/) {}
+  virtual void on_grid_barrier(const GridBarrierEvent& /*barrier*/) {}
   virtual void on_launch_end() {}
 };
 

@@ -36,7 +36,7 @@ namespace schedlab::runtime {
 
 /// Bumped whenever CpuThreadState or CpuHooks change layout; the shim and
 /// the host must agree (schedlab_cpu_bind returns the shim's version).
-inline constexpr int kCpuAbiVersion = 3;
+inline constexpr int kCpuAbiVersion = 4;
 
 /// CUDA's dim3, as the shim declares it.
 struct CpuDim3 {
@@ -81,6 +81,9 @@ struct CpuHooks {
   void (*declare)(int site, const void* base, int bytes);
   /// The calling thread is about to wait at the barrier of `site`.
   void (*barrier_site)(int site);
+  /// The grid-wide barrier of `site` (sl_grid_sync): returns once every
+  /// thread of every block of the launch has arrived (KernelSource::grid_sync).
+  void (*grid_sync)(int site);
 };
 
 /// The shim prepended to every kernel unit on the CPU: SCHEDLAB_CPU, the

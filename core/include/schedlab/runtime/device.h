@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace schedlab::runtime {
@@ -25,6 +26,7 @@ struct DeviceProperties {
   int warp_size = 32;                       ///< threads per warp
   int max_threads_per_block = 0;            ///< block size limit
   int max_threads_per_sm = 0;               ///< resident threads per SM
+  int max_blocks_per_sm = 32;               ///< resident blocks per SM (32 since sm_50)
   int registers_per_block = 0;              ///< 32-bit registers one block may use
   int registers_per_sm = 0;                 ///< 32-bit registers per SM
   size_t shared_bytes_per_block = 0;        ///< without opt-in (usually 48 KiB)
@@ -37,5 +39,20 @@ struct DeviceProperties {
   /// Peak DRAM bandwidth: 2 (double data rate) * memory clock * bus width.
   double peak_bandwidth_bytes_per_s = 0;
 };
+
+/// How many blocks of `threads` threads using `shared_bytes` of shared memory
+/// (and `registers` 32-bit registers per thread; 0: unknown, not a limit)
+/// the device holds at once, all SMs together: sm_count times the least of
+/// max_blocks_per_sm, max_threads_per_sm over the block's whole warps,
+/// shared_bytes_per_sm over shared_bytes, registers_per_sm over the block's
+/// registers. What a kernel with grid barriers may launch at most (the CPU
+/// backend's check; CUDA asks the driver's occupancy calculator instead).
+struct Residency {
+  int64_t per_sm = 0;      ///< blocks per SM
+  int64_t total = 0;       ///< per_sm * sm_count
+  const char* limit = "";  ///< what limits per_sm: "blocks", "threads", "shared memory", "registers"
+};
+Residency resident_blocks(const DeviceProperties& d, int64_t threads, size_t shared_bytes,
+                          int registers = 0);
 
 }  // namespace schedlab::runtime

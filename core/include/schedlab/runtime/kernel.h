@@ -41,6 +41,10 @@ struct KernelSource {
   std::string source;                    ///< the whole unit, runtime header included
   int index_bits = 32;                   ///< 32 or 64: the Tensor size/stride type
   bool has_barrier = false;              ///< uses __syncthreads (CPU: fibers needed)
+  /// Has grid-wide barriers (sl_grid_sync): every block must be resident at
+  /// once. CUDA: a cooperative launch, refused past the occupancy; CPU: every
+  /// block's threads as resident fibers, refused past the emulated device's.
+  bool grid_sync = false;
   /// Bytes of Local arrays per thread (CPU: a fiber's stack must hold them).
   size_t local_bytes = 0;
   /// CPU: compile the unit with SCHEDLAB_TRACE, so that every access site

@@ -36,6 +36,8 @@ struct SanitizerFinding {
                        ///< the same barrier interval (a stage still being read)
     DivergentWarp,     ///< lanes of a warp at different warp-collective instructions
                        ///< (ldmatrix, mma.sync), or some of them exited
+    GridBarrierExit,   ///< blocks wait at a grid barrier (sl_grid_sync) that a block
+                       ///< exited before reaching (a deadlock on the GPU)
   };
   /// One of the accesses (or barrier waits) involved.
   struct Access {
@@ -65,7 +67,7 @@ struct SanitizerFinding {
   std::string message() const;
 };
 /// "thread-race", "block-race", "out-of-bounds", "uninitialized", "divergent-barrier",
-/// "pending-copy-read", "stage-overwrite", "divergent-warp".
+/// "pending-copy-read", "stage-overwrite", "divergent-warp", "grid-barrier-exit".
 const char* finding_kind_name(SanitizerFinding::Kind k);
 
 /// The sanitizer: attach it to a traced launch (Backend::launch_traced, or
@@ -90,6 +92,12 @@ class Sanitizer final : public AccessObserver {
   void on_barrier(const BarrierEvent& barrier) override;
   void on_async_issue(const AccessEvent& copy) override;
   void on_warp_divergence(const WarpDivergenceEvent& warp) override;
+  /// Grid barriers: a suspended block keeps its Shared and Local shadows; a
+  /// grid barrier orders every Global access before it before every one
+  /// after it (the touchers are forgotten, not the definedness).
+  void on_block_suspend(const BlockEvent& block) override;
+  void on_block_resume(const BlockEvent& block) override;
+  void on_grid_barrier(const GridBarrierEvent& barrier) override;
 
  private:
   /// Who last touched an element (block -1: nobody).
@@ -126,6 +134,8 @@ class Sanitizer final : public AccessObserver {
 
   const TraceKernel* kernel_ = nullptr;
   std::vector<BufferShadow> shadow_;  ///< by buffer id
+  /// Blocks stopped at a grid barrier: their Shared and Local shadows.
+  std::map<int64_t, std::vector<BufferShadow>> suspended_;
   size_t max_findings_;
   uint64_t dropped_ = 0;
   std::vector<SanitizerFinding> findings_;
