@@ -47,6 +47,15 @@ bool merges_broadcast_into_threads(const TensorView* t) {
   return false;
 }
 
+/// Whether a loop axis of t is a Broadcast axis bound to a thread index (a
+/// block broadcast kept Local, lowerable.cpp's check_thread_consistency):
+/// every thread along it computes the element in its own registers.
+bool binds_broadcast_to_threads(const TensorView* t) {
+  for (const IterDomain* id : t->loop())
+    if (id->is_broadcast() && ir::is_thread_dim(id->parallel_type())) return true;
+  return false;
+}
+
 }  // namespace
 
 ExprP Indexer::size(const ir::SizeExpr& e) const {
@@ -150,14 +159,16 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
       bool predicated =
           root_predicates || std::find(loop_part.begin(), loop_part.end(), s) != loop_part.end();
       // A Local tensor whose thread index holds part of a split Broadcast
-      // axis (an mma tile's lane) is not guarded on that axis: its value is
+      // axis (an mma tile's lane, or a block broadcast: mb = broadcast(m)
+      // split and bound to TIDx) is not guarded on that axis: its value is
       // the same at every position, and each thread reads its own registers.
       // (Not an accumulator: a sum over a Broadcast axis split by f must add
       // its one element once, not f times.)
       const bool own_broadcast = s->in()->is_broadcast() &&
                                  t->memory_type() == ir::MemoryType::Local &&
                                  !(t->definition() && ir::accumulation(t->definition())) &&
-                                 merges_broadcast_into_threads(t);
+                                 (merges_broadcast_into_threads(t) ||
+                                  binds_broadcast_to_threads(t));
       if (predicated && !own_broadcast && !divides(s->in()->extent(), s->factor()))
         r.predicate = r.predicate && (in < size(s->in()->extent()));
     } else if (auto* m = (*it)->as<ir::Merge>()) {
@@ -174,6 +185,11 @@ std::vector<ExprP> Indexer::operand_index(const ir::Expr* e, const TensorView* p
                                           const TensorIndex& out) const {
   std::map<const IterDomain*, ExprP> pidx;
   for (auto [pid, cid] : sched::producer_consumer_pairs(e, p)) {
+    // A Broadcast axis reads index 0; a view's dropped one has no index.
+    if (pid->is_broadcast()) {
+      pidx[pid] = Expr::integer(0);
+      continue;
+    }
     auto it = out.index.find(cid);
     internal_assert(it != out.index.end())
         << "no index for " << cid->str() << " of " << e->out()->str();
@@ -185,11 +201,6 @@ std::vector<ExprP> Indexer::operand_index(const ir::Expr* e, const TensorView* p
 }
 
 std::vector<std::pair<int, int64_t>> Indexer::allocation_axes(const TensorView* t) {
-    // A Broadcast axis reads index 0; a view's dropped one has no index.
-    if (pid->is_broadcast()) {
-      pidx[pid] = Expr::integer(0);
-      continue;
-    }
   std::vector<std::pair<int, int64_t>> axes;
   bool shared = t->memory_type() == ir::MemoryType::Shared;
   for (int k = 0; k < t->nloop(); ++k) {
