@@ -38,7 +38,9 @@ class Copier {
   /// A fresh tensor over fresh axes with t's extents and IterTypes; Reduction
   /// axes are kept only for a tensor an expression defines.
   TensorView* make_tensor(const TensorView* t, bool keep_reductions) {
-    internal_assert(!t->has_root())
+    // A view's output has a root too; as a segment input only its logical
+    // domain (its shape) is copied.
+    internal_assert(!t->has_root() || (t->definition() && t->definition()->is<ViewOp>()))
         << "extract: " << t->describe() << " was made by rfactor; extract an unscheduled fusion";
     std::vector<IterDomain*> dom;
     for (const IterDomain* id : t->logical())

@@ -121,6 +121,19 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
                                   std::make_pair(buf.at(in), static_cast<int>(k)));
     }
   }
+  // A size that only a view's output carries, as ceilDiv(E, c) (segment
+  // inputs past a reshape): E is c times that extent (views are exact).
+  for (const TensorView* in : f.inputs()) {
+    auto dom = in->logical_no_reductions();
+    for (size_t k = 0; k < dom.size(); ++k) {
+      const ir::SizeExpr& e = dom[k]->extent();
+      if (e.kind() != ir::SizeExpr::Kind::CeilDiv || !e.lhs().is_symbol() || !e.rhs().is_const())
+        continue;
+      if (kernel.size_sources.emplace(e.lhs().symbol_name(),
+                                      std::make_pair(buf.at(in), static_cast<int>(k))).second)
+        kernel.size_scale[e.lhs().symbol_name()] = e.rhs().const_value();
+    }
+  }
   for (const std::string& s : f.size_symbols())
     internal_assert(kernel.size_sources.count(s)) << "size " << s << " has no source";
   return buf;

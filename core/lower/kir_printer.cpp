@@ -217,7 +217,10 @@ std::string print_kir(const Kernel& k) {
     auto d = k.divisible.find(name);
     p.line(c != k.specialized.end()
                ? fmt::format("  size {} = {} (compiled in)", name, c->second)
-               : fmt::format("  size {} = {}.size[{}]{}", name, src.first->name, src.second,
+               : fmt::format("  size {} = {}.size[{}]{}{}", name, src.first->name, src.second,
+                             k.size_scale.count(name)
+                                 ? fmt::format(" * {}", k.size_scale.at(name))
+                                 : "",
                              d != k.divisible.end()
                                  ? fmt::format(" (a multiple of {})", d->second)
                                  : ""));

@@ -78,6 +78,8 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after
     if (auto it = specialize.find(name); it != specialize.end()) {
       kernel.specialized[name] = it->second;
       sizes[name] = kir::Expr::integer(it->second);
+    } else if (auto sc = kernel.size_scale.find(name); sc != kernel.size_scale.end()) {
+      sizes[name] = kir::Expr::tensor_size(src.first, src.second) * kir::Expr::integer(sc->second);
     } else if (auto d = divisible.find(name); d != divisible.end() && d->second > 1) {
       kernel.divisible[name] = d->second;
       sizes[name] = size_variable(kernel, name) * kir::Expr::integer(d->second);

@@ -164,5 +164,6 @@ static_assert(static_cast<int>(ir::IterType::Broadcast) == SCHEDLAB_ITER_BROADCA
 static_assert(static_cast<int>(ir::DataType::F64) == SCHEDLAB_DTYPE_F64);
 static_assert(static_cast<int>(ir::Expr::Kind::Permute) + 1 == SCHEDLAB_OP_PERMUTE);
 static_assert(static_cast<int>(ir::Expr::Kind::Mma) + 1 == SCHEDLAB_OP_MMA);
+static_assert(static_cast<int>(ir::Expr::Kind::View) + 1 == SCHEDLAB_OP_VIEW);
 
 }  // namespace schedlab::plugin::host_args

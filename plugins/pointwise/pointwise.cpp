@@ -206,14 +206,17 @@ std::string flat_obstacle(pa::Segment& seg) {
   for (const pa::TensorView& tv : seg.tensors()) {
     if (tv.is_input() || tv == ref) continue;
     if (std::string why = pa::misaligned(seg, tv, ref); !why.empty()) return why + loop;
-    if (full_like(tv, rdom)) continue;
+    // Upstream of a view, a tensor lines up with the view's input.
+    const pa::TensorView lref = pa::local_reference(seg, tv, ref);
+    const std::vector<pa::AxisInfo> ldom = lref != ref ? lref.logical() : rdom;
+    if (full_like(tv, ldom)) continue;
     // Fewer axes than the reference (a [K] intermediate under [N, K]): it is
     // inlined whole into each reader, which must then have every axis.
     if (tv.is_output())
       return "the output " + pa::describe(tv) + " iterates fewer axes than the reference " +
              pa::describe(ref) + loop;
     for (const pa::TensorView& c : tv.consumers())
-      if (!full_like(c, rdom))
+      if (!full_like(c, ldom))
         return pa::describe(tv) + " and its reader " + pa::describe(c) +
                " both iterate fewer axes than the reference " + pa::describe(ref) +
                "; the flat schedule inlines such a tensor whole into readers with every axis";

@@ -192,7 +192,8 @@ enum SchedlabOpKind {
   SCHEDLAB_OP_BROADCAST = 6,
   SCHEDLAB_OP_LOAD_STORE = 7,
   SCHEDLAB_OP_PERMUTE = 8,
-  SCHEDLAB_OP_MMA = 9 /**< ABI 1.9: fuse_mma's MmaOp */
+  SCHEDLAB_OP_MMA = 9, /**< ABI 1.9: fuse_mma's MmaOp */
+  SCHEDLAB_OP_VIEW = 10 /**< ABI 1.10: reshape, view, flatten, squeeze, unsqueeze, expand */
 };
 
 /** Which tensors segment_tensors lists. */

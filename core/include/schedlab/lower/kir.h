@@ -476,6 +476,9 @@ struct Kernel {
   std::map<ir::ParallelType, std::vector<ir::SizeExpr>> launch_extents;
   /// How each named size is read in the kernel, e.g. K -> T0.size[1].
   std::map<std::string, std::pair<const Buffer*, int>> size_sources;
+  /// A size read through an axis of extent ceilDiv(size, c) (a view's -1,
+  /// exact by ir::check_view_sizes): size = that axis's extent * c.
+  std::map<std::string, int64_t> size_scale;
   int64_t shared_bytes = 0;  ///< dynamic shared memory per block (the Shared buffers)
   /// Block reductions share one workspace in dynamic shared memory, at this
   /// byte offset past the Shared buffers, of reduce_workspace_bytes per

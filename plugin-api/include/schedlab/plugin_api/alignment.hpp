@@ -41,12 +41,50 @@ inline int ref_axis_of(Segment& seg, const TensorView& tv, int axis, const Tenso
   return found;
 }
 
+/// The input of the nearest view (OpKind::View, ABI 1.10) that `tv` feeds
+/// in `seg` (tv itself when it is one), or a null TensorView when none is
+/// below it. Propagation replays that view's splits and merges on tv, so tv
+/// lines up with the view's input, not with a reference past the view.
+inline TensorView view_input_below(Segment& seg, const TensorView& tv) {
+  std::vector<TensorView> in_seg = seg.tensors();
+  auto member = [&](const TensorView& t) {
+    return std::find(in_seg.begin(), in_seg.end(), t) != in_seg.end();
+  };
+  std::vector<TensorView> frontier{tv}, seen{tv};
+  while (!frontier.empty()) {
+    std::vector<TensorView> next;
+    for (const TensorView& t : frontier)
+      for (const TensorView& c : t.consumers()) {
+        if (!member(c)) continue;
+        if (c.op_kind() == OpKind::View) return t;
+        if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+        seen.push_back(c);
+        next.push_back(c);
+      }
+    frontier = std::move(next);
+  }
+  return TensorView();
+}
+
 /// Why `tv` does not iterate a sub-space of `ref` in ref's order, or "" when
 /// it does: each non-broadcast logical axis of tv must iterate (ref_axis_of)
 /// its own axis of ref, in increasing order. A tensor that fails (an outer
 /// product of a reduction with itself, an axis unrelated to the reference,
 /// a permuted intermediate) cannot take the reference's loop structure.
+/// A tensor that feeds a view (reshape) lines up with the view's input
+/// instead (local_reference): the view's output is checked against ref, and
+/// propagation carries ref's schedule across the view
+/// (sched::propagate_transformation).
+inline TensorView local_reference(Segment& seg, const TensorView& tv, const TensorView& ref) {
+  // Only when ref lies past the view: propagation from a reference that
+  // feeds the same view does not cross it.
+  TensorView x = view_input_below(seg, tv);
+  return x && view_input_below(seg, ref) != x ? x : ref;
+}
+
 inline std::string misaligned(Segment& seg, const TensorView& tv, const TensorView& ref) {
+  if (TensorView x = local_reference(seg, tv, ref); x != ref)
+    return x == tv ? "" : misaligned(seg, tv, x);
   int last = -1;
   std::vector<AxisInfo> dom = tv.logical();
   for (int j = 0; j < static_cast<int>(dom.size()); ++j) {

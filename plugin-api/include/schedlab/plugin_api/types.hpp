@@ -96,6 +96,7 @@ enum class OpKind : int32_t {
   LoadStore = SCHEDLAB_OP_LOAD_STORE,
   Permute = SCHEDLAB_OP_PERMUTE,
   Mma = SCHEDLAB_OP_MMA,
+  View = SCHEDLAB_OP_VIEW,  ///< ABI 1.10: a reshape or expand (ir::ViewOp)
 };
 enum class LogLevel : int32_t {
   Debug = SCHEDLAB_LOG_DEBUG,
