@@ -3,6 +3,9 @@
 // them; adding one here is all a new primitive needs in the front end.
 #include "schedule_primitives.h"
 
+#include <algorithm>
+
+#include "schedlab/ir/reshape.h"
 #include "schedlab/sched/sched.h"
 
 namespace schedlab::frontend::script {
@@ -139,6 +142,13 @@ const std::vector<Primitive> kPrimitives = {
        sched::propagate_transformation(ref, a.tensors(1));
        return {};
      }},
+    {"propagate_reshape",
+     {},
+     Returns::Nothing,
+     [](Args&, ir::Fusion& f) -> Object {
+       sched::propagate_reshape(f);
+       return {};
+     }},
     {"parallelize_all_like",
      {{"reference"},
       {"pos", "-1"},
@@ -203,6 +213,31 @@ const std::vector<Primitive> kPrimitives = {
        internal_assert(ref != nullptr) << "find_reference_for: no reference in a fusion with "
                                        << f.outputs().size() << " outputs";
        return ref;
+     }},
+    {"get_view_ops",
+     {},
+     Returns::Query,
+     [](Args&, ir::Fusion& f) -> Object {
+       std::vector<TensorView*> outs;
+       for (const ir::ViewOp* v : ir::view_ops(f)) outs.push_back(v->out());
+       return Object::list(outs);
+     }},
+    {"statement_sort",
+     {},
+     Returns::Query,
+     [](Args&, ir::Fusion& f) -> Object { return Object::list(sched::statement_sort(f)); }},
+    {"dependency_check",
+     {{"tv"}, {"among", "[]"}},
+     Returns::Query,
+     [](Args& a, ir::Fusion& f) -> Object {
+       TensorView* tv = a.tensor(0);
+       auto among = a.tensors(1);
+       std::vector<TensorView*> r;
+       for (TensorView* t : sched::statement_sort(f))
+         if ((among.empty() || std::find(among.begin(), among.end(), t) != among.end()) &&
+             sched::is_dependency_of(t, tv))
+           r.push_back(t);
+       return Object::list(r);
      }},
     {"group_inputs_outputs_by_inner_dim",
      {},

@@ -241,9 +241,18 @@ TensorView* reshape(TensorView* x, const std::vector<ShapeEntry>& shape, const s
   }
   Content want;
   for (const ShapeEntry& e : resolved) want = want * Content::of(*e);
+  // The counts as the user wrote them: products of the extents, in order.
+  auto written = [](const Content& c, auto begin, auto end, auto extent) {
+    if (c.is_int()) return std::to_string(c.num);
+    SizeExpr p = SizeExpr::constant(1);
+    for (auto it = begin; it != end; ++it) p = SizeExpr::mul(p, extent(*it));
+    return p.str();
+  };
   user_assert(!want.is_zero() && (total / want).is_one())
-      << what << " has " << count_str(total) << " elements, the shape " << shape_str(shape)
-      << " has " << count_str(want);
+      << what << " has "
+      << written(total, in.begin(), in.end(), [](const IterDomain* id) { return id->extent(); })
+      << " elements, the shape " << shape_str(shape) << " has "
+      << written(want, resolved.begin(), resolved.end(), [](const ShapeEntry& e) { return *e; });
   std::vector<OutAxis> outs;
   for (const ShapeEntry& e : resolved) {
     bool one = e->is_const() && e->const_value() == 1;

@@ -20,5 +20,6 @@
 #include "schedlab/sched/inline.h"
 #include "schedlab/sched/mma.h"
 #include "schedlab/sched/propagate.h"
+#include "schedlab/sched/propagate_reshape.h"
 #include "schedlab/sched/queries.h"
 #include "schedlab/sched/rfactor.h"
