@@ -74,6 +74,7 @@ Terms terms_of(const nlohmann::json& j) {
   t.barriers = j.at("barriers").get<double>();
   t.shuffle_levels = j.at("shuffle_levels").get<double>();
   t.grid_reductions = j.at("grid_reductions").get<double>();
+  t.grid_barriers = j.value("grid_barriers", 0.0);  // grid-persistent kernels only
   t.conflicts = j.at("conflicts").get<bool>();
   // Absent from profiles written before the compute terms (issue 36).
   t.tensor_flops = j.value("tensor_flops", 0.0);

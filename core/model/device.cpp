@@ -72,14 +72,21 @@ std::vector<std::string> all_keys() {
   return keys;
 }
 
+/// Keys a device file may leave out (their defaults in DeviceModel's docs).
+std::vector<std::string> optional_keys() {
+  return {"grid_barrier_us"};
+}
+
 class Loader {
  public:
   Loader(std::string text, const std::string& path) : r_(std::move(text), path) {}
 
   DeviceModel run() {
     const std::vector<std::string> keys = all_keys();
+    std::vector<std::string> allowed = keys;
+    for (const std::string& k : optional_keys()) allowed.push_back(k);
     const YAML::Node root =
-        r_.root_mapping("a device model (a mapping of name, arch, sm_count, ...)", keys, keys,
+        r_.root_mapping("a device model (a mapping of name, arch, sm_count, ...)", allowed, keys,
                         "the device model")
             .map;
 
@@ -101,6 +108,9 @@ class Loader {
       std::visit([&](auto member) { d.*member = number_of<decltype(d.*member)>(n, k.key); },
                  k.field);
     }
+    d.grid_barrier_us = root["grid_barrier_us"]
+                            ? number_of<double>(root["grid_barrier_us"], "grid_barrier_us")
+                            : kDefaultGridBarrierUs;
     check_limits(root, d);
     return d;
   }
@@ -183,6 +193,7 @@ runtime::DeviceProperties device_properties(const DeviceModel& d) {
   p.warp_size = 32;
   p.max_threads_per_block = d.max_threads_per_block;
   p.max_threads_per_sm = d.max_threads_per_sm;
+  p.max_blocks_per_sm = d.max_blocks_per_sm;
   p.registers_per_block = d.registers_per_block;
   p.registers_per_sm = d.registers_per_sm;
   p.shared_bytes_per_block = 48 * 1024;  // without opt-in, on every architecture since 7.0

@@ -20,20 +20,23 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 Json terms_object(const Terms& t) {
-  return {{"tail", t.tail},
-          {"dram_bytes_tail", t.dram_bytes_tail},
-          {"smem_cycles", t.smem_cycles},
-          {"issue_cycles", t.issue_cycles},
-          {"latency_ratio", t.latency_ratio},
-          {"rounds", t.rounds},
-          {"read_phases", t.read_phases},
-          {"barriers", t.barriers},
-          {"shuffle_levels", t.shuffle_levels},
-          {"grid_reductions", t.grid_reductions},
-          {"conflicts", t.conflicts},
-          {"tensor_flops", t.tensor_flops},
-          {"fp32_flops", t.fp32_flops},
-          {"flops", t.flops}};
+  Json j = {{"tail", t.tail},
+            {"dram_bytes_tail", t.dram_bytes_tail},
+            {"smem_cycles", t.smem_cycles},
+            {"issue_cycles", t.issue_cycles},
+            {"latency_ratio", t.latency_ratio},
+            {"rounds", t.rounds},
+            {"read_phases", t.read_phases},
+            {"barriers", t.barriers},
+            {"shuffle_levels", t.shuffle_levels},
+            {"grid_reductions", t.grid_reductions},
+            {"conflicts", t.conflicts},
+            {"tensor_flops", t.tensor_flops},
+            {"fp32_flops", t.fp32_flops},
+            {"flops", t.flops}};
+  // Only a grid-persistent kernel's: records of other kernels keep their bytes.
+  if (t.grid_barriers > 0) j["grid_barriers"] = t.grid_barriers;
+  return j;
 }
 
 /// Runs the traced kernel over `dims` (possibly a sample of the grid).
@@ -149,6 +152,7 @@ KernelProfile profile_kernel(runtime::Backend& cpu, const runtime::PreparedKerne
   w.barriers = double(p.traffic.block_barriers);
   w.shuffle_levels = depth.shuffle_levels;
   w.grid_reductions = depth.grid_reductions;
+  w.grid_barriers = depth.grid_barriers;
   p.terms = model_terms(device, p.occupancy, w);
   p.prediction = predict_terms(device, p.terms, w.ideal_bytes);
   return p;
@@ -290,9 +294,10 @@ std::string format_profiles(const std::vector<KernelProfile>& profiles) {
     const Terms& t = p.terms;
     out += fmt::format(
         "  floor         {:.2f} us: launch {:.2f} + chain {:.2f} ({:g} dependent loads, {:g} "
-        "barriers, {:g} shuffle levels, {:g} grid reductions)\n",
+        "barriers, {:g} shuffle levels, {:g} grid reductions{})\n",
         (pr.launch_s + pr.chain_s) * 1e6, pr.launch_s * 1e6, pr.chain_s * 1e6, t.read_phases,
-        t.barriers, t.shuffle_levels, t.grid_reductions);
+        t.barriers, t.shuffle_levels, t.grid_reductions,
+        t.grid_barriers > 0 ? fmt::format(", {:g} grid barriers", t.grid_barriers) : "");
     out += fmt::format(
         "  predicted     {:.2f} us, limited by {} (floor {:.2f} + the largest of dram {:.2f}, "
         "shared {:.2f}, issue {:.2f}, latency {:.2f}, sync {:.2f}, tensor {:.2f}, fp32 {:.2f} us; "

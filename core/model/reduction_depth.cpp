@@ -33,7 +33,9 @@ class Walker : public kir::IRVisitor {
       if (s.dims[i]) group *= block_[i];
     depth.shuffle_levels += times_ * block_reduce_levels(group);
   }
-  void visit(const kir::GridReduce&) override { depth.grid_reductions += times_; }
+  void visit(const kir::GridReduce& s) override {
+    (s.persistent() ? depth.grid_barriers : depth.grid_reductions) += times_;
+  }
 
  private:
   std::array<int64_t, 3> block_;

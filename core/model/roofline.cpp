@@ -34,6 +34,7 @@ Terms model_terms(const DeviceModel& d, const Occupancy& o, const Work& w) {
   t.barriers = w.barriers;
   t.shuffle_levels = w.shuffle_levels;
   t.grid_reductions = w.grid_reductions;
+  t.grid_barriers = w.grid_barriers;
   t.conflicts = w.smem_wavefronts > w.smem_ideal_wavefronts;
   // Compute on the busiest SM, at sm_count times its rate: the fraction of
   // SMs with work (blocks < SMs) or the tail stretches it as for shared memory.
@@ -59,7 +60,8 @@ Prediction predict_terms(const DeviceModel& d, const Terms& t, double ideal_byte
   p.latency_s = t.latency_ratio * latency_s;
   p.launch_s = empty_kernel_s(d);
   p.chain_s = t.read_phases * latency_s + t.barriers * d.barrier_ns * 1e-9 +
-              t.shuffle_levels * d.shuffle_ns * 1e-9 + t.grid_reductions * d.grid_sync_ns * 1e-9;
+              t.shuffle_levels * d.shuffle_ns * 1e-9 + t.grid_reductions * d.grid_sync_ns * 1e-9 +
+              t.grid_barriers * d.grid_barrier_us * 1e-6;
   p.sync_s = (t.rounds - 1) * p.chain_s;
   p.tensor_s = t.tensor_flops / (d.mma_sync_tflops * 1e12);
   p.fp32_s = t.fp32_flops / (d.fp32_tflops * 1e12);

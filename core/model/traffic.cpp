@@ -206,3 +206,8 @@ void TrafficObserver::on_launch_end() {
 }
 
 }  // namespace schedlab::model
+void TrafficObserver::on_block_suspend(const runtime::BlockEvent&) {
+  for (const auto& [key, lanes] : pending_) flush_request(key, lanes);
+  pending_.clear();
+}
+

@@ -23,6 +23,10 @@
 
 namespace schedlab::model {
 
+/// DeviceModel::grid_barrier_us of a device file without the key: an
+/// assumption of the order grid.sync() measurements show (docs/model.md).
+inline constexpr double kDefaultGridBarrierUs = 2.0;
+
 /// One GPU as the model sees it. Bandwidths in GB/s (1e9 bytes per second).
 struct DeviceModel {
   std::string name;                       ///< the file's stem and `name:` key, e.g. "h200"
@@ -56,6 +60,10 @@ struct DeviceModel {
   double barrier_ns = 0;          ///< one __syncthreads on the critical path
   double shuffle_ns = 0;          ///< one dependent warp shuffle (a reduction tree level)
   double grid_sync_ns = 0;        ///< a grid reduction's fence, semaphore and partials' read
+  /// A grid-wide barrier (sl_grid_sync, grid-persistent reductions) of a
+  /// fully resident grid: every block's arrival and the release. Optional in
+  /// a device file (kDefaultGridBarrierUs when absent).
+  double grid_barrier_us = 0;
   double tensor_tflops = 0;  ///< dense bf16 tensor-core ceiling (f32 accumulate), any instruction
   /// What mma.sync.aligned.m16n8k16 (bf16 in, f32 accumulate) reaches over
   /// the whole device: the tensor term's rate (docs/model.md, "5. The

@@ -27,6 +27,7 @@ int block_reduce_levels(int64_t group);
 struct ReductionDepth {
   double shuffle_levels = 0;   ///< over one thread's block reductions
   double grid_reductions = 0;  ///< sl_grid_reduce calls on one thread's path
+  double grid_barriers = 0;    ///< grid-persistent allreduces' grid barriers on one thread's path
 };
 
 ReductionDepth reduction_depth(const kir::Kernel& kernel, const runtime::LaunchDims& dims);

@@ -60,6 +60,7 @@ struct Work {
   double barriers = 0;         ///< __syncthreads one block passes (block reductions' included)
   double shuffle_levels = 0;   ///< dependent shuffle levels of one thread's block reductions
   double grid_reductions = 0;  ///< grid reductions on one thread's path
+  double grid_barriers = 0;    ///< grid-wide barriers on one thread's path (grid persistence)
   /// Every floating-point operation of the grid: CUDA-core ones (2 per
   /// FMA lane, 1 per other lane) and the tensor cores' (4096 per m16n8k16).
   double flops = 0;
@@ -88,6 +89,7 @@ struct Terms {
   double barriers = 0;         ///< of one block; * barrier_ns
   double shuffle_levels = 0;   ///< of one thread; * shuffle_ns
   double grid_reductions = 0;  ///< of one thread; * grid_sync_ns
+  double grid_barriers = 0;    ///< of one thread; * grid_barrier_us
   bool conflicts = false;      ///< shared wavefronts exceed the conflict-free ones
   /// mma FLOPs of the busiest SM * sm_count (the device's rate with every SM
   /// as busy); / (mma_sync_tflops * 1e12).

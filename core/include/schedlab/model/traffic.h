@@ -155,6 +155,9 @@ class TrafficObserver final : public runtime::AccessObserver {
 
   /// The counts, complete after on_launch_end.
   const TrafficCounts& counts() const { return counts_; }
+  /// A block stopped at a grid barrier: its pending warp requests are
+  /// counted before another block's accesses come (grid persistence).
+  void on_block_suspend(const runtime::BlockEvent& block) override;
 
  private:
   /// One warp-wide request being gathered: (site, warp, occurrence).
