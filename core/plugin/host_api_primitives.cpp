@@ -110,6 +110,12 @@ int32_t api_swizzle(SchedlabSegment* s, SchedlabTensor* t, int64_t width) {
   return guard([&] { step(s, {Op::Swizzle, index1(s, t, "swizzle"), {width}}, "swizzle"); });
 }
 
+int32_t api_swizzle_bytes(SchedlabSegment* s, SchedlabTensor* t, int64_t width, int64_t bytes) {
+  return guard([&] {
+    step(s, {Op::Swizzle, index1(s, t, "swizzle_bytes"), {width, bytes}}, "swizzle_bytes");
+  });
+}
+
 int32_t api_circular_buffer(SchedlabSegment* s, SchedlabTensor* t, int64_t stages,
                             int64_t prefetch) {
   return guard([&] {
@@ -323,6 +329,7 @@ void add_primitive_entries(SchedlabHostApi& t) {
   t.circular_buffer = &api_circular_buffer;
   t.fuse_mma = &api_fuse_mma;
   t.mma_tile = &api_mma_tile;
+  t.swizzle_bytes = &api_swizzle_bytes;
 }
 
 }  // namespace schedlab::plugin

@@ -148,7 +148,8 @@ TensorView* apply(ir::Fusion& f, const Transform& t, std::vector<std::string>* s
       sched::pad_shared(a.tensor(0), a.num(0));
       return nullptr;
     case Op::Swizzle:
-      sched::swizzle(a.tensor(0), a.num(0));
+      // ABI 1.10's swizzle_bytes records the unit; a 1.3 step has none (4).
+      sched::swizzle(a.tensor(0), a.num(0), t.ints.size() > 1 ? a.num(1) : 4);
       return nullptr;
     case Op::CircularBuffer:
       sched::circular_buffer(a.tensor(0), a.num(0), a.num(1));

@@ -33,7 +33,7 @@ TEST(PluginLoad, GoodPluginReportsItselfAndItsSchema) {
   auto p = load_plugin(plugin_file("test_pointwise_v1"));
   EXPECT_EQ(p->name(), "test_pointwise");
   EXPECT_EQ(p->version(), "1.0");
-  EXPECT_EQ(p->abi_str(), "1.9");
+  EXPECT_EQ(p->abi_str(), "1.10");
   EXPECT_EQ(p->abi_version(), SCHEDLAB_PLUGIN_ABI_VERSION);
   ASSERT_EQ(p->schema().size(), 4u);
   EXPECT_EQ(p->schema()[0].name, "block");
@@ -56,7 +56,7 @@ TEST(PluginLoad, WrongMajorIsRejectedNamingBothVersions) {
   std::string f = plugin_file("wrong_major");
   EXPECT_EQ(user_error_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 2.0, but this host speaks ABI 1.9: a different "
+                "' was built against plugin ABI 2.0, but this host speaks ABI 1.10: a different "
                 "major version never loads; rebuild the plugin against this host's plugin.h");
 }
 
@@ -64,7 +64,7 @@ TEST(PluginLoad, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = plugin_file("newer_minor");
   EXPECT_EQ(user_error_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.10, newer than this host's ABI 1.9: upgrade "
+                "' was built against plugin ABI 1.11, newer than this host's ABI 1.10: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 

@@ -91,7 +91,7 @@ TEST_F(ReloadTest, BrokenOrForeignReplacementsKeepTheLastGoodVersion) {
   ReloadResult r = registry_.reload("test_pointwise");
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.message,
-              HasSubstr("was built against plugin ABI 2.0, but this host speaks ABI 1.9"));
+              HasSubstr("was built against plugin ABI 2.0, but this host speaks ABI 1.10"));
   write_file(path_, read_file(plugin_file("c_plugin")));
   r = registry_.reload("test_pointwise");
   EXPECT_FALSE(r.ok);

@@ -1,10 +1,10 @@
-// Plugin ABI 1.1 to 1.9 on real .so files: string parameters end to end, a
+// Plugin ABI 1.1 to 1.10 on real .so files: string parameters end to end, a
 // plugin built against 1.0 still loading and scheduling under the 1.3 host, a
 // newer minor refused naming both versions, and the schedule-script,
 // pad_shared and swizzle host entries called through the C table as a plugin
 // calls them (the transpose plugin, transpose_test.cpp, calls pad_shared and
-// swizzle from a real .so), 1.8's circular_buffer and 1.9's fuse_mma and
-// mma_tile.
+// swizzle from a real .so), 1.8's circular_buffer, 1.9's fuse_mma and
+// mma_tile, and 1.10's swizzle_bytes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -39,10 +39,10 @@ std::string sp_plugin(const std::string& name) {
 
 // ---- versions
 
-TEST(Abi11, HeaderAndHostSayOnePointNine) {
+TEST(Abi11, HeaderAndHostSayOnePointTen) {
   EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MAJOR, 1);
-  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 9);
-  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 9));
+  EXPECT_EQ(SCHEDLAB_PLUGIN_ABI_MINOR, 10);
+  EXPECT_EQ(host_api()->abi_version, SCHEDLAB_PLUGIN_ABI_VERSION_OF(1, 10));
   // 1.4 appended to SchedlabParamSet after its 1.0 fields, which stay put.
   EXPECT_EQ(offsetof(SchedlabParamSet, values), 8u);
   EXPECT_EQ(offsetof(SchedlabParamSet, tuned), 16u);
@@ -85,9 +85,13 @@ TEST(Abi11, HeaderAndHostSayOnePointNine) {
             offsetof(SchedlabHostApi, circular_buffer) + sizeof(void*));
   EXPECT_EQ(offsetof(SchedlabHostApi, mma_tile),
             offsetof(SchedlabHostApi, fuse_mma) + sizeof(void*));
-  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, mma_tile) + sizeof(void*));
   EXPECT_NE(host_api()->fuse_mma, nullptr);
   EXPECT_NE(host_api()->mma_tile, nullptr);
+  // 1.10 appended swizzle_bytes after mma_tile.
+  EXPECT_EQ(offsetof(SchedlabHostApi, swizzle_bytes),
+            offsetof(SchedlabHostApi, mma_tile) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, swizzle_bytes) + sizeof(void*));
+  EXPECT_NE(host_api()->swizzle_bytes, nullptr);
   // 1.6 appended the priority (and a reserved word) after schedule.
   EXPECT_EQ(offsetof(SchedlabPluginInfo, priority),
             offsetof(SchedlabPluginInfo, schedule) + sizeof(void*));
@@ -103,7 +107,7 @@ TEST(Abi16, APluginOfAnOlderMinorHasTheDefaultPriority) {
   EXPECT_TRUE(p->volunteers());
   // A 1.6 plugin that declares none has the default too.
   auto s = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(s->abi_str(), "1.9");
+  EXPECT_EQ(s->abi_str(), "1.10");
   EXPECT_EQ(s->priority(), SCHEDLAB_PRIORITY_DEFAULT);
 }
 
@@ -130,7 +134,7 @@ TEST(Abi11, NewerMinorIsRejectedNamingBothVersions) {
   std::string f = sp_plugin("sp_newer_minor");
   EXPECT_EQ(user_error_what_of([&] { load_plugin(f); }),
             "error: plugin '" + f +
-                "' was built against plugin ABI 1.10, newer than this host's ABI 1.9: upgrade "
+                "' was built against plugin ABI 1.11, newer than this host's ABI 1.10: upgrade "
                 "schedlab or rebuild the plugin against this host's plugin.h");
 }
 
@@ -258,6 +262,57 @@ TEST(Abi13, SwizzleSwizzlesASharedTensorAndRefusesTheRest) {
   EXPECT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_LOCAL), SCHEDLAB_OK);
 }
 
+// ---- ABI 1.10: swizzle_bytes through the C table, as a plugin calls it
+
+TEST(Abi110, SwizzleBytesSetsTheUnitAndRefusesTheRest) {
+  CachedInput in({{"N", 6}, {"K", 64}});
+  SchedlabSegment& ctx = in.ctx;
+  SchedlabTensor* c = in.c;
+  ir::TensorView* cache = in.cache;
+  const SchedlabHostApi& api = *host_api();
+  EXPECT_EQ(api.swizzle_bytes(&ctx, c, 8, 16), SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api.last_error()),
+            "swizzle: " + cache->describe() +
+                " is in Local memory; expected a Shared tensor (set_memory_type to Shared first)");
+  ASSERT_EQ(api.set_memory_type(&ctx, c, SCHEDLAB_MEMORY_SHARED), SCHEDLAB_OK);
+  // Units other than a bank word or a 16-byte chunk.
+  EXPECT_EQ(api.swizzle_bytes(&ctx, c, 8, 8), SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api.last_error()),
+            "swizzle: the unit of " + cache->describe() +
+                " must be 4 bytes (a bank word) or 16 bytes (an ldmatrix row chunk), got 8");
+  // 16-byte units: 8 of them cover a 128-byte row, so 16 is too wide.
+  EXPECT_EQ(api.swizzle_bytes(&ctx, c, 16, 16), SCHEDLAB_ERR_USER);
+  EXPECT_EQ(std::string(api.last_error()),
+            "swizzle: width of " + cache->describe() +
+                " must be a power of two in [1, 8], got 16 (16-byte units: 8 cover a 128-byte row)");
+  EXPECT_EQ(cache->shared_swizzle(), 1);
+  ASSERT_EQ(api.swizzle_bytes(&ctx, c, 8, 16), SCHEDLAB_OK) << api.last_error();
+  EXPECT_EQ(cache->shared_swizzle(), 8);
+  EXPECT_EQ(cache->shared_swizzle_bytes(), 16);
+  // 4 bytes is what swizzle (1.3) sets.
+  ASSERT_EQ(api.swizzle_bytes(&ctx, c, 16, 4), SCHEDLAB_OK) << api.last_error();
+  EXPECT_EQ(cache->shared_swizzle(), 16);
+  EXPECT_EQ(cache->shared_swizzle_bytes(), 4);
+  EXPECT_EQ(api.swizzle_bytes(nullptr, c, 8, 16), SCHEDLAB_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(api.last_error(), "swizzle_bytes: segment handle is null");
+  // Recorded in the transform log with its unit: a replay swizzles in
+  // 16-byte chunks; a 1.3 step (no unit) in bank words.
+  TransformLog log;
+  in.s.seg.log = &log;
+  ASSERT_EQ(api.swizzle_bytes(&ctx, c, 4, 16), SCHEDLAB_OK) << api.last_error();
+  in.s.seg.log = nullptr;
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].op, Transform::Op::Swizzle);
+  EXPECT_EQ(log[0].ints, (std::vector<int64_t>{4, 16}));
+  ASSERT_EQ(api.swizzle_bytes(&ctx, c, 1, 4), SCHEDLAB_OK);
+  apply(*in.s.def.fusion, log[0]);
+  EXPECT_EQ(cache->shared_swizzle(), 4);
+  EXPECT_EQ(cache->shared_swizzle_bytes(), 16);
+  apply(*in.s.def.fusion, Transform(Transform::Op::Swizzle, log[0].tensors, {2}));
+  EXPECT_EQ(cache->shared_swizzle(), 2);
+  EXPECT_EQ(cache->shared_swizzle_bytes(), 4);
+}
+
 // ---- ABI 1.8: circular_buffer through the C table, as a plugin calls it
 
 TEST(Abi18, CircularBufferSetsTheStagesAndRefusesTheRest) {
@@ -329,7 +384,7 @@ TEST(Abi19, FuseMmaAndMmaTileMakeAWarpTileAndRefuseTheRest) {
 
 TEST(StringParams, SchemaDefaultsAndFormatting) {
   auto p = load_plugin(sp_plugin("string_params"));
-  EXPECT_EQ(p->abi_str(), "1.9");
+  EXPECT_EQ(p->abi_str(), "1.10");
   ASSERT_EQ(p->schema().size(), 3u);
   EXPECT_EQ(p->schema()[1].kind, ParamKind::String);
   EXPECT_EQ(p->schema()[1].domain_str(), "string");

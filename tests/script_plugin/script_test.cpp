@@ -71,7 +71,7 @@ Scheduled run_script(const std::string& fusion, const ir::SizeBindings& sizes,
 TEST(ScriptPlugin, SchemaIsTwoStringsWithNothingToChoose) {
   auto p = script_plugin();
   EXPECT_EQ(p->name(), "script");
-  EXPECT_EQ(p->abi_str(), "1.9");
+  EXPECT_EQ(p->abi_str(), "1.10");
   EXPECT_EQ(p->format(p->defaults()), "script=\"\", args=\"\"");
   Scheduled s = segment_of("softmax", {});
   EXPECT_EQ(p->format(p->compute_params(s.seg)), "script=\"\", args=\"\"");

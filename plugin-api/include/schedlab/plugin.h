@@ -69,7 +69,7 @@ extern "C" {
 /** A layout change: plugins built against another major never load. */
 #define SCHEDLAB_PLUGIN_ABI_MAJOR 1
 /** Appended fields or entries: a host serves plugins of its minor or older. */
-#define SCHEDLAB_PLUGIN_ABI_MINOR 9
+#define SCHEDLAB_PLUGIN_ABI_MINOR 10
 /** major in the high 16 bits, minor in the low 16. */
 #define SCHEDLAB_PLUGIN_ABI_VERSION_OF(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
@@ -86,10 +86,9 @@ extern "C" {
 /** SchedlabPluginInfo.priority (ABI 1.6) of a plugin that declares none,
  * and of every plugin built against an older minor. */
 #define SCHEDLAB_PRIORITY_DEFAULT 0
-/** A priority for a plugin the segmenter must never offer a segment (one
- * that cannot volunteer, as `script`, which needs a schedule text); any
- * negative priority means the same. It still schedules what it is asked to
- * by name. */
+/** A priority the segmenter never offers a segment to (a plugin that cannot volunteer, as
+ * `script`, which needs a schedule text); any negative one means the same. It still
+ * schedules what it is asked to by name. */
 #define SCHEDLAB_PRIORITY_NEVER_OFFERED (-1)
 
 /** The one exported symbol's name, for loaders. */
@@ -539,6 +538,8 @@ typedef struct SchedlabHostApi {
   /* ---- ABI 1.9: fuse_mma(t) and mma_tile(t), the script's (schedule-scripts.md) */
   int32_t (*fuse_mma)(SchedlabSegment* seg, SchedlabTensor* t);
   int32_t (*mma_tile)(SchedlabSegment* seg, SchedlabTensor* t);
+  /* ---- ABI 1.10: the script's swizzle(t, width, bytes): 4 = swizzle; 16 XORs 16-byte chunks */
+  int32_t (*swizzle_bytes)(SchedlabSegment* seg, SchedlabTensor* t, int64_t width, int64_t bytes);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */
@@ -568,9 +569,8 @@ typedef struct SchedlabPluginInfo {
 
   /* ---- ABI 1.6. The host reads these only when struct_size covers them: a
    * plugin built against an older minor gets the defaults. */
-  /** The order in which the segmenter offers a segment to the plugins:
-   * higher first (the most specific heuristic), equal ones by name. Negative:
-   * never offered. Default SCHEDLAB_PRIORITY_DEFAULT. */
+  /** The segmenter offers a segment to higher priorities first (equal ones
+   * by name); negative: never offered. Default SCHEDLAB_PRIORITY_DEFAULT. */
   int32_t priority;
   uint32_t reserved1; /**< zero */
 } SchedlabPluginInfo;
@@ -584,7 +584,6 @@ typedef struct SchedlabPluginInfo {
 #define SCHEDLAB_PLUGIN_EXPORT
 #endif
 
-/** The entry point's type. */
 typedef int32_t (*SchedlabPluginEntryFn)(const SchedlabHostApi* host, SchedlabPluginInfo* info);
 
 /** The one symbol a plugin exports (SCHEDLAB_PLUGIN defines it for C++).

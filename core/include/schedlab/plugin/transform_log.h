@@ -37,7 +37,7 @@ struct Transform {
     SetLoopTransform,         ///< tensors {t}; ints {axis, ir::LoopTransform}
     SetMemoryType,            ///< tensors {t}; ints {ir::MemoryType}
     PadShared,                ///< tensors {t}; ints {elements}
-    Swizzle,                  ///< tensors {t}; ints {width}
+    Swizzle,                  ///< tensors {t}; ints {width} or (ABI 1.10) {width, bytes}
     CacheAfter,               ///< tensors {t}; ints {ir::LoadStoreOpType, ir::CacheOp}
     CacheBefore,              ///< tensors {t}
     CacheFork,                ///< tensors {t}

@@ -105,6 +105,10 @@ class TensorView {
   /// a power of two from 1 (none) to SCHEDLAB_MAX_SWIZZLE_WIDTH (see
   /// SchedlabHostApi::swizzle). Call after set_memory_type(Shared).
   TensorView& swizzle(int64_t width);
+  /// ABI 1.10: the same XOR in units of `bytes`: 4 (bank words, as above) or
+  /// 16 (whole 16-byte chunks, width 1 to 8: an ldmatrix row stays whole, so
+  /// an mma tile keeps its ldmatrix reads; SchedlabHostApi::swizzle_bytes).
+  TensorView& swizzle(int64_t width, int64_t bytes);
   /// ABI 1.8: this cache holds `stages` tiles of its loop, each loaded
   /// `prefetch` iterations ahead (see SchedlabHostApi::circular_buffer).
   TensorView& circular_buffer(int64_t stages, int64_t prefetch);

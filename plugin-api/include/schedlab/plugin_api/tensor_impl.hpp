@@ -138,6 +138,11 @@ SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::swizzle(int64_t width) {
   return *this;
 }
 
+SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::swizzle(int64_t width, int64_t bytes) {
+  detail::call(&SchedlabHostApi::swizzle_bytes, "swizzle_bytes", seg_, t_, width, bytes);
+  return *this;
+}
+
 SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::circular_buffer(int64_t stages,
                                                                 int64_t prefetch) {
   detail::call(&SchedlabHostApi::circular_buffer, "circular_buffer", seg_, t_, stages, prefetch);
