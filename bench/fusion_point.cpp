@@ -82,6 +82,11 @@ void FusionOptions::add_to(CLI::App* cmd) {
                 "Compile f32 exp, log, division, reciprocal, rsqrt and sigmoid to the "
                 "hardware approximations (__expf, __logf, __fdividef, rsqrtf); validation "
                 "allows their error bounds");
+  cmd->add_option("--math", math,
+                  "Half math: default computes f16/bf16 +, -, *, neg and abs in f32 and rounds "
+                  "back; native uses __hadd/__hmul/... and their half2 forms (__hmul2) for "
+                  "two iterations of a loop; both give the same bits")
+      ->check(CLI::IsMember({"default", "native"}));
   cmd->add_option("--tuned", tuned,
                   "A tuned file (from `schedlab tune`): a plugin that serves tuned "
                   "configurations uses the one for this fusion's size bucket, its own "

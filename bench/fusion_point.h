@@ -30,10 +30,11 @@ struct FusionOptions {
   bool dynamic_sizes = false;            ///< --dynamic-sizes
   bool fast_math = false;                ///< --fast-math
   bool no_divisibility = false;          ///< --no-divisibility
+  std::string math = "default";          ///< --math default|native (half ops)
   std::string tuned;                     ///< --tuned: a tuned file offered to the plugins
 
   runtime::KernelOptions kernel_options() const {
-    return {dynamic_sizes, fast_math, !no_divisibility};
+    return {dynamic_sizes, fast_math, !no_divisibility, math == "native"};
   }
 
   /// Neither a plugin, a schedule script nor --unscheduled: the segmenter

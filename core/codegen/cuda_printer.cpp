@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "schedlab/base/error.h"
+#include "schedlab/codegen/half_math_header.h"
 #include "schedlab/codegen/mma_header.h"
 #include "schedlab/codegen/runtime_header.h"
 #include "schedlab/ir/scalar_format.h"
@@ -122,6 +123,55 @@ bool has_async_copy(const kir::Kernel& k) {
   });
 }
 
+/// Whether the kernel computes half ops natively (then its unit appends
+/// half_math_header()).
+bool has_native_half_math(const kir::Kernel& k) {
+  return k.native_half_math && kir::any_stmt(*k.body, [](const Stmt& s) {
+    const auto* st = s.as<kir::Store>();
+    return st && kir::any_expr(st->value, [](const Expr& x) {
+      return (x.kind == Expr::Kind::Unary || x.kind == Expr::Kind::Binary) && ir::is_half(x.dtype);
+    });
+  });
+}
+
+/// `f32` (an f32 expression) rounded to the half type t.
+std::string to_half(ir::DataType t, const std::string& f32) {
+  return (t == ir::DataType::F16 ? "sl_to_half(" : "sl_to_bf16(") + f32 + ")";
+}
+
+/// The CUDA Math API's name of a half op (ir::half_op_is_native), `2`
+/// appended for its half2 form.
+std::string half_intrinsic(const Expr& e, bool pair) {
+  std::string n;
+  if (const auto* u = e.as<kir::Unary>())
+    n = u->op == ir::UnaryOpType::Neg ? "__hneg" : "__habs";
+  else
+    switch (e.as<kir::Binary>()->op) {
+      case ir::BinaryOpType::Add: n = "__hadd"; break;
+      case ir::BinaryOpType::Sub: n = "__hsub"; break;
+      default: n = "__hmul"; break;
+    }
+  return pair ? n + "2" : n;
+}
+
+/// The store of a loop that may compute two iterations as one half2 op:
+/// the loop's only statement, a half op (not reading the buffer it writes,
+/// so iterations i and i + 1 are independent) stored one element at a
+/// time, over a constant even extent.
+const kir::Store* pairable(const kir::For& s) {
+  const auto* n = s.extent->as<kir::IntImm>();
+  if (!n || n->value < 2 || n->value % 2 != 0 || s.body.size() != 1) return nullptr;
+  const auto* st = s.body[0]->as<kir::Store>();
+  if (!st || st->async || st->vector != 1 || !ir::is_half(st->value->dtype) ||
+      (st->value->kind != Expr::Kind::Unary && st->value->kind != Expr::Kind::Binary))
+    return nullptr;
+  const bool reads_own = kir::any_expr(st->value, [st](const Expr& x) {
+    const auto* l = x.as<kir::Load>();
+    return l && l->buffer == st->buffer;
+  });
+  return reads_own ? nullptr : st;
+}
+
 /// Whether the kernel has an mma tile (then its unit appends mma_header()).
 bool has_mma(const kir::Kernel& k) {
   return kir::any_stmt(*k.body, [](const Stmt& s) { return s.kind == Stmt::Kind::MmaTile; });
@@ -156,6 +206,8 @@ class Printer : public kir::IRVisitor {
   std::array<int64_t, 3> block{};
   /// kir::Kernel::fast_math: f32 math through the runtime's sl_fast_*.
   bool fast_math = false;
+  /// kir::Kernel::native_half_math: half ops through __hmul and the like.
+  bool native_half = false;
   /// The fusion inputs' buffers, and those the printed statements read.
   std::set<const kir::Buffer*> inputs, inputs_read;
 
@@ -170,7 +222,9 @@ class Printer : public kir::IRVisitor {
   }
   void visit(const kir::BoolImm& e) override { expr_ = e.value ? "true" : "false"; }
   void visit(const kir::FloatImm& e) override { expr_ = literal(e.value, e.dtype); }
-  void visit(const kir::Var& e) override { expr_ = e.name; }
+  void visit(const kir::Var& e) override {
+    expr_ = e.name == renamed_ ? "(" + e.name + " + 1)" : e.name;
+  }
   void visit(const kir::Builtin& e) override;
   void visit(const kir::TensorDim& e) override;
   void visit(const kir::Unary& e) override;
@@ -245,7 +299,13 @@ class Printer : public kir::IRVisitor {
            ", " + expr(index) + ", " + std::to_string(n) + ")";
   }
 
+  /// A loop computing iterations i and i + 1 together (pairable): the store
+  /// and its operands, printed once for each.
+  void pair(const kir::For& s, const kir::Store& st);
+
   std::string expr_;
+  /// The loop variable that prints as (var + 1): the second of a pair.
+  std::string renamed_;
   int depth_ = 0;
   std::ostringstream* os_ = nullptr;
 };
@@ -279,6 +339,12 @@ void Printer::visit(const kir::TensorDim& e) {
 void Printer::visit(const kir::Unary& e) {
   const std::string a = expr(e.a);
   const ir::DataType t = e.dtype;
+  if (ir::is_half(t)) {  // neg or abs (ir::half_op_is_native)
+    expr_ = native_half ? half_intrinsic(e, false) + "(" + a + ")"
+            : e.op == ir::UnaryOpType::Neg ? to_half(t, "-sl_to_float(" + a + ")")
+                                           : to_half(t, "fabsf(sl_to_float(" + a + "))");
+    return;
+  }
   if (fast_math && t == ir::DataType::F32) {
     switch (e.op) {
       case ir::UnaryOpType::Exp: expr_ = "sl_fast_exp(" + a + ")"; return;
@@ -311,6 +377,12 @@ void Printer::visit(const kir::Unary& e) {
 
 void Printer::visit(const kir::Binary& e) {
   const std::string a = expr(e.a), b = expr(e.b);
+  if (ir::is_half(e.dtype)) {  // +, - or * (ir::half_op_is_native): in f32, or native
+    const char* op = e.op == ir::BinaryOpType::Add ? " + " : e.op == ir::BinaryOpType::Sub ? " - " : " * ";
+    expr_ = native_half ? half_intrinsic(e, false) + "(" + a + ", " + b + ")"
+                        : to_half(e.dtype, "sl_to_float(" + a + ")" + op + "sl_to_float(" + b + ")");
+    return;
+  }
   auto infix = [&](const char* op) { return "(" + a + " " + op + " " + b + ")"; };
   switch (e.op) {
     case ir::BinaryOpType::Add: expr_ = infix("+"); return;
@@ -380,10 +452,38 @@ void Printer::stmts(const std::vector<StmtP>& list, int depth, std::ostringstrea
 }
 
 void Printer::visit(const kir::For& s) {
+  if (native_half)
+    if (const kir::Store* st = pairable(s)) return pair(s, *st);
   if (s.unroll) *os_ << pad() << "#pragma unroll\n";
   *os_ << pad() << "for (sl_index_t " << s.var << " = 0; " << s.var << " < " << expr(s.extent)
        << "; ++" << s.var << ") {\n";
   stmts(s.body, depth_ + 1, *os_);
+  *os_ << pad() << "}\n";
+}
+
+void Printer::pair(const kir::For& s, const kir::Store& st) {
+  // The pair's operands are two elements each, adjacent or not: building a
+  // half2 from two halves is a register move.
+  std::vector<ExprP> ops;
+  if (const auto* u = st.value->as<kir::Unary>()) ops = {u->a};
+  else ops = {st.value->as<kir::Binary>()->a, st.value->as<kir::Binary>()->b};
+  std::string args;
+  for (const ExprP& o : ops) {
+    const std::string first = expr(o);
+    renamed_ = s.var;
+    const std::string second = expr(o);
+    renamed_.clear();
+    args += (args.empty() ? "" : ", ") + ("sl_pair(" + first + ", " + second + ")");
+  }
+  if (s.unroll) *os_ << pad() << "#pragma unroll\n";
+  *os_ << pad() << "for (sl_index_t " << s.var << " = 0; " << s.var << " < " << expr(s.extent)
+       << "; " << s.var << " += 2) {  // two iterations in one half2 op\n";
+  *os_ << pad() << "  const auto sl_p = " << half_intrinsic(*st.value, true) << "(" << args
+       << ");\n";
+  *os_ << pad() << "  " << store_head(*st.buffer, st.index) << "sl_p.x);\n";
+  renamed_ = s.var;
+  *os_ << pad() << "  " << store_head(*st.buffer, st.index) << "sl_p.y);\n";
+  renamed_.clear();
   *os_ << pad() << "}\n";
 }
 
@@ -520,6 +620,29 @@ void Printer::visit(const kir::MmaTile& s) {
 }
 
 void Printer::visit(const kir::GridReduce& s) {
+  if (s.persistent()) {
+    // An allreduce over the grid (kir::GridReduce, grid-persistent): this
+    // block's partial into its slot, the grid barrier, then every thread of
+    // an existing element combines the slots in block order. The slots are
+    // access sites (traced: a read before the barrier is a race).
+    const std::string t = c_type(s.buffer->dtype);
+    const int barrier = site(AccessSite::Kind::Barrier, nullptr);
+    const ExprP slot = s.element * s.blocks;
+    *os_ << pad() << "{  // grid allreduce: partial, grid barrier, combine\n";
+    *os_ << pad() << "  if (" << expr(s.participate) << ") "
+         << store_head(*s.partials, slot + s.block) << load(*s.buffer, s.index) << ");\n";
+    *os_ << pad() << "  sl_grid_sync(SL_SITE(" << barrier << "), " << s.barrier->name
+         << ".data);\n";
+    *os_ << pad() << "  if (" << expr(s.valid) << ") {\n";
+    *os_ << pad() << "    " << t << " sl_r = " << expr(s.identity) << ";\n";
+    *os_ << pad() << "    for (int64_t sl_b = 0; sl_b < " << expr(s.blocks) << "; ++sl_b)\n";
+    *os_ << pad() << "      sl_r = " << reduce_op(s.op) << "(sl_r, sl_grid_load("
+         << vector_access(*s.partials, slot + kir::Expr::var("sl_b"), 1, false) << "));\n";
+    *os_ << pad() << "    " << store_head(*s.buffer, s.index) << "sl_r);\n";
+    *os_ << pad() << "  }\n";
+    *os_ << pad() << "}\n";
+    return;
+  }
   // The result's store and the workspaces follow sl_grid_reduce's own
   // protocol: they are not access sites (see runtime/access_trace.h).
   *os_ << pad() << "if (" << expr(s.participate) << ") {\n";
@@ -591,6 +714,7 @@ PrintedUnit kernel_unit(const kir::Kernel& k, int first_line) {
   Printer printer;
   printer.block = k.static_block;
   printer.fast_math = k.fast_math;
+  printer.native_half = k.native_half_math;
   for (const kir::Param& p : k.params)
     if (p.source == kir::Param::Source::Input) printer.inputs.insert(p.buffer);
   std::ostringstream body;
@@ -620,31 +744,9 @@ std::string print_kernel(const kir::Kernel& k) {
 PrintedUnit print_unit(const kir::Kernel& k) {
   std::ostringstream os;
   os << runtime_header();
-  if (s.persistent()) {
-    // An allreduce over the grid (kir::GridReduce, grid-persistent): this
-    // block's partial into its slot, the grid barrier, then every thread of
-    // an existing element combines the slots in block order. The slots are
-    // access sites (traced: a read before the barrier is a race).
-    const std::string t = c_type(s.buffer->dtype);
-    const int barrier = site(AccessSite::Kind::Barrier, nullptr);
-    const ExprP slot = s.element * s.blocks;
-    *os_ << pad() << "{  // grid allreduce: partial, grid barrier, combine\n";
-    *os_ << pad() << "  if (" << expr(s.participate) << ") "
-         << store_head(*s.partials, slot + s.block) << load(*s.buffer, s.index) << ");\n";
-    *os_ << pad() << "  sl_grid_sync(SL_SITE(" << barrier << "), " << s.barrier->name
-         << ".data);\n";
-    *os_ << pad() << "  if (" << expr(s.valid) << ") {\n";
-    *os_ << pad() << "    " << t << " sl_r = " << expr(s.identity) << ";\n";
-    *os_ << pad() << "    for (int64_t sl_b = 0; sl_b < " << expr(s.blocks) << "; ++sl_b)\n";
-    *os_ << pad() << "      sl_r = " << reduce_op(s.op) << "(sl_r, sl_grid_load("
-         << vector_access(*s.partials, slot + kir::Expr::var("sl_b"), 1, false) << "));\n";
-    *os_ << pad() << "    " << store_head(*s.buffer, s.index) << "sl_r);\n";
-    *os_ << pad() << "  }\n";
-    *os_ << pad() << "}\n";
-    return;
-  }
   if (has_cached_load(k)) os << cache_load_header();
   if (has_async_copy(k) || has_mma(k)) os << mma_header();
+  if (has_native_half_math(k)) os << half_math_header();
   os << "typedef " << (k.index_bits == 64 ? "int64_t" : "int32_t") << " sl_index_t;\n\n";
   const std::string prefix = os.str();
   PrintedUnit u = kernel_unit(k, 1 + static_cast<int>(std::count(prefix.begin(), prefix.end(), '\n')));

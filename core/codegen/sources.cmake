@@ -21,3 +21,7 @@ target_sources(schedlab PRIVATE ${CMAKE_CURRENT_LIST_DIR}/mma_header.cpp)
 # The cache-policy loads (cache_load.cuh: sl_ldcg, sl_vec_copy_cg, ...): only
 # the units with a cached load append it (codegen::cache_load_header()).
 schedlab_embed_cuh(cache_load.cuh kCacheLoadText cache_load_text.cpp)
+# The native half math (half_math.cuh: __hmul2, ...): only the units that
+# compute half ops natively append it (codegen::half_math_header()).
+schedlab_embed_cuh(half_math.cuh kHalfMathText half_math_text.cpp)
+target_sources(schedlab PRIVATE ${CMAKE_CURRENT_LIST_DIR}/half_math_header.cpp)

@@ -24,6 +24,11 @@
 // flips on rounding); narrowing casts appear only on outputs, where the
 // output's own tolerance applies. None of this hides a lowering bug: the
 // schedule decides every index and predicate whatever the values are.
+// Half inputs (f16, bf16) make half chains: math on them stays in their type
+// and rounds after every operation, as PyTorch's does (docs/fusion-text.md,
+// "Data types"); the reference rounds the same way, and the campaign runs
+// every third case with native half math (`--math native`). Value::half
+// follows the type through unary, binary and where (feature half_math).
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -204,6 +209,12 @@ class Generator : gen::Draws {
     }
     f_.features.insert("unary");
     emit(e, {a.name}, v.shape, v.pos, b);
+    set_half(v.half);
+  }
+  /// The last value's half type (Value::half): `half` ("" for f32).
+  void set_half(const std::string& half) {
+    values_.back().half = half;
+    if (!half.empty()) f_.features.insert("half_math");
   }
   /// t as an operand of a binary operator: parenthesised unless it is one token.
   static std::string paren(const std::string& t) {
@@ -257,6 +268,7 @@ class Generator : gen::Draws {
     }
     f_.features.insert("binary");
     emit(e, {a.name, b.name}, shape, pos, bound);
+    set_half(!vb || vb->half == va.half ? va.half : "");
   }
 
   /// A comparison of inputs (exact on both sides), as a bool expression text.
@@ -291,6 +303,7 @@ class Generator : gen::Draws {
     f_.features.insert("where");
     emit("where(" + cmp->first + ", " + oa.text + ", " + ob.text + ")", {c.name, oa.name, ob.name},
          shape, pos, std::max(oa.bound, ob.bound));
+    set_half(!b || b->half == a.half ? a.half : "");
   }
 
   void cast_bool() {

@@ -31,6 +31,9 @@ struct Value {
   bool is_input = false;
   bool usable = true;    ///< false for dead statements and a matmul's operands: nothing may read them
   bool is_int = false;   ///< an i32 input: read through cast(x, f32) first
+  /// "f16" or "bf16": a value of that half type, whose math rounds after
+  /// every operation (PyTorch's rule); "" for f32.
+  std::string half;
 };
 
 /// NumPy broadcasting on names: right-aligned, equal or "1" on one side.

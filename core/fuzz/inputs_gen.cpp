@@ -80,6 +80,7 @@ class StartDraw : Draws {
         v.is_int = true;
         v.bound = 8;
       }
+      if (dtype == "f16" || dtype == "bf16") v.half = dtype;
       if (dtype != "f32") s_.features.insert("input_" + dtype);
       s_.inputs.push_back({v.name, dtype, v.shape});
       s_.values.push_back(v);

@@ -51,7 +51,7 @@ constexpr const char* kFusionPath = "fuzz.yaml";
 constexpr const char* kSchedulePath = "fuzz.sched";
 
 runtime::KernelOptions kernel_options(const RunOptions& o) {
-  return {o.dynamic_sizes, o.fast_math};
+  return {o.dynamic_sizes, o.fast_math, true, o.native_half_math};
 }
 
 /// The fuzzer's name of the stage a point failed in: the stage's, except

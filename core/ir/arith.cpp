@@ -112,7 +112,21 @@ bool is_transcendental(UnaryOpType op) {
   }
 }
 
+/// Both operands are tensors of dtype t.
+bool tensors_of(const std::vector<Val*>& ops, DataType t) {
+  return std::all_of(ops.begin(), ops.end(),
+                     [t](Val* v) { return v->is<TensorView>() && v->dtype() == t; });
+}
+
 }  // namespace
+
+bool half_op_is_native(UnaryOpType op) {
+  return op == UnaryOpType::Neg || op == UnaryOpType::Abs;
+}
+
+bool half_op_is_native(BinaryOpType op) {
+  return op == BinaryOpType::Add || op == BinaryOpType::Sub || op == BinaryOpType::Mul;
+}
 
 Scalar* constant(Fusion& f, double v, DataType t) {
   return f.make_scalar(round_to_dtype(v, t), t);
@@ -134,7 +148,8 @@ Val* unary(UnaryOpType op, Val* in) {
         << name << ": expected a numeric operand, found bool ("
         << (in->is<TensorView>() ? in->as<TensorView>()->describe() : in->str()) << ")";
   }
-  DataType out_t = compute_dtype(in->dtype());
+  // A float keeps its dtype (PyTorch: exp of f16 is f16).
+  DataType out_t = in->dtype();
   // Constants are Python-style scalars: math on them stays in double, so
   // `1 / sqrt(2)` folds exactly; tensors of integers compute in f32.
   if (is_transcendental(op) && !is_float(out_t))
@@ -146,6 +161,9 @@ Val* unary(UnaryOpType op, Val* in) {
                                << " is known only at launch; expected a tensor operand";
     return f.make_scalar(round_to_dtype(apply_unary(op, s->value()), out_t), out_t);
   }
+  // Half math other than neg/abs computes in f32 and rounds back.
+  if (is_half(out_t) && !half_op_is_native(op))
+    return cast(unary(op, cast(in, DataType::F32)), out_t);
   if (in->dtype() != out_t) in = cast(in, out_t);
   auto* t = in->as<TensorView>();
   std::vector<IterDomain*> dom;
@@ -173,7 +191,12 @@ Val* binary(BinaryOpType op, Val* lhs, Val* rhs) {
   // Division of integers is true division, as in PyTorch and NumPy.
   if ((op == BinaryOpType::Div || op == BinaryOpType::Pow) && !is_float(compute_t))
     compute_t = any_tensor(ops) ? DataType::F32 : DataType::F64;
-  DataType out_t = (is_comparison(op) || is_logical(op)) ? DataType::Bool : compute_t;
+  const bool boolean = is_comparison(op) || is_logical(op);
+  // + - * of two tensors of one half type is a half op; any other half
+  // arithmetic computes in f32 and its result rounds back to t below.
+  const bool native_half = is_half(t) && !boolean && half_op_is_native(op) && tensors_of(ops, t);
+  if (native_half) compute_t = t;
+  DataType out_t = boolean ? DataType::Bool : compute_t;
   Fusion& f = fusion_of({lhs, rhs});
   if (!any_tensor(ops)) {
     for (Val* v : ops)
@@ -191,14 +214,15 @@ Val* binary(BinaryOpType op, Val* lhs, Val* rhs) {
   std::vector<IterDomain*> dom = broadcast_operands(name, ops);
   TensorView* out = f.make_tensor(out_t, dom);
   f.create<BinaryOp>(op, out, ops[0], ops[1]);
-  return out;
+  return is_half(t) && !boolean && out_t != t ? cast(out, t) : out;
 }
 
 Val* where(Val* cond, Val* lhs, Val* rhs) {
   user_assert(cond->dtype() == DataType::Bool)
       << "where: expected a bool condition, found " << dtype_name(cond->dtype()) << " ("
       << (cond->is<TensorView>() ? cond->as<TensorView>()->describe() : cond->str()) << ")";
-  DataType t = compute_dtype(arith_dtype({lhs, rhs}));
+  const DataType result_t = arith_dtype({lhs, rhs});
+  DataType t = compute_dtype(result_t);
   std::vector<Val*> ops{cond, lhs, rhs};
   Fusion& f = fusion_of({cond, lhs, rhs});
   if (!any_tensor(ops)) {
@@ -215,7 +239,7 @@ Val* where(Val* cond, Val* lhs, Val* rhs) {
   std::vector<IterDomain*> dom = broadcast_operands("where", ops);
   TensorView* out = f.make_tensor(t, dom);
   f.create<WhereOp>(out, ops[0], ops[1], ops[2]);
-  return out;
+  return result_t != t ? cast(out, result_t) : out;
 }
 
 Val* cast(Val* in, DataType t) {
@@ -372,8 +396,12 @@ void check_contracted(std::string_view op, TensorView* a, int ia, TensorView* b,
 }
 
 /// The sum over axis `k` (counted from the end) of a * b, both already
-/// broadcast to one rank; f32.
-TensorView* contract(TensorView* a, TensorView* b, int k) { return sum(tv(mul(a, b)), {k}); }
+/// broadcast to one rank; f32: half operands are cast first (exact), so
+/// each product is exact and the sum accumulates in f32.
+TensorView* contract(TensorView* a, TensorView* b, int k) {
+  auto f32 = [](TensorView* t) { return is_half(t->dtype()) ? cast(t, DataType::F32) : t; };
+  return sum(tv(mul(f32(a), f32(b))), {k});
+}
 
 /// t with a Broadcast axis at position `at` of the result, counted from its
 /// end (-1: a new last axis).

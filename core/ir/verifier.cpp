@@ -5,6 +5,7 @@
 #include <set>
 
 #include "schedlab/base/error.h"
+#include "schedlab/ir/arith.h"
 
 namespace schedlab::ir {
 
@@ -252,10 +253,17 @@ void check_expr(const Fusion& f, const Expr* e) {
       break;
     }
   check_dtypes(e);
-  if (e->is<UnaryOp>() || e->is<BinaryOp>() || e->is<ReductionOp>())
-    internal_assert(!is_half(out->dtype()))
+  // Half math is only the ops whose single rounding every backend
+  // reproduces (half_op_is_native), on operands of the result's type.
+  if (e->is<UnaryOp>() || e->is<BinaryOp>() || e->is<ReductionOp>()) {
+    const bool native = (e->is<UnaryOp>() && half_op_is_native(e->as<UnaryOp>()->op())) ||
+                        (e->is<BinaryOp>() && half_op_is_native(e->as<BinaryOp>()->op()));
+    bool same = true;
+    for (const Val* v : e->inputs()) same = same && v->dtype() == out->dtype();
+    internal_assert(!is_half(out->dtype()) || (native && same))
         << where_str(e) << ": math produces " << dtype_name(out->dtype())
-        << "; half types compute in f32";
+        << "; half types compute in f32 except neg, abs, +, - and * on operands of that type";
+  }
 }
 
 }  // namespace

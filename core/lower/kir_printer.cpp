@@ -230,6 +230,7 @@ std::string print_kir(const Kernel& k) {
                        k.static_block[2]));
   if (k.fast_math)
     p.line("  fast math: f32 exp, log, division, reciprocal, rsqrt and sigmoid approximated");
+  if (k.native_half_math) p.line("  native half math: f16/bf16 +, -, *, neg, abs through __hadd2 and the like");
   for (const auto& [type, extents] : k.launch_extents) {
     std::string list;
     for (const ir::SizeExpr& e : extents) list += (list.empty() ? "" : ", ") + e.str();

@@ -3,7 +3,8 @@
 // Every tensor is a HostTensor of its non-reduction logical shape. Elementwise
 // operands have the output's rank (the builder inserted BroadcastOps); an
 // operand axis of extent 1 stretches to the output's extent, and a Scalar
-// operand is a constant. Only CastOp rounds; everything else stays in double,
+// operand is a constant. Only CastOp and half ops (rounded once to their
+// f16/bf16 result) round; everything else stays in double,
 // and each element's forward error bound (error_bound.h) says how far a
 // kernel computing in the tensors' own types may lie from it.
 #include <algorithm>
@@ -342,13 +343,26 @@ std::unique_ptr<Elementwise> elementwise_of(const ir::Expr& e, const Index& shap
   const auto make = [&](Elementwise::Fn fn, Elementwise::Rounding rounding) {
     return std::make_unique<Elementwise>(e, shape, env, sizes, std::move(fn), std::move(rounding));
   };
+  // A half op (ir::half_op_is_native: neg, abs, +, -, * of one half type)
+  // is its exact result rounded once to the half type, which every kernel
+  // computes bit for bit (through f32, or a native __hmul/__hmul2): the
+  // reference rounds as a cast does.
+  const auto no_rounding = [](const double*, double) { return 0.0; };
   switch (e.kind()) {
     case ir::Expr::Kind::Unary: {
       ir::UnaryOpType op = e.as<ir::UnaryOp>()->op();
+      if (ir::is_half(out_t))
+        return make([op, out_t](const double* v) {
+          return ir::round_to_dtype(ir::apply_unary(op, v[0]), out_t);
+        }, no_rounding);
       return make([op](const double* v) { return ir::apply_unary(op, v[0]); }, op_rounding);
     }
     case ir::Expr::Kind::Binary: {
       ir::BinaryOpType op = e.as<ir::BinaryOp>()->op();
+      if (ir::is_half(out_t))
+        return make([op, out_t](const double* v) {
+          return ir::round_to_dtype(ir::apply_binary(op, v[0], v[1]), out_t);
+        }, no_rounding);
       return make([op](const double* v) { return ir::apply_binary(op, v[0], v[1]); },
                   op_rounding);
     }

@@ -198,6 +198,7 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
   p.kernel = lower::lower(f, bits, after_pass, options.dynamic_sizes ? ir::SizeBindings{} : sizes,
                           divisible);
   p.kernel.fast_math = options.fast_math;
+  p.kernel.native_half_math = options.native_half_math;
   codegen::PrintedUnit unit = codegen::print_unit(p.kernel);
   p.source.source = std::move(unit.text);
   p.sites = std::move(unit.sites);

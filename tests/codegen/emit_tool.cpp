@@ -108,15 +108,36 @@ outputs: [y, z]
 )",
                                        "fast_math_ops.yaml");
   }
-  throw std::runtime_error(
-      "unknown fusion '" + name +
-      "'; expected pointwise_1d, unroll, f16, reduction, shared_cache or fast_math");
+  if (name == "half_ops" || name == "half_native") {
+    // f16 x * y and bf16 -a: half ops (ir::half_op_is_native), unrolled by
+    // 4 (constant sizes: no predicate, so each loop's only statement is the
+    // op); half_native is compiled with kir::Kernel::native_half_math.
+    auto def = frontend::parse_fusion_text(R"(
+fusion: half_ops
+inputs:
+  x: {dtype: f16, shape: [1024]}
+  y: {dtype: f16, shape: [1024]}
+  a: {dtype: bf16, shape: [1024]}
+body: |
+  z = x * y
+  w = -a
+outputs: [z, w]
+)",
+                                           "half_ops.yaml");
+    tile_1d(*def.fusion, named(*def.fusion, "z"), true);
+    tile_1d(*def.fusion, named(*def.fusion, "w"), true);
+    return def;
+  }
+  throw std::runtime_error("unknown fusion '" + name +
+                           "'; expected pointwise_1d, unroll, f16, reduction, shared_cache, "
+                           "fast_math, half_ops or half_native");
 }
 
 /// The unit of a named fusion; fast_math is compiled with fast math.
 std::string unit(const std::string& name) {
   kir::Kernel k = lower::lower(*build(name).fusion);
   k.fast_math = name == "fast_math";
+  k.native_half_math = name == "half_native";
   return codegen::print_cuda(k);
 }
 
@@ -131,7 +152,8 @@ int main(int argc, char** argv) {
     if (std::string(argv[1]) == "--nvrtc") {
       // Every unit above must compile for sm_90 (NVRTC needs no GPU).
       for (const char* name :
-           {"pointwise_1d", "unroll", "f16", "reduction", "shared_cache", "fast_math"}) {
+           {"pointwise_1d", "unroll", "f16", "reduction", "shared_cache", "fast_math", "half_ops",
+            "half_native"}) {
         runtime::KernelSource src;
         src.source = unit(name);
         runtime::nvrtc_compile(src, "sm_90", nullptr, SCHEDLAB_BINARY_DIR "/tests/codegen");

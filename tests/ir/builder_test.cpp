@@ -62,19 +62,48 @@ class BuilderTest : public ::testing::Test {
 
 // --- dtypes --------------------------------------------------------------------
 
-TEST_F(BuilderTest, HalfMathIsComputedInF32) {
+TEST_F(BuilderTest, HalfMathRoundsBackToTheHalfType) {
   for (DataType half : {DataType::F16, DataType::BF16}) {
     TensorView* x = nk("x", half);
+    // exp of a half is a half (PyTorch): computed on an f32 cast of x, the
+    // result cast back.
     TensorView* y = tv(exp(x));
-    EXPECT_EQ(y->dtype(), DataType::F32);
-    // exp reads an f32 cast of x, not x itself.
-    TensorView* in = operand(y, 0);
+    EXPECT_EQ(y->dtype(), half);
+    ASSERT_TRUE(y->definition()->is<CastOp>());
+    TensorView* e = operand(y, 0);
+    ASSERT_TRUE(e->definition()->is<UnaryOp>());
+    EXPECT_EQ(e->dtype(), DataType::F32);
+    TensorView* in = operand(e, 0);
     ASSERT_TRUE(in->definition()->is<CastOp>());
-    EXPECT_EQ(in->dtype(), DataType::F32);
     EXPECT_EQ(operand(in, 0), x);
-
-    EXPECT_EQ(add(x, x)->dtype(), DataType::F32);
+    // Reductions accumulate in f32 and stay there.
     EXPECT_EQ(sum(x, {1})->dtype(), DataType::F32);
+  }
+}
+
+TEST_F(BuilderTest, HalfAddSubMulNegAbsAreHalfOps) {
+  for (DataType half : {DataType::F16, DataType::BF16}) {
+    TensorView* x = nk("x", half);
+    TensorView* y = nk("y", half);
+    for (BinaryOpType op : {BinaryOpType::Add, BinaryOpType::Sub, BinaryOpType::Mul}) {
+      TensorView* z = tv(binary(op, x, y));
+      EXPECT_EQ(z->dtype(), half) << binary_op_name(op);
+      ASSERT_TRUE(z->definition()->is<BinaryOp>()) << binary_op_name(op);
+      EXPECT_EQ(operand(z, 0), x);
+      EXPECT_EQ(operand(z, 1), y);
+    }
+    for (UnaryOpType op : {UnaryOpType::Neg, UnaryOpType::Abs}) {
+      TensorView* z = tv(unary(op, x));
+      EXPECT_EQ(z->dtype(), half);
+      ASSERT_TRUE(z->definition()->is<UnaryOp>());
+      EXPECT_EQ(operand(z, 0), x);
+    }
+    // Division, max, a scalar operand: in f32, then one rounding back.
+    for (Val* z : {div(x, y), binary(BinaryOpType::Max, x, y), mul(x, constant(f, 0.1))}) {
+      EXPECT_EQ(z->dtype(), half);
+      ASSERT_TRUE(tv(z)->definition()->is<CastOp>());
+      EXPECT_EQ(operand(tv(z), 0)->dtype(), DataType::F32);
+    }
   }
 }
 
@@ -123,7 +152,7 @@ TEST_F(BuilderTest, IntegerTensorTimesFloatConstantIsF32) {
   // An integer constant leaves the tensor's type alone, even a wider one;
   // a float constant does not widen a float tensor.
   EXPECT_EQ(mul(a, constant(f, 2, DataType::I64))->dtype(), DataType::I32);
-  EXPECT_EQ(mul(nk("h", DataType::F16), constant(f, 0.5))->dtype(), DataType::F32);
+  EXPECT_EQ(mul(nk("h", DataType::F16), constant(f, 0.5))->dtype(), DataType::F16);
   EXPECT_EQ(mul(nk("d", DataType::F64), constant(f, 0.5, DataType::F32))->dtype(), DataType::F64);
 }
 
@@ -133,7 +162,8 @@ TEST_F(BuilderTest, WhereTakesTheBranchesType) {
   TensorView* y = tv(where(c, x, constant(f, 0.0)));
   EXPECT_EQ(y->dtype(), DataType::F32);
   ASSERT_TRUE(y->definition()->is<WhereOp>());
-  EXPECT_EQ(where(c, nk("i", DataType::I32), nk("h", DataType::F16))->dtype(), DataType::F32);
+  EXPECT_EQ(where(c, nk("i", DataType::I32), nk("h", DataType::F16))->dtype(), DataType::F16);
+  EXPECT_EQ(where(c, nk("j", DataType::I32), constant(f, 0.5))->dtype(), DataType::F32);
 }
 
 TEST_F(BuilderTest, CastKeepsTheShape) {

@@ -80,14 +80,34 @@ TEST(RefEvaluator, ScalarOperandsAreConstants) {
   EXPECT_THAT(out[0].data, ElementsAre(0, 3, -7));
 }
 
-TEST(RefEvaluator, UnaryChainOnHalfInputComputesInDouble) {
-  // The builder casts f16 to f32; the reference does not round intermediates.
+TEST(RefEvaluator, UnaryChainOnF32CastOfHalfInputComputesInDouble) {
+  // After an explicit cast to f32 the reference does not round intermediates.
   ir::Fusion f;
   auto* x = input(f, DataType::F16, {c(3)}, "x");
-  f.add_output(ir::tv(ir::exp(ir::relu(x))));
+  f.add_output(ir::tv(ir::exp(ir::relu(ir::cast(x, DataType::F32)))));
   auto out = evaluate(f, {host(DataType::F16, {3}, {-1, 0, 0.5})}, {});
   EXPECT_EQ(out[0].dtype, DataType::F32);
   EXPECT_THAT(out[0].data, ElementsAre(1.0, 1.0, std::exp(0.5)));
+}
+
+TEST(RefEvaluator, HalfMathRoundsAfterEveryOp) {
+  // exp of an f16 is f16 (PyTorch): computed in f32, rounded back.
+  ir::Fusion f;
+  auto* x = input(f, DataType::F16, {c(3)}, "x");
+  f.add_output(ir::tv(ir::exp(ir::relu(x))));
+  // y * y + y on f16: the product rounds to f16 before the sum (a half op
+  // each): for y = 0.10699462890625 that gives 0.118408203125, one rounding
+  // of the exact y * y + y would give 0.11846923828125.
+  auto* y = input(f, DataType::F16, {c(1)}, "y");
+  f.add_output(ir::tv(ir::add(ir::mul(y, y), y)));
+  auto out = evaluate(f, {host(DataType::F16, {3}, {-1, 0, 0.5}), host(DataType::F16, {1}, {0.10699462890625})}, {});
+  EXPECT_EQ(out[0].dtype, DataType::F16);
+  EXPECT_THAT(out[0].data, ElementsAre(1.0, 1.0, ir::round_to_dtype(std::exp(0.5), DataType::F16)));
+  const double h = 0.10699462890625;
+  const double sq = ir::round_to_dtype(h * h, DataType::F16);
+  EXPECT_EQ(out[1].dtype, DataType::F16);
+  EXPECT_EQ(out[1].data[0], ir::round_to_dtype(sq + h, DataType::F16));
+  EXPECT_EQ(out[1].data[0], 0.118408203125);
 }
 
 TEST(RefEvaluator, ComparisonGivesBoolAndWhereSelects) {

@@ -173,6 +173,9 @@ struct RunOptions {
   /// f32 math through the hardware approximations (`--fast-math`), validated
   /// with their error bounds; the campaign sets it for cases 2 and 3 mod 4.
   bool fast_math = false;
+  /// Half ops through __hmul2 and the like (`--math native`); the campaign
+  /// sets it for cases 2 mod 3.
+  bool native_half_math = false;
   /// `--mutate`: a run that validates is mutated and validated again
   /// (RunOutcome::mutant), as `exec --mutate` does.
   std::optional<sweep::Mutation> mutation;

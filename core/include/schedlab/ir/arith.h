@@ -7,8 +7,17 @@
 //  * Elementwise operands broadcast NumPy-style: the lower-rank operand gains
 //    leading Broadcast axes (a BroadcastOp), then each axis must have equal
 //    extents or be Broadcast on all but one side.
-//  * f16/bf16 operands of math are cast to f32 first; results are f32. Integer
-//    operands of transcendental functions are cast to f32.
+//  * Result dtypes follow PyTorch's type promotion (torch.result_type):
+//    tensors promote among themselves, a Python-style scalar constant does not
+//    widen a float tensor (f16 * 0.5 is f16) but makes an integer or bool
+//    tensor's arithmetic f32, f16 with bf16 is f32, comparisons are bool,
+//    integer true division and integer transcendental math are f32.
+//  * Half results (f16/bf16) round after every operation, as eager PyTorch
+//    and nvFuser's frontend do: +, -, * of two tensors of the same half type,
+//    and neg/abs of one, are half ops (exact result rounded once:
+//    half_op_is_native); every other half operation casts its operands to
+//    f32, computes there and casts the result back. Reductions accumulate in
+//    f32 and return f32 (cast explicitly for a half result).
 //  * Constant-only operations fold to a Scalar.
 // Every rule violation is a user_error naming the op, the tensor and the axis.
 #pragma once
@@ -18,6 +27,14 @@
 #include "schedlab/ir/fusion.h"
 
 namespace schedlab::ir {
+
+/// Whether a UnaryOp / BinaryOp may have half (f16/bf16) operands and result:
+/// its exact result rounded once to the half type equals computing it in f32
+/// and rounding (f32 holds 2p + 2 bits of a half's p), so every backend and
+/// the reference agree bit for bit, and CUDA has an intrinsic for it
+/// (__hneg, __habs, __hadd, __hsub, __hmul and their half2 forms).
+bool half_op_is_native(UnaryOpType op);
+bool half_op_is_native(BinaryOpType op);
 
 /// A constant in f's scalar pool.
 Scalar* constant(Fusion& f, double v, DataType t = DataType::F64);

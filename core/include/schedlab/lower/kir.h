@@ -513,6 +513,12 @@ struct Kernel {
   /// as the runtime header's sl_fast_* (__expf, __logf, __fdividef,
   /// rsqrtf); the validation's error bounds follow (ref::EvalOptions).
   bool fast_math = false;
+  /// Half ops (ir::half_op_is_native: +, -, *, neg, abs of f16/bf16) through
+  /// the CUDA Math API's intrinsics (runtime::KernelOptions::native_half_math):
+  /// __hmul, and __hmul2 for two iterations of a loop whose only statement
+  /// it is; the same bits as computing in f32 (the default), other
+  /// instructions.
+  bool native_half_math = false;
   int index_bits = 32;       ///< 32 or 64
   bool has_barrier = false;  ///< any Sync or BlockReduce
   /// A Global parameter read or written with `width`-wide vector accesses:

@@ -40,6 +40,10 @@ struct KernelOptions {
   /// kernel serves every such shape, and its index math folds. Off: one
   /// kernel for every shape (`--no-divisibility`).
   bool divisibility = true;
+  /// Half ops through __hadd/__hmul/... and their half2 forms (kir::Kernel::
+  /// native_half_math; `--math native`). The results are the same bits, so
+  /// validation does not change.
+  bool native_half_math = false;
 };
 
 /// The divisor of divisibility specialization (Triton's, 16).
