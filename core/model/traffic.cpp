@@ -131,16 +131,50 @@ void TrafficObserver::on_launch_begin(const runtime::TraceKernel& kernel) {
   }
 }
 
+int64_t block_round_trips(uint64_t intervals, const std::map<uint64_t, int64_t>& plain_reads,
+                          const std::map<uint64_t, uint64_t>& landed_from) {
+  // start[e]: T[e]; only the intervals that load or land change it.
+  std::vector<int64_t> start(intervals + 2, 0);
+  int64_t t = 0;
+  for (uint64_t e = 0; e <= intervals; ++e) {
+    start[e] = t;
+    int64_t end = t;
+    if (auto it = plain_reads.find(e); it != plain_reads.end() && it->second > 0) end = t + 1;
+    if (auto it = landed_from.find(e); it != landed_from.end() && it->second <= e)
+      end = std::max(end, start[it->second] + 1);
+    t = end;
+  }
+  return t;
+}
+
 void TrafficObserver::on_block_begin(const runtime::BlockEvent& block) {
   pending_.clear();
-  read_epochs_.clear();
+  last_global_read_ = {-1, 0};
+  sync_reads_.clear();
+  in_flight_.clear();
+  landed_from_.clear();
   smem_ = block.smem;
 }
 
 void TrafficObserver::on_access(const runtime::AccessEvent& a) {
-  if (a.space == runtime::MemorySpace::Local || !a.in_bounds) return;
+  last_global_read_ = {-1, 0};
+  if (a.space == runtime::MemorySpace::Local) return;
+  // A cp.async landing (at its wait_group): the interval it lands in waits
+  // for the round trip that started at its issue.
+  if (a.space == runtime::MemorySpace::Shared && a.is_write) {
+    auto it = in_flight_.find({a.thread_linear, a.site});
+    if (it != in_flight_.end() && !it->second.empty()) {
+      uint64_t& from = landed_from_.try_emplace(a.epoch, it->second.front()).first->second;
+      from = std::max(from, it->second.front());
+      it->second.erase(it->second.begin());
+    }
+  }
+  if (!a.in_bounds) return;
   ++counts_.thread_accesses;
-  if (a.space == runtime::MemorySpace::Global && !a.is_write) read_epochs_.insert(a.epoch);
+  if (a.space == runtime::MemorySpace::Global && !a.is_write) {
+    ++sync_reads_[a.epoch];
+    last_global_read_ = {a.thread_linear, a.epoch};
+  }
   // Shared accesses are placed by their byte address in the block's shared
   // memory (banks are a property of the address, not of the buffer).
   const int64_t offset = a.space == runtime::MemorySpace::Shared
@@ -148,6 +182,17 @@ void TrafficObserver::on_access(const runtime::AccessEvent& a) {
                              : a.offset;
   pending_[Key{a.site, a.thread_linear / 32, a.occurrence}].push_back(
       {a.thread_linear % 32, offset, a.bytes});
+}
+
+void TrafficObserver::on_async_issue(const runtime::AccessEvent& copy) {
+  // The global read just before, by this thread, was the copy's source: not
+  // a plain load the interval waits for.
+  if (last_global_read_.first == copy.thread_linear && last_global_read_.second == copy.epoch) {
+    auto it = sync_reads_.find(copy.epoch);
+    if (it != sync_reads_.end() && --it->second == 0) sync_reads_.erase(it);
+  }
+  last_global_read_ = {-1, 0};
+  in_flight_[{copy.thread_linear, copy.site}].push_back(copy.epoch);
 }
 
 void TrafficObserver::flush_request(const Key& key, const std::vector<Lane>& lanes) {
@@ -192,9 +237,16 @@ void TrafficObserver::flush_request(const Key& key, const std::vector<Lane>& lan
 void TrafficObserver::on_block_end(const runtime::BlockEvent& block) {
   ++counts_.blocks;
   counts_.block_barriers = std::max(counts_.block_barriers, int64_t(block.barriers));
-  counts_.block_read_phases = std::max(counts_.block_read_phases, int64_t(read_epochs_.size()));
+  counts_.block_read_phases =
+      std::max(counts_.block_read_phases,
+               block_round_trips(block.barriers, sync_reads_, landed_from_));
   const runtime::LaunchDims& d = kernel_->dims;
   counts_.threads += d.block[0] * d.block[1] * d.block[2];
+  for (const auto& [key, lanes] : pending_) flush_request(key, lanes);
+  pending_.clear();
+}
+
+void TrafficObserver::on_block_suspend(const runtime::BlockEvent&) {
   for (const auto& [key, lanes] : pending_) flush_request(key, lanes);
   pending_.clear();
 }
@@ -206,8 +258,3 @@ void TrafficObserver::on_launch_end() {
 }
 
 }  // namespace schedlab::model
-void TrafficObserver::on_block_suspend(const runtime::BlockEvent&) {
-  for (const auto& [key, lanes] : pending_) flush_request(key, lanes);
-  pending_.clear();
-}
-

@@ -130,5 +130,30 @@ TEST(MmaProfile, TheSampleShrinksToTheBudgetAndNotBelowOneBlock) {
   EXPECT_EQ(sample_blocks_within(512, w, 32000), 10);
 }
 
+// The floor's chain counts a cp.async's round trip at the wait_group that
+// lands it: configs/schedules/matmul_mma_async.sched issues step i + stages
+// - 1 before it waits for step i, so `stages` round trips overlap and 12 K
+// steps of 16 take ceil(12 / stages) of them (12 before, every interval with
+// a global load). The barriers stay (3 per step).
+TEST(MmaProfile, CpAsyncStagesOverlapTheirRoundTripsInTheChain) {
+  ::unsetenv("SCHEDLAB_CPU_MAX_WORK");
+  const ir::SizeBindings sizes{{"M", 16}, {"N", 8}, {"K", 192}};
+  for (int64_t stages : {2, 3, 4}) {
+    SCOPED_TRACE(fmt::format("stages={}", stages));
+    auto def = test_support::load_config_fusion("matmul_bf16");
+    frontend::apply_schedule_file(SCHEDLAB_SOURCE_DIR "/configs/schedules/matmul_mma_async.sched",
+                                  def, {{"stages", stages}});
+    const ir::Fusion& f = *def.fusion;
+    const runtime::PreparedKernel prepared = runtime::prepare(f, sizes);
+    ASSERT_THAT(prepared.source.source, ::testing::HasSubstr("sl_cp_async_wait<"));
+    ProfileOptions o;
+    o.cache_dir = cache_dir();
+    const KernelProfile p = profile_kernel(cpu(), prepared, f, sizes, sweep::io_bytes(f, sizes),
+                                           h200(), o, "matmul_bf16");
+    EXPECT_EQ(p.traffic.block_read_phases, (12 + stages - 1) / stages);
+    EXPECT_EQ(p.traffic.block_barriers, 36);
+  }
+}
+
 }  // namespace
 }  // namespace schedlab::model

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 
 #include "schedlab/codegen/runtime_header.h"
@@ -273,3 +274,24 @@ TEST(L2Model, EvictsTheLeastRecentAndWritesBackDirtySectors) {
 }
 
 }  // namespace
+
+// ---- dependent DRAM round trips of a block (the floor's chain)
+
+TEST(BlockRoundTrips, PlainLoadsWaitInTheirIntervalCopiesAtTheirLanding) {
+  using schedlab::model::block_round_trips;
+  using Reads = std::map<uint64_t, int64_t>;
+  using Lands = std::map<uint64_t, uint64_t>;
+  // Plain loads: one round trip per interval with a load (the old count).
+  EXPECT_EQ(block_round_trips(4, Reads{{0, 3}, {2, 1}, {4, 8}}, {}), 3);
+  EXPECT_EQ(block_round_trips(4, {}, {}), 0);
+  // cp.async landing in the interval it was issued in (wait_group 0): as plain.
+  EXPECT_EQ(block_round_trips(3, {}, Lands{{0, 0}, {1, 1}, {2, 2}, {3, 3}}), 4);
+  // A circular buffer of 3 stages, one interval per K step: the copy of
+  // step i + 2 is issued in step i before the wait that lands step i, so
+  // three round trips overlap: 9 steps take 3 round trips, not 9.
+  Lands pipelined{{0, 0}, {1, 0}, {2, 0}};
+  for (uint64_t i = 3; i < 9; ++i) pipelined[i] = i - 2;
+  EXPECT_EQ(block_round_trips(8, {}, pipelined), 3);
+  // A plain load in between still waits for its own round trip.
+  EXPECT_EQ(block_round_trips(8, Reads{{4, 1}}, pipelined), 4);
+}

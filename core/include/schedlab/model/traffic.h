@@ -78,8 +78,11 @@ struct TrafficCounts {
   /// The most barriers one observed block completed (its block reductions'
   /// included): the floor's barrier count (model/roofline.h).
   int64_t block_barriers = 0;
-  /// The most barrier intervals of one observed block with a global load:
-  /// its dependent DRAM round trips.
+  /// The most dependent DRAM round trips of one observed block: each barrier
+  /// interval with a global load waits for it, except a cp.async's, which
+  /// waits only at the interval whose wait_group lands it (its latency
+  /// overlaps the intervals in between: a circular buffer's prefetch), as
+  /// the longest path of round trips over the intervals (block_round_trips).
   int64_t block_read_phases = 0;
 
   int64_t requested_bytes() const;
@@ -150,14 +153,15 @@ class TrafficObserver final : public runtime::AccessObserver {
   void on_launch_begin(const runtime::TraceKernel& kernel) override;
   void on_block_begin(const runtime::BlockEvent& block) override;
   void on_access(const runtime::AccessEvent& access) override;
+  void on_async_issue(const runtime::AccessEvent& copy) override;
   void on_block_end(const runtime::BlockEvent& block) override;
+  /// A block stopped at a grid barrier: its pending warp requests are
+  /// counted before another block's accesses come (grid persistence).
+  void on_block_suspend(const runtime::BlockEvent& block) override;
   void on_launch_end() override;
 
   /// The counts, complete after on_launch_end.
   const TrafficCounts& counts() const { return counts_; }
-  /// A block stopped at a grid barrier: its pending warp requests are
-  /// counted before another block's accesses come (grid persistence).
-  void on_block_suspend(const runtime::BlockEvent& block) override;
 
  private:
   /// One warp-wide request being gathered: (site, warp, occurrence).
@@ -184,7 +188,24 @@ class TrafficObserver final : public runtime::AccessObserver {
   std::vector<int> global_index_;             ///< buffer id -> counts_.global index, or -1
   std::map<int, size_t> shared_index_;        ///< site -> counts_.shared index
   std::map<Key, std::vector<Lane>> pending_;  ///< this block's requests
-  std::set<uint64_t> read_epochs_;            ///< this block's epochs with a global load
+  /// The last access, when a global read: a cp.async's source if its issue
+  /// (same thread) comes next. (thread_linear, epoch) or thread -1.
+  std::pair<int32_t, uint64_t> last_global_read_{-1, 0};
+  std::map<uint64_t, int64_t> sync_reads_;    ///< epoch -> plain global reads in it
+  /// (thread_linear, destination site) -> issue epochs of its pending
+  /// cp.async copies, oldest first (a thread's copies land in issue order).
+  std::map<std::pair<int32_t, int>, std::vector<uint64_t>> in_flight_;
+  std::map<uint64_t, uint64_t> landed_from_;  ///< landing epoch -> latest issue epoch landing there
 };
+
+/// Dependent DRAM round trips of one block over its `intervals` barrier
+/// intervals: interval e starts at T[e] (T[0] = 0, in round trips, barriers
+/// free) and ends at E[e] = max(T[e] + 1 if it has a plain global load,
+/// T[s] + 1 for the latest issue interval s of the cp.async copies that land
+/// in it, T[e]); T[e + 1] = E[e]. The result is the last E. With only plain
+/// loads: the intervals with one. A copy issued `p` intervals before the one
+/// that lands it overlaps them: one round trip per p intervals.
+int64_t block_round_trips(uint64_t intervals, const std::map<uint64_t, int64_t>& plain_reads,
+                          const std::map<uint64_t, uint64_t>& landed_from);
 
 }  // namespace schedlab::model
