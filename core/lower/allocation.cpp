@@ -134,8 +134,28 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
         kernel.size_scale[e.lhs().symbol_name()] = e.rhs().const_value();
     }
   }
+  // A compound extent ((H * W), a view's merge) is read whole where its
+  // symbols have no source of their own: the kernel then needs only the
+  // product (Indexer::size looks a compound up before its parts).
+  std::vector<std::string> in_compound;
+  for (const TensorView* in : f.inputs()) {
+    auto dom = in->logical_no_reductions();
+    for (size_t k = 0; k < dom.size(); ++k) {
+      const ir::SizeExpr& e = dom[k]->extent();
+      if (e.is_const() || e.is_symbol()) continue;
+      std::vector<std::string> syms;
+      e.collect_symbols(syms);
+      bool sourced = true;
+      for (const std::string& s : syms) sourced = sourced && kernel.size_sources.count(s);
+      if (sourced) continue;
+      kernel.size_sources.emplace(e.str(), std::make_pair(buf.at(in), static_cast<int>(k)));
+      in_compound.insert(in_compound.end(), syms.begin(), syms.end());
+    }
+  }
   for (const std::string& s : f.size_symbols())
-    internal_assert(kernel.size_sources.count(s)) << "size " << s << " has no source";
+    internal_assert(kernel.size_sources.count(s) ||
+                    std::find(in_compound.begin(), in_compound.end(), s) != in_compound.end())
+        << "size " << s << " has no source";
   return buf;
 }
 

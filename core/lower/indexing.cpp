@@ -59,6 +59,9 @@ bool binds_broadcast_to_threads(const TensorView* t) {
 }  // namespace
 
 ExprP Indexer::size(const ir::SizeExpr& e) const {
+  // A compound extent read whole (allocation.cpp: a view's (H * W)).
+  if (!e.is_const() && !e.is_symbol())
+    if (auto it = sizes_.find(e.str()); it != sizes_.end()) return it->second;
   switch (e.kind()) {
     case ir::SizeExpr::Kind::Const:
       return Expr::integer(e.const_value());

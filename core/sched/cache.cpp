@@ -46,11 +46,13 @@ ir::Expr* unscheduled_definition(std::string_view op, TensorView* tv) {
   user_assert(def != nullptr) << op << ": " << tv->describe()
                               << " has no definition (a fusion input); expected a tensor "
                                  "computed by an expression";
-  user_assert(!def->is<ir::ViewOp>())
+  // A view's output keeps its root: cache_before moves it to the cache.
+  const bool view = def->is<ir::ViewOp>();
+  user_assert(!view || op == "cache_before")
       << op << ": " << tv->describe() << " is made by " << def->as<ir::ViewOp>()->fn()
       << "; expected a tensor computed by math or a copy (" << op
       << " the view's input or its consumers instead)";
-  user_assert(!tv->has_root() && tv->loop() == tv->logical())
+  user_assert((view || !tv->has_root()) && tv->loop() == tv->logical())
       << op << ": " << tv->describe()
       << " is already transformed (its loop domain differs from its logical domain); expected "
          "an unscheduled tensor ("
@@ -101,7 +103,15 @@ TensorView* cache_before(TensorView* tv) {
                         << "(cache before binding)";
   }
   ir::Fusion& f = *tv->fusion();
-  TensorView* c = f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical()));
+  TensorView* c = nullptr;
+  if (def->is<ir::ViewOp>()) {
+    // The view's root and its splits and merges move to the cache.
+    const std::vector<IterDomain*> root = tv->root(), logical = tv->logical();
+    c = f.make_tensor(tv->dtype(), logical);
+    c->set_domains(root, logical);
+  } else {
+    c = f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical()));
+  }
   name_cache(c, tv);
   f.replace_output(def, tv, c);
   // tv is now a plain copy: its reduction axes (if any) stay with c.

@@ -92,12 +92,15 @@ std::string pointwise_obstacle(pa::Segment& seg, const pa::TensorView& ref) {
   for (const pa::TensorView& tv : seg.tensors()) {
     if (tv.is_input() || tv == ref) continue;
     if (std::string why = pa::misaligned(seg, tv, ref); !why.empty()) return why + loop;
-    if (full_like(tv, rdom)) continue;
+    // Upstream of a view (reshape), a tensor lines up with the view's input.
+    const pa::TensorView lref = pa::local_reference(seg, tv, ref);
+    const std::vector<pa::AxisInfo> ldom = lref != ref ? lref.logical() : rdom;
+    if (full_like(tv, ldom)) continue;
     if (tv.is_output())
       return "the output " + describe(tv) + " iterates fewer axes than the reference " +
              describe(ref) + loop;
     for (const pa::TensorView& c : tv.consumers())
-      if (!full_like(c, rdom))
+      if (!full_like(c, ldom))
         return describe(tv) + " and its reader " + describe(c) +
                " both iterate fewer axes than the reference " + describe(ref) + loop;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schedlab/ir/extract.h"
+#include "schedlab/ir/reshape.h"
 #include "schedlab/ref/evaluator.h"
 #include "schedlab/segment/segment.h"
 
@@ -85,6 +86,14 @@ inline ir::SizeBindings ragged_sizes(const ir::Fusion& f) {
   size_t i = 0;
   for (const std::string& sym : f.size_symbols())
     if (!s.count(sym)) s[sym] = kValues[std::min(i++, std::size(kValues) - 1)];
+  // A reshape that splits a named size by a constant (split_heads: E into
+  // 8 heads) needs a multiple of it; the rest stay ragged.
+  for (const ir::ViewOp* v : ir::view_ops(f))
+    for (const ir::IterDomainExpr* e : v->out()->root_history())
+      if (const auto* sp = e->as<ir::Split>(); sp && sp->in()->extent().is_symbol()) {
+        int64_t& x = s[sp->in()->extent().symbol_name()];
+        if (x % sp->factor() != 0) x *= sp->factor();
+      }
   return s;
 }
 

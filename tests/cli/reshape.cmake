@@ -1,0 +1,26 @@
+# Reshape and view ops (issue 37): the three standard fusions through the
+# built-in plugins (reshape_add and rmsnorm_reshape one segment each: the
+# pointwise plugin through a flatten, the normalization plugin after a view),
+# sanitized; the example script through reshape and permute; sizes that make
+# a reshape inexact are refused with the reason. Included by CMakeLists.txt.
+set(RESHAPE_CACHE --backend cpu --cache-dir ${CMAKE_CURRENT_BINARY_DIR}/kernel_cache)
+cli_expect(reshape_add_one_pointwise_segment 0 "^reshape_add on cpu: .*, 1 segment$"
+           exec reshape_add --size N=4,H=6,W=40 ${RESHAPE_CACHE})
+cli_expect(rmsnorm_reshape_one_normalization_segment 0 "^  segment 0 \\(normalization: "
+           exec rmsnorm_reshape --size N=4,H=6,W=40 ${RESHAPE_CACHE})
+foreach(case reshape_add:N=3,H=5,W=7 rmsnorm_reshape:N=3,H=5,W=7 split_heads:B=2,S=5,E=24
+             split_heads:B=3,S=7,E=40)
+  string(REPLACE ":" ";" parts ${case})
+  list(GET parts 0 fusion)
+  list(GET parts 1 sizes)
+  string(REPLACE "," "_" tag ${sizes})
+  string(REPLACE "=" "" tag ${tag})
+  cli_expect(reshape_builtin_${fusion}_${tag} 0 "^  sanitizer: no findings$"
+             exec ${fusion} --size ${sizes} --sanitize ${RESHAPE_CACHE})
+endforeach()
+cli_expect(example_split_heads 0 "^  sanitizer: no findings$"
+           exec split_heads --schedule ${PROJECT_SOURCE_DIR}/configs/schedules/split_heads.sched
+           --size B=3,S=7,E=40 --sanitize ${RESHAPE_CACHE})
+cli_expect(reshape_inexact_sizes_refused 2
+           "reshape of T3 \\(t\\) into T4 \\(h\\): the axis of extent E = 20 is split into 8 pieces"
+           exec split_heads --size E=20 ${RESHAPE_CACHE})
