@@ -78,6 +78,10 @@ def sizes_for(fusion):
     its input shapes (the order of torch-baseline's size_label)."""
     if fusion == "batched_transpose":
         return ["B=3,M=5,N=7", "B=1,M=17,N=2"]
+    if fusion in ("reshape_add", "rmsnorm_reshape"):  # reshapes (issue 37)
+        return ["N=9,H=5,W=67", "N=1,H=2,W=130"]
+    if fusion == "split_heads":  # E splits into 8 heads
+        return ["B=3,S=5,E=72", "B=1,S=2,E=128"]
     names = []
     for spec in read_fusion(fusion)["inputs"].values():
         names += [e for e in spec["shape"] if isinstance(e, str) and e not in names]
