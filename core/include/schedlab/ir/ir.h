@@ -549,11 +549,6 @@ class MmaOp final : public Expr {
   std::string op_name() const override { return "mma"; }
 };
 
-/// The combiner of an expression that accumulates over its output's
-/// Reduction axes: a ReductionOp's op, Sum for an MmaOp; nullopt otherwise.
-std::optional<ReductionOpType> accumulation(const Expr* e);
-
-}  // namespace schedlab::ir
 /// reshape, view, flatten, squeeze, unsqueeze and expand (core/ir/reshape.cpp),
 /// nvFuser's ViewOp. out's root domain starts with one axis per
 /// non-reduction logical axis of `in` (1:1, by position; then the axes out
@@ -582,3 +577,8 @@ class ViewOp final : public Expr {
   bool expand_;     ///< expand semantics instead of a row-major reshape
 };
 
+/// The combiner of an expression that accumulates over its output's
+/// Reduction axes: a ReductionOp's op, Sum for an MmaOp; nullopt otherwise.
+std::optional<ReductionOpType> accumulation(const Expr* e);
+
+}  // namespace schedlab::ir
