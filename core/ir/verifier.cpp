@@ -236,7 +236,6 @@ void check_expr(const Fusion& f, const Expr* e) {
       check_same_axes(e, permuted, out->logical(), false);
       break;
     }
-  }
     case Expr::Kind::View: {
       auto* v = e->as<ViewOp>();
       auto in = v->in()->logical_no_reductions();
@@ -252,6 +251,7 @@ void check_expr(const Fusion& f, const Expr* e) {
       internal_assert(!out->has_reduction()) << where_str(e) << ": a view output has a Reduction axis";
       break;
     }
+  }
   check_dtypes(e);
   // Half math is only the ops whose single rounding every backend
   // reproduces (half_op_is_native), on operands of the result's type.

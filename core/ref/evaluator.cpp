@@ -20,9 +20,9 @@
 #include "schedlab/ir/op_semantics.h"
 #include "schedlab/ref/evaluator.h"
 
-#include "error_bound.h"
 #include "schedlab/ir/reshape.h"
 
+#include "error_bound.h"
 
 namespace schedlab::ref {
 
@@ -289,7 +289,6 @@ HostTensor permute(const ir::PermuteOp& p, const Env& env, const ir::SizeBinding
   return out;
 }
 
-/// The per-element evaluator of an elementwise expression (unary, binary,
 /// A reshape keeps the row-major order of the elements (its Broadcast axes,
 /// old or new, have extent 1); an expand reads index 0 of each widened axis.
 HostTensor view(const ir::ViewOp& v, const Env& env, const ir::SizeBindings& sizes) {
@@ -318,6 +317,7 @@ HostTensor view(const ir::ViewOp& v, const Env& env, const ir::SizeBindings& siz
   return out;
 }
 
+/// The per-element evaluator of an elementwise expression (unary, binary,
 /// where, cast, copy) over `shape`, its output's; null for other kinds.
 std::unique_ptr<Elementwise> elementwise_of(const ir::Expr& e, const Index& shape, const Env& env,
                                             const ir::SizeBindings& sizes,
@@ -429,6 +429,8 @@ HostTensor run(const ir::Expr& e, const Env& env, const ir::SizeBindings& sizes,
       return mma(*e.as<ir::MmaOp>(), env, sizes);
     case ir::Expr::Kind::Permute:
       return permute(*e.as<ir::PermuteOp>(), env, sizes);
+    case ir::Expr::Kind::View:
+      return view(*e.as<ir::ViewOp>(), env, sizes);
     default:
       break;
   }
@@ -443,8 +445,6 @@ std::unordered_set<const ir::TensorView*> streamed(const ir::Fusion& f,
   std::unordered_map<const ir::TensorView*, int> reads;
   for (const ir::Expr* e : exprs)
     for (const ir::Val* v : e->inputs())
-    case ir::Expr::Kind::View:
-      return view(*e.as<ir::ViewOp>(), env, sizes);
       if (const auto* t = v->as<ir::TensorView>()) ++reads[t];
   std::unordered_set<const ir::TensorView*> outputs(f.outputs().begin(), f.outputs().end());
   std::unordered_set<const ir::TensorView*> out;
@@ -468,6 +468,8 @@ std::vector<HostTensor> evaluate(const ir::Fusion& f, const std::vector<HostTens
   user_assert(inputs.size() == f.inputs().size())
       << "evaluate: fusion '" << f.name() << "' has " << f.inputs().size() << " inputs, but "
       << inputs.size() << " tensors were given";
+  const std::string why = ir::check_view_sizes(f, sizes);
+  user_assert(why.empty()) << "evaluate: " << why;
   Env env;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::TensorView* tv = f.inputs()[i];

@@ -521,17 +521,17 @@ struct Kernel {
   bool native_half_math = false;
   int index_bits = 32;       ///< 32 or 64
   bool has_barrier = false;  ///< any Sync or BlockReduce
+  /// Grid-wide barriers (grid-persistent grid reductions): the launch needs
+  /// every block resident at once (a cooperative launch on CUDA; the CPU
+  /// backend runs every block's threads as resident fibers).
+  bool grid_sync = false;
+  int grid_barriers = 0;  ///< grid barrier sites in the body
   /// A Global parameter read or written with `width`-wide vector accesses:
   /// the launch checks its innermost stride is 1, its innermost extent and
   /// other strides are multiples of width, and its pointer is aligned.
   struct VectorAccess {
     const Buffer* buffer;
     int64_t width;
-  /// Grid-wide barriers (grid-persistent grid reductions): the launch needs
-  /// every block resident at once (a cooperative launch on CUDA; the CPU
-  /// backend runs every block's threads as resident fibers).
-  bool grid_sync = false;
-  int grid_barriers = 0;  ///< grid barrier sites in the body
   };
   std::vector<VectorAccess> vector_accesses;
   std::unique_ptr<Block> body;  ///< the kernel body
