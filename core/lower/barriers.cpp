@@ -76,10 +76,15 @@ class PlaceBarriers : public kir::IRMutator {
       if (intersects(e.reads, pending)) {
         // The copies land at a wait of their own thread; the barrier then
         // shows them to the others (PTX: cp.async.wait_group, then bar.sync).
-        if (intersects(e.reads, copying)) out.push_back(kir::AsyncGroup::make(true, 0));
+        // A barrier for other buffers lands no copy: those still in flight
+        // stay pending until a read of theirs gets its wait and barrier (fuzz
+        // seed 2026 case 49: a cp.async tile read after the barrier another
+        // tile's plain load had, with no wait_group).
+        const bool wait = intersects(e.reads, copying);
+        if (wait) out.push_back(kir::AsyncGroup::make(true, 0));
         out.push_back(kir::Sync::make());
-        pending.clear();
-        copying.clear();
+        pending = wait ? Buffers{} : copying;
+        if (wait) copying.clear();
         any = true;
       }
       pending.insert(e.writes.begin(), e.writes.end());

@@ -1,6 +1,8 @@
 // Circular buffering: rules and the pass.
 #include "circular_buffer.h"
 
+#include <algorithm>
+
 #include <map>
 
 #include "allocation.h"
@@ -126,9 +128,13 @@ std::vector<StmtP> pipeline(kir::For& loop, const Circulars& cs) {
     (w ? loads : rest).push_back(std::move(s));
   }
   internal_assert(!loads.empty()) << "circular buffer: loop " << loop.var << " loads nothing";
-  const bool async = kir::any_stmt(*loads.front(), [](const kir::Stmt& x) {
-    const auto* st = x.as<kir::Store>();
-    return st && st->async;
+  // Any of the loads (a plain tile may come first: fuzz seed 2026 case 49,
+  // whose prologue then committed no group for the cp.async tile after it).
+  const bool async = std::any_of(loads.begin(), loads.end(), [](const StmtP& l) {
+    return kir::any_stmt(*l, [](const kir::Stmt& x) {
+      const auto* st = x.as<kir::Store>();
+      return st && st->async;
+    });
   });
   std::vector<StmtP> prologue;
   for (int64_t s = 0; s < prefetch; ++s) {
