@@ -140,6 +140,7 @@ int run_fuzz(const FuzzOptions& o) {
   if (closest.max_ratio > 0)
     fmt::print("largest error/allowed of a validated run: {:.3g}, {}: {}\n", closest.max_ratio,
                closest_run, closest.max_ratio_at);
+  if (!s.tensor_core_line().empty()) fmt::print("{}\n", s.tensor_core_line());
   fmt::print("{}\n", s.line());
   return s.failed() ? kExitFailures : kExitOk;
 }

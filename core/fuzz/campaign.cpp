@@ -64,6 +64,17 @@ std::string Summary::line() const {
   return r;
 }
 
+std::string Summary::tensor_core_line() const {
+  uint64_t n = 0;
+  std::string classes;
+  for (int c = 0; c < kRunClassCount; ++c) {
+    const uint64_t k = tensor_cores[static_cast<size_t>(c)];
+    n += k;
+    if (k > 0) classes += fmt::format(", {} {}", k, class_name(static_cast<RunClass>(c)));
+  }
+  return n == 0 ? "" : fmt::format("tensor-core schedules (fuse_mma + mma_tile): {}{}", n, classes);
+}
+
 bool Summary::failed() const {
   return failures() > 0 || survived > 0 || count(RunClass::Unscheduled) * 100 > cases;
 }
@@ -102,6 +113,9 @@ bool dynamic_case(uint64_t i) { return i % 2 == 1; }
 /// every combination with dynamic sizes, and the fast-math error bounds of
 /// the validation are fuzzed too.
 bool fast_math_case(uint64_t i) { return i % 4 >= 2; }
+/// Cases 2 mod 3 compute half ops natively (`--math native`: __hmul2 and the
+/// like); with the two above, every combination recurs every 12 cases.
+bool native_half_case(uint64_t i) { return i % 3 == 2; }
 
 /// Both runs of case i; a case the generator cannot produce is internal.
 CaseResult run_case(uint64_t seed, uint64_t i, const RunOptions& run) {
@@ -113,9 +127,8 @@ CaseResult run_case(uint64_t seed, uint64_t i, const RunOptions& run) {
     RunOptions o = run;
     o.dynamic_sizes = dynamic_case(i);
     o.fast_math = fast_math_case(i);
-/// Cases 2 mod 3 compute half ops natively (`--math native`: __hmul2 and the
-/// like); with the two above, every combination recurs every 12 cases.
-bool native_half_case(uint64_t i) { return i % 3 == 2; }
+    o.native_half_math = native_half_case(i);
+    r.tensor_cores = c.schedule.features.count("mma_tile") > 0;
     r.scheduled = run_isolated(text, c.schedule.text(), o);
     r.segmented = run_isolated(text, std::nullopt, o);
   } catch (const std::exception& e) {
@@ -127,7 +140,6 @@ bool native_half_case(uint64_t i) { return i % 3 == 2; }
 }  // namespace
 
 std::string keep_failure(const std::string& dir, const Failure& f,
-    o.native_half_math = native_half_case(i);
                          const std::optional<sweep::Mutation>& mutation) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -147,6 +159,7 @@ std::string keep_failure(const std::string& dir, const Failure& f,
   cmd += " --backend cpu";
   if (dynamic_case(f.case_index)) cmd += " --dynamic-sizes";
   if (fast_math_case(f.case_index)) cmd += " --fast-math";
+  if (native_half_case(f.case_index)) cmd += " --math native";
   if (f.outcome.cls == RunClass::Racy) cmd += " --sanitize";
   if (survived) cmd += " --mutate " + mutation->str();
   // exec isolates by default: a crash or a hang reproduces as its verdict.
@@ -159,7 +172,6 @@ std::string keep_failure(const std::string& dir, const Failure& f,
              /*append=*/true);
   return base.string();
 }
-  if (native_half_case(f.case_index)) cmd += " --math native";
 
 Summary run_campaign(const CampaignOptions& o) {
   std::vector<uint64_t> indices = o.only;
@@ -179,6 +191,7 @@ Summary run_campaign(const CampaignOptions& o) {
       const CaseResult& done = *results[reported];
       sum.add(done.scheduled);
       sum.add(done.segmented);
+      if (done.tensor_cores) ++sum.tensor_cores[static_cast<size_t>(done.scheduled.cls)];
       if (o.on_case) o.on_case(done);
     }
   });

@@ -22,7 +22,9 @@ class MatmulDraw : Draws {
   using Draws::Draws;
 
   MatmulStart run() {
-    dtype_ = one_of<std::string>({"bf16", "f16", "f32"});
+    // Mostly half operands: the ones tensor cores take (schedule_gen.cpp's
+    // tensor-core draw, the matmul plugin's mma schedule).
+    dtype_ = one_of<std::string>({"bf16", "bf16", "f16", "f16", "f32"});
     s_.features.insert("matmul_" + dtype_);
     draw_sizes();
     if (chance(0.6))

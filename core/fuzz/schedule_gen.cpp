@@ -14,7 +14,17 @@
 // The generator tracks the reference's loop domain (each axis's kind and
 // extent) so that most lines are legal, and lets some be illegal on purpose:
 // a schedule that lowering must refuse is a test too (class `refused`).
+//
+// A contraction of bf16/f16 operands (a matmul case, matmul_gen.cpp) gets,
+// in 85 % of cases, a tensor-core schedule instead (TensorCoreSchedule
+// below, the matmul plugin's shape): fuse_mma, the CTA tile of wm x wn warps
+// (TIDz, TIDy), each mi x ni m16n8k16 tiles, mma_tile, the operands Shared
+// at the K step, the epilogue propagated and inlined; sometimes (a plain
+// [M, K] x [K, N] matmul) the inputs copied by cp.async into 1 to 3 stages
+// circular-buffered over the K loop (configs/schedules/matmul_mma_async.sched).
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <sstream>
 
 #include "schedlab/fuzz/fuzz.h"
@@ -324,10 +334,242 @@ class ScheduleGenerator {
   int caches_ = 0;
 };
 
+/// The tensor-core schedule of a contraction (fuse_mma + mma_tile), drawn
+/// on a stream of its own. The script names tensors as the parsed fusion
+/// numbers them; fuse_mma's new operands (the broadcast of a half tensor
+/// that an f32 cast fed) take the next numbers, which operand() predicts.
+class TensorCoreSchedule {
+ public:
+  TensorCoreSchedule(const ir::Fusion& f, const ir::SizeBindings& sizes, std::mt19937_64& rng)
+      : f_(f), sizes_(sizes), rng_(rng) {}
+
+  /// The schedule, or nullopt when the fusion has no half contraction with
+  /// an M and an N axis (or the draw says the generic schedule).
+  std::optional<GenSchedule> run() {
+    const ir::TensorView* sum = contraction();
+    if (!sum || !chance(0.85)) return std::nullopt;
+    // An epilogue reduction would get the tile's block bindings on its
+    // reduced axes (a grid reduction read in the kernel, refused): the
+    // generic schedule takes those.
+    for (const ir::Expr* e : f_.exprs_for_outputs())
+      if (e->is<ir::ReductionOp>() && e->out() != sum) return std::nullopt;
+    const std::string t = sum->str();
+    // The sum's axes: [batch..., M, rK, N] (matmul) or [batch..., M, N, rK] (linear).
+    std::vector<int> kept, reduced;
+    for (int i = 0; i < static_cast<int>(sum->logical().size()); ++i)
+      (sum->logical()[static_cast<size_t>(i)]->is_reduction() ? reduced : kept).push_back(i);
+    if (kept.size() < 2 || kept.size() > 3 || reduced.size() != 1) return std::nullopt;
+    const int k = reduced[0];
+    const int b = static_cast<int>(kept.size()) - 2;  // batch axes, outermost
+    const int m = kept[static_cast<size_t>(b)], n = kept.back();
+    // Operands: the half tensors fuse_mma will read, by name.
+    const auto* mul = sum->definition()->inputs()[0]->definition();
+    int next = static_cast<int>(f_.tensors().size());
+    std::array<std::string, 2> op;
+    std::array<bool, 2> input{};
+    for (size_t i = 0; i < 2; ++i) {
+      const ir::TensorView* o = operand(mul->inputs()[i]->as<ir::TensorView>());
+      op[i] = o ? o->str() : "T" + std::to_string(next++);
+      input[i] = o && f_.is_input(o);
+    }
+    const int wm = pick({1, 1, 2}), wn = pick({1, 2}), mi = pick({1, 2}), ni = pick({1, 2});
+    const bool plain = plain_matmul(sum, m, k, n);
+    const int stages = plain && chance(0.7) ? pick({1, 2, 3}) : 0;  // 0: no staged copies
+    add("fuse_mma(" + t + ")", "fuse_mma");
+    for (size_t i = 0; i < 2; ++i)
+      if (input[i]) {
+        // An input operand (linear's weight read as it is) is read through
+        // a Shared copy, as the plugin does.
+        add("o" + std::to_string(i) + " = cache_after(" + op[i] + ")", "cache_after");
+        op[i] = "o" + std::to_string(i);
+      }
+    if (stages > 0) return async_tile(t, op, stages);
+    add("reorder(" + t + ", {" + str(m) + ": " + str(b) + ", " + str(n) + ": " + str(b + 1) +
+            ", " + str(k) + ": " + str(b + 2) + "})",
+        "reorder");                                             // [B, M, N, rK]
+    split(t, b + 2, 16);                                        // [B, M, N, rKo, k16]
+    split(t, b + 1, wn * ni * 8);                               // [B, M, No, tn, rKo, k16]
+    split(t, b + 2, 8);                                         // [B, M, No, tn8, n8, rKo, k16]
+    split(t, b + 2, ni);                                        // [B, M, No, wn, ni, n8, ...]
+    split(t, b, wm * mi * 16);                                  // [B, Mo, tm, No, ...]
+    split(t, b + 1, 16);                                        // [B, Mo, tm16, m16, No, ...]
+    split(t, b + 1, mi);                                        // [B, Mo, wm, mi, m16, No, ...]
+    // [B, Mo, No, rKo, wm, wn, mi, ni, m16, n8, k16]
+    add("reorder(" + t + ", {" + str(b + 4) + ": " + str(b + 1) + ", " + str(b + 8) + ": " +
+            str(b + 2) + ", " + str(b + 1) + ": " + str(b + 3) + ", " + str(b + 5) + ": " +
+            str(b + 4) + ", " + str(b + 2) + ": " + str(b + 5) + ", " + str(b + 3) + ": " +
+            str(b + 7) + ", " + str(b + 7) + ": " + str(b + 8) + "})",
+        "reorder");
+    add("mma_tile(" + t + ")", "mma_tile");  // [B, Mo, No, rKo, wm, wn, mi, ni, lane, frag, k16]
+    if (b > 0) bind(t, 0, "BIDz");
+    bind(t, b, "BIDy");
+    bind(t, b + 1, "BIDx");
+    if (wm > 1) bind(t, b + 3, "TIDz");
+    if (wn > 1) bind(t, b + 4, "TIDy");
+    s_.features.insert("mma_warps_" + str(wm * wn));
+    if (mi * ni > 1) s_.features.insert("mma_tiles_per_warp");
+    add("propagate_transformation(" + t + ")", "propagate_transformation");
+    add("parallelize_all_like(" + t + ")", "parallelize_all_like");
+    for (const std::string& o : op) add("set_memory_type(" + o + ", shared)", "mma_operand_shared");
+    add("inline_most()", "inline_most");
+    for (const std::string& o : op) add("inline_at(" + o + ", " + str(b + 3) + ")", "inline_at");
+    return std::move(s_);
+  }
+
+ private:
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  int pick(const std::vector<int>& v) {
+    return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng_)];
+  }
+  static std::string str(int64_t v) { return std::to_string(v); }
+  void add(const std::string& line, const std::string& feature) {
+    s_.lines.push_back(line);
+    s_.features.insert(feature);
+  }
+  void split(const std::string& t, int axis, int64_t factor) {
+    add("split(" + t + ", " + str(axis) + ", " + str(factor) + ")", "split");
+  }
+  void bind(const std::string& t, int axis, const std::string& type) {
+    add("parallelize(" + t + ", " + str(axis) + ", " + type + ")", type);
+  }
+
+  /// The half tensor an exact f32 cast `t` reads, or nullptr.
+  static const ir::TensorView* half_source(const ir::TensorView* t) {
+    const ir::Expr* d = t ? t->definition() : nullptr;
+    if (!d || !d->is<ir::CastOp>()) return nullptr;
+    const auto* src = d->inputs()[0]->as<ir::TensorView>();
+    return src && ir::is_half(src->dtype()) ? src : nullptr;
+  }
+  /// What fuse_mma reads for the factor t (sched/mma.cpp's mma_operand):
+  /// the half tensor its cast reads, or nullptr for a broadcast of such a
+  /// cast (fuse_mma makes that broadcast anew, numbered next).
+  static const ir::TensorView* operand(const ir::TensorView* t) {
+    if (const ir::TensorView* src = half_source(t)) return src;
+    return nullptr;
+  }
+  /// Whether the factor t is one fuse_mma takes as a half operand.
+  static bool half_factor(const ir::TensorView* t) {
+    if (half_source(t)) return true;
+    const auto* b = t && t->definition() ? t->definition()->as<ir::BroadcastOp>() : nullptr;
+    return b && half_source(b->in());
+  }
+
+  /// The sum of a product of two half factors (a matmul or linear of bf16
+  /// or f16 operands) that only the sum reads, or nullptr.
+  const ir::TensorView* contraction() const {
+    for (const ir::Expr* e : f_.exprs_for_outputs()) {
+      const auto* r = e->as<ir::ReductionOp>();
+      if (!r || r->op() != ir::ReductionOpType::Sum) continue;
+      const ir::Expr* mul = r->in()->definition();
+      if (!mul || !mul->is<ir::BinaryOp>() || mul->as<ir::BinaryOp>()->op() != ir::BinaryOpType::Mul)
+        continue;
+      const auto* a = mul->inputs()[0]->as<ir::TensorView>();
+      const auto* b = mul->inputs()[1]->as<ir::TensorView>();
+      if (half_factor(a) && half_factor(b) && f_.live_uses(r->in()).size() == 1 &&
+          !f_.is_output(r->in()))
+        return e->out();
+    }
+    return nullptr;
+  }
+
+  /// A matmul [M, rK, N] of inputs a [M, K] and b [K, N] read as they are
+  /// (no batch, no transpose): the shape whose cp.async copies the
+  /// example schedule configs/schedules/matmul_mma_async.sched lays out.
+  bool plain_matmul(const ir::TensorView* sum, int m, int k, int n) const {
+    if (sum->logical().size() != 3 || m != 0 || k != 1 || n != 2) return false;
+    const ir::Expr* mul = sum->definition()->inputs()[0]->definition();
+    for (size_t i = 0; i < 2; ++i) {
+      const ir::TensorView* h = half_source(mul->inputs()[i]->as<ir::TensorView>());
+      const auto* bc = h && h->definition() ? h->definition()->as<ir::BroadcastOp>() : nullptr;
+      if (!bc || !f_.is_input(bc->in())) return false;
+      operand_inputs_[i] = bc->in()->str();
+    }
+    return true;
+  }
+
+  /// configs/schedules/matmul_mma_async.sched's tile: one warp per block, a
+  /// 16 x 8 tile, the K loop outermost, a's [16, 16] and b's [16, 8] tiles
+  /// copied global -> Shared by cp.async (the widest of 16, 8 or 4 bytes that
+  /// the contiguous extent, K for a and N for b, is a multiple of; a plain
+  /// load otherwise, then at most 2 stages), `stages` deep.
+  GenSchedule async_tile(const std::string& t, const std::array<std::string, 2>& op, int stages) {
+    auto width = [&](const char* size) {
+      const int64_t e = sizes_.count(size) ? sizes_.at(size) : 1;
+      for (int64_t w : {8, 4, 2})
+        if (e % w == 0) return w;
+      return int64_t{1};
+    };
+    const int64_t aw = width("K"), bw = std::min<int64_t>(width("N"), 8);
+    if ((aw == 1 || bw == 1) && stages > 2) stages = 2;
+    const int64_t ak = 16 / aw, bn = 8 / bw;
+    add("reorder(" + t + ", {2: 1, 1: 2})", "reorder");  // [M, N, rK]
+    split(t, 2, aw);
+    split(t, 2, ak);
+    add("merge(" + t + ", 3)", "merge");  // [M, N, rKo, k16]
+    split(t, 1, bw);
+    split(t, 1, bn);
+    add("merge(" + t + ", 2)", "merge");  // [M, No, n8, rKo, k16]
+    split(t, 0, 16);                      // [Mo, m16, No, n8, rKo, k16]
+    add("reorder(" + t + ", {0: 1, 1: 3, 2: 2, 3: 4, 4: 0})", "reorder");  // [rKo, Mo, No, m16, n8, k16]
+    add("mma_tile(" + t + ")", "mma_tile");
+    bind(t, 1, "BIDy");
+    bind(t, 2, "BIDx");
+    add("propagate_transformation(" + t + ")", "propagate_transformation");
+    add("parallelize_all_like(" + t + ")", "parallelize_all_like");
+    for (const std::string& o : op) add("set_memory_type(" + o + ", shared)", "mma_operand_shared");
+    // a's tile [m16, k16] and b's [k16, n8]: 32 lanes x aw (bw) elements.
+    const std::string a = operand_inputs_[0], b = operand_inputs_[1];
+    add(std::string("ac = cache_after(") + a + (aw > 1 ? ", CpAsync" : "") + ")", "cp_async");
+    add("set_memory_type(ac, shared)", "cache_after_shared");
+    split("ac", 1, aw);
+    split("ac", 1, ak);
+    split("ac", 0, 16);
+    add("reorder(ac, {0: 1, 1: 2, 2: 0})", "reorder");
+    add("merge(ac, 2)", "merge");
+    split("ac", 2, 32);
+    bind("ac", 1, "BIDy");
+    bind("ac", 3, "TIDx");
+    if (aw > 1) bind("ac", 4, "Vectorize");
+    add(std::string("bc = cache_after(") + b + (bw > 1 ? ", CpAsync" : "") + ")", "cp_async");
+    add("set_memory_type(bc, shared)", "cache_after_shared");
+    split("bc", 1, bw);
+    split("bc", 1, bn);
+    split("bc", 0, aw);
+    split("bc", 0, ak);
+    add("merge(bc, 1)", "merge");
+    add("reorder(bc, {1: 2, 2: 1})", "reorder");
+    add("merge(bc, 2)", "merge");
+    split("bc", 2, 32);
+    bind("bc", 1, "BIDx");
+    bind("bc", 3, "TIDx");
+    if (bw > 1) bind("bc", 4, "Vectorize");
+    add("inline_most()", "inline_most");
+    add("inline_at(ac, 1)", "inline_at");
+    add("inline_at(bc, 1)", "inline_at");
+    for (const std::string& o : op) add("inline_at(" + o + ", 3)", "inline_at");
+    if (stages > 1) {
+      add("circular_buffer(ac, " + str(stages) + ")", "circular_buffer");
+      add("circular_buffer(bc, " + str(stages) + ")", "circular_buffer");
+    }
+    s_.features.insert("mma_async_stages_" + str(stages));
+    return std::move(s_);
+  }
+
+  const ir::Fusion& f_;
+  const ir::SizeBindings& sizes_;
+  std::mt19937_64& rng_;
+  GenSchedule s_;
+  mutable std::array<std::string, 2> operand_inputs_;
+};
+
 }  // namespace
 
 GenSchedule generate_schedule(const ir::Fusion& f, const ir::SizeBindings& sizes,
                               std::mt19937_64& rng) {
+  // The tensor-core draw on a stream of its own (seeded from a copy of rng,
+  // which it leaves untouched): every case without one is the one it was.
+  std::mt19937_64 mma_rng(std::mt19937_64(rng)() + 3);
+  if (std::optional<GenSchedule> s = TensorCoreSchedule(f, sizes, mma_rng).run()) return *s;
   return ScheduleGenerator(f, sizes, rng).run();
 }
 

@@ -236,6 +236,7 @@ struct CaseResult {
   uint64_t index = 0;
   RunOutcome scheduled;  ///< Path::Schedule
   RunOutcome segmented;  ///< Path::Segmenter
+  bool tensor_cores = false;  ///< its schedule tiles an mma (fuse_mma + mma_tile)
 };
 
 /// Counts of runs by class (two runs per case).
@@ -256,6 +257,11 @@ struct Summary {
   /// failures, a surviving mutant, or more than 1 % of cases unscheduled
   /// (issue #11's bound).
   bool failed() const;
+  /// Schedule-path runs whose schedule tiles an mma, by class.
+  std::array<uint64_t, kRunClassCount> tensor_cores{};
+  /// "tensor-core schedules (fuse_mma + mma_tile): N, V validated, R refused, ..."
+  /// (the classes that occurred), or "" when there were none.
+  std::string tensor_core_line() const;
 };
 
 struct CampaignOptions {
