@@ -33,7 +33,8 @@ struct Config {
   /// fma: TIDx threads; mma: TIDy warps.
   int64_t threads_n() const { return tile_n / (mma() ? warp_n : thread_n); }
   int64_t threads() const { return threads_m() * threads_n() * split_k * (mma() ? kWarpSize : 1); }
-  /// Bytes of shared memory for the operand tiles of one K step.
+  /// Bytes of shared memory of the schedule: fma, the operand tiles of one
+  /// K step; mma, the MmaOp's operands as lowered plus the staged copies.
   int64_t shared_bytes(const Contraction& c) const;
 };
 
@@ -43,6 +44,10 @@ struct Config {
 int64_t copy_width(int64_t extent);
 /// The extent of role `r` (M, N or K) in `c`.
 int64_t extent_of(const Contraction& c, Role r);
+
+/// The most dynamic shared memory a block may use on `d`: the opt-in
+/// limit (the CUDA backend sets MAX_DYNAMIC_SHARED_SIZE_BYTES past 48 KiB).
+uint64_t shared_limit(const pa::DeviceProperties& d);
 
 /// The heuristic (see the top of matmul.cpp) for the contraction's sizes,
 /// dtype and the device.

@@ -38,7 +38,28 @@ std::string str(int64_t v) {
 }  // namespace
 
 int64_t Config::shared_bytes(const Contraction& c) const {
-  return (tile_m + tile_n) * tile_k * split_k * pa::dtype_bytes(c.dtype);
+  const int64_t bytes = pa::dtype_bytes(c.dtype);
+  if (!mma()) return (tile_m + tile_n) * tile_k * split_k * bytes;
+  // The MmaOp's operands, one K step of the CTA tile each, as lowering
+  // allocates them: over the tile's loops after the K step, so each holds
+  // its broadcast piece of the instruction tile too (A's n 8, B's m 16).
+  int64_t elements = tile_m * kMmaK * kMmaN + tile_n * kMmaK * kMmaM;
+  // The staged copies (async or stages > 1): per stage, each operand's tile
+  // over all the block's threads, `width` elements per copy, the last round
+  // of copies whole (stage_operand's layout).
+  if (async || stages > 1)
+    for (const Operand* o : {&c.a, &c.b}) {
+      const int64_t width = async ? copy_width(extent_of(c, o->inner)) : 1;
+      const int64_t round = threads() * width;
+      const int64_t tile = (o == &c.a ? tile_m : tile_n) * kMmaK;
+      elements += stages * pa::ceil_div(tile, round) * round;
+    }
+  return elements * bytes;
+}
+
+uint64_t shared_limit(const pa::DeviceProperties& d) {
+  return d.shared_bytes_per_block_optin > 0 ? d.shared_bytes_per_block_optin
+                                            : d.shared_bytes_per_block;
 }
 
 int64_t copy_width(int64_t extent) {
@@ -199,12 +220,15 @@ std::string unsupported(const Config& cfg, const Contraction& c, const pa::Devic
                       : "(tile_m / thread_m) * (tile_n / thread_n) * split_k = ") +
            str(cfg.threads()) + " threads, more than the device's " + str(max_threads) +
            " per block";
-  if (d.shared_bytes_per_block > 0 &&
-      static_cast<uint64_t>(cfg.shared_bytes(c)) > d.shared_bytes_per_block)
-    return "the operand tiles take " + str(cfg.shared_bytes(c)) +
-           " bytes of shared memory ((tile_m + tile_n) * tile_k * split_k * " +
-           str(pa::dtype_bytes(c.dtype)) + "), more than the device's " +
-           str(static_cast<int64_t>(d.shared_bytes_per_block)) + " per block";
+  if (shared_limit(d) > 0 && static_cast<uint64_t>(cfg.shared_bytes(c)) > shared_limit(d))
+    return "the operand tiles take " + str(cfg.shared_bytes(c)) + " bytes of shared memory (" +
+           (cfg.mma() ? "the MmaOp's operands, (tile_m * 8 + tile_n * 16) * 16 elements, and " +
+                            str(cfg.async || cfg.stages > 1 ? cfg.stages : 0) +
+                            " stage(s) of the operand copies"
+                      : "(tile_m + tile_n) * tile_k * split_k elements") +
+           ", " + str(pa::dtype_bytes(c.dtype)) + " bytes each), more than the device's " +
+           str(static_cast<int64_t>(shared_limit(d))) +
+           " per block (dynamic shared memory with the opt-in the CUDA backend sets)";
   if (ceil_div(c.M, cfg.tile_m) > kMaxGridYZ)
     return "M=" + str(c.M) + " makes " + str(ceil_div(c.M, cfg.tile_m)) +
            " row tiles, more than the grid's y extent allows (" + str(kMaxGridYZ) + ")";

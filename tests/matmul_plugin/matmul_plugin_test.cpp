@@ -336,6 +336,44 @@ TEST(MatmulPluginTensorCores, AsyncCopiesAndStagesCompileAndRunSanitizedClean) {
 // The planted bug of the issue: the plugin's 3-stage cp.async kernel with
 // its wait_group blanked out (same line, so the sanitizer's sites still
 // match) reads stages whose copies are pending: a pending-copy-read finding.
+// The shared memory the plugin checks against the device (its refusal) is
+// what lowering allocates: the MmaOp's operands ((tile_m * 8 + tile_n * 16)
+// * 16 elements: each holds its broadcast piece of the instruction tile) and
+// each stage of the staged copies, the last round of copies whole. Over the
+// opt-in limit (h200: 232448 bytes) the settings are a user error; they were
+// accepted before the stages counted, and the launch then failed.
+TEST(MatmulPluginTensorCores, TheSharedMemoryCheckedIsWhatLoweringAllocates) {
+  struct Expect {
+    std::vector<std::string> settings;
+    int64_t bytes;
+  };
+  const std::vector<std::string> big = {"tile_m=256", "tile_n=256", "warp_m=64", "warp_n=64"};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  for (const Expect& e :
+       {Expect{{}, 24576}, Expect{{"async=true", "stages=2"}, 28672},
+        Expect{{"tile_m=64", "tile_n=32", "warp_m=32", "warp_n=16", "async=true", "stages=3"},
+               45056},
+        Expect{with(big, {"async=true", "stages=2"}), 229376}}) {
+    SCOPED_TRACE(::testing::PrintToString(e.settings));
+    frontend::FusionDefinition def;
+    const runtime::PreparedKernel k = tensor_core_kernel("matmul_bf16", mnk(512, 512, 512),
+                                                         with({"instruction=mma"}, e.settings), def);
+    EXPECT_EQ(k.kernel.shared_bytes, e.bytes);
+  }
+  auto p = matmul_plugin();
+  auto s = segment_of("matmul_bf16", mnk(512, 512, 512));
+  auto params = p->with_settings(p->compute_params(s.seg),
+                                 with(big, {"instruction=mma", "async=true", "stages=3"}));
+  EXPECT_THAT(user_error_of([&] { p->schedule(s.seg, params); }),
+              HasSubstr("matmul: the operand tiles take 245760 bytes of shared memory (the MmaOp's operands, "
+            "(tile_m * 8 + tile_n * 16) * 16 elements, and 3 stage(s) of the operand copies, 2 "
+            "bytes each), more than the device's 232448 per block (dynamic shared memory with the "
+            "opt-in the CUDA backend sets)"));
+}
+
 TEST(MatmulPluginTensorCores, AMissingWaitGroupIsASanitizerFinding) {
   const ir::SizeBindings sizes = mnk(130, 70, 48);
   frontend::FusionDefinition def;
