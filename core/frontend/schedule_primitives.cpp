@@ -80,6 +80,13 @@ const std::vector<Primitive> kPrimitives = {
                       bytes);
        return {};
      }},
+    {"grid_persistent",
+     {{"tv"}},
+     Returns::Nothing,
+     [](Args& a, ir::Fusion&) -> Object {
+       sched::grid_persistent(a.tensor(0));
+       return {};
+     }},
     {"circular_buffer",
      {{"tv"}, {"stages"}, {"prefetch", "stages - 1"}},
      Returns::Nothing,

@@ -124,6 +124,12 @@ int32_t api_circular_buffer(SchedlabSegment* s, SchedlabTensor* t, int64_t stage
   });
 }
 
+int32_t api_grid_persistent(SchedlabSegment* s, SchedlabTensor* t) {
+  return guard([&] {
+    step(s, {Op::GridPersistent, index1(s, t, "grid_persistent")}, "grid_persistent");
+  });
+}
+
 int32_t api_fuse_mma(SchedlabSegment* s, SchedlabTensor* t) {
   return guard([&] { step(s, {Op::FuseMma, index1(s, t, "fuse_mma")}, "fuse_mma"); });
 }
@@ -326,6 +332,7 @@ void add_primitive_entries(SchedlabHostApi& t) {
   t.pad_shared = &api_pad_shared;
   t.swizzle = &api_swizzle;
   t.recompute = &api_recompute;
+  t.grid_persistent = &api_grid_persistent;
   t.circular_buffer = &api_circular_buffer;
   t.fuse_mma = &api_fuse_mma;
   t.mma_tile = &api_mma_tile;

@@ -39,6 +39,7 @@ constexpr std::pair<Op, std::string_view> kOps[] = {
     {Op::CircularBuffer, "circular_buffer"},
     {Op::FuseMma, "fuse_mma"},
     {Op::MmaTile, "mma_tile"},
+    {Op::GridPersistent, "grid_persistent"},
 };
 
 /// Reads a step's arguments, each checked: a log is data from another
@@ -159,6 +160,9 @@ TensorView* apply(ir::Fusion& f, const Transform& t, std::vector<std::string>* s
       return nullptr;
     case Op::MmaTile:
       sched::mma_tile(a.tensor(0));
+      return nullptr;
+    case Op::GridPersistent:
+      sched::grid_persistent(a.tensor(0));
       return nullptr;
     case Op::CacheAfter:
       return sched::cache_after(a.tensor(0),

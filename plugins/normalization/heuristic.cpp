@@ -27,6 +27,8 @@ const char* path_name(Path p) {
       return "shared";
     case Path::MultiPass:
       return "none";
+    case Path::Grid:
+      return "grid";
   }
   return "?";
 }
@@ -41,6 +43,12 @@ int64_t shared_limit(const pa::DeviceProperties& d) {
 
 Config cost(const Analysis& a, const pa::DeviceProperties& d, Config c) {
   c.row_threads = ceil_div(ceil_div(a.R, c.vector), c.persist);
+  if (c.path == Path::Grid) {
+    // A block of grid_threads() threads, the row over as many blocks as its
+    // vectors need at `persist` each.
+    c.row_threads = grid_threads(d);
+    c.blocks = ceil_div(ceil_div(ceil_div(a.R, c.vector), c.row_threads), c.persist);
+  }
   c.in_shared.resize(a.persistent.size(), false);
   const int64_t warp = std::max(1, d.warp_size);
   c.threads = ceil_div(c.row_threads * c.rows, warp) * warp;
@@ -130,6 +138,7 @@ int64_t choose_rows(const Analysis& a, const pa::DeviceProperties& d, int64_t ro
 
 Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path, bool divide) {
   if (path == Path::MultiPass) return multi_pass_split(a, d);
+  if (path == Path::Grid) return grid_split(a, d);
   auto candidate = [&](int64_t persist) {
     Config c;
     c.path = path;
@@ -176,6 +185,18 @@ bool roomy(const Config& c) {
 }
 
 Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
+  Config c = heuristic_in_block(a, d);
+  // Few long rows: a row over several blocks, in one kernel through grid
+  // barriers (nvFuser's grid-persistent normalization), when no block path
+  // fits or the one that does is the multi-pass path on too few rows to keep
+  // the device busy (starved()), and the rows split over blocks. The block
+  // paths keep every other choice.
+  if (c.persist == 0 || !starved(a, d, c).empty())
+    if (Config g = grid_split(a, d); g.persist != 0) return g;
+  return c;
+}
+
+Config heuristic_in_block(const Analysis& a, const pa::DeviceProperties& d) {
   Config c;
   for (Path p : {Path::Registers, Path::Shared, Path::MultiPass}) {
     // Roomy as first chosen: a dividing persist takes fewer threads, each
@@ -193,6 +214,7 @@ Config heuristic(const Analysis& a, const pa::DeviceProperties& d) {
 }
 
 std::string too_long(const Analysis& a, const pa::DeviceProperties& d, Path path) {
+  if (path == Path::Grid) return grid_refusal(a, d);
   const std::string row = "a row of " + std::to_string(a.R) + " elements";
   if (path == Path::MultiPass)
     return row + " is too long even for the multi-pass path (persistence=none): at most " +

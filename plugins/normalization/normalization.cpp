@@ -139,6 +139,7 @@ std::optional<Path> forced_path(const pa::Params& p) {
   if (v == "registers") return Path::Registers;
   if (v == "shared") return Path::Shared;
   if (v == "none") return Path::MultiPass;
+  if (v == "grid") return Path::Grid;
   return std::nullopt;
 }
 
@@ -166,11 +167,15 @@ class Normalization : public pa::Plugin {
         pa::Param::boolean("cache_inputs", true,
                            "read full-rank inputs once into registers (else re-read after "
                            "each reduction)"),
-        pa::Param::choice("persistence", {"auto", "registers", "shared", "none"}, "auto",
+        pa::Param::choice("persistence", {"auto", "registers", "shared", "none", "grid"}, "auto",
                           "where the row's persistent buffers live: registers, shared memory "
                           "(what does not fit stays in registers), none (multi-pass: inputs "
-                          "re-read, intermediates recomputed by each pass); auto: the "
-                          "first of these that fits"),
+                          "re-read, intermediates recomputed by each pass), grid (each row "
+                          "over blocks of 512 threads, persist vectors each, in registers, "
+                          "its reductions grid allreduces: one kernel, every block "
+                          "resident); auto: the first of the first three that fits, grid "
+                          "for few long rows"),
+
     };
   }
 
@@ -220,8 +225,9 @@ class Normalization : public pa::Plugin {
     // roomy when shared memory fits too, keeping every buffer (as the
     // heuristic).
     std::optional<Config> tight;
-    for (Path path : {Path::Registers, Path::Shared, Path::MultiPass}) {
-      if (forced && path != *forced) continue;
+    for (Path path : {Path::Registers, Path::Shared, Path::MultiPass, Path::Grid}) {
+      if (forced ? path != *forced : path == Path::Grid) continue;
+      if (path == Path::Grid) c.rows = 1;
       c.path = path;
       c = path == Path::Shared ? cost_shared(a, d, c) : cost(a, d, c);
       if (!c.fits() || (path != Path::MultiPass && c.persist > kMaxPersist)) continue;
@@ -315,12 +321,24 @@ class Normalization : public pa::Plugin {
     int r = n_front > 0 ? 1 : 0;
     for (size_t k = 1; k < a.red_axes.size(); ++k) ref.merge(r, r + 1);
     if (c.vector > 1) ref.split(r, c.vector);
-    ref.split(r, c.persist, /*inner_split=*/false);
-    // Buffers indexed by persist need it unrolled (registers are named, not
-    // addressed); the multi-pass path's passes are plain serial loops.
-    if (c.path != Path::MultiPass) ref.parallelize(r, pa::LoopTransform::Unroll);
-    ref.parallelize(r + 1, pa::ParallelType::TIDx);
-    if (n_front > 0) {
+    if (c.path == Path::Grid) {
+      // [I, R] -> [I (BIDy), ceilDiv(R/v, threads * persist) (BIDx), persist,
+      // threads (TIDx), v]: a row over blocks, each thread `persist` vectors
+      // `threads` apart (coalesced), the reductions grid allreduces.
+      ref.split(r, c.row_threads);
+      ref.split(r, c.persist);
+      ref.parallelize(r, pa::ParallelType::BIDx);
+      ref.parallelize(r + 1, pa::LoopTransform::Unroll);
+      ref.parallelize(r + 2, pa::ParallelType::TIDx);
+      if (n_front > 0) ref.parallelize(0, pa::ParallelType::BIDy);
+    } else {
+      ref.split(r, c.persist, /*inner_split=*/false);
+      // Buffers indexed by persist need it unrolled (registers are named, not
+      // addressed); the multi-pass path's passes are plain serial loops.
+      if (c.path != Path::MultiPass) ref.parallelize(r, pa::LoopTransform::Unroll);
+      ref.parallelize(r + 1, pa::ParallelType::TIDx);
+    }
+    if (n_front > 0 && c.path != Path::Grid) {
       if (c.rows > 1) {
         ref.split(0, c.rows);
         ref.parallelize(1, pa::ParallelType::TIDy);
@@ -340,6 +358,9 @@ class Normalization : public pa::Plugin {
     }
     seg.inline_most();
     pa::serialize_own_broadcast_axes(seg);
+    // The statistics every block of the row reads: grid allreduces.
+    if (c.path == Path::Grid)
+      for (pa::TensorView red : seg.reduction_tvs()) red.grid_persistent();
   }
 };
 

@@ -72,6 +72,7 @@ enum class Path {
   Registers,  ///< every buffer in registers (Local, persist * vector per thread)
   Shared,     ///< buffers in Shared memory, in order, while they fit; the rest in registers
   MultiPass,  ///< no buffer: inputs re-read, intermediates recomputed by each pass
+  Grid,       ///< few long rows: each over `blocks` blocks, in registers, grid allreduces
 };
 
 /// The `persistence` parameter's name of a path.
@@ -86,7 +87,10 @@ struct Config {
   /// inputs' caches persist (with_recompute), as their own f32 buffers do not fit.
   bool recompute = false;
   std::vector<bool> in_shared;  ///< per Analysis::persistent: its buffer is Shared
-  int64_t row_threads = 0;      ///< ceilDiv(R / vector, persist), at these sizes
+  int64_t blocks = 1;           ///< grid path: blocks per row (BIDx), ceilDiv(R / vector,
+                                ///< row_threads * persist)
+  int64_t row_threads = 0;      ///< ceilDiv(R / vector, persist), at these sizes (grid
+                                ///< path: grid_threads(), per block)
   int64_t threads = 0;          ///< per block, whole warps
   int64_t registers = 0;        ///< per thread: buffers plus overhead
   int64_t allowed = 0;          ///< per thread at this block size
@@ -116,8 +120,11 @@ Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path
 /// registers does).
 bool roomy(const Config& c);
 /// The first path that fits: registers (while roomy, when shared memory fits
-/// every buffer instead), then shared memory, then multi-pass.
+/// every buffer instead), then shared memory, then multi-pass; the grid path
+/// instead when that starves the device and the rows split over blocks.
 Config heuristic(const Analysis& a, const pa::DeviceProperties& d);
+/// heuristic() without the grid path: a row in one block.
+Config heuristic_in_block(const Analysis& a, const pa::DeviceProperties& d);
 /// Why no split of `path` fits: the row, its buffers, and the device's limit.
 std::string too_long(const Analysis& a, const pa::DeviceProperties& d, Path path);
 /// Non-empty (the reason) when `c` is the multi-pass path and its rows are
@@ -135,6 +142,17 @@ Config cost_shared(const Analysis& a, const pa::DeviceProperties& d, Config c);
 void stage_shared_buffers(const Analysis& a, const Config& c,
                           std::vector<pa::TensorView>& persistent,
                           std::vector<pa::TensorView>& vectorized);
+
+// ---- grid_path.cpp
+
+/// The grid path's threads per block: kMaxRowThreads (or the device's limit).
+int64_t grid_threads(const pa::DeviceProperties& d);
+/// The grid path's split: the least persist whose blocks (at grid_threads()
+/// each) fit one per SM over the rows and whose registers fit; persist = 0
+/// when none does (fewer than 2 blocks per row, or the registers).
+Config grid_split(const Analysis& a, const pa::DeviceProperties& d);
+/// Why grid_split found nothing.
+std::string grid_refusal(const Analysis& a, const pa::DeviceProperties& d);
 
 // ---- multi_pass.cpp
 

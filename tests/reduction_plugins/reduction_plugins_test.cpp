@@ -438,11 +438,16 @@ TEST(NormalizationPlugin, SplitFollowsRowLengthAndRegisters) {
   // Two f32 buffers (the cast of x, and e): the cast in shared memory.
   EXPECT_EQ(choice("normalization", "softmax_bf16", {{"N", 33}, {"K", 32768}}),
             "vector=8, persist=8, rows=1, cache_inputs=true, persistence=shared");
-  // A 256 KiB buffer fits neither: multi-pass, 512 threads per row, no
-  // vectors (nothing read twice has a cache).
+  // A 256 KiB buffer fits neither. 33 rows on the multi-pass path would
+  // starve the device: grid persistence, each row over 132 / 33 = 4 blocks
+  // of 512 threads with 8 vectors of 4 each (one kernel, grid allreduces).
   EXPECT_EQ(choice("normalization", "softmax", {{"N", 33}, {"K", 65536}}),
-            "vector=1, persist=128, rows=1, cache_inputs=true, persistence=none");
+            "vector=4, persist=8, rows=1, cache_inputs=true, persistence=grid");
   EXPECT_EQ(choice("normalization", "rmsnorm", {{"N", 33}, {"K", 65536}}),
+            "vector=4, persist=8, rows=1, cache_inputs=true, persistence=grid");
+  // 100 rows keep the device busy on the multi-pass path: 512 threads per
+  // row, no vectors (nothing read twice has a cache).
+  EXPECT_EQ(choice("normalization", "softmax", {{"N", 100}, {"K", 65536}}),
             "vector=1, persist=128, rows=1, cache_inputs=true, persistence=none");
   EXPECT_EQ(choice("normalization", "layernorm", {{"N", 33}, {"K", 262144}}),
             "vector=1, persist=512, rows=1, cache_inputs=true, persistence=none");
@@ -585,8 +590,12 @@ TEST(NormalizationPlugin, RejectsWhatItCannotScheduleWithTheReason) {
     s.seg.from_segmenter = true;
     return p->can_schedule(s.seg, p->defaults());
   };
-  EXPECT_EQ(offered("softmax", {{"N", 2}, {"K", 100000}}).reason,
-            "few long rows: the multi-pass path (rows of 100000 elements) keeps 1024 of the "
+  // Few long rows that split over blocks are grid-persistent (one kernel);
+  // refused only when the grid path does not fit either (66 rows: 2 blocks
+  // of a row would need 16 vectors of 4 per thread in each of 2 buffers).
+  EXPECT_TRUE(offered("softmax", {{"N", 2}, {"K", 100000}}).accepted);
+  EXPECT_EQ(offered("softmax", {{"N", 64}, {"K", 1048576}}).reason,
+            "few long rows: the multi-pass path (rows of 1048576 elements) keeps 32768 of the "
             "device's 270336 resident threads busy, too few to cover DRAM latency; segmented, "
             "each reduction can split its rows over blocks (persistence=none schedules it as it "
             "is)");
@@ -660,7 +669,7 @@ TEST(NormalizationPlugin, SettingsTheSizesOrDeviceCannotTakeAreUserErrors) {
                 "registers per thread (512 for the persistent buffers that do not fit in the "
                 "228352 bytes of shared memory a block has), more than the 128 a block of 512 "
                 "threads allows"));
-  EXPECT_THAT(error("softmax", {{"N", 3}, {"K", 65536}}, {"persistence=shared"}),
+  EXPECT_THAT(error("softmax", {{"N", 100}, {"K", 65536}}, {"persistence=shared"}),
               HasSubstr("normalization: vector=1, persist=128, rows=1, persistence=shared: persist "
                         "above 64 unrolls too far"));
   EXPECT_THAT(error("rmsnorm", {{"N", 3}, {"K", 1000}},

@@ -4,7 +4,7 @@
 // pad_shared and swizzle host entries called through the C table as a plugin
 // calls them (the transpose plugin, transpose_test.cpp, calls pad_shared and
 // swizzle from a real .so), 1.8's circular_buffer, 1.9's fuse_mma and
-// mma_tile, and 1.10's swizzle_bytes.
+// mma_tile, and 1.10's swizzle_bytes and grid_persistent.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -90,8 +90,12 @@ TEST(Abi11, HeaderAndHostSayOnePointTen) {
   // 1.10 appended swizzle_bytes after mma_tile.
   EXPECT_EQ(offsetof(SchedlabHostApi, swizzle_bytes),
             offsetof(SchedlabHostApi, mma_tile) + sizeof(void*));
-  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, swizzle_bytes) + sizeof(void*));
   EXPECT_NE(host_api()->swizzle_bytes, nullptr);
+  // 1.10 appended grid_persistent after swizzle_bytes.
+  EXPECT_EQ(offsetof(SchedlabHostApi, grid_persistent),
+            offsetof(SchedlabHostApi, swizzle_bytes) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, grid_persistent) + sizeof(void*));
+  EXPECT_NE(host_api()->grid_persistent, nullptr);
   // 1.6 appended the priority (and a reserved word) after schedule.
   EXPECT_EQ(offsetof(SchedlabPluginInfo, priority),
             offsetof(SchedlabPluginInfo, schedule) + sizeof(void*));

@@ -540,6 +540,10 @@ typedef struct SchedlabHostApi {
   int32_t (*mma_tile)(SchedlabSegment* seg, SchedlabTensor* t);
   /* ---- ABI 1.10: the script's swizzle(t, width, bytes): 4 = swizzle; 16 XORs 16-byte chunks */
   int32_t (*swizzle_bytes)(SchedlabSegment* seg, SchedlabTensor* t, int64_t width, int64_t bytes);
+  /** ABI 1.10: sched::grid_persistent: t's grid reduction (reduced over
+   * BIDx/BIDy) becomes an allreduce through a grid-wide barrier, so the
+   * kernel may read it (every block resident: the launch checks it). */
+  int32_t (*grid_persistent)(SchedlabSegment* seg, SchedlabTensor* t);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */

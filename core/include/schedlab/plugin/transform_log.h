@@ -55,6 +55,7 @@ struct Transform {
     CircularBuffer,  ///< tensors {t}; ints {stages, prefetch}
     FuseMma,         ///< tensors {t} (ABI 1.9)
     MmaTile,         ///< tensors {t} (ABI 1.9)
+    GridPersistent,  ///< tensors {t} (ABI 1.10)
   };
   Transform() = default;
   Transform(Op o, std::vector<int64_t> t, std::vector<int64_t> i = {})

@@ -14,6 +14,7 @@
 
 #include "schedlab/sched/cache.h"
 #include "schedlab/sched/circular_buffer.h"
+#include "schedlab/sched/grid_persistent.h"
 #include "schedlab/sched/debug_print.h"
 #include "schedlab/sched/id_map.h"
 #include "schedlab/sched/index_replay.h"

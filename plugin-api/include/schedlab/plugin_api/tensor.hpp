@@ -109,6 +109,9 @@ class TensorView {
   /// 16 (whole 16-byte chunks, width 1 to 8: an ldmatrix row stays whole, so
   /// an mma tile keeps its ldmatrix reads; SchedlabHostApi::swizzle_bytes).
   TensorView& swizzle(int64_t width, int64_t bytes);
+  /// ABI 1.10: this reduction's grid reduction (over BIDx/BIDy) is read in
+  /// the same kernel, through a grid-wide barrier (sched::grid_persistent).
+  TensorView& grid_persistent();
   /// ABI 1.8: this cache holds `stages` tiles of its loop, each loaded
   /// `prefetch` iterations ahead (see SchedlabHostApi::circular_buffer).
   TensorView& circular_buffer(int64_t stages, int64_t prefetch);

@@ -149,6 +149,11 @@ SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::circular_buffer(int64_t stage
   return *this;
 }
 
+SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::grid_persistent() {
+  detail::call(&SchedlabHostApi::grid_persistent, "grid_persistent", seg_, t_);
+  return *this;
+}
+
 SCHEDLAB_PLUGIN_API_INLINE TensorView& TensorView::fuse_mma() {
   detail::call(&SchedlabHostApi::fuse_mma, "fuse_mma", seg_, t_);
   return *this;
