@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,130 @@ TEST(GridPersistent, SoftmaxFewLongRowsIsOneKernel) {
 TEST(GridPersistent, LayernormAndRmsnorm) {
   check("layernorm", 64, 4, {{{"N", 2}, {"K", 3000}}});
   check("rmsnorm", 64, 2, {{{"N", 3}, {"K", 2048}}});
+}
+
+/// softmax under grid_persistent_rows(32, 4) at N=2, K=1000: 8 blocks a row.
+struct Planted {
+  frontend::FusionDefinition def = load("softmax"), plain = load("softmax");
+  ir::SizeBindings sizes{{"N", 2}, {"K", 1000}};
+  runtime::PreparedKernel p;
+  Planted() {
+    grid_persistent_rows(32, 4)(*def.fusion);
+    p = prepare_or_report(def, sizes);
+  }
+  /// p with its unit's text edited by `edit`.
+  runtime::PreparedKernel with(const std::function<void(std::string&)>& edit) const {
+    runtime::PreparedKernel q = runtime::prepare(*def.fusion, sizes);
+    edit(q.source.source);
+    return q;
+  }
+  std::vector<ref::HostTensor> inputs() const {
+    return ref::make_inputs(*plain.fusion, sizes, 5, plain.input_ranges);
+  }
+};
+
+/// The unit's first grid barrier line, "  sl_grid_sync(...);\n".
+std::string first_grid_sync(const std::string& text) {
+  const size_t at = text.find("sl_grid_sync(SL_SITE(");
+  const size_t from = text.rfind('\n', at) + 1, to = text.find('\n', at) + 1;
+  return text.substr(from, to - from);
+}
+
+TEST(GridPersistent, RepeatedLaunchesAndNvrtcSm80) {
+  Planted k;
+  auto compiled = test_backend().compile(k.p.source);
+  for (uint64_t seed : {1u, 2u, 3u})
+    EXPECT_EQ(run_and_compare(k.plain, k.p, *compiled, k.sizes, seed), "") << "launch " << seed;
+  std::string log;
+  EXPECT_NO_THROW(runtime::nvrtc_compile(k.p.source, "sm_80", &log, kernel_cache_dir())) << log;
+  EXPECT_NO_THROW(runtime::nvrtc_compile(k.p.source, "sm_90", &log, kernel_cache_dir())) << log;
+}
+
+TEST(GridPersistent, AReadOfThePartialsBeforeTheBarrierIsASanitizerFinding) {
+  // The first allreduce without its barrier: each block combines the row's
+  // slots while the others may not have written theirs.
+  Planted k;
+  runtime::PreparedKernel q = k.with([](std::string& text) {
+    const std::string sync = first_grid_sync(text);
+    text.replace(text.find(sync), sync.size(), "");
+  });
+  runtime::SanitizedRun s = runtime::execute_sanitized(test_backend(), q, k.inputs(), k.sizes);
+  ASSERT_FALSE(s.findings.empty()) << "a read of other blocks' partials before the barrier";
+  bool partials = false;
+  for (const runtime::SanitizerFinding& f : s.findings)
+    partials |= (f.kind == runtime::SanitizerFinding::Kind::BlockRace ||
+                 f.kind == runtime::SanitizerFinding::Kind::Uninitialized) &&
+                f.message().find("T1_grid_partials") != std::string::npos;
+  EXPECT_TRUE(partials) << s.report;
+  // With the barrier: clean (the same kernel, unedited).
+  EXPECT_EQ(runtime::execute_sanitized(test_backend(), k.p, k.inputs(), k.sizes).report, "");
+}
+
+TEST(GridPersistent, ABlockThatExitsBeforeTheBarrierIsAFindingTracedAndADeadlockUntraced) {
+  Planted k;
+  runtime::PreparedKernel q = k.with([](std::string& text) {
+    const std::string sync = first_grid_sync(text);
+    text.insert(text.find(sync), "  if (blockIdx.x == 1) return;\n");
+  });
+  runtime::SanitizedRun s = runtime::execute_sanitized(test_backend(), q, k.inputs(), k.sizes);
+  bool exit_found = false;
+  for (const runtime::SanitizerFinding& f : s.findings)
+    if (f.kind == runtime::SanitizerFinding::Kind::GridBarrierExit) {
+      exit_found = true;
+      EXPECT_THAT(f.message(), HasSubstr("waits at the grid barrier"));
+      EXPECT_THAT(f.message(), HasSubstr("while block (1,0,0) has exited"));
+    }
+  EXPECT_TRUE(exit_found) << s.report;
+  EXPECT_STREQ(runtime::finding_kind_name(runtime::SanitizerFinding::Kind::GridBarrierExit),
+               "grid-barrier-exit");
+  // Untraced, the emulation reports the deadlock instead of hanging.
+  auto compiled = test_backend().compile(q.source);
+  EXPECT_THAT(user_error_of([&] {
+                runtime::execute(test_backend(), *compiled, q, k.inputs(), k.sizes);
+              }),
+              HasSubstr("kernel deadlock: block (1,0,0) exited while 14 blocks (block (0,0,0) the "
+                        "first) wait at the grid barrier"));
+}
+
+TEST(GridPersistent, MoreBlocksThanTheDeviceHoldsAtOnceAreRefusedAtLaunch) {
+  // 32 threads and 1 vector a thread: 31250 blocks a row, 62500 in all; the
+  // emulated H100 holds 132 SMs x 32 blocks.
+  auto def = load("softmax");
+  auto plain = load("softmax");
+  grid_persistent_rows(32, 1)(*def.fusion);
+  ir::SizeBindings sizes{{"N", 2}, {"K", 1000000}};
+  runtime::PreparedKernel p = prepare_or_report(def, sizes);
+  auto compiled = test_backend().compile(p.source);
+  EXPECT_THAT(user_error_of([&] { run_and_compare(plain, p, *compiled, sizes); }),
+              HasSubstr("a kernel with grid barriers (grid-persistent reductions) needs all 62500 "
+                        "blocks of grid (31250,2,1) resident at once, but "
+                        "schedlab-model-sm90 holds at most 4224 (132 SMs x 32 blocks of 32 "
+                        "threads and 128 bytes of shared memory, limited by blocks)"));
+}
+
+TEST(GridPersistent, UserErrors) {
+  // Without grid_persistent, the refusal names the option.
+  auto def = load("softmax");
+  Fusion& f = *def.fusion;
+  std::vector<TensorView*> red = reductions(f);
+  red[0]->split(1, 32);
+  red[0]->parallelize(1, ParallelType::BIDx);
+  EXPECT_THAT(user_error_of([&] { lower::lower(f); }),
+              HasSubstr("or the reduction grid_persistent (sched::grid_persistent, the script's "
+                        "grid_persistent(t): a grid-wide barrier, with every block resident at "
+                        "once)"));
+  // Only a reduction can be grid-persistent.
+  auto def2 = load("softmax");
+  TensorView* x = def2.fusion->inputs()[0]->as<TensorView>();
+  EXPECT_THAT(user_error_of([&] { sched::grid_persistent(x); }),
+              HasSubstr("grid_persistent: T0 (x) is a fusion input; expected a tensor defined by "
+                        "a reduction"));
+  // A grid-persistent reduction needs a grid reduction.
+  auto def3 = load("row_sum");
+  sched::grid_persistent(named(*def3.fusion, "y"));
+  EXPECT_THAT(user_error_of([&] { lower::lower(*def3.fusion); }),
+              HasSubstr("is grid_persistent but none of its Reduction axes is bound to BIDx or "
+                        "BIDy"));
 }
 
 }  // namespace
