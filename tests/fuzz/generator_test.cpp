@@ -63,7 +63,7 @@ TEST(FuzzGenerator, EveryFeatureAppearsInTheFirstCases) {
   for (const char* f :
        {"unary", "binary", "where", "cast", "broadcast_size1", "broadcast_rank",
         "broadcast_explicit", "input_size1_axis", "input_lower_rank", "input_0d", "input_f16",
-        "input_bf16", "input_i32", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod",
+        "input_bf16", "input_i32", "half_math", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod",
         "reduce_mean", "reduce_keepdim", "reduce_no_keepdim", "reduce_axis_0", "reduce_axis_1",
         "reduce_axis_2", "reduce_several_axes", "reduce_all_axes", "softmax", "layernorm",
         "dead_statement", "multiple_outputs", "copy", "output_f16", "output_bf16", "extent_1",
