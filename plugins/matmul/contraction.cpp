@@ -192,6 +192,17 @@ void check_epilogue(pa::Segment& seg, Contraction& c) {
                  describe(c.sum) + "; the matmul plugin schedules the contraction and its epilogue";
       return;
     }
+  // The epilogue is inlined into the output tile by position: a reshape
+  // (view) regroups the axes, so no tile loop iterates the same elements on
+  // both sides (lowering refused it: fuzz seed 1, case 64, linear + GELU +
+  // reshape). The segmenter cuts the view into a segment of its own.
+  for (const pa::TensorView& t : seg.vals_between({c.sum}, seg.outputs()))
+    if (t.op_kind() == pa::OpKind::View) {
+      c.reject = "epilogue tensor " + describe(t) + " is a reshape (view) of the contraction's "
+                 "result: the output tile inlines its epilogue by position, which a reshape "
+                 "regroups; schedule the reshape in a segment of its own";
+      return;
+    }
   // A batched tile's loops start with the batch axis, and a tensor is inlined
   // into its consumer's loops by position: an epilogue tensor computed
   // without the batch axes (a cast of an [M, 1] input, broadcast to the batch

@@ -11,7 +11,8 @@
 // a constant, operands computed by other ops, f64 or integer operands, mixed
 // dtypes, several reduced axes, a K along which an operand is broadcast, not
 // exactly one M and one N axis, an operand or the product read elsewhere, an
-// output that does not depend on the sum, and a result broadcast back.
+// output that does not depend on the sum, a result broadcast back, and a
+// reshape (view) in the epilogue.
 // Priority 50: offered before normalization and reduction, which would take
 // a contraction as a plain reduction.
 //
