@@ -39,7 +39,8 @@ namespace fs = std::filesystem;
   X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)             \
   X(cuCtxSetCurrent) X(cuCtxSynchronize)                                                   \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute)      \
-  X(cuLaunchKernel)                                                                        \
+  X(cuLaunchKernel) X(cuLaunchCooperativeKernel)                                           \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                           \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)                 \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)                \
   X(cuEventElapsedTime)
@@ -403,6 +404,34 @@ class CudaBackend final : public Backend {
       k.smem_opted_in = dims.shared_bytes;
     }
     auto u = [](int64_t v) { return static_cast<unsigned int>(v); };
+    if (k.source().grid_sync) {
+      // Grid barriers: a cooperative launch, which the driver runs only with
+      // every block resident; refused here first with the occupancy's count.
+      const int64_t threads = dims.block[0] * dims.block[1] * dims.block[2];
+      const int64_t blocks = dims.grid[0] * dims.grid[1] * dims.grid[2];
+      int per_sm = 0;
+      check_kernel(k, dims,
+                   d().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.fn(), int(threads),
+                                                                   dims.shared_bytes),
+                   "querying the occupancy of");
+      const int64_t resident = int64_t{per_sm} * props_.sm_count;
+      user_assert(blocks <= resident)
+          << "cuda: launch of '" << k.source().name << "': a kernel with grid barriers "
+          << "(grid-persistent reductions) needs all " << blocks << " blocks of grid ("
+          << dims.grid[0] << "," << dims.grid[1] << "," << dims.grid[2]
+          << ") resident at once, but " << props_.name << " holds at most " << resident << " ("
+          << props_.sm_count << " SMs x " << per_sm << " blocks of " << threads << " threads and "
+          << dims.shared_bytes
+          << " bytes of shared memory, cuOccupancyMaxActiveBlocksPerMultiprocessor); expected "
+             "fewer blocks (a larger split per block)";
+      check_kernel(k, dims,
+                   d().cuLaunchCooperativeKernel(k.fn(), u(dims.grid[0]), u(dims.grid[1]),
+                                                 u(dims.grid[2]), u(dims.block[0]),
+                                                 u(dims.block[1]), u(dims.block[2]),
+                                                 u(int64_t(dims.shared_bytes)), nullptr, params),
+                   "launching (cooperatively)");
+      return;
+    }
     check_kernel(k, dims,
                  d().cuLaunchKernel(k.fn(), u(dims.grid[0]), u(dims.grid[1]), u(dims.grid[2]),
                                     u(dims.block[0]), u(dims.block[1]), u(dims.block[2]),

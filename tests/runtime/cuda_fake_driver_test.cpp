@@ -148,6 +148,38 @@ TEST_F(CudaFakeDriverTest, LaunchPassesDimsAndPackedTensors) {
   backend_->free(in);
 }
 
+TEST_F(CudaFakeDriverTest, GridBarriersLaunchCooperativelyAfterTheOccupancyCheck) {
+  // A kernel with grid barriers (KernelSource::grid_sync): cuLaunchCooperativeKernel,
+  // after the occupancy query says every block is resident (132 SMs x 2).
+  KernelSource coop = src_;
+  coop.source += "// (a unit of its own: compiled kernels are cached by source)\n";
+  coop.grid_sync = true;
+  auto k = backend_->compile(coop);
+  void* out = backend_->alloc(4000);
+  void* in = backend_->alloc(4000);
+  const int launches = fake_->launches, queries = fake_->occupancy_queries;
+  backend_->launch(*k, LaunchDims{{66, 2, 1}, {512, 1, 1}, 0}, {vec(out, 1000), vec(in, 1000)});
+  EXPECT_EQ(fake_->cooperative_launches, 1);
+  EXPECT_EQ(fake_->launches, launches) << "not a plain cuLaunchKernel";
+  EXPECT_EQ(fake_->occupancy_queries, queries + 1);
+  EXPECT_THAT(fake_->grid, ::testing::ElementsAre(66u, 2u, 1u));
+  // More blocks than are resident at once: refused before the driver is asked.
+  EXPECT_THAT(user_error_of([&] {
+                backend_->launch(*k, LaunchDims{{133, 2, 1}, {512, 1, 1}, 0},
+                                 {vec(out, 1000), vec(in, 1000)});
+              }),
+              HasSubstr("a kernel with grid barriers (grid-persistent reductions) needs all 266 "
+                        "blocks of grid (133,2,1) resident at once, but"));
+  EXPECT_EQ(fake_->cooperative_launches, 1);
+  // A kernel without grid barriers launches as before.
+  auto plain = backend_->compile(src_);
+  backend_->launch(*plain, LaunchDims{{3, 1, 1}, {128, 1, 1}, 0}, {vec(out, 1000), vec(in, 1000)});
+  EXPECT_EQ(fake_->launches, launches + 1);
+  EXPECT_EQ(fake_->cooperative_launches, 1);
+  backend_->free(out);
+  backend_->free(in);
+}
+
 TEST_F(CudaFakeDriverTest, LaunchAndRunErrorsNameKernelDimsAndError) {
   auto k = backend_->compile(src_);
   void* buf = backend_->alloc(4);

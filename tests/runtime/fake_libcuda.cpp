@@ -232,6 +232,31 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, un
   return CUDA_SUCCESS;
 }
 
+CUresult cuLaunchCooperativeKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
+                                   unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                   CUstream stream, void** params) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  // As the driver: refused unless every block is resident at once.
+  if (uint64_t(gx) * gy * gz > uint64_t(g_state.max_active_blocks) * 132)
+    return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+  const int before = g_state.launches;
+  CUresult r = cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params, nullptr);
+  if (r == CUDA_SUCCESS) {
+    g_state.launches = before;
+    ++g_state.cooperative_launches;
+  }
+  return r;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int block_size,
+                                                     size_t) {
+  if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
+  if (block_size <= 0 || block_size > 1024) return CUDA_ERROR_INVALID_VALUE;
+  ++g_state.occupancy_queries;
+  *blocks = g_state.max_active_blocks;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuMemAlloc(CUdeviceptr* p, size_t bytes) {
   if (CUresult r = need_context(); r != CUDA_SUCCESS) return r;
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;

@@ -13,6 +13,9 @@ struct FakeCudaState {
   int module_loads = 0;    ///< successful cuModuleLoadData calls
   int module_unloads = 0;  ///< cuModuleUnload calls
   int launches = 0;        ///< successful cuLaunchKernel calls
+  int cooperative_launches = 0;  ///< successful cuLaunchCooperativeKernel calls
+  int occupancy_queries = 0;     ///< cuOccupancyMaxActiveBlocksPerMultiprocessor calls
+  int max_active_blocks = 2;     ///< what the occupancy query answers
   int smem_opt_ins = 0;    ///< cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) calls
   int memsets = 0;         ///< cuMemsetD8 calls
   size_t last_memset_bytes = 0;
