@@ -122,6 +122,24 @@ schedulers:
   EXPECT_TRUE(plain.schedulers[1].fast_math);
 }
 
+TEST(SweepSpec, MathNativeIsEachSchedulersOwn) {
+  SweepSpec s = load_text(R"(
+fusions: [softmax]
+schedulers:
+  - plugin: pointwise
+  - name: native
+    plugin: pointwise
+    math: native
+  - name: explicit_default
+    plugin: pointwise
+    math: default
+)");
+  ASSERT_EQ(s.schedulers.size(), 3u);
+  EXPECT_FALSE(s.schedulers[0].native_half_math);  // off by default
+  EXPECT_TRUE(s.schedulers[1].native_half_math);
+  EXPECT_FALSE(s.schedulers[2].native_half_math);
+}
+
 TEST(SweepSpec, CompactSizesGridIsTheCrossProductLastKeyFastest) {
   SweepSpec s = load_text(R"(
 fusions:

@@ -91,7 +91,8 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
   // the plugin it picks), and --resume must not take one's record for the
   // other's.
   const std::string asker =
-      "scheduler=" + sched.name + ";" + (sched.fast_math ? "fast_math;" : "");
+      "scheduler=" + sched.name + ";" + (sched.fast_math ? "fast_math;" : "") +
+      (sched.native_half_math ? "math=native;" : "");
   if (!sched.load_failure.empty()) {
     r.plugin = sched.plugin;
     r.key = report::record_key(plugin_hashes_[p.scheduler], report::hash_hex(asker),
@@ -207,7 +208,8 @@ point::Options SweepRun::point_options(size_t i, bool in_child, bool may_reuse) 
   const SchedulerSpec& sched = spec_.schedulers[points_[i].scheduler];
   point::Options o;
   o.device = target_;
-  o.kernel = runtime::KernelOptions{spec_.dynamic_sizes, sched.fast_math};
+  o.kernel = runtime::KernelOptions{spec_.dynamic_sizes, sched.fast_math, true,
+                                    sched.native_half_math};
   // Under the sanitizer by default: on the CPU backend its traced run is
   // the validating run; on CUDA it runs beside the GPU's. Beyond the traced
   // budget (work_estimate.h) the point is validated without it, as with

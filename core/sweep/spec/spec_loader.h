@@ -33,7 +33,8 @@ inline const std::vector<std::string> kTopKeys = {"sweep",      "description", "
 inline const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
 inline const std::vector<std::string> kSchedulerKeys = {"name",        "plugin",  "script",
                                                  "space",       "set",     "constraints",
-                                                 "fusions",     "fast_math", "file"};
+                                                 "fusions",     "fast_math", "file",
+                                                 "math"};
 inline const std::vector<std::string> kStrategyKeys = {"method", "n",         "budget",
                                                 "seed",   "objective", "warm_start"};
 inline const std::vector<std::string> kValidationKeys = {"rtol", "atol", "sanitize"};

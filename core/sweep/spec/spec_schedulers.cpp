@@ -134,6 +134,12 @@ SchedulerSpec Loader::parse_scheduler(const YAML::Node& entry) {
   if (const YAML::Node& n = entry["name"]) s.name = text_of(n, "name", "a display name");
   s.fast_math = spec_.fast_math;
   if (const YAML::Node& n = entry["fast_math"]) s.fast_math = bool_of(n, "fast_math");
+  if (const YAML::Node& n = entry["math"]) {
+    const std::string m = text_of(n, "math", "default or native");
+    if (m != "default" && m != "native")
+      user_error_at(r_.loc(n)) << "math: expected default or native, found '" << m << "'";
+    s.native_half_math = m == "native";
+  }
   if (const YAML::Node& fl = entry["fusions"]) {
     // Only these fusions: a script written for softmax is no scheduler for
     // a row sum.

@@ -98,6 +98,11 @@ struct SchedulerSpec {
   /// (runtime::KernelOptions::fast_math). The same plugin listed twice, with
   /// and without, compares them side by side.
   bool fast_math = false;
+  /// `math: native` (default `default`): its kernels compute f16/bf16 +, -,
+  /// *, neg and abs with __hadd2/__hmul2 and the like
+  /// (runtime::KernelOptions::native_half_math); the same bits, so the
+  /// reference is the same.
+  bool native_half_math = false;
   SourceLoc loc;                        ///< the entry in the sweep file
   SourceLoc space_loc;                  ///< `constraints:` or `space:`, for empty-space errors
   /// The plugin failed while loading in an isolated worker (PluginSchema::
