@@ -109,7 +109,43 @@ class Generator : gen::Draws {
     }
     if (chance(0.25)) dead_statement();
     choose_outputs();
+    reshape_tail();
     return std::move(f_);
+  }
+
+  /// Now and then (one case in six), a view of a computed value as an extra
+  /// output: flatten of two adjacent axes, a reshape to one axis, or an
+  /// unsqueeze, followed by a pointwise step on the view. Drawn on a stream
+  /// of its own (seeded from a copy of rng_, which it leaves untouched), after
+  /// everything else: the rest of a case is the one it was.
+  void reshape_tail() {
+    std::mt19937_64 vr(std::mt19937_64(rng_)() ^ 0x72657368617065ull);
+    auto draw = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(vr); };
+    if (draw(6) != 0) return;
+    std::vector<size_t> c;
+    for (size_t i = 0; i < values_.size(); ++i)
+      if (!values_[i].is_input && !dead_.count(values_[i].name) && values_[i].usable &&
+          values_[i].half.empty() && !values_[i].is_int && values_[i].shape.size() >= 1)
+        c.push_back(i);
+    if (c.empty()) return;
+    const Value v = values_[c[static_cast<size_t>(draw(static_cast<int>(c.size())))]];
+    const int rank = static_cast<int>(v.shape.size());
+    std::string view;
+    switch (rank >= 2 ? draw(3) : 1 + draw(2)) {
+      case 0: {
+        const int a = draw(rank - 1);
+        view = "flatten(" + v.name + ", " + std::to_string(a) + ", " + std::to_string(a + 1) + ")";
+        break;
+      }
+      case 1: view = "reshape(" + v.name + ", [-1])"; break;
+      default: view = "unsqueeze(" + v.name + ", " + std::to_string(draw(rank + 1)) + ")"; break;
+    }
+    const std::string f = fresh(), g = fresh();
+    f_.body.push_back({f, view, {v.name}});
+    const std::string op = draw(2) ? "tanh(" + f + ") * 2" : f + " + 1";
+    f_.body.push_back({g, op, {f}});
+    f_.outputs.push_back(g);
+    f_.features.insert("reshape");
   }
 
  private:
