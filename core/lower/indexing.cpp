@@ -47,16 +47,23 @@ bool merges_broadcast_into_threads(const TensorView* t) {
   return false;
 }
 
-/// Whether a loop axis of t is a Broadcast axis bound to a thread index (a
-/// block broadcast kept Local, lowerable.cpp's check_thread_consistency):
-/// every thread along it computes the element in its own registers.
-bool binds_broadcast_to_threads(const TensorView* t) {
-  for (const IterDomain* id : t->loop())
-    if (id->is_broadcast() && ir::is_thread_dim(id->parallel_type())) return true;
-  return false;
-}
-
 }  // namespace
+
+bool is_local_block_broadcast(const TensorView* t) {
+  const auto* b = t->definition() ? t->definition()->as<ir::BroadcastOp>() : nullptr;
+  if (!b || t->memory_type() != ir::MemoryType::Local) return false;
+  bool any = false;
+  for (const IterDomain* id : t->loop()) {
+    if (!id->is_broadcast() || !ir::is_thread_dim(id->parallel_type())) continue;
+    any = true;
+    // An input computed by some threads only along it (an Iteration axis, or
+    // a Broadcast one it is guarded on: fuzz seed 1 case 273, a max over a
+    // Broadcast axis split onto TIDx) is not every thread's.
+    for (const IterDomain* in : b->in()->loop())
+      if (in->parallel_type() == id->parallel_type() && !in->is_reduction()) return false;
+  }
+  return any;
+}
 
 ExprP Indexer::size(const ir::SizeExpr& e) const {
   // A compound extent read whole (allocation.cpp: a view's (H * W)).
@@ -171,7 +178,7 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
                                  t->memory_type() == ir::MemoryType::Local &&
                                  !(t->definition() && ir::accumulation(t->definition())) &&
                                  (merges_broadcast_into_threads(t) ||
-                                  binds_broadcast_to_threads(t));
+                                  is_local_block_broadcast(t));
       if (predicated && !own_broadcast && !divides(s->in()->extent(), s->factor()))
         r.predicate = r.predicate && (in < size(s->in()->extent()));
     } else if (auto* m = (*it)->as<ir::Merge>()) {

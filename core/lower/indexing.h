@@ -25,6 +25,16 @@
 
 namespace schedlab::lower {
 
+/// A block broadcast kept Local: t = broadcast(in) in Local memory with a
+/// Broadcast loop axis bound to a thread dimension, whose input every thread
+/// along each such dimension holds (`in` binds it to no axis but a Reduction:
+/// a block reduction is an allreduce, sl_block_reduce returns the result to
+/// every thread). Every thread then computes t's element in its own
+/// registers: indexing does not guard t on its split Broadcast axes, and
+/// check_thread_consistency (lowerable.cpp) lets a consumer bound the same
+/// way, with the same extent, read its own copy.
+bool is_local_block_broadcast(const ir::TensorView* t);
+
 /// The index of loop k of tensor t at the point of emission.
 using LoopIndexFn = std::function<kir::ExprP(const ir::TensorView* t, int k)>;
 

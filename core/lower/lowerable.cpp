@@ -7,6 +7,7 @@
 #include "allocation.h"
 #include "async_copy.h"
 #include "circular_buffer.h"
+#include "indexing.h"
 #include "mma_tile.h"
 #include "loop_tree.h"
 
@@ -32,16 +33,12 @@ void check_thread_consistency(const ir::Fusion& f) {
         ir::ParallelType pt = id->parallel_type();
         if (pt == ir::ParallelType::Serial || id->is_reduction()) continue;
         if (ir::is_thread_dim(pt) && p->memory_type() == ir::MemoryType::Shared) continue;  // barrier
-        // A Local Broadcast axis bound to a thread dimension (nvFuser's block
-        // broadcast, mb = broadcast(m) of a block reduction m): the element's
-        // index does not depend on it, so each thread along pt below its
-        // extent computes the whole broadcast element in its own registers,
-        // from operands it holds (its own edges pass this check; a block
-        // reduction is an allreduce: sl_block_reduce returns the result to
-        // every thread). A consumer thread that ran that loop, one bound to pt
-        // with the same extent, reads its own copy: no shared slot, no barrier.
-        bool own_copy = p->memory_type() == ir::MemoryType::Local && id->is_broadcast() &&
-                        ir::is_thread_dim(pt);
+        // A Local block broadcast (nvFuser's, mb = broadcast(m) of a block
+        // reduction m; indexing.h's is_local_block_broadcast): each thread
+        // along pt below the axis's extent computes the whole element in its
+        // own registers, so a consumer thread that ran that loop, one bound to
+        // pt with the same extent, reads its own copy: no shared slot, no barrier.
+        bool own_copy = id->is_broadcast() && ir::is_thread_dim(pt) && is_local_block_broadcast(p);
         // A consumer inlined into broadcast-widened loops has no thread of
         // its own per element: the loops it runs in (its consumers') decide
         // which thread reads which element.

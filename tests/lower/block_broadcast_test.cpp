@@ -15,7 +15,8 @@
 // memory: one thread writes, a barrier, every thread reads; a planted
 // missing barrier is a sanitizer finding. The refusals that stay (a
 // consumer not bound to TIDx, or bound with another extent) keep their
-// message.
+// message; a broadcast of an accumulator guarded on its own Broadcast axis
+// is no block broadcast.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -293,6 +294,31 @@ TEST(BlockBroadcast, SharedVariantIsABarrieredBroadcastAndAMissingBarrierIsFound
                         [&](kir::Kernel& k) { drop_barrier_after(k, mb); });
   EXPECT_THAT(planted.sanitized.report, HasSubstr("shared-memory race between threads"));
   EXPECT_THAT(planted.sanitized.report, HasSubstr("(mb) element 0 written by thread (0,0,0)"));
+}
+
+TEST(BlockBroadcast, ABroadcastOfAGuardedAccumulatorStaysGuarded) {
+  // m's max reduces a Broadcast axis, split by 32 onto TIDx: an accumulator
+  // is guarded to the thread at position 0 of it (its one element counted
+  // once), so the broadcast of it is no block broadcast and keeps the same
+  // guard (fuzz seed 1 case 273: every thread copied the max, which only
+  // thread 0 held; an uninitialized local read).
+  const char* fusion = R"(fusion: broadcast_of_guarded_max
+inputs:
+  x: {dtype: f32, shape: [1, 1]}
+body: |
+  m = max(tanh(x), axis=1, keepdim=true)
+  y = abs(m)
+outputs: [y]
+)";
+  auto plain = frontend::parse_fusion_text(fusion, "bg.yaml");
+  auto def = frontend::parse_fusion_text(fusion, "bg.yaml");
+  frontend::apply_schedule_text(
+      "split(y, 0, 32)\nparallelize(y, 0, BIDx)\nparallelize(y, 1, TIDx)\n"
+      "propagate_transformation(y)\nparallelize_all_like(y)\ninline_most()\n",
+      "bg.sched", def, {});
+  Lowered r = run(def, plain, {});
+  EXPECT_EQ(r.sanitized.report, "");
+  EXPECT_EQ(r.mismatch, "");
 }
 
 TEST(BlockBroadcast, TheHandScheduleValidates) {
