@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "extents.h"
 #include "schedlab/ir/arith.h"
+#include "schedlab/ir/reshape.h"
 
 namespace schedlab::python {
 
@@ -228,6 +229,47 @@ void bind_ops(py::module_& m, DefinitionClass& fd, TensorClass& tv, ScalarClass&
       return ir::transpose(tensor_arg(x, "transpose"), dim0, dim1);
     });
   }, py::arg("x"), py::arg("dim0"), py::arg("dim1"));
+
+  // Reshapes (ir/reshape.h): a shape entry is an int (-1: inferred, or kept
+  // by expand) or a named size ("N").
+  auto shape_of = [](const py::list& shape, const char* fn) {
+    std::vector<ir::ShapeEntry> r;
+    for (const py::handle& e : shape) {
+      if (py::isinstance<py::str>(e)) {
+        r.emplace_back(ir::SizeExpr::symbol(e.cast<std::string>()));
+      } else if (py::isinstance<py::int_>(e) && !py::isinstance<py::bool_>(e)) {
+        const auto v = e.cast<int64_t>();
+        if (v == -1) r.emplace_back(std::nullopt);
+        else r.emplace_back(ir::SizeExpr::constant(v));
+      } else {
+        throw py::type_error(std::string(fn) + ": a shape entry is an int or a size name, found " +
+                             std::string(py::str(py::type::of(e).attr("__name__"))));
+      }
+    }
+    return r;
+  };
+  for (const char* fn : {"reshape", "view"})
+    ops.def(fn, [fn, shape_of](const Ops&, const py::object& x, const py::list& new_shape) {
+      auto shape = shape_of(new_shape, fn);
+      return build(fn, {x}, [&](Definition&) { return ir::reshape(tensor_arg(x, fn), shape, fn); });
+    }, py::arg("x"), py::arg("new_shape"),
+       "The same elements in row-major order with new_shape (ints, -1 once, size names)");
+  ops.def("flatten", [](const Ops&, const py::object& x, int start_dim, int end_dim) {
+    return build("flatten", {x}, [&](Definition&) {
+      return ir::flatten(tensor_arg(x, "flatten"), start_dim, end_dim);
+    });
+  }, py::arg("x"), py::arg("start_dim") = 0, py::arg("end_dim") = -1);
+  ops.def("squeeze", [](const Ops&, const py::object& x, const std::vector<int>& dims) {
+    return build("squeeze", {x}, [&](Definition&) { return ir::squeeze(tensor_arg(x, "squeeze"), dims); });
+  }, py::arg("x"), py::arg("dims") = std::vector<int>{},
+     "Removes the given Broadcast axes (every Broadcast axis when empty)");
+  ops.def("unsqueeze", [](const Ops&, const py::object& x, int dim) {
+    return build("unsqueeze", {x}, [&](Definition&) { return ir::unsqueeze(tensor_arg(x, "unsqueeze"), dim); });
+  }, py::arg("x"), py::arg("dim"));
+  ops.def("expand", [shape_of](const Ops&, const py::object& x, const py::list& shape) {
+    auto s = shape_of(shape, "expand");
+    return build("expand", {x}, [&](Definition&) { return ir::expand(tensor_arg(x, "expand"), s); });
+  }, py::arg("x"), py::arg("shape"), "Widens Broadcast axes; -1 keeps an axis");
 
   // nvFuser's spelling: matmul(arg1, arg2), linear(arg1, arg2, bias=None).
   ops.def("matmul", [](const Ops&, const py::object& a, const py::object& b) {

@@ -20,6 +20,7 @@
 #include "enums.h"
 #include "errors.h"
 #include "schedlab/ir/verifier.h"
+#include "schedlab/ir/reshape.h"
 #include "schedlab/sched/sched.h"
 
 namespace schedlab::python {
@@ -270,6 +271,16 @@ void bind_schedule_functions(py::module_& s) {
       },
       py::arg("selected_tensors"), py::arg("reference_tv"), py::arg("pos"));
 
+  s.def(
+      "propagate_reshape",
+      [](std::optional<DefinitionPtr> fd) {
+        DefinitionPtr d = target(fd, "propagate_reshape");
+        apply(*d, {"propagate_reshape"}, [&] { sched::propagate_reshape(d->fusion()); });
+      },
+      py::arg("fusion") = py::none(),
+      "The script's propagate_reshape(): each reshape's splits and merges replayed on the "
+      "tensors it depends on (nvFuser's propagateReshapeTransforms)");
+
   // Queries (sched/queries.h): they change nothing.
   s.def(
       "get_reduction_tvs",
@@ -286,6 +297,15 @@ void bind_schedule_functions(py::module_& s) {
         return handles(d, sched::all_tvs_except(d->fusion(), tvs(except)));
       },
       py::arg("except_tensors"), py::arg("fusion") = py::none());
+  s.def(
+      "get_view_ops",
+      [](std::optional<DefinitionPtr> fd) {
+        DefinitionPtr d = target(fd, "get_view_ops");
+        std::vector<ir::TensorView*> outs;
+        for (const ir::ViewOp* v : ir::view_ops(d->fusion())) outs.push_back(v->out());
+        return handles(d, outs);
+      },
+      py::arg("fusion") = py::none(), "The outputs of the fusion's reshapes, in statement order");
   s.def(
       "find_reference_for",
       [](std::optional<DefinitionPtr> fd) -> std::optional<Tensor> {
