@@ -319,12 +319,16 @@ TEST(Body, UserNamesMarkBoundTensorsOnly) {
 
 // ---- dtypes -------------------------------------------------------------------------
 
-TEST(Dtypes, HalfInputsComputeInF32) {
+TEST(Dtypes, HalfMathStaysHalfAsInPyTorch) {
   auto d = fusion("x: {dtype: f16, shape: [N]}\nh: {dtype: bf16, shape: [N]}",
-                  "y = x + x\nz = cast(y, f16)\ns = sum(x)\nm = x * h", "z, s, m");
-  EXPECT_EQ(tree(d, "y"), "add(cast(x), cast(x))");
-  EXPECT_EQ(named(d, "y")->dtype(), DataType::F32);
-  EXPECT_EQ(named(d, "z")->dtype(), DataType::F16);
+                  "y = x + x\nz = cast(y, f32)\ne = exp(x)\ns = sum(x)\nm = x * h", "z, e, s, m");
+  // + of two f16 tensors is an f16 op; exp computes in f32 and rounds back.
+  EXPECT_EQ(tree(d, "y"), "add(x, x)");
+  EXPECT_EQ(named(d, "y")->dtype(), DataType::F16);
+  EXPECT_EQ(named(d, "z")->dtype(), DataType::F32);
+  EXPECT_EQ(tree(d, "e"), "cast(exp(cast(x)))");
+  EXPECT_EQ(named(d, "e")->dtype(), DataType::F16);
+  // Reductions accumulate in f32; f16 with bf16 promotes to f32.
   EXPECT_EQ(named(d, "s")->dtype(), DataType::F32);
   EXPECT_EQ(named(d, "m")->dtype(), DataType::F32);
 }
