@@ -130,6 +130,10 @@ int32_t api_grid_persistent(SchedlabSegment* s, SchedlabTensor* t) {
   });
 }
 
+int32_t api_propagate_reshape(SchedlabSegment* s) {
+  return guard([&] { step(s, {Op::PropagateReshape, {}}, "propagate_reshape"); });
+}
+
 int32_t api_fuse_mma(SchedlabSegment* s, SchedlabTensor* t) {
   return guard([&] { step(s, {Op::FuseMma, index1(s, t, "fuse_mma")}, "fuse_mma"); });
 }
@@ -337,6 +341,7 @@ void add_primitive_entries(SchedlabHostApi& t) {
   t.fuse_mma = &api_fuse_mma;
   t.mma_tile = &api_mma_tile;
   t.swizzle_bytes = &api_swizzle_bytes;
+  t.propagate_reshape = &api_propagate_reshape;
 }
 
 }  // namespace schedlab::plugin

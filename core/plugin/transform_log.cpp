@@ -40,6 +40,7 @@ constexpr std::pair<Op, std::string_view> kOps[] = {
     {Op::FuseMma, "fuse_mma"},
     {Op::MmaTile, "mma_tile"},
     {Op::GridPersistent, "grid_persistent"},
+    {Op::PropagateReshape, "propagate_reshape"},
 };
 
 /// Reads a step's arguments, each checked: a log is data from another
@@ -163,6 +164,9 @@ TensorView* apply(ir::Fusion& f, const Transform& t, std::vector<std::string>* s
       return nullptr;
     case Op::GridPersistent:
       sched::grid_persistent(a.tensor(0));
+      return nullptr;
+    case Op::PropagateReshape:
+      sched::propagate_reshape(f);
       return nullptr;
     case Op::CacheAfter:
       return sched::cache_after(a.tensor(0),

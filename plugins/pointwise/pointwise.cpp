@@ -539,6 +539,13 @@ class Pointwise : public pa::Plugin {
     make_caches(seg, vector, 0, vectors, input_caches);
 
     pa::TensorView ref = seg.find_reference();
+    // nvFuser's propagateReshapeTransforms: the producers of each reshape take
+    // its shape first (propagate_transformation below crosses the reshapes
+    // too; this keeps their loops in the reshaped form as nvFuser's do).
+    const std::vector<pa::TensorView> all = seg.tensors();
+    if (std::any_of(all.begin(), all.end(),
+                    [](const pa::TensorView& t) { return t.op_kind() == pa::OpKind::View; }))
+      seg.propagate_reshape();
     // Broadcast axes (extent 1) first, left out of the merge: a tensor without
     // them ([N, K] under an [1, N, K] reference) then merges the same axes into
     // a loop that maps to the reference's, and is bound like it. Merged with

@@ -94,8 +94,12 @@ TEST(Abi11, HeaderAndHostSayOnePointTen) {
   // 1.10 appended grid_persistent after swizzle_bytes.
   EXPECT_EQ(offsetof(SchedlabHostApi, grid_persistent),
             offsetof(SchedlabHostApi, swizzle_bytes) + sizeof(void*));
-  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, grid_persistent) + sizeof(void*));
   EXPECT_NE(host_api()->grid_persistent, nullptr);
+  // 1.10 appended propagate_reshape after grid_persistent.
+  EXPECT_EQ(offsetof(SchedlabHostApi, propagate_reshape),
+            offsetof(SchedlabHostApi, grid_persistent) + sizeof(void*));
+  EXPECT_EQ(sizeof(SchedlabHostApi), offsetof(SchedlabHostApi, propagate_reshape) + sizeof(void*));
+  EXPECT_NE(host_api()->propagate_reshape, nullptr);
   // 1.6 appended the priority (and a reserved word) after schedule.
   EXPECT_EQ(offsetof(SchedlabPluginInfo, priority),
             offsetof(SchedlabPluginInfo, schedule) + sizeof(void*));

@@ -544,6 +544,10 @@ typedef struct SchedlabHostApi {
    * BIDx/BIDy) becomes an allreduce through a grid-wide barrier, so the
    * kernel may read it (every block resident: the launch checks it). */
   int32_t (*grid_persistent)(SchedlabSegment* seg, SchedlabTensor* t);
+  /** ABI 1.10: sched::propagate_reshape: each reshape's (view's) splits and
+   * merges replayed on the tensors it depends on (propagate_transformation
+   * crosses a view by itself; this makes producers' loops line up by hand). */
+  int32_t (*propagate_reshape)(SchedlabSegment* seg);
 } SchedlabHostApi;
 
 /* ---- what a plugin provides ------------------------------------------------- */

@@ -56,6 +56,7 @@ struct Transform {
     FuseMma,         ///< tensors {t} (ABI 1.9)
     MmaTile,         ///< tensors {t} (ABI 1.9)
     GridPersistent,  ///< tensors {t} (ABI 1.10)
+    PropagateReshape,  ///< no operands (ABI 1.10)
   };
   Transform() = default;
   Transform(Op o, std::vector<int64_t> t, std::vector<int64_t> i = {})

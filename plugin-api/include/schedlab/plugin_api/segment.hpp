@@ -51,6 +51,9 @@ class Segment {
   // ---- propagation and inlining (empty `selected`: every tensor)
   void propagate_transformation(const TensorView& reference,
                                 const std::vector<TensorView>& selected = {});
+  /// ABI 1.10: each reshape's splits and merges replayed on the tensors it
+  /// depends on (sched::propagate_reshape).
+  void propagate_reshape();
   /// `transforms` nullopt: the host's default (Unroll, Unswitch).
   void parallelize_all_like(const TensorView& reference, int pos = -1,
                             const std::vector<TensorView>& selected = {},

@@ -173,6 +173,10 @@ SCHEDLAB_PLUGIN_API_INLINE void Segment::propagate_transformation(
                static_cast<int32_t>(s.size()));
 }
 
+SCHEDLAB_PLUGIN_API_INLINE void Segment::propagate_reshape() {
+  detail::call(&SchedlabHostApi::propagate_reshape, "propagate_reshape", seg_);
+}
+
 SCHEDLAB_PLUGIN_API_INLINE void Segment::parallelize_all_like(
     const TensorView& reference, int pos, const std::vector<TensorView>& selected,
     const std::vector<ParallelType>& types,
