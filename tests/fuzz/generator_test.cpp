@@ -67,7 +67,7 @@ TEST(FuzzGenerator, EveryFeatureAppearsInTheFirstCases) {
         "reduce_mean", "reduce_keepdim", "reduce_no_keepdim", "reduce_axis_0", "reduce_axis_1",
         "reduce_axis_2", "reduce_several_axes", "reduce_all_axes", "softmax", "layernorm",
         "dead_statement", "multiple_outputs", "copy", "output_f16", "output_bf16", "extent_1",
-        "extent_prime", "extent_not_multiple_of_4"})
+        "extent_prime", "extent_not_multiple_of_4", "reshape"})
     EXPECT_TRUE(fusion.count(f)) << "no fusion feature " << f << " in " << kCoverageCases
                                  << " cases";
   for (const char* f :
