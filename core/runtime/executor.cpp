@@ -204,8 +204,8 @@ PreparedKernel prepare(const ir::Fusion& f, const ir::SizeBindings& sizes,
   p.sites = std::move(unit.sites);
   p.source.index_bits = bits;
   p.source.has_barrier = p.kernel.has_barrier;
-  p.source.local_bytes = local_bytes(p.kernel);
   p.source.grid_sync = p.kernel.grid_sync;
+  p.source.local_bytes = local_bytes(p.kernel);
   return p;
 }
 
