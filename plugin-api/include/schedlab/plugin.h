@@ -83,8 +83,7 @@ extern "C" {
 /** The widest XOR swizzle the host entry swizzle accepts (ABI 1.3). */
 #define SCHEDLAB_MAX_SWIZZLE_WIDTH 32
 
-/** SchedlabPluginInfo.priority (ABI 1.6) of a plugin that declares none,
- * and of every plugin built against an older minor. */
+/** SchedlabPluginInfo.priority (ABI 1.6) of a plugin that declares none, or built before 1.6. */
 #define SCHEDLAB_PRIORITY_DEFAULT 0
 /** A priority the segmenter never offers a segment to (a plugin that cannot volunteer, as
  * `script`, which needs a schedule text); any negative one means the same. It still
@@ -134,8 +133,7 @@ enum SchedlabIterType {
   SCHEDLAB_ITER_BROADCAST = 2
 };
 
-/** Hardware binding of a loop axis; ir::ParallelType. Kept apart from the
- * loop transforms below, as the two are in the IR. */
+/** Hardware binding of a loop axis; ir::ParallelType (apart from loop transforms, as in the IR). */
 enum SchedlabParallelType {
   SCHEDLAB_PARALLEL_SERIAL = 0,
   SCHEDLAB_PARALLEL_DIDX = 1,
@@ -179,8 +177,7 @@ enum SchedlabCacheOp {
   SCHEDLAB_CACHE_GLOBAL = 3
 };
 
-/** The kind of expression that defines a tensor; ir::Expr::Kind, and NONE for
- * a fusion input. */
+/** The kind of expression that defines a tensor; ir::Expr::Kind, and NONE for a fusion input. */
 enum SchedlabOpKind {
   SCHEDLAB_OP_NONE = 0,
   SCHEDLAB_OP_UNARY = 1,
@@ -373,8 +370,7 @@ typedef struct SchedlabParamDesc {
 /* ---- the host's API table ----------------------------------------------------
  * Every entry but last_error and log returns a status; on failure
  * last_error() tells why. Tensor arguments must belong to the segment passed
- * with them. Axis arguments are positions in the loop domain; negative counts
- * from the end. */
+ * with them. Axis arguments are positions in the loop domain; negative counts from the end. */
 typedef struct SchedlabHostApi {
   uint32_t struct_size; /**< sizeof the host's table */
   uint32_t abi_version; /**< SCHEDLAB_PLUGIN_ABI_VERSION the host was built with */
@@ -538,15 +534,11 @@ typedef struct SchedlabHostApi {
   /* ---- ABI 1.9: fuse_mma(t) and mma_tile(t), the script's (schedule-scripts.md) */
   int32_t (*fuse_mma)(SchedlabSegment* seg, SchedlabTensor* t);
   int32_t (*mma_tile)(SchedlabSegment* seg, SchedlabTensor* t);
-  /* ---- ABI 1.10: the script's swizzle(t, width, bytes): 4 = swizzle; 16 XORs 16-byte chunks */
+  /* ---- ABI 1.10, the script's (schedule-scripts.md): swizzle(t, width, bytes) (4 = swizzle; 16
+   * XORs 16-byte chunks), grid_persistent(t) (a grid allreduce read in the kernel; the launch
+   * checks every block is resident), propagate_reshape() (reshapes replayed on producers) */
   int32_t (*swizzle_bytes)(SchedlabSegment* seg, SchedlabTensor* t, int64_t width, int64_t bytes);
-  /** ABI 1.10: sched::grid_persistent: t's grid reduction (reduced over
-   * BIDx/BIDy) becomes an allreduce through a grid-wide barrier, so the
-   * kernel may read it (every block resident: the launch checks it). */
   int32_t (*grid_persistent)(SchedlabSegment* seg, SchedlabTensor* t);
-  /** ABI 1.10: sched::propagate_reshape: each reshape's (view's) splits and
-   * merges replayed on the tensors it depends on (propagate_transformation
-   * crosses a view by itself; this makes producers' loops line up by hand). */
   int32_t (*propagate_reshape)(SchedlabSegment* seg);
 } SchedlabHostApi;
 
