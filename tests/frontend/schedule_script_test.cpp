@@ -517,8 +517,8 @@ TEST(NvfuserUserSchedules, PartialTransformWithAllTvsExcept) {
     TensorView* xc = sched::cache_after(x);
     TensorView* bc = sched::cache_after(b);
     TensorView* yc = sched::cache_before(y);
-    for (TensorView* t : {xc, bc, yc, named(f, "d"), named(f, "mb")})
-      sched::set_memory_type(t, ir::MemoryType::Shared);
+    // mb stays Local, as in nvFuser: a block broadcast (lowering rule 2).
+    for (TensorView* t : {xc, bc, yc, named(f, "d")}) sched::set_memory_type(t, ir::MemoryType::Shared);
     auto rest = sched::all_tvs_except(f, {x, b, xc});
     y->split(1, 128);
     sched::propagate_transformation(y, rest);
