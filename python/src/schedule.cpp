@@ -139,6 +139,14 @@ void bind_tensor_methods(TensorClass& tv) {
           },
           py::arg("width") = sched::kMaxSwizzleWidth)
       .def(
+          "grid_persistent",
+          [](Tensor& t) {
+            apply(*t.owner, {"grid_persistent", t.tv}, [&] { sched::grid_persistent(t.tv); });
+          },
+          "The script's grid_persistent(tv): this reduction's grid reduction (over "
+          "BIDx/BIDy) is an allreduce through a grid-wide barrier, so the kernel may read "
+          "it (every block resident at once; lowering rule 8)")
+      .def(
           "circular_buffer",
           [](Tensor& t, int64_t stages, std::optional<int64_t> prefetch) {
             apply(*t.owner, {"circular_buffer", t.tv}, [&] {

@@ -163,3 +163,24 @@ def test_circular_buffer():
     (out,) = fd.manual_execute([x, y])
     np.testing.assert_array_equal(out, x + y)
     assert "% 2)" in fd.fusion.print_kernel()
+
+
+def test_grid_persistent():
+    # A row sum split over blocks (BIDx) and threads: a grid reduction, made
+    # an allreduce through a grid barrier (the script's grid_persistent(tv));
+    # every block stores the row's sum.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=["N", "K"])
+        y = fd.ops.sum(x, dims=[1])
+        fd.add_output(y)
+        y.split(axis=1, factor=32)
+        y.axis(0).parallelize(ParallelType.grid_y)
+        y.axis(1).parallelize(ParallelType.grid_x)
+        y.axis(2).parallelize(ParallelType.block_x)
+        y.grid_persistent()
+        with pytest.raises(schedlab.ScheduleError, match="expected a tensor defined by a reduction"):
+            x.grid_persistent()
+    assert "sl_grid_sync" in fd.fusion.print_kernel()
+    v = RNG.standard_normal((3, 1000)).astype(np.float32)
+    (out,) = fd.manual_execute([v])
+    np.testing.assert_allclose(out, v.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-4)
