@@ -190,6 +190,31 @@ bool full_like(const pa::TensorView& tv, const std::vector<pa::AxisInfo>& ref_do
   return true;
 }
 
+/// A computed tensor past a view that permutes the reference's outer axes
+/// (split_heads: y = permute(reshape(t, [B, S, H, D]), [0, 2, 1, 3])): every
+/// axis iterates its own axis of the reference, and the innermost is the
+/// reference's innermost, so reads and writes stay coalesced and no tile is
+/// needed (the transpose plugin refuses it: one group by innermost axis).
+/// propagate_reshape, then propagation of the reference's merged loop across
+/// the permute, give it the reference's loop (nvFuser's pointwise scheduler
+/// after propagateReshapeTransforms). Only where the segment has a view.
+bool permuted_past_view(pa::Segment& seg, const pa::TensorView& tv, const pa::TensorView& ref) {
+  const std::vector<pa::TensorView> all = seg.tensors();
+  if (std::none_of(all.begin(), all.end(),
+                   [](const pa::TensorView& t) { return t.op_kind() == pa::OpKind::View; }))
+    return false;
+  const int rank = ref.nlogical();
+  if (tv.nlogical() != rank) return false;
+  std::vector<bool> hit(static_cast<size_t>(rank), false);
+  for (int j = 0; j < rank; ++j) {
+    if (tv.logical_axis(j).is_broadcast() || ref.logical_axis(j).is_broadcast()) return false;
+    const int i = pa::ref_axis_of(seg, tv, j, ref);
+    if (i < 0 || hit[static_cast<size_t>(i)]) return false;
+    hit[static_cast<size_t>(i)] = true;
+  }
+  return pa::ref_axis_of(seg, tv, rank - 1, ref) == rank - 1;
+}
+
 /// Why the flat schedule does not apply (see "Flat applies" at the top), or "".
 std::string flat_obstacle(pa::Segment& seg) {
   for (const pa::TensorView& tv : seg.tensors())
@@ -205,7 +230,8 @@ std::string flat_obstacle(pa::Segment& seg) {
   const std::string loop = "; the flat schedule gives every tensor the reference's loop";
   for (const pa::TensorView& tv : seg.tensors()) {
     if (tv.is_input() || tv == ref) continue;
-    if (std::string why = pa::misaligned(seg, tv, ref); !why.empty()) return why + loop;
+    if (std::string why = pa::misaligned(seg, tv, ref); !why.empty() && !permuted_past_view(seg, tv, ref))
+      return why + loop;
     // Upstream of a view, a tensor lines up with the view's input.
     const pa::TensorView lref = pa::local_reference(seg, tv, ref);
     const std::vector<pa::AxisInfo> ldom = lref != ref ? lref.logical() : rdom;
