@@ -24,3 +24,13 @@ cli_expect(example_split_heads 0 "^  sanitizer: no findings$"
 cli_expect(reshape_inexact_sizes_refused 2
            "reshape of T3 \\(t\\) into T4 \\(h\\): the axis of extent E = 20 is split into 8 pieces"
            exec split_heads --size E=20 ${RESHAPE_CACHE})
+# split_heads (a reshape, then a permute of outer axes; the innermost stays
+# innermost): one pointwise segment (H6; the transpose plugin sees one group
+# by innermost axis), sanitized with vectors and unrolling.
+cli_expect(split_heads_one_pointwise_segment 0 "^split_heads on cpu: .*, 1 segment$"
+           exec split_heads --size B=2,S=33,E=256 ${RESHAPE_CACHE})
+cli_expect(split_heads_pointwise_vector_unroll 0 "^  sanitizer: no findings$"
+           exec split_heads --size B=2,S=33,E=256 --plugin pointwise --set vector=4
+           --set block=128 --set unroll=2 --sanitize ${RESHAPE_CACHE})
+cli_expect(split_heads_show_one_segment 0 "^segment 0: pointwise \\{T2, T3 \\(t\\), T4 \\(h\\), T5 \\(y\\)\\}$"
+           show split_heads --segments)
