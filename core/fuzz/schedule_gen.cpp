@@ -519,19 +519,27 @@ class TensorCoreSchedule {
     for (const std::string& o : op) add("set_memory_type(" + o + ", shared)", "mma_operand_shared");
     // a's tile [m16, k16] and b's [k16, n8]: 32 lanes x aw (bw) elements.
     const std::string a = operand_inputs_[0], b = operand_inputs_[1];
-    add(std::string("ac = cache_after(") + a + (aw > 1 ? ", CpAsync" : "") + ")", "cp_async");
-    add("set_memory_type(ac, shared)", "cache_after_shared");
+    // Each operand is staged in shared memory as c (cp.async when w > 1);
+    // once laid out as [rows, lanes x w], its block axis follows the output's,
+    // 32 lanes go to TIDx and w is vectorized.
+    auto stage = [&](const std::string& c, const std::string& in, int64_t w) {
+      add(c + " = cache_after(" + in + (w > 1 ? ", CpAsync" : "") + ")", "cp_async");
+      add("set_memory_type(" + c + ", shared)", "cache_after_shared");
+    };
+    auto bind_lanes = [&](const std::string& c, const std::string& block, int64_t w) {
+      split(c, 2, 32);
+      bind(c, 1, block);
+      bind(c, 3, "TIDx");
+      if (w > 1) bind(c, 4, "Vectorize");
+    };
+    stage("ac", a, aw);
     split("ac", 1, aw);
     split("ac", 1, ak);
     split("ac", 0, 16);
     add("reorder(ac, {0: 1, 1: 2, 2: 0})", "reorder");
     add("merge(ac, 2)", "merge");
-    split("ac", 2, 32);
-    bind("ac", 1, "BIDy");
-    bind("ac", 3, "TIDx");
-    if (aw > 1) bind("ac", 4, "Vectorize");
-    add(std::string("bc = cache_after(") + b + (bw > 1 ? ", CpAsync" : "") + ")", "cp_async");
-    add("set_memory_type(bc, shared)", "cache_after_shared");
+    bind_lanes("ac", "BIDy", aw);
+    stage("bc", b, bw);
     split("bc", 1, bw);
     split("bc", 1, bn);
     split("bc", 0, aw);
@@ -539,10 +547,7 @@ class TensorCoreSchedule {
     add("merge(bc, 1)", "merge");
     add("reorder(bc, {1: 2, 2: 1})", "reorder");
     add("merge(bc, 2)", "merge");
-    split("bc", 2, 32);
-    bind("bc", 1, "BIDx");
-    bind("bc", 3, "TIDx");
-    if (bw > 1) bind("bc", 4, "Vectorize");
+    bind_lanes("bc", "BIDx", bw);
     add("inline_most()", "inline_most");
     add("inline_at(ac, 1)", "inline_at");
     add("inline_at(bc, 1)", "inline_at");

@@ -256,6 +256,26 @@ StmtP BlockReduce::clone() const {
   return make(buffer, index, op, identity, participate, dims, workspace);
 }
 
+namespace {
+/// The fields a grid reduction has in both forms (make, make_persistent).
+std::unique_ptr<GridReduce> grid_reduce_common(const Buffer* b, ExprP index,
+                                               ir::ReductionOpType op, ExprP identity,
+                                               ExprP participate, const Buffer* partials,
+                                               GridReduce::Grid grid) {
+  auto s = std::make_unique<GridReduce>();
+  s->buffer = b;
+  s->index = std::move(index);
+  s->op = op;
+  s->identity = std::move(identity);
+  s->participate = std::move(participate);
+  s->partials = partials;
+  s->element = std::move(grid.element);
+  s->block = std::move(grid.block);
+  s->blocks = std::move(grid.blocks);
+  return s;
+}
+}  // namespace
+
 std::unique_ptr<GridReduce> GridReduce::make(const Buffer* b, ExprP index, const Buffer* out,
                                              ExprP out_index, ir::ReductionOpType op,
                                              ExprP identity, ExprP participate,
@@ -264,19 +284,11 @@ std::unique_ptr<GridReduce> GridReduce::make(const Buffer* b, ExprP index, const
   internal_assert(b->memory == ir::MemoryType::Local && !b->is_param && out->is_param &&
                   grid.element && grid.block && grid.blocks)
       << "a grid reduction combines a register partial into a parameter, not " << b->name;
-  auto s = std::make_unique<GridReduce>();
-  s->buffer = b;
-  s->index = std::move(index);
+  auto s = grid_reduce_common(b, std::move(index), op, std::move(identity),
+                              std::move(participate), partials, std::move(grid));
   s->out = out;
   s->out_index = std::move(out_index);
-  s->op = op;
-  s->identity = std::move(identity);
-  s->participate = std::move(participate);
-  s->partials = partials;
   s->semaphores = semaphores;
-  s->element = std::move(grid.element);
-  s->block = std::move(grid.block);
-  s->blocks = std::move(grid.blocks);
   return s;
 }
 std::unique_ptr<GridReduce> GridReduce::make_persistent(const Buffer* b, ExprP index,
@@ -287,18 +299,10 @@ std::unique_ptr<GridReduce> GridReduce::make_persistent(const Buffer* b, ExprP i
   internal_assert(b->memory == ir::MemoryType::Local && !b->is_param && barrier && partials &&
                   valid && grid.element && grid.block && grid.blocks)
       << "a grid-persistent reduction combines a register partial in place, not " << b->name;
-  auto s = std::make_unique<GridReduce>();
-  s->buffer = b;
-  s->index = std::move(index);
-  s->op = op;
-  s->identity = std::move(identity);
-  s->participate = std::move(participate);
+  auto s = grid_reduce_common(b, std::move(index), op, std::move(identity),
+                              std::move(participate), partials, std::move(grid));
   s->valid = std::move(valid);
-  s->partials = partials;
   s->barrier = barrier;
-  s->element = std::move(grid.element);
-  s->block = std::move(grid.block);
-  s->blocks = std::move(grid.blocks);
   return s;
 }
 StmtP GridReduce::clone() const {

@@ -196,41 +196,60 @@ void check_not_inlined(const TensorView* tv) {
             << tv->describe() << "; expected no inlining yet (propagate, then inline)";
 }
 
+using IdMap = std::map<const IterDomain*, IterDomain*>;
+
+/// Where `map` sends x in `loop`, or -1 when it sends x nowhere in it.
+long position_in(const IdMap& map, const std::vector<IterDomain*>& loop, const IterDomain* x) {
+  auto it = map.find(x);
+  if (it == map.end()) return -1;
+  auto p = std::find(loop.begin(), loop.end(), it->second);
+  return p == loop.end() ? -1 : p - loop.begin();
+}
+
+/// Replays one split or merge `e` on `loop`, whose axes `map` names `e`'s
+/// inputs by; maps `e`'s outputs to the new axes. `from_reference`: e is
+/// the reference's, and tv may differ from it: a merge of a reduction with an
+/// iteration axis (tv reduces an axis the reference keeps) is not replayed,
+/// and a merge with one side missing (a broadcast the reference has) is the
+/// identity on the side tv has. Otherwise such merges are skipped.
+void replay_step(ir::Fusion& f, ir::IterDomainExpr* e, std::vector<IterDomain*>& loop,
+                 IdMap& map, bool from_reference) {
+  if (auto* s = e->as<ir::Split>()) {
+    long p = position_in(map, loop, s->in());
+    if (p < 0) return;
+    auto [o, i] = f.split(loop[static_cast<size_t>(p)], s->factor(), s->inner_split());
+    loop[static_cast<size_t>(p)] = o;
+    loop.insert(loop.begin() + p + 1, i);
+    map[s->outer()] = o;
+    map[s->inner()] = i;
+  } else if (auto* m = e->as<ir::Merge>()) {
+    long po = position_in(map, loop, m->outer()), pi = position_in(map, loop, m->inner());
+    if (po >= 0 && pi >= 0) {
+      IterDomain* a = loop[static_cast<size_t>(po)];
+      IterDomain* b = loop[static_cast<size_t>(pi)];
+      bool mixed = (a->is_reduction() && b->iter_type() == ir::IterType::Iteration) ||
+                   (b->is_reduction() && a->iter_type() == ir::IterType::Iteration);
+      if (from_reference && mixed) return;
+      loop[static_cast<size_t>(po)] = f.merge(a, b);
+      loop.erase(loop.begin() + pi);
+      map[m->out()] = loop[static_cast<size_t>(pi < po ? po - 1 : po)];
+    } else if (from_reference && (po >= 0 || pi >= 0)) {
+      map[m->out()] = loop[static_cast<size_t>(po >= 0 ? po : pi)];
+    }
+  }
+}
+
 /// Replays the views between tv and the reference (r.pre) on `loop`, tv's
 /// logical domain: returns the axis of the new loop each virtual axis is.
-std::map<const IterDomain*, IterDomain*> replay_stages(const Reached& r,
-                                                       std::vector<IterDomain*>& loop) {
+IdMap replay_stages(const Reached& r, std::vector<IterDomain*>& loop) {
   ir::Fusion& f = *r.tv->fusion();
-  std::map<const IterDomain*, IterDomain*> local;
+  IdMap local;
   for (IterDomain* id : loop) local[id] = id;
-  auto position = [&](const IterDomain* x) -> long {
-    auto it = local.find(x);
-    if (it == local.end()) return -1;
-    auto p = std::find(loop.begin(), loop.end(), it->second);
-    return p == loop.end() ? -1 : p - loop.begin();
-  };
   for (const Stage& st : r.pre) {
     for (auto [root, w] : st.root_to)
       if (auto it = local.find(w); it != local.end()) local[root] = it->second;
-    for (ir::IterDomainExpr* e : view_transforms(st.view)) {
-      if (auto* s = e->as<ir::Split>()) {
-        long p = position(s->in());
-        if (p < 0) continue;
-        auto [o, i] = f.split(loop[static_cast<size_t>(p)], s->factor(), s->inner_split());
-        loop[static_cast<size_t>(p)] = o;
-        loop.insert(loop.begin() + p + 1, i);
-        local[s->outer()] = o;
-        local[s->inner()] = i;
-      } else if (auto* m = e->as<ir::Merge>()) {
-        long po = position(m->outer()), pi = position(m->inner());
-        if (po < 0 || pi < 0) continue;
-        IterDomain* a = loop[static_cast<size_t>(po)];
-        IterDomain* b = loop[static_cast<size_t>(pi)];
-        loop[static_cast<size_t>(po)] = f.merge(a, b);
-        loop.erase(loop.begin() + pi);
-        local[m->out()] = loop[static_cast<size_t>(pi < po ? po - 1 : po)];
-      }
-    }
+    for (ir::IterDomainExpr* e : view_transforms(st.view))
+      replay_step(f, e, loop, local, /*from_reference=*/false);
   }
   return local;
 }
@@ -241,7 +260,7 @@ void replay(const TensorView* ref, const Reached& r) {
   TensorView* tv = r.tv;
   ir::Fusion& f = *tv->fusion();
   std::vector<IterDomain*> loop = tv->logical();
-  std::map<const IterDomain*, IterDomain*> to_tv;
+  IdMap to_tv;
   if (r.pre.empty()) {
     to_tv.insert(r.map.begin(), r.map.end());
   } else {
@@ -249,44 +268,11 @@ void replay(const TensorView* ref, const Reached& r) {
     for (auto [ref_id, x] : r.map)
       if (auto it = local.find(x); it != local.end()) to_tv[ref_id] = it->second;
   }
-  auto position = [&](const IterDomain* r) -> long {
-    auto it = to_tv.find(r);
-    if (it == to_tv.end()) return -1;
-    auto p = std::find(loop.begin(), loop.end(), it->second);
-    return p == loop.end() ? -1 : p - loop.begin();
-  };
-  for (ir::IterDomainExpr* e : ref->root_history()) {
-    if (auto* s = e->as<ir::Split>()) {
-      long p = position(s->in());
-      if (p < 0) continue;
-      auto [o, i] = f.split(loop[static_cast<size_t>(p)], s->factor(), s->inner_split());
-      loop[static_cast<size_t>(p)] = o;
-      loop.insert(loop.begin() + p + 1, i);
-      to_tv[s->outer()] = o;
-      to_tv[s->inner()] = i;
-    } else if (auto* m = e->as<ir::Merge>()) {
-      long po = position(m->outer()), pi = position(m->inner());
-      if (po >= 0 && pi >= 0) {
-        IterDomain* a = loop[static_cast<size_t>(po)];
-        IterDomain* b = loop[static_cast<size_t>(pi)];
-        // tv may reduce an axis the reference keeps: such a merge cannot be
-        // replayed, and the axes stay apart.
-        bool mixed = (a->is_reduction() && b->iter_type() == ir::IterType::Iteration) ||
-                     (b->is_reduction() && a->iter_type() == ir::IterType::Iteration);
-        if (mixed) continue;
-        loop[static_cast<size_t>(po)] = f.merge(a, b);
-        loop.erase(loop.begin() + pi);
-        to_tv[m->out()] = loop[static_cast<size_t>(pi < po ? po - 1 : po)];
-      } else if (po >= 0 || pi >= 0) {
-        // tv lacks one side (a broadcast the reference has): the merge is
-        // the identity on the side it has.
-        to_tv[m->out()] = loop[static_cast<size_t>(po >= 0 ? po : pi)];
-      }
-    }
-  }
+  for (ir::IterDomainExpr* e : ref->root_history())
+    replay_step(f, e, loop, to_tv, /*from_reference=*/true);
   std::vector<IterDomain*> ordered;
   for (IterDomain* r : ref->loop()) {
-    long p = position(r);
+    long p = position_in(to_tv, loop, r);
     if (p >= 0 && !contains(ordered, loop[static_cast<size_t>(p)]))
       ordered.push_back(loop[static_cast<size_t>(p)]);
   }
