@@ -236,38 +236,26 @@ std::unique_ptr<Comment> Comment::make(std::string text) {
 }
 StmtP Comment::clone() const { return make(text); }
 
-std::unique_ptr<BlockReduce> BlockReduce::make(const Buffer* b, ExprP index,
-                                               ir::ReductionOpType op, ExprP identity,
-                                               ExprP participate, std::array<bool, 3> dims,
-                                               int64_t workspace) {
-  internal_assert(b->memory == ir::MemoryType::Local && !b->is_param)
-      << "a block reduction works on a register buffer, not " << b->name;
-  auto s = std::make_unique<BlockReduce>();
+namespace {
+/// The fields a block and a grid reduction share.
+template <typename R>
+std::unique_ptr<R> reduce_stmt(const Buffer* b, ExprP index, ir::ReductionOpType op,
+                               ExprP identity, ExprP participate) {
+  auto s = std::make_unique<R>();
   s->buffer = b;
   s->index = std::move(index);
   s->op = op;
   s->identity = std::move(identity);
   s->participate = std::move(participate);
-  s->dims = dims;
-  s->workspace = workspace;
   return s;
 }
-StmtP BlockReduce::clone() const {
-  return make(buffer, index, op, identity, participate, dims, workspace);
-}
-
-namespace {
 /// The fields a grid reduction has in both forms (make, make_persistent).
 std::unique_ptr<GridReduce> grid_reduce_common(const Buffer* b, ExprP index,
                                                ir::ReductionOpType op, ExprP identity,
                                                ExprP participate, const Buffer* partials,
                                                GridReduce::Grid grid) {
-  auto s = std::make_unique<GridReduce>();
-  s->buffer = b;
-  s->index = std::move(index);
-  s->op = op;
-  s->identity = std::move(identity);
-  s->participate = std::move(participate);
+  auto s = reduce_stmt<GridReduce>(b, std::move(index), op, std::move(identity),
+                                   std::move(participate));
   s->partials = partials;
   s->element = std::move(grid.element);
   s->block = std::move(grid.block);
@@ -275,6 +263,22 @@ std::unique_ptr<GridReduce> grid_reduce_common(const Buffer* b, ExprP index,
   return s;
 }
 }  // namespace
+
+std::unique_ptr<BlockReduce> BlockReduce::make(const Buffer* b, ExprP index,
+                                               ir::ReductionOpType op, ExprP identity,
+                                               ExprP participate, std::array<bool, 3> dims,
+                                               int64_t workspace) {
+  internal_assert(b->memory == ir::MemoryType::Local && !b->is_param)
+      << "a block reduction works on a register buffer, not " << b->name;
+  auto s = reduce_stmt<BlockReduce>(b, std::move(index), op, std::move(identity),
+                                    std::move(participate));
+  s->dims = dims;
+  s->workspace = workspace;
+  return s;
+}
+StmtP BlockReduce::clone() const {
+  return make(buffer, index, op, identity, participate, dims, workspace);
+}
 
 std::unique_ptr<GridReduce> GridReduce::make(const Buffer* b, ExprP index, const Buffer* out,
                                              ExprP out_index, ir::ReductionOpType op,
