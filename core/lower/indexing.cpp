@@ -148,9 +148,22 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
     // A Broadcast axis of an mma tile's operand bound to a block index that
     // also iterates the tile's wider axis (inlined_into_widened_loops lets
     // it): every block computes the operand's one element there, at index 0.
-    const bool every_block = id->is_broadcast() && ir::is_block_dim(id->parallel_type()) &&
-                             k < t->compute_at_pos() && is_mma_tile_operand(t) &&
-                             !loop_owner(t, k).id()->extent().same_as(id->extent());
+    // Likewise a Broadcast axis bound to a block index of a tensor kept per
+    // block (Local, Shared, or a Local one in a global workspace) that is not
+    // an accumulator: a guard on the block index would leave the other
+    // blocks, whose consumers read the element at index 0 too, with nothing
+    // written (fuzz seed 11 cases 20 and 158: an mma operand's workspace
+    // written by block 0 only, read by every block). Every block computes the
+    // same element; in a workspace that is the benign same-value store of
+    // lowering rule 3.
+    const bool per_block_broadcast =
+        id->is_broadcast() && ir::is_block_dim(id->parallel_type()) &&
+        t->memory_type() != ir::MemoryType::Global &&
+        !(t->definition() && ir::accumulation(t->definition()));
+    const bool every_block = per_block_broadcast ||
+                             (id->is_broadcast() && ir::is_block_dim(id->parallel_type()) &&
+                              k < t->compute_at_pos() && is_mma_tile_operand(t) &&
+                              !loop_owner(t, k).id()->extent().same_as(id->extent()));
     ExprP v = every_block ? Expr::integer(0) : loop_index(t, k);
     r.index[id] = v;
     // A bound loop runs over the launch extent, which may exceed this one.

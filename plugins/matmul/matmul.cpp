@@ -373,7 +373,11 @@ pa::TensorView stage_operand(const matmul::Operand& o, const Config& cfg, const 
 /// async or stages > 1 the inputs are copied into Shared stages first
 /// (stage_operand) and the K loop goes first: [Ko, B, Mo, No, ...].
 void schedule_mma(pa::Segment& seg, const Contraction& c, const Config& cfg) {
+  // The MmaOp accumulates in registers (lowering: a Local accumulator); a
+  // sum that is the segment's output (no epilogue: fuzz seed 11 case 170)
+  // is computed into a Local cache_before, which the output copies.
   pa::TensorView ref = c.sum;
+  if (ref.is_output()) ref = ref.cache_before();
   ref.fuse_mma();
   const bool staged = cfg.async || cfg.stages > 1;
   const Widths w = copy_widths(c, cfg);
