@@ -194,7 +194,7 @@ bool full_like(const pa::TensorView& tv, const std::vector<pa::AxisInfo>& ref_do
 /// (split_heads: y = permute(reshape(t, [B, S, H, D]), [0, 2, 1, 3])): every
 /// axis iterates its own axis of the reference, and the innermost is the
 /// reference's innermost, so reads and writes stay coalesced and no tile is
-/// needed (the transpose plugin refuses it: one group by innermost axis).
+/// needed (the transpose plugin, which has no reshape support, refuses it).
 /// propagate_reshape, then propagation of the reference's merged loop across
 /// the permute, give it the reference's loop (nvFuser's pointwise scheduler
 /// after propagateReshapeTransforms). Only where the segment has a view.

@@ -34,3 +34,12 @@ cli_expect(split_heads_pointwise_vector_unroll 0 "^  sanitizer: no findings$"
            --set block=128 --set unroll=2 --sanitize ${RESHAPE_CACHE})
 cli_expect(split_heads_show_one_segment 0 "^segment 0: pointwise \\{T2, T3 \\(t\\), T4 \\(h\\), T5 \\(y\\)\\}$"
            show split_heads --segments)
+# A permute past the view that moves the innermost axis ([B, S, D, 8]) is
+# refused by the pointwise plugin (a tiled transpose's case; the transpose
+# plugin takes the permute alone): two segments, sanitized.
+cli_expect(split_heads_inner_swap_pointwise_refuses 0
+           "pointwise: T2 \\(h\\) axis 3 iterates axis 2 of the reference T3 \\(y\\), not after its axis 3"
+           show ${CMAKE_CURRENT_SOURCE_DIR}/split_heads_inner_swap.yaml --segments)
+cli_expect(split_heads_inner_swap_two_segments 0 "^  sanitizer: no findings$"
+           exec ${CMAKE_CURRENT_SOURCE_DIR}/split_heads_inner_swap.yaml --size B=2,S=5,E=24
+           --sanitize ${RESHAPE_CACHE})
