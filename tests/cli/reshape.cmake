@@ -21,6 +21,16 @@ endforeach()
 cli_expect(example_split_heads 0 "^  sanitizer: no findings$"
            exec split_heads --schedule ${PROJECT_SOURCE_DIR}/configs/schedules/split_heads.sched
            --size B=3,S=7,E=40 --sanitize ${RESHAPE_CACHE})
+# The other two example scripts (propagate_reshape, then one schedule of the
+# output): one kernel each, sanitized, at a size that needs several blocks.
+foreach(fusion reshape_add rmsnorm_reshape)
+  cli_expect(example_${fusion} 0 "^  sanitizer: no findings$"
+             exec ${fusion} --schedule ${PROJECT_SOURCE_DIR}/configs/schedules/${fusion}.sched
+             --size N=4,H=33,W=65 --sanitize ${RESHAPE_CACHE})
+  cli_expect(example_${fusion}_validates 0 "^  output 0 \\(T[0-9]+ \\(y\\)\\): ok"
+             exec ${fusion} --schedule ${PROJECT_SOURCE_DIR}/configs/schedules/${fusion}.sched
+             --size N=4,H=33,W=65 ${RESHAPE_CACHE})
+endforeach()
 cli_expect(reshape_inexact_sizes_refused 2
            "reshape of T3 \\(t\\) into T4 \\(h\\): the axis of extent E = 20 is split into 8 pieces"
            exec split_heads --size E=20 ${RESHAPE_CACHE})
