@@ -30,6 +30,20 @@ std::vector<uint64_t> matmul_cases(uint64_t seed, uint64_t cases) {
   return r;
 }
 
+/// fuzz_slice's campaign (`schedlab fuzz --seed 2026 --cases 200 --only ...
+/// --sanitize`) on the cases `only`, the segmenter using registry's plugins.
+CampaignOptions slice_campaign(const std::vector<uint64_t>& only, plugin::Registry& registry) {
+  CampaignOptions o;
+  o.seed = 2026;
+  o.cases = 200;
+  o.only = only;
+  o.run.sanitize = true;
+  o.run.cache_dir = std::string(SCHEDLAB_BINARY_DIR) + "/tests/fuzz/kernel_cache";
+  o.run.timeout = std::chrono::milliseconds(120000);
+  o.run.plugins = sweep::segmenter_plugins(registry);
+  return o;
+}
+
 TEST(FuzzMatmul, AFixedSeedDrawsDozensOfMatmulsInAFewHundredCases) {
   // One case in eight or so (kMatmulChance 0.12): about 36 of 300.
   const size_t n = matmul_cases(1, 300).size();
@@ -110,16 +124,9 @@ TEST(FuzzMatmul, TheTensorCoreCasesOfAFixedSeedValidateUnderTheSanitizer) {
   for (uint64_t i = 0; i < 200 && only.size() < 6; ++i)
     if (has_tensor_cores(generate_case(2026, i))) only.push_back(i);
   ASSERT_EQ(only.size(), 6u);
-  CampaignOptions o;
-  o.seed = 2026;
-  o.cases = 200;
-  o.only = only;
-  o.run.sanitize = true;
-  o.run.cache_dir = std::string(SCHEDLAB_BINARY_DIR) + "/tests/fuzz/kernel_cache";
-  o.run.timeout = std::chrono::milliseconds(120000);
   plugin::Registry registry(
       plugin::plugin_search_path({std::string(SCHEDLAB_BINARY_DIR) + "/plugins"}));
-  o.run.plugins = sweep::segmenter_plugins(registry);
+  CampaignOptions o = slice_campaign(only, registry);
   o.on_case = [&](const CaseResult& r) {
     EXPECT_TRUE(r.tensor_cores);
     EXPECT_TRUE(r.scheduled.cls == RunClass::Validated || r.scheduled.cls == RunClass::Refused)
@@ -143,16 +150,9 @@ TEST(FuzzMatmul, TheMatmulCasesOfAFixedSeedValidateOnBothPaths) {
   std::vector<uint64_t> only = matmul_cases(2026, 200);
   ASSERT_GE(only.size(), 8u);
   only.resize(8);
-  CampaignOptions o;
-  o.seed = 2026;
-  o.cases = 200;
-  o.only = only;
-  o.run.sanitize = true;
-  o.run.cache_dir = std::string(SCHEDLAB_BINARY_DIR) + "/tests/fuzz/kernel_cache";
-  o.run.timeout = std::chrono::milliseconds(120000);
   plugin::Registry registry(
       plugin::plugin_search_path({std::string(SCHEDLAB_BINARY_DIR) + "/plugins"}));
-  o.run.plugins = sweep::segmenter_plugins(registry);
+  CampaignOptions o = slice_campaign(only, registry);
   ASSERT_FALSE(o.run.plugins.empty());
   int scheduled = 0;
   o.on_case = [&](const CaseResult& r) {

@@ -57,36 +57,14 @@ std::string schedule(const std::string& op, int stages, const std::string& cache
   return s;
 }
 
-struct Lowered {
-  runtime::PreparedKernel kernel;
-  runtime::SanitizedRun sanitized;
-  std::string mismatch;  ///< "" when every output matches the reference
-};
-
 /// Lowers the scheduled fusion at M, K; `plant` may edit the kernel IR
 /// before it is printed (the test hook); runs it traced on the CPU backend.
-Lowered run(const std::string& sched, int64_t m, int64_t k,
-        const std::function<void(kir::Kernel&)>& plant = {}) {
+Traced run(const std::string& sched, int64_t m, int64_t k,
+           const std::function<void(kir::Kernel&)>& plant = {}) {
   auto plain = frontend::parse_fusion_text(kFusion, "dot_rows.yaml");
   auto def = frontend::parse_fusion_text(kFusion, "dot_rows.yaml");
   frontend::apply_schedule_text(sched, "dot_rows.sched", def, {});
-  const ir::SizeBindings sizes{{"M", m}, {"K", k}};
-  Lowered r{prepare_or_report(def, sizes), {}, ""};
-  if (plant) {
-    plant(r.kernel.kernel);
-    codegen::PrintedUnit unit = codegen::print_unit(r.kernel.kernel);
-    r.kernel.source.source = unit.text;
-    r.kernel.sites = unit.sites;
-  }
-  auto inputs = ref::make_inputs(*plain.fusion, sizes, 3, plain.input_ranges);
-  auto want = ref::evaluate(*plain.fusion, inputs, sizes);
-  r.sanitized = runtime::execute_sanitized(cpu_backend(), r.kernel, inputs, sizes, "dot_rows");
-  for (size_t i = 0; i < want.size(); ++i) {
-    auto c = ref::compare(r.sanitized.outputs[i], want[i],
-                          ref::Tolerance::error_bound(plain.fusion->outputs()[i]->dtype()));
-    if (!c.ok) r.mismatch += c.first_mismatch + "\n";
-  }
-  return r;
+  return run_traced(def, plain, {{"M", m}, {"K", k}}, "dot_rows", 3, plant);
 }
 
 int count(const std::string& text, const std::string& what) {
@@ -109,7 +87,7 @@ TEST_P(CircularBuffer, ValidatesCleanAtTileMultiplesAndNot) {
   // 7 x 200 (a partial last tile), 1 x 16 (one partial tile).
   for (auto [m, k] : {std::pair<int64_t, int64_t>{130, 48}, {7, 200}, {1, 16}, {2, 256}}) {
     SCOPED_TRACE("M=" + std::to_string(m) + ", K=" + std::to_string(k));
-    Lowered r = run(sched, m, k);
+    Traced r = run(sched, m, k);
     EXPECT_EQ(r.sanitized.report, "");
     EXPECT_EQ(r.mismatch, "");
   }
@@ -158,7 +136,7 @@ TEST(AsyncCopy, CacheOpPicksTheQualifier) {
                            {"Global", true},
                            {"AllLevels", false}}) {
     SCOPED_TRACE(cache);
-    Lowered r = run(schedule("CpAsync", 3, cache), 7, 200);
+    Traced r = run(schedule("CpAsync", 3, cache), 7, 200);
     EXPECT_EQ(r.mismatch, "");
     EXPECT_THAT(r.kernel.source.source,
                 HasSubstr(std::string("sl_cp_async<16, ") + (cg ? "true" : "false") + ">("));
@@ -196,7 +174,7 @@ TEST(AsyncCopy, PlantedMissingWaitGroupIsReported) {
   for (int stages : {1, 3}) {
     SCOPED_TRACE(std::to_string(stages) + " stages");
     int dropped = 0;
-    Lowered r = run(schedule("CpAsync", stages, "Unspecified"), 2, 256, [&](kir::Kernel& k) {
+    Traced r = run(schedule("CpAsync", stages, "Unspecified"), 2, 256, [&](kir::Kernel& k) {
       Drop d([](kir::Stmt& s) {
         auto* g = s.as<kir::AsyncGroup>();
         if (g && g->wait >= 0) g->wait = -1;  // keep the commit
@@ -220,7 +198,7 @@ TEST(AsyncCopy, PlantedMissingWaitGroupIsReported) {
 // Without the barrier at the end of an iteration, iteration i + 1 stores the
 // next tile into the stage other threads still read in iteration i: a race.
 TEST(AsyncCopy, PlantedMissingEndOfIterationBarrierIsReported) {
-  Lowered r = run(schedule("Set", 2, "Unspecified"), 2, 256, [](kir::Kernel& k) {
+  Traced r = run(schedule("Set", 2, "Unspecified"), 2, 256, [](kir::Kernel& k) {
     Drop d([](kir::Stmt& s) {
       auto* f = s.as<kir::For>();
       if (f && !f->body.empty() && f->body.back()->as<kir::Sync>()) f->body.pop_back();
@@ -239,7 +217,7 @@ TEST(AsyncCopy, PlantedMissingEndOfIterationBarrierIsReported) {
 // only at a later wait on the CPU, so the sanitizer traces its destination at
 // issue: a stage-overwrite finding (not a race of the landed bytes).
 TEST(AsyncCopy, PlantedMissingEndOfIterationBarrierWithCpAsyncIsAStageOverwrite) {
-  Lowered r = run(schedule("CpAsync", 2, "Unspecified"), 2, 256, [](kir::Kernel& k) {
+  Traced r = run(schedule("CpAsync", 2, "Unspecified"), 2, 256, [](kir::Kernel& k) {
     Drop d([](kir::Stmt& s) {
       auto* f = s.as<kir::For>();
       if (f && !f->body.empty() && f->body.back()->as<kir::Sync>()) f->body.pop_back();

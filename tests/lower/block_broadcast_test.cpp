@@ -38,34 +38,12 @@ using ir::ParallelType;
 using ir::TensorView;
 using ::testing::HasSubstr;
 
-struct Lowered {
-  runtime::PreparedKernel kernel;
-  runtime::SanitizedRun sanitized;
-  std::string mismatch;  ///< "" when every output matches the reference
-};
-
 /// Lowers the scheduled `def` at `sizes` (`plant` may edit the kernel IR
 /// before it is printed, the test hook), runs it traced on the CPU backend
 /// and compares with the reference of `plain`.
-Lowered run(const frontend::FusionDefinition& def, const frontend::FusionDefinition& plain,
-            const ir::SizeBindings& sizes, const std::function<void(kir::Kernel&)>& plant = {}) {
-  Lowered r{prepare_or_report(def, sizes), {}, ""};
-  if (plant) {
-    plant(r.kernel.kernel);
-    codegen::PrintedUnit unit = codegen::print_unit(r.kernel.kernel);
-    r.kernel.source.source = unit.text;
-    r.kernel.sites = unit.sites;
-  }
-  auto inputs = ref::make_inputs(*plain.fusion, sizes, 3, plain.input_ranges);
-  auto want = ref::evaluate(*plain.fusion, inputs, sizes);
-  r.sanitized =
-      runtime::execute_sanitized(cpu_backend(), r.kernel, inputs, sizes, "max_sub_add");
-  for (size_t i = 0; i < want.size(); ++i) {
-    auto c = ref::compare(r.sanitized.outputs[i], want[i],
-                          ref::Tolerance::error_bound(plain.fusion->outputs()[i]->dtype()));
-    if (!c.ok) r.mismatch += c.first_mismatch + "\n";
-  }
-  return r;
+Traced run(const frontend::FusionDefinition& def, const frontend::FusionDefinition& plain,
+           const ir::SizeBindings& sizes, const std::function<void(kir::Kernel&)>& plant = {}) {
+  return run_traced(def, plain, sizes, "max_sub_add", 3, plant);
 }
 
 std::string read_file(const std::string& path) {
@@ -164,7 +142,7 @@ TEST(BlockBroadcast, BuiltScheduleValidatesCleanAtSeveralSizes) {
       SCOPED_TRACE(sizes_str(sizes) + (inline_all ? ", inline_most" : ", nothing inlined"));
       auto def = built(128, inline_all);
       EXPECT_EQ(named(*def.fusion, "mb")->memory_type(), ir::MemoryType::Local);
-      Lowered r = run(def, plain, sizes);
+      Traced r = run(def, plain, sizes);
       EXPECT_EQ(r.sanitized.report, "");
       EXPECT_EQ(r.mismatch, "");
     }
@@ -172,7 +150,7 @@ TEST(BlockBroadcast, BuiltScheduleValidatesCleanAtSeveralSizes) {
 
 TEST(BlockBroadcast, EveryThreadWritesItsOwnCopyWithoutASharedSlot) {
   auto plain = load("max_sub_add");
-  Lowered r = run(built(128), plain, {{"N", 3}, {"K", 1032}});
+  Traced r = run(built(128), plain, {{"N", 3}, {"K", 1032}});
   const std::string& cuda = r.kernel.source.source;
   const std::string mb = named(*built(128).fusion, "mb")->str();
   const std::string kernel = kernel_of(cuda);
@@ -223,7 +201,7 @@ TEST(BlockBroadcast, AGuardOnTheBroadcastAxisLeavesThreadsReadingWhatTheyNeverWr
   auto plain = load("max_sub_add");
   auto def = built(128);
   const std::string mb = named(*def.fusion, "mb")->str();
-  Lowered r = run(def, plain, {{"N", 3}, {"K", 300}},
+  Traced r = run(def, plain, {{"N", 3}, {"K", 300}},
                   [&](kir::Kernel& k) { guard_stores(k, mb); });
   EXPECT_THAT(r.sanitized.report, HasSubstr("uninitialized local read"));
   EXPECT_THAT(r.sanitized.report, HasSubstr("(mb) element 0 read by thread (1,0,0)"));
@@ -239,7 +217,7 @@ TEST(BlockBroadcast, ExampleScriptKeepsMbLocalAndValidatesClean) {
     SCOPED_TRACE(args + " at " + sizes_str(sizes));
     auto def = scripted(args);
     EXPECT_EQ(named(*def.fusion, "mb")->memory_type(), ir::MemoryType::Local);
-    Lowered r = run(def, plain, sizes);
+    Traced r = run(def, plain, sizes);
     EXPECT_EQ(r.sanitized.report, "");
     EXPECT_EQ(r.mismatch, "");
   }
@@ -285,12 +263,12 @@ TEST(BlockBroadcast, SharedVariantIsABarrieredBroadcastAndAMissingBarrierIsFound
   auto plain = load("max_sub_add");
   auto def = shared_variant();
   const std::string mb = named(*def.fusion, "mb")->str();
-  Lowered ok = run(def, plain, {{"N", 3}, {"K", 300}});
+  Traced ok = run(def, plain, {{"N", 3}, {"K", 300}});
   EXPECT_EQ(ok.sanitized.report, "");
   EXPECT_EQ(ok.mismatch, "");
   for (const std::string& line : stores_of(ok.kernel.source.source, mb))
     EXPECT_THAT(line, HasSubstr("sl_tx < 1")) << "one thread owns the shared element";
-  Lowered planted = run(def, plain, {{"N", 3}, {"K", 300}},
+  Traced planted = run(def, plain, {{"N", 3}, {"K", 300}},
                         [&](kir::Kernel& k) { drop_barrier_after(k, mb); });
   EXPECT_THAT(planted.sanitized.report, HasSubstr("shared-memory race between threads"));
   EXPECT_THAT(planted.sanitized.report, HasSubstr("(mb) element 0 written by thread (0,0,0)"));
@@ -316,7 +294,7 @@ outputs: [y]
       "split(y, 0, 32)\nparallelize(y, 0, BIDx)\nparallelize(y, 1, TIDx)\n"
       "propagate_transformation(y)\nparallelize_all_like(y)\ninline_most()\n",
       "bg.sched", def, {});
-  Lowered r = run(def, plain, {});
+  Traced r = run(def, plain, {});
   EXPECT_EQ(r.sanitized.report, "");
   EXPECT_EQ(r.mismatch, "");
 }
@@ -327,7 +305,7 @@ TEST(BlockBroadcast, TheHandScheduleValidates) {
   auto plain = load("max_sub_add");
   auto def = load("max_sub_add");
   hand_schedule(*def.fusion, 128, 128, true);
-  Lowered r = run(def, plain, {{"N", 3}, {"K", 300}});
+  Traced r = run(def, plain, {{"N", 3}, {"K", 300}});
   EXPECT_EQ(r.sanitized.report, "");
   EXPECT_EQ(r.mismatch, "");
 }

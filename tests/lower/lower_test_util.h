@@ -24,6 +24,7 @@
 #include "schedlab/model/device.h"
 #include "schedlab/ref/compare.h"
 #include "schedlab/ref/evaluator.h"
+#include "schedlab/ref/inputs.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/runtime/executor.h"
@@ -176,6 +177,39 @@ inline runtime::PreparedKernel prepare_or_report(const frontend::FusionDefinitio
     std::printf("%s%s", sched::print_scheduled_fusion(*def.fusion).c_str(),
                 codegen::print_kernel(p.kernel).c_str());
   return p;
+}
+
+/// A kernel lowered and run traced (the sanitizer on) on the CPU backend.
+struct Traced {
+  runtime::PreparedKernel kernel;
+  runtime::SanitizedRun sanitized;
+  std::string mismatch;  ///< "" when every output matches the reference
+};
+
+/// Lowers the scheduled `def` at `sizes` (`plant` may edit the kernel IR
+/// before it is printed, the test hook), runs it traced on cpu_backend() as
+/// kernel `name` on the inputs of seed `seed`, and compares every output with
+/// the reference of `plain`.
+inline Traced run_traced(const frontend::FusionDefinition& def,
+                         const frontend::FusionDefinition& plain, const ir::SizeBindings& sizes,
+                         const std::string& name, uint64_t seed,
+                         const std::function<void(kir::Kernel&)>& plant = {}) {
+  Traced r{prepare_or_report(def, sizes), {}, ""};
+  if (plant) {
+    plant(r.kernel.kernel);
+    codegen::PrintedUnit unit = codegen::print_unit(r.kernel.kernel);
+    r.kernel.source.source = unit.text;
+    r.kernel.sites = unit.sites;
+  }
+  auto inputs = ref::make_inputs(*plain.fusion, sizes, seed, plain.input_ranges);
+  auto want = ref::evaluate(*plain.fusion, inputs, sizes);
+  r.sanitized = runtime::execute_sanitized(cpu_backend(), r.kernel, inputs, sizes, name);
+  for (size_t i = 0; i < want.size(); ++i) {
+    auto c = ref::compare(r.sanitized.outputs[i], want[i],
+                          ref::Tolerance::error_bound(plain.fusion->outputs()[i]->dtype()));
+    if (!c.ok) r.mismatch += c.first_mismatch + "\n";
+  }
+  return r;
 }
 
 /// Schedules a fusion in place.

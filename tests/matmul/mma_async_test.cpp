@@ -82,31 +82,13 @@ Plan plan(const ir::SizeBindings& sz) {
   return p;
 }
 
-struct Traced {
-  runtime::PreparedKernel kernel;
-  runtime::SanitizedRun sanitized;
-  std::string mismatch;
-};
-
 Traced run(const ir::SizeBindings& sz, const std::function<void(kir::Kernel&)>& plant = {}) {
   auto plain = load("matmul_bf16");
   auto def = load("matmul_bf16");
   Plan pl = plan(sz);
   frontend::apply_schedule_text(pl.script, "matmul_mma_async.sched", def, pl.params);
-  Traced r{prepare_or_report(def, sz), {}, ""};
-  if (plant) {
-    plant(r.kernel.kernel);
-    codegen::PrintedUnit unit = codegen::print_unit(r.kernel.kernel);
-    r.kernel.source.source = unit.text;
-    r.kernel.sites = unit.sites;
-  }
-  auto inputs = ref::make_inputs(*plain.fusion, sz, 5, plain.input_ranges);
-  auto want = ref::evaluate(*plain.fusion, inputs, sz);
-  r.sanitized = runtime::execute_sanitized(cpu_backend(), r.kernel, inputs, sz, "matmul_bf16");
-  auto c = ref::compare(r.sanitized.outputs.at(0), want.at(0),
-                        ref::Tolerance::error_bound(ir::DataType::BF16));
-  if (!c.ok) r.mismatch = c.first_mismatch;
-  return r;
+  // matmul_bf16 has one output, c (bf16).
+  return run_traced(def, plain, sz, "matmul_bf16", 5, plant);
 }
 
 int count(const std::string& text, const std::string& what) {
