@@ -258,7 +258,12 @@ Val* cast(Val* in, DataType t) {
   return out;
 }
 
-TensorView* reduce(ReductionOpType op, TensorView* in, std::vector<int> axes, bool keepdim) {
+namespace {
+
+/// The reduction itself, in compute_dtype(in) (f32 for a half input), without
+/// keepdim's broadcast; `reduced` gets one flag per input axis.
+TensorView* reduce_wide(ReductionOpType op, TensorView* in, std::vector<int> axes,
+                        std::vector<bool>& reduced) {
   std::string name(reduction_op_name(op));
   auto in_dom = in->logical_no_reductions();
   int rank = static_cast<int>(in_dom.size());
@@ -266,7 +271,7 @@ TensorView* reduce(ReductionOpType op, TensorView* in, std::vector<int> axes, bo
                         << ", which has no axes (rank 0)";
   if (axes.empty())
     for (int i = 0; i < rank; ++i) axes.push_back(i);
-  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  reduced.assign(static_cast<size_t>(rank), false);
   for (int a : axes) {
     int n = norm_axis(name, in, a);
     user_assert(!reduced[static_cast<size_t>(n)])
@@ -287,20 +292,36 @@ TensorView* reduce(ReductionOpType op, TensorView* in, std::vector<int> axes, bo
   }
   TensorView* out = f.make_tensor(t, dom);
   f.create<ReductionOp>(op, out, in);
+  return out;
+}
+
+}  // namespace
+
+// A half input accumulates in f32 and its result is cast back once, at the
+// end, as PyTorch's sum/amax/amin/prod/mean of an f16 (bf16) tensor.
+TensorView* reduce(ReductionOpType op, TensorView* in, std::vector<int> axes, bool keepdim) {
+  const DataType t = in->dtype();
+  std::vector<bool> reduced;
+  TensorView* out = reduce_wide(op, in, std::move(axes), reduced);
+  if (out->dtype() != t) out = tv(cast(out, t));
   return keepdim ? broadcast(out, reduced) : out;
 }
 
 TensorView* mean(TensorView* in, std::vector<int> axes, bool keepdim) {
-  TensorView* s = reduce(ReductionOpType::Sum, in, axes, keepdim);
+  const DataType t = in->dtype();
+  std::vector<bool> reduced;
+  TensorView* s = reduce_wide(ReductionOpType::Sum, in, std::move(axes), reduced);
   // The count is the product of the extents the reduction consumed.
-  const TensorView* r = keepdim ? s->definition()->inputs()[0]->as<TensorView>() : s;
   SizeExpr count = SizeExpr::constant(1);
-  for (IterDomain* id : r->logical())
+  for (IterDomain* id : s->logical())
     if (id->is_reduction()) count = SizeExpr::mul(count, id->extent());
   Fusion& f = *in->fusion();
   Val* n = count.is_const() ? static_cast<Val*>(f.make_scalar(static_cast<double>(count.const_value()), DataType::I64))
                             : f.make_size_scalar(count);
-  return tv(binary(BinaryOpType::Div, s, n));
+  if (keepdim) s = broadcast(s, reduced);
+  // Sum and division in f32, one rounding to a half input's type.
+  TensorView* m = tv(binary(BinaryOpType::Div, s, n));
+  return m->dtype() == t || !is_half(t) ? m : tv(cast(m, t));
 }
 
 TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim) {

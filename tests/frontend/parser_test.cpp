@@ -328,9 +328,34 @@ TEST(Dtypes, HalfMathStaysHalfAsInPyTorch) {
   EXPECT_EQ(named(d, "z")->dtype(), DataType::F32);
   EXPECT_EQ(tree(d, "e"), "cast(exp(cast(x)))");
   EXPECT_EQ(named(d, "e")->dtype(), DataType::F16);
-  // Reductions accumulate in f32; f16 with bf16 promotes to f32.
-  EXPECT_EQ(named(d, "s")->dtype(), DataType::F32);
+  // A reduction of a half accumulates in f32 and gives the half type (PyTorch).
+  EXPECT_EQ(named(d, "s")->dtype(), DataType::F16);
+  // f16 with bf16 promotes to f32.
   EXPECT_EQ(named(d, "m")->dtype(), DataType::F32);
+}
+
+TEST(Dtypes, HalfReductionsGiveTheHalfTypeRoundedOnce) {
+  auto d = fusion("x: {dtype: f16, shape: [N, 4]}\nh: {dtype: bf16, shape: [N, 4]}\n"
+                  "b: {dtype: bool, shape: [N, 4]}\ni: {dtype: i32, shape: [N, 4]}",
+                  "s = sum(x, axis=1)\nmx = max(x, axis=1, keepdim=true)\nmn = min(h, axis=0)\n"
+                  "p = prod(h)\nm = mean(x, axis=1)\nmk = mean(h, axis=1, keepdim=true)\n"
+                  "v = mean((x - mx) * (x - mx), axis=1)\nf = sum(cast(x, f32), axis=1)\n"
+                  "bo = max(b, axis=1)\nis = sum(i, axis=1)\nim = mean(i, axis=1)",
+                  "s, mx, mn, p, m, mk, v, f, bo, is, im");
+  for (const char* n : {"s", "mx", "m", "v"}) EXPECT_EQ(named(d, n)->dtype(), DataType::F16) << n;
+  for (const char* n : {"mn", "p", "mk"}) EXPECT_EQ(named(d, n)->dtype(), DataType::BF16) << n;
+  // Accumulated in f32, rounded once at the end: after the division for mean,
+  // before keepdim's broadcast for the others.
+  EXPECT_EQ(tree(d, "s"), "cast(reduction.sum(cast(x)))");
+  EXPECT_EQ(tree(d, "mx"), "broadcast(cast(reduction.max(cast(x))))");
+  EXPECT_EQ(tree(d, "m"), "cast(div(reduction.sum(cast(x)), 4))");
+  EXPECT_EQ(tree(d, "mk"), "cast(div(broadcast(reduction.sum(cast(h))), 4))");
+  // An f32 operand (the cast first) keeps an f32 result; bool, integers unchanged.
+  EXPECT_EQ(named(d, "f")->dtype(), DataType::F32);
+  EXPECT_EQ(tree(d, "f"), "reduction.sum(cast(x))");
+  EXPECT_EQ(named(d, "bo")->dtype(), DataType::Bool);
+  EXPECT_EQ(named(d, "is")->dtype(), DataType::I32);
+  EXPECT_EQ(named(d, "im")->dtype(), DataType::F32);
 }
 
 TEST(Dtypes, IntegerPromotion) {
