@@ -236,6 +236,24 @@ class Script(unittest.TestCase):
             self.assertIn("body line 2:5: matmul: shapes [3, 5, 67] and [9, 67]; expected "
                           "[..., M, K] and [..., K, N]", out)
 
+    def test_half_reductions(self):
+        """Reductions of f16/bf16 give the half type, accumulated in f32 and rounded once
+        (mean: after the division), as schedlab's (docs/fusion-text.md, "Half types")."""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "half_reductions.yaml")
+            with open(path, "w") as fh:
+                fh.write("fusion: half_reductions\ninputs:\n"
+                         "  x: {dtype: f16, shape: [N, K]}\n  h: {dtype: bf16, shape: [N, K]}\n"
+                         "body: |\n  s = sum(x, axis=1)\n  a = mean(h, axis=1, keepdim=true)\n"
+                         "  y = cast(x, f32) - max(x, axis=1, keepdim=true)\n  p = min(h, axis=0)\n"
+                         "outputs: [s, a, y, p]\n")
+            sizes = "N=9,K=67"
+            run(SCHEDLAB, "exec", path, "--backend", "cpu", "--unscheduled", "--size", sizes,
+                "--save-outputs", os.path.join(tmp, "ref", "half_reductions"))
+            out = baseline("--backend", "numpy", "--device", "cpu", "--fusion", path, "--size", sizes,
+                           "--check", os.path.join(tmp, "ref"), "--warmup", "0", "--reps", "1")
+            check_rows(self, out, "half_reductions", 1)
+
     def test_usage_errors(self):
         out = baseline("--backend", "numpy", "--device", "cpu", "--fusion", "softmax",
                        "--size", "N=4,K=x", expect=2)
