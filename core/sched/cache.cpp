@@ -6,6 +6,7 @@
 #include "schedlab/sched/cache.h"
 
 #include <algorithm>
+#include <map>
 #include <string_view>
 
 #include "schedlab/base/error.h"
@@ -46,9 +47,10 @@ ir::Expr* unscheduled_definition(std::string_view op, TensorView* tv) {
   user_assert(def != nullptr) << op << ": " << tv->describe()
                               << " has no definition (a fusion input); expected a tensor "
                                  "computed by an expression";
-  // A view's output keeps its root: cache_before moves it to the cache.
+  // A view's output keeps its root: cache_before moves it to the cache, and
+  // recompute replays it on a fresh root.
   const bool view = def->is<ir::ViewOp>();
-  user_assert(!view || op == "cache_before")
+  user_assert(!view || op == "cache_before" || op == "recompute")
       << op << ": " << tv->describe() << " is made by " << def->as<ir::ViewOp>()->fn()
       << "; expected a tensor computed by math or a copy (" << op
       << " the view's input or its consumers instead)";
@@ -138,6 +140,37 @@ TensorView* cache_fork(TensorView* tv) {
   return c;
 }
 
+namespace {
+
+/// A tensor shaped like the view output tv: fresh root axes, tv's splits and
+/// merges from root to logical replayed on them (tv is unscheduled: its
+/// history is exactly the view's).
+TensorView* replay_view(const TensorView* tv) {
+  ir::Fusion& f = *tv->fusion();
+  std::map<const IterDomain*, IterDomain*> to;
+  std::vector<IterDomain*> root;
+  for (IterDomain* id : tv->root()) {
+    root.push_back(f.make_iter_domain(id->extent(), id->iter_type()));
+    to[id] = root.back();
+  }
+  for (ir::IterDomainExpr* e : tv->root_history()) {
+    if (auto* s = e->as<ir::Split>()) {
+      auto [o, i] = f.split(to.at(s->in()), s->factor(), s->inner_split());
+      to[s->outer()] = o;
+      to[s->inner()] = i;
+    } else if (auto* m = e->as<ir::Merge>()) {
+      to[m->out()] = f.merge(to.at(m->outer()), to.at(m->inner()));
+    }
+  }
+  std::vector<IterDomain*> logical;
+  for (IterDomain* id : tv->logical()) logical.push_back(to.at(id));
+  TensorView* c = f.make_tensor(tv->dtype(), logical);
+  c->set_domains(root, logical);
+  return c;
+}
+
+}  // namespace
+
 TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers) {
   ir::Expr* def = unscheduled_definition("recompute", tv);
   user_assert(!ir::accumulation(def))
@@ -157,7 +190,8 @@ TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers)
     for (ir::Expr* e : tv->uses())
       if (std::find(uses.begin(), uses.end(), e) == uses.end()) uses.push_back(e);
   ir::Fusion& f = *tv->fusion();
-  TensorView* c = f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical()));
+  TensorView* c = def->is<ir::ViewOp>() ? replay_view(tv)
+                                        : f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical()));
   if (!tv->user_name().empty()) c->set_user_name(tv->user_name() + "_recompute");
   const std::vector<ir::Val*>& in = def->inputs();
   switch (def->kind()) {
@@ -188,9 +222,13 @@ TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers)
       f.create<ir::PermuteOp>(c, p->in(), p->new2old());
       break;
     }
+    case ir::Expr::Kind::View: {
+      const auto* v = def->as<ir::ViewOp>();
+      f.create<ir::ViewOp>(c, v->in(), v->fn(), v->is_expand());
+      break;
+    }
     case ir::Expr::Kind::Reduction:
     case ir::Expr::Kind::Mma:
-    case ir::Expr::Kind::View:
       break;  // refused above
   }
   for (ir::Expr* e : uses) f.replace_input(e, tv, c);

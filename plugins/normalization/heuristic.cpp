@@ -137,7 +137,14 @@ int64_t choose_rows(const Analysis& a, const pa::DeviceProperties& d, int64_t ro
 }
 
 Config heuristic_for(const Analysis& a, const pa::DeviceProperties& d, Path path, bool divide) {
-  if (path == Path::MultiPass) return multi_pass_split(a, d);
+  if (path == Path::MultiPass) {
+    if (!recompute_refusal(a).empty()) {
+      Config none;
+      none.persist = 0;
+      return none;
+    }
+    return multi_pass_split(a, d);
+  }
   if (path == Path::Grid) return grid_split(a, d);
   auto candidate = [&](int64_t persist) {
     Config c;
@@ -215,6 +222,7 @@ Config heuristic_in_block(const Analysis& a, const pa::DeviceProperties& d) {
 
 std::string too_long(const Analysis& a, const pa::DeviceProperties& d, Path path) {
   if (path == Path::Grid) return grid_refusal(a, d);
+  if (std::string why = recompute_refusal(a); path == Path::MultiPass && !why.empty()) return why;
   const std::string row = "a row of " + std::to_string(a.R) + " elements";
   if (path == Path::MultiPass)
     return row + " is too long even for the multi-pass path (persistence=none): at most " +

@@ -3,9 +3,12 @@
 // pass that reads them (ABI 1.5's recompute, nvFuser's recomputeTv), so
 // that nothing is kept between passes (normalization.cpp has the design).
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "normalization.h"
+
+#include "schedlab/plugin_api/alignment.hpp"
 #include "schedlab/plugin_api/arith.hpp"
 #include "schedlab/plugin_api/types.hpp"
 
@@ -48,7 +51,31 @@ void recompute_producers(pa::TensorView copy) {
   }
 }
 
+/// The first view among t and the computed producers a recompute of t would
+/// copy (down to the inputs and the reductions); nullopt if none.
+std::optional<pa::TensorView> view_recomputed(pa::TensorView t) {
+  if (t.op_kind() == pa::OpKind::View) return t;
+  for (pa::TensorView in : t.producers()) {
+    if (in.is_input() || in.op_kind() == pa::OpKind::Reduction) continue;
+    if (std::optional<pa::TensorView> v = view_recomputed(in)) return v;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string recompute_refusal(const Analysis& a) {
+  for (const pa::TensorView& p : a.persistent) {
+    if (p.is_input()) continue;
+    if (std::optional<pa::TensorView> v = view_recomputed(p))
+      return "the persistent intermediate " + describe(p) + " would be recomputed for the " +
+             "passes after its reduction, and " + describe(*v) +
+             " on the way is made by a view, whose copy the schedule's propagation does not " +
+             "reach (persistence=none and a shared path that recomputes cannot take it; " +
+             "expected persistence=registers, shared or grid)";
+  }
+  return {};
+}
 
 /// The multi-pass path without a Global workspace: each persistent
 /// intermediate (softmax's e, layernorm's d, the bf16 fusions' f32 cast of

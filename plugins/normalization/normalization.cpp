@@ -272,6 +272,7 @@ class Normalization : public pa::Plugin {
     // fit: what would be kept between passes is recomputed instead, and only
     // the inputs persist (re-read by each pass, or kept through their caches).
     if (c.path == Path::MultiPass || c.recompute) {
+      if (std::string why = recompute_refusal(a); !why.empty()) user_fail(what + ": " + why);
       const std::vector<pa::TensorView> inputs = a.persistent_inputs;
       if (recompute_intermediates(seg, a)) a = analyze(seg);
       a.persistent = inputs;

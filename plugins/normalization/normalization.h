@@ -161,5 +161,10 @@ Config multi_pass_split(const Analysis& a, const pa::DeviceProperties& d);
 /// Recomputes each persistent intermediate for its readers after the
 /// reduction it feeds (multi_pass.cpp); whether anything was.
 bool recompute_intermediates(pa::Segment& seg, const Analysis& a);
+/// Why the persistent intermediates cannot be recomputed (empty: they can):
+/// a view among the tensors a recompute would copy, whose copy the
+/// reference's transforms would not reach (propagation crosses a view from
+/// its output to its input only).
+std::string recompute_refusal(const Analysis& a);
 
 }  // namespace normalization

@@ -56,6 +56,7 @@ Config cost_shared(const Analysis& a, const pa::DeviceProperties& d, Config c) {
   const bool only_inputs = std::all_of(a.persistent.begin(), a.persistent.end(),
                                        [](const pa::TensorView& t) { return t.is_input(); });
   if (only_inputs || (keep.fits() && !shared_read_by_element(a, keep))) return keep;
+  if (!recompute_refusal(a).empty()) return keep;
   Config r = place_shared(with_recompute(a), d, c);
   r.recompute = true;
   return r.fits() ? r : keep;

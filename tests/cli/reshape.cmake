@@ -53,3 +53,25 @@ cli_expect(split_heads_inner_swap_pointwise_refuses 0
 cli_expect(split_heads_inner_swap_two_segments 0 "^  sanitizer: no findings$"
            exec ${CMAKE_CURRENT_SOURCE_DIR}/split_heads_inner_swap.yaml --size B=2,S=5,E=24
            --sanitize ${RESHAPE_CACHE})
+# recompute of a view's output: a copy of the view (its root and its merge
+# replayed), read by y, validated and sanitized clean.
+cli_expect(recompute_view_validates 0 "^  sanitizer: no findings$"
+           exec reshape_add --schedule ${CMAKE_CURRENT_SOURCE_DIR}/recompute_view.sched
+           --size N=3,H=5,W=7 --sanitize ${RESHAPE_CACHE})
+cli_expect(recompute_view_copies_the_view 0
+           "^T[0-9]+_l_f32\\[iS[0-9]+\\{N\\}, iS[0-9]+\\{\\(H \\* W\\)\\}\\]   # f_recompute$"
+           show reshape_add --schedule ${CMAKE_CURRENT_SOURCE_DIR}/recompute_view.sched
+           --stage schedule)
+# rmsnorm_reshape with two rows of 262144 (the CUDA snapshot's large size):
+# the normalization plugin's multi-pass and recomputing shared paths would
+# recompute the view, whose copy propagation does not reach; auto takes the
+# grid path, validated and sanitized clean; forcing multi-pass is refused
+# with the reason.
+cli_expect(rmsnorm_reshape_long_rows_grid 0 "^  sanitizer: no findings$"
+           exec rmsnorm_reshape --size N=2,H=512,W=512 --sanitize ${RESHAPE_CACHE})
+cli_expect(rmsnorm_reshape_long_rows_one_grid_segment 0 "persistence=grid\\)"
+           exec rmsnorm_reshape --size N=2,H=512,W=512 ${RESHAPE_CACHE})
+cli_expect(rmsnorm_reshape_multipass_refuses_view 2
+           "T1 \\(v\\) on the way is made by a view, whose copy the schedule's propagation does not reach"
+           exec rmsnorm_reshape --size N=2,H=512,W=512 --plugin normalization
+           --set persistence=none ${RESHAPE_CACHE})
