@@ -76,8 +76,18 @@ TEST_F(BuilderTest, HalfMathRoundsBackToTheHalfType) {
     TensorView* in = operand(e, 0);
     ASSERT_TRUE(in->definition()->is<CastOp>());
     EXPECT_EQ(operand(in, 0), x);
-    // Reductions accumulate in f32 and stay there.
-    EXPECT_EQ(sum(x, {1})->dtype(), DataType::F32);
+    // Reductions accumulate in f32 and cast the result back once (PyTorch).
+    TensorView* s = sum(x, {1});
+    EXPECT_EQ(s->dtype(), half);
+    ASSERT_TRUE(s->definition()->is<CastOp>());
+    TensorView* r = operand(s, 0);
+    ASSERT_TRUE(r->definition()->is<ReductionOp>());
+    EXPECT_EQ(r->dtype(), DataType::F32);
+    EXPECT_EQ(operand(operand(r, 0), 0), x);
+    // A sum of an f32 operand stays f32, with no cast after it.
+    TensorView* w = sum(tv(cast(x, DataType::F32)), {1});
+    EXPECT_EQ(w->dtype(), DataType::F32);
+    EXPECT_TRUE(w->definition()->is<ReductionOp>());
   }
 }
 
