@@ -31,7 +31,7 @@ inputs:
   b: {dtype: bf16, shape: [M, K], range: [-1, 1]}
 sizes: {M: 3, K: 48}
 body: |
-  c = sum(a * b, axis=1)
+  c = sum(cast(a * b, f32), axis=1)
 outputs: [c]
 )";
 
