@@ -45,9 +45,11 @@ Val* where(Val* cond, Val* lhs, Val* rhs);
 Val* cast(Val* in, DataType t);
 
 /// Reduces over `axes` (all axes when empty). keepdim leaves Broadcast axes
-/// where the reduced axes were.
+/// where the reduced axes were. A half input (f16, bf16) is reduced in f32
+/// and the result cast back to its type once, as PyTorch does.
 TensorView* reduce(ReductionOpType op, TensorView* in, std::vector<int> axes, bool keepdim = false);
-/// sum(in, axes) / (the product of the reduced extents), as nvFuser's mean.
+/// sum(in, axes) / (the product of the reduced extents), as nvFuser's mean;
+/// of a half input, summed and divided in f32 and rounded once.
 TensorView* mean(TensorView* in, std::vector<int> axes, bool keepdim = false);
 /// Inserts Broadcast axes: one entry per output axis, true where it is new.
 TensorView* broadcast(TensorView* in, const std::vector<bool>& is_broadcast_dim);
