@@ -2,12 +2,12 @@
 #include "schedlab/ir/extract.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <unordered_set>
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/frozen.h"
+#include "schedlab/ir/reshape.h"
 
 namespace schedlab::ir {
 
@@ -115,23 +115,7 @@ class Copier {
     const TensorView* t = v->out();
     internal_assert(t->loop() == t->logical())
         << "extract: " << t->describe() << " is scheduled; extract an unscheduled fusion";
-    std::map<const IterDomain*, IterDomain*> to;
-    std::vector<IterDomain*> root;
-    for (const IterDomain* id : t->root()) {
-      root.push_back(dst_.make_iter_domain(id->extent(), id->iter_type()));
-      to[id] = root.back();
-    }
-    for (const IterDomainExpr* e : t->root_history()) {
-      if (const auto* s = e->as<Split>()) {
-        auto [o, i] = dst_.split(to.at(s->in()), s->factor(), s->inner_split());
-        to[s->outer()] = o;
-        to[s->inner()] = i;
-      } else if (const auto* m = e->as<Merge>()) {
-        to[m->out()] = dst_.merge(to.at(m->outer()), to.at(m->inner()));
-      }
-    }
-    std::vector<IterDomain*> logical;
-    for (const IterDomain* id : t->logical()) logical.push_back(to.at(id));
+    auto [root, logical] = copy_view_domains(dst_, t);
     TensorView* c = dst_.make_tensor_numbered(t->dtype(), logical, t->number());
     c->set_domains(root, logical);
     c->set_user_name(t->user_name());

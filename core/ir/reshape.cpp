@@ -331,6 +331,28 @@ TensorView* expand(TensorView* x, const std::vector<ShapeEntry>& shape) {
   return build(x, outs, "expand", true, "expand: " + x->describe());
 }
 
+ViewDomains copy_view_domains(Fusion& dst, const TensorView* view_out) {
+  internal_assert(view_out->loop() == view_out->logical())
+      << "copy_view_domains: " << view_out->describe() << " is scheduled";
+  std::map<const IterDomain*, IterDomain*> to;
+  ViewDomains d;
+  for (const IterDomain* id : view_out->root()) {
+    d.root.push_back(dst.make_iter_domain(id->extent(), id->iter_type()));
+    to[id] = d.root.back();
+  }
+  for (const IterDomainExpr* e : view_out->root_history()) {
+    if (const auto* s = e->as<Split>()) {
+      auto [o, i] = dst.split(to.at(s->in()), s->factor(), s->inner_split());
+      to[s->outer()] = o;
+      to[s->inner()] = i;
+    } else if (const auto* m = e->as<Merge>()) {
+      to[m->out()] = dst.merge(to.at(m->outer()), to.at(m->inner()));
+    }
+  }
+  for (const IterDomain* id : view_out->logical()) d.logical.push_back(to.at(id));
+  return d;
+}
+
 std::string check_view_sizes(const Fusion& f, const SizeBindings& sizes) {
   for (const ViewOp* v : view_ops(f)) {
     if (v->is_expand()) continue;

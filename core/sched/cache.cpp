@@ -6,11 +6,11 @@
 #include "schedlab/sched/cache.h"
 
 #include <algorithm>
-#include <map>
 #include <string_view>
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/arith.h"
+#include "schedlab/ir/reshape.h"
 
 namespace schedlab::sched {
 
@@ -140,37 +140,6 @@ TensorView* cache_fork(TensorView* tv) {
   return c;
 }
 
-namespace {
-
-/// A tensor shaped like the view output tv: fresh root axes, tv's splits and
-/// merges from root to logical replayed on them (tv is unscheduled: its
-/// history is exactly the view's).
-TensorView* replay_view(const TensorView* tv) {
-  ir::Fusion& f = *tv->fusion();
-  std::map<const IterDomain*, IterDomain*> to;
-  std::vector<IterDomain*> root;
-  for (IterDomain* id : tv->root()) {
-    root.push_back(f.make_iter_domain(id->extent(), id->iter_type()));
-    to[id] = root.back();
-  }
-  for (ir::IterDomainExpr* e : tv->root_history()) {
-    if (auto* s = e->as<ir::Split>()) {
-      auto [o, i] = f.split(to.at(s->in()), s->factor(), s->inner_split());
-      to[s->outer()] = o;
-      to[s->inner()] = i;
-    } else if (auto* m = e->as<ir::Merge>()) {
-      to[m->out()] = f.merge(to.at(m->outer()), to.at(m->inner()));
-    }
-  }
-  std::vector<IterDomain*> logical;
-  for (IterDomain* id : tv->logical()) logical.push_back(to.at(id));
-  TensorView* c = f.make_tensor(tv->dtype(), logical);
-  c->set_domains(root, logical);
-  return c;
-}
-
-}  // namespace
-
 TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers) {
   ir::Expr* def = unscheduled_definition("recompute", tv);
   user_assert(!ir::accumulation(def))
@@ -190,8 +159,14 @@ TensorView* recompute(TensorView* tv, const std::vector<TensorView*>& consumers)
     for (ir::Expr* e : tv->uses())
       if (std::find(uses.begin(), uses.end(), e) == uses.end()) uses.push_back(e);
   ir::Fusion& f = *tv->fusion();
-  TensorView* c = def->is<ir::ViewOp>() ? replay_view(tv)
-                                        : f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical()));
+  TensorView* c = nullptr;
+  if (def->is<ir::ViewOp>()) {
+    auto [root, logical] = ir::copy_view_domains(f, tv);
+    c = f.make_tensor(tv->dtype(), logical);
+    c->set_domains(root, logical);
+  } else {
+    c = f.make_tensor(tv->dtype(), fresh_axes(f, tv->logical()));
+  }
   if (!tv->user_name().empty()) c->set_user_name(tv->user_name() + "_recompute");
   const std::vector<ir::Val*>& in = def->inputs();
   switch (def->kind()) {

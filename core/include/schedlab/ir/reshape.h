@@ -43,6 +43,15 @@ TensorView* expand(TensorView* x, const std::vector<ShapeEntry>& shape);
 /// [8, -1] needs E a multiple of 8).
 std::string check_view_sizes(const Fusion& f, const SizeBindings& sizes);
 
+/// A view output's domains copied into `dst` (which may be its own fusion):
+/// fresh root axes with the view's splits and merges from root to logical
+/// replayed on them. `view_out` must be unscheduled (its history is exactly
+/// the view's). Used by extract and recompute to build another ViewOp.
+struct ViewDomains {
+  std::vector<IterDomain*> root, logical;
+};
+ViewDomains copy_view_domains(Fusion& dst, const TensorView* view_out);
+
 /// The views of f that some output needs, in statement order (get_view_ops).
 std::vector<const ViewOp*> view_ops(const Fusion& f);
 
