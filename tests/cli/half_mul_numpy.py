@@ -7,10 +7,11 @@ whole f16 range (subnormals, infinities and overflow included, NaN left out)
 at several sizes, and both `--math default` and `--math native` (__hmul2).
 usage: half_mul_numpy.py SCHEDLAB FUSION WORKDIR"""
 import os
-import subprocess
 import sys
 
 import numpy as np
+
+from half_exec import exec_saving, f16_mismatches
 
 schedlab, fusion, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
@@ -37,16 +38,9 @@ for n in (1, 7, 1000, 4099):
         want = {"p": x * y, "q": x * y + x}
     for math in ("default", "native"):
         out = os.path.join(work, f"out{n}_{math}")
-        run = subprocess.run([schedlab, "exec", fusion, "--backend", "cpu", "--size", f"N={n}",
-                              "--math", math, "--inputs", ",".join(files), "--save-outputs", out,
-                              "--cache-dir", os.path.join(work, "cache")],
-                             capture_output=True, text=True)
-        print(run.stdout + run.stderr)
-        assert run.returncode == 0, run.returncode
+        exec_saving(schedlab, fusion, work, out,
+                    ["--size", f"N={n}", "--math", math, "--inputs", ",".join(files)])
         for name, w in want.items():
-            got = np.load(os.path.join(out, name + ".npy"))
-            assert got.dtype == np.float16 and got.shape == w.shape, (name, got.dtype, got.shape)
-            same = (got.view(np.uint16) == w.view(np.uint16)) | (np.isnan(got) & np.isnan(w))
-            bad = np.flatnonzero(~same)
+            got, bad = f16_mismatches(out, name, w)
             assert bad.size == 0, (n, math, name, [(x[i], y[i], got[i], w[i]) for i in bad[:5]])
             print(f"N={n} --math {math} {name}: {n} of {n} equal to NumPy float16 bit for bit")

@@ -9,10 +9,11 @@ the one rounding at the end decides the result: an f32 output, or a sum rounded
 to f16 after each addition, fails.
 usage: half_sum_numpy.py SCHEDLAB FUSION WORKDIR"""
 import os
-import subprocess
 import sys
 
 import numpy as np
+
+from half_exec import exec_saving, f16_mismatches
 
 schedlab, fusion, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
@@ -41,17 +42,10 @@ for n, k in ((1, 1), (3, 7), (6, 257), (4, 2048)):
         per_add = np.add.accumulate(x, axis=1, dtype=np.float16)[:, -1]
     per_add_differs += int(np.sum(per_add.view(np.uint16) != want["s"].view(np.uint16)))
     out = os.path.join(work, f"out{n}_{k}")
-    run = subprocess.run([schedlab, "exec", fusion, "--backend", "cpu", "--sanitize",
-                          "--size", f"N={n},K={k}", "--inputs", f, "--save-outputs", out,
-                          "--cache-dir", os.path.join(work, "cache")],
-                         capture_output=True, text=True)
-    print(run.stdout + run.stderr)
-    assert run.returncode == 0, run.returncode
+    exec_saving(schedlab, fusion, work, out,
+                ["--sanitize", "--size", f"N={n},K={k}", "--inputs", f])
     for name, w in want.items():
-        got = np.load(os.path.join(out, name + ".npy"))
-        assert got.dtype == np.float16 and got.shape == w.shape, (name, got.dtype, got.shape)
-        same = (got.view(np.uint16) == w.view(np.uint16)) | (np.isnan(got) & np.isnan(w))
-        bad = np.flatnonzero(~same.reshape(-1))
+        got, bad = f16_mismatches(out, name, w)
         assert bad.size == 0, (n, k, name, [(got.reshape(-1)[i], w.reshape(-1)[i]) for i in bad[:5]])
         print(f"N={n} K={k} {name}: {w.size} of {w.size} equal to NumPy bit for bit")
 # The inputs tell one rounding at the end from rounding after every addition.
