@@ -1,0 +1,72 @@
+// Collectives between the ranks of a device mesh (docs/multi-device.md):
+// one interface, a one-rank implementation, and MPI (Open MPI from Debian,
+// find_package(MPI)). One process per rank; rank i runs on device i of the
+// mesh. Values travel as ref::HostTensor (host staging on every backend);
+// NCCL on device buffers is the CUDA path's later step (docs/multi-device.md
+// says what is missing).
+//
+// Owns: the collectives' semantics (order of ranks, rounding to the dtype),
+// which launcher started this process, MPI's init and finalize.
+// May depend on: base, ir, ref (HostTensor and its slicing).
+// Invariants:
+//   - Every collective is called by every rank in the same order (SPMD);
+//     the pieces of a sharded axis are in rank order.
+//   - A reduction combines the ranks' values in f64, in rank order, and
+//     rounds once to the tensor's dtype, so every rank gets identical bits.
+//   - MPI_Init runs only in a process a launcher started (or that asked for
+//     more than one rank); a plain `schedlab exec` never touches MPI.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedlab/ir/ir.h"
+#include "schedlab/ref/tensor.h"
+
+namespace schedlab::runtime {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// "self", "mpi".
+  virtual std::string name() const = 0;
+
+  /// Every rank's `t` (same shape and dtype on every rank) combined
+  /// elementwise by `op`; every rank gets the result.
+  virtual void allreduce(ref::HostTensor& t, ir::ReductionOpType op) = 0;
+  /// The ranks' pieces concatenated along data axis `axis`, in rank order,
+  /// on every rank.
+  virtual ref::HostTensor allgather(const ref::HostTensor& piece, int axis) = 0;
+  /// The elementwise reduction of every rank's `t`, cut along `axis` into
+  /// size() chunks; rank r gets chunk r.
+  virtual ref::HostTensor reduce_scatter(const ref::HostTensor& t, int axis,
+                                         ir::ReductionOpType op) = 0;
+  /// allgather, but only rank 0 gets the result (others: an empty tensor).
+  virtual ref::HostTensor gather_to_root(const ref::HostTensor& piece, int axis) = 0;
+  /// The largest `v` over the ranks, on every rank (the slowest rank's time).
+  virtual double max_over_ranks(double v) = 0;
+  /// True on every rank when `ok` is true on every rank.
+  virtual bool all(bool ok) = 0;
+};
+
+/// A mesh of one: collectives are identities.
+std::unique_ptr<Communicator> make_self_communicator();
+/// MPI_COMM_WORLD (MPI_Init on first call; MPI_Finalize at exit).
+std::unique_ptr<Communicator> make_mpi_communicator();
+
+/// The world size a launcher gave this process (mpirun: OMPI_COMM_WORLD_SIZE
+/// or PMI_SIZE; srun: SLURM_NTASKS with SLURM_PROCID), or nullopt when no
+/// launcher started it.
+std::optional<int> launcher_world_size();
+
+/// The command that starts `n` ranks of `argv` (this program and its
+/// arguments): `mpirun -n N --oversubscribe` (with --allow-run-as-root as
+/// root, and the shared-memory transports only, so it works without a
+/// network), or `srun -n N` inside a Slurm allocation.
+std::vector<std::string> launcher_command(int n, const std::vector<std::string>& argv);
+
+}  // namespace schedlab::runtime
