@@ -254,6 +254,32 @@ class Script(unittest.TestCase):
                            "--check", os.path.join(tmp, "ref"), "--warmup", "0", "--reps", "1")
             check_rows(self, out, "half_reductions", 1)
 
+    def test_half_pointwise(self):
+        """Pointwise math on f16 gives f16, rounded after every op (PyTorch's result_type and
+        opmath), bit for bit what NumPy's float16 gives one op at a time; carried in f32 to the
+        end, (x + 2048) - 2048 would give x back instead of x rounded to a multiple of 2."""
+        import importlib.machinery
+        import numpy as np
+        tb = importlib.machinery.SourceFileLoader("torch_baseline", SCRIPT).load_module()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "half_chain.yaml")
+            with open(path, "w") as fh:
+                fh.write("fusion: half_chain\ninputs:\n  x: {dtype: f16, shape: [N]}\n"
+                         "body: |\n  y = (x + 2048.0) - 2048.0\n  z = x * x * x\n"
+                         "outputs: [y, z]\n")
+            tr = tb.Translator(tb.Fusion(path, {"N": 64}), tb.NumpyBackend())
+            fn = tr.build()
+            x = np.linspace(-3.7, 3.9, 64).astype(np.float16)
+            y, z = fn([x])
+            self.assertEqual(tr.out_dtypes, ["f16", "f16"])
+            two = np.float16(2048.0)
+            want_y = (x + two) - two
+            want_z = (x * x) * x
+            self.assertEqual(y.dtype, np.float16)
+            self.assertTrue(np.array_equal(y, want_y), f"{y} != {want_y}")
+            self.assertTrue(np.array_equal(z, want_z), f"{z} != {want_z}")
+            self.assertFalse(np.array_equal(y, x))  # the rounding is visible at this size
+
     def test_usage_errors(self):
         out = baseline("--backend", "numpy", "--device", "cpu", "--fusion", "softmax",
                        "--size", "N=4,K=x", expect=2)
