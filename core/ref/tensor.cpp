@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <sstream>
+#include <string>
 
 #include "schedlab/base/error.h"
 #include "schedlab/ref/tensor.h"
@@ -35,7 +36,83 @@ std::string bindings_str(const ir::SizeBindings& sizes) {
   return os.str();
 }
 
+std::string shape_str(const std::vector<int64_t>& shape) {
+  return "[" + fmt::format("{}", fmt::join(shape, ", ")) + "]";
+}
+
+/// `shape` as [outer, shape[axis], inner]: a row-major tensor is `outer`
+/// blocks, each `shape[axis]` runs of `inner` contiguous elements.
+struct AxisView {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+
+AxisView axis_view(const std::vector<int64_t>& shape, int axis) {
+  AxisView v;
+  for (int i = 0; i < axis; ++i) v.outer *= shape[i];
+  v.extent = shape[axis];
+  for (size_t i = axis + 1; i < shape.size(); ++i) v.inner *= shape[i];
+  return v;
+}
+
 }  // namespace
+
+HostTensor slice_axis(const HostTensor& t, int axis, int part, int parts) {
+  internal_assert(axis >= 0 && axis < static_cast<int>(t.shape.size()))
+      << "slice_axis: axis " << axis << " of a tensor of shape " << shape_str(t.shape);
+  internal_assert(parts > 0 && part >= 0 && part < parts && t.shape[axis] % parts == 0)
+      << "slice_axis: part " << part << " of " << parts << " of axis " << axis << " (extent "
+      << t.shape[axis] << ", shape " << shape_str(t.shape) << ")";
+  const AxisView v = axis_view(t.shape, axis);
+  const int64_t chunk = v.extent / parts;
+  HostTensor out{t.dtype, t.shape, {}};
+  out.shape[axis] = chunk;
+  const bool has_error = !t.error.empty();
+  out.data.reserve(out.numel());
+  if (has_error) out.error.reserve(out.numel());
+  for (int64_t o = 0; o < v.outer; ++o) {
+    const int64_t begin = (o * v.extent + part * chunk) * v.inner;
+    const int64_t end = begin + chunk * v.inner;
+    out.data.insert(out.data.end(), t.data.begin() + begin, t.data.begin() + end);
+    if (has_error) out.error.insert(out.error.end(), t.error.begin() + begin, t.error.begin() + end);
+  }
+  return out;
+}
+
+HostTensor concat_axis(const std::vector<HostTensor>& pieces, int axis) {
+  internal_assert(!pieces.empty()) << "concat_axis: no pieces";
+  const HostTensor& first = pieces.front();
+  internal_assert(axis >= 0 && axis < static_cast<int>(first.shape.size()))
+      << "concat_axis: axis " << axis << " of pieces of shape " << shape_str(first.shape);
+  HostTensor out{first.dtype, first.shape, {}};
+  out.shape[axis] = 0;
+  bool has_error = false;
+  for (size_t p = 0; p < pieces.size(); ++p) {
+    const HostTensor& q = pieces[p];
+    std::vector<int64_t> expected = q.shape;
+    if (expected.size() == first.shape.size()) expected[axis] = first.shape[axis];
+    internal_assert(q.dtype == first.dtype && expected == first.shape)
+        << "concat_axis along axis " << axis << ": piece " << p << " has shape "
+        << shape_str(q.shape) << ", piece 0 " << shape_str(first.shape)
+        << "; expected the same dtype and the same extents but on axis " << axis;
+    out.shape[axis] += q.shape[axis];
+    has_error = has_error || !q.error.empty();
+  }
+  const int64_t outer = axis_view(first.shape, axis).outer;
+  out.data.reserve(out.numel());
+  if (has_error) out.error.reserve(out.numel());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const HostTensor& q : pieces) {
+      const int64_t run = q.shape[axis] * axis_view(q.shape, axis).inner;
+      out.data.insert(out.data.end(), q.data.begin() + o * run, q.data.begin() + (o + 1) * run);
+      if (!has_error) continue;
+      if (q.error.empty())
+        out.error.insert(out.error.end(), run, 0.0);
+      else
+        out.error.insert(out.error.end(), q.error.begin() + o * run, q.error.begin() + (o + 1) * run);
+    }
+  }
+  return out;
+}
 
 std::vector<int64_t> concrete_shape(const ir::TensorView* t, const ir::SizeBindings& sizes) {
   std::vector<int64_t> shape;

@@ -1,11 +1,20 @@
-# runtime: the access trace of CPU-emulated kernels and the sanitizer (the
-# backends themselves are listed in core/CMakeLists.txt).
+# runtime: the access trace of CPU-emulated kernels, the sanitizer and the
+# collectives between ranks (the backends themselves are listed in
+# core/CMakeLists.txt).
 target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/access_trace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_trace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sanitizer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/work_estimate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/communicator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mpi_communicator.cpp
 )
+# MPI is a private dependency (no public header includes mpi.h); the static
+# library passes it on to whatever links libschedlab. The launcher starts
+# ranks with the mpirun of the MPI found here (PATH's when it is gone).
+target_link_libraries(schedlab PRIVATE MPI::MPI_CXX)
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/communicator.cpp PROPERTIES
+  COMPILE_DEFINITIONS "SCHEDLAB_MPIEXEC=\"${MPIEXEC_EXECUTABLE}\"")
 # The shim's tracing half is device code: kept in a .cuh, embedded at build time.
 set(SCHEDLAB_CPU_TRACE_TEXT ${CMAKE_CURRENT_BINARY_DIR}/generated/cpu_trace_text.cpp)
 add_custom_command(

@@ -24,6 +24,19 @@ struct HostTensor {
   std::vector<int64_t> strides() const;
 };
 
+/// Part `part` of `parts` equal contiguous chunks of `t` along data axis
+/// `axis` (rank `part`'s piece of an axis sharded over `parts` ranks); the
+/// error bound is sliced too when `t` has one. internal error when the axis
+/// is out of range or its extent is not a multiple of `parts` (the
+/// communication plan checks divisibility as a user error first).
+HostTensor slice_axis(const HostTensor& t, int axis, int part, int parts);
+
+/// The pieces joined along data axis `axis`, in order (the inverse of
+/// slice_axis over every part). The pieces agree on dtype, rank and every
+/// other extent (internal error otherwise, naming the piece). The result has
+/// an error bound when some piece has one; a piece without counts as exact.
+HostTensor concat_axis(const std::vector<HostTensor>& pieces, int axis);
+
 /// The concrete shape of t under `sizes` (non-reduction logical axes).
 /// user_error if a size symbol is unbound.
 std::vector<int64_t> concrete_shape(const ir::TensorView* t, const ir::SizeBindings& sizes);

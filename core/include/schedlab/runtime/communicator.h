@@ -63,10 +63,21 @@ std::unique_ptr<Communicator> make_mpi_communicator();
 /// launcher started it.
 std::optional<int> launcher_world_size();
 
+/// What launcher_command decides by, read from this process by
+/// launch_environment() (a parameter so that tests can vary it).
+struct LaunchEnvironment {
+  bool root = false;          ///< geteuid() == 0: mpirun needs --allow-run-as-root
+  bool in_slurm_job = false;  ///< SLURM_JOB_ID is set: srun starts the ranks
+  std::string mpirun;         ///< the mpirun of the MPI found at configure time, else "mpirun"
+};
+LaunchEnvironment launch_environment();
+
 /// The command that starts `n` ranks of `argv` (this program and its
 /// arguments): `mpirun -n N --oversubscribe` (with --allow-run-as-root as
-/// root, and the shared-memory transports only, so it works without a
-/// network), or `srun -n N` inside a Slurm allocation.
+/// root, and the shared-memory transports only, `--mca btl self,vader`, so it
+/// works without a network), or `srun -n N` inside a Slurm allocation.
+std::vector<std::string> launcher_command(int n, const std::vector<std::string>& argv,
+                                          const LaunchEnvironment& env);
 std::vector<std::string> launcher_command(int n, const std::vector<std::string>& argv);
 
 }  // namespace schedlab::runtime
