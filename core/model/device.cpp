@@ -69,6 +69,7 @@ const std::vector<NumericKey>& numeric_keys() {
 std::vector<std::string> all_keys() {
   std::vector<std::string> keys = {"name", "description", "arch"};
   for (const NumericKey& k : numeric_keys()) keys.emplace_back(k.key);
+  keys.emplace_back("interconnect");
   return keys;
 }
 
@@ -111,6 +112,7 @@ class Loader {
     d.grid_barrier_us = root["grid_barrier_us"]
                             ? number_of<double>(root["grid_barrier_us"], "grid_barrier_us")
                             : kDefaultGridBarrierUs;
+    d.interconnect = interconnect_of(root["interconnect"]);
     check_limits(root, d);
     return d;
   }
@@ -139,6 +141,23 @@ class Loader {
         user_error_at(r_.loc(n)) << key << ": expected a positive integer, found " << kind_name(n);
       return static_cast<V>(*v);
     }
+  }
+
+  /// `interconnect: {link: TEXT, bandwidth_gbs: N, latency_us: N}`.
+  Interconnect interconnect_of(const YAML::Node& n) const {
+    if (!n.IsMap() || n.size() == 0)
+      user_error_at(r_.loc(n)) << "interconnect: expected a mapping of link, bandwidth_gbs and "
+                                  "latency_us, found "
+                               << kind_name(n);
+    const std::vector<std::string> keys = {"link", "bandwidth_gbs", "latency_us"};
+    r_.check_keys(n, keys, "interconnect");
+    for (const std::string& k : keys)
+      if (!n[k]) user_error_at(r_.loc(n)) << "interconnect: missing required key '" << k << "'";
+    Interconnect ic;
+    ic.link = text_of(n["link"], "interconnect.link");
+    ic.bandwidth_gbs = number_of<double>(n["bandwidth_gbs"], "interconnect.bandwidth_gbs");
+    ic.latency_us = number_of<double>(n["latency_us"], "interconnect.latency_us");
+    return ic;
   }
 
   /// Limits that contradict each other would make occupancy meaningless.

@@ -10,5 +10,6 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/profile.cpp
   ${CMAKE_CURRENT_LIST_DIR}/accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/calibrate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collective.cpp
 )
 target_link_libraries(schedlab PRIVATE nlohmann_json::nlohmann_json)

@@ -27,6 +27,14 @@ namespace schedlab::model {
 /// assumption of the order grid.sync() measurements show (docs/model.md).
 inline constexpr double kDefaultGridBarrierUs = 2.0;
 
+/// The link between two GPUs of a mesh (docs/multi-device.md, "The
+/// model"): what one ring step of a collective costs.
+struct Interconnect {
+  std::string link;          ///< e.g. "NVLink 4", "PCIe Gen4 x16"
+  double bandwidth_gbs = 0;  ///< per direction, per GPU
+  double latency_us = 0;     ///< one ring step's fixed cost (an assumption, to calibrate)
+};
+
 /// One GPU as the model sees it. Bandwidths in GB/s (1e9 bytes per second).
 struct DeviceModel {
   std::string name;                       ///< the file's stem and `name:` key, e.g. "h200"
@@ -72,6 +80,8 @@ struct DeviceModel {
   double mma_sync_tflops = 0;
   double fp32_tflops = 0;    ///< CUDA-core FP32 peak, 2 FLOPs per FMA lane (the fp32 term's rate)
   int64_t memory_bytes = 0;  ///< device memory (the datasheet's GB, counted as GiB)
+  /// The `interconnect:` mapping (link, bandwidth_gbs, latency_us), required.
+  Interconnect interconnect;
 
   /// The compute capability's major number, from `arch` ("sm_90" -> 9).
   int cc_major() const;
