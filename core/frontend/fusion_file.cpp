@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -18,7 +20,8 @@ using ir::SizeExpr;
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"fusion", "description", "inputs", "sizes", "body", "outputs"};
+const std::vector<std::string> kTopKeys = {"fusion", "description", "inputs", "sizes",
+                                           "mesh",   "shard",       "body",   "outputs"};
 const std::vector<std::string> kInputKeys = {"dtype", "shape", "range"};
 
 /// Maps positions inside the body scalar to file positions. A literal
@@ -189,6 +192,113 @@ void parse_outputs(const YamlReader& r, const YAML::Node& outs, FusionDefinition
   }
 }
 
+/// `mesh: [0, 1, ...]`: a non-empty list of distinct non-negative device numbers.
+void parse_mesh(const YamlReader& r, const YAML::Node& n, ir::Fusion& f) {
+  if (!n.IsSequence() || n.size() == 0)
+    user_error_at(r.loc(n)) << "mesh: expected a non-empty list of device numbers such as "
+                            << "[0, 1], found " << kind_name(n);
+  ir::DeviceMesh mesh;
+  std::map<int64_t, YAML::Mark> seen;
+  for (const auto& d : n) {
+    std::optional<int64_t> v = d.IsScalar() ? as_int(d.Scalar()) : std::nullopt;
+    if (!v || *v < 0 || *v > std::numeric_limits<int>::max())
+      user_error_at(r.loc(d)) << "mesh: expected a non-negative device number, found "
+                              << kind_name(d);
+    if (auto it = seen.find(*v); it != seen.end())
+      user_error_at(r.loc(d)) << "mesh: device " << *v << " is listed twice (first at "
+                              << r.loc(it->second).str() << "); expected distinct devices";
+    seen.emplace(*v, d.Mark());
+    mesh.devices.push_back(static_cast<int>(*v));
+  }
+  ir::set_device_mesh(f, mesh);
+}
+
+/// `shard: {tensor: axis | size name | replicated}` over names bound in
+/// inputs and body; an axis index counts the tensor's data axes (its shape).
+void parse_shard(const YamlReader& r, const YAML::Node& n, const YAML::Node& mesh_node,
+                 const Scope& scope) {
+  if (!mesh_node)
+    user_error_at(r.loc(n)) << "shard: the fusion has no device mesh; expected a `mesh:` list "
+                            << "such as [0, 1] next to `shard:`";
+  if (!n.IsMap())
+    user_error_at(r.loc(n)) << "shard: expected a mapping from tensor names to an axis, a size "
+                            << "name or `replicated`, such as {x: K}, found " << kind_name(n);
+  std::map<std::string, YAML::Mark> seen;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const YAML::Node key = it->first;
+    const YAML::Node val = it->second;
+    const std::string name = key.IsScalar() ? key.Scalar() : "";
+    if (auto s = seen.find(name); s != seen.end())
+      user_error_at(r.loc(key)) << "shard: '" << name << "' is given twice (first at "
+                                << r.loc(s->second).str() << ")";
+    seen.emplace(name, key.Mark());
+    auto b = scope.find(name);
+    if (b == scope.end()) {
+      std::vector<std::string> names;
+      for (const auto& [k, v] : scope)
+        if (v.val->is<ir::TensorView>()) names.push_back(k);
+      std::string hint = closest_name(name, names);
+      user_error_at(r.loc(key)) << "shard: unknown tensor '" << name
+                                << "'; expected an input or a name bound in the body"
+                                << (hint.empty() ? "" : " (did you mean '" + hint + "'?)");
+    }
+    auto* t = b->second.val->as<ir::TensorView>();
+    if (!t)
+      user_error_at(r.loc(key)) << "shard: '" << name << "' is the constant "
+                                << b->second.val->str() << "; expected a tensor";
+    if (!val.IsScalar())
+      user_error_at(r.loc(val)) << "shard: " << name << ": expected an axis index, a size name "
+                                << "or `replicated`, found " << kind_name(val);
+    const std::string& v = val.Scalar();
+    if (v == "replicated") {
+      ir::replicate(t);
+      continue;
+    }
+    // The data axes (the shape) and their logical positions.
+    std::vector<int> logical_of;
+    for (int i = 0; i < t->nlogical(); ++i)
+      if (!t->logical()[static_cast<size_t>(i)]->is_reduction()) logical_of.push_back(i);
+    const int rank = static_cast<int>(logical_of.size());
+    std::string shape;
+    for (int i : logical_of)
+      shape += (shape.empty() ? "" : ", ") + t->logical()[static_cast<size_t>(i)]->extent().str();
+    int axis = -1;
+    if (auto a = as_int(v)) {
+      if (*a < -rank || *a >= rank)
+        user_error_at(r.loc(val)) << "shard: axis " << *a << " is out of range for "
+                                  << t->describe() << " of shape [" << shape
+                                  << "]; expected an axis in [" << -rank << ", " << rank - 1
+                                  << "]";
+      axis = static_cast<int>(*a < 0 ? *a + rank : *a);
+    } else if (is_identifier(v)) {
+      std::vector<int> hits;
+      for (int i = 0; i < rank; ++i) {
+        const ir::SizeExpr& e = t->logical()[static_cast<size_t>(logical_of[static_cast<size_t>(i)])]->extent();
+        if (e.is_symbol() && e.symbol_name() == v) hits.push_back(i);
+      }
+      if (hits.empty())
+        user_error_at(r.loc(val)) << "shard: " << v << " is not an axis of " << t->describe()
+                                  << " of shape [" << shape << "]; expected one of its named "
+                                  << "sizes, an axis index or `replicated`";
+      if (hits.size() > 1)
+        user_error_at(r.loc(val)) << "shard: " << v << " names axes " << hits[0] << " and "
+                                  << hits[1] << " of " << t->describe() << " of shape [" << shape
+                                  << "]; expected an axis index to say which";
+      axis = hits[0];
+    } else {
+      user_error_at(r.loc(val)) << "shard: " << name << ": expected an axis index, a size name "
+                                << "or `replicated`, found " << kind_name(val);
+    }
+    const ir::IterDomain* id = t->logical()[static_cast<size_t>(logical_of[static_cast<size_t>(axis)])];
+    if (id->is_broadcast())
+      user_error_at(r.loc(val)) << "shard: axis " << axis << " of " << t->describe()
+                                << " of shape [" << shape
+                                << "] is a Broadcast axis (extent 1); expected an axis with a "
+                                << "named size";
+    ir::shard(t, logical_of[static_cast<size_t>(axis)]);
+  }
+}
+
 }  // namespace
 
 FusionDefinition parse_fusion_text(const std::string& text, const std::string& path) {
@@ -221,6 +331,8 @@ FusionDefinition parse_fusion_text(const std::string& text, const std::string& p
                                << "found " << kind_name(body);
   parse_body(body.Scalar(), body_locator(r, body), *def.fusion, scope);
   parse_outputs(r, root["outputs"], def, scope);
+  if (const YAML::Node& m = root["mesh"]) parse_mesh(r, m, *def.fusion);
+  if (const YAML::Node& sh = root["shard"]) parse_shard(r, sh, root["mesh"], scope);
   return def;
 }
 

@@ -13,6 +13,9 @@
 //   inputs:                         # ordered map: name -> spec
 //     x: {dtype: f32, shape: [N, K], range: [-4, 4]}   # range is optional
 //   sizes: {N: 4, K: 8}             # optional default binding of named sizes
+//   mesh: [0, 1]                    # optional device mesh (docs/multi-device.md)
+//   shard: {x: K}                   # optional, needs mesh: tensor -> axis index
+//                                   # (of its shape), size name or `replicated`
 //   body: |                         # one `name = expr` per line, '#' comments
 //     m = max(x, axis=1, keepdim=true)
 //     y = exp(x - m) / sum(exp(x - m), axis=1, keepdim=true)

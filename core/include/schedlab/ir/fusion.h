@@ -6,11 +6,14 @@
 // the Fusion lives; scheduling rewires, it does not free.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "schedlab/ir/ir.h"
+#include "schedlab/ir/mesh.h"
 
 namespace schedlab::ir {
 
@@ -96,6 +99,13 @@ class Fusion {
 
  private:
   void register_expr(std::unique_ptr<Expr> e);
+  // The device mesh and sharding declarations (schedlab/ir/mesh.h owns the
+  // interface; ir::extract does not copy them: local fusions never see DIDx).
+  friend const std::optional<DeviceMesh>& device_mesh(const Fusion& f);
+  friend void set_device_mesh(Fusion& f, const DeviceMesh& mesh);
+  friend void shard(TensorView* tv, int axis);
+  friend void replicate(TensorView* tv);
+  friend std::optional<Sharding> declared_sharding(const TensorView* tv);
 
   std::string name_;
   std::vector<std::unique_ptr<IterDomain>> ids_;
@@ -105,6 +115,8 @@ class Fusion {
   std::vector<TensorView*> inputs_;
   std::vector<TensorView*> outputs_;
   int next_tensor_ = 0;
+  std::optional<DeviceMesh> mesh_;
+  std::map<int, Sharding> shardings_;  ///< by tensor number
 };
 
 }  // namespace schedlab::ir
