@@ -95,7 +95,13 @@ std::string Record::size_label() const {
 std::string Record::size_key() const {
   SizeList by_name = sizes;
   std::sort(by_name.begin(), by_name.end());
-  return join_pairs(by_name);
+  return join_pairs(by_name) + (mesh > 0 ? ",mesh=" + std::to_string(mesh) : "");
+}
+
+SizeList Record::key_sizes() const {
+  SizeList s = sizes;
+  if (mesh > 0) s.emplace_back("mesh", mesh);
+  return s;
 }
 
 std::string Record::config_label() const {
@@ -215,6 +221,8 @@ std::string to_json(const Record& r) {
     }
   }
   if (!r.tuned.empty()) j["tuned"] = r.tuned;
+  if (r.mesh > 0) j["mesh"] = r.mesh;
+  if (r.comm_us) j["comm_us"] = *r.comm_us;
   return j.dump();
 }
 
@@ -323,6 +331,11 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
     if (m.contains("own_choice")) r.own_choice = config_of(m["own_choice"], where, "search.own_choice");
   }
   if (j.contains("tuned")) r.tuned = field<std::string>(j, "tuned", where);
+  if (j.contains("mesh")) {
+    r.mesh = field<int>(j, "mesh", where);
+    if (r.mesh < 1) user_error_at(where) << "\"mesh\": expected a positive integer, found " << r.mesh;
+  }
+  r.comm_us = optional_number(j, "comm_us", where);
   return r;
 }
 

@@ -175,10 +175,16 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
     if (predicted) head.insert(head.begin() + 4, "predicted " + t.predicted_on);
     if (predicted) head.push_back("CPU vs baseline");
     if (delta) head.push_back("change");
+    // A sweep over meshes: the ranks and the predicted communication after the size.
+    const bool meshes =
+        std::any_of(t.rows.begin(), t.rows.end(), [](const TableRow& r) { return r.mesh > 0; });
+    if (meshes) head.insert(head.begin() + 2, {"mesh", "comm us"});
+    const size_t names = meshes ? 6 : 4;  // fusion, size, [mesh, comm,] scheduler, config
     // Names, configs and verdicts left, numbers right.
     std::vector<bool> left(head.size(), false);
     for (size_t i = 0; i < head.size(); ++i)
-      left[i] = i < 4 || head[i].ends_with("baseline") || head[i] == "change";
+      left[i] = (i < names && !(meshes && (i == 2 || i == 3))) || head[i].ends_with("baseline") ||
+                head[i] == "change";
     std::vector<Text> h;
     for (auto& s : head) h.push_back({s});
     lines.push_back(h);
@@ -190,6 +196,10 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
         if (c.points == 0) continue;
         std::vector<Text> l = {
             {first ? row.fusion : ""}, {first ? row.size_label : ""}, {c.scheduler}};
+        if (meshes)
+          l.insert(l.begin() + 2,
+                   {{first && row.mesh > 0 ? std::to_string(row.mesh) : ""},
+                    {first && row.comm_us ? fmt_us(*row.comm_us) : first ? "-" : ""}});
         first = false;
         if (c.best) {
           auto peak = c.best->fraction_of_peak();
@@ -305,7 +315,12 @@ std::vector<Table> build_tables(const std::vector<Record>& records, const TableO
     }
     const bool predicted = !t.predicted_on.empty();
     for (size_t ri = 0; ri < row_keys.size(); ++ri) {
-      TableRow row{row_keys[ri].first, row_labels[ri], row_keys[ri].second, {}};
+      TableRow row{row_keys[ri].first, row_labels[ri], row_keys[ri].second, {}, 0, std::nullopt};
+      for (size_t ci = 0; ci < t.schedulers.size(); ++ci)
+        for (const Record* r : grid[{ri, ci}]) {
+          row.mesh = std::max(row.mesh, r->mesh);
+          if (!row.comm_us) row.comm_us = r->comm_us;
+        }
       for (size_t ci = 0; ci < t.schedulers.size(); ++ci) {
         TableCell c;
         c.scheduler = t.schedulers[ci];

@@ -82,6 +82,8 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
   r.host = host_;
   r.fusion = f.name;
   r.sizes = ir::ordered_sizes(f.sizes[p.sizes], f.size_names);
+  r.mesh = f.mesh_of(p.sizes);
+  if (r.mesh == 1) r.comm_us = 0;  // one rank: nothing to communicate
   r.scheduler = sched.name;
   r.device = device_;
   r.baseline = spec_.baseline;
@@ -96,7 +98,7 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
   if (!sched.load_failure.empty()) {
     r.plugin = sched.plugin;
     r.key = report::record_key(plugin_hashes_[p.scheduler], report::hash_hex(asker),
-                               f.name + "@" + fusion_hashes_[p.fusion], r.sizes,
+                               f.name + "@" + fusion_hashes_[p.fusion], r.key_sizes(),
                                device_.fingerprint);
     fail(s, report::parse_status(sched.load_failure_status).value_or(report::Status::Crashed),
          sched.load_failure);
@@ -119,7 +121,7 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
       if (!s.plugin) {
         r.plugin = kAutoSpelling;
         r.key = report::record_key(kAutoSpelling, report::hash_hex(asker),
-                                   f.name + "@" + fusion_hashes_[p.fusion], r.sizes,
+                                   f.name + "@" + fusion_hashes_[p.fusion], r.key_sizes(),
                                    device_.fingerprint);
         std::string why;
         for (const std::string& x : reasons) why += (why.empty() ? "" : "; ") + x;
@@ -169,7 +171,8 @@ bool SweepRun::identify(size_t i, isolate::Worker* worker) {
     offer_error = e.what();
   }
   r.key = report::record_key(r.plugin_hash, report::hash_hex(requested),
-                             f.name + "@" + fusion_hashes_[p.fusion], r.sizes, device_.fingerprint);
+                             f.name + "@" + fusion_hashes_[p.fusion], r.key_sizes(),
+                             device_.fingerprint);
   // What was asked for; replaced by every parameter's value once scheduled.
   // A script shows its file name and placeholder values, not its full path.
   if (sched.kind == SchedulerKind::Script) {
@@ -340,6 +343,7 @@ bool SweepRun::run_point(size_t i, runtime::Backend& be, bool in_child, point::S
 void SweepRun::profile(size_t i) {
   PointState& s = states_[i];
   if (!options_.profile_device || s.rec.status != report::Status::Ok || s.rec.prediction ||
+      s.rec.mesh > 1 ||
       s.point.result().kernels.empty() || s.point.kernel().prepared.source.source.empty())
     return;
   {
@@ -359,9 +363,50 @@ void SweepRun::profile(size_t i) {
   }
 }
 
+void SweepRun::run_mesh(size_t i) {
+  const Point& p = points_[i];
+  PointState& s = states_[i];
+  const FusionSpec& f = spec_.fusions[p.fusion];
+  const SchedulerSpec& sched = spec_.schedulers[p.scheduler];
+  if (!options_.run_mesh_point)
+    return fail(s, report::Status::Crashed,
+                fmt::format("mesh {}: a point on more than one rank runs its ranks as "
+                            "`schedlab exec --mesh {}` processes, which only `schedlab run` "
+                            "starts",
+                            s.rec.mesh, s.rec.mesh));
+  MeshPointRequest q;
+  q.fusion_path = f.path;
+  q.sizes = f.sizes[p.sizes];
+  q.mesh = s.rec.mesh;
+  q.scheduler = &sched;
+  q.settings = sched.settings(p.config);
+  q.sanitize = spec_.validation.sanitize;
+  q.rtol = spec_.validation.rtol;
+  q.atol = spec_.validation.atol;
+  q.cache_dir = options_.cache_dir;
+  q.device = options_.profile_device ? &*options_.profile_device : nullptr;
+  MeshPointOutcome o;
+  try {
+    o = options_.run_mesh_point(q);
+  } catch (const UserError& e) {
+    return fail(s, report::Status::ScheduleError, e.what());
+  }
+  s.rec.comm_us = o.comm_us;
+  s.rec.max_abs_error = o.max_abs_error;
+  if (!o.plugin.empty() && sched.kind == SchedulerKind::Auto) s.rec.plugin = o.plugin;
+  if (o.status != report::Status::Ok) return fail(s, o.status, o.error);
+  internal_assert(o.seconds.has_value()) << "mesh point " << s.rec.size_label() << ": ok without a time";
+  // One timed run: the slowest rank's, as every rank ran it.
+  s.rec.times_us = {*o.seconds * 1e6};
+  s.rec.status = report::Status::Ok;
+  s.final = true;
+}
+
 void SweepRun::phase1(size_t i, isolate::Worker* worker) {
   if (!identify(i, worker)) return;
   PointState& s = states_[i];
+  // More than one rank: the point's ranks are other processes.
+  if (s.rec.mesh > 1) return run_mesh(i);
   s.reference = reference_of(points_[i]);  // in the parent: a child takes no locks
   if (worker) return isolate(i, *worker);
   if (run_point(i, backend_, /*in_child=*/false, point::Stage::Schedule, point::Stage::Validate,

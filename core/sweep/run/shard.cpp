@@ -28,6 +28,8 @@ std::string sizes_by_name(const FusionSpec& f, size_t sizes) {
   std::sort(by_name.begin(), by_name.end());
   std::string r;
   for (const auto& [k, v] : by_name) r += (r.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  // A point of a mesh dimension: as Record::size_key says it.
+  if (f.has_mesh()) r += ",mesh=" + std::to_string(f.mesh_of(sizes));
   return r;
 }
 

@@ -93,6 +93,7 @@ std::string describe(const SweepSpec& spec, const Point& point) {
   std::string sizes;  // each binding names every size (spec.h), in declaration order
   for (const std::string& k : f.size_names)
     sizes += (sizes.empty() ? "" : ",") + k + "=" + std::to_string(f.sizes.at(point.sizes).at(k));
+  if (f.has_mesh()) sizes += " mesh=" + std::to_string(f.mesh_of(point.sizes));
   return f.name + " " + sizes + " | " + s.name + " | " + config;
 }
 

@@ -344,6 +344,33 @@ void Loader::parse_fusions(const YAML::Node& list) {
         }
       }
     }
+    if (entry.IsMap() && entry["mesh"]) {
+      // `mesh: [1, 2, 4]`: every binding on each mesh, the mesh fastest.
+      const YAML::Node m = entry["mesh"];
+      std::vector<int> meshes;
+      auto mesh_value = [&](const YAML::Node& v) {
+        int64_t x = v.IsScalar() ? as_int(v.Scalar()).value_or(0) : 0;
+        if (x <= 0 || x > kMaxMesh)
+          user_error_at(r_.loc(v)) << "mesh of fusion '" << f.name
+                                   << "': expected a number of devices in [1, " << kMaxMesh
+                                   << "] or a list of them, such as [1, 2, 4], found "
+                                   << kind_name(v);
+        if (std::find(meshes.begin(), meshes.end(), int(x)) == meshes.end())
+          meshes.push_back(int(x));
+      };
+      if (m.IsSequence() && m.size() > 0) {
+        for (const auto& v : m) mesh_value(v);
+      } else {
+        mesh_value(m);
+      }
+      std::vector<ir::SizeBindings> bindings;
+      for (const ir::SizeBindings& b : f.sizes)
+        for (int n : meshes) {
+          bindings.push_back(b);
+          f.meshes.push_back(n);
+        }
+      f.sizes = std::move(bindings);
+    }
     f.size_names = symbols;
     fusion_symbols_.push_back(symbols);
     spec_.fusions.push_back(std::move(f));

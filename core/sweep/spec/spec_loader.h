@@ -30,7 +30,7 @@ inline const std::vector<std::string> kTopKeys = {"sweep",      "description", "
                                            "validation", "measure",     "backend",
                                            "dynamic_sizes", "fast_math",   "buckets",
                                            "tuned"};
-inline const std::vector<std::string> kFusionKeys = {"fusion", "sizes"};
+inline const std::vector<std::string> kFusionKeys = {"fusion", "sizes", "mesh"};
 inline const std::vector<std::string> kSchedulerKeys = {"name",        "plugin",  "script",
                                                  "space",       "set",     "constraints",
                                                  "fusions",     "fast_math", "file",

@@ -154,13 +154,23 @@ struct Record {
   /// search.own_choice, optional). Empty for a heuristic row, which runs it.
   /// The adaptive strategies start from it (StrategySpec::warm_start).
   ConfigList own_choice;
+  /// A point of a sweep over meshes (`mesh: [1, 2, 4]`, docs/multi-device.md):
+  /// the number of ranks it ran on (JSON "mesh", optional); 0 when the sweep
+  /// has no mesh dimension. A mesh point's times are the slowest rank's.
+  int mesh = 0;
+  /// The predicted time of its communications (model::collective_us summed
+  /// over the plan's collectives; JSON "comm_us", optional): 0 on one rank.
+  std::optional<double> comm_us;
 
   /// "N=1024,K=1024", in the order of `sizes` (the fusion's declaration order).
   std::string size_label() const;
   /// The sizes by name, "K=1024,N=1024": what identifies a point's sizes
-  /// across files and tables. Files written before records kept declaration
-  /// order list sizes by name; matching on the key pairs them with new ones.
+  /// across files and tables (a mesh point's ends in ",mesh=N": a table row
+  /// per mesh). Files written before records kept declaration order list
+  /// sizes by name; matching on the key pairs them with new ones.
   std::string size_key() const;
+  /// `sizes`, with ("mesh", N) last for a mesh point: what record_key hashes.
+  SizeList key_sizes() const;
   /// "block=128,vec=4"; "(defaults)" when the config is empty.
   std::string config_label() const;
   /// Statistics over times_us; only for records with times.

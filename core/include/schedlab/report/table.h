@@ -86,6 +86,10 @@ struct TableRow {
   std::string size_label;        ///< "N=1024,K=1024", as the first record lists them
   std::string size_key;          ///< Record::size_key(): rows match on it
   std::vector<TableCell> cells;  ///< parallel to Table::schedulers
+  /// A sweep over meshes (Record::mesh): the row's ranks, 0 otherwise; the
+  /// text table then has a mesh and a predicted-communication column.
+  int mesh = 0;
+  std::optional<double> comm_us;  ///< Record::comm_us of the row's first record that has one
 };
 
 /// The side-by-side table of one device.

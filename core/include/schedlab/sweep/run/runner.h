@@ -59,6 +59,37 @@ struct ReferenceCache {
   std::map<std::string, std::shared_ptr<const point::Reference>> entries;
 };
 
+/// A point of a mesh dimension on more than one rank (docs/multi-device.md,
+/// docs/sweeps.md "Meshes"): the sweep runner is one process, so such a
+/// point runs elsewhere (the CLI: `schedlab exec F --mesh N` under
+/// the launcher) through RunOptions::run_mesh_point.
+struct MeshPointRequest {
+  std::string fusion_path;  ///< the fusion file, resolved
+  ir::SizeBindings sizes;   ///< the global sizes
+  int mesh = 2;             ///< the ranks
+  const SchedulerSpec* scheduler = nullptr;
+  std::vector<std::string> settings;  ///< SchedulerSpec::settings of the point's config
+  bool sanitize = true;                   ///< the sweep's validation: sanitize
+  std::optional<double> rtol, atol;       ///< the sweep's user tolerance, if any
+  std::string cache_dir;
+  /// The device model comm_us is predicted on (RunOptions::profile_device,
+  /// else null: the runner of the request picks the default device).
+  const model::DeviceModel* device = nullptr;
+};
+
+/// What a mesh point gave: its record's status, error, the slowest rank's
+/// time and the validation's largest error (rank 0's), and the predicted
+/// time of its communications.
+struct MeshPointOutcome {
+  report::Status status = report::Status::Ok;
+  std::string error;
+  std::optional<double> seconds;  ///< the slowest rank's, Ok only
+  int slowest_rank = 0;
+  std::optional<double> max_abs_error;
+  std::optional<double> comm_us;
+  std::string plugin;  ///< the plugin that scheduled it, when known
+};
+
 struct RunOptions {
   std::string output;          ///< the JSONL file records are appended to (required)
   bool resume = false;         ///< skip points whose key is already in `output`
@@ -112,6 +143,10 @@ struct RunOptions {
   std::string tuned;
   /// Where references are kept beyond this run (watch); unset: this run's own.
   std::shared_ptr<ReferenceCache> references;
+  /// Runs a point of a mesh dimension on more than one rank (MeshPointRequest).
+  /// Unset: such points fail (crashed) saying that only `schedlab run` runs
+  /// them. Points of mesh 1 run here as any point (the fusion unsharded).
+  std::function<MeshPointOutcome(const MeshPointRequest&)> run_mesh_point;
 };
 
 struct RunResult {

@@ -50,15 +50,30 @@ using PluginLookup = std::function<PluginSchema(const std::string& name_or_path)
 /// path the plugin already serving that file or Registry::add.
 PluginLookup registry_lookup(plugin::Registry& registry);
 
+/// The largest `mesh:` a sweep may ask for (ranks of one point).
+inline constexpr int kMaxMesh = 1024;
+
 /// One fusion of the sweep and the sizes it runs at.
 struct FusionSpec {
   std::string name;                     ///< the fusion's own name
   std::string path;                     ///< its file, resolved
-  std::vector<ir::SizeBindings> sizes;  ///< each binds every named size; file order, no repeats
+  /// Each binds every named size; file order, no repeats. With `mesh:`,
+  /// each binding once per mesh (the mesh fastest): no (binding, mesh)
+  /// repeats.
+  std::vector<ir::SizeBindings> sizes;
+  /// `mesh: [1, 2, 4]` (docs/multi-device.md): the number of ranks of each
+  /// entry of `sizes`, parallel to it; empty when the entry has no `mesh:`.
+  std::vector<int> meshes;
   /// The fusion's named sizes in declaration order (Fusion::size_symbols):
   /// the order records and reports list sizes in ("N=32,K=1024").
   std::vector<std::string> size_names;
   SourceLoc loc;                        ///< the entry in the sweep file
+
+  /// The ranks of sizes[z]'s points: 0 without a mesh dimension (one
+  /// device, the fusion unsharded), else its `mesh:` value.
+  int mesh_of(size_t z) const { return meshes.empty() ? 0 : meshes.at(z); }
+  /// Whether the entry has a mesh dimension.
+  bool has_mesh() const { return !meshes.empty(); }
 };
 
 /// What schedules a scheduler's points (each point gets a point::PluginRef:
