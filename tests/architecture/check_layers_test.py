@@ -87,6 +87,9 @@ CASES = [
     ('private dependency in a public header',
      {'core/include/schedlab/ir/ir.h': '#pragma once\n#include <yaml-cpp/yaml.h>\n'}, '', 1,
      ['core/include/schedlab/ir/ir.h:2: a public header includes #include <yaml-cpp/yaml.h>']),
+    ('MPI in a public header',
+     {'core/include/schedlab/runtime/communicator.h': '#pragma once\n#include <mpi.h>\n'}, '', 1,
+     ['core/include/schedlab/runtime/communicator.h:2: a public header includes #include <mpi.h>']),
     ('module of no row', {'core/zzz/a.cpp': '#include "schedlab/base/error.h"\n'}, '', 1,
      ['core/zzz/a.cpp:1: module zzz is not in docs/architecture.md']),
 ]
