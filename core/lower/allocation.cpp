@@ -5,6 +5,7 @@
 #include <set>
 
 #include "indexing.h"
+#include "mma_tile.h"
 #include "schedlab/base/error.h"
 
 namespace schedlab::lower {
@@ -73,8 +74,15 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
     for (const ir::Val* v : e->inputs())
       if (auto* t = v->as<TensorView>()) live.insert(t);
   }
+  // An mma tile's operand copied from another Shared tensor is read there
+  // (mma_operand_source): no buffer of its own; it names its source's.
+  std::vector<std::pair<const TensorView*, const TensorView*>> aliases;
   for (const TensorView* t : f.tensors()) {
     if (!live.count(t) || buf.count(t)) continue;
+    if (const TensorView* q = mma_operand_source(t)) {
+      aliases.emplace_back(t, q);
+      continue;
+    }
     auto axes = Indexer::allocation_axes(t);
     bool symbolic = std::any_of(axes.begin(), axes.end(), [](auto a) { return a.second < 0; });
     bool shared = t->memory_type() == ir::MemoryType::Shared;
@@ -113,6 +121,7 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
       kernel.shared_bytes += n * ir::dtype_size(t->dtype());
     }
   }
+  for (auto [t, q] : aliases) buf[t] = buf.at(q);
   for (const TensorView* in : f.inputs()) {
     auto dom = in->logical_no_reductions();
     for (size_t k = 0; k < dom.size(); ++k) {
@@ -123,6 +132,7 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
   }
   // A size that only a view's output carries, as ceilDiv(E, c) (segment
   // inputs past a reshape): E is c times that extent (views are exact).
+  for (auto [t, q] : aliases) buf[t] = buf.at(q);
   for (const TensorView* in : f.inputs()) {
     auto dom = in->logical_no_reductions();
     for (size_t k = 0; k < dom.size(); ++k) {
@@ -138,6 +148,7 @@ std::map<const TensorView*, const kir::Buffer*> allocate_buffers(const ir::Fusio
   // symbols have no source of their own: the kernel then needs only the
   // product (Indexer::size looks a compound up before its parts).
   std::vector<std::string> in_compound;
+  for (auto [t, q] : aliases) buf[t] = buf.at(q);
   for (const TensorView* in : f.inputs()) {
     auto dom = in->logical_no_reductions();
     for (size_t k = 0; k < dom.size(); ++k) {

@@ -55,7 +55,12 @@ void collect(const LoopItem& item, Effects& fx) {
   fx.writes.insert(item.expr->out());
   if (item.kind == LoopItem::Kind::Init) return;
   for (const ir::Val* in : item.expr->inputs())
-    if (auto* t = in->as<TensorView>()) fx.reads.insert(t);
+    if (auto* t = in->as<TensorView>()) {
+      fx.reads.insert(t);
+      // An mma tile reads an operand's source in its place (mma_operand_source).
+      if (const TensorView* q = item.expr->is<ir::MmaOp>() ? mma_operand_source(t) : nullptr)
+        fx.reads.insert(q);
+    }
   // Accumulating reads the accumulator its Init wrote.
   if (ir::accumulation(item.expr)) fx.reads.insert(item.expr->out());
 }
@@ -108,6 +113,8 @@ std::unique_ptr<LoopNode> build_loop_tree(const ir::Fusion& f) {
   auto root = std::make_unique<LoopNode>();
   for (const ir::Expr* e : f.exprs_for_outputs()) {
     const TensorView* t = e->out();
+    // Read in place by its mma tile: not computed (mma_operand_source).
+    if (mma_operand_source(t) != nullptr) continue;
     LoopNode* node = root.get();
     // A reduction is initialised once, just before its first reduction loop:
     // outside every loop over its reduction axes (the init covers the

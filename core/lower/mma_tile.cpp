@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "schedlab/base/error.h"
+#include "schedlab/sched/inline.h"
 
 namespace schedlab::lower {
 
@@ -25,6 +26,35 @@ bool is_mma_tile_operand(const ir::TensorView* t) {
   for (const ir::Expr* use : t->fusion()->live_uses(t))
     if (use->is<ir::MmaOp>() && use->out()->mma_k() != nullptr) return true;
   return false;
+}
+
+const ir::TensorView* mma_operand_source(const ir::TensorView* t) {
+  const ir::Fusion* f = t->fusion();
+  if (t->memory_type() != ir::MemoryType::Shared || f->is_input(t) || f->is_output(t) ||
+      t->has_root() || t->circular_stages() > 1 || t->shared_pad() > 0 ||
+      t->shared_swizzle() > 1)
+    return nullptr;
+  const auto uses = f->live_uses(t);
+  if (uses.size() != 1 || !uses.front()->is<ir::MmaOp>() || uses.front()->out()->mma_k() == nullptr)
+    return nullptr;
+  const ir::Expr* d = t->definition();
+  if (d == nullptr) return nullptr;
+  const auto* ls = d->as<ir::LoadStoreOp>();
+  if (!d->is<ir::BroadcastOp>() && !(ls && ls->op() == ir::LoadStoreOpType::Set)) return nullptr;
+  const auto* q = d->inputs().at(0)->as<ir::TensorView>();
+  if (q == nullptr || q->memory_type() != ir::MemoryType::Shared || f->is_input(q) ||
+      q->dtype() != t->dtype())
+    return nullptr;
+  // q's loops must all enclose t: its buffer then holds, at t's iteration,
+  // every element t copies from it.
+  if (q->compute_at_pos() > t->compute_at_pos()) return nullptr;
+  for (int k = 0; k < q->compute_at_pos(); ++k) {
+    const auto qk = sched::loop_owner(q, k);
+    bool found = false;
+    for (int j = 0; j < t->compute_at_pos() && !found; ++j) found = qk && sched::loop_owner(t, j) == qk;
+    if (!found) return nullptr;
+  }
+  return q;
 }
 
 namespace {
@@ -142,9 +172,24 @@ kir::StmtP mma_tile(const ir::MmaOp* e, const Indexer& ix,
         root_predicates);
   };
   // The load of operand p at out's index `idx`, and whether it is in range.
-  auto value = [&](const ir::TensorView* p, const TensorIndex& idx) {
+  // The tensor the tile reads operand p from (p, or the Shared tensor p
+  // copies: mma_operand_source) and its logical index there for out's `idx`.
+  auto source = [&](const ir::TensorView* p, const TensorIndex& idx) {
     std::vector<ExprP> logical = ix.operand_index(e, p, idx);
-    return std::pair{Expr::load(buffers.at(p), ix.offset(p, logical)), in_range(ix, p, logical)};
+    const ir::TensorView* q = mma_operand_source(p);
+    if (q == nullptr) return std::pair{p, std::move(logical)};
+    TensorIndex at_p{{}, Expr::boolean(true)};
+    const auto dom = p->logical_no_reductions();
+    for (size_t k = 0; k < dom.size(); ++k) at_p.index[dom[k]] = logical[k];
+    return std::pair{q, ix.operand_index(p->definition(), q, at_p)};
+  };
+  auto buffer_of = [&](const ir::TensorView* p) {
+    const ir::TensorView* q = mma_operand_source(p);
+    return buffers.at(q != nullptr ? q : p);
+  };
+  auto value = [&](const ir::TensorView* p, const TensorIndex& idx) {
+    auto [q, logical] = source(p, idx);
+    return std::pair{Expr::load(buffers.at(q), ix.offset(q, logical)), in_range(ix, q, logical)};
   };
   auto tile = std::make_unique<kir::MmaTile>();
   tile->acc = buffers.at(t);
@@ -172,7 +217,8 @@ kir::StmtP mma_tile(const ir::MmaOp* e, const Indexer& ix,
   auto a_at = [&](ExprP m, ExprP k) { return at(m % i(8) * i(4), m / i(8) * i(2), k, false); };
   auto b_at = [&](ExprP k, ExprP n) { return at(n / i(2), n % i(2), k, false); };
   auto offset_of = [&](const ir::TensorView* p, const TensorIndex& idx) {
-    return ix.offset(p, ix.operand_index(e, p, idx));
+    auto [q, logical] = source(p, idx);
+    return ix.offset(q, logical);
   };
   // Whether rows r < 16 (A: m; B: k or n) of 8 elements starting at column
   // 8 c (c < chunks) are 16 contiguous, 16-byte-aligned bytes; `elem(r, col)`
@@ -213,7 +259,7 @@ kir::StmtP mma_tile(const ir::MmaOp* e, const Indexer& ix,
     // Lane l passes row l % 8 of matrix l / 8: matrices (m 0-7, k 0-7),
     // (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15): a0..a7 in order.
     const ExprP m = lane % i(8) + (lane / i(8)) % i(2) * i(8), k = lane / i(16) * i(8);
-    tile->a_row = Expr::load(buffers.at(pa), offset_of(pa, a_at(m, k)));
+    tile->a_row = Expr::load(buffer_of(pa), offset_of(pa, a_at(m, k)));
     tile->a_full = in_range(ix, pa, ix.operand_index(e, pa, a_at(i(15), i(15)))) &&
                    in_range(ix, pa, ix.operand_index(e, pa, a_at(i(0), i(0))));
   }
@@ -231,7 +277,7 @@ kir::StmtP mma_tile(const ir::MmaOp* e, const Indexer& ix,
       // Lane l < 16 passes row l % 8 of matrix l / 8 (lanes 16-31 repeat
       // lanes 0-15: their addresses are not read).
       const ExprP r = lane % i(8), mat = (lane / i(8)) % i(2);
-      tile->b_row = Expr::load(buffers.at(pb), tile->b_trans ? offset_of(pb, b_at(r + mat * i(8), i(0)))
+      tile->b_row = Expr::load(buffer_of(pb), tile->b_trans ? offset_of(pb, b_at(r + mat * i(8), i(0)))
                                                              : offset_of(pb, b_at(mat * i(8), r)));
       tile->b_full = in_range(ix, pb, ix.operand_index(e, pb, b_at(i(15), i(7)))) &&
                      in_range(ix, pb, ix.operand_index(e, pb, b_at(i(0), i(0))));

@@ -52,6 +52,17 @@ void check_mma_tile(const ir::Fusion& f, const ir::TensorView* t);
 /// loops of the tile, at index 0).
 bool is_mma_tile_operand(const ir::TensorView* t);
 
+/// The Shared tensor an mma tile reads in place of its operand t, or
+/// nullptr: t = broadcast(q) or set(q), both Shared and of one dtype, t read
+/// by nothing but the tile and q computed in loops that all enclose t (the
+/// staged operand of the matmul plugin: q is the cp.async stage, t its
+/// broadcast to the tile's [M, N, K]). t holds exactly q's elements at the
+/// tile's iteration, so the tile reads them from q (indexing q by t's
+/// logical index, its Broadcast axes dropped) and lowering neither allocates
+/// nor computes t: no Shared -> Shared copy, no buffer 8x (A) or 16x (B)
+/// the tile that the output's loops would give t (docs/matmul.md).
+const ir::TensorView* mma_operand_source(const ir::TensorView* t);
+
 /// Whether loop `key` is the fragment loop of an mma tile.
 bool is_mma_fragment_loop(const LoopKey& key);
 

@@ -40,14 +40,17 @@ std::string str(int64_t v) {
 int64_t Config::shared_bytes(const Contraction& c) const {
   const int64_t bytes = pa::dtype_bytes(c.dtype);
   if (!mma()) return (tile_m + tile_n) * tile_k * split_k * bytes;
-  // The MmaOp's operands, one K step of the CTA tile each, as lowering
-  // allocates them: over the tile's loops after the K step, so each holds
-  // its broadcast piece of the instruction tile too (A's n 8, B's m 16).
-  int64_t elements = tile_m * kMmaK * kMmaN + tile_n * kMmaK * kMmaM;
+  // Unstaged: the MmaOp's operands, one K step of the CTA tile each, as
+  // lowering allocates them: over the tile's loops after the K step, so each
+  // holds its broadcast piece of the instruction tile too (A's n 8, B's m
+  // 16). Staged: the tile reads the stages in place (lowering's
+  // mma_operand_source), the operands have no buffer.
+  const bool staged = async || stages > 1;
+  int64_t elements = staged ? 0 : tile_m * kMmaK * kMmaN + tile_n * kMmaK * kMmaM;
   // The staged copies (async or stages > 1): per stage, each operand's tile
   // over all the block's threads, `width` elements per copy, the last round
   // of copies whole (stage_operand's layout).
-  if (async || stages > 1)
+  if (staged)
     for (const Operand* o : {&c.a, &c.b}) {
       const int64_t width = async ? copy_width(extent_of(c, o->inner)) : 1;
       const int64_t round = threads() * width;
@@ -222,10 +225,12 @@ std::string unsupported(const Config& cfg, const Contraction& c, const pa::Devic
            " per block";
   if (shared_limit(d) > 0 && static_cast<uint64_t>(cfg.shared_bytes(c)) > shared_limit(d))
     return "the operand tiles take " + str(cfg.shared_bytes(c)) + " bytes of shared memory (" +
-           (cfg.mma() ? "the MmaOp's operands, (tile_m * 8 + tile_n * 16) * 16 elements, and " +
-                            str(cfg.async || cfg.stages > 1 ? cfg.stages : 0) +
-                            " stage(s) of the operand copies"
-                      : "(tile_m + tile_n) * tile_k * split_k elements") +
+           (!cfg.mma() ? "(tile_m + tile_n) * tile_k * split_k elements"
+            : cfg.async || cfg.stages > 1
+                ? str(cfg.stages) +
+                      " stage(s) of the operand copies, (tile_m + tile_n) * 16 elements each, "
+                      "read in place by the mma tile"
+                : std::string("the MmaOp's operands, (tile_m * 8 + tile_n * 16) * 16 elements")) +
            ", " + str(pa::dtype_bytes(c.dtype)) + " bytes each), more than the device's " +
            str(static_cast<int64_t>(shared_limit(d))) +
            " per block (dynamic shared memory with the opt-in the CUDA backend sets)";
