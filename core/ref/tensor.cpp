@@ -73,7 +73,8 @@ HostTensor slice_axis(const HostTensor& t, int axis, int part, int parts) {
     const int64_t begin = (o * v.extent + part * chunk) * v.inner;
     const int64_t end = begin + chunk * v.inner;
     out.data.insert(out.data.end(), t.data.begin() + begin, t.data.begin() + end);
-    if (has_error) out.error.insert(out.error.end(), t.error.begin() + begin, t.error.begin() + end);
+    if (has_error)
+      out.error.insert(out.error.end(), t.error.begin() + begin, t.error.begin() + end);
   }
   return out;
 }
@@ -108,7 +109,8 @@ HostTensor concat_axis(const std::vector<HostTensor>& pieces, int axis) {
       if (q.error.empty())
         out.error.insert(out.error.end(), run, 0.0);
       else
-        out.error.insert(out.error.end(), q.error.begin() + o * run, q.error.begin() + (o + 1) * run);
+        out.error.insert(out.error.end(), q.error.begin() + o * run,
+                         q.error.begin() + (o + 1) * run);
     }
   }
   return out;

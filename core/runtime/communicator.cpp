@@ -24,8 +24,7 @@ class SelfCommunicator final : public Communicator {
     check_axis(piece, axis, "allgather");
     return piece;
   }
-  ref::HostTensor reduce_scatter(const ref::HostTensor& t, int axis,
-                                 ir::ReductionOpType) override {
+  ref::HostTensor reduce_scatter(const ref::HostTensor& t, int axis, ir::ReductionOpType) override {
     check_axis(t, axis, "reduce_scatter");
     return t;
   }
@@ -88,8 +87,8 @@ LaunchEnvironment launch_environment() {
 
 std::vector<std::string> launcher_command(int n, const std::vector<std::string>& argv,
                                           const LaunchEnvironment& env) {
-  internal_assert(n > 0 && !argv.empty()) << "launcher_command: " << n << " ranks of "
-                                          << argv.size() << " words";
+  internal_assert(n > 0 && !argv.empty())
+      << "launcher_command: " << n << " ranks of " << argv.size() << " words";
   std::vector<std::string> cmd;
   if (env.in_slurm_job) {
     cmd = {"srun", "-n", std::to_string(n)};

@@ -170,8 +170,8 @@ class MpiCommunicator final : public Communicator {
   std::vector<Header> headers(const ref::HostTensor& t, const char* what) const {
     internal_assert(t.data.size() == static_cast<size_t>(t.numel()) &&
                     (t.error.empty() || t.error.size() == t.data.size()))
-        << what << " on rank " << rank_ << ": " << t.data.size() << " values and "
-        << t.error.size() << " error bounds for shape " << shape_str(t.shape);
+        << what << " on rank " << rank_ << ": " << t.data.size() << " values and " << t.error.size()
+        << " error bounds for shape " << shape_str(t.shape);
     int64_t ndim = static_cast<int64_t>(t.shape.size()), max_ndim = 0;
     MPI_Allreduce(&ndim, &max_ndim, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     // dtype, has_error, ndim, then the extents padded with -1.
@@ -201,8 +201,8 @@ class MpiCommunicator final : public Communicator {
       std::vector<int64_t> a = h[0].shape, b = h[r].shape;
       if (axis >= 0 && a.size() == b.size()) b[axis] = a[axis];
       internal_assert(h[r].dtype == h[0].dtype && a == b)
-          << what << (axis >= 0 ? fmt::format(" along axis {}", axis) : std::string())
-          << ": rank " << r << " has " << h[r].str() << ", rank 0 has " << h[0].str()
+          << what << (axis >= 0 ? fmt::format(" along axis {}", axis) : std::string()) << ": rank "
+          << r << " has " << h[r].str() << ", rank 0 has " << h[0].str()
           << "; expected the same dtype and shape on every rank"
           << (axis >= 0 ? " (but on the gathered axis)" : "");
     }
@@ -252,13 +252,15 @@ class MpiCommunicator final : public Communicator {
       return all;
     };
     const std::vector<double> data = exchange(piece.data);
-    const std::vector<double> error = with_error ? exchange(error_or_zeros(piece)) : std::vector<double>{};
+    const std::vector<double> error =
+        with_error ? exchange(error_or_zeros(piece)) : std::vector<double>{};
     std::vector<ref::HostTensor> pieces;
     if (!receive) return pieces;
     for (int r = 0; r < size_; ++r) {
       ref::HostTensor p{h[r].dtype, h[r].shape, {}};
       p.data.assign(data.begin() + displs[r], data.begin() + displs[r] + counts[r]);
-      if (with_error) p.error.assign(error.begin() + displs[r], error.begin() + displs[r] + counts[r]);
+      if (with_error)
+        p.error.assign(error.begin() + displs[r], error.begin() + displs[r] + counts[r]);
       pieces.push_back(std::move(p));
     }
     return pieces;
@@ -281,9 +283,13 @@ class MpiCommunicator final : public Communicator {
     for (int r = 0; r < size_; ++r) {
       const double er = error[r * n + i];
       switch (op) {
-        case ir::ReductionOpType::Sum: e += er; break;
+        case ir::ReductionOpType::Sum:
+          e += er;
+          break;
         case ir::ReductionOpType::Max:
-        case ir::ReductionOpType::Min: e = std::max(e, er); break;
+        case ir::ReductionOpType::Min:
+          e = std::max(e, er);
+          break;
         case ir::ReductionOpType::Prod: {
           double others = 1;
           for (int s = 0; s < size_; ++s)

@@ -37,9 +37,12 @@ class Mpi : public ::testing::Test {
 /// to even), 1 + 2h does not.
 double half_ulp_of_one(DataType dtype) {
   switch (dtype) {
-    case DataType::F16: return std::ldexp(1.0, -11);
-    case DataType::BF16: return std::ldexp(1.0, -8);
-    default: return std::ldexp(1.0, -24);
+    case DataType::F16:
+      return std::ldexp(1.0, -11);
+    case DataType::BF16:
+      return std::ldexp(1.0, -8);
+    default:
+      return std::ldexp(1.0, -24);
   }
 }
 
@@ -78,8 +81,8 @@ TEST_F(Mpi, WorldIsTheLaunchersWorld) {
 
 TEST_F(Mpi, AllreduceCombinesInRankOrderAndRoundsOnceIdenticallyOnEveryRank) {
   for (DataType dtype : {DataType::F32, DataType::F16, DataType::BF16}) {
-    for (ReductionOpType op :
-         {ReductionOpType::Sum, ReductionOpType::Max, ReductionOpType::Min, ReductionOpType::Prod}) {
+    for (ReductionOpType op : {ReductionOpType::Sum, ReductionOpType::Max, ReductionOpType::Min,
+                               ReductionOpType::Prod}) {
       SCOPED_TRACE(std::string(ir::dtype_name(dtype)) + " " +
                    std::string(ir::reduction_op_name(op)));
       ref::HostTensor t = rank_tensor(rank(), dtype);
