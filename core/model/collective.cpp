@@ -2,6 +2,8 @@
 // "The model").
 #include "schedlab/model/collective.h"
 
+#include <variant>
+
 #include "schedlab/base/error.h"
 
 namespace schedlab::model {
@@ -30,6 +32,15 @@ double collective_us(const DeviceModel& device, lower::CollectiveKind kind,
 
 double collective_us(const DeviceModel& device, const lower::Communication& c, int ranks) {
   return collective_us(device, c.kind, c.bytes_per_rank, ranks);
+}
+
+double communication_us(const DeviceModel& device, const lower::ShardedPlan& plan) {
+  const int ranks = static_cast<int>(plan.mesh.size());
+  double us = 0;
+  for (const lower::PlanStep& step : plan.steps)
+    if (const auto* c = std::get_if<lower::Communication>(&step))
+      us += collective_us(device, *c, ranks);
+  return us;
 }
 
 }  // namespace schedlab::model

@@ -53,6 +53,23 @@ TEST(Collective, TakesAPlansCommunication) {
   EXPECT_DOUBLE_EQ(collective_us(link(), c, 4), 72.0);
 }
 
+TEST(Collective, APlansCommunicationsAddUpOnItsMesh) {
+  schedlab::lower::ShardedPlan plan;
+  plan.mesh = schedlab::ir::DeviceMesh::of_size(4);
+  schedlab::lower::Communication ar{CollectiveKind::Allreduce};
+  ar.bytes_per_rank = 4'000'000;  // 72 us on 4 ranks
+  schedlab::lower::Communication ag{CollectiveKind::Allgather};
+  ag.bytes_per_rank = 1'000'000;  // 36 us
+  schedlab::lower::Communication slice{CollectiveKind::Slice};
+  slice.bytes_per_rank = 0;
+  plan.steps.emplace_back(ar);  // move-only steps: no initializer list
+  plan.steps.emplace_back(slice);
+  plan.steps.emplace_back(ag);
+  EXPECT_DOUBLE_EQ(schedlab::model::communication_us(link(), plan), 108.0);
+  plan.mesh = schedlab::ir::DeviceMesh::of_size(1);
+  EXPECT_EQ(schedlab::model::communication_us(link(), plan), 0.0);
+}
+
 TEST(Collective, ShippedDevicesHaveTheirLinks) {
   DeviceModel h200 = load_device("h200", kDirs);
   EXPECT_EQ(h200.interconnect.link, "NVLink 4");

@@ -28,4 +28,10 @@ double collective_us(const DeviceModel& device, lower::CollectiveKind kind,
 /// collective_us of a plan's communication on a mesh of `ranks` devices.
 double collective_us(const DeviceModel& device, const lower::Communication& c, int ranks);
 
+/// The plan's communications, one after another (every rank runs the steps
+/// in order): collective_us of each Communication step on the plan's mesh,
+/// summed. 0 on one device. What records and `show --stage profile --mesh N`
+/// call comm_us.
+double communication_us(const DeviceModel& device, const lower::ShardedPlan& plan);
+
 }  // namespace schedlab::model
