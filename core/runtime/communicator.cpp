@@ -91,7 +91,9 @@ std::vector<std::string> launcher_command(int n, const std::vector<std::string>&
       << "launcher_command: " << n << " ranks of " << argv.size() << " words";
   std::vector<std::string> cmd;
   if (env.in_slurm_job) {
-    cmd = {"srun", "-n", std::to_string(n)};
+    // PMIx: how Debian's Open MPI (the one linked in) meets Slurm's tasks,
+    // whatever the site's MpiDefault.
+    cmd = {"srun", "--mpi=pmix", "-n", std::to_string(n)};
   } else {
     cmd = {env.mpirun, "-n", std::to_string(n), "--oversubscribe"};
     if (env.root) cmd.push_back("--allow-run-as-root");

@@ -54,7 +54,7 @@ TEST(Launcher, MpirunOversubscribedOnSharedMemory) {
 
 TEST(Launcher, SrunInsideASlurmJob) {
   const LaunchEnvironment env{/*root=*/true, /*in_slurm_job=*/true, "/usr/bin/mpirun"};
-  EXPECT_THAT(launcher_command(3, {"prog", "a"}, env), ElementsAre("srun", "-n", "3", "prog", "a"));
+  EXPECT_THAT(launcher_command(3, {"prog", "a"}, env), ElementsAre("srun", "--mpi=pmix", "-n", "3", "prog", "a"));
 }
 
 TEST(Launcher, TheConfiguredMpirun) {

@@ -75,7 +75,8 @@ LaunchEnvironment launch_environment();
 /// The command that starts `n` ranks of `argv` (this program and its
 /// arguments): `mpirun -n N --oversubscribe` (with --allow-run-as-root as
 /// root, and the shared-memory transports only, `--mca btl self,vader`, so it
-/// works without a network), or `srun -n N` inside a Slurm allocation.
+/// works without a network), or `srun --mpi=pmix -n N` inside a Slurm
+/// allocation.
 std::vector<std::string> launcher_command(int n, const std::vector<std::string>& argv,
                                           const LaunchEnvironment& env);
 std::vector<std::string> launcher_command(int n, const std::vector<std::string>& argv);
