@@ -19,8 +19,16 @@ void SweepRun::measure() {
   // A group is a (fusion, sizes) and the repetitions its searches ask for
   // (halving times its early rungs briefly).
   std::map<std::tuple<size_t, size_t, int64_t>, std::vector<size_t>> by_group;
+  // A point on more than one rank (its ranks are other processes) runs
+  // alone, as a group is timed alone: one at a time, nothing else running.
   for (size_t i = 0; i < states_.size(); ++i)
-    if (!states_[i].final &&
+    if (!states_[i].final && states_[i].rec.mesh > 1 &&
+        passes_benchmark_filter(options_.benchmark_args, benchmark_name(states_[i].rec))) {
+      run_mesh(i);
+      record(states_[i]);
+    }
+  for (size_t i = 0; i < states_.size(); ++i)
+    if (!states_[i].final && states_[i].rec.mesh <= 1 &&
         passes_benchmark_filter(options_.benchmark_args, benchmark_name(states_[i].rec)))
       by_group[{points_[i].fusion, points_[i].sizes,
                 searches_[point_search_[i]].strategy->repetitions(m.repetitions)}]

@@ -390,6 +390,9 @@ void SweepRun::run_mesh(size_t i) {
     o = options_.run_mesh_point(q);
   } catch (const UserError& e) {
     return fail(s, report::Status::ScheduleError, e.what());
+  } catch (const std::exception& e) {
+    // A bug (in schedlab, or a launcher that could not start): this point's, not the sweep's.
+    return fail(s, report::Status::Crashed, std::string("internal error: ") + e.what());
   }
   s.rec.comm_us = o.comm_us;
   s.rec.max_abs_error = o.max_abs_error;
@@ -405,8 +408,9 @@ void SweepRun::run_mesh(size_t i) {
 void SweepRun::phase1(size_t i, isolate::Worker* worker) {
   if (!identify(i, worker)) return;
   PointState& s = states_[i];
-  // More than one rank: the point's ranks are other processes.
-  if (s.rec.mesh > 1) return run_mesh(i);
+  // More than one rank: the point's ranks are other processes, started in
+  // phase 2 (measure), one point at a time as every timing is.
+  if (s.rec.mesh > 1) return;
   s.reference = reference_of(points_[i]);  // in the parent: a child takes no locks
   if (worker) return isolate(i, *worker);
   if (run_point(i, backend_, /*in_child=*/false, point::Stage::Schedule, point::Stage::Validate,

@@ -120,7 +120,9 @@ class SweepRun {
   /// The child's instance of the plugin mapped from `loaded_path`.
   std::shared_ptr<const plugin::Plugin> child_plugin(const std::string& loaded_path);
   /// Steps 2 and 3 of a point on more than one rank (mesh > 1): through
-  /// RunOptions::run_mesh_point; the record is final after it (one timed run).
+  /// RunOptions::run_mesh_point, in phase 2 (its ranks time themselves, so
+  /// nothing else may run meanwhile); the record is final after it (one
+  /// timed run).
   void run_mesh(size_t i);
   /// Steps 1 to 3 for point i (phase 1).
   void phase1(size_t i, isolate::Worker* worker);
