@@ -176,6 +176,15 @@ class Generator : gen::Draws {
     return values_.back();
   }
 
+  /// emit() of a value with `like`'s half type (Value::half): a pattern
+  /// (reduction, softmax, layernorm) over a half value stays in its type.
+  Value emit_as(const Value& like, const std::string& expr, std::vector<std::string> uses,
+                Shape shape, std::vector<int> pos, double bound) {
+    emit(expr, std::move(uses), std::move(shape), std::move(pos), bound);
+    set_half(like.half);
+    return values_.back();
+  }
+
   /// An operand among the usable values that satisfy `ok`, recent values
   /// likelier (so chains form); nullopt if none does. A copy: emit() grows values_.
   std::optional<Value> try_pick(const std::function<bool(const Value&)>& ok = {}) {
@@ -391,8 +400,9 @@ class Generator : gen::Draws {
       shape.push_back(red ? "1" : v.shape[static_cast<size_t>(i)]);
       pos.push_back(v.pos[static_cast<size_t>(i)]);
     }
-    emit(op + "(" + in.text + axis_text + (keepdim ? ", keepdim=true" : "") + ")", {in.name}, shape,
-         pos, bound);
+    // a reduction of a half gives the half type (f32 accumulation, one rounding)
+    emit_as(v, op + "(" + in.text + axis_text + (keepdim ? ", keepdim=true" : "") + ")", {in.name},
+            shape, pos, bound);
   }
 
   int64_t extent(const std::string& s) const { return s == "1" ? 1 : f_.sizes.at(s); }
@@ -407,21 +417,23 @@ class Generator : gen::Draws {
     const auto [v, a] = pattern_source();
     Operand x = read(v, 8);
     const std::string ax = ", axis=" + std::to_string(a) + ", keepdim=true)";
-    const Value m = emit("max(" + x.text + ax, {x.name}, keep(v.shape, a), v.pos, x.bound);
+    // every value of the pattern has v's type (half math rounds after each op)
+    const Value m = emit_as(v, "max(" + x.text + ax, {x.name}, keep(v.shape, a), v.pos, x.bound);
     f_.features.insert("softmax");
     if (chance(0.3)) {  // one line: the exp appears twice
       const std::string e = "exp(" + x.text + " - " + m.name + ")";
-      emit(e + " / sum(" + e + ax, {x.name, m.name}, v.shape, v.pos, 1);
+      emit_as(v, e + " / sum(" + e + ax, {x.name, m.name}, v.shape, v.pos, 1);
       return;
     }
-    const Value e = emit("exp(" + x.text + " - " + m.name + ")", {x.name, m.name}, v.shape, v.pos, 1);
-    const Value s = emit("sum(" + e.name + ax, {e.name}, keep(v.shape, a), v.pos,
-                         static_cast<double>(extent(v.shape[static_cast<size_t>(a)])));
+    const Value e =
+        emit_as(v, "exp(" + x.text + " - " + m.name + ")", {x.name, m.name}, v.shape, v.pos, 1);
+    const Value s = emit_as(v, "sum(" + e.name + ax, {e.name}, keep(v.shape, a), v.pos,
+                            static_cast<double>(extent(v.shape[static_cast<size_t>(a)])));
     if (chance(0.25))  // log_softmax
-      emit(paren(x.text) + " - " + m.name + " - log(" + s.name + ")", {x.name, m.name, s.name},
-           v.shape, v.pos, 2 * x.bound + std::log(s.bound) + 1);
+      emit_as(v, paren(x.text) + " - " + m.name + " - log(" + s.name + ")",
+              {x.name, m.name, s.name}, v.shape, v.pos, 2 * x.bound + std::log(s.bound) + 1);
     else
-      emit(e.name + " / " + s.name, {e.name, s.name}, v.shape, v.pos, 1);
+      emit_as(v, e.name + " / " + s.name, {e.name, s.name}, v.shape, v.pos, 1);
   }
 
   void layernorm() {
@@ -429,19 +441,19 @@ class Generator : gen::Draws {
     Operand x = read(v, 2);
     const std::string ax = ", axis=" + std::to_string(a) + ", keepdim=true)";
     const std::string& size = v.shape[static_cast<size_t>(a)];
-    const Value mu = emit("mean(" + x.text + ax, {x.name}, keep(v.shape, a), v.pos, x.bound);
-    const Value d = emit(paren(x.text) + " - " + mu.name, {x.name, mu.name}, v.shape, v.pos, 2 * x.bound);
+    const Value mu = emit_as(v, "mean(" + x.text + ax, {x.name}, keep(v.shape, a), v.pos, x.bound);
+    const Value d =
+        emit_as(v, paren(x.text) + " - " + mu.name, {x.name, mu.name}, v.shape, v.pos, 2 * x.bound);
     // var / size (a named size as a value) or mean(); eps 0.1 bounds the
     // amplification of rounding in d by rsqrt to about 3.
-    const Value var =
-        size != "1" && chance(0.6)
-            ? emit("sum(" + d.name + " * " + d.name + ax + " / " + size, {d.name}, keep(v.shape, a),
-                   v.pos, 4 * x.bound * x.bound)
-            : emit("mean(" + d.name + " * " + d.name + ax, {d.name}, keep(v.shape, a), v.pos,
-                   4 * x.bound * x.bound);
+    const Value var = size != "1" && chance(0.6)
+                          ? emit_as(v, "sum(" + d.name + " * " + d.name + ax + " / " + size,
+                                    {d.name}, keep(v.shape, a), v.pos, 4 * x.bound * x.bound)
+                          : emit_as(v, "mean(" + d.name + " * " + d.name + ax, {d.name},
+                                    keep(v.shape, a), v.pos, 4 * x.bound * x.bound);
     f_.features.insert("layernorm");
-    emit(d.name + " * rsqrt(" + var.name + " + 0.1)", {d.name, var.name}, v.shape, v.pos,
-         2 * x.bound * 3.2);
+    emit_as(v, d.name + " * rsqrt(" + var.name + " + 0.1)", {d.name, var.name}, v.shape, v.pos,
+            2 * x.bound * 3.2);
   }
 
   static Shape keep(Shape s, int a) {
