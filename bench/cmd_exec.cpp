@@ -4,24 +4,37 @@
 // itself tested with mutants (--mutate). Isolated in a child by default.
 #include <fmt/core.h>
 
+#include <spawn.h>
+
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_checks.h"
 #include "command.h"
 #include "fusion_point.h"
 #include "schedlab/base/error.h"
 #include "schedlab/isolate/isolate.h"
+#include "schedlab/lower/communication.h"
 #include "schedlab/plugin/registry.h"
+#include "schedlab/point/sharded.h"
 #include "schedlab/ref/npy.h"
+#include "schedlab/runtime/communicator.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/segment/segment.h"
 #include "schedlab/sweep/pipeline/mutate.h"
+#include "subprocess.h"
+
+extern char** environ;
 
 namespace schedlab::cli {
 
@@ -36,8 +49,11 @@ struct ExecOptions {
   bool isolate = true;       ///< --isolate (default) / --no-isolate: run in a child process
   bool sanitize = false;     ///< --sanitize: run the kernels under the emulation sanitizer
   double timeout_s = 120;    ///< --timeout (0: none)
-  std::vector<std::string> mutate;  ///< --mutate KIND (repeatable; docs/mutation.md)
+  std::vector<std::string> mutate;   ///< --mutate KIND (repeatable; docs/mutation.md)
   std::optional<double> rtol, atol;  ///< --rtol/--atol: a user tolerance (docs/validation.md)
+  int mesh = 0;                      ///< --mesh N: run on N ranks (0: not given)
+  bool json = false;                 ///< --json (with --mesh): one JSON line on rank 0
+  std::string mutate_step;           ///< --mutate-step STEP:KIND (with --mesh)
   /// The user's tolerance when --rtol or --atol was given (the other one 0,
   /// as the sweep key `validation: {rtol, atol}`), else the error bound's.
   std::optional<ref::Tolerance> tolerance() const {
@@ -117,12 +133,57 @@ void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plai
       unchanged += (unchanged.empty() ? "" : ", ") + m.str();
       continue;
     }
-    fmt::print("{}\n", sweep::judge_mutant(m, sweep::validate(plain, sizes, mutant, want, tol)).line);
+    fmt::print("{}\n",
+               sweep::judge_mutant(m, sweep::validate(plain, sizes, mutant, want, tol)).line);
   }
   user_assert(unchanged.empty())
       << "--mutate " << unchanged
       << ": expected a mutation that changes some output, but every output is unchanged (see "
          "above); try another kind";
+}
+
+/// "grid (2, 1, 1), block (128, 1, 1), 0 B shared, int32 index": how a kernel launched.
+std::string launch_str(const sweep::SegmentKernel& k) {
+  const runtime::LaunchDims& dims = k.dims;
+  return fmt::format("grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index",
+                     dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0], dims.block[1],
+                     dims.block[2], dims.shared_bytes, k.prepared.source.index_bits);
+}
+
+/// "<indent>segment 0 (reduction: block=128): grid ..." for each segment of a
+/// segmented point.
+std::string segment_lines(const point::Point& p, const std::string& indent) {
+  const segment::Segmentation& s = p.segmented()->segmentation;
+  const point::Result& r = p.result();
+  std::string out;
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    const std::string& params = r.runs[i].params_str;
+    out += fmt::format("{}segment {} ({}{}): {}\n", indent, i, s.segments[i].scheduler,
+                       params.empty() ? "" : ": " + params, launch_str(r.kernels[i]));
+  }
+  return out;
+}
+
+/// The sanitizer's findings (with --sanitize) and each output's check.
+void print_checks(const ExecOptions& eo, const std::vector<std::string>& findings,
+                  const sweep::Validation& v) {
+  if (eo.sanitize)
+    fmt::print("  sanitizer: {}\n",
+               findings.empty()
+                   ? std::string("no findings")
+                   : fmt::format("{} finding{}", findings.size(), findings.size() == 1 ? "" : "s"));
+  for (const std::string& x : findings) fmt::print("    {}\n", x);
+  for (size_t i = 0; i < v.outputs.size(); ++i) {
+    const sweep::OutputCheck& c = v.outputs[i];
+    fmt::print(
+        "  output {} ({}): {} (max abs error {:.3g}; allowed {}; largest error/allowed "
+        "{:.3g}{}){}\n",
+        i, c.name, c.cmp.ok ? "ok" : "wrong_result", c.cmp.max_abs_error, c.tol.describe(),
+        c.cmp.max_ratio, c.cmp.max_ratio > 0 ? " at " + c.cmp.max_ratio_at : "",
+        c.cmp.ok
+            ? ""
+            : fmt::format(", {} mismatches, first at {}", c.cmp.mismatches, c.cmp.first_mismatch));
+  }
 }
 
 int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
@@ -153,45 +214,17 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   if (p.segmented()) {
     const segment::Segmentation& s = p.segmented()->segmentation;
     fmt::print("{} on {}: sizes {}, {} segment{}\n", f.name(), backend->name(),
-               sweep::sizes_str(f, bf.sizes), s.segments.size(),
-               s.segments.size() == 1 ? "" : "s");
-    for (size_t i = 0; i < r.kernels.size(); ++i) {
-      const runtime::LaunchDims& dims = r.kernels[i].dims;
-      const std::string& params = r.runs[i].params_str;
-      fmt::print("  segment {} ({}{}): grid ({}, {}, {}), block ({}, {}, {}), {} B shared, "
-                 "int{} index\n",
-                 i, s.segments[i].scheduler, params.empty() ? "" : ": " + params, dims.grid[0],
-                 dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
-                 dims.shared_bytes, r.kernels[i].prepared.source.index_bits);
-    }
+               sweep::sizes_str(f, bf.sizes), s.segments.size(), s.segments.size() == 1 ? "" : "s");
+    fmt::print("{}", segment_lines(p, "  "));
   } else {
-    const sweep::SegmentKernel& k = p.kernel();
-    const runtime::LaunchDims& dims = k.dims;
-    fmt::print(
-        "{} on {}: sizes {}, grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index\n",
-        f.name(), backend->name(), sweep::sizes_str(f, bf.sizes), dims.grid[0], dims.grid[1],
-        dims.grid[2], dims.block[0], dims.block[1], dims.block[2], dims.shared_bytes,
-        k.prepared.source.index_bits);
+    fmt::print("{} on {}: sizes {}, {}\n", f.name(), backend->name(), sweep::sizes_str(f, bf.sizes),
+               launch_str(p.kernel()));
   }
   for (const std::string& line : r.tuned_lines) fmt::print("  {}\n", line);
   const sweep::Validation& v = *r.validation;
-  const std::vector<runtime::SanitizerFinding>& findings = r.findings;
-  if (eo.sanitize)
-    fmt::print("  sanitizer: {}\n", findings.empty()
-                                         ? std::string("no findings")
-                                         : fmt::format("{} finding{}", findings.size(),
-                                                       findings.size() == 1 ? "" : "s"));
-  for (const runtime::SanitizerFinding& x : findings) fmt::print("    {}\n", x.message());
-  for (size_t i = 0; i < v.outputs.size(); ++i) {
-    const sweep::OutputCheck& c = v.outputs[i];
-    fmt::print("  output {} ({}): {} (max abs error {:.3g}; allowed {}; largest error/allowed "
-               "{:.3g}{}){}\n",
-               i, c.name, c.cmp.ok ? "ok" : "wrong_result", c.cmp.max_abs_error, c.tol.describe(),
-               c.cmp.max_ratio, c.cmp.max_ratio > 0 ? " at " + c.cmp.max_ratio_at : "",
-               c.cmp.ok ? ""
-                        : fmt::format(", {} mismatches, first at {}", c.cmp.mismatches,
-                                      c.cmp.first_mismatch));
-  }
+  std::vector<std::string> findings;
+  for (const runtime::SanitizerFinding& x : r.findings) findings.push_back(x.message());
+  print_checks(eo, findings, v);
   const point::Reference& ref = *p.reference();
   // Named after the unscheduled fusion's outputs: the names do not depend on the schedule.
   if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *ref.plain, r.outputs, ref.want);
@@ -201,6 +234,214 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   return v.ok && eo.mutate.empty() ? kExitOk : kExitFailures;
 }
 
+// ---- --mesh N: the fusion on N ranks (docs/multi-device.md, "Ranks") -------
+
+/// This program's path and arguments as it was started (/proc/self), to
+/// start it again under a launcher.
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string a; std::getline(in, a, '\0');) argv.push_back(a);
+  internal_assert(!argv.empty()) << "exec --mesh: cannot read /proc/self/cmdline";
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) argv[0] = self.string();
+  return argv;
+}
+
+/// Starts `argv` with this process's stdin, stdout and stderr and waits for
+/// it: its exit code.
+int run_attached(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  user_assert(rc == 0) << "exec --mesh: cannot start the launcher '" << argv[0]
+                       << "': " << std::strerror(rc)
+                       << " (install Open MPI's mpirun, or start schedlab under mpirun or srun)";
+  return wait_process(pid);
+}
+
+/// --mutate-step STEP:KIND: the plan step and the mutation applied, on the
+/// last rank, to the values that step made.
+point::ShardedFault parse_mutate_step(const std::string& text, int ranks) {
+  const size_t colon = text.find(':');
+  size_t step = 0;
+  bool ok = colon != std::string::npos && colon > 0;
+  for (size_t i = 0; ok && i < colon; ++i) ok = std::isdigit(static_cast<unsigned char>(text[i]));
+  user_assert(ok) << "--mutate-step: expected STEP:KIND (a plan step's number, then zero, "
+                     "scale:F, one:R, swap or nan), found '"
+                  << text << "'";
+  step = std::stoul(text.substr(0, colon));
+  return {step, ranks - 1, sweep::parse_mutation(text.substr(colon + 1), "--mutate-step")};
+}
+
+/// The status of a verdict, as a sweep record spells it.
+std::string verdict_status(point::Verdict v) {
+  switch (v) {
+    case point::Verdict::Ok:
+      return "ok";
+    case point::Verdict::WrongResult:
+      return "wrong_result";
+    case point::Verdict::Racy:
+      return "racy";
+    case point::Verdict::Rejected:
+      return "rejected";
+    default:
+      return "error";
+  }
+}
+
+/// `exec --mesh N --json`'s one line (rank 0's, on stdout): "status",
+/// "mesh", and per outcome "rank" (the slowest), "seconds" (its time),
+/// "rank_seconds", "max_abs_error", "error", "findings".
+nlohmann::json mesh_record(int mesh, const std::string& status) {
+  return nlohmann::json{{"status", status}, {"mesh", mesh}};
+}
+
+/// One rank's run of the point; rank 0 prints what a one-device exec prints
+/// (the plan with each local step's kernels, the communications, the
+/// checks), the others print nothing. Every rank returns the same code.
+int run_mesh_rank(const FusionOptions& fo, const ExecOptions& eo, runtime::Communicator& comm) {
+  auto backend = sweep::make_backend(eo.backend, eo.cache_dir);
+  point::ShardedOptions so;
+  if (sweep::is_cuda(*backend)) so.point.device = runtime::cuda_device_properties();
+  so.point.sanitize = eo.sanitize;
+  so.point.tolerance = eo.tolerance();
+  so.point.cache_dir = eo.cache_dir;
+  so.seed = eo.seed;
+  so.fast_math = fo.fast_math;
+  if (!eo.mutate_step.empty()) so.fault = parse_mutate_step(eo.mutate_step, eo.mesh);
+  Loaded l = load(fo, backend.get(), so.point);
+  so.point.kernel = l.point.options().kernel;
+  const ir::DeviceMesh mesh = ir::DeviceMesh::of_size(eo.mesh);
+  const point::ShardedResult r = point::run_sharded(
+      std::move(l.point.fusion()), l.point.scheduler(), mesh, backend.get(), comm, so);
+  if (r.verdict == point::Verdict::Rejected) {
+    // Every rank declined alike: rank 0 says so, as a user error would.
+    if (r.rank == 0 && eo.json) {
+      nlohmann::json j = mesh_record(eo.mesh, "rejected");
+      j["error"] = r.reject_reason;
+      fmt::print("{}\n", j.dump());
+    } else if (r.rank == 0) {
+      fmt::print(stderr, "error: {} on mesh {}: {}\n", r.fusion.def.fusion->name(), mesh.str(),
+                 r.reject_reason);
+    }
+    return kExitUsage;
+  }
+  const int code = r.verdict == point::Verdict::Ok && eo.mutate.empty() ? kExitOk : kExitFailures;
+  if (r.rank != 0) return code;
+  if (eo.json) {
+    nlohmann::json j = mesh_record(eo.mesh, verdict_status(r.verdict));
+    j["rank"] = r.slowest_rank;
+    j["seconds"] = r.max_seconds;
+    j["rank_seconds"] = r.rank_seconds;
+    j["max_abs_error"] = r.validation->max_abs_error;
+    if (r.verdict != point::Verdict::Ok) j["error"] = r.validation->summary();
+    if (!r.findings.empty()) j["findings"] = r.findings;
+    fmt::print("{}\n", j.dump());
+    return code;
+  }
+
+  const ir::Fusion& f = *r.fusion.def.fusion;
+  fmt::print("{} on {}: sizes {}, mesh {} ({} ranks, {}), slowest rank {:.3g} s\n", f.name(),
+             backend->name(), sweep::sizes_str(f, r.fusion.sizes), mesh.str(), r.ranks, comm.name(),
+             r.max_seconds);
+  // The plan, each local step's kernels under its line (as rank 0 ran them;
+  // every rank runs the same kernels at the same local sizes).
+  std::vector<const point::StepRun*> by_step(r.plan.steps.size(), nullptr);
+  for (const point::StepRun& s : r.steps) by_step[s.step] = &s;
+  const std::string plan = lower::print_plan(r.plan, [&](size_t step) -> std::string {
+    if (!by_step[step]) return "";
+    const point::Point& p = *by_step[step]->point;
+    if (p.segmented()) return segment_lines(p, "");
+    return "kernel " + p.fusion().def.fusion->name() + ": " + launch_str(p.kernel()) + "\n";
+  });
+  std::istringstream lines(plan);
+  for (std::string line; std::getline(lines, line);) fmt::print("  {}\n", line);
+  print_checks(eo, r.findings, *r.validation);
+  const point::Reference& ref = *r.reference;
+  if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *ref.plain, r.outputs, ref.want);
+  run_mutations(eo.mutate, *ref.plain, r.fusion.sizes, r.outputs, ref.want, *r.validation,
+                eo.tolerance());
+  return code;
+}
+
+/// `exec --mesh N`: started by hand with N > 1, check the flags and the plan
+/// once (a sharding that breaks a rule is one error, not one per rank) and
+/// start N ranks of this command under the launcher; started by a launcher,
+/// run as one rank of a world that must be N ranks. In process (no isolated
+/// child): MPI must be initialised by the process the launcher started.
+int run_exec_mesh_here(const FusionOptions& fo, const ExecOptions& eo) {
+  user_assert(eo.inputs.empty())
+      << "--inputs with --mesh: not supported yet (every rank generates the same inputs from "
+         "--seed); drop --inputs or --mesh";
+  const std::optional<int> world = runtime::launcher_world_size();
+  if (!world && eo.mesh > 1) {
+    Loaded l = load(fo, nullptr, {}, /*segment=*/false);
+    const lower::ShardedPlan plan = lower::plan_communication(
+        *l.point.fusion().def.fusion, l.point.fusion().sizes, ir::DeviceMesh::of_size(eo.mesh));
+    if (!eo.mutate_step.empty()) {
+      const size_t step = parse_mutate_step(eo.mutate_step, eo.mesh).step;
+      user_assert(step < plan.steps.size())
+          << "--mutate-step " << eo.mutate_step << ": the plan of " << plan.fusion->name() << " on "
+          << eo.mesh << " ranks has steps 0 to " << plan.steps.size() - 1 << ", found step "
+          << step;
+    }
+    std::fflush(stdout);
+    return run_attached(runtime::launcher_command(eo.mesh, own_command_line()));
+  }
+  user_assert(world.value_or(1) == eo.mesh)
+      << "--mesh " << eo.mesh << ": this process was started with " << *world << " rank"
+      << (*world == 1 ? "" : "s") << " (mpirun -n or srun -n); expected " << eo.mesh
+      << ", one per device of the mesh";
+  if (eo.timeout_s > 0)
+    std::thread([t = eo.timeout_s] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(t));
+      std::fprintf(stderr, "error: exec: timed out after %g s (--timeout)\n", t);
+      std::fflush(stdout);
+      std::_Exit(kExitFailures);
+    }).detach();
+  std::unique_ptr<runtime::Communicator> comm =
+      eo.mesh > 1 ? runtime::make_mpi_communicator() : runtime::make_self_communicator();
+  const int rank = comm->rank();
+  // Rank 0 reports errors as a one-device exec does; the others name their rank.
+  try {
+    return run_mesh_rank(fo, eo, *comm);
+  } catch (const plugin::PluginFault& e) {
+    if (rank == 0) throw;
+    fmt::print(stderr, "rank {}: {}\n", rank, e.what());
+    return kExitFailures;
+  } catch (const UserError& e) {
+    if (rank == 0) throw;
+    fmt::print(stderr, "rank {}: {}\n", rank, e.what());
+    return kExitUsage;
+  } catch (const InternalError& e) {
+    if (rank == 0) throw;
+    fmt::print(stderr, "rank {}: {}\n", rank, e.what());
+    return kExitInternal;
+  }
+}
+
+/// run_exec_mesh_here; with --json, an error that stops the point before
+/// its record (a broken sharding rule, a schedule error) is a record too,
+/// "status": "error", written once (by rank 0, or before the ranks start).
+int run_exec_mesh(const FusionOptions& fo, const ExecOptions& eo) {
+  if (!eo.json) return run_exec_mesh_here(fo, eo);
+  // Only rank 0's errors (or the starter's, before any rank) come out of
+  // run_exec_mesh_here: the other ranks report theirs and return a code.
+  try {
+    return run_exec_mesh_here(fo, eo);
+  } catch (const std::exception& e) {
+    nlohmann::json j = mesh_record(eo.mesh, "error");
+    j["error"] = e.what();
+    fmt::print("{}\n", j.dump());
+    std::fflush(stdout);
+    throw;
+  }
+}
+
 /// By default (--isolate) the whole of exec (plugin calls, compile, launches,
 /// validation and --mutate) runs in a child process. A crash or a hang is
 /// reported, naming the plugin call it happened in, and exits 1; the child's
@@ -208,6 +449,11 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
 /// for a debugger.
 int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
   for (const std::string& m : eo.mutate) sweep::parse_mutation(m);  // bad kinds before any work
+  user_assert(eo.mutate_step.empty() || eo.mesh > 0)
+      << "--mutate-step makes a step of a sharded plan wrong; it needs --mesh";
+  user_assert(!eo.json || eo.mesh > 0)
+      << "--json prints the record of a sharded point; it needs --mesh";
+  if (eo.mesh > 0) return run_exec_mesh(fo, eo);
   if (!eo.isolate) {
     // A default time limit: an emulated kernel that never ends (a schedule
     // that loops over a huge tensor per thread) must not hang a script.
@@ -250,7 +496,8 @@ Command add_exec_command(CLI::App& app) {
   auto fo = std::make_shared<FusionOptions>();
   auto eo = std::make_shared<ExecOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "exec", "Lower, compile and run a (scheduled) fusion once; validate it against the reference");
+      "exec",
+      "Lower, compile and run a (scheduled) fusion once; validate it against the reference");
   fo->add_to(cmd);
   cmd->add_option("--backend", eo->backend, "auto (CUDA when a device answers), cuda or cpu")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
@@ -284,6 +531,20 @@ Command add_exec_command(CLI::App& app) {
                   "way: 'wrong_result under mutation ...' when a mutant is killed, 'mutation "
                   "... survived validation' when it is not")
       ->delimiter(',');
+  cmd->add_option("--mesh", eo->mesh,
+                  "Run on a mesh of N devices, one rank each (docs/multi-device.md): the "
+                  "fusion's shard: layouts over [0..N-1], the outputs gathered to rank 0 and "
+                  "validated there. Started by hand, exec starts N ranks under mpirun (srun in "
+                  "a Slurm job); under a launcher, the world size must be N")
+      ->check(integer_in<int>(1));
+  cmd->add_flag("--json", eo->json,
+                "With --mesh: rank 0 prints one JSON line instead of the text: status, mesh, "
+                "the slowest rank and its seconds, every rank's seconds, max_abs_error, error "
+                "(a sweep's record of the point)");
+  cmd->add_option("--mutate-step", eo->mutate_step,
+                  "With --mesh: STEP:KIND makes the values plan step STEP produced on the last "
+                  "rank wrong (KIND as --mutate), a wrong local kernel or a wrong collective, to "
+                  "test that validation on rank 0 rejects it (exit 1)");
   cmd->add_option("--rtol", eo->rtol,
                   "Relative tolerance: validate with |got - want| <= atol + rtol x |want| instead "
                   "of the reference's error bounds (docs/validation.md; --atol alone: rtol 0)")

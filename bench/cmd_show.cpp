@@ -12,7 +12,10 @@
 #include "schedlab/base/error.h"
 #include "schedlab/codegen/cuda_printer.h"
 #include "schedlab/ir/printer.h"
+#include "schedlab/lower/communication.h"
 #include "schedlab/lower/kir_printer.h"
+#include "schedlab/model/collective.h"
+#include "schedlab/point/sharded.h"
 #include "schedlab/sched/debug_print.h"
 #include "schedlab/segment/segment.h"
 
@@ -39,49 +42,61 @@ int show_segments(const FusionOptions& o) {
 }
 
 /// "// segment 1 of 2: reduction {T3, T4}": a segment's header line.
-void print_segment_header(const point::Point& p, size_t i) {
+std::string segment_header(const point::Point& p, size_t i) {
   const segment::Segmentation& s = p.segmented()->segmentation;
-  fmt::print("// segment {} of {}: {} {}\n", i, s.segments.size(), s.segments[i].scheduler,
-             segment::group_str(s.segments[i].exprs));
+  return fmt::format("// segment {} of {}: {} {}\n", i, s.segments.size(), s.segments[i].scheduler,
+                     segment::group_str(s.segments[i].exprs));
 }
 
 /// The schedule of the point (of each segment, under its header).
-void show_schedule(const point::Point& p) {
+std::string show_schedule(const point::Point& p) {
+  std::string out;
   if (!p.segmented()) {
-    for (const auto& line : p.result().schedule_log) fmt::print("// {}\n", line);
-    fmt::print("{}", sched::print_scheduled_fusion(*p.fusion().def.fusion));
-    return;
+    for (const auto& line : p.result().schedule_log) out += fmt::format("// {}\n", line);
+    return out + sched::print_scheduled_fusion(*p.fusion().def.fusion);
   }
   for (size_t i = 0; i < p.segmented()->segmentation.segments.size(); ++i) {
-    print_segment_header(p, i);
-    fmt::print("// {}\n", p.result().runs[i].log_line);
-    fmt::print("{}", sched::print_scheduled_fusion(p.kernel_fusion(i)));
+    out += segment_header(p, i);
+    out += fmt::format("// {}\n", p.result().runs[i].log_line);
+    out += sched::print_scheduled_fusion(p.kernel_fusion(i));
   }
+  return out;
 }
 
 /// A lowered stage (kernel, cuda or kir) of each kernel of the point, after
 /// the kernel IR of each pass `print_after` names ("all", a pass of
 /// lower::lowering_passes, or "" for none): the Lower stage, observed.
-void show_lowered(point::Point& p, const std::string& stage, const std::string& print_after) {
+/// Printed as it is made (a lowering error comes after what was made
+/// before it), or, with `into`, appended there.
+void show_lowered(point::Point& p, const std::string& stage, const std::string& print_after,
+                  std::string* into = nullptr) {
+  auto put = [into](const std::string& text) {
+    if (into)
+      *into += text;
+    else
+      fmt::print("{}", text);
+  };
   if (!print_after.empty())
     p.options().passes = [&](std::string_view pass, const kir::Kernel& k) {
       if (print_after == "all" || print_after == pass)
-        fmt::print("// kernel IR after {}\n{}", pass, kir::print_kir(k));
+        put(fmt::format("// kernel IR after {}\n{}", pass, kir::print_kir(k)));
     };
   p.options().observer = [&](const point::Event& e, const point::Point& pt) {
     if (e.stage != point::Stage::Lower || e.kernel == point::Event::kWhole) return true;
     if (e.begin) {
-      if (pt.segmented()) print_segment_header(pt, e.kernel);
+      if (pt.segmented()) put(segment_header(pt, e.kernel));
       return true;
     }
     const runtime::PreparedKernel& k = pt.result().kernels.at(e.kernel).prepared;
-    if (!print_after.empty()) fmt::print("// {}\n", stage == "kir" ? "kernel IR" : stage);
-    fmt::print("{}", stage == "cuda"  ? k.source.source
-                     : stage == "kir" ? kir::print_kir(k.kernel)
-                                      : codegen::print_kernel(k.kernel));
+    if (!print_after.empty()) put(fmt::format("// {}\n", stage == "kir" ? "kernel IR" : stage));
+    put(stage == "cuda"  ? k.source.source
+        : stage == "kir" ? kir::print_kir(k.kernel)
+                         : codegen::print_kernel(k.kernel));
     return true;
   };
   p.run(point::Stage::Lower, point::Stage::Lower);
+  p.options().passes = {};
+  p.options().observer = {};
 }
 
 /// `show --stage profile`: each kernel's profile on a device model
@@ -116,13 +131,81 @@ int show_profile(const FusionOptions& o, const ProfileFlags& flags) {
   return kExitOk;
 }
 
+/// `show --mesh N`: the communication plan for a mesh of N devices (no
+/// ranks are started: the plan is the same on every one), each local step's
+/// `stage` under its line, the step scheduled and lowered as show does a
+/// one-device fusion.
+int show_mesh(const FusionOptions& o, int n, const std::string& stage, const ProfileFlags& flags,
+              const std::string& print_after) {
+  user_assert(flags.format == "text")
+      << "--format json with --mesh: the plan is text; drop one of them";
+  point::Options po;
+  std::optional<model::DeviceModel> device;
+  std::unique_ptr<runtime::Backend> cpu;
+  if (stage == "profile") {
+    device = model::load_device(flags.device, device_dirs());
+    cpu = sweep::make_backend("cpu");
+    po.device = model::device_properties(*device);
+    po.profile_device = &*device;
+    po.profile.max_blocks = flags.max_blocks;
+    po.profile_backend = cpu.get();
+  }
+  Loaded l = load(o, nullptr, po, /*segment=*/stage != "math");
+  const sweep::BoundFusion& bf = l.point.fusion();
+  const ir::Fusion& f = *bf.def.fusion;
+  const lower::ShardedPlan plan =
+      lower::plan_communication(f, bf.sizes, ir::DeviceMesh::of_size(n));
+  fmt::print("// {} ({})\n", f.name(), bf.path);
+  if (!bf.def.description.empty()) fmt::print("// {}\n", bf.def.description);
+  fmt::print("// sizes: {}\n", sweep::sizes_str(f, bf.sizes));
+  // The steps are printed once the whole plan is: print_plan asks for each
+  // step's text while it builds its own.
+  auto step_text = [&](size_t step) -> std::string {
+    point::StepRun run =
+        point::make_step_point(plan, step, l.point.scheduler(), nullptr, po, bf.path);
+    point::Point& p = *run.point;
+    if (stage == "math") return ir::print_math(*p.fusion().def.fusion);
+    p.run(point::Stage::Schedule, point::Stage::Schedule);
+    require_scheduled(p);
+    if (stage == "schedule") return show_schedule(p);
+    if (stage == "profile") {
+      p.run(point::Stage::Lower, point::Stage::Lower);
+      p.run(point::Stage::Profile, point::Stage::Profile);
+      return model::format_profiles(p.result().profiles);
+    }
+    std::string text;
+    show_lowered(p, stage, print_after, &text);
+    return text;
+  };
+  fmt::print("{}", lower::print_plan(plan, step_text));
+  if (stage != "profile") return kExitOk;
+  // The communications' predicted times (docs/multi-device.md, "The model").
+  fmt::print("// communications on {} ({}, {} GB/s per direction, {} us per ring step):\n",
+             device->name, device->interconnect.link, device->interconnect.bandwidth_gbs,
+             device->interconnect.latency_us);
+  double total = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const auto* c = std::get_if<lower::Communication>(&plan.steps[i]);
+    if (!c) continue;
+    const double us = model::collective_us(*device, *c, n);
+    total += us;
+    fmt::print("step {}: {}: predicted {:.3g} us\n", i, c->str(plan.values), us);
+  }
+  fmt::print("comm {:.3g} us predicted\n", total);
+  return kExitOk;
+}
+
 int run_show(const FusionOptions& o, const std::string& stage, bool segments,
-             const ProfileFlags& profile, const std::string& print_after) {
+             const ProfileFlags& profile, const std::string& print_after, int mesh) {
+  user_assert(!segments || mesh == 0)
+      << "--segments shows one fusion's segments; with --mesh, --stage schedule shows each "
+         "local step's";
   if (segments) return show_segments(o);
   user_assert(print_after.empty() || stage == "kernel" || stage == "cuda" || stage == "kir")
       << "--print-after prints the kernel IR as lowering builds it; expected --stage kir, "
          "kernel or cuda with it, found --stage "
       << stage;
+  if (mesh > 0) return show_mesh(o, mesh, stage, profile, print_after);
   if (stage == "profile") return show_profile(o, profile);
   user_assert(profile.format == "text")
       << "--format json is for --stage profile; the other stages print text";
@@ -142,7 +225,7 @@ int run_show(const FusionOptions& o, const std::string& stage, bool segments,
   if (stage == "math") {
     fmt::print("{}", ir::print_math(f));
   } else if (stage == "schedule") {
-    show_schedule(p);
+    fmt::print("{}", show_schedule(p));
   } else {
     show_lowered(p, stage, print_after);
   }
@@ -183,8 +266,13 @@ Command add_show_command(CLI::App& app) {
                   "With --stage profile: trace at most about this many blocks of a large grid "
                   "and scale the counts (0: every block)")
       ->check(integer_in<int64_t>(0));
-  return {cmd, [o, stage, segments, profile, print_after] {
-            return run_show(*o, *stage, *segments, *profile, *print_after);
+  auto mesh = std::make_shared<int>(0);
+  cmd->add_option("--mesh", *mesh,
+                  "Plan the fusion for a mesh of N devices (docs/multi-device.md): the "
+                  "communication plan, and each local step at --stage under it (starts no ranks)")
+      ->check(integer_in<int>(1));
+  return {cmd, [o, stage, segments, profile, print_after, mesh] {
+            return run_show(*o, *stage, *segments, *profile, *print_after, *mesh);
           }};
 }
 
