@@ -64,6 +64,17 @@ mesh_expect(mesh_mutate_step_without_mesh 2 "^error: --mutate-step .* needs --me
 mesh_expect(mesh_mutate_step_out_of_range 2
             "^error: --mutate-step 9:zero: the plan of sum_sharded on 2 ranks has steps 0 to 1, found step 9$"
             exec sum_sharded --mesh 2 --mutate-step 9:zero ${MESH_CACHE})
+mesh_expect(mesh_json_without_mesh 2 "^error: --json prints the record of a sharded point. it needs --mesh$"
+            exec sum_sharded --json ${MESH_CACHE})
+mesh_expect(mesh_inputs 2 "^error: --inputs with --mesh: not supported yet"
+            exec sum_sharded --mesh 2 --inputs x.npy ${MESH_CACHE})
+mesh_expect(show_mesh_segments 2 "^error: --segments shows one fusion's segments"
+            show sum_sharded --mesh 2 --segments)
+mesh_expect(show_mesh_profile_json 2 "^error: --format json with --mesh"
+            show sum_sharded --mesh 2 --stage profile --format json)
+# A file's mesh: without --mesh: one rank, unsharded, as before issue 38.
+mesh_expect(mesh_file_without_flag 0 "^sum_sharded on cpu: sizes N=4, K=16, 1 segment$"
+            exec sum_sharded ${MESH_CACHE})
 # Started by a launcher with another world size than --mesh.
 add_test(NAME cli_mesh_world_mismatch
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.sh 2
@@ -78,6 +89,11 @@ mesh_expect(show_mesh_kir_allreduce 0 "allreduce\\(sum\\)"
 mesh_expect(show_mesh_kir_step_kernel 0 "^    kernel \\(int32 indices\\)$"
             show sum_sharded --mesh 2 --stage kir)
 mesh_expect(show_mesh_cuda 0 "__global__" show softmax_seqsharded --mesh 4 --stage cuda)
-mesh_expect(show_mesh_profile 0 "allreduce" show sum_sharded --mesh 2 --stage profile)
+mesh_expect(show_mesh_profile 0 "^step 1: allreduce\\(sum\\) T1 -> T1: predicted [0-9.]+ us$"
+            show sum_sharded --mesh 2 --stage profile)
+mesh_expect(show_mesh_profile_step 0 "^      predicted +[0-9.]+ us, limited by"
+            show sum_sharded --mesh 2 --stage profile)
+mesh_expect(show_mesh_schedule 0 "^    Fusion softmax_seqsharded_l1_s0 \\(scheduled\\)$"
+            show softmax_seqsharded --mesh 2 --stage schedule)
 
 set_tests_properties(${MESH_TESTS} PROPERTIES RESOURCE_LOCK mpi)
