@@ -121,8 +121,12 @@ std::string shape_of(const TensorView* t) {
 
 class Planner {
  public:
-  Planner(const ir::Fusion& f, const ir::SizeBindings& sizes, const ir::DeviceMesh& mesh)
-      : f_(f), D_(mesh.size()) {
+  /// `hints`: body tensors to make sharded (on an output logical axis) by
+  /// slicing their producer's replicated inputs rather than their result.
+  using Hints = std::map<const TensorView*, int>;
+  Planner(const ir::Fusion& f, const ir::SizeBindings& sizes, const ir::DeviceMesh& mesh,
+          Hints hints = {})
+      : f_(f), D_(mesh.size()), hints_(std::move(hints)) {
     plan_.fusion = &f;
     plan_.mesh = mesh;
     plan_.sizes = sizes;
@@ -148,8 +152,38 @@ class Planner {
         v = convert(v, Want{});
       plan_.outputs.push_back(v);
     }
-    build_steps();
+    // Slices to move up mean another round (plan_communication): the step
+    // rules are checked on the last round only.
+    more_ = movable_slices();
+    if (more_.empty()) build_steps();
     return std::move(plan_);
+  }
+  /// movable_slices() of the plan run() made.
+  const Hints& more_hints() const { return more_; }
+
+  /// Slices of a body tensor that could move to its producer's inputs: the
+  /// tensor is read only through the slice, its producer reads only
+  /// replicated tensors, and every sliced axis maps to those inputs. Moving
+  /// them keeps the producer and its consumers in one step (a bias
+  /// broadcast read with a sharded activation).
+  Hints movable_slices() const {
+    Hints more;
+    for (const PendingComm& c : comms_) {
+      if (c.comm.kind != CollectiveKind::Slice) continue;
+      const ValueInfo& src = info_[static_cast<size_t>(c.comm.input)];
+      const Expr* p = src.producer;
+      if (!p) continue;
+      const TensorView* t = p->out();
+      if (hints_.count(t) || declared(t) || f_.is_output(t) || read_directly_.count(c.comm.input))
+        continue;
+      int oa = logical_of_data(t, c.comm.axis);
+      if (!sliceable(p, oa)) continue;
+      bool replicated_inputs = true;
+      for (auto& [in, v] : inputs_of_.at(p))
+        if (value(v).layout != Layout::Replicated) replicated_inputs = false;
+      if (replicated_inputs) more[t] = oa;
+    }
+    return more;
   }
 
  private:
@@ -311,6 +345,27 @@ class Planner {
     return a;  // pointwise, cast, where, set, reduction, mma: positional
   }
 
+  /// The input data axis that output logical axis `oa` of `e` reads; -1
+  /// where it reads none (a new Broadcast axis, a moved or reshaped axis).
+  int to_input(const Expr* e, int oa) const {
+    if (const auto* b = e->as<ir::BroadcastOp>()) {
+      if (b->is_broadcast_dim()[static_cast<size_t>(oa)]) return -1;
+      int n = 0;
+      for (int k = 0; k < oa; ++k) n += b->is_broadcast_dim()[static_cast<size_t>(k)] ? 0 : 1;
+      return n;
+    }
+    if (e->is<ir::PermuteOp>() || e->is<ir::ViewOp>()) return -1;
+    return oa;
+  }
+
+  /// Whether `e` can make its output sharded on `oa` from sliced inputs.
+  bool sliceable(const Expr* e, int oa) const {
+    if (e->is<ir::PermuteOp>() || e->is<ir::ViewOp>() || e->is<ir::MmaOp>()) return false;
+    if (e->out()->logical()[static_cast<size_t>(oa)]->is_reduction()) return false;
+    if (const auto* b = e->as<ir::BroadcastOp>()) return !b->is_broadcast_dim()[static_cast<size_t>(oa)];
+    return true;
+  }
+
   void plan_expr(const Expr* e) {
     const TensorView* out = e->out();
     // Partials are combined before anyone reads them.
@@ -341,17 +396,22 @@ class Planner {
         first_axis = value(v).axis;
       }
     }
+    if (oa < 0)
+      if (auto h = hints_.find(out); h != hints_.end()) oa = h->second;
     // A replicated operand read with a sharded one is sliced, unless it is
-    // broadcast along that axis (only positional, many-operand nodes here).
+    // broadcast along that axis.
     if (oa >= 0) {
       for (auto& [t, v] : ins) {
         if (value(v).layout != Layout::Replicated) continue;
+        int ia = to_input(e, oa);
+        if (ia < 0) continue;
         auto data = t->logical_no_reductions();
-        if (static_cast<size_t>(oa) >= data.size() || data[static_cast<size_t>(oa)]->is_broadcast())
+        if (static_cast<size_t>(ia) >= data.size() || data[static_cast<size_t>(ia)]->is_broadcast())
           continue;
-        v = convert(v, Want{Layout::Sharded, oa, {}});
+        v = convert(v, Want{Layout::Sharded, ia, {}});
       }
     }
+    for (auto& [t, v] : ins) read_directly_.insert(v);
     int level = 0;
     for (auto& [t, v] : ins) level = std::max(level, ready_for(e, v));
     level_[e] = level;
@@ -487,6 +547,8 @@ class Planner {
 
   const ir::Fusion& f_;
   int D_;
+  Hints hints_, more_;
+  std::set<int> read_directly_;  ///< values some expression reads as they are
   ShardedPlan plan_;
   std::vector<ValueInfo> info_;
   std::map<const TensorView*, int> canonical_;
@@ -500,7 +562,17 @@ class Planner {
 
 ShardedPlan plan_communication(const ir::Fusion& f, const ir::SizeBindings& sizes,
                                const ir::DeviceMesh& mesh) {
-  return Planner(f, sizes, mesh).run();
+  // Plan; where a body tensor is sliced only to be read with a sharded one,
+  // plan again with the slice moved to its producer's inputs (each round
+  // moves at least one slice one expression up; fusion inputs slice free).
+  Planner::Hints hints;
+  for (size_t round = 0;; ++round) {
+    Planner p(f, sizes, mesh, hints);
+    ShardedPlan plan = p.run();
+    Planner::Hints more = p.more_hints();
+    if (more.empty() || round > f.tensors().size()) return plan;
+    hints.insert(more.begin(), more.end());
+  }
 }
 
 std::string print_plan(const ShardedPlan& plan,
