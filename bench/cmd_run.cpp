@@ -15,6 +15,7 @@
 
 #include "cli_checks.h"
 #include "command.h"
+#include "mesh_point.h"
 #include "run_common.h"
 #include "schedlab/base/install_paths.h"
 #include "schedlab/base/suggest.h"
@@ -272,6 +273,13 @@ sweep::RunResult run_once(const sweep::SweepSpec& spec, plugin::Registry& regist
   auto progress = std::make_shared<ProgressLine>(o.progress_interval_s);
   ro.on_record = [progress](const report::Record& r, size_t done, size_t total) {
     progress->update(r, done, total);
+  };
+  // A point on more than one rank: `schedlab exec --mesh N` under the launcher.
+  MeshPointRunner mesh{(std::filesystem::path(base::executable_dir()) / "schedlab").string(),
+                       sweep::is_cuda(backend) ? "cuda" : "cpu", o.plugin_dirs,
+                       o.fusion_dir_flags, o.timeout_s};
+  ro.run_mesh_point = [mesh](const sweep::MeshPointRequest& q) {
+    return run_mesh_point(mesh, q);
   };
   sweep::RunResult res = sweep::run_sweep(spec, registry, backend, ro);
   progress->clear();

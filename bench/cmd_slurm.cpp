@@ -74,8 +74,20 @@ std::string part_file(const std::string& dir, const std::string& task) {
   return dir + "/shard-" + task + ".jsonl";
 }
 
+/// The most ranks a point of `spec` runs on (`mesh:`, docs/sweeps.md): 1
+/// for a sweep without a mesh dimension.
+int largest_mesh(const sweep::SweepSpec& spec) {
+  int m = 1;
+  for (const sweep::FusionSpec& f : spec.fusions)
+    for (int n : f.meshes) m = std::max(m, n);
+  return m;
+}
+
+/// `ranks`: the largest mesh of the sweep; each task asks for that many
+/// Slurm tasks, and a mesh point's exec starts its ranks in the allocation
+/// with `srun -n N` (runtime::launcher_command inside a Slurm job).
 std::string sbatch_script(const SweepOptions& o, const SlurmOptions& s, const std::string& sweep,
-                          const std::string& output) {
+                          const std::string& output, int ranks) {
   const std::string dir = parts_dir(output);
   const std::string cwd = std::filesystem::current_path().string();
   check_sbatch_value("the parts directory", dir);
@@ -90,7 +102,7 @@ std::string sbatch_script(const SweepOptions& o, const SlurmOptions& s, const st
       "#   schedlab merge {dir}/shard-*.jsonl -o {out}\n"
       "#SBATCH --job-name=schedlab-{name}\n"
       "#SBATCH --array=0-{last}\n"
-      "#SBATCH --ntasks=1\n"
+      "#SBATCH --ntasks={ranks}\n"
       "#SBATCH --requeue\n"
       "#SBATCH --open-mode=append\n"
       "#SBATCH --chdir={cwd}\n"
@@ -98,7 +110,13 @@ std::string sbatch_script(const SweepOptions& o, const SlurmOptions& s, const st
       fmt::arg("sweep", sweep), fmt::arg("n", s.array), fmt::arg("dir", dir),
       fmt::arg("out", absolute(output)),
       fmt::arg("name", std::filesystem::path(sweep).stem().string()), fmt::arg("last", s.array - 1),
-      fmt::arg("cwd", cwd));
+      fmt::arg("cwd", cwd), fmt::arg("ranks", ranks));
+  if (ranks > 1)
+    text.insert(text.find("#SBATCH --job-name"),
+                fmt::format("# Points on a mesh of up to {0} devices: each task holds {0} Slurm "
+                            "tasks, and\n# a mesh point of N ranks runs as `srun -n N schedlab "
+                            "exec FILE --mesh N`.\n",
+                            ranks));
   if (!s.partition.empty()) text += "#SBATCH --partition=" + s.partition + "\n";
   if (!s.account.empty()) text += "#SBATCH --account=" + s.account + "\n";
   if (!s.time.empty()) text += "#SBATCH --time=" + s.time + "\n";
@@ -208,7 +226,7 @@ int run_slurm(const SweepOptions& o, const SlurmOptions& s) {
         << "--only: sweep '" << spec.name << "' has no scheduler named '" << name << "'";
   const std::string output = o.output_for(spec);
   const std::string sweep = absolute(o.sweep);
-  const std::string script = sbatch_script(o, s, sweep, output);
+  const std::string script = sbatch_script(o, s, sweep, output, largest_mesh(spec));
   const sweep::ShardPlan first(spec, {0, static_cast<size_t>(s.array)});
   if (first.total_units() < static_cast<size_t>(s.array))
     fmt::print(stderr, "note: the sweep has {} {}; {} of the {} tasks get none\n",
