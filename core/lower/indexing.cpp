@@ -265,6 +265,17 @@ Indexer::RowSwizzle Indexer::row_swizzle(const TensorView* t) {
          "the others number the rows): inline it less deep, or bind more of its axes to threads";
   const IterDomain* row = t->loop()[static_cast<size_t>(axes.back().first)];
   const int64_t e = axes.back().second;
+  if (t->shared_swizzle_bytes() == 16 && e > 0 && e <= unit && unit % e == 0) {
+    int64_t total = 1;
+    for (auto [k, ext] : axes) total = ext >= 0 && total >= 0 ? total * ext : -1;
+    user_assert(total > 0 && total % (width * unit) == 0)
+        << what << " over its flat offset (rows of " << e << " elements, within one 16-byte "
+        << "chunk) but its Shared buffer holds "
+        << (total > 0 ? std::to_string(total) + " elements" : std::string("a symbolic extent"))
+        << "; expected a constant multiple of " << width * unit << " (whole lines of " << width
+        << " 16-byte chunks)";
+    return {width, unit, true};
+  }
   user_assert(e >= 0 && e % (width * unit) == 0)
       << what << " but the rows of its Shared buffer, its innermost allocation axis " << row->str()
       << ", hold " << (e >= 0 ? std::to_string(e) : row->extent().str())
@@ -318,13 +329,20 @@ ExprP Indexer::offset(const TensorView* p, const std::vector<ExprP>& logical) co
                       ? Expr::integer(ext + pad)
                       : (pad > 0 ? size(id->extent()) + Expr::integer(pad) : size(id->extent()));
     ExprP col = idx.at(id);
-    if (a + 1 == axes.size() && swz.width > 1) {
+    if (a + 1 == axes.size() && swz.width > 1 && !swz.flat) {
       // off is the row number here: XOR it into the column's bank-word unit.
       ExprP u = Expr::integer(swz.unit);
       ExprP turn = off % Expr::integer(swz.width);
       col = swz.unit == 1 ? col ^ turn : ((col / u) ^ turn) * u + col % u;
     }
     off = off * pitch + col;
+  }
+  if (swz.flat) {
+    // Lines of width * unit elements; unit c of line L at c ^ (g(L) % width).
+    const ExprP line_elems = Expr::integer(swz.width * swz.unit), u = Expr::integer(swz.unit);
+    const ExprP line = off / line_elems, col = off % line_elems;
+    const ExprP turn = (line ^ (line / Expr::integer(2))) % Expr::integer(swz.width);
+    off = line * line_elems + ((col / u) ^ turn) * u + col % u;
   }
   return off;
 }

@@ -81,10 +81,22 @@ class Indexer {
   struct RowSwizzle {
     int64_t width = 1;  ///< the row number modulo this is XORed into the column
     int64_t unit = 1;   ///< elements per XORed unit (sched::swizzle_unit)
+    /// 16-byte units over rows (innermost allocation axis) of at most one
+    /// unit, a whole number of them per unit (a cp.async stage: [..., lane,
+    /// vector 8]): the buffer's flat offset is
+    /// cut into lines of width * unit elements, and unit c of line L goes to
+    /// c ^ (g(L) % width), g(L) = L ^ (L / 2) (the Gray code of the line, so
+    /// that eight rows 32 bytes apart (2 lines) and eight rows 256 bytes
+    /// apart (every other line) both fall in eight distinct 16-byte bank
+    /// groups: ldmatrix of A by m and of B by k, conflict-free). A vector of
+    /// w elements, w dividing the unit, stays whole.
+    bool flat = false;
   };
   /// t's swizzle, checked against its buffer: a user error naming t unless
   /// its rows (innermost allocation axis) hold a constant multiple of
-  /// width * unit elements and it has another allocation axis to number them.
+  /// width * unit elements and it has another allocation axis to number them,
+  /// or (flat, 16-byte units) its rows divide the unit and its buffer holds a
+  /// whole number of width * unit lines.
   /// offset reads it here; plan_vectorization has already refused vector
   /// copies into or out of swizzled buffers by then.
   static RowSwizzle row_swizzle(const ir::TensorView* t);

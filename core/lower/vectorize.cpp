@@ -76,6 +76,12 @@ std::map<const TensorView*, int64_t> plan_vectorization(
     // elements would not stay adjacent (and a whole-vector unit would leave
     // the XOR nothing to permute).
     for (const TensorView* g : {p, t}) {
+      // Swizzled over its flat offset (Indexer::RowSwizzle::flat): whole
+      // 16-byte units move, so a vector within one unit stays whole.
+      if (g->shared_swizzle() > 1 && g->memory_type() == ir::MemoryType::Shared) {
+        const Indexer::RowSwizzle swz = Indexer::row_swizzle(g);
+        if (swz.flat && swz.unit % w == 0) continue;
+      }
       user_assert(g->shared_swizzle() <= 1)
           << what << " by " << w << " but " << (g == t ? "it" : "its operand " + g->describe())
           << " is a Shared buffer swizzled with width " << g->shared_swizzle()

@@ -293,6 +293,11 @@ pa::TensorView stage_operand(const matmul::Operand& o, const Config& cfg, const 
   pa::TensorView t = v > 1 ? input.cache_after(pa::LoadStoreOp::CpAsync, pa::CacheOp::Unspecified)
                            : input.cache_after();
   t.set_memory_type(pa::MemoryType::Shared);
+  // 16-byte copies: the stage's 16-byte chunks XOR-swizzled over 128-byte
+  // lines (ABI 1.10; lowering's flat swizzle, docs/lowering-rules.md), so
+  // that the mma tile's ldmatrix rows (A's m rows, 32 bytes apart; B's k
+  // rows, tile_n * 2 bytes apart) fall in distinct bank groups.
+  if (v == 8 && cfg.async) t.swizzle(8, 16);
   // Roles per loop axis while splitting: outer (block / K loop), tile, vector.
   std::vector<std::string> roles;
   int nbatch = 0;
