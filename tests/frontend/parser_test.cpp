@@ -13,6 +13,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/frontend/fusion_file.h"
+#include "schedlab/ir/mesh.h"
 #include "schedlab/ir/printer.h"
 #include "schedlab/ir/verifier.h"
 #include "test_support.h"
@@ -540,6 +541,58 @@ TEST(Sizes, BindSizesErrors) {
               bind_sizes(c, {{"N", 2}});
             }),
             "fusion 'c' has no size named N; its sizes are (none)");
+}
+
+// mesh: and shard: (docs/multi-device.md): the mesh, and each declaration
+// by index (negative from the end), by size name, and `replicated`; an index
+// counts the shape's axes, a reduction's reduced axes left out.
+TEST(Mesh, ShardDeclarations) {
+  auto d = schedlab::frontend::parse_fusion_text(R"(fusion: m
+inputs:
+  x: {dtype: f32, shape: [N, K]}
+  w: {dtype: f32, shape: [K]}
+mesh: [3, 1]
+shard: {x: -1, w: replicated, s: N}
+body: |
+  s = sum(x, axis=1)
+  y = s * 2
+outputs: [y]
+)",
+                                                 "m.yaml");
+  const auto& f = *d.fusion;
+  ASSERT_TRUE(schedlab::ir::device_mesh(f));
+  EXPECT_EQ(schedlab::ir::device_mesh(f)->str(), "[3, 1]");
+  auto x = schedlab::ir::declared_sharding(f.inputs()[0]);
+  ASSERT_TRUE(x);
+  EXPECT_EQ(x->axis, 1);
+  auto w = schedlab::ir::declared_sharding(f.inputs()[1]);
+  ASSERT_TRUE(w);
+  EXPECT_FALSE(w->sharded());
+  const schedlab::ir::TensorView* s = f.outputs()[0]->definition()->inputs()[0]->as<schedlab::ir::TensorView>();
+  auto ss = schedlab::ir::declared_sharding(s);
+  ASSERT_TRUE(ss);
+  EXPECT_EQ(ss->axis, 0);
+  EXPECT_FALSE(schedlab::ir::declared_sharding(f.outputs()[0]));
+}
+
+TEST(Mesh, NoMeshNoDeclarations) {
+  auto d = schedlab::frontend::load_fusion_file(SCHEDLAB_SOURCE_DIR "/configs/fusions/softmax.yaml");
+  EXPECT_FALSE(schedlab::ir::device_mesh(*d.fusion));
+  for (const auto* t : d.fusion->tensors()) EXPECT_FALSE(schedlab::ir::declared_sharding(t));
+}
+
+TEST(Mesh, IrChecks) {
+  schedlab::ir::Fusion f("g");
+  auto* t = f.make_tensor(schedlab::ir::DataType::F32, {schedlab::ir::SizeExpr::symbol("N")});
+  f.add_input(t);
+  EXPECT_THROW(schedlab::ir::shard(t, 0), schedlab::UserError);  // no mesh
+  EXPECT_THROW(schedlab::ir::set_device_mesh(f, {{0, 0}}), schedlab::UserError);
+  EXPECT_THROW(schedlab::ir::set_device_mesh(f, {{}}), schedlab::UserError);
+  schedlab::ir::set_device_mesh(f, schedlab::ir::DeviceMesh::of_size(2));
+  EXPECT_THROW(schedlab::ir::set_device_mesh(f, {{0, 1, 2}}), schedlab::UserError);
+  EXPECT_THROW(schedlab::ir::shard(t, 1), schedlab::UserError);
+  schedlab::ir::shard(t, -1);
+  EXPECT_EQ(schedlab::ir::declared_sharding(t)->axis, 0);
 }
 
 }  // namespace
