@@ -1,0 +1,133 @@
+// point::run_sharded (schedlab/point/sharded.h) on the standard sharded
+// fusions: as 2 ranks under mpirun (add_mpi_test), and as one rank on the
+// self communicator (a plain test: the same binary started by hand). Every
+// rank runs every test and asserts on its own result; after each test the
+// ranks agree (Communicator::all), so a failure on any rank fails rank 0.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "schedlab/base/error.h"
+#include "schedlab/base/install_paths.h"
+#include "schedlab/plugin/registry.h"
+#include "schedlab/point/sharded.h"
+#include "schedlab/runtime/communicator.h"
+
+namespace schedlab::point {
+namespace {
+
+using ::testing::HasSubstr;
+
+runtime::Communicator* g_comm = nullptr;
+
+class Sharded : public ::testing::Test {
+ protected:
+  runtime::Communicator& comm() { return *g_comm; }
+  int rank() { return g_comm->rank(); }
+  int ranks() { return g_comm->size(); }
+  void TearDown() override {
+    EXPECT_TRUE(g_comm->all(!HasFailure())) << "a rank failed this test (rank " << rank() << ")";
+  }
+
+  /// The standard fusion `name` at `sizes` on a mesh of every rank, each
+  /// local step scheduled by the segmenter over the built-in plugins.
+  ShardedResult run(const std::string& name, const ir::SizeBindings& sizes,
+                    ShardedOptions options = {}) {
+    sweep::BoundFusion bf = sweep::bind_fusion(name, {base::config_dir() + "/fusions"}, sizes);
+    plugin::Registry registry(
+        plugin::plugin_search_path({std::string(SCHEDLAB_BINARY_DIR) + "/plugins"}));
+    const SegmenterRef ref{sweep::segmenter_plugins(registry), nullptr};
+    return run_sharded(std::move(bf), ref, ir::DeviceMesh::of_size(ranks()), backend_.get(), comm(),
+                       options);
+  }
+
+  std::unique_ptr<runtime::Backend> backend_ = sweep::make_backend("cpu");
+};
+
+TEST_F(Sharded, SumShardedValidatesOnRankZeroAndEveryRankKnows) {
+  const ShardedResult r = run("sum_sharded", {{"N", 3}, {"K", 8}});
+  EXPECT_EQ(r.verdict, Verdict::Ok);
+  EXPECT_EQ(r.rank, rank());
+  // One local step (the partial sums), then an allreduce when there is more
+  // than one rank.
+  EXPECT_EQ(r.plan.steps.size(), ranks() > 1 ? 2u : 1u);
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].point->fusion().sizes.at("K"), 8 / ranks());
+  EXPECT_FALSE(r.steps[0].point->result().kernels.empty());
+  ASSERT_EQ(r.rank_seconds.size(), static_cast<size_t>(ranks()));
+  EXPECT_EQ(r.max_seconds, r.rank_seconds[static_cast<size_t>(r.slowest_rank)]);
+  EXPECT_EQ(r.rank_seconds[static_cast<size_t>(rank())], r.seconds);
+  if (rank() == 0) {
+    ASSERT_TRUE(r.validation.has_value());
+    EXPECT_TRUE(r.validation->ok) << r.validation->summary();
+    ASSERT_EQ(r.outputs.size(), 1u);
+    EXPECT_EQ(r.outputs[0].shape, (std::vector<int64_t>{3}));
+  } else {
+    EXPECT_FALSE(r.validation.has_value());
+    EXPECT_TRUE(r.outputs.empty());
+  }
+}
+
+TEST_F(Sharded, LayernormRowsGatheredToRankZero) {
+  const ShardedResult r = run("layernorm_rowsharded", {{"N", 4}, {"K", 16}});
+  EXPECT_EQ(r.verdict, Verdict::Ok);
+  if (rank() == 0) {
+    ASSERT_EQ(r.outputs.size(), 1u);
+    EXPECT_EQ(r.outputs[0].shape, (std::vector<int64_t>{4, 16}));
+  }
+}
+
+TEST_F(Sharded, SoftmaxSanitizedCleanOnEveryRank) {
+  ShardedOptions o;
+  o.point.sanitize = true;
+  const ShardedResult r = run("softmax_seqsharded", {{"N", 2}, {"K", 8}}, o);
+  EXPECT_EQ(r.verdict, Verdict::Ok);
+  EXPECT_TRUE(r.findings.empty()) << r.findings.front();
+}
+
+TEST_F(Sharded, AWrongLocalKernelFailsOnEveryRank) {
+  ShardedOptions o;
+  o.fault = ShardedFault{0, ranks() - 1, sweep::parse_mutation("scale:2")};
+  const ShardedResult r = run("sum_sharded", {{"N", 3}, {"K", 8}}, o);
+  EXPECT_EQ(r.verdict, Verdict::WrongResult);
+  if (rank() == 0) {
+    EXPECT_FALSE(r.validation->ok);
+  }
+}
+
+TEST_F(Sharded, AWrongCollectiveFailsThroughTheOtherRanksCopy) {
+  if (ranks() == 1) GTEST_SKIP() << "one rank: no collective";
+  ShardedOptions o;
+  o.fault = ShardedFault{1, ranks() - 1, sweep::parse_mutation("one:0.5")};
+  const ShardedResult r = run("sum_sharded", {{"N", 3}, {"K", 8}}, o);
+  EXPECT_EQ(r.verdict, Verdict::WrongResult);
+  if (rank() == 0) {
+    EXPECT_THAT(r.validation->summary(),
+                HasSubstr("rank " + std::to_string(ranks() - 1) + "'s copy"));
+  }
+}
+
+TEST_F(Sharded, ABrokenRuleIsAUserErrorOnEveryRank) {
+  if (ranks() == 1) GTEST_SKIP() << "one rank: every extent divides";
+  EXPECT_THROW(run("sum_sharded", {{"N", 3}, {"K", 2 * ranks() + 1}}), UserError);
+}
+
+}  // namespace
+}  // namespace schedlab::point
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  // Under a launcher: the MPI ranks; started by hand: one rank, no MPI.
+  std::unique_ptr<schedlab::runtime::Communicator> comm =
+      schedlab::runtime::launcher_world_size() ? schedlab::runtime::make_mpi_communicator()
+                                               : schedlab::runtime::make_self_communicator();
+  schedlab::point::g_comm = comm.get();
+  if (comm->rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int failed = RUN_ALL_TESTS();
+  return comm->all(failed == 0) ? 0 : 1;
+}
