@@ -267,13 +267,13 @@ void parse_shard(const YamlReader& r, const YAML::Node& n, const YAML::Node& mes
       if (*a < -rank || *a >= rank)
         user_error_at(r.loc(val)) << "shard: axis " << *a << " is out of range for "
                                   << t->describe() << " of shape [" << shape
-                                  << "]; expected an axis in [" << -rank << ", " << rank - 1
-                                  << "]";
+                                  << "]; expected an axis in [" << -rank << ", " << rank - 1 << "]";
       axis = static_cast<int>(*a < 0 ? *a + rank : *a);
     } else if (is_identifier(v)) {
       std::vector<int> hits;
       for (int i = 0; i < rank; ++i) {
-        const ir::SizeExpr& e = t->logical()[static_cast<size_t>(logical_of[static_cast<size_t>(i)])]->extent();
+        const ir::SizeExpr& e =
+            t->logical()[static_cast<size_t>(logical_of[static_cast<size_t>(i)])]->extent();
         if (e.is_symbol() && e.symbol_name() == v) hits.push_back(i);
       }
       if (hits.empty())
@@ -289,7 +289,8 @@ void parse_shard(const YamlReader& r, const YAML::Node& n, const YAML::Node& mes
       user_error_at(r.loc(val)) << "shard: " << name << ": expected an axis index, a size name "
                                 << "or `replicated`, found " << kind_name(val);
     }
-    const ir::IterDomain* id = t->logical()[static_cast<size_t>(logical_of[static_cast<size_t>(axis)])];
+    const ir::IterDomain* id =
+        t->logical()[static_cast<size_t>(logical_of[static_cast<size_t>(axis)])];
     if (id->is_broadcast())
       user_error_at(r.loc(val)) << "shard: axis " << axis << " of " << t->describe()
                                 << " of shape [" << shape

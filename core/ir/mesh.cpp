@@ -20,7 +20,9 @@ DeviceMesh DeviceMesh::of_size(int n) {
   return m;
 }
 
-const std::optional<DeviceMesh>& device_mesh(const Fusion& f) { return f.mesh_; }
+const std::optional<DeviceMesh>& device_mesh(const Fusion& f) {
+  return f.mesh_;
+}
 
 void set_device_mesh(Fusion& f, const DeviceMesh& mesh) {
   user_assert(!mesh.devices.empty()) << "fusion '" << f.name()
@@ -30,9 +32,9 @@ void set_device_mesh(Fusion& f, const DeviceMesh& mesh) {
   for (int d : mesh.devices) {
     user_assert(d >= 0) << "fusion '" << f.name() << "': device mesh " << mesh.str()
                         << " names device " << d << "; expected non-negative device numbers";
-    user_assert(seen.insert(d).second) << "fusion '" << f.name() << "': device mesh " << mesh.str()
-                                       << " names device " << d
-                                       << " twice; expected distinct devices";
+    user_assert(seen.insert(d).second)
+        << "fusion '" << f.name() << "': device mesh " << mesh.str() << " names device " << d
+        << " twice; expected distinct devices";
   }
   user_assert(!f.mesh_ || *f.mesh_ == mesh)
       << "fusion '" << f.name() << "' already has device mesh " << f.mesh_->str()
@@ -67,7 +69,9 @@ void shard(TensorView* tv, int axis) {
   f.shardings_[tv->number()] = Sharding{a};
 }
 
-void replicate(TensorView* tv) { owner(tv).shardings_[tv->number()] = Sharding{}; }
+void replicate(TensorView* tv) {
+  owner(tv).shardings_[tv->number()] = Sharding{};
+}
 
 std::optional<Sharding> declared_sharding(const TensorView* tv) {
   const Fusion& f = owner(tv);

@@ -148,8 +148,7 @@ class Planner {
     for (const Expr* e : f_.exprs_for_outputs()) plan_expr(e);
     for (const TensorView* out : f_.outputs()) {
       int v = canonical_.at(out);
-      if (plan_.values[static_cast<size_t>(v)].layout == Layout::Partial)
-        v = convert(v, Want{});
+      if (plan_.values[static_cast<size_t>(v)].layout == Layout::Partial) v = convert(v, Want{});
       plan_.outputs.push_back(v);
     }
     // Slices to move up mean another round (plan_communication): the step
@@ -188,9 +187,9 @@ class Planner {
 
  private:
   struct ValueInfo {
-    int ready = 0;                  ///< the first local step that may read it
+    int ready = 0;                   ///< the first local step that may read it
     const Expr* producer = nullptr;  ///< the expression whose natural output it is
-    int shard_logical = -1;         ///< the sharded logical axis (Reduction axes counted)
+    int shard_logical = -1;          ///< the sharded logical axis (Reduction axes counted)
   };
   struct PendingComm {
     Communication comm;
@@ -213,10 +212,10 @@ class Planner {
   /// The rule on a sharded extent: a plain named size, a multiple of D.
   void check_extent(const TensorView* t, int logical) const {
     const ir::SizeExpr& e = t->logical()[static_cast<size_t>(logical)]->extent();
-    user_assert(e.is_symbol())
-        << "fusion '" << f_.name() << "': " << t->describe() << " axis " << logical
-        << " is sharded over " << D_ << " devices; expected a sharded extent that is a named "
-        << "size, found " << e.str();
+    user_assert(e.is_symbol()) << "fusion '" << f_.name() << "': " << t->describe() << " axis "
+                               << logical << " is sharded over " << D_
+                               << " devices; expected a sharded extent that is a named "
+                               << "size, found " << e.str();
     int64_t v = eval(t, logical, e);
     user_assert(v % D_ == 0) << "fusion '" << f_.name() << "': " << t->describe() << " axis "
                              << logical << " is sharded over " << D_
@@ -298,9 +297,8 @@ class Planner {
     if (from == w) return v;
     switch (from.layout) {
       case Layout::Partial:
-        return w.layout == Layout::Replicated
-                   ? collective(v, CollectiveKind::Allreduce, w)
-                   : collective(v, CollectiveKind::ReduceScatter, w);
+        return w.layout == Layout::Replicated ? collective(v, CollectiveKind::Allreduce, w)
+                                              : collective(v, CollectiveKind::ReduceScatter, w);
       case Layout::Replicated:
         internal_assert(w.layout == Layout::Sharded) << "replicated to partial";
         return collective(v, CollectiveKind::Slice, w);
@@ -326,8 +324,8 @@ class Planner {
       int k = static_cast<int>(std::find(p->new2old().begin(), p->new2old().end(), a) -
                                p->new2old().begin());
       user_assert(k == a) << "fusion '" << f_.name() << "': permute moves sharded axis " << a
-                          << " of " << in->describe() << " (shape " << shape_of(in)
-                          << ") to axis " << k << " of " << out->describe()
+                          << " of " << in->describe() << " (shape " << shape_of(in) << ") to axis "
+                          << k << " of " << out->describe()
                           << "; expected a sharded axis to stay in place";
       return k;
     }
@@ -362,7 +360,8 @@ class Planner {
   bool sliceable(const Expr* e, int oa) const {
     if (e->is<ir::PermuteOp>() || e->is<ir::ViewOp>() || e->is<ir::MmaOp>()) return false;
     if (e->out()->logical()[static_cast<size_t>(oa)]->is_reduction()) return false;
-    if (const auto* b = e->as<ir::BroadcastOp>()) return !b->is_broadcast_dim()[static_cast<size_t>(oa)];
+    if (const auto* b = e->as<ir::BroadcastOp>())
+      return !b->is_broadcast_dim()[static_cast<size_t>(oa)];
     return true;
   }
 
@@ -387,8 +386,8 @@ class Planner {
       if (oa >= 0 && k != oa)
         user_error << "fusion '" << f_.name() << "': " << e->op_name() << " into "
                    << out->describe() << " reads " << first->describe() << " sharded on axis "
-                   << first_axis << " and " << t->describe() << " sharded on axis "
-                   << value(v).axis << "; expected its sharded producers to agree on one axis "
+                   << first_axis << " and " << t->describe() << " sharded on axis " << value(v).axis
+                   << "; expected its sharded producers to agree on one axis "
                    << "of " << out->describe() << ", found axes " << oa << " and " << k;
       if (oa < 0) {
         oa = k;
@@ -451,7 +450,8 @@ class Planner {
     int nlevels = 0;
     for (auto& [e, l] : level_) nlevels = std::max(nlevels, l + 1);
     std::vector<std::vector<const Expr*>> by_level(static_cast<size_t>(nlevels));
-    for (const Expr* e : f_.exprs_for_outputs()) by_level[static_cast<size_t>(level_.at(e))].push_back(e);
+    for (const Expr* e : f_.exprs_for_outputs())
+      by_level[static_cast<size_t>(level_.at(e))].push_back(e);
     auto emit_comms = [&](int ready) {
       for (const PendingComm& c : comms_)
         if (c.ready == ready) plan_.steps.emplace_back(c.comm);
@@ -492,7 +492,8 @@ class Planner {
       for (size_t v = 0; v < info_.size(); ++v)
         if (info_[v].producer == e) natural[out] = static_cast<int>(v);
     }
-    for (const TensorView* t : step.fusion.original_outputs()) step.outputs.push_back(natural.at(t));
+    for (const TensorView* t : step.fusion.original_outputs())
+      step.outputs.push_back(natural.at(t));
 
     // The named-size rule: sharded on every axis that has it, or on none.
     struct Use {
@@ -510,7 +511,8 @@ class Planner {
         if (!t->logical()[static_cast<size_t>(i)]->is_reduction())
           note(t, i, i == info_[static_cast<size_t>(v)].shard_logical);
     for (auto& [t, v] : natural)
-      for (int i = 0; i < t->nlogical(); ++i) note(t, i, i == info_[static_cast<size_t>(v)].shard_logical);
+      for (int i = 0; i < t->nlogical(); ++i)
+        note(t, i, i == info_[static_cast<size_t>(v)].shard_logical);
     for (auto& [name, s] : sharded)
       if (auto w = whole.find(name); w != whole.end())
         user_error << "fusion '" << f_.name() << "': in local step " << index << ", size " << name
@@ -540,8 +542,8 @@ class Planner {
   }
 
   void mixed_layouts(const TensorView* t, int a, int b, int index) const {
-    user_error << "fusion '" << f_.name() << "': in local step " << index << ", "
-               << t->describe() << " is read both " << value(a).str() << " and " << value(b).str()
+    user_error << "fusion '" << f_.name() << "': in local step " << index << ", " << t->describe()
+               << " is read both " << value(a).str() << " and " << value(b).str()
                << "; expected one layout of a tensor within one step";
   }
 
@@ -587,7 +589,8 @@ std::string print_plan(const ShardedPlan& plan,
     for (int v : vs) s += (s.empty() ? "" : ", ") + plan.values.at(static_cast<size_t>(v)).str();
     return "(" + s + ")";
   };
-  std::vector<std::string> names = plan.fusion ? plan.fusion->size_symbols() : std::vector<std::string>{};
+  std::vector<std::string> names =
+      plan.fusion ? plan.fusion->size_symbols() : std::vector<std::string>{};
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     os << "step " << i << ": ";
     if (const auto* l = std::get_if<LocalStep>(&plan.steps[i])) {

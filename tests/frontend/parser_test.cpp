@@ -568,7 +568,8 @@ outputs: [y]
   auto w = schedlab::ir::declared_sharding(f.inputs()[1]);
   ASSERT_TRUE(w);
   EXPECT_FALSE(w->sharded());
-  const schedlab::ir::TensorView* s = f.outputs()[0]->definition()->inputs()[0]->as<schedlab::ir::TensorView>();
+  const schedlab::ir::TensorView* s =
+      f.outputs()[0]->definition()->inputs()[0]->as<schedlab::ir::TensorView>();
   auto ss = schedlab::ir::declared_sharding(s);
   ASSERT_TRUE(ss);
   EXPECT_EQ(ss->axis, 0);
@@ -576,7 +577,8 @@ outputs: [y]
 }
 
 TEST(Mesh, NoMeshNoDeclarations) {
-  auto d = schedlab::frontend::load_fusion_file(SCHEDLAB_SOURCE_DIR "/configs/fusions/softmax.yaml");
+  auto d =
+      schedlab::frontend::load_fusion_file(SCHEDLAB_SOURCE_DIR "/configs/fusions/softmax.yaml");
   EXPECT_FALSE(schedlab::ir::device_mesh(*d.fusion));
   for (const auto* t : d.fusion->tensors()) EXPECT_FALSE(schedlab::ir::declared_sharding(t));
 }

@@ -232,7 +232,8 @@ TEST(CommunicationRules, ExtentNotAMultipleOfTheMesh) {
 }
 
 TEST(CommunicationRules, ExtentNotANamedSize) {
-  auto d = fusion("  x: {dtype: f32, shape: [N, 8]}\n", "{x: 1}", "  y = exp(x)\n", "[y]", "{N: 4}");
+  auto d =
+      fusion("  x: {dtype: f32, shape: [N, 8]}\n", "{x: 1}", "  y = exp(x)\n", "[y]", "{N: 4}");
   EXPECT_THAT(plan_error(d), HasSubstr("T0 (x) axis 1 is sharded over 2 devices; expected a "
                                        "sharded extent that is a named size, found 8"));
 }
