@@ -183,15 +183,13 @@ int show_mesh(const FusionOptions& o, int n, const std::string& stage, const Pro
   fmt::print("// communications on {} ({}, {} GB/s per direction, {} us per ring step):\n",
              device->name, device->interconnect.link, device->interconnect.bandwidth_gbs,
              device->interconnect.latency_us);
-  double total = 0;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const auto* c = std::get_if<lower::Communication>(&plan.steps[i]);
     if (!c) continue;
     const double us = model::collective_us(*device, *c, n);
-    total += us;
     fmt::print("step {}: {}: predicted {:.3g} us\n", i, c->str(plan.values), us);
   }
-  fmt::print("comm {:.3g} us predicted\n", total);
+  fmt::print("comm {:.3g} us predicted\n", model::communication_us(*device, plan));
   return kExitOk;
 }
 
