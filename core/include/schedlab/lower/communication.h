@@ -15,7 +15,14 @@
 //     the output is Partial and gets an Allreduce (ReduceScatter when the
 //     output is declared sharded on another axis);
 //   - a replicated producer read with a sharded one is sliced (Slice: no
-//     communication, each rank takes its chunk).
+//     communication, each rank takes its chunk); a body tensor read only
+//     that way, made from replicated tensors only, is made sharded from
+//     sliced inputs instead, so that it stays in its consumer's step.
+// Local steps: an expression runs in the first step where every input is
+// available in the layout it reads (a partial's consumers after its
+// allreduce); a communication runs right after the step that made its
+// source (before step 0 for a fusion input). A one-device mesh ignores the
+// declarations: one step, no communication.
 // A declared sharding that differs from the propagated one inserts:
 // sharded -> replicated: Allgather; replicated -> sharded: Slice;
 // sharded(a) -> sharded(b): Allgather then Slice.
