@@ -12,14 +12,18 @@
 #      they were, none is duplicated, and its second start says "resumed";
 #   4. task 3, cancelled before it starts, is reported failed by its index;
 #      the same script submitted again (every part resumes) completes it,
-#      and the merged parts hold the single run's points.
+#      and the merged parts hold the single run's points;
+#   5. given SHARDED_YAML, a sweep over meshes (configs/sweeps/sharded.yaml on
+#      meshes 1 and 2, this node's CPUs): one array task holds 2 Slurm tasks
+#      and its mesh-2 points start their ranks with srun inside it; every
+#      record is ok.
 # The sweep is configs/sweeps/quickstart.yaml on the CPU backend with fewer,
 # longer samples (min_time), so that a task is still running when one of its
 # groups has been written (the requeue lands mid-shard).
 # If the daemons cannot start here, it says why and exits 77 (CTest skip).
-# usage: slurm_test.sh SCHEDLAB PYTHON WORKDIR QUICKSTART_YAML
+# usage: slurm_test.sh SCHEDLAB PYTHON WORKDIR QUICKSTART_YAML [SHARDED_YAML]
 set -euo pipefail
-schedlab=$1 python=$2 work=$3 quickstart=$4
+schedlab=$1 python=$2 work=$3 quickstart=$4 sharded=${5:-}
 skip() { echo "SKIP: $*"; exit 77; }
 
 [ "$(id -u)" = 0 ] || skip "starting munged, slurmctld and slurmd here needs root"
@@ -221,3 +225,25 @@ resumed = [int(n) for n in re.findall(r"^[0-9]+ points: ([0-9]+) resumed", l, re
 assert len(resumed) == 1 and resumed[0] >= n_before, f"the second start did not resume the {n_before} records:\n{l}"
 print(f"slurm: {len(got)} points merged from 4 tasks = the single run; task resumed {n_before} of {len(part_recs)} records after the requeue")
 PY
+
+[ -n "$sharded" ] || exit 0
+# 5. A sweep over meshes: each task asks for as many Slurm tasks as the
+# largest mesh, and a mesh point's exec starts its ranks with srun there.
+sed -e 's/mesh: \[1, 2, 4\]/mesh: [1, 2]/' -e 's/^backend: .*/backend: cpu/' \
+  "$sharded" > "$work/sharded.yaml"
+[ "$(grep -c 'mesh: \[1, 2\]' "$work/sharded.yaml")" -ge 1 ]
+start=$(date +%s)
+timeout 600 "$schedlab" slurm "$work/sharded.yaml" --array 1 --submit --wait -o "$work/sharded.jsonl" \
+  "${common[@]}" > "$work/sharded.txt" 2>&1 ||
+  { cat "$work/sharded.txt" "$work/sharded.parts"/slurm-*.out; daemon_logs; exit 1; }
+cat "$work/sharded.txt"
+grep -q '^#SBATCH --ntasks=2$' "$work/sharded.parts/sharded.sbatch"
+"$python" - "$work/sharded.jsonl" << 'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+got = sorted((r["fusion"], r.get("mesh"), r["status"]) for r in recs)
+want = sorted((f, m, "ok") for f in ("sum_sharded", "softmax_seqsharded") for m in (1, 2))
+assert got == want, f"{got}\n{[r.get('error') for r in recs]}"
+print(f"slurm: {len(recs)} mesh points ok, the mesh-2 ones under srun")
+PY
+echo "slurm mesh run: $(($(date +%s) - start)) s"
