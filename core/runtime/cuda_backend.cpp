@@ -456,6 +456,47 @@ class CudaBackend final : public Backend {
   CUdeviceptr flush_ = 0;
 };
 
+class CudaDeviceBuffers final : public DeviceBuffers {
+ public:
+  CudaDeviceBuffers(std::shared_ptr<const Context> ctx, int ordinal)
+      : ctx_(std::move(ctx)), ordinal_(ordinal) {}
+  int device() const override { return ordinal_; }
+  void make_current() override { ctx_->make_current(); }
+  void* alloc(size_t bytes) override {
+    if (bytes == 0) return nullptr;
+    ctx_->make_current();
+    CUdeviceptr p = 0;
+    check(ctx_->d, ctx_->d.cuMemAlloc(&p, bytes), "cuMemAlloc");
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+  }
+  void free(void* p) override {
+    if (p == nullptr) return;
+    ctx_->make_current();
+    check(ctx_->d, ctx_->d.cuMemFree(dev(p)), "cuMemFree");
+  }
+  void copy_to_device(void* dst, const void* src, size_t bytes) override {
+    if (bytes == 0) return;
+    ctx_->make_current();
+    check(ctx_->d, ctx_->d.cuMemcpyHtoD(dev(dst), src, bytes), "cuMemcpyHtoD");
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    if (bytes == 0) return;
+    ctx_->make_current();
+    check(ctx_->d, ctx_->d.cuMemcpyDtoH(dst, dev(src), bytes), "cuMemcpyDtoH");
+  }
+  void synchronize() override {
+    ctx_->make_current();
+    check(ctx_->d, ctx_->d.cuCtxSynchronize(), "cuCtxSynchronize");
+  }
+
+ private:
+  static CUdeviceptr dev(const void* p) {
+    return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+  }
+  std::shared_ptr<const Context> ctx_;
+  int ordinal_;
+};
+
 }  // namespace
 
 bool cuda_available(std::string* why) {
@@ -543,6 +584,26 @@ std::string nvrtc_cache_name(const KernelSource& src, const std::string& arch,
   for (const std::string& o : nvrtc_options(arch)) build.source += "\n" + o;
   for (const std::string& o : extra_options) build.source += "\n" + o;
   return src.hash() + "." + arch + "." + build.hash().substr(0, 8) + ".cubin";
+}
+
+int cuda_device_count() {
+  const Driver& d = driver();
+  if (!d.unusable.empty()) return 0;
+  int count = 0;
+  if (d.cuDeviceGetCount(&count) != CUDA_SUCCESS) return 0;
+  return count;
+}
+
+std::unique_ptr<DeviceBuffers> make_cuda_device_buffers(int ordinal) {
+  std::string why;
+  user_assert(cuda_available(&why)) << "no CUDA device: " << why;
+  const int count = cuda_device_count();
+  user_assert(ordinal >= 0 && ordinal < count)
+      << "cuda: device " << ordinal << " requested, the driver shows " << count;
+  const Driver& d = driver();
+  CUdevice dev = 0;
+  check(d, d.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+  return std::make_unique<CudaDeviceBuffers>(std::make_shared<const Context>(d, dev), ordinal);
 }
 
 std::unique_ptr<Backend> make_cuda_backend(const std::string& cache_dir_flag,

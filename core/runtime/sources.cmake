@@ -8,6 +8,7 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/work_estimate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/communicator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_communicator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nccl_communicator.cpp
 )
 # MPI is a private dependency (no public header includes mpi.h); the static
 # library passes it on to whatever links libschedlab. The launcher starts

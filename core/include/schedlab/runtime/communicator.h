@@ -32,7 +32,7 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// "self", "mpi".
+  /// "self", "mpi", "nccl".
   virtual std::string name() const = 0;
 
   /// Every rank's `t` (same shape and dtype on every rank) combined
@@ -57,6 +57,23 @@ class Communicator {
 std::unique_ptr<Communicator> make_self_communicator();
 /// MPI_COMM_WORLD (MPI_Init on first call; MPI_Finalize at exit).
 std::unique_ptr<Communicator> make_mpi_communicator();
+/// NCCL over the ranks of MPI_COMM_WORLD (docs/multi-device.md, NCCL):
+/// libnccl.so.2 (or $SCHEDLAB_NCCL_LIBRARY) dlopen'd, rank r on CUDA device
+/// devices[r] mod the visible count (devices empty: r), the unique id
+/// broadcast from rank 0 through MPI. Allreduce, allgather and reduce-scatter
+/// go through NCCL on device buffers; gather_to_root, max_over_ranks, all,
+/// tensors that carry error bounds, bool tensors and allgathers of unequal
+/// pieces through MPI. Returns nullptr on every rank alike, the reason in
+/// *why, when on any rank the library, a symbol, the device or
+/// ncclCommInitRank fails. A failing NCCL call is a user_error naming the
+/// call and ncclGetErrorString's text.
+std::unique_ptr<Communicator> make_nccl_communicator(const std::vector<int>& devices = {},
+                                                     std::string* why = nullptr);
+/// The communicator of this process: no launcher, self; under a launcher,
+/// NCCL when `cuda_backend` and make_nccl_communicator succeeds, else MPI
+/// (a CUDA run says why on stderr in one line, on rank 0).
+std::unique_ptr<Communicator> make_communicator(bool cuda_backend,
+                                                const std::vector<int>& devices = {});
 
 /// The world size a launcher gave this process (mpirun: OMPI_COMM_WORLD_SIZE
 /// or PMI_SIZE; srun: SLURM_NTASKS with SLURM_PROCID), or nullopt when no

@@ -65,6 +65,31 @@ std::string nvrtc_version();
 std::string nvrtc_cache_name(const KernelSource& src, const std::string& arch,
                              const std::vector<std::string>& extra_options = {});
 
+/// Device buffers on one device for code beside the backend that hands device
+/// pointers to another library (the NCCL communicator, docs/multi-device.md).
+/// Every call first makes the device's primary context current on the
+/// calling thread; failures are user_errors naming the driver call.
+class DeviceBuffers {
+ public:
+  virtual ~DeviceBuffers() = default;
+  /// The device's ordinal.
+  virtual int device() const = 0;
+  /// Makes the device's primary context current on this thread.
+  virtual void make_current() = 0;
+  virtual void* alloc(size_t bytes) = 0;
+  virtual void free(void* p) = 0;
+  virtual void copy_to_device(void* dst, const void* src, size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
+  /// Waits for everything queued on the device (cuCtxSynchronize).
+  virtual void synchronize() = 0;
+};
+
+/// The number of devices the driver shows; 0 when !cuda_available().
+int cuda_device_count();
+/// Buffers on device `ordinal` (its primary context retained while they
+/// live); user_error when !cuda_available() or the ordinal is out of range.
+std::unique_ptr<DeviceBuffers> make_cuda_device_buffers(int ordinal);
+
 /// The CUDA backend on device 0, caching CUBINs in memory and under
 /// cache_dir(cache_dir_flag) (named by nvrtc_cache_name). `extra_nvrtc_options`
 /// are appended to every compile. user_error "no CUDA device: <reason>" when
