@@ -392,10 +392,6 @@ int run_exec_mesh_here(const FusionOptions& fo, const ExecOptions& eo) {
     std::fflush(stdout);
     return run_attached(runtime::launcher_command(eo.mesh, own_command_line()));
   }
-  user_assert(world.value_or(1) == eo.mesh)
-      << "--mesh " << eo.mesh << ": this process was started with " << *world << " rank"
-      << (*world == 1 ? "" : "s") << " (mpirun -n or srun -n); expected " << eo.mesh
-      << ", one per device of the mesh";
   if (eo.timeout_s > 0)
     std::thread([t = eo.timeout_s] {
       std::this_thread::sleep_for(std::chrono::duration<double>(t));
@@ -403,11 +399,17 @@ int run_exec_mesh_here(const FusionOptions& fo, const ExecOptions& eo) {
       std::fflush(stdout);
       std::_Exit(kExitFailures);
     }).detach();
+  // The world the launcher made, even a wrong one: its ranks then say so
+  // with their rank.
   std::unique_ptr<runtime::Communicator> comm =
-      eo.mesh > 1 ? runtime::make_mpi_communicator() : runtime::make_self_communicator();
+      world.value_or(1) > 1 ? runtime::make_mpi_communicator() : runtime::make_self_communicator();
   const int rank = comm->rank();
   // Rank 0 reports errors as a one-device exec does; the others name their rank.
   try {
+    user_assert(comm->size() == eo.mesh)
+        << "--mesh " << eo.mesh << ": this process was started with " << comm->size() << " rank"
+        << (comm->size() == 1 ? "" : "s") << " (mpirun -n or srun -n); expected " << eo.mesh
+        << ", one per device of the mesh";
     return run_mesh_rank(fo, eo, *comm);
   } catch (const plugin::PluginFault& e) {
     if (rank == 0) throw;

@@ -81,7 +81,13 @@ add_test(NAME cli_mesh_world_mismatch
                  "^error: --mesh 2: this process was started with 1 rank .*expected 2"
                  -- ${MPIEXEC_EXECUTABLE} -n 1 --oversubscribe --allow-run-as-root
                  --mca btl self,vader ${SCHEDLAB_CLI} exec sum_sharded --mesh 2 ${MESH_CACHE})
-list(APPEND MESH_TESTS cli_mesh_world_mismatch)
+# The other ranks of a wrong world name their rank.
+add_test(NAME cli_mesh_world_mismatch_rank_prefix
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.sh 2
+                 "^rank 2: error: --mesh 2: this process was started with 3 ranks "
+                 -- ${MPIEXEC_EXECUTABLE} -n 3 --oversubscribe --allow-run-as-root
+                 --mca btl self,vader ${SCHEDLAB_CLI} exec sum_sharded --mesh 2 ${MESH_CACHE})
+list(APPEND MESH_TESTS cli_mesh_world_mismatch cli_mesh_world_mismatch_rank_prefix)
 
 # show --mesh: the plan, each local step's kernel IR under it; no ranks.
 mesh_expect(show_mesh_kir_allreduce 0 "allreduce\\(sum\\)"
@@ -91,6 +97,8 @@ mesh_expect(show_mesh_kir_step_kernel 0 "^    kernel \\(int32 indices\\)$"
 mesh_expect(show_mesh_cuda 0 "__global__" show softmax_seqsharded --mesh 4 --stage cuda)
 mesh_expect(show_mesh_profile 0 "^step 1: allreduce\\(sum\\) T1 -> T1: predicted [0-9.]+ us$"
             show sum_sharded --mesh 2 --stage profile)
+mesh_expect(show_mesh_profile_total 0 "^comm 12 us predicted$"
+            show softmax_seqsharded --mesh 4 --stage profile --device h200)
 mesh_expect(show_mesh_profile_step 0 "^      predicted +[0-9.]+ us, limited by"
             show sum_sharded --mesh 2 --stage profile)
 mesh_expect(show_mesh_schedule 0 "^    Fusion softmax_seqsharded_l1_s0 \\(scheduled\\)$"
