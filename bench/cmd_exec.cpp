@@ -303,7 +303,33 @@ nlohmann::json mesh_record(int mesh, const std::string& status) {
 /// One rank's run of the point; rank 0 prints what a one-device exec prints
 /// (the plan with each local step's kernels, the communications, the
 /// checks), the others print nothing. Every rank returns the same code.
+/// Rank `rank` of a mesh runs on GPU mesh.devices[rank]: CUDA_VISIBLE_DEVICES
+/// narrowed to that one before the driver starts, when this node shows at
+/// least as many GPUs as the mesh has devices (the ones CUDA_VISIBLE_DEVICES
+/// lists, or /proc/driver/nvidia/gpus). With fewer (one GPU, or a launcher
+/// that gave each task its own already) the ranks keep what they were given.
+void pick_rank_gpu(const ir::DeviceMesh& mesh, int rank) {
+  std::vector<std::string> visible;
+  if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::stringstream ss(env);
+    for (std::string d; std::getline(ss, d, ',');)
+      if (!d.empty()) visible.push_back(d);
+  } else {
+    std::error_code ec;
+    int n = 0;
+    for (auto it = std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+      visible.push_back(std::to_string(n++));
+  }
+  const int device = mesh.devices.at(static_cast<size_t>(rank));
+  if (static_cast<int>(visible.size()) < mesh.size() || device >= static_cast<int>(visible.size()))
+    return;
+  setenv("CUDA_VISIBLE_DEVICES", visible[static_cast<size_t>(device)].c_str(), 1);
+}
+
 int run_mesh_rank(const FusionOptions& fo, const ExecOptions& eo, runtime::Communicator& comm) {
+  if (eo.backend != "cpu" && comm.size() > 1)
+    pick_rank_gpu(ir::DeviceMesh::of_size(eo.mesh), comm.rank());
   auto backend = sweep::make_backend(eo.backend, eo.cache_dir);
   point::ShardedOptions so;
   if (sweep::is_cuda(*backend)) so.point.device = runtime::cuda_device_properties();
