@@ -42,3 +42,15 @@ if(SCHEDLAB_NCCL_INCLUDE_DIR)
   target_include_directories(runtime_nccl_api_test PRIVATE ${PROJECT_SOURCE_DIR}/core/runtime
                              ${SCHEDLAB_NCCL_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
 endif()
+
+# runtime_nccl_gpu_1/_2 (label gpu): the real libnccl.so.2 on a real device,
+# compared with MPI; skips without either. Two ranks on a one-GPU machine are
+# refused by NCCL alike on both ranks (the test checks that, and skips).
+add_executable(runtime_nccl_gpu_test ${CMAKE_CURRENT_LIST_DIR}/nccl_gpu_test.cpp)
+target_link_libraries(runtime_nccl_gpu_test PRIVATE schedlab::schedlab GTest::gtest GTest::gmock)
+target_compile_options(runtime_nccl_gpu_test PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O0>)
+schedlab_warnings(runtime_nccl_gpu_test)
+foreach(ranks 1 2)
+  add_mpi_test(NAME runtime_nccl_gpu_${ranks} RANKS ${ranks}
+               COMMAND $<TARGET_FILE:runtime_nccl_gpu_test> LABELS gpu)
+endforeach()
