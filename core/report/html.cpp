@@ -88,7 +88,7 @@ std::string html_table(const Table& t) {
       h += fmt::format(
           "<tr{}><td class=\"name\">{}</td><td class=\"name\">{}</td>"
           "<td class=\"scheduler\">{}</td>",
-          base ? " class=\"baseline\"" : "", wrappable(row.fusion), wrappable(row.size_label),
+          base ? " class=\"baseline\"" : "", wrappable(row.fusion), wrappable(row.label()),
           wrappable(c.scheduler) + (base ? " (baseline)" : ""));
       if (!c.best) {
         h += fmt::format("<td class=\"none\" colspan=\"{}\">no valid point: {}</td></tr>\n",
@@ -170,7 +170,7 @@ std::string bar_chart(const Table& t) {
     for (const TableCell& c : row.cells)
       if (auto b = bar_of(t, c)) longest = std::max({longest, b->ratio, b->hi});
     body += fmt::format("<text x=\"0\" y=\"{}\" font-weight=\"bold\">{} {}</text>\n", y + 12,
-                        esc(row.fusion), esc(row.size_label));
+                        esc(row.fusion), esc(row.label()));
     y += bar_h + gap;
     for (const TableCell& c : row.cells) {
       if (c.points == 0) continue;
@@ -406,7 +406,7 @@ std::string render_html(const std::vector<Record>& records, const TableOptions& 
       out += fmt::format(
           "<h3>{}: median time over {} and {}, {} {} (best over the other "
           "parameters)</h3>\n",
-          esc(hm->scheduler), esc(hm->x), esc(hm->y), esc(row.fusion), esc(row.size_label));
+          esc(hm->scheduler), esc(hm->x), esc(hm->y), esc(row.fusion), esc(row.label()));
       out += heatmap_svg(here, hm->x, hm->y);
     }
     out += "</section>\n";

@@ -34,7 +34,7 @@ std::string render_csv(const std::vector<Table>& tables) {
       "sweep,device,backend,emulated,fusion,size,scheduler,baseline,points,ok_points,config,"
       "repetitions,median_us,q1_us,q3_us,iqr_us,min_us,max_us,gbps,percent_of_peak,speedup,"
       "p_value,significant,predicted_us,predicted_on,no_valid_point,verdict,time_ratio,ratio_lo,"
-      "ratio_hi,cpu_verdict\n";
+      "ratio_hi,cpu_verdict,mesh,comm_us\n";
   for (const Table& t : tables)
     for (const TableRow& row : t.rows)
       for (const TableCell& c : row.cells) {
@@ -76,6 +76,8 @@ std::string render_csv(const std::vector<Table>& tables) {
         f.insert(f.end(), {c.verdict, e ? fmt::format("{}", e->ratio) : "",
                            e ? fmt::format("{}", e->lo) : "", e ? fmt::format("{}", e->hi) : "",
                            c.measured_verdict});
+        // A sweep over meshes (Record::mesh): the row's ranks and predicted communication.
+        f.insert(f.end(), {row.mesh > 0 ? std::to_string(row.mesh) : "", opt_num(row.comm_us)});
         std::string line;
         for (const std::string& x : f) line += (line.empty() ? "" : ",") + csv_field(x);
         out += line + "\n";
@@ -129,7 +131,12 @@ std::string render_json(const std::vector<Table>& tables) {
         }
         cells.push_back(j);
       }
-      rows.push_back({{"fusion", row.fusion}, {"size", row.size_label}, {"cells", cells}});
+      Json r = {{"fusion", row.fusion}, {"size", row.size_label}, {"cells", cells}};
+      if (row.mesh > 0) {
+        r["mesh"] = row.mesh;
+        r["comm_us"] = opt_json(row.comm_us);
+      }
+      rows.push_back(std::move(r));
     }
     Json s = {
         {"sweep", t.sweep},

@@ -10,8 +10,11 @@
 #include <fstream>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
+#include "schedlab/report/html.h"
 #include "schedlab/report/table.h"
 #include "schedlab/runtime/cpu_backend.h"
 #include "schedlab/sweep/run/runner.h"
@@ -147,6 +150,19 @@ TEST(SweepMesh, ManyRanksGoThroughRunMeshPointOneRankRunsHere) {
   size_t rows = 0;
   for (size_t at = 0; (at = text.find("pointwise  ", at)) != std::string::npos; ++at) ++rows;
   EXPECT_EQ(rows, 6u) << text;
+  // CSV ends every line with mesh and comm_us; JSON rows carry them; HTML
+  // names the row by its size and mesh.
+  const std::vector<report::Table> tables = report::build_tables(res.records, {});
+  const std::string csv = report::render_csv(tables);
+  EXPECT_THAT(csv, HasSubstr(",cpu_verdict,mesh,comm_us\n"));
+  EXPECT_THAT(csv, testing::ContainsRegex("\"N=32,K=512\",pointwise,.*,4,6\n"));
+  const nlohmann::json json_rows =
+      nlohmann::json::parse(report::render_json(tables))["sections"][0]["rows"];
+  ASSERT_EQ(json_rows.size(), 6u);
+  EXPECT_EQ(json_rows[5]["mesh"], 4);
+  EXPECT_EQ(json_rows[5]["comm_us"], 6.0);
+  report::TableOptions to;
+  EXPECT_THAT(report::render_html(res.records, to, {}), HasSubstr("N=32,K=512 mesh=4"));
 }
 
 TEST(SweepMesh, WithoutARunnerAManyRankPointCrashesSayingWhy) {

@@ -90,6 +90,12 @@ struct TableRow {
   /// text table then has a mesh and a predicted-communication column.
   int mesh = 0;
   std::optional<double> comm_us;  ///< Record::comm_us of the row's first record that has one
+
+  /// size_label, and " mesh=N" for a row of a sweep over meshes: what names
+  /// the row where there is no mesh column (HTML).
+  std::string label() const {
+    return mesh > 0 ? size_label + " mesh=" + std::to_string(mesh) : size_label;
+  }
 };
 
 /// The side-by-side table of one device.
