@@ -41,7 +41,8 @@ std::vector<std::string> mesh_exec_command(const MeshPointRunner& how,
   std::vector<std::string> a = {how.program, "exec", q.fusion_path, "--mesh",
                                 std::to_string(q.mesh)};
   std::string sizes;
-  for (const auto& [k, v] : q.sizes) sizes += (sizes.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  for (const auto& [k, v] : q.sizes)
+    sizes += (sizes.empty() ? "" : ",") + k + "=" + std::to_string(v);
   if (!sizes.empty()) a.insert(a.end(), {"--size", sizes});
   a.insert(a.end(), {"--backend", how.backend});
   const sweep::SchedulerSpec& s = *q.scheduler;

@@ -8,8 +8,8 @@
 
 namespace schedlab::model {
 
-double collective_us(const DeviceModel& device, lower::CollectiveKind kind,
-                     int64_t bytes_per_rank, int ranks) {
+double collective_us(const DeviceModel& device, lower::CollectiveKind kind, int64_t bytes_per_rank,
+                     int ranks) {
   internal_assert(ranks >= 1 && bytes_per_rank >= 0)
       << "collective_us: " << ranks << " ranks, " << bytes_per_rank << " bytes per rank";
   if (ranks <= 1 || kind == lower::CollectiveKind::Slice) return 0;

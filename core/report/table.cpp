@@ -197,9 +197,10 @@ std::string render_text_tables(const std::vector<Table>& tables, bool colour,
         std::vector<Text> l = {
             {first ? row.fusion : ""}, {first ? row.size_label : ""}, {c.scheduler}};
         if (meshes)
-          l.insert(l.begin() + 2,
-                   {{first && row.mesh > 0 ? std::to_string(row.mesh) : ""},
-                    {first && row.comm_us ? fmt_us(*row.comm_us) : first ? "-" : ""}});
+          l.insert(l.begin() + 2, {{first && row.mesh > 0 ? std::to_string(row.mesh) : ""},
+                                   {first && row.comm_us ? fmt_us(*row.comm_us)
+                                    : first              ? "-"
+                                                         : ""}});
         first = false;
         if (c.best) {
           auto peak = c.best->fraction_of_peak();

@@ -105,7 +105,7 @@ TEST(SweepMesh, ManyRanksGoThroughRunMeshPointOneRankRunsHere) {
     EXPECT_GT(q.mesh, 1);
     EXPECT_EQ(q.scheduler->plugin, "pointwise");
     EXPECT_EQ(q.settings, (std::vector<std::string>{"vector=1"}));
-    EXPECT_FALSE(q.sanitize);  // the sweep's validation
+    EXPECT_FALSE(q.sanitize);      // the sweep's validation
     EXPECT_EQ(q.device, nullptr);  // no profile device: the default is the caller's
   }
   std::set<std::string> keys;

@@ -22,8 +22,8 @@ namespace schedlab::model {
 ///   allgather         (D-1) (latency + S / bw)       (S: the local chunk)
 ///   slice           0                                (local, nothing moves)
 /// with bw the interconnect's per-direction bandwidth; 0 when ranks <= 1.
-double collective_us(const DeviceModel& device, lower::CollectiveKind kind,
-                     int64_t bytes_per_rank, int ranks);
+double collective_us(const DeviceModel& device, lower::CollectiveKind kind, int64_t bytes_per_rank,
+                     int ranks);
 
 /// collective_us of a plan's communication on a mesh of `ranks` devices.
 double collective_us(const DeviceModel& device, const lower::Communication& c, int ranks);
