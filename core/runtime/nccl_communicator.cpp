@@ -10,10 +10,12 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "nccl_api.h"
@@ -33,6 +35,7 @@ struct Nccl {
   nccl::GetUniqueIdFn get_unique_id = nullptr;
   nccl::CommInitRankFn comm_init_rank = nullptr;
   nccl::CommDestroyFn comm_destroy = nullptr;
+  nccl::CommDestroyFn comm_abort = nullptr;  ///< optional: local, waits for no peer
   nccl::AllReduceFn all_reduce = nullptr;
   nccl::AllGatherFn all_gather = nullptr;
   nccl::ReduceScatterFn reduce_scatter = nullptr;
@@ -63,6 +66,7 @@ Nccl load_nccl() {
   resolve(n.all_reduce, "ncclAllReduce");
   resolve(n.all_gather, "ncclAllGather");
   resolve(n.reduce_scatter, "ncclReduceScatter");
+  n.comm_abort = reinterpret_cast<nccl::CommDestroyFn>(dlsym(lib, "ncclCommAbort"));
   return n;
 }
 
@@ -291,18 +295,20 @@ class NcclCommunicator final : public Communicator {
   /// collective's own condition `fits` fails (the axis). Every rank decides
   /// from the same headers.
   std::optional<nccl::DataType> on_nccl(const ref::HostTensor& t, bool fits) {
-    const int w = 3 + kHeaderAxes;
+    // [dtype, has error bounds, fits, number of axes, extents padded with -1]
+    const int w = 4 + kHeaderAxes;
     ref::HostTensor mine{ir::DataType::F64, {1, w}, std::vector<double>(w, -1.0)};
     mine.data[0] = static_cast<double>(static_cast<int>(t.dtype));
     mine.data[1] = t.error.empty() ? 0 : 1;
-    mine.data[2] = static_cast<double>(t.shape.size());
+    mine.data[2] = fits && t.data.size() == static_cast<size_t>(t.numel()) ? 1 : 0;
+    mine.data[3] = static_cast<double>(t.shape.size());
     for (size_t i = 0; i < t.shape.size() && i < kHeaderAxes; ++i)
-      mine.data[3 + i] = static_cast<double>(t.shape[i]);
+      mine.data[4 + i] = static_cast<double>(t.shape[i]);
     const ref::HostTensor all = mpi_->allgather(mine, 0);
-    bool ok = mpi_->all(fits && t.data.size() == static_cast<size_t>(t.numel()));
+    bool ok = true;
     for (int r = 0; r < size() && ok; ++r) {
       const double* h = all.data.data() + static_cast<ptrdiff_t>(r) * w;
-      ok = h[1] == 0 && h[2] <= kHeaderAxes &&
+      ok = h[1] == 0 && h[2] == 1 && h[3] <= kHeaderAxes &&
            std::equal(h, h + w, all.data.data(), [](double a, double b) { return a == b; });
     }
     return ok ? wire_type(t.dtype) : std::nullopt;
@@ -390,7 +396,7 @@ std::unique_ptr<Communicator> make_nccl_communicator(const std::vector<int>& dev
     reason = e.what();
   }
   if (!agree("ncclCommInitRank")) {
-    if (comm != nullptr) lib.comm_destroy(comm);
+    if (comm != nullptr) (lib.comm_abort != nullptr ? lib.comm_abort : lib.comm_destroy)(comm);
     return nullptr;
   }
   return std::make_unique<NcclCommunicator>(std::move(lib), std::move(mpi), std::move(buffers),

@@ -130,6 +130,13 @@ Result ncclCommDestroy(Comm comm) {
   return kSuccess;
 }
 
+Result ncclCommAbort(Comm comm) {
+  if (comm == nullptr) return kInvalidArgument;
+  delete comm;
+  ++g_state.aborts;
+  return kSuccess;
+}
+
 Result ncclAllReduce(const void* send, void* recv, size_t count, DataType t, RedOp op, Comm comm,
                      Stream) {
   g_state.last_op = op;

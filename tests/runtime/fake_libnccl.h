@@ -13,6 +13,7 @@ struct FakeNcclState {
   int unique_ids = 0;       ///< ncclGetUniqueId calls
   int inits = 0;            ///< successful ncclCommInitRank calls
   int destroys = 0;         ///< ncclCommDestroy calls
+  int aborts = 0;           ///< ncclCommAbort calls
   int allreduces = 0;       ///< successful ncclAllReduce calls
   int allgathers = 0;       ///< successful ncclAllGather calls
   int reduce_scatters = 0;  ///< successful ncclReduceScatter calls

@@ -219,7 +219,10 @@ TEST_F(Nccl, AMismatchIsMpisErrorOnEveryRank) {
 TEST_F(Nccl, InitFailingOnOneRankFailsOnEvery) {
   if (rank() == 1) fake_->init_error = 2;  // after the id check: no rank hangs
   std::string why;
+  const int aborts = fake_->aborts;
   EXPECT_EQ(make_nccl_communicator({}, &why), nullptr);
+  // Rank 0's communicator was made, and is aborted (local), not destroyed.
+  EXPECT_EQ(fake_->aborts, aborts + (rank() == 0 ? 1 : 0));
   if (rank() == 1)
     EXPECT_THAT(why, HasSubstr("rank 1: ncclCommInitRank failed: ncclResult_t 2 (fake: unhandled "
                                "system error)"));

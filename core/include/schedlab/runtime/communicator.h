@@ -71,7 +71,8 @@ std::unique_ptr<Communicator> make_nccl_communicator(const std::vector<int>& dev
                                                      std::string* why = nullptr);
 /// The communicator of this process: no launcher, self; under a launcher,
 /// NCCL when `cuda_backend` and make_nccl_communicator succeeds, else MPI
-/// (a CUDA run says why on stderr in one line, on rank 0).
+/// (a CUDA run says why on stderr in one line, on rank 0). With
+/// `cuda_backend` it starts the driver: narrow CUDA_VISIBLE_DEVICES first.
 std::unique_ptr<Communicator> make_communicator(bool cuda_backend,
                                                 const std::vector<int>& devices = {});
 
