@@ -12,12 +12,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 
-#include "fake_libcuda.h"
 #include "fake_libnccl.h"
 #include "schedlab/base/error.h"
 #include "schedlab/ir/op_semantics.h"
 #include "schedlab/runtime/communicator.h"
+#include "schedlab/runtime/cuda_backend.h"
 #include "test_support.h"
 
 namespace schedlab::runtime {
@@ -230,6 +231,34 @@ TEST_F(Nccl, InitFailingOnOneRankFailsOnEvery) {
     EXPECT_THAT(why, HasSubstr("another rank failed ncclCommInitRank"));
   // The device index wraps around the visible devices (the fake shows one).
   EXPECT_NE(make_nccl_communicator({7, 9}, &why), nullptr) << why;
+}
+
+TEST_F(Nccl, DeviceBuffersStageThroughTheDriver) {
+  EXPECT_EQ(cuda_device_count(), 1);
+  std::unique_ptr<DeviceBuffers> b = make_cuda_device_buffers(0);
+  EXPECT_EQ(b->device(), 0);
+  const double in[3] = {1.5, -2, 3}, none[3] = {};
+  double out[3] = {};
+  void* p = b->alloc(sizeof in);
+  b->copy_to_device(p, in, sizeof in);
+  b->synchronize();
+  b->copy_to_host(out, p, sizeof out);
+  b->free(p);
+  EXPECT_EQ(std::memcmp(in, out, sizeof in), 0);
+  EXPECT_EQ(b->alloc(0), nullptr);
+  b->copy_to_device(nullptr, none, 0);  // nothing to copy: no driver call
+  EXPECT_THAT(test_support::user_error_of([] { make_cuda_device_buffers(1); }),
+              HasSubstr("cuda: device 1 requested, the driver shows 1"));
+  // Every call makes the context current first: another thread has none
+  // (the fake driver's current context is per thread, as the real one's).
+  std::thread([&] {
+    double again[3] = {};
+    void* q = b->alloc(sizeof in);
+    b->copy_to_device(q, in, sizeof in);
+    b->copy_to_host(again, q, sizeof again);
+    b->free(q);
+    EXPECT_EQ(std::memcmp(in, again, sizeof in), 0);
+  }).join();
 }
 
 TEST_F(Nccl, WithoutTheLibraryCollectivesGoThroughMpi) {
