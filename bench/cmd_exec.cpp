@@ -4,63 +4,29 @@
 // itself tested with mutants (--mutate). Isolated in a child by default.
 #include <fmt/core.h>
 
-#include <spawn.h>
-
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "cli_checks.h"
 #include "command.h"
+#include "exec.h"
 #include "fusion_point.h"
 #include "schedlab/base/error.h"
 #include "schedlab/isolate/isolate.h"
-#include "schedlab/lower/communication.h"
 #include "schedlab/plugin/registry.h"
-#include "schedlab/point/sharded.h"
 #include "schedlab/ref/npy.h"
-#include "schedlab/runtime/communicator.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/segment/segment.h"
 #include "schedlab/sweep/pipeline/mutate.h"
-#include "subprocess.h"
-
-extern char** environ;
 
 namespace schedlab::cli {
 
 namespace {
-
-struct ExecOptions {
-  std::string backend = "auto";
-  std::string cache_dir;
-  uint64_t seed = 1;
-  std::string inputs;        ///< --inputs: comma-separated .npy files, one per fusion input
-  std::string save_outputs;  ///< --save-outputs: a directory for <name>.npy and <name>.ref.npy
-  bool isolate = true;       ///< --isolate (default) / --no-isolate: run in a child process
-  bool sanitize = false;     ///< --sanitize: run the kernels under the emulation sanitizer
-  double timeout_s = 120;    ///< --timeout (0: none)
-  std::vector<std::string> mutate;   ///< --mutate KIND (repeatable; docs/mutation.md)
-  std::optional<double> rtol, atol;  ///< --rtol/--atol: a user tolerance (docs/validation.md)
-  int mesh = 0;                      ///< --mesh N: run on N ranks (0: not given)
-  bool json = false;                 ///< --json (with --mesh): one JSON line on rank 0
-  std::string mutate_step;           ///< --mutate-step STEP:KIND (with --mesh)
-  /// The user's tolerance when --rtol or --atol was given (the other one 0,
-  /// as the sweep key `validation: {rtol, atol}`), else the error bound's.
-  std::optional<ref::Tolerance> tolerance() const {
-    if (!rtol && !atol) return std::nullopt;
-    return ref::Tolerance::user(rtol.value_or(0), atol.value_or(0));
-  }
-};
 
 /// --inputs a.npy,b.npy: one file per input of f, in order, each checked
 /// against the input's dtype and its shape under `sizes`.
@@ -86,10 +52,10 @@ std::vector<ref::HostTensor> read_inputs(const std::string& list, const ir::Fusi
   return r;
 }
 
-/// --save-outputs DIR: each output as DIR/<name>.npy, the reference as
-/// DIR/<name>.ref.npy and the reference's per-element error bound (f64, the
-/// B of docs/validation.md) as DIR/<name>.bound.npy, <name> being the
-/// output's name in the fusion or T<n>.
+}  // namespace
+
+// ---- Shared with exec --mesh (exec.h) ----------------------------------------
+
 void save_outputs(const std::string& dir, const ir::Fusion& f,
                   const std::vector<ref::HostTensor>& got,
                   const std::vector<ref::HostTensor>& want) {
@@ -110,10 +76,6 @@ void save_outputs(const std::string& dir, const ir::Fusion& f,
   }
 }
 
-/// --mutate: each mutation applied to a copy of the outputs `got`, which
-/// validated (`v`), validated again and judged; its effect and verdict
-/// printed. When `v` failed there is nothing to test: it says so. A mutation
-/// that changes no output cannot be killed: a user error, after the others.
 void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plain,
                    const ir::SizeBindings& sizes, const std::vector<ref::HostTensor>& got,
                    const std::vector<ref::HostTensor>& want, const sweep::Validation& v,
@@ -142,7 +104,6 @@ void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plai
          "above); try another kind";
 }
 
-/// "grid (2, 1, 1), block (128, 1, 1), 0 B shared, int32 index": how a kernel launched.
 std::string launch_str(const sweep::SegmentKernel& k) {
   const runtime::LaunchDims& dims = k.dims;
   return fmt::format("grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index",
@@ -150,8 +111,6 @@ std::string launch_str(const sweep::SegmentKernel& k) {
                      dims.block[2], dims.shared_bytes, k.prepared.source.index_bits);
 }
 
-/// "<indent>segment 0 (reduction: block=128): grid ..." for each segment of a
-/// segmented point.
 std::string segment_lines(const point::Point& p, const std::string& indent) {
   const segment::Segmentation& s = p.segmented()->segmentation;
   const point::Result& r = p.result();
@@ -164,7 +123,6 @@ std::string segment_lines(const point::Point& p, const std::string& indent) {
   return out;
 }
 
-/// The sanitizer's findings (with --sanitize) and each output's check.
 void print_checks(const ExecOptions& eo, const std::vector<std::string>& findings,
                   const sweep::Validation& v) {
   if (eo.sanitize)
@@ -185,6 +143,8 @@ void print_checks(const ExecOptions& eo, const std::vector<std::string>& finding
             : fmt::format(", {} mismatches, first at {}", c.cmp.mismatches, c.cmp.first_mismatch));
   }
 }
+
+namespace {
 
 int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   auto backend = sweep::make_backend(eo.backend, eo.cache_dir);
@@ -232,242 +192,6 @@ int run_exec_here(const FusionOptions& fo, const ExecOptions& eo) {
   // (a survivor means the check is too weak; its line says so).
   run_mutations(eo.mutate, *ref.plain, bf.sizes, r.outputs, ref.want, v, eo.tolerance());
   return v.ok && eo.mutate.empty() ? kExitOk : kExitFailures;
-}
-
-// ---- --mesh N: the fusion on N ranks (docs/multi-device.md, "Ranks") -------
-
-/// This program's path and arguments as it was started (/proc/self), to
-/// start it again under a launcher.
-std::vector<std::string> own_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> argv;
-  for (std::string a; std::getline(in, a, '\0');) argv.push_back(a);
-  internal_assert(!argv.empty()) << "exec --mesh: cannot read /proc/self/cmdline";
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) argv[0] = self.string();
-  return argv;
-}
-
-/// Starts `argv` with this process's stdin, stdout and stderr and waits for
-/// it: its exit code.
-int run_attached(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
-  user_assert(rc == 0) << "exec --mesh: cannot start the launcher '" << argv[0]
-                       << "': " << std::strerror(rc)
-                       << " (install Open MPI's mpirun, or start schedlab under mpirun or srun)";
-  return wait_process(pid);
-}
-
-/// --mutate-step STEP:KIND: the plan step and the mutation applied, on the
-/// last rank, to the values that step made.
-point::ShardedFault parse_mutate_step(const std::string& text, int ranks) {
-  const size_t colon = text.find(':');
-  size_t step = 0;
-  bool ok = colon != std::string::npos && colon > 0;
-  for (size_t i = 0; ok && i < colon; ++i) ok = std::isdigit(static_cast<unsigned char>(text[i]));
-  user_assert(ok) << "--mutate-step: expected STEP:KIND (a plan step's number, then zero, "
-                     "scale:F, one:R, swap or nan), found '"
-                  << text << "'";
-  step = std::stoul(text.substr(0, colon));
-  return {step, ranks - 1, sweep::parse_mutation(text.substr(colon + 1), "--mutate-step")};
-}
-
-/// The status of a verdict, as a sweep record spells it.
-std::string verdict_status(point::Verdict v) {
-  switch (v) {
-    case point::Verdict::Ok:
-      return "ok";
-    case point::Verdict::WrongResult:
-      return "wrong_result";
-    case point::Verdict::Racy:
-      return "racy";
-    case point::Verdict::Rejected:
-      return "rejected";
-    default:
-      return "error";
-  }
-}
-
-/// `exec --mesh N --json`'s one line (rank 0's, on stdout): "status",
-/// "mesh", and per outcome "rank" (the slowest), "seconds" (its time),
-/// "rank_seconds", "max_abs_error", "error", "findings".
-nlohmann::json mesh_record(int mesh, const std::string& status) {
-  return nlohmann::json{{"status", status}, {"mesh", mesh}};
-}
-
-/// One rank's run of the point; rank 0 prints what a one-device exec prints
-/// (the plan with each local step's kernels, the communications, the
-/// checks), the others print nothing. Every rank returns the same code.
-/// Rank `rank` of a mesh runs on GPU mesh.devices[rank]: CUDA_VISIBLE_DEVICES
-/// narrowed to that one before the driver starts, when this node shows at
-/// least as many GPUs as the mesh has devices (the ones CUDA_VISIBLE_DEVICES
-/// lists, or /proc/driver/nvidia/gpus). With fewer (one GPU, or a launcher
-/// that gave each task its own already) the ranks keep what they were given.
-void pick_rank_gpu(const ir::DeviceMesh& mesh, int rank) {
-  std::vector<std::string> visible;
-  if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    std::stringstream ss(env);
-    for (std::string d; std::getline(ss, d, ',');)
-      if (!d.empty()) visible.push_back(d);
-  } else {
-    std::error_code ec;
-    int n = 0;
-    for (auto it = std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec);
-         !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-      visible.push_back(std::to_string(n++));
-  }
-  const int device = mesh.devices.at(static_cast<size_t>(rank));
-  if (static_cast<int>(visible.size()) < mesh.size() || device >= static_cast<int>(visible.size()))
-    return;
-  setenv("CUDA_VISIBLE_DEVICES", visible[static_cast<size_t>(device)].c_str(), 1);
-}
-
-int run_mesh_rank(const FusionOptions& fo, const ExecOptions& eo, runtime::Communicator& comm) {
-  if (eo.backend != "cpu" && comm.size() > 1)
-    pick_rank_gpu(ir::DeviceMesh::of_size(eo.mesh), comm.rank());
-  auto backend = sweep::make_backend(eo.backend, eo.cache_dir);
-  point::ShardedOptions so;
-  if (sweep::is_cuda(*backend)) so.point.device = runtime::cuda_device_properties();
-  so.point.sanitize = eo.sanitize;
-  so.point.tolerance = eo.tolerance();
-  so.point.cache_dir = eo.cache_dir;
-  so.seed = eo.seed;
-  so.fast_math = fo.fast_math;
-  if (!eo.mutate_step.empty()) so.fault = parse_mutate_step(eo.mutate_step, eo.mesh);
-  Loaded l = load(fo, backend.get(), so.point);
-  so.point.kernel = l.point.options().kernel;
-  const ir::DeviceMesh mesh = ir::DeviceMesh::of_size(eo.mesh);
-  const point::ShardedResult r = point::run_sharded(
-      std::move(l.point.fusion()), l.point.scheduler(), mesh, backend.get(), comm, so);
-  if (r.verdict == point::Verdict::Rejected) {
-    // Every rank declined alike: rank 0 says so, as a user error would.
-    if (r.rank == 0 && eo.json) {
-      nlohmann::json j = mesh_record(eo.mesh, "rejected");
-      j["error"] = r.reject_reason;
-      fmt::print("{}\n", j.dump());
-    } else if (r.rank == 0) {
-      fmt::print(stderr, "error: {} on mesh {}: {}\n", r.fusion.def.fusion->name(), mesh.str(),
-                 r.reject_reason);
-    }
-    return kExitUsage;
-  }
-  const int code = r.verdict == point::Verdict::Ok && eo.mutate.empty() ? kExitOk : kExitFailures;
-  if (r.rank != 0) return code;
-  if (eo.json) {
-    nlohmann::json j = mesh_record(eo.mesh, verdict_status(r.verdict));
-    j["rank"] = r.slowest_rank;
-    j["seconds"] = r.max_seconds;
-    j["rank_seconds"] = r.rank_seconds;
-    j["max_abs_error"] = r.validation->max_abs_error;
-    if (r.verdict != point::Verdict::Ok) j["error"] = r.validation->summary();
-    if (!r.findings.empty()) j["findings"] = r.findings;
-    fmt::print("{}\n", j.dump());
-    return code;
-  }
-
-  const ir::Fusion& f = *r.fusion.def.fusion;
-  fmt::print("{} on {}: sizes {}, mesh {} ({} ranks, {}), slowest rank {:.3g} s\n", f.name(),
-             backend->name(), sweep::sizes_str(f, r.fusion.sizes), mesh.str(), r.ranks, comm.name(),
-             r.max_seconds);
-  // The plan, each local step's kernels under its line (as rank 0 ran them;
-  // every rank runs the same kernels at the same local sizes).
-  std::vector<const point::StepRun*> by_step(r.plan.steps.size(), nullptr);
-  for (const point::StepRun& s : r.steps) by_step[s.step] = &s;
-  const std::string plan = lower::print_plan(r.plan, [&](size_t step) -> std::string {
-    if (!by_step[step]) return "";
-    const point::Point& p = *by_step[step]->point;
-    if (p.segmented()) return segment_lines(p, "");
-    return "kernel " + p.fusion().def.fusion->name() + ": " + launch_str(p.kernel()) + "\n";
-  });
-  std::istringstream lines(plan);
-  for (std::string line; std::getline(lines, line);) fmt::print("  {}\n", line);
-  print_checks(eo, r.findings, *r.validation);
-  const point::Reference& ref = *r.reference;
-  if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *ref.plain, r.outputs, ref.want);
-  run_mutations(eo.mutate, *ref.plain, r.fusion.sizes, r.outputs, ref.want, *r.validation,
-                eo.tolerance());
-  return code;
-}
-
-/// `exec --mesh N`: started by hand with N > 1, check the flags and the plan
-/// once (a sharding that breaks a rule is one error, not one per rank) and
-/// start N ranks of this command under the launcher; started by a launcher,
-/// run as one rank of a world that must be N ranks. In process (no isolated
-/// child): MPI must be initialised by the process the launcher started.
-int run_exec_mesh_here(const FusionOptions& fo, const ExecOptions& eo) {
-  user_assert(eo.inputs.empty())
-      << "--inputs with --mesh: not supported yet (every rank generates the same inputs from "
-         "--seed); drop --inputs or --mesh";
-  const std::optional<int> world = runtime::launcher_world_size();
-  if (!world && eo.mesh > 1) {
-    Loaded l = load(fo, nullptr, {}, /*segment=*/false);
-    const lower::ShardedPlan plan = lower::plan_communication(
-        *l.point.fusion().def.fusion, l.point.fusion().sizes, ir::DeviceMesh::of_size(eo.mesh));
-    if (!eo.mutate_step.empty()) {
-      const size_t step = parse_mutate_step(eo.mutate_step, eo.mesh).step;
-      user_assert(step < plan.steps.size())
-          << "--mutate-step " << eo.mutate_step << ": the plan of " << plan.fusion->name() << " on "
-          << eo.mesh << " ranks has steps 0 to " << plan.steps.size() - 1 << ", found step "
-          << step;
-    }
-    std::fflush(stdout);
-    return run_attached(runtime::launcher_command(eo.mesh, own_command_line()));
-  }
-  if (eo.timeout_s > 0)
-    std::thread([t = eo.timeout_s] {
-      std::this_thread::sleep_for(std::chrono::duration<double>(t));
-      std::fprintf(stderr, "error: exec: timed out after %g s (--timeout)\n", t);
-      std::fflush(stdout);
-      std::_Exit(kExitFailures);
-    }).detach();
-  // The world the launcher made, even a wrong one: its ranks then say so
-  // with their rank.
-  std::unique_ptr<runtime::Communicator> comm =
-      world.value_or(1) > 1 ? runtime::make_mpi_communicator() : runtime::make_self_communicator();
-  const int rank = comm->rank();
-  // Rank 0 reports errors as a one-device exec does; the others name their rank.
-  try {
-    user_assert(comm->size() == eo.mesh)
-        << "--mesh " << eo.mesh << ": this process was started with " << comm->size() << " rank"
-        << (comm->size() == 1 ? "" : "s") << " (mpirun -n or srun -n); expected " << eo.mesh
-        << ", one per device of the mesh";
-    return run_mesh_rank(fo, eo, *comm);
-  } catch (const plugin::PluginFault& e) {
-    if (rank == 0) throw;
-    fmt::print(stderr, "rank {}: {}\n", rank, e.what());
-    return kExitFailures;
-  } catch (const UserError& e) {
-    if (rank == 0) throw;
-    fmt::print(stderr, "rank {}: {}\n", rank, e.what());
-    return kExitUsage;
-  } catch (const InternalError& e) {
-    if (rank == 0) throw;
-    fmt::print(stderr, "rank {}: {}\n", rank, e.what());
-    return kExitInternal;
-  }
-}
-
-/// run_exec_mesh_here; with --json, an error that stops the point before
-/// its record (a broken sharding rule, a schedule error) is a record too,
-/// "status": "error", written once (by rank 0, or before the ranks start).
-int run_exec_mesh(const FusionOptions& fo, const ExecOptions& eo) {
-  if (!eo.json) return run_exec_mesh_here(fo, eo);
-  // Only rank 0's errors (or the starter's, before any rank) come out of
-  // run_exec_mesh_here: the other ranks report theirs and return a code.
-  try {
-    return run_exec_mesh_here(fo, eo);
-  } catch (const std::exception& e) {
-    nlohmann::json j = mesh_record(eo.mesh, "error");
-    j["error"] = e.what();
-    fmt::print("{}\n", j.dump());
-    std::fflush(stdout);
-    throw;
-  }
 }
 
 /// By default (--isolate) the whole of exec (plugin calls, compile, launches,
