@@ -26,9 +26,10 @@ int index_of(const std::vector<ir::TensorView*>& list, const ir::TensorView* t) 
   return it == list.end() ? -1 : static_cast<int>(it - list.begin());
 }
 
-/// Every rank's `lines`, in rank order, on every rank. The communicator
-/// moves tensors only: the text travels as one f64 per byte, each rank's
-/// padded to the longest (-1 past its end), one allgather.
+}  // namespace
+
+// The communicator moves tensors only: the text travels as one f64 per
+// byte, each rank's padded to the longest (-1 past its end), one allgather.
 std::vector<std::vector<std::string>> all_lines(runtime::Communicator& comm,
                                                 const std::vector<std::string>& lines) {
   std::string text;
@@ -56,8 +57,6 @@ std::vector<std::vector<std::string>> all_lines(runtime::Communicator& comm,
   }
   return out;
 }
-
-}  // namespace
 
 StepRun make_step_point(const lower::ShardedPlan& plan, size_t step, const SchedulerRef& ref,
                         runtime::Backend* backend, Options options, const std::string& path) {

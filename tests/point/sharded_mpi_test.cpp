@@ -114,6 +114,25 @@ TEST_F(Sharded, ABrokenRuleIsAUserErrorOnEveryRank) {
   EXPECT_THROW(run("sum_sharded", {{"N", 3}, {"K", 2 * ranks() + 1}}), UserError);
 }
 
+TEST_F(Sharded, EveryRanksLinesMeetInRankOrder) {
+  // Rank r says r + 1 lines: one empty, then lines with bytes past ASCII;
+  // rank r's differ in length, so each is padded differently.
+  std::vector<std::string> mine;
+  for (int i = 0; i <= rank(); ++i)
+    mine.push_back(i == 0 ? ""
+                          : "rank " + std::to_string(rank()) + " line " + std::to_string(i) +
+                                " \xc3\xa9");
+  const std::vector<std::vector<std::string>> all = all_lines(comm(), mine);
+  ASSERT_EQ(all.size(), static_cast<size_t>(ranks()));
+  for (int r = 0; r < ranks(); ++r) {
+    ASSERT_EQ(all[static_cast<size_t>(r)].size(), static_cast<size_t>(r) + 1) << "rank " << r;
+    for (int i = 0; i <= r; ++i)
+      EXPECT_EQ(
+          all[static_cast<size_t>(r)][static_cast<size_t>(i)],
+          i == 0 ? "" : "rank " + std::to_string(r) + " line " + std::to_string(i) + " \xc3\xa9");
+  }
+}
+
 }  // namespace
 }  // namespace schedlab::point
 

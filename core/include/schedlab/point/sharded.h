@@ -99,6 +99,11 @@ struct ShardedResult {
   int slowest_rank = 0;
 };
 
+/// Every rank's `lines` (no line holding a newline), in rank order, on
+/// every rank: how the sanitizer's findings of the ranks meet.
+std::vector<std::vector<std::string>> all_lines(runtime::Communicator& comm,
+                                                const std::vector<std::string>& lines);
+
 /// Runs `bf` (unscheduled) on `mesh` as rank comm.rank() of comm.size()
 /// (which must equal mesh.size(): internal error otherwise; the CLI checks
 /// the launcher's world size as a user error first), each local step
