@@ -13,13 +13,6 @@ namespace schedlab::point {
 
 namespace {
 
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
 /// Index of `t` in `list`, or -1.
 int index_of(const std::vector<ir::TensorView*>& list, const ir::TensorView* t) {
   auto it = std::find(list.begin(), list.end(), t);
@@ -153,59 +146,60 @@ ShardedResult run_sharded(sweep::BoundFusion bf, const SchedulerRef& ref,
     return !user || user(e, p);
   };
   std::vector<std::string> findings;
+  // A local step as a Point; the values it made (none when its scheduler
+  // declined it: then the point is Rejected).
+  auto run_local = [&](size_t s) -> std::vector<int> {
+    StepRun run = make_step_point(plan, s, ref, backend, po, r.fusion.path);
+    Point& p = *run.point;
+    p.run(Stage::Schedule, Stage::Schedule);
+    if (p.result().verdict == Verdict::Rejected) {
+      r.verdict = Verdict::Rejected;
+      r.reject_reason = fmt::format("step {} ({}): {}", s, p.fusion().def.fusion->name(),
+                                    p.result().reject_reason);
+      r.steps.push_back(std::move(run));
+      return {};
+    }
+    auto step_ref = std::make_shared<Reference>();
+    for (int i : run.inputs) step_ref->inputs.push_back(value(i));
+    p.set_reference(std::move(step_ref));
+    p.run(Stage::Lower, po.last);
+    const std::vector<ref::HostTensor>& out = p.result().outputs;
+    internal_assert(out.size() == run.outputs.size())
+        << "sharded: step " << s << " gave " << out.size() << " outputs, expected "
+        << run.outputs.size();
+    for (size_t o = 0; o < out.size(); ++o) values[run.outputs[o]] = out[o];
+    for (const runtime::SanitizerFinding& x : p.result().findings) findings.push_back(x.message());
+    std::vector<int> made = run.outputs;
+    r.steps.push_back(std::move(run));
+    return made;
+  };
+  // A communication through the communicator (a Slice is local).
+  auto communicate = [&](const lower::Communication& c) -> std::vector<int> {
+    const ref::HostTensor& in = value(c.input);
+    const Clock::time_point start = Clock::now();
+    switch (c.kind) {
+      case lower::CollectiveKind::Allreduce: {
+        ref::HostTensor t = in;
+        comm.allreduce(t, c.op);
+        values[c.output] = std::move(t);
+        break;
+      }
+      case lower::CollectiveKind::ReduceScatter:
+        values[c.output] = comm.reduce_scatter(in, c.axis, c.op);
+        break;
+      case lower::CollectiveKind::Allgather:
+        values[c.output] = comm.allgather(in, c.axis);
+        break;
+      case lower::CollectiveKind::Slice:
+        values[c.output] = ref::slice_axis(in, c.axis, r.rank, r.ranks);
+        break;
+    }
+    r.seconds += seconds_since(start);
+    return {c.output};
+  };
   for (size_t s = 0; s < plan.steps.size(); ++s) {
-    std::vector<int> made;  // the values this step produced
-    std::visit(Overloaded{
-                   [&](const lower::LocalStep&) {
-                     StepRun run = make_step_point(plan, s, ref, backend, po, r.fusion.path);
-                     Point& p = *run.point;
-                     p.run(Stage::Schedule, Stage::Schedule);
-                     if (p.result().verdict == Verdict::Rejected) {
-                       r.verdict = Verdict::Rejected;
-                       r.reject_reason =
-                           fmt::format("step {} ({}): {}", s, p.fusion().def.fusion->name(),
-                                       p.result().reject_reason);
-                     } else {
-                       auto step_ref = std::make_shared<Reference>();
-                       for (int i : run.inputs) step_ref->inputs.push_back(value(i));
-                       p.set_reference(std::move(step_ref));
-                       p.run(Stage::Lower, po.last);
-                       const std::vector<ref::HostTensor>& out = p.result().outputs;
-                       internal_assert(out.size() == run.outputs.size())
-                           << "sharded: step " << s << " gave " << out.size()
-                           << " outputs, expected " << run.outputs.size();
-                       for (size_t o = 0; o < out.size(); ++o) values[run.outputs[o]] = out[o];
-                       made = run.outputs;
-                       for (const runtime::SanitizerFinding& x : p.result().findings)
-                         findings.push_back(x.message());
-                     }
-                     r.steps.push_back(std::move(run));
-                   },
-                   [&](const lower::Communication& c) {
-                     ref::HostTensor& in = value(c.input);
-                     const Clock::time_point start = Clock::now();
-                     switch (c.kind) {
-                       case lower::CollectiveKind::Allreduce: {
-                         ref::HostTensor t = in;
-                         comm.allreduce(t, c.op);
-                         values[c.output] = std::move(t);
-                         break;
-                       }
-                       case lower::CollectiveKind::ReduceScatter:
-                         values[c.output] = comm.reduce_scatter(in, c.axis, c.op);
-                         break;
-                       case lower::CollectiveKind::Allgather:
-                         values[c.output] = comm.allgather(in, c.axis);
-                         break;
-                       case lower::CollectiveKind::Slice:
-                         values[c.output] = ref::slice_axis(in, c.axis, r.rank, r.ranks);
-                         break;
-                     }
-                     r.seconds += seconds_since(start);
-                     made = {c.output};
-                   },
-               },
-               plan.steps[s]);
+    const auto* c = std::get_if<lower::Communication>(&plan.steps[s]);
+    const std::vector<int> made = c ? communicate(*c) : run_local(s);
     if (r.verdict == Verdict::Rejected) return r;  // every rank declines alike
     if (options.fault && options.fault->step == s && options.fault->rank == r.rank) {
       std::vector<ref::HostTensor> got;
