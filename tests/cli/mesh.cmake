@@ -3,8 +3,10 @@
 # gathered outputs against the unsharded reference; `show --mesh N` prints the
 # plan without starting ranks. Included by CMakeLists.txt.
 #
-# The multi-rank tests share one RESOURCE_LOCK (mpi): two oversubscribed jobs
-# of 2-4 ranks on a 2-core machine would only slow each other into timeouts.
+# The multi-rank tests share one RESOURCE_LOCK (mpi) and take 2 processors:
+# two oversubscribed jobs of 2-4 ranks on a 2-core machine, or one beside
+# other tests, would only slow each other into timeouts. Label mpi, as
+# add_mpi_test's (ctest -L mpi).
 set(MESH_CACHE --backend cpu --cache-dir ${CMAKE_CURRENT_BINARY_DIR}/kernel_cache)
 set(MESH_TESTS)
 # A function, not a macro: a macro's ${ARGN} would unescape the regex's \\(.
@@ -104,4 +106,4 @@ mesh_expect(show_mesh_profile_step 0 "^      predicted +[0-9.]+ us, limited by"
 mesh_expect(show_mesh_schedule 0 "^    Fusion softmax_seqsharded_l1_s0 \\(scheduled\\)$"
             show softmax_seqsharded --mesh 2 --stage schedule)
 
-set_tests_properties(${MESH_TESTS} PROPERTIES RESOURCE_LOCK mpi)
+set_tests_properties(${MESH_TESTS} PROPERTIES RESOURCE_LOCK mpi PROCESSORS 2 LABELS mpi)
