@@ -579,13 +579,19 @@ void Printer::visit(const kir::MmaTile& s) {
   // An operand with ldmatrix rows (lower/mma_tile.h): the warp's ldmatrix
   // when its whole tile is in range (the same branch for every lane), else
   // the element reads. Each lane's row is a traced 16-byte read (SL_VLD), so
-  // the sanitizer and the model's shared-memory wavefronts see it.
-  auto operand = [&](const char* name, size_t regs, const kir::ExprP& row, const kir::ExprP& full,
-                     bool trans, const auto& v, const auto& valid) {
-    std::string packs;
-    for (size_t r = 0; r < regs; ++r) packs += (r ? ", " : "") + pack(v, valid, 2 * r);
+  // the sanitizer and the model's shared-memory wavefronts see it. `dst` is
+  // the register array written, declared here when `declare`.
+  auto operand = [&](const std::string& dst, bool declare, size_t regs, const kir::ExprP& row,
+                     const kir::ExprP& full, bool trans, const auto& v, const auto& valid) {
     if (!row) {
-      *os_ << pad() << "  const uint32_t " << name << "[" << regs << "] = {" << packs << "};\n";
+      if (declare) {
+        std::string packs;
+        for (size_t r = 0; r < regs; ++r) packs += (r ? ", " : "") + pack(v, valid, 2 * r);
+        *os_ << pad() << "  const uint32_t " << dst << "[" << regs << "] = {" << packs << "};\n";
+        return;
+      }
+      for (size_t r = 0; r < regs; ++r)
+        *os_ << pad() << "  " << dst << "[" << r << "] = " << pack(v, valid, 2 * r) << ";\n";
       return;
     }
     const auto* ld = row->as<kir::Load>();
@@ -596,26 +602,62 @@ void Printer::visit(const kir::MmaTile& s) {
              expr(kir::Expr::launch_index(ir::ParallelType::TIDx) % kir::Expr::integer(32) <
                   kir::Expr::integer(16)) +
              ") ? " + addr + " : " + base(*ld->buffer);
-    *os_ << pad() << "  uint32_t " << name << "[" << regs << "];\n";
+    if (declare) *os_ << pad() << "  uint32_t " << dst << "[" << regs << "];\n";
     *os_ << pad() << "  if (" << expr(full) << ") {\n";
-    *os_ << pad() << "    sl_ldmatrix<" << (trans ? "true" : "false") << ">(" << name << ", " << addr
+    *os_ << pad() << "    sl_ldmatrix<" << (trans ? "true" : "false") << ">(" << dst << ", " << addr
          << ");\n";
     *os_ << pad() << "  } else {\n";
     for (size_t r = 0; r < regs; ++r)
-      *os_ << pad() << "    " << name << "[" << r << "] = " << pack(v, valid, 2 * r) << ";\n";
+      *os_ << pad() << "    " << dst << "[" << r << "] = " << pack(v, valid, 2 * r) << ";\n";
     *os_ << pad() << "  }\n";
   };
+  auto mma = [&](const std::string& a, const std::string& b) {
+    *os_ << pad() << "  float sl_mc[4];\n";
+    for (size_t i = 0; i < 4; ++i)
+      *os_ << pad() << "  sl_mc[" << i << "] = (" << expr(s.acc_valid[i]) << ") ? "
+           << load(*s.acc, s.acc_index[i]) << " : 0.0f;\n";
+    *os_ << pad() << "  sl_mma_m16n8k16<" << t << ">(sl_mc, " << a << ", " << b << ", sl_mc);\n";
+    for (size_t i = 0; i < 4; ++i)
+      *os_ << pad() << "  if (" << expr(s.acc_valid[i]) << ") " << store_head(*s.acc, s.acc_index[i])
+           << "sl_mc[" << i << "]);\n";
+  };
   *os_ << pad() << "{\n";
-  operand("sl_ma", 4, s.a_row, s.a_full, false, s.a, s.a_valid);
-  operand("sl_mb", 2, s.b_row, s.b_full, s.b_trans, s.b, s.b_valid);
-  *os_ << pad() << "  float sl_mc[4];\n";
-  for (size_t i = 0; i < 4; ++i)
-    *os_ << pad() << "  sl_mc[" << i << "] = (" << expr(s.acc_valid[i]) << ") ? "
-         << load(*s.acc, s.acc_index[i]) << " : 0.0f;\n";
-  *os_ << pad() << "  sl_mma_m16n8k16<" << t << ">(sl_mc, sl_ma, sl_mb, sl_mc);\n";
-  for (size_t i = 0; i < 4; ++i)
-    *os_ << pad() << "  if (" << expr(s.acc_valid[i]) << ") " << store_head(*s.acc, s.acc_index[i])
-         << "sl_mc[" << i << "]);\n";
+  if (s.m_var.empty() && s.n_var.empty()) {
+    operand("sl_ma", true, 4, s.a_row, s.a_full, false, s.a, s.a_valid);
+    operand("sl_mb", true, 2, s.b_row, s.b_full, s.b_trans, s.b, s.b_valid);
+    mma("sl_ma", "sl_mb");
+    *os_ << pad() << "}\n";
+    return;
+  }
+  // A warp tile (kir::MmaTile::m_var/n_var): the A fragments of every m and
+  // the B fragments of every n in registers first, then the m x n mma.sync.
+  const std::string mv = s.m_var.empty() ? "sl_wm" : s.m_var;
+  const std::string nv = s.n_var.empty() ? "sl_wn" : s.n_var;
+  *os_ << pad() << "  uint32_t sl_fa[" << s.m_trips << "][4];\n";
+  *os_ << pad() << "  uint32_t sl_fb[" << s.n_trips << "][2];\n";
+  const int saved = depth_;
+  auto open = [&](const std::string& var, int64_t trips) {
+    *os_ << pad() << "  #pragma unroll\n";
+    *os_ << pad() << "  for (sl_index_t " << var << " = 0; " << var << " < " << trips << "; ++"
+         << var << ") {\n";
+    ++depth_;
+  };
+  auto close = [&] {
+    --depth_;
+    *os_ << pad() << "  }\n";
+  };
+  open(mv, s.m_trips);
+  operand("sl_fa[" + mv + "]", false, 4, s.a_row, s.a_full, false, s.a, s.a_valid);
+  close();
+  open(nv, s.n_trips);
+  operand("sl_fb[" + nv + "]", false, 2, s.b_row, s.b_full, s.b_trans, s.b, s.b_valid);
+  close();
+  open(mv, s.m_trips);
+  open(nv, s.n_trips);
+  mma("sl_fa[" + mv + "]", "sl_fb[" + nv + "]");
+  close();
+  close();
+  depth_ = saved;
   *os_ << pad() << "}\n";
 }
 

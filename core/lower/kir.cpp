@@ -226,6 +226,10 @@ StmtP MmaTile::clone() const {
   s->b_trans = b_trans;
   s->a_why = a_why;
   s->b_why = b_why;
+  s->m_var = m_var;
+  s->n_var = n_var;
+  s->m_trips = m_trips;
+  s->n_trips = n_trips;
   return s;
 }
 

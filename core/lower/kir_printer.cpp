@@ -156,6 +156,10 @@ class Printer : public IRVisitor {
                        print_expr(s.b_row), print_expr(s.b_full)));
     else
       line("  b: element reads (" + s.b_why + ")");
+    if (!s.m_var.empty() || !s.n_var.empty())
+      line(fmt::format("  warp tile: m {} x {}, n {} x {} (fragments read once per m and per n)",
+                       s.m_var.empty() ? "-" : s.m_var, s.m_trips,
+                       s.n_var.empty() ? "-" : s.n_var, s.n_trips));
   }
   void visit(const GridReduce& s) override {
     if (s.persistent()) {

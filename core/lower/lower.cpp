@@ -12,6 +12,7 @@
 #include "indexing.h"
 #include "loop_tree.h"
 #include "lowerable.h"
+#include "mma_tile.h"
 #include "register_loops.h"
 #include "simplify.h"
 #include "unswitch.h"
@@ -48,7 +49,7 @@ const std::vector<std::string_view>& lowering_passes() {
   static const std::vector<std::string_view> kPasses = {
       "allocate_buffers", "plan_vectorization", "generate",  "place_dynamic_shared",
       "simplify",         "lower_async_copies",    "unroll_register_loops", "unswitch_loops",
-      "insert_barriers",  "circular_buffer"};
+      "insert_barriers",  "circular_buffer",       "hoist_mma_fragments"};
   return kPasses;
 }
 
@@ -126,6 +127,10 @@ kir::Kernel lower(const ir::Fusion& f, int index_bits, const PassObserver& after
   //    barriers (and cp.async waits) just placed.
   circular_buffer(kernel);
   after("circular_buffer", kernel);
+  // 8. Warp tiles: the loops over a warp's mma tiles folded into the tile,
+  //    each operand fragment read once per row or column of tiles.
+  hoist_mma_fragments(kernel);
+  after("hoist_mma_fragments", kernel);
   return kernel;
 }
 

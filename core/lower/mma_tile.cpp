@@ -4,11 +4,13 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "schedlab/base/error.h"
+#include "schedlab/lower/kir_visitor.h"
 #include "schedlab/sched/inline.h"
 
 namespace schedlab::lower {
@@ -294,5 +296,56 @@ kir::StmtP mma_tile(const ir::MmaOp* e, const Indexer& ix,
   }
   return tile;
 }
+
+namespace {
+
+/// Whether any of `xs` (null entries skipped) reads variable `var`.
+template <typename... Xs>
+bool any_reads(const std::string& var, const Xs&... xs) {
+  bool hit = false;
+  auto one = [&](const ExprP& e) { hit = hit || (e && kir::reads_var(e, var)); };
+  auto each = [&](const auto& x) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(x)>, ExprP>)
+      one(x);
+    else
+      for (const ExprP& e : x) one(e);
+  };
+  (each(xs), ...);
+  return hit;
+}
+
+class FoldWarpTiles : public kir::IRMutator {
+ public:
+  void mutate_body(std::vector<kir::StmtP>& body) override {
+    for (kir::StmtP& s : body) {
+      mutate(*s);
+      auto* f = s->as<kir::For>();
+      if (f == nullptr || f->unswitch || f->body.size() != 1) continue;
+      auto* tile = f->body[0]->as<kir::MmaTile>();
+      const auto* n = f->extent->as<kir::IntImm>();
+      if (tile == nullptr || n == nullptr || n->value < 1) continue;
+      // Each iteration must own its accumulators: then no two mma.sync of
+      // the folded tile add into one element, whatever their order.
+      if (!any_reads(f->var, tile->acc_index)) continue;
+      const bool a_reads = any_reads(f->var, tile->a, tile->a_valid, tile->a_row, tile->a_full);
+      const bool b_reads = any_reads(f->var, tile->b, tile->b_valid, tile->b_row, tile->b_full);
+      if (!b_reads && tile->m_var.empty()) {
+        tile->m_var = f->var;
+        tile->m_trips = n->value;
+      } else if (!a_reads && tile->n_var.empty()) {
+        tile->n_var = f->var;
+        tile->n_trips = n->value;
+      } else {
+        continue;
+      }
+      kir::StmtP folded = std::move(f->body[0]);
+      s = std::move(folded);
+    }
+  }
+};
+
+}  // namespace
+
+void hoist_mma_fragments(kir::Kernel& kernel) { FoldWarpTiles().mutate(*kernel.body); }
 
 }  // namespace schedlab::lower

@@ -63,6 +63,17 @@ bool is_mma_tile_operand(const ir::TensorView* t);
 /// the tile that the output's loops would give t (docs/matmul.md).
 const ir::TensorView* mma_operand_source(const ir::TensorView* t);
 
+/// The last pass: each serial loop of constant extent whose body is one
+/// MmaTile (or one folded already) is folded into it (kir::MmaTile::m_var,
+/// n_var) when one operand's reads do not depend on the loop variable: an
+/// m loop (B independent of it) or an n loop (A independent). The tile then
+/// reads each A fragment once per m and each B fragment once per n into
+/// registers, not once per mma.sync (nvFuser's warp tile: the operands of
+/// warp_m / 16 x warp_n / 8 instructions from warp_m / 16 + warp_n / 8
+/// ldmatrix). Each (m, n) accumulates its own C fragment, so the order of
+/// the mma.sync does not change any result.
+void hoist_mma_fragments(kir::Kernel& kernel);
+
 /// Whether loop `key` is the fragment loop of an mma tile.
 bool is_mma_fragment_loop(const LoopKey& key);
 

@@ -46,8 +46,10 @@ class Walker : public kir::IRVisitor {
   void visit(const kir::Store& s) override { work[s.buffer] += times_; }
   void visit(const kir::GridReduce& s) override { work[s.buffer] += times_; }
   void visit(const kir::MmaTile& s) override {
-    mma_tiles += times_;
-    work[s.acc] += times_ * kMmaTileStatements;
+    // A warp tile (kir::MmaTile::m_var/n_var) is m_trips x n_trips of them.
+    const double n = times_ * static_cast<double>(s.m_trips * s.n_trips);
+    mma_tiles += n;
+    work[s.acc] += n * kMmaTileStatements;
   }
   void visit(const kir::BlockReduce& s) override {
     work[s.buffer] += times_;

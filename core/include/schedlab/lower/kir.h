@@ -361,6 +361,14 @@ struct MmaTile final : Stmt {
   /// Why an operand keeps element reads (empty when it uses ldmatrix), for
   /// the kernel-IR text.
   std::string a_why, b_why;
+  /// A warp tile (lower/mma_tile.h hoist_mma_fragments): the serial loops
+  /// over the warp's instruction tiles folded into the statement, `m_var`
+  /// (m_trips iterations; A's exprs may read it, B's do not) and `n_var`
+  /// (B's, not A's); "" for none (1 trip). Each A fragment is read once per
+  /// m and each B fragment once per n, into registers, before the m_trips x
+  /// n_trips mma.sync: as many mma.sync, m_trips + n_trips fragment reads.
+  std::string m_var, n_var;
+  int64_t m_trips = 1, n_trips = 1;
   MmaTile() : Stmt(kKind) {}
   StmtP clone() const override;
 };
