@@ -131,6 +131,17 @@ int run_mesh_rank(const FusionOptions& fo, const ExecOptions& eo, runtime::Commu
   if (eo.backend != "cpu" && comm.size() > 1)
     pick_rank_gpu(ir::DeviceMesh::of_size(eo.mesh), comm.rank());
   auto backend = sweep::make_backend(eo.backend, eo.cache_dir);
+  // On GPUs the collectives go through NCCL where it loads (docs/multi-device.md,
+  // NCCL), made here, after the rank's GPU is picked; MPI otherwise. Every
+  // rank gets nullptr alike.
+  std::unique_ptr<runtime::Communicator> nccl;
+  if (sweep::is_cuda(*backend) && comm.size() > 1) {
+    std::string why;
+    nccl = runtime::make_nccl_communicator({}, &why);
+    if (nccl == nullptr && comm.rank() == 0)
+      fmt::print(stderr, "note: collectives go through MPI, not NCCL: {}\n", why);
+  }
+  runtime::Communicator& coll = nccl != nullptr ? *nccl : comm;
   point::ShardedOptions so;
   if (sweep::is_cuda(*backend)) so.point.device = runtime::cuda_device_properties();
   so.point.sanitize = eo.sanitize;
@@ -143,7 +154,7 @@ int run_mesh_rank(const FusionOptions& fo, const ExecOptions& eo, runtime::Commu
   so.point.kernel = l.point.options().kernel;
   const ir::DeviceMesh mesh = ir::DeviceMesh::of_size(eo.mesh);
   const point::ShardedResult r = point::run_sharded(
-      std::move(l.point.fusion()), l.point.scheduler(), mesh, backend.get(), comm, so);
+      std::move(l.point.fusion()), l.point.scheduler(), mesh, backend.get(), coll, so);
   if (r.verdict == point::Verdict::Rejected) {
     // Every rank declined alike: rank 0 says so, as a user error would.
     if (r.rank == 0 && eo.json) {
@@ -172,7 +183,7 @@ int run_mesh_rank(const FusionOptions& fo, const ExecOptions& eo, runtime::Commu
 
   const ir::Fusion& f = *r.fusion.def.fusion;
   fmt::print("{} on {}: sizes {}, mesh {} ({} ranks, {}), slowest rank {:.3g} s\n", f.name(),
-             backend->name(), sweep::sizes_str(f, r.fusion.sizes), mesh.str(), r.ranks, comm.name(),
+             backend->name(), sweep::sizes_str(f, r.fusion.sizes), mesh.str(), r.ranks, coll.name(),
              r.max_seconds);
   // The plan, each local step's kernels under its line (as rank 0 ran them;
   // every rank runs the same kernels at the same local sizes).

@@ -54,3 +54,25 @@ foreach(ranks 1 2)
   add_mpi_test(NAME runtime_nccl_gpu_${ranks} RANKS ${ranks}
                COMMAND $<TARGET_FILE:runtime_nccl_gpu_test> LABELS gpu)
 endforeach()
+
+# exec --mesh 2 on the CUDA backend over the fake driver (LD_LIBRARY_PATH:
+# the CLI's RUNPATH comes after it): with the fake libnccl the collectives
+# are NCCL's; with a library that is not there, MPI's, after one note. The
+# fake runs no kernel, so the outputs are wrong (exit 1): these tests check
+# the communicator only.
+set(SCHEDLAB_NCCL_EXEC ${CMAKE_CURRENT_BINARY_DIR}/nccl_exec_cache)
+add_test(NAME runtime_nccl_exec_mesh_fake
+         COMMAND $<TARGET_FILE:schedlab_cli> exec sum_sharded --mesh 2 --backend cuda
+                 --cache-dir ${SCHEDLAB_NCCL_EXEC})
+add_test(NAME runtime_nccl_exec_mesh_fallback
+         COMMAND $<TARGET_FILE:schedlab_cli> exec sum_sharded --mesh 2 --backend cuda
+                 --cache-dir ${SCHEDLAB_NCCL_EXEC})
+set_tests_properties(runtime_nccl_exec_mesh_fake PROPERTIES
+  ENVIRONMENT "LD_LIBRARY_PATH=${CMAKE_CURRENT_BINARY_DIR}/fake_cuda;SCHEDLAB_NCCL_LIBRARY=${SCHEDLAB_FAKE_NCCL_DIR}/libnccl.so.2;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+  PASS_REGULAR_EXPRESSION "mesh \\[0, 1\\] \\(2 ranks, nccl\\)")
+set_tests_properties(runtime_nccl_exec_mesh_fallback PROPERTIES
+  ENVIRONMENT "LD_LIBRARY_PATH=${CMAKE_CURRENT_BINARY_DIR}/fake_cuda;SCHEDLAB_NCCL_LIBRARY=/nonexistent/libnccl.so.2;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+  # stderr's note and stdout's first line in either order (CMake's . matches a newline)
+  PASS_REGULAR_EXPRESSION "(not NCCL: rank 0: /nonexistent/libnccl\\.so\\.2 not found.*\\(2 ranks, mpi\\)|\\(2 ranks, mpi\\).*not NCCL: rank 0: /nonexistent/libnccl\\.so\\.2 not found)")
+set_tests_properties(runtime_nccl_exec_mesh_fake runtime_nccl_exec_mesh_fallback PROPERTIES
+  PROCESSORS 2 RESOURCE_LOCK mpi TIMEOUT 300 LABELS mpi)
