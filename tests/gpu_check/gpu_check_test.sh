@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The rehearsal of a GPU visit without a GPU (issue 39; docs/gpu-check.md).
 #   gpu_check_test.sh bundle SOURCE BUILD DIR   scripts/device-bundle --no-build
-#       --check into DIR/bundle: the size line, bundle + source under 48 MiB,
-#       every bundled program starts from a clean environment
+#       --check into DIR/bundle and DIR/bundle.tar.xz: the size lines, packed
+#       bundle + source under 48 MiB (the archive's own size), the archive holds
+#       device-bundle/ as the folder is (tar, and Python's tarfile for a host
+#       without xz), every bundled program starts from the unpacked archive in
+#       a clean environment, no python plugin (nor libpython)
 #   gpu_check_test.sh dry-run SOURCE BUILD DIR  the bundle's gpu-check --dry-run:
 #       the stages in order of value, budgets under 8 minutes, at most 4 result
 #       files each under 16 MiB (a 20 MiB fake log cut to fit), the eight
@@ -32,8 +35,35 @@ bundle)
   expect 0 'check: [0-9]+ ok, 0 failed' -- env SCHEDLAB_BUILD_DIR="$build" "$src/scripts/device-bundle" --no-build --check --dest "$bundle"
   echo "$out"
   grep -Eq '^device-bundle: bundle [0-9.]+ MiB' <<<"$out" || fail "no size line"
-  total=$(sed -n 's/^device-bundle: bundle + source tree \([0-9.]*\) MiB.*/\1/p' <<<"$out")
-  awk -v t="$total" 'BEGIN {exit !(t > 0 && t < 48)}' || fail "bundle + source tree $total MiB, not under 48"
+  # The packed bundle: its size is what the limit counts, with the source tree's.
+  archive=$bundle.tar.xz
+  [[ -f $archive ]] || fail "no $archive"
+  packed=$(stat -c %s "$archive")
+  grep -qF "device-bundle: packed $(awk -v b="$packed" 'BEGIN {printf "%.1f", b / 1048576}') MiB in $archive" <<<"$out" ||
+    fail "the packed size line does not give $archive's size ($packed bytes)"
+  source=$(sed -n 's/^device-bundle: source tree \([0-9.]*\) MiB.*/\1/p' <<<"$out")
+  total=$(sed -n 's/^device-bundle: packed bundle + source tree \([0-9.]*\) MiB.*/\1/p' <<<"$out")
+  awk -v t="$total" -v p="$packed" -v s="$source" 'BEGIN {d = t - (p / 1048576 + s); exit !(t > 0 && t < 48 && d < 0.11 && d > -0.11)}' ||
+    fail "packed bundle + source tree '$total' MiB: not $packed bytes + $source MiB, or not under 48"
+  # One folder, device-bundle/, holding what the bundle's folder holds; the
+  # check started everything from it.
+  others=$(tar -tJf "$archive" | grep -v '^device-bundle/' | head -3)
+  [[ -z $others ]] || fail "$archive holds more than device-bundle/: $others"
+  grep -q "ok $archive unpacks to what $bundle holds" <<<"$out" || fail "--check did not compare the archive with the folder"
+  grep -Eq "check: [0-9]+ ok, 0 failed, from env -i in $archive unpacked to a temporary folder" <<<"$out" ||
+    fail "--check did not run from the unpacked archive"
+  grep -q 'ok gpu-check --dry-run --only 1 from the unpacked copy' <<<"$out" || fail "gpu-check not started from the unpacked copy"
+  # Where the host has no xz, Python's tarfile unpacks it the same (modes too).
+  py=$dir/py-unpacked
+  rm -rf "$py"
+  /usr/bin/python3 -m tarfile -e "$archive" "$py" || fail "python3 -m tarfile -e $archive failed"
+  diff <(cd "$bundle" && find . -type f -printf '%P %s %m\n' | sort) <(cd "$py/device-bundle" && find . -type f -printf '%P %s %m\n' | sort) ||
+    fail "python3 -m tarfile -e unpacks $archive differently"
+  "$py/device-bundle/bin/schedlab" --version > /dev/null || fail "schedlab from the Python-unpacked copy does not start"
+  rm -rf "$py"
+  # The python plugin stays out (gpu-check runs no Python heuristic), and with it libpython.
+  [[ -e $bundle/lib/schedlab/plugins/python.so ]] && fail "python.so is bundled"
+  ls "$bundle"/lib/libpython* > /dev/null 2>&1 && fail "libpython is bundled"
   # Every built *_gpu_test and every built-in plugin is in it, stripped.
   while IFS= read -r -d '' t; do
     readelf -h "$t" > /dev/null 2>&1 || continue
@@ -41,6 +71,7 @@ bundle)
     grep -q "ok tests/$(basename "$t") --gtest_list_tests" <<<"$out" || fail "$(basename "$t") not started by --check"
   done < <(find "$build/tests" -type f -executable -name '*_gpu_test' -print0)
   for p in "$build"/plugins/*.so; do
+    [[ $(basename "$p") == python.so ]] && continue
     grep -q "ok plugin $(basename "$p") loads" <<<"$out" || fail "plugin $(basename "$p") not loaded by --check"
   done
   for f in "$bundle"/bin/schedlab "$bundle"/tests/* "$bundle"/lib/schedlab/plugins/*.so; do
@@ -91,9 +122,9 @@ dry-run)
   expect 2 "has no scheduler named 'no-such-scheduler'" -- "$bundle/bin/schedlab" run "$sweep" --only no-such-scheduler
   expect 2 "has no scheduler named 'no-such-scheduler'" -- "$bundle/bin/schedlab" run "$work/sweeps/speed_of_light_bf16.yaml" --only no-such-scheduler
   rm -rf "$work"
-  # Bundle + source tree, as device-bundle recorded them.
-  b=$(sed -n 's/^bundle_bytes=//p' "$bundle/BUNDLE"); s=$(sed -n 's/^source_bytes=//p' "$bundle/BUNDLE")
-  ((b + s < 48 * 1048576)) || fail "bundle $b + source $s bytes, not under 48 MiB"
+  # Packed bundle + source tree (as device-bundle recorded it) under the limit.
+  b=$(stat -c %s "$bundle.tar.xz") s=$(sed -n 's/^source_bytes=//p' "$bundle/BUNDLE")
+  [[ -n $s ]] && ((b + s < 48 * 1048576)) || fail "packed bundle $b + source '$s' bytes, not under 48 MiB"
   ;;
 
 resume)
@@ -171,7 +202,10 @@ usage)
   expect 1 "device-bundle: error: no bundle in $r/none" -- "$db" --check-only --dest "$r/none"
   # Past the size limit the script fails, naming the sizes.
   [[ -x $bundle/bin/schedlab ]] || fail "no bundle in $bundle (the gpu_check_bundle test makes it)"
-  expect 1 "device-bundle: error: bundle \+ source tree is [0-9.]+ MiB, over the limit of 1 MiB" -- "$db" --check-only --dest "$bundle" --limit-mib 1
+  expect 1 "device-bundle: error: packed bundle \+ source tree is [0-9.]+ MiB, over the limit of 1 MiB" -- "$db" --check-only --dest "$bundle" --limit-mib 1
+  # A bundle folder without its archive cannot be checked as it travels.
+  mkdir -p "$r/noarch/bin"; cp "$bundle/BUNDLE" "$r/noarch/"; printf '#!/bin/sh\n' > "$r/noarch/bin/schedlab"; chmod +x "$r/noarch/bin/schedlab"
+  expect 1 "device-bundle: error: no $r/noarch.tar.xz, the packed bundle" -- "$db" --check-only --dest "$r/noarch"
   ;;
 *) fail "unknown case '$what'" ;;
 esac
