@@ -6,17 +6,26 @@
 // more than 1 % of the cases were unscheduled, or (--mutate) when a mutant of
 // a validated run survived validation.
 #include <fmt/core.h>
+#include <spawn.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "cli_checks.h"
 #include "command.h"
 #include "schedlab/base/error.h"
 #include "schedlab/fuzz/fuzz.h"
+#include "schedlab/fuzz/mesh.h"
+#include "schedlab/runtime/communicator.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/sweep/pipeline/pipeline.h"
+#include "subprocess.h"
+
+extern char** environ;
 
 namespace schedlab::cli {
 namespace {
@@ -33,6 +42,7 @@ struct FuzzOptions {
   std::string cache_dir;
   std::vector<std::string> plugin_dirs;
   std::string mutate;  ///< --mutate KIND; "" for none
+  int mesh = 1;        ///< --mesh N: sharded cases as N ranks (docs/fuzz.md, "Many devices")
 };
 
 /// "[120/1000] 231 validated, 7 refused, ..." on a terminal's stderr.
@@ -62,7 +72,135 @@ class Progress {
   bool shown_ = false;
 };
 
+/// This program's path and arguments as it was started (/proc/self), to
+/// start it again under a launcher (as exec --mesh does).
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string a; std::getline(in, a, '\0');) argv.push_back(a);
+  internal_assert(!argv.empty()) << "fuzz --mesh: cannot read /proc/self/cmdline";
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) argv[0] = self.string();
+  return argv;
+}
+
+/// Starts `argv` attached to this process's stdio; its exit code.
+int run_attached(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  user_assert(rc == 0) << "fuzz --mesh: cannot start the launcher '" << argv[0]
+                       << "': " << std::strerror(rc)
+                       << " (install Open MPI's mpirun, or start schedlab under mpirun or srun)";
+  return wait_process(pid);
+}
+
+/// `fuzz --mesh N`: started by hand, N ranks of this command under the
+/// launcher; as a rank, every case sharded and run by every rank, rank 0
+/// printing (docs/fuzz.md, "Many devices").
+int run_fuzz_mesh(const FuzzOptions& o) {
+  const std::optional<int> world = runtime::launcher_world_size();
+  if (!world) {
+    if (!o.keep.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(o.keep, ec);
+      user_assert(!ec && std::filesystem::is_directory(o.keep))
+          << "--keep: cannot create directory '" << o.keep << "'"
+          << (ec ? ": " + ec.message() : ": a file of that name exists");
+    }
+    for (uint64_t i : o.only)
+      user_assert(i < o.cases) << "--only: case " << i << " is not among the " << o.cases
+                               << " cases of --cases; expected an index below " << o.cases;
+    if (!o.mutate.empty()) sweep::parse_mutation(o.mutate);
+    std::fflush(stdout);
+    return run_attached(runtime::launcher_command(o.mesh, own_command_line()));
+  }
+  std::unique_ptr<runtime::Communicator> comm = runtime::make_mpi_communicator();
+  const int rank = comm->rank();
+  user_assert(comm->size() == o.mesh)
+      << "--mesh " << o.mesh << ": this process was started with " << comm->size() << " rank"
+      << (comm->size() == 1 ? "" : "s") << " (mpirun -n or srun -n); expected " << o.mesh;
+  plugin::Registry registry(plugin::plugin_search_path(o.plugin_dirs));
+  std::vector<std::string> errors;
+  fuzz::MeshCampaignOptions c;
+  c.run.plugins = sweep::segmenter_plugins(registry, {}, &errors);
+  if (rank == 0)
+    for (const std::string& e : errors) fmt::print(stderr, "warning: {}\n", e);
+  c.cases = o.cases;
+  c.only = o.only;
+  c.seed = o.seed;
+  c.keep_dir = o.keep;
+  c.timeout_s = o.timeout_s;
+  c.run.cache_dir = o.cache_dir;
+  c.run.sanitize = o.sanitize;
+  if (!o.mutate.empty()) c.run.mutation = sweep::parse_mutation(o.mutate);
+  // Each rank's copy of the case's fusion file (the reference reads it by path).
+  const std::filesystem::path work =
+      std::filesystem::temp_directory_path() /
+      fmt::format("schedlab-fuzz-mesh-{}-rank{}", getpid(), rank);
+  c.run.work_dir = work.string();
+  std::vector<uint64_t> survivors;
+  fuzz::RunOutcome closest;
+  uint64_t closest_case = 0;
+  c.on_case = [&](const fuzz::MeshCase& mc, const fuzz::MeshOutcome& out) {
+    const fuzz::RunOutcome& r = out.outcome;
+    if (r.max_ratio > closest.max_ratio) {
+      closest = r;
+      closest_case = mc.index;
+    }
+    if (r.mutant == fuzz::Mutant::Survived) {
+      survivors.push_back(mc.index);
+      fmt::print("survived case {} (mesh {}): {}\n", mc.index, o.mesh, r.mutant_line);
+    }
+    if (fuzz::is_reported(r.cls)) {
+      fmt::print("{} case {} (mesh {}): {}\n", fuzz::class_name(r.cls), mc.index, o.mesh, r.reason);
+      // Wrong, racy and crashed cases with what replays them: the fusion
+      // with its mesh and shard keys (`schedlab exec F --mesh N`).
+      if (r.cls == fuzz::RunClass::Wrong || r.cls == fuzz::RunClass::Racy ||
+          r.cls == fuzz::RunClass::Crashed || r.cls == fuzz::RunClass::Internal) {
+        fmt::print("  shard declarations: {}", mc.sharding.keys());
+        std::istringstream lines(mc.text());
+        for (std::string l; std::getline(lines, l);) fmt::print("  | {}\n", l);
+      }
+    }
+    std::fflush(stdout);
+  };
+  c.on_kept = [&](const fuzz::MeshCase&, const std::string& path) {
+    fmt::print("kept {}\n", path);
+    std::fflush(stdout);
+  };
+  fuzz::MeshSummary s = fuzz::run_mesh_campaign(c, *comm);
+  std::error_code ec;
+  std::filesystem::remove_all(work, ec);
+  bool failed = s.runs.failed();
+  if (rank == 0) {
+    if (!survivors.empty()) {
+      std::string only;
+      for (uint64_t i : survivors) only += (only.empty() ? "" : ",") + std::to_string(i);
+      fmt::print("{} mutant{} survived; to rerun those cases: schedlab fuzz --mesh {} --seed {} "
+                 "--cases {} --only {} --mutate {}\n",
+                 s.runs.survived, s.runs.survived == 1 ? "" : "s", o.mesh, o.seed, o.cases, only,
+                 c.run.mutation->str());
+    }
+    if (closest.max_ratio > 0)
+      fmt::print("largest error/allowed of a validated run: {:.3g}, case {}: {}\n",
+                 closest.max_ratio, closest_case, closest.max_ratio_at);
+    fmt::print("{}\n", s.detail_line());
+    fmt::print("{}\n", s.line());
+  }
+  // Rank 0 alone knows the mutants: its verdict is every rank's exit code,
+  // and no rank leaves before rank 0 has printed.
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const bool ok = comm->all(rank == 0 ? !failed : true);
+  return ok ? kExitOk : kExitFailures;
+}
+
 int run_fuzz(const FuzzOptions& o) {
+  if (o.mesh > 1) return run_fuzz_mesh(o);
   if (!o.keep.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.keep, ec);
@@ -177,6 +315,11 @@ Command add_fuzz_command(CLI::App& app) {
   cmd->add_option("--cache-dir", o->cache_dir,
                   "Compiled-kernel cache (default $SCHEDLAB_CACHE_DIR or ~/.cache/schedlab)");
   add_plugin_dir_option(cmd, o->plugin_dirs);
+  cmd->add_option("--mesh", o->mesh,
+                  "Shard every case over a mesh of N devices and run it as N ranks (started "
+                  "under mpirun by itself): the segmenter's plugins per local step, validated "
+                  "on rank 0 (docs/fuzz.md, Many devices)")
+      ->check(integer_in(1, 1024));
   cmd->add_option("--mutate", o->mutate,
                   "Also mutate the outputs of every validated run (zero, scale:F, one:R, swap "
                   "or nan, as `exec --mutate`) and validate again; count killed and surviving "

@@ -8,4 +8,6 @@ target_sources(schedlab PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/runner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/minimize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/campaign.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shard_gen.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mesh_runner.cpp
 )
