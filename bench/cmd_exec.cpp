@@ -205,6 +205,8 @@ int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
       << "--mutate-step makes a step of a sharded plan wrong; it needs --mesh";
   user_assert(!eo.json || eo.mesh > 0)
       << "--json prints the record of a sharded point; it needs --mesh";
+  user_assert((eo.warmup == 0 && eo.reps == 1 && eo.device.empty()) || eo.mesh > 0)
+      << "--warmup, --reps and --device time and predict a sharded point; they need --mesh";
   if (eo.mesh > 0) return run_exec_mesh(fo, eo);
   if (!eo.isolate) {
     // A default time limit: an emulated kernel that never ends (a schedule
@@ -297,6 +299,20 @@ Command add_exec_command(CLI::App& app) {
                   "With --mesh: STEP:KIND makes the values plan step STEP produced on the last "
                   "rank wrong (KIND as --mutate), a wrong local kernel or a wrong collective, to "
                   "test that validation on rank 0 rejects it (exit 1)");
+  cmd->add_option("--warmup", eo->warmup,
+                  "With --mesh: untimed repetitions of the plan after the validating run "
+                  "(default 0)")
+      ->check(integer_in<int>(0));
+  cmd->add_option("--reps", eo->reps,
+                  "With --mesh: timed repetitions of the plan after the warmup (default 1), "
+                  "each one every local step's kernels and every communication, the ranks "
+                  "aligned by a barrier; a repetition's time is its slowest rank's, the point's "
+                  "their median")
+      ->check(integer_in<int>(1));
+  cmd->add_option("--device", eo->device,
+                  "With --mesh: profile every local step's kernels on this device model "
+                  "(configs/devices; docs/model.md) and predict the point: their sum plus the "
+                  "communications");
   cmd->add_option("--rtol", eo->rtol,
                   "Relative tolerance: validate with |got - want| <= atol + rtol x |want| instead "
                   "of the reference's error bounds (docs/validation.md; --atol alone: rtol 0)")

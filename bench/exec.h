@@ -27,6 +27,10 @@ struct ExecOptions {
   int mesh = 0;                      ///< --mesh N: run on N ranks (0: not given)
   bool json = false;                 ///< --json (with --mesh): one JSON line on rank 0
   std::string mutate_step;           ///< --mutate-step STEP:KIND (with --mesh)
+  /// --warmup W --reps R (with --mesh): after the validating run, W untimed
+  /// and R timed repetitions of the plan (point::ShardedOptions).
+  int warmup = 0, reps = 1;
+  std::string device;  ///< --device MODEL (with --mesh): predict the point on it
   /// The user's tolerance when --rtol or --atol was given (the other one 0,
   /// as the sweep key `validation: {rtol, atol}`), else the error bound's.
   std::optional<ref::Tolerance> tolerance() const {

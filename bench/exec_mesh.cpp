@@ -21,11 +21,14 @@
 #include "exec.h"
 #include "schedlab/base/error.h"
 #include "schedlab/lower/communication.h"
+#include "schedlab/model/collective.h"
+#include "schedlab/model/device.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/point/sharded.h"
 #include "schedlab/runtime/communicator.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "schedlab/sweep/pipeline/mutate.h"
+#include "schedlab/sweep/run/runner.h"
 #include "subprocess.h"
 
 extern char** environ;
@@ -150,6 +153,21 @@ int run_mesh_rank(const FusionOptions& fo, const ExecOptions& eo, runtime::Commu
   so.seed = eo.seed;
   so.fast_math = fo.fast_math;
   if (!eo.mutate_step.empty()) so.fault = parse_mutate_step(eo.mutate_step, eo.mesh);
+  so.warmup = eo.warmup;
+  so.repetitions = eo.reps;
+  // --device: rank 0 profiles the steps' kernels on the model, traced on a
+  // CPU backend (this one, or one made for it on CUDA).
+  std::optional<model::DeviceModel> device;
+  std::unique_ptr<runtime::Backend> tracer;
+  if (!eo.device.empty()) {
+    device = model::load_device(eo.device, device_dirs());
+    so.profile_device = &*device;
+    if (sweep::is_cuda(*backend)) {
+      tracer = sweep::make_backend("cpu", eo.cache_dir);
+      so.point.profile_backend = tracer.get();
+    }
+    so.point.profile.cache_dir = eo.cache_dir;
+  }
   Loaded l = load(fo, backend.get(), so.point);
   so.point.kernel = l.point.options().kernel;
   const ir::DeviceMesh mesh = ir::DeviceMesh::of_size(eo.mesh);
@@ -177,6 +195,27 @@ int run_mesh_rank(const FusionOptions& fo, const ExecOptions& eo, runtime::Commu
     j["max_abs_error"] = r.validation->max_abs_error;
     if (r.verdict != point::Verdict::Ok) j["error"] = r.validation->summary();
     if (!r.findings.empty()) j["findings"] = r.findings;
+    std::vector<double> times_us, comm_us;
+    for (double t : r.times) times_us.push_back(t * 1e6);
+    for (double t : r.comm_times) comm_us.push_back(t * 1e6);
+    j["times_us"] = times_us;
+    if (!comm_us.empty()) j["comm_measured_us"] = comm_us;
+    // What a sweep's record takes from the point, as one line of the
+    // record's own JSON (report::to_json, in a string: the config keeps its
+    // order): config, bytes_moved, tolerance, prediction, times.
+    report::Record rec;
+    rec.status = report::parse_status(verdict_status(r.verdict)).value_or(report::Status::Crashed);
+    rec.device.backend = sweep::is_cuda(*backend) ? "cuda" : "cpu";
+    rec.config = r.config;
+    rec.config_hash = report::config_hash(r.config);
+    rec.times_us = times_us;
+    rec.bytes_moved = r.bytes_moved;
+    rec.max_abs_error = r.validation->max_abs_error;
+    if (!r.validation->outputs.empty())
+      rec.tolerance = sweep::record_tolerance(r.validation->outputs[0].tol);
+    rec.prediction = r.prediction;
+    rec.mesh = eo.mesh;
+    j["record"] = report::to_json(rec);  // a string: the record's own key order
     fmt::print("{}\n", j.dump());
     return code;
   }
@@ -197,6 +236,14 @@ int run_mesh_rank(const FusionOptions& fo, const ExecOptions& eo, runtime::Commu
   });
   std::istringstream lines(plan);
   for (std::string line; std::getline(lines, line);) fmt::print("  {}\n", line);
+  if (!r.comm_times.empty())
+    fmt::print("  timed: {} repetition{} after {} warmup, the slowest rank's each, median {:.3g} s\n",
+               r.times.size(), r.times.size() == 1 ? "" : "s", eo.warmup, r.max_seconds);
+  if (r.prediction)
+    fmt::print("  predicted {:.3g} us on {} (limited by {}): the kernels plus {:.3g} us of "
+               "communication\n",
+               r.prediction->predicted_us, r.prediction->device, r.prediction->limiter,
+               model::communication_us(*device, r.plan));
   print_checks(eo, r.findings, *r.validation);
   const point::Reference& ref = *r.reference;
   if (!eo.save_outputs.empty()) save_outputs(eo.save_outputs, *ref.plain, r.outputs, ref.want);

@@ -16,6 +16,7 @@
 #include "schedlab/ir/mesh.h"
 #include "schedlab/lower/communication.h"
 #include "schedlab/model/collective.h"
+#include "schedlab/report/record.h"
 #include "subprocess.h"
 
 namespace schedlab::cli {
@@ -71,6 +72,11 @@ std::vector<std::string> mesh_exec_command(const MeshPointRunner& how,
   for (const std::string& d : how.plugin_dirs) a.insert(a.end(), {"--plugin-dir", d});
   for (const std::string& d : how.fusion_dirs) a.insert(a.end(), {"--fusion-dir", d});
   if (how.timeout_s > 0) a.insert(a.end(), {"--timeout", fmt::format("{}", how.timeout_s)});
+  // The sweep's measure: (exec needs at least one timed repetition), and
+  // the device model the one-device points are profiled on.
+  a.insert(a.end(), {"--warmup", std::to_string(q.warmup), "--reps",
+                     std::to_string(std::max<int64_t>(q.repetitions, 1))});
+  if (q.device) a.insert(a.end(), {"--device", q.device->path.empty() ? q.device->name : q.device->path});
   a.push_back("--json");  // rank 0's record, one line
   return a;
 }
@@ -113,6 +119,23 @@ sweep::MeshPointOutcome parse_mesh_exec(int exit_code, const std::string& out,
     return o;
   }
   o.status = *s;
+  if (j.contains("record") && j["record"].is_string()) {
+    // What the sweep's record takes from the point: a record's JSON line.
+    const report::Record rec = report::record_from_json(j["record"].get<std::string>(),
+                                                        SourceLoc{"exec --mesh --json", 1, 0});
+    o.config = rec.config;
+    o.bytes_moved = rec.bytes_moved;
+    o.tolerance = rec.tolerance;
+    o.prediction = rec.prediction;
+    o.times_us = rec.times_us;
+  }
+  if (j.contains("comm_measured_us") && j["comm_measured_us"].is_array() &&
+      !j["comm_measured_us"].empty()) {
+    std::vector<double> c = j["comm_measured_us"].get<std::vector<double>>();
+    std::sort(c.begin(), c.end());
+    o.comm_measured_us =
+        c.size() % 2 == 1 ? c[c.size() / 2] : (c[c.size() / 2 - 1] + c[c.size() / 2]) / 2;
+  }
   if (o.status == report::Status::Ok) {
     if (!j.contains("seconds") || !j["seconds"].is_number()) {
       o.status = report::Status::Crashed;

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "schedlab/base/error.h"
+#include "schedlab/model/collective.h"
 #include "schedlab/ref/inputs.h"
 
 namespace schedlab::point {
@@ -19,7 +20,105 @@ int index_of(const std::vector<ir::TensorView*>& list, const ir::TensorView* t) 
   return it == list.end() ? -1 : static_cast<int>(it - list.begin());
 }
 
+/// The median of `v` (not empty): the middle element, or the mean of the two.
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// A plugin's formatted parameters ("block=128, name=\"a, b\"") as pairs;
+/// a quoted value may hold ", " and "=".
+report::ConfigList parse_params(const std::string& text) {
+  report::ConfigList out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t eq = text.find('=', i);
+    if (eq == std::string::npos) break;
+    std::string value;
+    size_t j = eq + 1;
+    bool quoted = false;
+    for (; j < text.size(); ++j) {
+      const char c = text[j];
+      if (quoted && c == '\\' && j + 1 < text.size()) {
+        value += c;
+        value += text[++j];
+        continue;
+      }
+      if (c == '"') quoted = !quoted;
+      if (!quoted && c == ',' && j + 1 < text.size() && text[j + 1] == ' ') break;
+      value += c;
+    }
+    out.emplace_back(text.substr(i, eq - i), value);
+    i = j + 2;
+  }
+  return out;
+}
+
 }  // namespace
+
+report::ConfigList sharded_config(const lower::ShardedPlan& plan,
+                                  const std::vector<StepRun>& steps) {
+  (void)plan;
+  // Each kernel's parameters, with its plan step and segment.
+  struct Part {
+    size_t step, segment, segments;
+    report::ConfigList params;
+  };
+  std::vector<Part> parts;
+  size_t kernels = 0;
+  for (const StepRun& s : steps) {
+    const Result& r = s.point->result();
+    kernels += std::max<size_t>(r.kernels.size(), 1);
+    for (size_t k = 0; k < r.runs.size(); ++k)
+      if (r.runs[k].accepted)
+        parts.push_back({s.step, k, r.runs.size(), parse_params(r.runs[k].params_str)});
+  }
+  report::ConfigList out;
+  for (const Part& p : parts)
+    for (const auto& [k, v] : p.params) {
+      if (kernels == 1) {
+        out.emplace_back(k, v);
+        continue;
+      }
+      const std::string prefix = p.segments > 1 ? fmt::format("s{}.{}.", p.step, p.segment)
+                                                : fmt::format("s{}.", p.step);
+      out.emplace_back(prefix + k, v);
+    }
+  return out;
+}
+
+report::Prediction sharded_prediction(const std::vector<std::vector<model::KernelProfile>>& profiles,
+                                      double comm_us, int64_t bytes_moved,
+                                      const model::DeviceModel& device) {
+  report::Prediction p;
+  p.device = device.name;
+  p.predicted_us = comm_us;
+  p.limiter = "interconnect";
+  double biggest = comm_us, compute_weighted = 0;
+  std::vector<model::KernelProfile> all;
+  for (const std::vector<model::KernelProfile>& step : profiles)
+    for (const model::KernelProfile& k : step) {
+      const report::Prediction kp = model::record_prediction(k);
+      p.predicted_us += kp.predicted_us;
+      p.flops += kp.flops;
+      p.tensor_us += kp.tensor_us;
+      compute_weighted += kp.compute_fraction * kp.predicted_us;
+      if (kp.predicted_us > biggest) {
+        biggest = kp.predicted_us;
+        p.limiter = kp.limiter;
+      }
+      all.push_back(k);
+    }
+  if (p.predicted_us > 0) {
+    p.compute_fraction = compute_weighted / p.predicted_us;
+    if (device.dram_bandwidth_gbs > 0)
+      p.bandwidth_fraction = static_cast<double>(bytes_moved) / (p.predicted_us * 1e-6) /
+                             (device.dram_bandwidth_gbs * 1e9);
+  }
+  p.profile = model::profiles_json(all, -1);
+  return p;
+}
 
 // The communicator moves tensors only: the text travels as one f64 per
 // byte, each rank's padded to the longest (-1 past its end), one allgather.
@@ -133,11 +232,12 @@ ShardedResult run_sharded(sweep::BoundFusion bf, const SchedulerRef& ref,
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
   Clock::time_point run_start;
+  bool validating_pass = true;  // the repetitions time themselves
   Options po = options.point;
   po.first = Stage::Schedule;
   po.last = po.sanitize ? Stage::Sanitize : Stage::Run;
   po.observer = [&, user = options.point.observer](const Event& e, const Point& p) {
-    if (e.stage == Stage::Run && e.kernel == Event::kWhole) {
+    if (validating_pass && e.stage == Stage::Run && e.kernel == Event::kWhole) {
       if (e.begin)
         run_start = Clock::now();
       else
@@ -197,6 +297,68 @@ ShardedResult run_sharded(sweep::BoundFusion bf, const SchedulerRef& ref,
     r.seconds += seconds_since(start);
     return {c.output};
   };
+  // The steady state (ShardedOptions::repetitions): the plan again on the
+  // values of the validating run, which keeps them (a repetition's outputs
+  // are the same bits, or a fault's are not: they are dropped).
+  auto time_repetitions = [&] {
+    std::vector<const StepRun*> by_step(plan.steps.size(), nullptr);
+    for (const StepRun& s : r.steps) by_step[s.step] = &s;
+    const int reps = options.repetitions;
+    std::vector<double> mine(static_cast<size_t>(2 * reps), 0.0);
+    for (int k = -options.warmup; k < reps; ++k) {
+      comm.all(true);  // a barrier: every rank starts the repetition together
+      double comm_s = 0;
+      const Clock::time_point start = Clock::now();
+      for (size_t s = 0; s < plan.steps.size(); ++s) {
+        const auto* c = std::get_if<lower::Communication>(&plan.steps[s]);
+        if (!c) {
+          by_step[s]->point->run(Stage::Run, Stage::Run);
+          continue;
+        }
+        const Clock::time_point cs = Clock::now();
+        const ref::HostTensor& in = value(c->input);
+        switch (c->kind) {
+          case lower::CollectiveKind::Allreduce: {
+            ref::HostTensor t = in;
+            comm.allreduce(t, c->op);
+            break;
+          }
+          case lower::CollectiveKind::ReduceScatter:
+            (void)comm.reduce_scatter(in, c->axis, c->op);
+            break;
+          case lower::CollectiveKind::Allgather:
+            (void)comm.allgather(in, c->axis);
+            break;
+          case lower::CollectiveKind::Slice:
+            (void)ref::slice_axis(in, c->axis, r.rank, r.ranks);
+            break;
+        }
+        comm_s += seconds_since(cs);
+      }
+      const double t = seconds_since(start);
+      if (k < 0) continue;  // warmup
+      mine[static_cast<size_t>(k)] = t;
+      mine[static_cast<size_t>(reps + k)] = comm_s;
+    }
+    // Every rank's times: [rank][2 reps] (its totals, then its communications).
+    ref::HostTensor t{ir::DataType::F64, {static_cast<int64_t>(mine.size())}, mine};
+    const std::vector<double> all = comm.allgather(t, 0).data;
+    const size_t width = mine.size();
+    r.times.assign(static_cast<size_t>(reps), 0.0);
+    r.comm_times.assign(static_cast<size_t>(reps), 0.0);
+    for (int rank = 0; rank < r.ranks; ++rank) {
+      const double* row = all.data() + static_cast<size_t>(rank) * width;
+      std::vector<double> own(row, row + reps);
+      for (size_t k = 0; k < own.size(); ++k) {
+        r.times[k] = std::max(r.times[k], own[k]);
+        r.comm_times[k] = std::max(r.comm_times[k], row[static_cast<size_t>(reps) + k]);
+      }
+      r.rank_seconds[static_cast<size_t>(rank)] = median(std::move(own));
+    }
+    r.max_seconds = median(r.times);
+    r.slowest_rank = static_cast<int>(
+        std::max_element(r.rank_seconds.begin(), r.rank_seconds.end()) - r.rank_seconds.begin());
+  };
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const auto* c = std::get_if<lower::Communication>(&plan.steps[s]);
     const std::vector<int> made = c ? communicate(*c) : run_local(s);
@@ -209,13 +371,16 @@ ShardedResult run_sharded(sweep::BoundFusion bf, const SchedulerRef& ref,
       for (size_t i = 0; i < made.size(); ++i) values[made[i]] = std::move(got[i]);
     }
   }
+  validating_pass = false;
   {
     ref::HostTensor mine{ir::DataType::F64, {1}, {r.seconds}};
     r.rank_seconds = comm.allgather(mine, 0).data;
     const auto slowest = std::max_element(r.rank_seconds.begin(), r.rank_seconds.end());
     r.max_seconds = *slowest;
     r.slowest_rank = static_cast<int>(slowest - r.rank_seconds.begin());
+    r.times = {r.max_seconds};
   }
+  if (options.repetitions > 0) time_repetitions();
 
   // Every output to rank 0: a sharded one gathered along its axis; of a
   // replicated one every rank's copy (flattened, gathered, cut), since a
@@ -269,6 +434,25 @@ ShardedResult run_sharded(sweep::BoundFusion bf, const SchedulerRef& ref,
     for (const StepRun& s : r.steps) v.add_findings(s.point->result().findings);
     ok = v.ok;
     r.validation = std::move(v);
+  }
+  r.config = sharded_config(plan, r.steps);
+  for (const lower::PlanStep& step : plan.steps)
+    if (const auto* l = std::get_if<lower::LocalStep>(&step))
+      r.bytes_moved += sweep::io_bytes(*l->fusion.fusion, l->sizes);
+  if (r.rank == 0 && options.profile_device) {
+    // The model's view of the steady state: every step's kernels, profiled
+    // as a one-device point's are, and the communications.
+    std::vector<std::vector<model::KernelProfile>> profiles;
+    for (StepRun& s : r.steps) {
+      Point& p = *s.point;
+      p.options().observer = nullptr;  // it refers to this function's locals
+      p.options().profile_device = options.profile_device;
+      p.run(Stage::Profile, Stage::Profile);
+      profiles.push_back(p.result().profiles);
+    }
+    r.prediction =
+        sharded_prediction(profiles, model::communication_us(*options.profile_device, plan),
+                           r.bytes_moved, *options.profile_device);
   }
   // Rank 0's verdict, on every rank (the others vote true).
   ok = comm.all(ok);

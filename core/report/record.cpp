@@ -223,6 +223,7 @@ std::string to_json(const Record& r) {
   if (!r.tuned.empty()) j["tuned"] = r.tuned;
   if (r.mesh > 0) j["mesh"] = r.mesh;
   if (r.comm_us) j["comm_us"] = *r.comm_us;
+  if (r.comm_measured_us) j["comm_measured_us"] = *r.comm_measured_us;
   return j.dump();
 }
 
@@ -336,6 +337,7 @@ Record record_from_json(std::string_view line, const SourceLoc& where) {
     if (r.mesh < 1) user_error_at(where) << "\"mesh\": expected a positive integer, found " << r.mesh;
   }
   r.comm_us = optional_number(j, "comm_us", where);
+  r.comm_measured_us = optional_number(j, "comm_measured_us", where);
   return r;
 }
 

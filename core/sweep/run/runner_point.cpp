@@ -385,6 +385,8 @@ void SweepRun::run_mesh(size_t i) {
   q.atol = spec_.validation.atol;
   q.cache_dir = options_.cache_dir;
   q.device = options_.profile_device ? &*options_.profile_device : nullptr;
+  q.warmup = spec_.measure.warmup;
+  q.repetitions = spec_.measure.repetitions;
   MeshPointOutcome o;
   try {
     o = options_.run_mesh_point(q);
@@ -395,12 +397,21 @@ void SweepRun::run_mesh(size_t i) {
     return fail(s, report::Status::Crashed, std::string("internal error: ") + e.what());
   }
   s.rec.comm_us = o.comm_us;
+  s.rec.comm_measured_us = o.comm_measured_us;
   s.rec.max_abs_error = o.max_abs_error;
   if (!o.plugin.empty() && sched.kind == SchedulerKind::Auto) s.rec.plugin = o.plugin;
+  if (!o.config.empty()) {
+    s.rec.config = o.config;
+    s.rec.config_hash = report::config_hash(o.config);
+  }
+  s.rec.bytes_moved = o.bytes_moved;
+  if (o.tolerance) s.rec.tolerance = *o.tolerance;
+  s.rec.prediction = o.prediction;
   if (o.status != report::Status::Ok) return fail(s, o.status, o.error);
   internal_assert(o.seconds.has_value()) << "mesh point " << s.rec.size_label() << ": ok without a time";
-  // One timed run: the slowest rank's, as every rank ran it.
-  s.rec.times_us = {*o.seconds * 1e6};
+  // Per timed repetition the slowest rank's time (the ranks aligned by a
+  // barrier before each); one, the slowest rank's, from an exec that gave no list.
+  s.rec.times_us = o.times_us.empty() ? std::vector<double>{*o.seconds * 1e6} : o.times_us;
   s.rec.status = report::Status::Ok;
   s.final = true;
 }

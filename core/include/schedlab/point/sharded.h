@@ -51,6 +51,18 @@ struct ShardedOptions {
   uint64_t seed = 1;
   bool fast_math = false;
   std::optional<ShardedFault> fault;
+  /// The steady state, after the validating run (which is never timed into
+  /// `times`): `warmup` untimed repetitions, then `repetitions` timed ones.
+  /// A repetition runs every local step's kernels (the Run stage of its
+  /// compiled Point, on the inputs of the validating run) and every
+  /// communication once, in plan order, after a barrier (Communicator::all)
+  /// that aligns the ranks. 0 repetitions: `times` is the validating run's.
+  int warmup = 0;
+  int repetitions = 0;
+  /// Rank 0 profiles each local step's kernels on this model after the run
+  /// (Options::profile_backend traces them; the point's backend when null):
+  /// ShardedResult::prediction. Null: no prediction.
+  const model::DeviceModel* profile_device = nullptr;
 };
 
 /// One local step of the plan as a Point: the step's fusion copied and
@@ -97,7 +109,43 @@ struct ShardedResult {
   std::vector<double> rank_seconds;
   double max_seconds = 0;
   int slowest_rank = 0;
+  /// Per timed repetition (ShardedOptions::repetitions), on every rank: the
+  /// slowest rank's time (s) and the largest communication time of any rank
+  /// (s; the collectives' wall time, waiting for the other ranks included).
+  /// With repetitions, `rank_seconds` is each rank's median, `max_seconds`
+  /// the median of `times` and `slowest_rank` the rank of the largest
+  /// median; without, `times` is {max_seconds} of the validating run.
+  std::vector<double> times, comm_times;
+  /// The parameters each local step's scheduler applied (sharded_config).
+  report::ConfigList config;
+  /// Bytes one rank's kernels read and write at least: sweep::io_bytes of
+  /// every local step's fusion at its local sizes, summed (every rank's are
+  /// the same), so GB/s and the fraction of peak are per device.
+  int64_t bytes_moved = 0;
+  /// Rank 0 with ShardedOptions::profile_device: every local step's kernels
+  /// profiled (sharded_prediction). Other ranks: unset.
+  std::optional<report::Prediction> prediction;
 };
+
+/// The scheduler's parameters of the plan's local steps, as a record's
+/// config: with one kernel in the whole plan its parameters as they are
+/// ("block=128"); with more, each key prefixed by its plan step, and by the
+/// segment within a segmented step: "s0.block=128,s2.block=64",
+/// "s0.1.vector=4". A step that an unscheduled kernel runs adds nothing.
+report::ConfigList sharded_config(const lower::ShardedPlan& plan,
+                                  const std::vector<StepRun>& steps);
+
+/// The prediction of a sharded point: `profiles[i]` are local step i's
+/// kernels' profiles (in plan order of the local steps), `comm_us` the
+/// communications' (model::communication_us). predicted_us, flops and
+/// tensor_us are the sums; the limiter is the biggest term's (a kernel's, or
+/// "interconnect" when the communications cost more than any kernel);
+/// bandwidth_fraction is `bytes_moved` over the predicted time at the
+/// device's peak, compute_fraction the kernels' weighted by their times;
+/// the profile is every kernel's.
+report::Prediction sharded_prediction(const std::vector<std::vector<model::KernelProfile>>& profiles,
+                                      double comm_us, int64_t bytes_moved,
+                                      const model::DeviceModel& device);
 
 /// Every rank's `lines` (no line holding a newline), in rank order, on
 /// every rank: how the sanitizer's findings of the ranks meet.

@@ -161,6 +161,10 @@ struct Record {
   /// The predicted time of its communications (model::collective_us summed
   /// over the plan's collectives; JSON "comm_us", optional): 0 on one rank.
   std::optional<double> comm_us;
+  /// A mesh point's measured communication time: the median over its
+  /// repetitions of the largest time any rank spent in collectives, waiting
+  /// for the others included (JSON "comm_measured_us", optional).
+  std::optional<double> comm_measured_us;
 
   /// "N=1024,K=1024", in the order of `sizes` (the fusion's declaration order).
   std::string size_label() const;

@@ -73,21 +73,34 @@ struct MeshPointRequest {
   std::optional<double> rtol, atol;       ///< the sweep's user tolerance, if any
   std::string cache_dir;
   /// The device model comm_us is predicted on (RunOptions::profile_device,
-  /// else null: the runner of the request picks the default device).
+  /// else null: the runner of the request picks the default device, and
+  /// the point has no prediction).
   const model::DeviceModel* device = nullptr;
+  /// The sweep's `measure:`: untimed, then timed repetitions of the plan
+  /// after the validating run (point::ShardedOptions).
+  int64_t warmup = 1, repetitions = 10;
 };
 
-/// What a mesh point gave: its record's status, error, the slowest rank's
-/// time and the validation's largest error (rank 0's), and the predicted
-/// time of its communications.
+/// What a mesh point gave: its record's status, error, times (per
+/// repetition the slowest rank's) and the validation's largest error (rank
+/// 0's), the predicted time of its communications, and what its record
+/// takes from the point (config, bytes, tolerance, prediction).
 struct MeshPointOutcome {
   report::Status status = report::Status::Ok;
   std::string error;
-  std::optional<double> seconds;  ///< the slowest rank's, Ok only
+  std::optional<double> seconds;  ///< the median of times_us (s), Ok only
+  std::vector<double> times_us;   ///< per timed repetition, the slowest rank's; Ok only
   int slowest_rank = 0;
   std::optional<double> max_abs_error;
   std::optional<double> comm_us;
+  /// The median over the repetitions of the largest communication time of
+  /// any rank (us), measured; unset when not timed.
+  std::optional<double> comm_measured_us;
   std::string plugin;  ///< the plugin that scheduled it, when known
+  report::ConfigList config;  ///< point::sharded_config
+  int64_t bytes_moved = 0;    ///< one rank's kernels' (point::ShardedResult::bytes_moved)
+  std::optional<report::Tolerance> tolerance;
+  std::optional<report::Prediction> prediction;  ///< with a device model
 };
 
 struct RunOptions {
