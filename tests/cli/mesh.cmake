@@ -35,8 +35,22 @@ mesh_expect(mesh_layernorm_rowsharded_2_sanitized 0 "^  sanitizer: no findings$"
 mesh_expect(mesh_mlp_tp_bf16_2 0 "^  output 0 \\(T[0-9]+ \\(y\\)\\): ok"
             exec mlp_tp_bf16 --mesh 2 ${MESH_CACHE})
 # --json: rank 0's one record (what a sweep over meshes reads).
-mesh_expect(mesh_json_record 0 "^\\{.*\"mesh\":4,\"rank\":[0-3],\"rank_seconds\":.*\"status\":\"ok\"\\}$"
+mesh_expect(mesh_json_record 0 "^\\{.*\"mesh\":4,\"rank\":[0-3],\"rank_seconds\":.*\"status\":\"ok\",\"times_us\":\\[[0-9.e+-]+\\]\\}$"
             exec softmax_seqsharded --mesh 4 --json ${MESH_CACHE})
+# The sweep's measure: and device model: one time per repetition (the
+# slowest rank's), the communications' measured time, and the record's
+# config (each key its plan step's), bytes and prediction.
+mesh_expect(mesh_json_reps 0 "\"times_us\":\\[[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+\\]\\}$"
+            exec softmax_seqsharded --mesh 2 --warmup 1 --reps 3 --device h200 --json ${MESH_CACHE})
+mesh_expect(mesh_json_reps_comm 0 "\"comm_measured_us\":\\[[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+\\]"
+            exec softmax_seqsharded --mesh 2 --warmup 1 --reps 3 --device h200 --json ${MESH_CACHE})
+mesh_expect(mesh_json_reps_record 0 "\"record\":\".*config..:\\{..s0\\.strategy.*bytes_moved..:[1-9][0-9]*,.*tolerance..:\\{..mode..:..error_bound.*\"predicted_us..:[0-9]"
+            exec softmax_seqsharded --mesh 2 --reps 2 --device h200 --json ${MESH_CACHE})
+mesh_expect(mesh_text_predicted 0 "^  predicted [0-9.]+ us on h200 \\(limited by [a-z ]+\\): the kernels plus 4 us of communication$"
+            exec softmax_seqsharded --mesh 2 --device h200 ${MESH_CACHE})
+mesh_expect(mesh_reps_without_mesh 2 "^error: --warmup, --reps and --device time and predict a sharded point. they need --mesh$"
+            exec sum_sharded --reps 3 ${MESH_CACHE})
+mesh_expect(mesh_reps_zero 2 "--reps: .*1" exec sum_sharded --mesh 2 --reps 0 ${MESH_CACHE})
 # A plugin that declines a local step: every rank declines, rank 0 says so.
 mesh_expect(mesh_plugin_declines 2
             "^error: sum_sharded on mesh \\[0, 1\\]: step 0 \\(sum_sharded_l0\\): transpose schedules fusions without reductions"

@@ -6,11 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
 #include "schedlab/base/error.h"
 #include "schedlab/base/install_paths.h"
+#include "schedlab/model/collective.h"
 #include "schedlab/plugin/registry.h"
 #include "schedlab/point/sharded.h"
 #include "schedlab/runtime/communicator.h"
@@ -112,6 +114,78 @@ TEST_F(Sharded, AWrongCollectiveFailsThroughTheOtherRanksCopy) {
 TEST_F(Sharded, ABrokenRuleIsAUserErrorOnEveryRank) {
   if (ranks() == 1) GTEST_SKIP() << "one rank: every extent divides";
   EXPECT_THROW(run("sum_sharded", {{"N", 3}, {"K", 2 * ranks() + 1}}), UserError);
+}
+
+TEST_F(Sharded, RepetitionsRunEveryStepAfterTheValidatingRun) {
+  // Each local step's Run stage: once validating, then per warmup and timed
+  // repetition (Stage::Run events reach the caller's observer).
+  int runs = 0;
+  ShardedOptions o;
+  o.warmup = 1;
+  o.repetitions = 3;
+  o.point.observer = [&](const Event& e, const Point&) {
+    if (e.stage == Stage::Run && e.begin && e.kernel == Event::kWhole) ++runs;
+    return true;
+  };
+  const ShardedResult r = run("softmax_seqsharded", {{"N", 2}, {"K", 8}}, o);
+  EXPECT_EQ(r.verdict, Verdict::Ok);
+  EXPECT_EQ(runs, static_cast<int>(r.steps.size()) * (1 + 1 + 3));
+  ASSERT_EQ(r.times.size(), 3u);
+  ASSERT_EQ(r.comm_times.size(), 3u);
+  // The point's time: the median of the repetitions' slowest ranks.
+  std::vector<double> sorted = r.times;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(r.max_seconds, sorted[1]);
+  for (size_t k = 0; k < 3; ++k) EXPECT_LE(r.comm_times[k], r.times[k]);
+  ASSERT_EQ(r.rank_seconds.size(), static_cast<size_t>(ranks()));
+  EXPECT_EQ(r.slowest_rank, std::max_element(r.rank_seconds.begin(), r.rank_seconds.end()) -
+                                r.rank_seconds.begin());
+  // Without repetitions the validating run is the one time.
+  const ShardedResult once = run("sum_sharded", {{"N", 3}, {"K", 8}});
+  EXPECT_EQ(once.times, std::vector<double>{once.max_seconds});
+  EXPECT_TRUE(once.comm_times.empty());
+}
+
+TEST_F(Sharded, ConfigBytesAndPredictionOfEveryStep) {
+  const model::DeviceModel h200 = model::load_device("h200", {base::config_dir() + "/devices"});
+  ShardedOptions o;
+  o.profile_device = &h200;
+  const ShardedResult r = run("sum_sharded", {{"N", 3}, {"K", 8}}, o);
+  EXPECT_EQ(r.verdict, Verdict::Ok);
+  // One rank's kernels: its chunk of x (3 x 8 / ranks f32) and y (3 f32).
+  EXPECT_EQ(r.bytes_moved, (3 * 8 / ranks() + 3) * 4);
+  // One kernel (the partial sums): its plugin's parameters, unprefixed.
+  ASSERT_FALSE(r.config.empty());
+  for (const auto& [k, v] : r.config) EXPECT_EQ(k.find('.'), std::string::npos) << k;
+  const ShardedResult soft = run("softmax_seqsharded", {{"N", 2}, {"K", 8}}, o);
+  ASSERT_FALSE(soft.config.empty());
+  if (ranks() > 1) {
+    // Three kernels (plan steps 0, 2 and 4): each key names its step.
+    EXPECT_EQ(soft.config.front().first.substr(0, 3), "s0.");
+    EXPECT_EQ(soft.config.back().first.substr(0, 3), "s4.");
+  }
+  if (rank() != 0) {
+    EXPECT_FALSE(r.prediction.has_value());
+    return;
+  }
+  ASSERT_TRUE(r.prediction.has_value());
+  const double comm_us = model::communication_us(h200, r.plan);
+  EXPECT_EQ(comm_us > 0, ranks() > 1);
+  EXPECT_EQ(r.prediction->device, "h200");
+  EXPECT_GT(r.prediction->predicted_us, comm_us);
+  EXPECT_THAT(r.prediction->profile, HasSubstr("sum_sharded_l0"));
+  ASSERT_TRUE(soft.prediction.has_value());
+  EXPECT_GT(soft.prediction->predicted_us, model::communication_us(h200, soft.plan));
+}
+
+TEST(ShardedPrediction, SumsTheStepsAndTheCommunications) {
+  const model::DeviceModel h200 = model::load_device("h200", {base::config_dir() + "/devices"});
+  // No kernels: the communications alone, the interconnect the limiter.
+  const report::Prediction p = sharded_prediction({}, 5, 1000, h200);
+  EXPECT_EQ(p.predicted_us, 5);
+  EXPECT_EQ(p.limiter, "interconnect");
+  EXPECT_EQ(p.device, "h200");
+  EXPECT_DOUBLE_EQ(p.bandwidth_fraction, 1000 / 5e-6 / (h200.dram_bandwidth_gbs * 1e9));
 }
 
 TEST_F(Sharded, EveryRanksLinesMeetInRankOrder) {

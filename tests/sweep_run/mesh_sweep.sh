@@ -4,7 +4,8 @@
 # points on 2 and 4 ranks run as `schedlab exec --mesh N` under mpirun. The
 # table has one row per (fusion, mesh) with the mesh and the predicted
 # communication (0 on one rank, more than 0 on more); every record is ok and
-# carries mesh and comm_us.
+# carries mesh and comm_us, 3 times (measure:), config, bytes_moved,
+# tolerance and a prediction above its comm_us.
 # usage: mesh_sweep.sh SCHEDLAB PYTHON SWEEP OUTDIR
 set -u
 cli=$1 py=$2 sweep=$3 out=$4
@@ -32,7 +33,23 @@ want = sorted((f, m, "ok") for f in ("sum_sharded", "softmax_seqsharded") for m 
 assert got == want, got
 for r in recs:
     assert (r["comm_us"] == 0) == (r["mesh"] == 1), r
-    assert len(r["times_us"]) == (3 if r["mesh"] == 1 else 1), r
+    # Every point timed with the sweep's measure: (3 repetitions), a mesh
+    # point's each the slowest rank's; and recorded as a one-device point is:
+    # its plugins' parameters, bytes, tolerance and the model's prediction
+    # (a mesh point's: its steps' kernels plus the communications).
+    assert len(r["times_us"]) == 3, r
     assert r["max_abs_error"] is not None, r
+    assert r["config"], r
+    assert r["bytes_moved"] > 0, r
+    assert r["tolerance"]["mode"] == "error_bound" and r["tolerance"]["factor"] > 0, r
+    assert r["prediction"]["device"] == "h200", r
+    assert r["prediction"]["predicted_us"] > r["comm_us"], r
+    if r["mesh"] > 1:
+        assert r["comm_measured_us"] >= 0, r
+# softmax_seqsharded on 2 and 4 ranks is three kernels: each key names its plan step.
+for r in recs:
+    if r["fusion"] == "softmax_seqsharded" and r["mesh"] > 1:
+        assert {k.split(".")[0] for k in r["config"]} == {"s0", "s2", "s4"}, r["config"]
 PY
+grep -q '(defaults)' "$out/run.log" && fail "a row without its config"
 echo "mesh_sweep: ok"
