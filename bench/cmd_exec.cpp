@@ -104,6 +104,16 @@ void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plai
          "above); try another kind";
 }
 
+void start_exec_watchdog(double timeout_s) {
+  if (timeout_s <= 0) return;
+  std::thread([t = timeout_s] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(t));
+    std::fprintf(stderr, "error: exec: timed out after %g s (--timeout)\n", t);
+    std::fflush(stdout);
+    std::_Exit(kExitFailures);
+  }).detach();
+}
+
 std::string launch_str(const sweep::SegmentKernel& k) {
   const runtime::LaunchDims& dims = k.dims;
   return fmt::format("grid ({}, {}, {}), block ({}, {}, {}), {} B shared, int{} index",
@@ -209,15 +219,7 @@ int run_exec(const FusionOptions& fo, const ExecOptions& eo) {
       << "--warmup, --reps and --device time and predict a sharded point; they need --mesh";
   if (eo.mesh > 0) return run_exec_mesh(fo, eo);
   if (!eo.isolate) {
-    // A default time limit: an emulated kernel that never ends (a schedule
-    // that loops over a huge tensor per thread) must not hang a script.
-    if (eo.timeout_s > 0)
-      std::thread([t = eo.timeout_s] {
-        std::this_thread::sleep_for(std::chrono::duration<double>(t));
-        std::fprintf(stderr, "error: exec: timed out after %g s (--timeout)\n", t);
-        std::fflush(stdout);
-        std::_Exit(kExitFailures);
-      }).detach();
+    start_exec_watchdog(eo.timeout_s);
     return run_exec_here(fo, eo);
   }
   const std::chrono::milliseconds limit =

@@ -63,6 +63,12 @@ void run_mutations(const std::vector<std::string>& kinds, const ir::Fusion& plai
                    const std::vector<ref::HostTensor>& want, const sweep::Validation& v,
                    const std::optional<ref::Tolerance>& tol);
 
+/// --timeout S (S > 0) of an exec in this process: after S seconds a thread
+/// reports the time-out and ends the process (kExitFailures), so that an
+/// emulated kernel that never ends (a schedule that loops over a huge tensor
+/// per thread) cannot hang a script. S = 0: nothing.
+void start_exec_watchdog(double timeout_s);
+
 /// `exec --mesh N` (exec_mesh.cpp, docs/multi-device.md "Ranks"): started
 /// by hand, N ranks of this command under the launcher; under one, this
 /// process as one rank.

@@ -276,13 +276,7 @@ int run_exec_mesh_here(const FusionOptions& fo, const ExecOptions& eo) {
     std::fflush(stdout);
     return run_attached(runtime::launcher_command(eo.mesh, own_command_line()));
   }
-  if (eo.timeout_s > 0)
-    std::thread([t = eo.timeout_s] {
-      std::this_thread::sleep_for(std::chrono::duration<double>(t));
-      std::fprintf(stderr, "error: exec: timed out after %g s (--timeout)\n", t);
-      std::fflush(stdout);
-      std::_Exit(kExitFailures);
-    }).detach();
+  start_exec_watchdog(eo.timeout_s);
   // The world the launcher made, even a wrong one: its ranks then say so
   // with their rank.
   std::unique_ptr<runtime::Communicator> comm =
