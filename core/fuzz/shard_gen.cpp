@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <regex>
 #include <sstream>
 
 #include "schedlab/base/error.h"
@@ -52,6 +53,50 @@ GenSharding generate_sharding(GenFusion& f, int mesh, std::mt19937_64& rng) {
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
   std::set<std::string> sharded_sizes;
 
+  // A live reduction of an input over one named axis (`sum(x0, axis=1)`),
+  // when there is one, six times in ten: that input sharded on the reduced
+  // axis and the reduction's result on another of its sizes: a ReduceScatter.
+  std::set<std::string> live(f.outputs.begin(), f.outputs.end());
+  for (auto st = f.body.rbegin(); st != f.body.rend(); ++st)
+    if (live.count(st->name)) live.insert(st->uses.begin(), st->uses.end());
+  {
+    static const std::regex kReduce(R"(^(sum|max|min|prod)\((x[0-9]+), axis=(-?[0-9]+)(, keepdim=true)?\)$)");
+    struct Scatter {
+      std::string input, result, reduced, kept;
+      size_t axis;
+    };
+    std::vector<Scatter> found;
+    for (const GenStatement& st : f.body) {
+      std::smatch m;
+      if (!live.count(st.name) || !std::regex_match(st.expr, m, kReduce)) continue;
+      auto in = std::find_if(f.inputs.begin(), f.inputs.end(),
+                             [&](const GenInput& g) { return g.name == m[2].str(); });
+      if (in == f.inputs.end()) continue;
+      const auto rank = static_cast<int>(in->shape.size());
+      int axis = std::stoi(m[3].str());
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank) continue;
+      const std::string& reduced = in->shape[static_cast<size_t>(axis)];
+      if (reduced == "1") continue;
+      for (const std::string& d : in->shape)
+        if (d != "1" && d != reduced)
+          found.push_back({in->name, st.name, reduced, d, static_cast<size_t>(axis)});
+    }
+    if (!found.empty() && chance(0.6)) {
+      const Scatter& sc = found[pick(found.size())];
+      GenSharding trial = s;
+      trial.shards.push_back({sc.input, std::to_string(sc.axis)});
+      trial.shards.push_back({sc.result, sc.kept});
+      if (parses(sharded_text(f, trial))) {
+        s = std::move(trial);
+        sharded_sizes.insert(sc.reduced);
+        sharded_sizes.insert(sc.kept);
+        s.features.insert("shard_input");
+        s.features.insert("reduce_scatter");
+      }
+    }
+  }
+
   // Inputs with a named axis (not 0-d, not all Broadcast).
   std::vector<size_t> shardable;
   for (size_t i = 0; i < f.inputs.size(); ++i)
@@ -59,7 +104,8 @@ GenSharding generate_sharding(GenFusion& f, int mesh, std::mt19937_64& rng) {
                     [](const std::string& d) { return d != "1"; }))
       shardable.push_back(i);
   std::shuffle(shardable.begin(), shardable.end(), rng);
-  const size_t n_inputs = std::min<size_t>(shardable.size(), chance(0.35) ? 2 : 1);
+  const size_t n_inputs =
+      s.shards.empty() ? std::min<size_t>(shardable.size(), chance(0.35) ? 2 : 1) : 0;
   for (size_t k = 0; k < n_inputs; ++k) {
     const GenInput& in = f.inputs[shardable[k]];
     std::vector<size_t> axes;
@@ -78,20 +124,32 @@ GenSharding generate_sharding(GenFusion& f, int mesh, std::mt19937_64& rng) {
   // Sometimes a body tensor or an output: replicated, or sharded on one of
   // the fusion's sizes (dropped when the text refuses it: no such axis, or
   // two of them, or a Broadcast one).
-  if (chance(0.4) && !f.body.empty()) {
+  if (!s.features.count("reduce_scatter") && chance(0.4) && !f.body.empty()) {
     std::vector<std::string> names;
     for (const GenStatement& st : f.body) names.push_back(st.name);
-    const bool output = chance(0.5) && !f.outputs.empty();
-    std::string name = output ? f.outputs[pick(f.outputs.size())] : names[pick(names.size())];
+    // Half the time a reduction's result, if any: declared on another axis
+    // than the one it reduces, a reduction over a sharded axis becomes a
+    // ReduceScatter.
+    // (Live ones only: a declaration on a dead tensor changes no plan.)
+    std::vector<std::string> reductions;
+    for (const GenStatement& st : f.body)
+      for (const char* op : {"sum(", "max(", "min(", "prod("})
+        if (st.expr.rfind(op, 0) == 0 && live.count(st.name)) reductions.push_back(st.name);
+    const bool reduction = !reductions.empty() && chance(0.5);
+    const bool output = !reduction && chance(0.5) && !f.outputs.empty();
+    std::string name = reduction ? reductions[pick(reductions.size())]
+                       : output  ? f.outputs[pick(f.outputs.size())]
+                                 : names[pick(names.size())];
     const bool declared = std::any_of(s.shards.begin(), s.shards.end(),
                                       [&](const GenShard& g) { return g.tensor == name; });
     if (!declared) {
       std::string layout = "replicated";
-      if (chance(0.6) && !f.sizes.empty()) {
-        auto it = f.sizes.begin();
-        std::advance(it, static_cast<std::ptrdiff_t>(pick(f.sizes.size())));
-        layout = it->first;
-      }
+      // A reduction's result on a size the inputs are not sharded on: a
+      // reduction over the inputs' sharded axis then scatters.
+      std::vector<std::string> sizes;
+      for (const auto& [k, v] : f.sizes)
+        if (!reduction || !sharded_sizes.count(k)) sizes.push_back(k);
+      if ((reduction || chance(0.6)) && !sizes.empty()) layout = sizes[pick(sizes.size())];
       GenSharding trial = s;
       trial.shards.push_back({name, layout});
       if (parses(sharded_text(f, trial))) {

@@ -35,6 +35,7 @@ TEST(FuzzMesh, TheShardingLeavesTheUnshardedDrawAlone) {
 TEST(FuzzMesh, EveryShardedTextParsesAndPlansOrIsRefused) {
   std::set<std::string> features;
   int planned = 0, refused = 0, with_collective = 0;
+  std::set<lower::CollectiveKind> kinds;
   for (uint64_t i = 0; i < 200; ++i) {
     const MeshCase c = generate_mesh_case(2026, i, 2);
     features.insert(c.sharding.features.begin(), c.sharding.features.end());
@@ -46,12 +47,13 @@ TEST(FuzzMesh, EveryShardedTextParsesAndPlansOrIsRefused) {
       const lower::ShardedPlan plan =
           lower::plan_communication(*def.fusion, sizes, ir::DeviceMesh::of_size(2));
       ++planned;
+      bool collective = false;
       for (const lower::PlanStep& s : plan.steps)
-        if (const auto* k = std::get_if<lower::Communication>(&s);
-            k && k->kind != lower::CollectiveKind::Slice) {
-          ++with_collective;
-          break;
+        if (const auto* k = std::get_if<lower::Communication>(&s)) {
+          kinds.insert(k->kind);
+          collective = collective || k->kind != lower::CollectiveKind::Slice;
         }
+      with_collective += collective;
     } catch (const UserError&) {
       ++refused;  // a sharding rule: the campaign's "refused (plan)"
     }
@@ -59,6 +61,9 @@ TEST(FuzzMesh, EveryShardedTextParsesAndPlansOrIsRefused) {
   EXPECT_GE(planned, 80);
   EXPECT_GE(refused, 10);
   EXPECT_GE(with_collective, 30);
+  for (auto k : {lower::CollectiveKind::Allreduce, lower::CollectiveKind::ReduceScatter,
+                 lower::CollectiveKind::Allgather, lower::CollectiveKind::Slice})
+    EXPECT_TRUE(kinds.count(k)) << lower::collective_name(k);
   for (const char* f : {"shard_input", "shard_two_inputs", "shard_body", "shard_output",
                         "replicated", "size_divisible", "size_indivisible"})
     EXPECT_TRUE(features.count(f)) << f;

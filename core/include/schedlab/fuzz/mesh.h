@@ -45,14 +45,16 @@ struct GenSharding {
   int mesh = 2;
   std::vector<GenShard> shards;
   /// What it exercises: shard_input, shard_two_inputs, shard_body,
-  /// shard_output, replicated, size_divisible, size_indivisible.
+  /// shard_output, replicated, reduce_scatter, size_divisible, size_indivisible.
   std::set<std::string> features;
   /// The `mesh:` and `shard:` lines ("mesh: [0, 1]\nshard: {x0: 1}\n").
   std::string keys() const;
 };
 
 /// Draws a sharding for `f` on `mesh` ranks from `rng` (the case's own
-/// sharding stream): 1 or 2 inputs sharded on a random named axis, and
+/// sharding stream): often, when `f` has a live reduction of an input over
+/// one axis, that input sharded there and the result on another size (a
+/// ReduceScatter); else 1 or 2 inputs sharded on a random named axis, and
 /// sometimes a body tensor or an output declared `replicated` or sharded on
 /// one of its named sizes (a declaration the fusion text refuses, e.g. a
 /// size naming no axis or two, is dropped). Each sharded size is made a
