@@ -30,6 +30,9 @@ constexpr int64_t kMinTileArea = 256;
 constexpr int64_t kMinThreads = 64;
 /// Largest gridDim.y and gridDim.z.
 constexpr int64_t kMaxGridYZ = 65535;
+/// Tensor cores, large outputs: the CTA tile edge, and the most stages.
+constexpr int64_t kBigTile = 128;
+constexpr int64_t kMaxStages = 8;
 
 std::string str(int64_t v) {
   return std::to_string(v);
@@ -103,6 +106,27 @@ Config heuristic_mma(const Contraction& c, const pa::DeviceProperties& d) {
   }
   cfg.tile_m = warps_m * cfg.warp_m;
   cfg.tile_n = warps_n * cfg.warp_n;
+  // Large outputs: 128 x 128 CTA tiles of 2 x 2 warps of 64 x 64 (32
+  // mma.sync per warp and K step of 16 from 4 + 8 ldmatrix: docs/model.md
+  // "What an mma.sync matmul needs to be tensor-bound"), the operands copied
+  // by cp.async into Shared stages the mma tile reads in place, as many
+  // stages as the K steps, kMaxStages and half the block's shared memory
+  // allow (each stage's round trip overlaps the others': the chain).
+  const bool large = ceil_div(c.M, kBigTile) * ceil_div(c.N, kBigTile) * c.batch >= sms;
+  const bool copies16 = copy_width(extent_of(c, c.a.inner)) == 8 &&
+                        copy_width(extent_of(c, c.b.inner)) == 8;
+  const int64_t k_steps = ceil_div(c.K, kMmaK);
+  if (large && copies16 && k_steps >= 2) {
+    cfg.tile_m = cfg.tile_n = kBigTile;
+    cfg.warp_m = cfg.warp_n = 64;
+    cfg.async = true;
+    Config one = cfg;
+    one.stages = 1;
+    const int64_t stage_bytes = one.shared_bytes(c);
+    const int64_t budget = static_cast<int64_t>(shared_limit(d)) / 2;
+    cfg.stages = std::max<int64_t>(
+        1, std::min({kMaxStages, k_steps, budget > 0 ? budget / stage_bytes : kMaxStages}));
+  }
   return cfg;
 }
 

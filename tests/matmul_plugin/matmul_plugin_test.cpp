@@ -462,9 +462,22 @@ TEST(MatmulPlugin, HeuristicChoicesOnTensorCores) {
   // bf16/f16 operands: mma.sync, K steps of 16, no split-K.
   const std::string rest =
       ", split_k=1, stages=1, async=false, grid_swizzle=1, epilogue=registers, instruction=mma";
-  // Big: 2 x 4 warps of 64 x 32 (4 x 4 instruction tiles each): 1024 blocks.
+  // Big: 2 x 2 warps of 64 x 64 (4 x 8 instruction tiles each): 1024
+  // blocks, cp.async into 8 stages of 8 KiB (the K steps and half of h200's
+  // 232448 bytes allow more; kMaxStages).
+  EXPECT_EQ(choice("matmul_bf16", mnk(4096, 4096, 4096)),
+            "tile_m=128, tile_n=128, tile_k=16, thread_m=4, thread_n=4, warp_m=64, warp_n=64, "
+            "split_k=1, stages=8, async=true, grid_swizzle=1, epilogue=registers, "
+            "instruction=mma");
+  // As many stages as K steps: 4 at K=64.
+  EXPECT_EQ(choice("matmul_bf16", mnk(4096, 4096, 64)),
+            "tile_m=128, tile_n=128, tile_k=16, thread_m=4, thread_n=4, warp_m=64, warp_n=64, "
+            "split_k=1, stages=4, async=true, grid_swizzle=1, epilogue=registers, "
+            "instruction=mma");
+  // An operand contiguous along an extent not a multiple of 8 (N=4100): no
+  // 16-byte cp.async, the unstaged tiles.
   EXPECT_EQ(
-      choice("matmul_bf16", mnk(4096, 4096, 4096)),
+      choice("matmul_bf16", mnk(4096, 4100, 4096)),
       "tile_m=128, tile_n=128, tile_k=16, thread_m=4, thread_n=4, warp_m=64, warp_n=32" + rest);
   // Medium: 128 x 128 and 128 x 64 tiles give 64 and 128 blocks, fewer than
   // the 132 SMs: 2 x 1 warps (256 blocks).
