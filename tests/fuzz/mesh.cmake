@@ -36,6 +36,11 @@ add_test(NAME fuzz_mesh_kept_case_replays
 set_tests_properties(fuzz_mesh_kept_case_replays PROPERTIES PASS_REGULAR_EXPRESSION
   "on cpu: sizes .*, mesh \\[0, 1\\] \\(2 ranks, mpi\\).*output 0 \\([^\n]*\\): ok")
 list(APPEND FUZZ_MESH_TESTS fuzz_mesh_kept_case_replays)
+# No hang: a case past --timeout on a rank (here every case that crosses the
+# watchdog's 0.1 s tick) ends that rank with a message and the launcher the
+# job, exit 1.
+fuzz_mesh(timeout_ends_the_ranks 1 "^error: fuzz --mesh: rank [01]: case [0-9]+ ran past --timeout \\(0.001 s\\)"
+          --mesh 2 --cases 50 --seed 11 --timeout 0.001 ${CACHE})
 # Bad arguments: --mesh 0 before any rank starts.
 fuzz_cli(mesh_zero 2 "--mesh: expected an integer in \\[1, 1024\\], found '0'" --mesh 0)
 
