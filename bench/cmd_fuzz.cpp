@@ -6,12 +6,10 @@
 // more than 1 % of the cases were unscheduled, or (--mutate) when a mutant of
 // a validated run survived validation.
 #include <fmt/core.h>
-#include <spawn.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -25,7 +23,6 @@
 #include "schedlab/sweep/pipeline/pipeline.h"
 #include "subprocess.h"
 
-extern char** environ;
 
 namespace schedlab::cli {
 namespace {
@@ -72,32 +69,6 @@ class Progress {
   bool shown_ = false;
 };
 
-/// This program's path and arguments as it was started (/proc/self), to
-/// start it again under a launcher (as exec --mesh does).
-std::vector<std::string> own_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> argv;
-  for (std::string a; std::getline(in, a, '\0');) argv.push_back(a);
-  internal_assert(!argv.empty()) << "fuzz --mesh: cannot read /proc/self/cmdline";
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) argv[0] = self.string();
-  return argv;
-}
-
-/// Starts `argv` attached to this process's stdio; its exit code.
-int run_attached(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
-  user_assert(rc == 0) << "fuzz --mesh: cannot start the launcher '" << argv[0]
-                       << "': " << std::strerror(rc)
-                       << " (install Open MPI's mpirun, or start schedlab under mpirun or srun)";
-  return wait_process(pid);
-}
-
 /// `fuzz --mesh N`: started by hand, N ranks of this command under the
 /// launcher; as a rank, every case sharded and run by every rank, rank 0
 /// printing (docs/fuzz.md, "Many devices").
@@ -116,7 +87,7 @@ int run_fuzz_mesh(const FuzzOptions& o) {
                                << " cases of --cases; expected an index below " << o.cases;
     if (!o.mutate.empty()) sweep::parse_mutation(o.mutate);
     std::fflush(stdout);
-    return run_attached(runtime::launcher_command(o.mesh, own_command_line()));
+    return relaunch_as_ranks(o.mesh, "fuzz --mesh");
   }
   std::unique_ptr<runtime::Communicator> comm = runtime::make_mpi_communicator();
   const int rank = comm->rank();

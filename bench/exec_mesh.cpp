@@ -4,7 +4,6 @@
 // process is one rank of the point (core/point's run_sharded), rank 0
 // printing what a one-device exec prints, with the plan in between.
 #include <fmt/core.h>
-#include <spawn.h>
 
 #include <cctype>
 #include <chrono>
@@ -12,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -31,38 +29,10 @@
 #include "schedlab/sweep/run/runner.h"
 #include "subprocess.h"
 
-extern char** environ;
 
 namespace schedlab::cli {
 
 namespace {
-
-/// This program's path and arguments as it was started (/proc/self), to
-/// start it again under a launcher.
-std::vector<std::string> own_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> argv;
-  for (std::string a; std::getline(in, a, '\0');) argv.push_back(a);
-  internal_assert(!argv.empty()) << "exec --mesh: cannot read /proc/self/cmdline";
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) argv[0] = self.string();
-  return argv;
-}
-
-/// Starts `argv` with this process's stdin, stdout and stderr and waits for
-/// it: its exit code.
-int run_attached(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
-  user_assert(rc == 0) << "exec --mesh: cannot start the launcher '" << argv[0]
-                       << "': " << std::strerror(rc)
-                       << " (install Open MPI's mpirun, or start schedlab under mpirun or srun)";
-  return wait_process(pid);
-}
 
 /// --mutate-step STEP:KIND: the plan step and the mutation applied, on the
 /// last rank, to the values that step made.
@@ -274,7 +244,7 @@ int run_exec_mesh_here(const FusionOptions& fo, const ExecOptions& eo) {
           << step;
     }
     std::fflush(stdout);
-    return run_attached(runtime::launcher_command(eo.mesh, own_command_line()));
+    return relaunch_as_ranks(eo.mesh, "exec --mesh");
   }
   start_exec_watchdog(eo.timeout_s);
   // The world the launcher made, even a wrong one: its ranks then say so

@@ -10,8 +10,11 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "schedlab/base/error.h"
+#include "schedlab/runtime/communicator.h"
 
 extern char** environ;
 
@@ -110,6 +113,26 @@ int wait_process(pid_t pid) {
   while (waitpid(pid, &wstatus, 0) < 0)
     if (errno != EINTR) return 255;
   return exit_code(wstatus);
+}
+
+int relaunch_as_ranks(int ranks, const std::string& what) {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> self;
+  for (std::string a; std::getline(in, a, '\0');) self.push_back(a);
+  internal_assert(!self.empty()) << what << ": cannot read /proc/self/cmdline";
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) self[0] = exe.string();
+  const std::vector<std::string> argv = runtime::launcher_command(ranks, self);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  user_assert(rc == 0) << what << ": cannot start the launcher '" << argv[0]
+                       << "': " << std::strerror(rc)
+                       << " (install Open MPI's mpirun, or start schedlab under mpirun or srun)";
+  return wait_process(pid);
 }
 
 }  // namespace schedlab::cli
