@@ -219,7 +219,7 @@ class Generator {
         Expr::load(buffers_.at(p), ix_.offset(p, ix_.operand_index(e, p, first)), cache_of(e));
     auto s = kir::Store::make(buffers_.at(t), out_offset(t, first), src);
     s->vector = w;
-    return guarded(last.predicate, std::move(s));
+    return in_tile(e, last, guarded(last.predicate, std::move(s)));
   }
 
   ExprP operand(const ir::Expr* e, const ir::Val* v, const TensorIndex& out_idx, ir::DataType t) {
@@ -269,6 +269,15 @@ class Generator {
     internal_error << "lowering: no value for " << e->op_name();
   }
 
+  /// A cp.async copy's destination bounds (TensorIndex::in_tile) as a branch
+  /// around its guarded store: a thread past the tile's copies issues none
+  /// (async_copy turns the inner guard's other conjuncts into a zero fill).
+  StmtP in_tile(const ir::Expr* e, const TensorIndex& idx, StmtP s) {
+    const auto* ls = e->as<ir::LoadStoreOp>();
+    if (!ls || ls->op() != ir::LoadStoreOpType::CpAsync) return s;
+    return guarded(idx.in_tile, std::move(s));
+  }
+
   StmtP guarded(ExprP pred, StmtP s) {
     if (pred->is_true()) return s;
     auto g = kir::If::make(pred);
@@ -295,7 +304,7 @@ class Generator {
           t, idx, [](const TensorView* tv, int k) { return Indexer::loop_var(loop_owner(tv, k)); });
       v = Expr::binary(combine_op(*op), Expr::load(b, off), v, t->dtype());
     }
-    return guarded(idx.predicate, kir::Store::make(b, off, v));
+    return in_tile(e, idx, guarded(idx.predicate, kir::Store::make(b, off, v)));
   }
 
   /// Where the reduction t accumulates the element at idx: t's buffer, or

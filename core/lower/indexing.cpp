@@ -2,6 +2,7 @@
 #include "indexing.h"
 
 #include <algorithm>
+#include <set>
 
 #include "mma_tile.h"
 
@@ -173,6 +174,14 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
   }
   auto history = t->root_history();
   auto loop_part = t->loop_history();
+  std::set<const IterDomain*> of_merge;  // merge outputs and their split pieces
+  for (auto* h : history) {
+    if (auto* m = h->as<ir::Merge>()) of_merge.insert(m->out());
+    if (auto* s = h->as<ir::Split>(); s && of_merge.count(s->in())) {
+      of_merge.insert(s->outer());
+      of_merge.insert(s->inner());
+    }
+  }
   for (auto it = history.rbegin(); it != history.rend(); ++it) {
     if (auto* s = (*it)->as<ir::Split>()) {
       ExprP o = r.index.at(s->outer()), i = r.index.at(s->inner());
@@ -192,8 +201,10 @@ TensorIndex Indexer::write_index(const TensorView* t, const LoopIndexFn& loop_in
                                  !(t->definition() && ir::accumulation(t->definition())) &&
                                  (merges_broadcast_into_threads(t) ||
                                   is_local_block_broadcast(t));
-      if (predicated && !own_broadcast && !divides(s->in()->extent(), s->factor()))
+      if (predicated && !own_broadcast && !divides(s->in()->extent(), s->factor())) {
         r.predicate = r.predicate && (in < size(s->in()->extent()));
+        if (of_merge.count(s->in())) r.in_tile = r.in_tile && (in < size(s->in()->extent()));
+      }
     } else if (auto* m = (*it)->as<ir::Merge>()) {
       ExprP out = r.index.at(m->out());
       ExprP inner_ext = size(m->inner()->extent());

@@ -42,6 +42,11 @@ using LoopIndexFn = std::function<kir::ExprP(const ir::TensorView* t, int k)>;
 struct TensorIndex {
   std::map<const ir::IterDomain*, kir::ExprP> index;
   kir::ExprP predicate;
+  /// The conjuncts of predicate that bound a split of a merged tile axis: a
+  /// loop domain wider than the merged axis (threads past a cp.async tile's
+  /// copies) reaches positions outside it, which are no element of the
+  /// buffer; they are destination bounds, never zero-fill (issue 36).
+  kir::ExprP in_tile = kir::Expr::boolean(true);
 };
 
 class Indexer {
