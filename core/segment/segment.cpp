@@ -75,7 +75,9 @@ class Grouping {
   }
 
   /// Offers the union of `idx` to each scheduler in order; the first "yes" wins.
-  Offer offer(Offer::Kind kind, std::vector<std::vector<int>> groups) {
+  /// `logged` groups are recorded in the offer after `groups` but not offered.
+  Offer offer(Offer::Kind kind, std::vector<std::vector<int>> groups,
+              const std::vector<std::vector<int>>& logged = {}) {
     Offer o;
     o.kind = kind;
     std::vector<const ir::Expr*> all;
@@ -83,6 +85,7 @@ class Grouping {
       o.groups.push_back(exprs_of(g));
       all.insert(all.end(), o.groups.back().begin(), o.groups.back().end());
     }
+    for (const auto& g : logged) o.groups.push_back(exprs_of(g));
     for (const Scheduler& s : schedulers_) {
       ir::Extraction x = ir::extract(f_, all, f_.name());
       Verdict v = s.accepts(*x.fusion, sizes_);
@@ -148,7 +151,53 @@ class Grouping {
       }
   }
 
-  /// Step 4: the groups in topological order, ties by first expression.
+  /// Step 4: a tensor that crosses groups and is made by a chain of
+  /// broadcasts (with casts and sets) from a value of its producer's group
+  /// moves, chain and all, into the one group that reads it, if both changed
+  /// groups are accepted. Tensors in topological order of their definitions.
+  void forward_broadcasts() {
+    for (size_t t = 0; t < exprs_.size(); ++t) {
+      const int pg = group_of_[t];
+      std::set<int> readers;  // other groups reading exprs_[t]'s result
+      bool read_inside = false;
+      for (int c : consumers_[t]) {
+        if (group_of_[static_cast<size_t>(c)] == pg)
+          read_inside = true;
+        else
+          readers.insert(group_of_[static_cast<size_t>(c)]);
+      }
+      // Moving, not duplicating: one reader group, nothing else needs it.
+      if (readers.size() != 1 || read_inside || f_.is_output(exprs_[t]->out())) continue;
+      const int cg = *readers.begin();
+      std::vector<int> chain = broadcast_chain(static_cast<int>(t), pg);
+      if (chain.empty()) continue;
+      std::sort(chain.begin(), chain.end());
+      std::vector<int> remainder, into;
+      std::set_difference(members_.at(pg).begin(), members_.at(pg).end(), chain.begin(),
+                          chain.end(), std::back_inserter(remainder));
+      std::merge(members_.at(cg).begin(), members_.at(cg).end(), chain.begin(), chain.end(),
+                 std::back_inserter(into));
+      Offer fo = offer(Offer::Kind::Forward, {chain, members_.at(cg)});
+      if (fo.accepted_by.empty()) continue;
+      Offer ro = offer(Offer::Kind::Remainder, {remainder}, {chain});
+      if (ro.accepted_by.empty()) continue;
+      // Apply: pg keeps its name (its smallest index precedes the chain);
+      // the reader group is renamed by its new smallest index.
+      const int ng = into.front();
+      members_.erase(cg);
+      accepted_.erase(cg);
+      rejected_.erase(cg);
+      rejected_.erase(pg);
+      members_[pg] = std::move(remainder);
+      accepted_[pg] = ro;
+      for (int i : into) group_of_[static_cast<size_t>(i)] = ng;
+      members_[ng] = std::move(into);
+      accepted_[ng] = fo;
+      rebuild_edges();
+    }
+  }
+
+  /// Step 5: the groups in topological order, ties by first expression.
   std::vector<int> ordered_groups() const {
     std::map<int, int> indegree;
     for (const auto& [g, m] : members_) indegree[g];
@@ -222,6 +271,47 @@ class Grouping {
     return std::nullopt;
   }
 
+  /// The chain that forward_broadcasts() moves for expression t of group pg:
+  /// t and the expressions it is made from, back to the first broadcast, each
+  /// a broadcast, a cast or a set of pg whose result only the chain reads,
+  /// the first broadcast reading a value of pg. Empty when there is none.
+  std::vector<int> broadcast_chain(int t, int pg) const {
+    std::vector<int> chain;
+    size_t through_broadcast = 0;  // chain[0, this) ends at a broadcast
+    for (int e = t;;) {
+      const ir::Expr* x = exprs_[static_cast<size_t>(e)];
+      const bool copy_like =
+          x->is<ir::BroadcastOp>() || x->is<ir::CastOp>() ||
+          (x->is<ir::LoadStoreOp>() && x->as<ir::LoadStoreOp>()->op() == ir::LoadStoreOpType::Set);
+      if (!copy_like || group_of_[static_cast<size_t>(e)] != pg) break;
+      if (e != t && (consumers_[static_cast<size_t>(e)] != std::set<int>{chain.back()} ||
+                     f_.is_output(x->out())))
+        break;
+      const std::vector<int>& from = producers_[static_cast<size_t>(e)];
+      if (from.size() != 1 || x->inputs().size() != 1) break;
+      chain.push_back(e);
+      const bool from_pg = group_of_[static_cast<size_t>(from.front())] == pg;
+      if (x->is<ir::BroadcastOp>() && from_pg) through_broadcast = chain.size();
+      if (!from_pg) break;
+      e = from.front();
+    }
+    chain.resize(through_broadcast);
+    return chain;
+  }
+
+  /// Recomputes succ_ and pred_ from group_of_.
+  void rebuild_edges() {
+    for (auto& s : succ_) s.clear();
+    for (auto& p : pred_) p.clear();
+    for (size_t i = 0; i < exprs_.size(); ++i)
+      for (int c : consumers_[i]) {
+        const int a = group_of_[i], b = group_of_[static_cast<size_t>(c)];
+        if (a == b) continue;
+        succ_[static_cast<size_t>(a)].insert(b);
+        pred_[static_cast<size_t>(b)].insert(a);
+      }
+  }
+
   /// Makes pg and cg one group named by the smaller, accepted by o. Costs
   /// O(size of the smaller group + the edges of both), not O(fusion).
   void join(int pg, int cg, const Offer& o) {
@@ -288,6 +378,7 @@ Segmentation segment(const ir::Fusion& f, const ir::SizeBindings& sizes,
   } else {
     g.merge_greedily();
     g.offer_the_rest();
+    g.forward_broadcasts();
   }
   s.segments = g.segments();
   return s;
@@ -339,6 +430,12 @@ std::string print_segmentation(const Segmentation& s) {
         break;
       case Offer::Kind::Alone:
         os << group_str(o.groups[0]) << " alone";
+        break;
+      case Offer::Kind::Forward:
+        os << "forward " << group_str(o.groups[0]) << " into " << group_str(o.groups[1]);
+        break;
+      case Offer::Kind::Remainder:
+        os << group_str(o.groups[0]) << " after forwarding " << group_str(o.groups[1]);
         break;
       case Offer::Kind::Cycle:
         os << "merge " << group_str(o.groups[0]) << " into " << group_str(o.groups[1])

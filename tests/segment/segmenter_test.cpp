@@ -35,6 +35,12 @@ std::vector<std::string> log_lines(const Segmentation& s) {
       case Offer::Kind::Alone:
         r.push_back(group_str(o.groups[0]) + " alone");
         break;
+      case Offer::Kind::Forward:
+        r.push_back("forward " + group_str(o.groups[0]) + " into " + group_str(o.groups[1]));
+        break;
+      case Offer::Kind::Remainder:
+        r.push_back(group_str(o.groups[0]) + " after forwarding " + group_str(o.groups[1]));
+        break;
       case Offer::Kind::Cycle:
         r.push_back("cycle " + group_str(o.groups[0]) + " into " + group_str(o.groups[1]) +
                     " through " + group_str(o.through));
@@ -272,6 +278,92 @@ TEST(Segmenter, LongChainSegmentsAndEvaluates) {
   auto got = testing::evaluate_chain(f, chain, inputs, sizes);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].data, want[0].data);
+}
+
+/// "contraction": takes exactly one reduction, after which nothing has more
+/// iteration axes than its result (a pointwise epilogue), and, with
+/// `no_broadcast_inputs`, no input with a broadcast axis (the matmul plugin's
+/// rule: an operand is broadcast inside its segment).
+Scheduler contraction(const std::string& name = "contraction", bool no_broadcast_inputs = true) {
+  return {name, [no_broadcast_inputs](ir::Fusion& f, const ir::SizeBindings&) {
+            auto r = testing::reductions(f);
+            if (r.size() != 1)
+              return Verdict{false,
+                             "contraction takes one reduction; found " + std::to_string(r.size())};
+            auto iter_axes = [](const ir::TensorView* t) {
+              int n = 0;
+              for (const ir::IterDomain* id : t->logical())
+                n += !id->is_broadcast() && !id->is_reduction();
+              return n;
+            };
+            std::set<const ir::TensorView*> after{r.front()->out()};
+            for (const ir::Expr* e : f.exprs())
+              for (const ir::Val* v : e->inputs())
+                if (after.count(static_cast<const ir::TensorView*>(v)) &&
+                    after.insert(e->out()).second &&
+                    iter_axes(e->out()) > iter_axes(r.front()->out()))
+                  return Verdict{false, e->out()->str() + " is no epilogue"};
+            if (no_broadcast_inputs)
+              for (const ir::TensorView* in : f.inputs())
+                for (const ir::IterDomain* id : in->logical())
+                  if (id->is_broadcast())
+                    return Verdict{false, "input " + in->str() + " has a broadcast axis"};
+            return Verdict{true, ""};
+          }};
+}
+
+// mlp_tp_bf16: h = cast(linear(x, w1), f32); g = cast(gelu(h), bf16);
+// y = linear(g, w2). The greedy merges end the first segment with the second
+// linear's broadcast of g (T17, and its cast T19), which the contraction
+// refuses as an input; forwarding moves the two into the second segment, so
+// both contractions are contraction segments and g crosses as it is.
+TEST(Segmenter, BroadcastCrossingSegmentsMovesToItsReader) {
+  auto def = load_config_fusion("mlp_tp_bf16");
+  const ir::Fusion& f = *def.fusion;
+  const ir::SizeBindings sizes{{"M", 4}, {"K", 16}, {"N", 32}};
+  Segmentation s =
+      segment(f, sizes, {contraction(), contraction("any_reduction", false), no_reduction()});
+  ASSERT_TRUE(s.complete());
+  EXPECT_THAT(segment_lines(s),
+              ::testing::ElementsAre(
+                  "contraction {T3, T4, T5, T6, T7, T8, T9, T10 (h), T11, T12, T13, T14, T15, "
+                  "T16 (g)}",
+                  "contraction {T17, T18, T19, T20, T21, T22, T23 (y)}"));
+  auto lines = log_lines(s);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[lines.size() - 2],
+            "forward {T17, T19} into {T18, T20, T21, T22, T23 (y)}: contraction");
+  EXPECT_EQ(lines.back(),
+            "{T3, T4, T5, T6, T7, T8, T9, T10 (h), T11, T12, T13, T14, T15, T16 (g)} after "
+            "forwarding {T17, T19}: contraction");
+  ASSERT_EQ(s.segments[0].fusion.original_outputs().size(), 1u);
+  EXPECT_EQ(s.segments[0].fusion.original_outputs()[0]->user_name(), "g");
+  // The chain runs on: the segments compute the fusion.
+  std::vector<const ir::Extraction*> chain;
+  for (const SegmentedGroup& seg : s.segments) chain.push_back(&seg.fusion);
+  auto inputs = ref::make_inputs(f, sizes, 3, def.input_ranges);
+  auto want = ref::evaluate(f, inputs, sizes);
+  auto got = testing::evaluate_chain(f, chain, inputs, sizes);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].data, want[0].data);
+
+  // Without a scheduler that refuses the broadcast input, the same move is
+  // offered, and kept only if both changed segments are accepted: here the
+  // reader's union is refused, so nothing moves.
+  Scheduler picky = contraction("picky", false);
+  picky.accepts = [inner = picky.accepts](ir::Fusion& fu, const ir::SizeBindings& sz) {
+    bool t17 = false;
+    for (const ir::Expr* e : fu.exprs()) t17 |= e->out()->str() == "T17";
+    if (t17 && fu.exprs().back()->out()->str() == "T23")
+      return Verdict{false, "no T17 with the second linear"};
+    return inner(fu, sz);
+  };
+  Segmentation kept = segment(f, sizes, {picky, no_reduction()});
+  ASSERT_TRUE(kept.complete());
+  auto kept_lines = log_lines(kept);
+  EXPECT_EQ(kept_lines.back(), "forward {T17, T19} into {T18, T20, T21, T22, T23 (y)}: rejected");
+  ASSERT_EQ(kept.segments.size(), 2u);
+  EXPECT_EQ(kept.segments[0].exprs.back()->out()->describe(), "T19");
 }
 
 }  // namespace

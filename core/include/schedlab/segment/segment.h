@@ -22,7 +22,13 @@
 //  3. Each group never accepted (an expression no merge took in) is offered
 //     alone. If no scheduler takes it, the segmentation is incomplete:
 //     Segmentation::complete() is false and require_complete() says why.
-//  4. Segments come out in a topological order of the group graph (ties by
+//  4. Forwarding: a tensor crossing segments that is made by a chain of
+//     broadcasts (casts and sets among them) from a value of its producer's
+//     segment, and that only one other segment reads, moves there with its
+//     chain (broadcasts are cheap to recompute; a segment input should not
+//     carry broadcast axes). Both changed segments are offered again; the
+//     move stands only if both are accepted. Tensors in topological order.
+//  5. Segments come out in a topological order of the group graph (ties by
 //     their first expression), which is the order to run them in.
 // Invariants: every offer is a fresh ir::extract of the original fusion, so
 // no scheduler's inspection can touch the original; a tensor that crosses
@@ -67,6 +73,12 @@ struct Offer {
     Merge,  ///< the union of two groups (step 2)
     Alone,  ///< a group no merge took in, offered by itself (step 3)
     Cycle,  ///< a merge refused without an offer: it would close a cycle
+    /// A broadcast chain crossing segments, with the group that reads it
+    /// (step 4): groups = {chain, reader group}; the union is offered.
+    Forward,
+    /// The producer's group without a chain accepted by the Forward offer
+    /// before it: groups = {what is left, chain}; what is left is offered.
+    Remainder,
   };
   Kind kind = Kind::Whole;
   /// The groups involved (Merge, Cycle: producer then consumer; otherwise one),
@@ -90,10 +102,10 @@ struct SegmentedGroup {
 
 /// The result of segment().
 struct Segmentation {
-  const ir::Fusion* fusion = nullptr;   ///< the original (must outlive this)
-  std::vector<std::string> schedulers;  ///< the names offered to, in priority order
+  const ir::Fusion* fusion = nullptr;    ///< the original (must outlive this)
+  std::vector<std::string> schedulers;   ///< the names offered to, in priority order
   std::vector<SegmentedGroup> segments;  ///< in the order to run them
-  std::vector<Offer> log;               ///< every offer, in the order made
+  std::vector<Offer> log;                ///< every offer, in the order made
   /// True when every segment has a scheduler.
   bool complete() const;
 };
