@@ -16,6 +16,7 @@
 #include "schedlab/plugin/registry.h"
 #include "schedlab/point/sharded.h"
 #include "schedlab/runtime/communicator.h"
+#include "mpi_gtest_main.h"
 
 namespace schedlab::point {
 namespace {
@@ -211,16 +212,10 @@ TEST_F(Sharded, EveryRanksLinesMeetInRankOrder) {
 }  // namespace schedlab::point
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
   // Under a launcher: the MPI ranks; started by hand: one rank, no MPI.
-  std::unique_ptr<schedlab::runtime::Communicator> comm =
+  return schedlab::test::run_tests_on_ranks(
+      argc, argv,
       schedlab::runtime::launcher_world_size() ? schedlab::runtime::make_mpi_communicator()
-                                               : schedlab::runtime::make_self_communicator();
-  schedlab::point::g_comm = comm.get();
-  if (comm->rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int failed = RUN_ALL_TESTS();
-  return comm->all(failed == 0) ? 0 : 1;
+                                               : schedlab::runtime::make_self_communicator(),
+      schedlab::point::g_comm);
 }

@@ -13,6 +13,7 @@
 #include "schedlab/base/error.h"
 #include "schedlab/ir/op_semantics.h"
 #include "schedlab/runtime/communicator.h"
+#include "mpi_gtest_main.h"
 
 namespace schedlab::runtime {
 namespace {
@@ -188,16 +189,5 @@ TEST_F(Mpi, ShapeMismatchIsAnInternalErrorNamingTheRanksOnEveryRank) {
 }  // namespace schedlab::runtime
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  std::unique_ptr<schedlab::runtime::Communicator> comm =
-      schedlab::runtime::make_mpi_communicator();
-  schedlab::runtime::g_comm = comm.get();
-  // Rank 0 prints the report; the others print only their failures (as
-  // GoogleTest's failure lines on stderr would be lost with the printer).
-  if (comm->rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int failed = RUN_ALL_TESTS();
-  return comm->all(failed == 0) ? 0 : 1;
+  return schedlab::test::run_tests_on_ranks(argc, argv, schedlab::runtime::make_mpi_communicator(), schedlab::runtime::g_comm);
 }

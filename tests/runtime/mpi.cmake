@@ -9,6 +9,7 @@ add_executable(runtime_communicator_mpi_test communicator_mpi_test.cpp)
 target_link_libraries(runtime_communicator_mpi_test PRIVATE schedlab::schedlab GTest::gtest
                                                             GTest::gmock)
 target_compile_options(runtime_communicator_mpi_test PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O0>)
+target_include_directories(runtime_communicator_mpi_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
 schedlab_warnings(runtime_communicator_mpi_test)
 foreach(ranks 2 4)
   add_mpi_test(NAME runtime_communicator_mpi_${ranks} RANKS ${ranks}

@@ -49,6 +49,7 @@ endif()
 add_executable(runtime_nccl_gpu_test ${CMAKE_CURRENT_LIST_DIR}/nccl_gpu_test.cpp)
 target_link_libraries(runtime_nccl_gpu_test PRIVATE schedlab::schedlab GTest::gtest GTest::gmock)
 target_compile_options(runtime_nccl_gpu_test PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O0>)
+target_include_directories(runtime_nccl_gpu_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
 schedlab_warnings(runtime_nccl_gpu_test)
 foreach(ranks 1 2)
   add_mpi_test(NAME runtime_nccl_gpu_${ranks} RANKS ${ranks}

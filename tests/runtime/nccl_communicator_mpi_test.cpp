@@ -20,6 +20,7 @@
 #include "schedlab/runtime/communicator.h"
 #include "schedlab/runtime/cuda_backend.h"
 #include "test_support.h"
+#include "mpi_gtest_main.h"
 
 namespace schedlab::runtime {
 namespace {
@@ -285,14 +286,5 @@ TEST_F(Nccl, WithoutTheLibraryCollectivesGoThroughMpi) {
 }  // namespace schedlab::runtime
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  std::unique_ptr<schedlab::runtime::Communicator> comm =
-      schedlab::runtime::make_mpi_communicator();
-  schedlab::runtime::g_mpi = comm.get();
-  if (comm->rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int failed = RUN_ALL_TESTS();
-  return comm->all(failed == 0) ? 0 : 1;
+  return schedlab::test::run_tests_on_ranks(argc, argv, schedlab::runtime::make_mpi_communicator(), schedlab::runtime::g_mpi);
 }
