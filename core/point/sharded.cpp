@@ -55,6 +55,26 @@ report::ConfigList parse_params(const std::string& text) {
   return out;
 }
 
+/// What communication `c` makes of this rank's `in`: through the
+/// communicator, or (a Slice) this rank's chunk, locally.
+ref::HostTensor run_communication(runtime::Communicator& comm, const lower::Communication& c,
+                                  const ref::HostTensor& in) {
+  switch (c.kind) {
+    case lower::CollectiveKind::Allreduce: {
+      ref::HostTensor t = in;
+      comm.allreduce(t, c.op);
+      return t;
+    }
+    case lower::CollectiveKind::ReduceScatter:
+      return comm.reduce_scatter(in, c.axis, c.op);
+    case lower::CollectiveKind::Allgather:
+      return comm.allgather(in, c.axis);
+    case lower::CollectiveKind::Slice:
+      return ref::slice_axis(in, c.axis, comm.rank(), comm.size());
+  }
+  internal_error << "sharded: communication kind " << static_cast<int>(c.kind);
+}
+
 }  // namespace
 
 report::ConfigList sharded_config(const lower::ShardedPlan& plan,
@@ -277,23 +297,7 @@ ShardedResult run_sharded(sweep::BoundFusion bf, const SchedulerRef& ref,
   auto communicate = [&](const lower::Communication& c) -> std::vector<int> {
     const ref::HostTensor& in = value(c.input);
     const Clock::time_point start = Clock::now();
-    switch (c.kind) {
-      case lower::CollectiveKind::Allreduce: {
-        ref::HostTensor t = in;
-        comm.allreduce(t, c.op);
-        values[c.output] = std::move(t);
-        break;
-      }
-      case lower::CollectiveKind::ReduceScatter:
-        values[c.output] = comm.reduce_scatter(in, c.axis, c.op);
-        break;
-      case lower::CollectiveKind::Allgather:
-        values[c.output] = comm.allgather(in, c.axis);
-        break;
-      case lower::CollectiveKind::Slice:
-        values[c.output] = ref::slice_axis(in, c.axis, r.rank, r.ranks);
-        break;
-    }
+    values[c.output] = run_communication(comm, c, in);
     r.seconds += seconds_since(start);
     return {c.output};
   };
@@ -316,23 +320,7 @@ ShardedResult run_sharded(sweep::BoundFusion bf, const SchedulerRef& ref,
           continue;
         }
         const Clock::time_point cs = Clock::now();
-        const ref::HostTensor& in = value(c->input);
-        switch (c->kind) {
-          case lower::CollectiveKind::Allreduce: {
-            ref::HostTensor t = in;
-            comm.allreduce(t, c->op);
-            break;
-          }
-          case lower::CollectiveKind::ReduceScatter:
-            (void)comm.reduce_scatter(in, c->axis, c->op);
-            break;
-          case lower::CollectiveKind::Allgather:
-            (void)comm.allgather(in, c->axis);
-            break;
-          case lower::CollectiveKind::Slice:
-            (void)ref::slice_axis(in, c->axis, r.rank, r.ranks);
-            break;
-        }
+        (void)run_communication(comm, *c, value(c->input));
         comm_s += seconds_since(cs);
       }
       const double t = seconds_since(start);
