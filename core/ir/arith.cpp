@@ -5,21 +5,11 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/op_semantics.h"
+#include "schedlab/ir/printer.h"
 
 namespace schedlab::ir {
 
 namespace {
-
-std::string shape_str(const std::vector<IterDomain*>& dom) {
-  std::string s = "[";
-  for (size_t i = 0; i < dom.size(); ++i) {
-    if (i) s += ", ";
-    s += dom[i]->extent().str();
-  }
-  return s + "]";
-}
-
-std::string shape_str(const TensorView* t) { return shape_str(t->logical_no_reductions()); }
 
 Fusion& fusion_of(std::initializer_list<Val*> vals) {
   for (Val* v : vals)

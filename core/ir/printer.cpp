@@ -88,4 +88,17 @@ std::string print_math(const Fusion& f) {
   return os.str();
 }
 
+std::string shape_str(const TensorView* t) {
+  std::string s = "[";
+  for (const IterDomain* id : t->logical_no_reductions())
+    s += (s.size() > 1 ? ", " : "") + id->extent().str();
+  return s + "]";
+}
+
+std::string shape_str(const std::vector<int64_t>& extents) {
+  std::string s = "[";
+  for (int64_t e : extents) s += (s.size() > 1 ? ", " : "") + std::to_string(e);
+  return s + "]";
+}
+
 }  // namespace schedlab::ir

@@ -10,6 +10,7 @@
 
 #include "schedlab/base/error.h"
 #include "schedlab/ir/dtype.h"
+#include "schedlab/ir/printer.h"
 
 namespace schedlab::lower {
 
@@ -34,12 +35,6 @@ std::string_view collective_name(CollectiveKind k) {
 
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 std::string layout_str(Layout l, int axis, ir::ReductionOpType op) {
   switch (l) {
     case Layout::Replicated:
@@ -56,7 +51,7 @@ std::string layout_str(Layout l, int axis, ir::ReductionOpType op) {
 
 std::string PlanValue::str() const {
   return tensor->describe() + " " + layout_str(layout, axis, partial_op) + " " +
-         shape_str(local_shape);
+         ir::shape_str(local_shape);
 }
 
 std::string Communication::str(const std::vector<PlanValue>& values) const {
@@ -107,16 +102,6 @@ int data_of_logical(const TensorView* t, int l) {
   for (int i = 0; i < l; ++i)
     if (!t->logical()[static_cast<size_t>(i)]->is_reduction()) ++d;
   return d;
-}
-
-std::string shape_of(const TensorView* t) {
-  std::string s = "[";
-  bool first = true;
-  for (const IterDomain* id : t->logical_no_reductions()) {
-    s += (first ? "" : ", ") + id->extent().str();
-    first = false;
-  }
-  return s + "]";
 }
 
 class Planner {
@@ -324,8 +309,8 @@ class Planner {
       int k = static_cast<int>(std::find(p->new2old().begin(), p->new2old().end(), a) -
                                p->new2old().begin());
       user_assert(k == a) << "fusion '" << f_.name() << "': permute moves sharded axis " << a
-                          << " of " << in->describe() << " (shape " << shape_of(in) << ") to axis "
-                          << k << " of " << out->describe()
+                          << " of " << in->describe() << " (shape " << ir::shape_str(in)
+                          << ") to axis " << k << " of " << out->describe()
                           << "; expected a sharded axis to stay in place";
       return k;
     }
@@ -335,8 +320,8 @@ class Planner {
       int k = it == out->logical().end() ? -1 : static_cast<int>(it - out->logical().begin());
       user_assert(k == a) << "fusion '" << f_.name() << "': " << v->fn() << " "
                           << (k < 0 ? "splits or merges" : "moves") << " sharded axis " << a
-                          << " of " << in->describe() << " (shape " << shape_of(in) << ") into "
-                          << out->describe() << " (shape " << shape_of(out)
+                          << " of " << in->describe() << " (shape " << ir::shape_str(in)
+                          << ") into " << out->describe() << " (shape " << ir::shape_str(out)
                           << "); expected a sharded axis to stay whole and in place";
       return k;
     }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "schedlab/base/error.h"
+#include "schedlab/ir/printer.h"
 #include "schedlab/ref/tensor.h"
 
 namespace schedlab::ref {
@@ -36,10 +37,6 @@ std::string bindings_str(const ir::SizeBindings& sizes) {
   return os.str();
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  return "[" + fmt::format("{}", fmt::join(shape, ", ")) + "]";
-}
-
 /// `shape` as [outer, shape[axis], inner]: a row-major tensor is `outer`
 /// blocks, each `shape[axis]` runs of `inner` contiguous elements.
 struct AxisView {
@@ -58,10 +55,10 @@ AxisView axis_view(const std::vector<int64_t>& shape, int axis) {
 
 HostTensor slice_axis(const HostTensor& t, int axis, int part, int parts) {
   internal_assert(axis >= 0 && axis < static_cast<int>(t.shape.size()))
-      << "slice_axis: axis " << axis << " of a tensor of shape " << shape_str(t.shape);
+      << "slice_axis: axis " << axis << " of a tensor of shape " << ir::shape_str(t.shape);
   internal_assert(parts > 0 && part >= 0 && part < parts && t.shape[axis] % parts == 0)
       << "slice_axis: part " << part << " of " << parts << " of axis " << axis << " (extent "
-      << t.shape[axis] << ", shape " << shape_str(t.shape) << ")";
+      << t.shape[axis] << ", shape " << ir::shape_str(t.shape) << ")";
   const AxisView v = axis_view(t.shape, axis);
   const int64_t chunk = v.extent / parts;
   HostTensor out{t.dtype, t.shape, {}};
@@ -83,7 +80,7 @@ HostTensor concat_axis(const std::vector<HostTensor>& pieces, int axis) {
   internal_assert(!pieces.empty()) << "concat_axis: no pieces";
   const HostTensor& first = pieces.front();
   internal_assert(axis >= 0 && axis < static_cast<int>(first.shape.size()))
-      << "concat_axis: axis " << axis << " of pieces of shape " << shape_str(first.shape);
+      << "concat_axis: axis " << axis << " of pieces of shape " << ir::shape_str(first.shape);
   HostTensor out{first.dtype, first.shape, {}};
   out.shape[axis] = 0;
   bool has_error = false;
@@ -93,7 +90,7 @@ HostTensor concat_axis(const std::vector<HostTensor>& pieces, int axis) {
     if (expected.size() == first.shape.size()) expected[axis] = first.shape[axis];
     internal_assert(q.dtype == first.dtype && expected == first.shape)
         << "concat_axis along axis " << axis << ": piece " << p << " has shape "
-        << shape_str(q.shape) << ", piece 0 " << shape_str(first.shape)
+        << ir::shape_str(q.shape) << ", piece 0 " << ir::shape_str(first.shape)
         << "; expected the same dtype and the same extents but on axis " << axis;
     out.shape[axis] += q.shape[axis];
     has_error = has_error || !q.error.empty();

@@ -21,6 +21,7 @@
 #include "schedlab/base/error.h"
 #include "schedlab/ir/dtype.h"
 #include "schedlab/ir/op_semantics.h"
+#include "schedlab/ir/printer.h"
 #include "schedlab/runtime/communicator.h"
 
 namespace schedlab::runtime {
@@ -57,16 +58,14 @@ int mpi_count(size_t n) {
   return static_cast<int>(n);
 }
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
-}
-
 /// One rank's tensor as the others see it before any data moves.
 struct Header {
   ir::DataType dtype = ir::DataType::F64;
   std::vector<int64_t> shape;
   bool has_error = false;
-  std::string str() const { return std::string(ir::dtype_name(dtype)) + " " + shape_str(shape); }
+  std::string str() const {
+    return std::string(ir::dtype_name(dtype)) + " " + ir::shape_str(shape);
+  }
 };
 
 class MpiCommunicator final : public Communicator {
@@ -171,7 +170,7 @@ class MpiCommunicator final : public Communicator {
     internal_assert(t.data.size() == static_cast<size_t>(t.numel()) &&
                     (t.error.empty() || t.error.size() == t.data.size()))
         << what << " on rank " << rank_ << ": " << t.data.size() << " values and " << t.error.size()
-        << " error bounds for shape " << shape_str(t.shape);
+        << " error bounds for shape " << ir::shape_str(t.shape);
     int64_t ndim = static_cast<int64_t>(t.shape.size()), max_ndim = 0;
     MPI_Allreduce(&ndim, &max_ndim, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     // dtype, has_error, ndim, then the extents padded with -1.

@@ -8,6 +8,9 @@
 
 #include <string>
 
+#include <cstdint>
+#include <vector>
+
 #include "schedlab/ir/fusion.h"
 
 namespace schedlab::ir {
@@ -18,5 +21,10 @@ std::string tensor_str(const TensorView* t);
 std::string expr_str(const Expr* e);
 /// The whole fusion: inputs, outputs, then %kernel_math in topological order.
 std::string print_math(const Fusion& f);
+/// "[N, K]": the symbolic shape of t's data (its logical axes without
+/// Reduction axes), for messages.
+std::string shape_str(const TensorView* t);
+/// "[4, 8]": concrete extents, for messages.
+std::string shape_str(const std::vector<int64_t>& extents);
 
 }  // namespace schedlab::ir
